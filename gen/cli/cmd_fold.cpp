@@ -1,0 +1,99 @@
+// normcore fold: float BN parameters + quantisation -> params.bin (s[c], b[c], R, rounding,
+// clamp) for a core configuration, with the exact error report.
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "normcore/fold.hpp"
+#include "normcore/npz.hpp"
+#include "normcore/gen/config.hpp"
+#include "normcore/params_file.hpp"
+
+namespace normcore::cli {
+
+namespace {
+struct FoldCli {
+  std::string params, npz, config, out = "params.bin", rounding, report;
+  int shift = -1;
+};
+
+// Reads the core config: a config object or a manifest with a "config" member.
+gen::CoreConfig read_core_config(const std::string& path) {
+  std::ifstream is(path);
+  if (!is) throw Error("--config: cannot open " + path);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(is);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("--config " + path + ": malformed JSON: " + e.what());
+  }
+  if (j.contains("config") && j["config"].is_object()) j = j["config"];
+  gen::CoreConfig cfg;
+  try {
+    cfg = gen::CoreConfig::from_json(j);
+  } catch (const std::exception& e) {
+    throw Error("--config " + path + ": " + e.what());
+  }
+  if (const auto err = cfg.check(); !err.empty()) throw Error("--config " + path + ": " + err);
+  return cfg;
+}
+}  // namespace
+
+Action add_fold(CLI::App& app) {
+  auto o = std::make_shared<FoldCli>();
+  auto* sub = app.add_subcommand(
+      "fold", "Fold float BN parameters into per-channel scale/shift for a core configuration");
+  sub->add_option("--params", o->params,
+                  "BN parameters JSON (gamma, beta, mean, var, eps, input/output quantisation, "
+                  "activation, rounding)")
+      ->required();
+  sub->add_option("--npz", o->npz,
+                  "NumPy .npz with the per-channel arrays (gamma|weight|scale, beta|bias, "
+                  "mean|running_mean, var|running_var); overrides arrays in --params");
+  sub->add_option("--config", o->config, "Core config JSON or a generated manifest.json")
+      ->required();
+  sub->add_option("-o,--out", o->out, "Output parameter image")->capture_default_str();
+  sub->add_option("--rounding", o->rounding,
+                  "floor | half_up | half_even | half_away (default: from --params, else "
+                  "half_even)");
+  sub->add_option("--shift", o->shift, "Force R instead of the largest that fits");
+  sub->add_option("--report", o->report, "Also write the report to this file");
+  return [o]() -> int {
+    try {
+      const auto cfg = read_core_config(o->config);
+      BnParams bn = o->npz.empty() ? load_bn_json(o->params) : load_bn(o->params, o->npz);
+      validate(bn);
+      if (bn.channels() > static_cast<std::size_t>(cfg.max_channels)) {
+        throw Error(o->params + ": " + std::to_string(bn.channels()) +
+                    " channels exceed the core's max_channels " +
+                    std::to_string(cfg.max_channels) +
+                    " (the runtime tiles larger layers; fold them per tile)");
+      }
+      FoldOptions fo;
+      if (!o->rounding.empty()) {
+        try {
+          fo.rounding = parse_rounding(o->rounding);
+        } catch (const std::invalid_argument& e) {
+          throw Error(std::string("--rounding: ") + e.what());
+        }
+      }
+      if (o->shift >= 0) fo.force_shift = o->shift;
+      const FoldResult res = fold(bn, cfg.arith, fo);
+      const std::string text = format_report(res, cfg.arith, bn);
+      write_params(o->out, ParamImage{cfg.arith, res.job, res.scale, res.shift});
+      if (!o->report.empty()) {
+        std::vector<std::uint8_t> bytes(text.begin(), text.end());
+        write_file_atomic(o->report, bytes);
+      }
+      std::cout << text << "wrote " << o->out << " (" << res.scale.size() << " channels)\n";
+      return kExitOk;
+    } catch (const Error& e) {
+      std::cerr << "normcore fold: error: " << e.what() << "\n";
+      return kExitBadInput;
+    }
+  };
+}
+
+}  // namespace normcore::cli

@@ -1,0 +1,101 @@
+// normcore gen: emit the streaming core's Verilog, manifest and filelist for one configuration.
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "normcore/gen/core.hpp"
+
+namespace normcore::cli {
+
+namespace {
+struct GenOptions {
+  gen::CoreConfig cfg;
+  std::string config_file;
+  std::string out_dir = "normcore_rtl";
+  bool in_unsigned = false;
+  bool out_unsigned = false;
+  bool dry_run = false;
+};
+}  // namespace
+
+Action add_gen(CLI::App& app) {
+  auto opt = std::make_shared<GenOptions>();
+  auto* sub = app.add_subcommand("gen", "Generate the streaming BN-inference core (Verilog)");
+  auto& c = opt->cfg;
+  sub->add_option("--config", opt->config_file,
+                  "Core config JSON (keys as in manifest.json \"config\"); options given on the "
+                  "command line override it");
+  sub->add_option("--name", c.name, "Module name prefix")->capture_default_str();
+  sub->add_option("--lanes", c.lanes, "Elements per beat (1..64)")->capture_default_str();
+  sub->add_option("--in-bits", c.arith.xw, "Input element bits XW (2..32)")->capture_default_str();
+  sub->add_flag("--in-unsigned", opt->in_unsigned, "Input elements are unsigned");
+  sub->add_option("--out-bits", c.arith.yw, "Output element bits YW (2..32)")->capture_default_str();
+  sub->add_flag("--out-unsigned", opt->out_unsigned, "Output elements are unsigned");
+  sub->add_option("--scale-bits", c.arith.sw, "Scale bits SW (2..32, signed)")->capture_default_str();
+  sub->add_option("--shift-bits", c.arith.bw, "Shift (bias) bits BW (2..62, signed)")
+      ->capture_default_str();
+  sub->add_option("--max-channels", c.max_channels, "Parameter table size (1..65536)")
+      ->capture_default_str();
+  sub->add_option("--inner-bits", c.inner_bits, "Width of the HW (inner size) input (1..32)")
+      ->capture_default_str();
+  sub->add_option("--pipeline", c.pipeline,
+                  "Register stages before the output buffer (3..6): 4 adds lane input "
+                  "registers, 5 splits round from clamp, 6 splits multiply from add")
+      ->capture_default_str();
+  sub->add_option("-o,--out-dir", opt->out_dir, "Output directory (replaced atomically)")
+      ->capture_default_str();
+  sub->add_flag("--dry-run", opt->dry_run, "Validate and print the manifest; write nothing");
+
+  return [opt, sub]() -> int {
+    gen::CoreConfig cfg = opt->cfg;
+    if (!opt->config_file.empty()) {
+      std::ifstream is(opt->config_file);
+      if (!is) {
+        std::cerr << "normcore gen: error: --config: cannot open " << opt->config_file << "\n";
+        return kExitBadInput;
+      }
+      nlohmann::json j;
+      try {
+        j = nlohmann::json::parse(is);
+        if (j.contains("config") && j["config"].is_object()) j = j["config"];  // a manifest
+        cfg = gen::CoreConfig::from_json(j);
+      } catch (const std::exception& e) {
+        std::cerr << "normcore gen: error: --config " << opt->config_file << ": " << e.what()
+                  << "\n";
+        return kExitBadInput;
+      }
+      // Command-line options override the file.
+      const auto& o = opt->cfg;
+      if (sub->count("--name")) cfg.name = o.name;
+      if (sub->count("--lanes")) cfg.lanes = o.lanes;
+      if (sub->count("--in-bits")) cfg.arith.xw = o.arith.xw;
+      if (sub->count("--out-bits")) cfg.arith.yw = o.arith.yw;
+      if (sub->count("--scale-bits")) cfg.arith.sw = o.arith.sw;
+      if (sub->count("--shift-bits")) cfg.arith.bw = o.arith.bw;
+      if (sub->count("--max-channels")) cfg.max_channels = o.max_channels;
+      if (sub->count("--inner-bits")) cfg.inner_bits = o.inner_bits;
+      if (sub->count("--pipeline")) cfg.pipeline = o.pipeline;
+    }
+    if (opt->in_unsigned) cfg.arith.x_signed = false;
+    if (opt->out_unsigned) cfg.arith.y_signed = false;
+    if (const auto err = cfg.check(); !err.empty()) {
+      std::cerr << "normcore gen: error: " << err << "\n";
+      return kExitBadInput;
+    }
+    const auto files = gen::render_core(cfg);
+    if (opt->dry_run) {
+      for (const auto& f : files) {
+        if (f.name == "manifest.json") std::cout << f.content;
+      }
+      return kExitOk;
+    }
+    gen::write_files_atomically(opt->out_dir, files);
+    std::cout << "normcore gen: wrote " << files.size() << " files for " << cfg.top_name()
+              << " to " << opt->out_dir << "\n";
+    return kExitOk;
+  };
+}
+
+}  // namespace normcore::cli

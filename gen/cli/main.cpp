@@ -1,0 +1,27 @@
+// normcore: fold batch-norm parameters, generate the RTL, (later) run jobs on a device.
+#include <iostream>
+
+#include "commands.hpp"
+#include "normcore/gen/config.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"normcore: batch-norm inference as one per-channel multiply-add, in hardware"};
+  app.set_version_flag("--version", std::string("normcore ") + normcore::gen::kGeneratorVersion);
+  app.require_subcommand(1);
+  const auto gen = normcore::cli::add_gen(app);
+  const auto fold = normcore::cli::add_fold(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : normcore::cli::kExitBadInput;
+  }
+  try {
+    if (app.got_subcommand("gen")) return gen();
+    if (app.got_subcommand("fold")) return fold();
+  } catch (const std::exception& e) {
+    std::cerr << "normcore: error: " << e.what() << "\n";
+    return normcore::cli::kExitFailure;
+  }
+  return normcore::cli::kExitBadInput;
+}

@@ -1,0 +1,35 @@
+// Builds the IR of the streaming BN-inference core for a configuration, and writes it out.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "normcore/gen/config.hpp"
+#include "normcore/gen/ir.hpp"
+
+namespace normcore::gen {
+
+// All modules of the core, the top (cfg.top_name()) last. cfg must pass check().
+std::vector<Module> build_core(const CoreConfig& cfg);
+
+struct GeneratedFile {
+  std::string name;     // file name, no directory
+  std::string content;
+};
+
+// Verilog files (one per module), manifest.json and filelist.f, in a deterministic order.
+std::vector<GeneratedFile> render_core(const CoreConfig& cfg);
+
+// The manifest describing the generated core (config, top, ports, latency, files, contract).
+nlohmann::json core_manifest(const CoreConfig& cfg, const std::vector<Module>& modules);
+
+// Writes the files into `dir` atomically: everything goes to a temporary sibling directory
+// first, which is renamed into place; an existing `dir` is replaced only once the new one is
+// complete. Throws std::runtime_error on a file-system error, leaving `dir` untouched.
+void write_files_atomically(const std::filesystem::path& dir,
+                            const std::vector<GeneratedFile>& files);
+
+}  // namespace normcore::gen

@@ -1,0 +1,7 @@
+normcore_l16_i16_bank.v
+normcore_l16_i16_step.v
+normcore_l16_i16_chan.v
+normcore_l16_i16_ptable.v
+normcore_l16_i16_lane.v
+normcore_l16_i16_fifo.v
+normcore_l16_i16_core.v

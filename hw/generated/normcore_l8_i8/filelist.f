@@ -1,0 +1,7 @@
+normcore_l8_i8_bank.v
+normcore_l8_i8_step.v
+normcore_l8_i8_chan.v
+normcore_l8_i8_ptable.v
+normcore_l8_i8_lane.v
+normcore_l8_i8_fifo.v
+normcore_l8_i8_core.v

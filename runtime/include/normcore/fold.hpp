@@ -1,0 +1,67 @@
+// The fold: float batch-norm + quantisation -> the contract's integers (s[c], b[c], R, lo, hi),
+// with an exact error report against the real-valued result. See docs/contract.md.
+//
+//   real input   xr = in.scale * (x - in.zero_point)
+//   batch norm   yr = A * xr + B,  A = gamma / sqrt(var + eps),  B = beta - A * mean
+//   output       y  = yr / out.scale + out.zero_point
+//   => y_ideal(x) = a * x + d,  a = A * in.scale / out.scale,
+//                               d = B / out.scale + out.zero_point - a * in.zero_point
+//   s = round(a * 2^R), b = round(d * 2^R), one R for all channels (the largest that fits).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "normcore/bn_params.hpp"
+#include "normcore/contract.hpp"
+
+namespace normcore {
+
+struct FoldOptions {
+  std::optional<Rounding> rounding;  // unset: BnParams::rounding if set, else half_even
+  std::optional<int> force_shift;    // use this R (0..acc_bits) instead of the largest that fits
+};
+
+struct ChannelReport {
+  int channel = 0;
+  long double a = 0, d = 0;    // ideal y = a * x + d (output LSBs per input LSB, output LSBs)
+  std::int64_t s = 0, b = 0;   // folded scale and shift (bias) at R
+  long double affine_err = 0;  // max over the input range of |(x*s + b)/2^R - (a*x + d)|
+  long double max_err = 0;     // max over x of |apply(x) - clamp(a*x + d, lo, hi)|, output LSBs
+  bool exhaustive = false;     // max_err is exact (every x evaluated) rather than a bound
+  std::vector<std::string> warnings;
+};
+
+struct FoldResult {
+  std::vector<std::int64_t> scale, shift;  // s[c], b[c]
+  JobSettings job;                         // R, rounding, lo, hi
+  std::vector<ChannelReport> channels;
+  long double worst_err = 0;
+  int worst_channel = 0;
+  std::vector<std::string> warnings;  // every warning, channel ones prefixed "channel N: "
+};
+
+// Exhaustive error evaluation is used while (x_max - x_min + 1) * channels <= this.
+inline constexpr std::uint64_t kExhaustiveBudget = std::uint64_t{1} << 26;
+
+// The ideal per-channel affine map (a, d) of a validated layer, computed in long double.
+std::vector<std::pair<long double, long double>> ideal_affine(const BnParams& bn);
+
+// Output clamp [lo, hi]: the output range intersected with the activation (relu: lo >= zero
+// point; relu6: hi <= zero_point + round(6 / out.scale); clamp{min,max}: ceil / floor of the
+// quantised bounds). Throws Error if the interval is empty.
+std::pair<std::int64_t, std::int64_t> activation_bounds(const BnParams& bn, const ArithSpec& spec);
+
+// Validates `bn` and `spec`, chooses R, folds every channel and computes the error report.
+// Never fails for unrepresentable channels: saturates and warns (naming the channel) instead.
+FoldResult fold(const BnParams& bn, const ArithSpec& spec, const FoldOptions& options = {});
+
+// Human-readable report: header (widths, R, rounding, lo/hi), per-channel table (the 8 worst and
+// a summary beyond 32 channels), warnings, and a final line
+// "worst-case error: X LSB (channel N, exhaustive|bound)".
+std::string format_report(const FoldResult& result, const ArithSpec& spec, const BnParams& bn);
+
+}  // namespace normcore

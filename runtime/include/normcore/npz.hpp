@@ -1,0 +1,66 @@
+// Minimal NumPy .npy / .npz support (no Python needed) and the small file helpers the file
+// formats share. Little-endian, C-order arrays of plain numbers only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "normcore/bn_params.hpp"  // normcore::Error
+
+namespace normcore {
+
+// One decoded array. `dtype` is the NumPy descriptor as found ("<f4", "|i1", ...). as_double is
+// always filled; as_int only for integer and bool dtypes (exact for every value).
+struct NpyArray {
+  std::vector<std::size_t> shape;  // empty = 0-d (one element)
+  std::string dtype;
+  std::vector<double> as_double;
+  std::vector<std::int64_t> as_int;
+
+  [[nodiscard]] std::size_t size() const { return as_double.size(); }
+  // Integer or bool dtype (as_int holds the exact values).
+  [[nodiscard]] bool is_integer() const;
+};
+
+// Decodes a whole .npy image (format v1, v2 or v3). Supported dtypes: <f4 <f8 |i1 |u1 |b1 <i2
+// <u2 <i4 <u4 <i8 ('|' or '<' accepted for one-byte types). Rejects big-endian, structured and
+// object dtypes and fortran_order True. `name` prefixes error messages.
+NpyArray parse_npy(std::span<const std::uint8_t> bytes, std::string_view name);
+NpyArray read_npy(const std::filesystem::path& path);
+
+// Encodes a .npy (v1 header, 64-byte aligned, or v2 if the header is huge). `dtype` is a NumPy
+// descriptor or a name: int8 uint8 int16 uint16 int32 uint32 int64 float32 float64. Integer data
+// must fit the dtype (Error naming the index); the double overload rejects non-integral values
+// for integer dtypes. data.size() must equal the product of shape.
+std::vector<std::uint8_t> encode_npy(std::span<const std::size_t> shape, std::string_view dtype,
+                                     std::span<const std::int64_t> data);
+std::vector<std::uint8_t> encode_npy(std::span<const std::size_t> shape, std::string_view dtype,
+                                     std::span<const double> data);
+// encode_npy + write_file_atomic.
+void write_npy(const std::filesystem::path& path, std::span<const std::size_t> shape,
+               std::string_view dtype, std::span<const std::int64_t> data);
+void write_npy(const std::filesystem::path& path, std::span<const std::size_t> shape,
+               std::string_view dtype, std::span<const double> data);
+
+// The members of a ZIP archive (central directory; stored and deflate entries; CRC checked).
+// ZIP64 archives are rejected; NumPy's ZIP64 *local* headers on small members are fine.
+std::map<std::string, std::vector<std::uint8_t>> read_zip(std::span<const std::uint8_t> bytes,
+                                                          std::string_view name);
+
+// The arrays of an .npz, keyed by member name without ".npy"; members not ending in .npy are
+// skipped. Errors name the file and the member.
+std::map<std::string, NpyArray> read_npz(const std::filesystem::path& path);
+
+// Whole-file read; Error naming the file if it cannot be opened or read.
+std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path);
+
+// Writes "<path>.tmp.<pid>" and renames it over `path`; the temporary is removed on failure.
+void write_file_atomic(const std::filesystem::path& path, std::span<const std::uint8_t> bytes);
+
+}  // namespace normcore

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what it needs, builds (Release), runs every ctest test
+# (unit, CLI, reference drift, co-simulation of the swept configs, RTL lint/Yosys/Icarus), then
+# builds the C++ unit tests with ASan+UBSan and runs them.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bash "$root/scripts/bootstrap.sh"
+start=$(date +%s)
+bash "$root/scripts/build.sh"
+echo "build: $(( $(date +%s) - start )) s"
+(cd "$root/build" && ctest -j "$(nproc)" --output-on-failure --timeout 1200)
+echo "== sanitizer build (ASan + UBSan) of the unit tests"
+BUILD_DIR=$root/build-asan TARGETS="unit_tests normcore" bash "$root/scripts/build.sh" \
+  -DNORMCORE_SANITIZE=ON -DNORMCORE_COSIM=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+(cd "$root/build-asan" && ctest -j "$(nproc)" --output-on-failure -L "unit|cli")
+echo "test.sh: total $(( $(date +%s) - start )) s"

@@ -1,0 +1,275 @@
+// Co-simulation of one generated core configuration against the golden model (normcore
+// contract): random jobs with random shapes, layouts, modes, clamps and stalls on both sides.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+#include "core_driver.hpp"
+
+namespace normcore::sim {
+namespace {
+
+#define NC_STR2(x) #x
+#define NC_STR(x) NC_STR2(x)
+
+std::uint64_t g_cycles = 0, g_elements = 0, g_jobs = 0, g_mismatches = 0;
+
+struct JobData {
+  CoreJob job;
+  std::vector<std::int64_t> scale, shift, x;
+};
+
+std::int64_t rand_signed(std::mt19937_64& rng, int bits) {
+  // Random magnitude class so small and large values both occur.
+  const int b = std::uniform_int_distribution<int>(1, bits)(rng);
+  const std::int64_t lo = -(std::int64_t{1} << (b - 1));
+  const std::int64_t hi = (std::int64_t{1} << (b - 1)) - 1;
+  return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+}
+
+JobData random_job(std::mt19937_64& rng, const CoreShape& s, std::size_t max_elems) {
+  const ArithSpec a = s.arith();
+  JobData d;
+  auto pick = [&](std::initializer_list<std::int64_t> opts) {
+    std::vector<std::int64_t> v(opts);
+    return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)];
+  };
+  const std::int64_t L = s.lanes;
+  std::int64_t c = pick({1, 2, L - 1, L, L + 1, 2 * L + 3, 0, 0});
+  if (c == 0) c = std::uniform_int_distribution<std::int64_t>(1, 3 * L + 7)(rng);
+  if (std::uniform_int_distribution<int>(0, 9)(rng) == 0) c = s.max_channels;
+  c = std::clamp<std::int64_t>(c, 1, s.max_channels);
+  std::int64_t hw = pick({1, 2, 3, L - 1, L, L + 1, 0, 0});
+  if (hw == 0) hw = std::uniform_int_distribution<std::int64_t>(1, 60)(rng);
+  const std::int64_t hw_max = (s.inner_bits >= 40) ? (1LL << 40) : ((1LL << s.inner_bits) - 1);
+  hw = std::clamp<std::int64_t>(hw, 1, hw_max);
+  d.job.channels = static_cast<int>(c);
+  d.job.inner = hw;
+  d.job.layout = std::uniform_int_distribution<int>(0, 1)(rng) ? Layout::nhwc : Layout::nchw;
+  const auto per_image = static_cast<std::size_t>(c * hw);
+  std::size_t n = std::uniform_int_distribution<std::size_t>(1, 3)(rng);
+  while (n > 1 && n * per_image > max_elems) --n;
+  std::size_t total = n * per_image;
+  if (total > max_elems) {  // a huge image (C = MAX_CHANNELS): stream part of it
+    total = max_elems;
+  }
+  const int aw = a.acc_bits();
+  auto& st = d.job.settings;
+  st.shift = std::uniform_int_distribution<int>(0, 1)(rng)
+                 ? std::uniform_int_distribution<int>(0, aw)(rng)
+                 : std::uniform_int_distribution<int>(std::max(0, a.sw - 2), std::min(aw, a.sw + a.xw - a.yw + 2))(rng);
+  st.rounding = static_cast<Rounding>(std::uniform_int_distribution<int>(0, 3)(rng));
+  switch (std::uniform_int_distribution<int>(0, 4)(rng)) {
+    case 0: st.lo = a.y_min(); st.hi = a.y_max(); break;
+    case 1: st.lo = std::max<std::int64_t>(0, a.y_min()); st.hi = a.y_max(); break;  // ReLU
+    case 2: {  // quantised ReLU6-like window at a zero point
+      const std::int64_t zp = std::uniform_int_distribution<std::int64_t>(a.y_min(), a.y_max())(rng);
+      st.lo = zp;
+      st.hi = std::uniform_int_distribution<std::int64_t>(zp, a.y_max())(rng);
+      break;
+    }
+    case 3: {
+      std::int64_t p = std::uniform_int_distribution<std::int64_t>(a.y_min(), a.y_max())(rng);
+      std::int64_t q = std::uniform_int_distribution<std::int64_t>(a.y_min(), a.y_max())(rng);
+      st.lo = std::min(p, q);
+      st.hi = std::max(p, q);
+      break;
+    }
+    default: {  // lo > hi is defined too: hi wins
+      st.lo = std::uniform_int_distribution<std::int64_t>(a.y_min(), a.y_max())(rng);
+      st.hi = std::uniform_int_distribution<std::int64_t>(a.y_min(), a.y_max())(rng);
+      break;
+    }
+  }
+  d.scale.resize(static_cast<std::size_t>(c));
+  d.shift.resize(static_cast<std::size_t>(c));
+  for (std::size_t i = 0; i < d.scale.size(); ++i) {
+    d.scale[i] = rand_signed(rng, a.sw);
+    d.shift[i] = rand_signed(rng, a.bw);
+  }
+  std::uniform_int_distribution<std::int64_t> xd(a.x_min(), a.x_max());
+  d.x.resize(total);
+  for (auto& v : d.x) v = xd(rng);
+  return d;
+}
+
+std::vector<std::int64_t> golden(const JobData& d) {
+  std::vector<std::int64_t> y(d.x.size());
+  for (std::size_t e = 0; e < d.x.size(); ++e) {
+    const auto c = static_cast<std::size_t>(channel_of(static_cast<std::int64_t>(e),
+                                                       d.job.channels, d.job.inner, d.job.layout));
+    y[e] = apply(d.x[e], d.scale[c], d.shift[c], d.job.settings);
+  }
+  return y;
+}
+
+std::string describe(const JobData& d) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "C=%d HW=%lld %s R=%d %s lo=%lld hi=%lld elems=%zu",
+                d.job.channels, static_cast<long long>(d.job.inner),
+                std::string(to_string(d.job.layout)).c_str(), d.job.settings.shift,
+                std::string(to_string(d.job.settings.rounding)).c_str(),
+                static_cast<long long>(d.job.settings.lo), static_cast<long long>(d.job.settings.hi),
+                d.x.size());
+  return buf;
+}
+
+// Checks one streamed result against the golden model; returns the number of mismatches.
+std::size_t check_result(const JobData& d, const StreamResult& r, int lanes) {
+  for (const auto& e : r.errors) ADD_FAILURE() << describe(d) << ": " << e;
+  const auto want = golden(d);
+  EXPECT_EQ(r.y.size(), want.size()) << describe(d);
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < std::min(want.size(), r.y.size()); ++i) {
+    if (want[i] != r.y[i]) {
+      if (bad < 5) {
+        ADD_FAILURE() << describe(d) << ": element " << i << " got " << r.y[i] << " want "
+                      << want[i];
+      }
+      ++bad;
+    }
+  }
+  const std::size_t beats = (d.x.size() + static_cast<std::size_t>(lanes) - 1) / static_cast<std::size_t>(lanes);
+  EXPECT_EQ(r.out_beats, beats) << describe(d);
+  EXPECT_EQ(r.in_beats, beats) << describe(d);
+  for (std::size_t b = 0; b < r.lasts.size(); ++b) {
+    EXPECT_EQ(r.lasts[b], b + 1 == beats) << "tlast on beat " << b << " " << describe(d);
+    const std::size_t first = b * static_cast<std::size_t>(lanes);
+    const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(lanes), d.x.size() - first);
+    const std::uint64_t want_keep = n >= 64 ? ~0ULL : ((1ULL << n) - 1);
+    EXPECT_EQ(r.keeps[b], want_keep) << "tkeep on beat " << b << " " << describe(d);
+  }
+  g_mismatches += bad;
+  return bad;
+}
+
+std::vector<int> channel_order(std::mt19937_64& rng, int c) {
+  std::vector<int> order(static_cast<std::size_t>(c));
+  std::iota(order.begin(), order.end(), 0);
+  if (std::uniform_int_distribution<int>(0, 1)(rng)) std::shuffle(order.begin(), order.end(), rng);
+  return order;
+}
+
+void run_job(CoreDriver& drv, const JobData& d, double p_in, double p_out) {
+  const int setup = drv.configure(d.job);
+  ASSERT_GE(setup, 0) << "configure failed (" << setup << ") " << describe(d);
+  EXPECT_LE(setup, 2 * drv.shape().lanes + 4) << "set-up cycles " << describe(d);
+  ASSERT_TRUE(drv.load_params(d.scale, d.shift, channel_order(drv.rng(), d.job.channels), p_in))
+      << describe(d);
+  const auto r = drv.stream(d.x, p_in, p_out);
+  check_result(d, r, drv.shape().lanes);
+  ++g_jobs;
+  g_elements += d.x.size();
+}
+
+constexpr double kStalls[] = {0.0, 0.1, 0.5, 0.9};
+
+TEST(Cosim, RandomJobsMatchGoldenModel) {
+  CoreDriver drv(NC_SEED);
+  drv.reset();
+  const int jobs = NC_JOBS;
+  for (int j = 0; j < jobs; ++j) {
+    auto d = random_job(drv.rng(), drv.shape(), 1500);
+    const double p_in = kStalls[j % 4];
+    const double p_out = kStalls[(j / 4 + j) % 4];
+    run_job(drv, d, p_in, p_out);
+    if (HasFailure()) break;
+  }
+  g_cycles += drv.cycle();
+}
+
+TEST(Cosim, BackToBackPacketsWithoutReconfiguring) {
+  CoreDriver drv(NC_SEED + 1);
+  drv.reset();
+  for (int j = 0; j < 4 && !HasFailure(); ++j) {
+    auto d = random_job(drv.rng(), drv.shape(), 800);
+    run_job(drv, d, 0.2, 0.2);
+    // The same configuration again: packets of other lengths restart at element 0.
+    for (std::size_t len : {d.x.size() / 2 + 1, std::size_t{1}, d.x.size()}) {
+      JobData e = d;
+      e.x.resize(len);
+      const auto r = drv.stream(e.x, 0.3, 0.3);
+      check_result(e, r, drv.shape().lanes);
+      g_elements += len;
+    }
+  }
+  g_cycles += drv.cycle();
+}
+
+TEST(Cosim, OneBeatPerCycleWhenUnstalled) {
+  CoreDriver drv(NC_SEED + 2);
+  drv.reset();
+  for (int j = 0; j < 3; ++j) {
+    auto d = random_job(drv.rng(), drv.shape(), 4000);
+    ASSERT_GE(drv.configure(d.job), 0);
+    ASSERT_TRUE(drv.load_params(d.scale, d.shift, channel_order(drv.rng(), d.job.channels)));
+    const auto r = drv.stream(d.x, 0.0, 0.0);
+    check_result(d, r, drv.shape().lanes);
+    // Exact cycle count: B beats leave the core B - 1 + latency cycles after the first enters.
+    EXPECT_EQ(r.last_out_cycle - r.first_in_cycle, r.in_beats - 1 + static_cast<std::uint64_t>(drv.shape().latency))
+        << describe(d);
+    g_elements += d.x.size();
+  }
+  g_cycles += drv.cycle();
+}
+
+TEST(Cosim, InvalidConfigurationIsFlaggedThenRecovers) {
+  CoreDriver drv(NC_SEED + 3);
+  drv.reset();
+  auto good = random_job(drv.rng(), drv.shape(), 500);
+  std::vector<CoreJob> bad;
+  CoreJob b = good.job;
+  b.channels = 0;
+  bad.push_back(b);
+  b = good.job;
+  b.inner = 0;
+  bad.push_back(b);
+  const int cw = [&] { int w = 1; while ((drv.shape().max_channels >> w) != 0) ++w; return w; }();
+  if (drv.shape().max_channels < (1 << cw) - 1) {
+    b = good.job;
+    b.channels = drv.shape().max_channels + 1;
+    bad.push_back(b);
+  }
+  const int aw = drv.shape().arith().acc_bits();
+  const int rw = [&] { int w = 1; while ((aw >> w) != 0) ++w; return w; }();
+  if (aw < (1 << rw) - 1) {
+    b = good.job;
+    b.settings.shift = aw + 1;
+    bad.push_back(b);
+  }
+  for (const auto& job : bad) {
+    EXPECT_EQ(drv.configure(job), -1) << "C=" << job.channels << " HW=" << job.inner
+                                      << " R=" << job.settings.shift;
+    EXPECT_TRUE(drv.top().cfg_error_o);
+    // The stream stays closed and nothing comes out.
+    drv.top().s_axis_tvalid = 1;
+    for (int i = 0; i < 20; ++i) {
+      drv.top().clk_i = 0;
+      drv.top().eval();
+      EXPECT_FALSE(drv.top().s_axis_tready);
+      EXPECT_FALSE(drv.top().m_axis_tvalid);
+      drv.tick();
+    }
+    drv.top().s_axis_tvalid = 0;
+  }
+  run_job(drv, good, 0.1, 0.1);
+  EXPECT_FALSE(drv.top().cfg_error_o);
+  g_cycles += drv.cycle();
+}
+
+class Summary : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::printf("cosim summary [%s]: %llu jobs, %llu elements, %llu cycles, %llu mismatches\n",
+                NC_STR(NC_NAME), static_cast<unsigned long long>(g_jobs),
+                static_cast<unsigned long long>(g_elements),
+                static_cast<unsigned long long>(g_cycles),
+                static_cast<unsigned long long>(g_mismatches));
+  }
+};
+const auto* const g_env = ::testing::AddGlobalTestEnvironment(new Summary);  // gtest owns it
+
+}  // namespace
+}  // namespace normcore::sim
