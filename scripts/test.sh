@@ -5,12 +5,13 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/bootstrap.sh"
+build=${BUILD_DIR:-$root/build}
 start=$(date +%s)
-bash "$root/scripts/build.sh"
+BUILD_DIR=$build bash "$root/scripts/build.sh"
 echo "build: $(( $(date +%s) - start )) s"
-(cd "$root/build" && ctest -j "$(nproc)" --output-on-failure --timeout 1200)
+(cd "$build" && ctest -j "$(nproc)" --output-on-failure --timeout 1200)
 echo "== sanitizer build (ASan + UBSan) of the unit tests"
-BUILD_DIR=$root/build-asan TARGETS="unit_tests normcore" bash "$root/scripts/build.sh" \
+BUILD_DIR=$build-asan TARGETS="unit_tests normcore" bash "$root/scripts/build.sh" \
   -DNORMCORE_SANITIZE=ON -DNORMCORE_COSIM=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
-(cd "$root/build-asan" && ctest -j "$(nproc)" --output-on-failure -L "unit|cli")
+(cd "$build-asan" && ctest -j "$(nproc)" --output-on-failure -L "unit|cli")
 echo "test.sh: total $(( $(date +%s) - start )) s"

@@ -259,6 +259,42 @@ TEST(Cosim, InvalidConfigurationIsFlaggedThenRecovers) {
   g_cycles += drv.cycle();
 }
 
+// Directed: every rounding mode at R = 0, 1, 2, sw and the accumulator width, with extreme scales
+// and shifts, over every input value (up to 4096 of them): ties, negative values, saturation.
+TEST(Cosim, RoundingTiesAndExtremes) {
+  CoreDriver drv(NC_SEED + 4);
+  drv.reset();
+  const ArithSpec a = drv.shape().arith();
+  const std::int64_t span = a.x_max() - a.x_min() + 1;
+  const std::int64_t step = std::max<std::int64_t>(1, span / 4096);
+  std::vector<std::int64_t> xs;
+  for (std::int64_t x = a.x_min(); x <= a.x_max(); x += step) xs.push_back(x);
+  xs.push_back(a.x_max());
+  const std::int64_t scales[] = {1, -1, 3, a.s_max(), a.s_min()};
+  const std::int64_t shifts[] = {0, 1, -1, a.b_max(), a.b_min()};
+  for (int mode = 0; mode < 4 && !HasFailure(); ++mode) {
+    for (int r : {0, 1, 2, a.sw, a.acc_bits()}) {
+      JobData d;
+      d.job.channels = 5;
+      d.job.inner = 1;
+      d.job.layout = Layout::nhwc;
+      d.job.settings.shift = r;
+      d.job.settings.rounding = static_cast<Rounding>(mode);
+      d.job.settings.lo = a.y_min();
+      d.job.settings.hi = a.y_max();
+      d.scale.assign(std::begin(scales), std::end(scales));
+      d.shift.assign(std::begin(shifts), std::end(shifts));
+      // Every x meets every channel: repeat each input once per channel.
+      for (std::int64_t x : xs) {
+        for (int c = 0; c < 5; ++c) d.x.push_back(x);
+      }
+      run_job(drv, d, 0.1, 0.1);
+      if (HasFailure()) break;
+    }
+  }
+  g_cycles += drv.cycle();
+}
+
 class Summary : public ::testing::Environment {
  public:
   void TearDown() override {

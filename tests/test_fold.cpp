@@ -94,6 +94,11 @@ BnParams simple_layer(std::size_t channels) {
   return p;
 }
 
+// The offset fold adds to d before scaling b: 0.5 in floor mode with R >= 1, else 0.
+long double rounding_offset(const FoldResult& r) {
+  return r.job.rounding == Rounding::floor && r.job.shift >= 1 ? 0.5L : 0.0L;
+}
+
 // Every check that must hold for any fold result.
 void check_fold_consistency(const BnParams& p, const ArithSpec& spec, const FoldResult& r) {
   ASSERT_EQ(r.scale.size(), p.channels());
@@ -111,6 +116,30 @@ void check_fold_consistency(const BnParams& p, const ArithSpec& spec, const Fold
     EXPECT_LE(ch.s, spec.s_max());
     EXPECT_GE(ch.b, spec.b_min());
     EXPECT_LE(ch.b, spec.b_max());
+    // s = round(a * 2^R), b = round((d + offset) * 2^R), saturated to their widths (and flagged).
+    const long double s_ideal = std::round(std::ldexp(ch.a, r.job.shift));
+    const long double b_ideal = std::round(std::ldexp(ch.d + rounding_offset(r), r.job.shift));
+    const bool s_fits = s_ideal >= spec.s_min() && s_ideal <= spec.s_max();
+    const bool b_fits = b_ideal >= spec.b_min() && b_ideal <= spec.b_max();
+    EXPECT_EQ(ch.s_saturated, !s_fits);
+    EXPECT_EQ(ch.b_saturated, !b_fits);
+    if (s_fits) {
+      EXPECT_EQ(static_cast<long double>(ch.s), s_ideal);
+    }
+    if (b_fits) {
+      EXPECT_EQ(static_cast<long double>(ch.b), b_ideal);
+    }
+    if (!s_fits) {
+      EXPECT_EQ(ch.s, s_ideal < 0 ? spec.s_min() : spec.s_max());
+    }
+    if (!b_fits) {
+      EXPECT_EQ(ch.b, b_ideal < 0 ? spec.b_min() : spec.b_max());
+    }
+    // Every saturated channel is named in a warning that gives its max error.
+    if (!s_fits || !b_fits) {
+      EXPECT_TRUE(any_warning_has(r, "channel " + std::to_string(c) + ":", "saturated to"));
+      EXPECT_TRUE(any_warning_has(r, "channel " + std::to_string(c) + ":", "max error"));
+    }
     // a and d are the slope and intercept of the ideal map.
     const long double d_ref = ideal_output(p, c, 0);
     const long double a_ref = ideal_output(p, c, 1) - d_ref;
@@ -122,8 +151,9 @@ void check_fold_consistency(const BnParams& p, const ArithSpec& spec, const Fold
       EXPECT_NEAR(static_cast<double>(ch.max_err),
                   static_cast<double>(recomputed_max_err(p, spec, r, c)), 1e-9);
     }
-    // The clamp is 1-Lipschitz: error <= rounding error + affine error.
-    const long double bound = (r.job.rounding == Rounding::floor ? 1.0L : 0.5L) + ch.affine_err;
+    // The clamp is 1-Lipschitz: error <= rounding error + affine error. The rounding error is
+    // 0.5 in every mode: floor mode folds the half-LSB offset into b (affine_err excludes it).
+    const long double bound = 0.5L + ch.affine_err;
     EXPECT_LE(ch.max_err, bound + 1e-12L);
     worst = std::max(worst, ch.max_err);
   }
@@ -133,13 +163,58 @@ void check_fold_consistency(const BnParams& p, const ArithSpec& spec, const Fold
 
 // True if every channel's s and b still fit at shift r.
 bool fits_at(const FoldResult& res, const ArithSpec& spec, int r) {
+  const long double offset = res.job.rounding == Rounding::floor && r >= 1 ? 0.5L : 0.0L;
   for (const auto& ch : res.channels) {
-    const long double s = std::round(std::ldexp(ch.a, r)), b = std::round(std::ldexp(ch.d, r));
+    const long double s = std::round(std::ldexp(ch.a, r));
+    const long double b = std::round(std::ldexp(ch.d + offset, r));
     if (s < spec.s_min() || s > spec.s_max() || b < spec.b_min() || b > spec.b_max()) {
       return false;
     }
   }
   return true;
+}
+
+FoldResult fold_at(const BnParams& p, const ArithSpec& spec, FoldOptions opt, int r) {
+  opt.force_shift = r;
+  return normcore::fold(p, spec, opt);
+}
+
+// Brute force over every R: the fold's R has the smallest worst-case error, and every larger R
+// is strictly worse (ties go to the larger R). Forcing the chosen R reproduces the result.
+void expect_optimal_shift(const BnParams& p, const ArithSpec& spec, const FoldOptions& opt,
+                          const FoldResult& r) {
+  for (int shift = 0; shift <= spec.acc_bits(); ++shift) {
+    SCOPED_TRACE("R = " + std::to_string(shift) + ", chosen R = " + std::to_string(r.job.shift));
+    const FoldResult forced = fold_at(p, spec, opt, shift);
+    EXPECT_EQ(forced.job.shift, shift);
+    EXPECT_EQ(forced.shift_choice, "forced");
+    EXPECT_LE(r.worst_err, forced.worst_err);
+    if (shift > r.job.shift) {
+      EXPECT_LT(r.worst_err, forced.worst_err);
+    }
+    if (shift == r.job.shift) {
+      EXPECT_EQ(forced.scale, r.scale);
+      EXPECT_EQ(forced.shift, r.shift);
+      EXPECT_EQ(forced.worst_err, r.worst_err);
+    }
+  }
+}
+
+// examples/bn_layer.json: BatchNorm2d(8), int8 in/out, relu, half_away. Channel 7 has var = 0
+// (a = 263.7): at the largest R where its s fits (R = 6) channels 0, 1 and 5 exceed 1 LSB.
+BnParams bn_layer_example() {
+  BnParams p;
+  p.eps = 1e-5;
+  p.gamma = {1.02, 0.87, -0.45, 1.31, 0.0001, 2.2, 0.95, 1.10};
+  p.beta = {0.10, -0.25, 0.05, 0.40, 0.00, -1.10, 0.30, 0.00};
+  p.mean = {0.31, -0.12, 1.75, 0.02, 0.50, -2.40, 0.66, 0.00};
+  p.var = {0.92, 0.33, 2.10, 0.05, 0.70, 4.00, 1.00, 0.00};
+  p.in = {0.0235, 0};
+  p.out = {0.0310, -128};
+  p.activation = "relu";
+  p.rounding = Rounding::half_away;
+  p.source = "bn_layer.json";
+  return p;
 }
 
 }  // namespace
@@ -186,10 +261,12 @@ TEST(Fold, RandomLayersMatchIndependentReference) {
     EXPECT_EQ(r.job.rounding, *opt.rounding);
     for (const auto& ch : r.channels) EXPECT_TRUE(ch.exhaustive);
     check_fold_consistency(p, spec, r);
-    // Maximal R: one more bit would overflow some s or b.
-    if (r.job.shift < spec.acc_bits()) {
-      EXPECT_FALSE(fits_at(r, spec, r.job.shift + 1));
+    // fit_shift is the largest R without saturation; R itself is the brute-force optimum.
+    EXPECT_TRUE(fits_at(r, spec, r.fit_shift));
+    if (r.fit_shift < spec.acc_bits()) {
+      EXPECT_FALSE(fits_at(r, spec, r.fit_shift + 1));
     }
+    expect_optimal_shift(p, spec, opt, r);
     EXPECT_LT(r.channels[0].s, 0) << "negative gamma gives a negative scale";
   }
 }
@@ -243,8 +320,10 @@ TEST(Fold, WellConditionedEightBitLayerIsPrecise) {
   EXPECT_LE(r.worst_err, 0.5L + 0.01L);
 }
 
-TEST(Fold, ShiftIsMaximalAndUsesTheTopScaleBits) {
-  // b is tiny (mean = beta = zero points = 0), so s of the largest-|a| channel limits R.
+TEST(Fold, FitShiftIsMaximalAndUsesTheTopScaleBits) {
+  // b is tiny (mean = beta = zero points = 0), so s of the largest-|a| channel limits fit_shift.
+  // The chosen R need not be fit_shift (a smaller R can have a smaller exact worst case), but it
+  // is never worse than fit_shift.
   BnParams p = simple_layer(3);
   p.out = {0.1, 0};
   p.gamma = {0.3, -1.7, 0.9};
@@ -254,13 +333,18 @@ TEST(Fold, ShiftIsMaximalAndUsesTheTopScaleBits) {
     const FoldResult r = normcore::fold(p, spec);
     SCOPED_TRACE("sw " + std::to_string(sw));
     check_fold_consistency(p, spec, r);
-    const auto big = std::max_element(r.scale.begin(), r.scale.end(),
+    const FoldResult at_fit = fold_at(p, spec, {}, r.fit_shift);
+    check_fold_consistency(p, spec, at_fit);
+    EXPECT_LE(r.worst_err, at_fit.worst_err);
+    const auto big = std::max_element(at_fit.scale.begin(), at_fit.scale.end(),
                                       [](auto a, auto b) { return std::llabs(a) < std::llabs(b); });
     EXPECT_GE(std::llabs(*big), std::int64_t{1} << (sw - 2));
-    EXPECT_EQ(*big, r.scale[1]);
-    EXPECT_LT(r.scale[1], 0);
-    EXPECT_TRUE(fits_at(r, spec, r.job.shift));
-    EXPECT_FALSE(fits_at(r, spec, r.job.shift + 1));
+    EXPECT_EQ(*big, at_fit.scale[1]);
+    EXPECT_LT(at_fit.scale[1], 0);
+    EXPECT_TRUE(fits_at(r, spec, r.fit_shift));
+    EXPECT_FALSE(fits_at(r, spec, r.fit_shift + 1));
+    // Here one more bit would saturate the largest channel's s badly: never chosen.
+    EXPECT_LE(r.job.shift, r.fit_shift);
   }
 }
 
@@ -295,13 +379,14 @@ TEST(Fold, ScaleUnderflowIsWarned) {
   check_fold_consistency(p, spec, r);
   EXPECT_EQ(r.scale[1], 0);
   EXPECT_TRUE(any_warning_has(r, "channel 1:", "underflow")) << r.warnings.size();
-  EXPECT_FALSE(any_warning_has(r, "channel 0:"));
+  EXPECT_FALSE(any_warning_has(r, "channel 0:", "underflow"));
   EXPECT_FALSE(r.channels[1].warnings.empty());
-  // gamma exactly 0 is a legitimate (pruned) channel: s = 0 without a warning.
+  // gamma exactly 0 is a legitimate (pruned) channel: s = 0 without an underflow warning.
   p.gamma[1] = 0;
   const FoldResult r0 = normcore::fold(p, spec);
   EXPECT_EQ(r0.scale[1], 0);
-  EXPECT_TRUE(r0.warnings.empty());
+  EXPECT_TRUE(r0.channels[1].warnings.empty());
+  EXPECT_FALSE(any_warning_has(r0, "underflow"));
 }
 
 TEST(Fold, ZeroVarianceWithEpsAndNegativeGamma) {
@@ -419,11 +504,12 @@ TEST(Fold, RoundingPrecedenceAndForcedShift) {
   FoldOptions opt;
   opt.rounding = Rounding::half_away;
   EXPECT_EQ(normcore::fold(p, spec, opt).job.rounding, Rounding::half_away);
-  check_fold_consistency(p, spec, normcore::fold(p, spec));  // floor bound is 1 LSB
+  check_fold_consistency(p, spec, normcore::fold(p, spec));  // floor: offset folded into b
 
   opt.force_shift = 3;
   const FoldResult r = normcore::fold(p, spec, opt);
   EXPECT_EQ(r.job.shift, 3);
+  EXPECT_EQ(r.shift_choice, "forced");
   check_fold_consistency(p, spec, r);
   opt.force_shift = 34;
   EXPECT_THROW(normcore::fold(p, spec, opt), normcore::Error);
@@ -474,6 +560,222 @@ TEST(Fold, ReportFormat) {
   const BnParams many = simple_layer(40);
   const std::string big = normcore::format_report(normcore::fold(many, spec), spec, many);
   EXPECT_NE(big.find("8 worst of 40"), std::string::npos) << big;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Choosing R: the smallest exact worst-case error over all channels
+
+TEST(Fold, BnLayerExampleOutlierNoLongerRuinsTheOthers) {
+  const BnParams p = bn_layer_example();
+  const ArithSpec spec;  // the default core: int8 in/out, 16-bit s, 32-bit b
+  const FoldResult r = normcore::fold(p, spec);
+  check_fold_consistency(p, spec, r);
+  EXPECT_EQ(r.job.rounding, Rounding::half_away);
+  for (const auto& ch : r.channels) EXPECT_TRUE(ch.exhaustive);
+  // Channel 7's s limits the largest saturation-free R to 6, where 0, 1 and 5 exceed 1 LSB.
+  EXPECT_EQ(r.fit_shift, 6);
+  const FoldResult old = fold_at(p, spec, {}, r.fit_shift);
+  EXPECT_GT(old.worst_err, 1.0L);
+  EXPECT_GT(old.channels[0].max_err, 1.0L);
+  EXPECT_GT(old.channels[1].max_err, 1.0L);
+  EXPECT_GT(old.channels[5].max_err, 1.0L);
+  // The search saturates channel 7's s instead: still a step from lo to hi, so still exact.
+  EXPECT_LE(r.worst_err, 1.0L);
+  EXPECT_LT(r.worst_err, old.worst_err);
+  EXPECT_GT(r.job.shift, r.fit_shift);
+  EXPECT_TRUE(r.channels[7].s_saturated);
+  EXPECT_EQ(r.scale[7], spec.s_max());
+  EXPECT_EQ(r.channels[7].max_err, 0.0L);
+  for (std::int64_t x = spec.x_min(); x <= spec.x_max(); ++x) {
+    const long double ideal = ideal_output(p, 7, static_cast<long double>(x));
+    const auto expected = std::clamp(static_cast<std::int64_t>(std::round(ideal)), r.job.lo,
+                                     r.job.hi);  // std::round: ties away, as half_away
+    EXPECT_EQ(normcore::apply(x, r.scale[7], r.shift[7], r.job), expected) << "x = " << x;
+  }
+  // The saturation is reported, naming the channel and its (exact) max error.
+  EXPECT_TRUE(any_warning_has(r, "channel 7: scale a = 263.693", "s saturated to 32767"));
+  EXPECT_TRUE(any_warning_has(r, "channel 7:", "max error 0 LSB"));
+  EXPECT_FALSE(any_warning_has(r, "precision"));
+  expect_optimal_shift(p, spec, {}, r);
+  const std::string report = normcore::format_report(r, spec, p);
+  EXPECT_NE(report.find("largest R without saturation: 6"), std::string::npos) << report;
+  EXPECT_NE(report.find("s saturated"), std::string::npos) << report;
+}
+
+TEST(Fold, ChosenShiftIsTheBruteForceOptimum) {
+  std::mt19937 rng(2024);
+  std::uniform_real_distribution<double> u01(0.0, 1.0);
+  const Rounding modes[] = {Rounding::half_even, Rounding::half_away, Rounding::half_up,
+                            Rounding::floor};
+  std::vector<ArithSpec> specs(3);
+  specs[1].sw = 10;
+  specs[1].bw = 14;  // narrow b: large d saturates it
+  specs[2].xw = 6;
+  specs[2].x_signed = false;
+  specs[2].sw = 8;
+  for (int layer = 0; layer < 24; ++layer) {
+    SCOPED_TRACE("layer " + std::to_string(layer));
+    BnParams p = simple_layer(4);
+    p.eps = 1e-5;
+    for (std::size_t c = 0; c < 4; ++c) {
+      p.gamma[c] = (u01(rng) < 0.2 ? -1 : 1) * (0.1 + 2 * u01(rng));
+      p.beta[c] = -1 + 2 * u01(rng);
+      p.mean[c] = -1 + 2 * u01(rng);
+      p.var[c] = 0.2 + 2 * u01(rng);
+    }
+    // An outlier: var = 0 (a in the hundreds), sometimes a step through zero like bn_layer's.
+    const auto o = static_cast<std::size_t>(layer) % 4;
+    p.var[o] = 0;
+    if (layer % 3 == 0) p.mean[o] = p.beta[o] = 0;
+    p.activation = layer % 2 == 0 ? "relu" : "none";
+    const ArithSpec spec = specs[static_cast<std::size_t>(layer) % specs.size()];
+    FoldOptions opt;
+    opt.rounding = modes[static_cast<std::size_t>(layer / 3) % 4];
+    const FoldResult r = normcore::fold(p, spec, opt);
+    check_fold_consistency(p, spec, r);
+    EXPECT_NE(r.shift_choice.find("exact worst-case error over R = 0.."), std::string::npos)
+        << r.shift_choice;
+    expect_optimal_shift(p, spec, opt, r);
+  }
+}
+
+TEST(Fold, FloorModeFoldsTheHalfLsbOffsetIntoB) {
+  // A well-conditioned layer whose a and d are dyadic (exact at the chosen R): the only error
+  // left is the output rounding, which floor mode now keeps within 0.5 LSB like the nearest modes.
+  BnParams exact = normcore::parse_bn_json(
+      R"({"quant": "integer", "eps": 0, "gamma": [0.75, -1.5, 0.3125, 2.0],
+          "beta": [1.25, -3.0, 0.5, 0.375], "mean": [0.5, 2.0, -4.0, 0.0],
+          "var": [4.0, 1.0, 0.25, 16.0]})",
+      "dyadic.json");
+  const ArithSpec spec;
+  FoldOptions opt;
+  opt.rounding = Rounding::floor;
+  const FoldResult fl = normcore::fold(exact, spec, opt);
+  check_fold_consistency(exact, spec, fl);
+  ASSERT_GE(fl.job.shift, 1);
+  for (const auto& ch : fl.channels) EXPECT_EQ(ch.affine_err, 0.0L);
+  EXPECT_LE(fl.worst_err, 0.5L + 1e-9L);
+  // Without the offset (b = round(d * 2^R), a plain floor) the same layer is off by almost 1.
+  long double plain = 0;
+  for (std::size_t c = 0; c < exact.channels(); ++c) {
+    const auto& ch = fl.channels[c];
+    const auto b0 = static_cast<std::int64_t>(std::round(std::ldexp(ch.d, fl.job.shift)));
+    for (std::int64_t x = spec.x_min(); x <= spec.x_max(); ++x) {
+      const long double ref = std::clamp(ideal_output(exact, c, static_cast<long double>(x)),
+                                         static_cast<long double>(fl.job.lo),
+                                         static_cast<long double>(fl.job.hi));
+      const auto y = normcore::apply(x, ch.s, b0, fl.job);
+      plain = std::max(plain, std::fabs(static_cast<long double>(y) - ref));
+    }
+  }
+  EXPECT_GE(plain, 0.9L);
+
+  // Random well-conditioned layers: b = round((d + 0.5) * 2^R), error <= 0.5 + affine_err, and
+  // floor((x*s + b0 + 2^(R-1)) / 2^R) is round-half-up of (x*s + b0) / 2^R (b0 = round(d * 2^R)):
+  // the same error as half_up mode.
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u01(0.0, 1.0);
+  BnParams p = simple_layer(16);
+  for (std::size_t c = 0; c < 16; ++c) {
+    p.gamma[c] = (c % 3 == 0 ? -1 : 1) * (0.5 + u01(rng));
+    p.beta[c] = -0.5 + u01(rng);
+    p.mean[c] = -0.5 + u01(rng);
+    p.var[c] = 0.5 + 1.5 * u01(rng);
+  }
+  const FoldResult rf = normcore::fold(p, spec, opt);
+  check_fold_consistency(p, spec, rf);
+  ASSERT_GE(rf.job.shift, 1);
+  for (const auto& ch : rf.channels) {
+    EXPECT_EQ(static_cast<long double>(ch.b), std::round(std::ldexp(ch.d + 0.5L, rf.job.shift)));
+    EXPECT_LT(ch.affine_err, 0.01L);
+    EXPECT_LE(ch.max_err, 0.5L + ch.affine_err + 1e-12L);
+  }
+  opt.rounding = Rounding::half_up;
+  const FoldResult up = normcore::fold(p, spec, opt);
+  EXPECT_EQ(up.job.shift, rf.job.shift);
+  EXPECT_NEAR(static_cast<double>(rf.worst_err), static_cast<double>(up.worst_err), 1e-12);
+  const std::string report = normcore::format_report(rf, spec, p);
+  EXPECT_NE(report.find("rounding = floor (half-LSB offset folded into b)"), std::string::npos)
+      << report;
+  // R = 0 rounds nothing (y = acc), so there is no offset there.
+  FoldOptions at0;
+  at0.rounding = Rounding::floor;
+  at0.force_shift = 0;
+  const FoldResult r0 = normcore::fold(p, spec, at0);
+  check_fold_consistency(p, spec, r0);
+  for (const auto& ch : r0.channels) EXPECT_EQ(static_cast<long double>(ch.b), std::round(ch.d));
+}
+
+TEST(Fold, ForcedShiftSkipsTheSearch) {
+  const BnParams p = bn_layer_example();
+  const ArithSpec spec;
+  FoldOptions opt;
+  opt.force_shift = 12;
+  const FoldResult r = normcore::fold(p, spec, opt);
+  check_fold_consistency(p, spec, r);
+  EXPECT_EQ(r.job.shift, 12);
+  EXPECT_EQ(r.fit_shift, 6);
+  EXPECT_EQ(r.shift_choice, "forced");
+  EXPECT_TRUE(any_warning_has(r, "channel 7:", "at forced R = 12"));
+  EXPECT_TRUE(any_warning_has(r, "channel 7:", "precision"));  // slope 8 instead of 263.7
+}
+
+TEST(Fold, AboveTheSearchBudgetOnlyTheWindowIsCompared) {
+  // 16-bit input, 128 channels: 65536 * 128 <= kExhaustiveBudget (exact errors), but times
+  // AW + 1 = 34 candidate R's it exceeds kShiftSearchBudget.
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u01(0.0, 1.0);
+  BnParams p = simple_layer(128);
+  for (std::size_t c = 0; c < 128; ++c) {
+    p.gamma[c] = 0.5 + u01(rng);
+    p.beta[c] = -0.5 + u01(rng);
+    p.mean[c] = -0.5 + u01(rng);
+    p.var[c] = 0.5 + u01(rng);
+  }
+  p.var[5] = p.mean[5] = p.beta[5] = 0;  // the outlier, a step function through zero
+  p.eps = 1e-5;
+  p.in = {0.05 / 256, 0};
+  ArithSpec spec;
+  spec.xw = 16;
+  ASSERT_GT(65536ull * 128 * static_cast<unsigned long long>(spec.acc_bits() + 1),
+            normcore::kShiftSearchBudget);
+  const FoldResult r = normcore::fold(p, spec);
+  check_fold_consistency(p, spec, r);
+  for (const auto& ch : r.channels) EXPECT_TRUE(ch.exhaustive);
+  const int top = std::min(spec.acc_bits(), r.fit_shift + normcore::kShiftSearchWindow);
+  EXPECT_NE(r.shift_choice.find("over R = " + std::to_string(r.fit_shift) + ".." +
+                                std::to_string(top)),
+            std::string::npos)
+      << r.shift_choice;
+  EXPECT_GE(r.job.shift, r.fit_shift);
+  EXPECT_LE(r.job.shift, top);
+  // Optimal within the window (ties to the larger R).
+  for (int shift = r.fit_shift; shift <= top; ++shift) {
+    const FoldResult forced = fold_at(p, spec, {}, shift);
+    EXPECT_LE(r.worst_err, forced.worst_err) << shift;
+    if (shift > r.job.shift) {
+      EXPECT_LT(r.worst_err, forced.worst_err) << shift;
+    }
+  }
+  EXPECT_LT(r.worst_err, 1.0L);
+}
+
+TEST(Fold, LargeInputRangeMinimisesTheBound) {
+  // Not exhaustive: R minimises the worst bound (affine_err + 0.5) over every R.
+  BnParams p = simple_layer(2048);
+  for (std::size_t c = 0; c < 2048; ++c) p.gamma[c] = 0.25 + static_cast<double>(c % 7) * 0.2;
+  ArithSpec spec;
+  spec.xw = 16;
+  const FoldResult r = normcore::fold(p, spec);
+  EXPECT_FALSE(r.channels[0].exhaustive);
+  EXPECT_NE(r.shift_choice.find("error bound over R = 0.."), std::string::npos) << r.shift_choice;
+  for (int shift = 0; shift <= spec.acc_bits(); ++shift) {
+    const FoldResult forced = fold_at(p, spec, {}, shift);
+    EXPECT_LE(r.worst_err, forced.worst_err) << shift;
+    if (shift > r.job.shift) {
+      EXPECT_LT(r.worst_err, forced.worst_err) << shift;
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -244,7 +244,6 @@ Module build_ptable(const CoreConfig& c) {
     }
     c0_hi = "c0_hi";
   }
-  std::string rd_all;
   for (int j = P - 1; j >= 0; --j) {
     m.wire(idx("raddr", j), ab);
     std::string a = c0_hi;
@@ -255,7 +254,6 @@ Module build_ptable(const CoreConfig& c) {
              p > 0 ? "ld_busy_q & (" + part("ld_u_q", uw, 0, p) + " == " + lit(p, j) + ")"
                    : "ld_busy_q");
     m.wire(idx("rdata", j), pw);
-    rd_all += (rd_all.empty() ? "" : ", ") + idx("rdata", j);
   }
   for (int j = 0; j < P; ++j) {
     m.instance(Instance{c.name + "_bank",
@@ -271,11 +269,9 @@ Module build_ptable(const CoreConfig& c) {
   // Lane crossbar.
   m.section("Crossbar: lane i takes the bank holding its u (registered select)");
   if (p > 0) {
-    const int iw = clog2(static_cast<long long>(P) * pw);
-    m.wire("rd_all", P * pw);
-    m.assign("rd_all", "{" + rd_all + "}");
     m.wire("c_lo_add", p, "C mod " + std::to_string(P));
     m.assign("c_lo_add", cw >= p ? part("chans_i", cw, 0, p) : zext("chans_i", cw, p));
+    Block ff;
     for (int i = 0; i < L; ++i) {
       m.wire(idx("sel", i), p);
       if (i == 0) {
@@ -289,14 +285,19 @@ Module build_ptable(const CoreConfig& c) {
                  "u = c, or c + C when the window wrapped");
       }
       m.reg(idx("sel_q", i), p);
-      m.wire(idx("word", i), pw);
-      m.assign(idx("word", i),
-               "rd_all[" + zext(idx("sel_q", i), p, iw) + " * " + lit(iw, pw) + " +: " +
-                   std::to_string(pw) + "]");
+      ff.push_back(assign(idx("sel_q", i), idx("sel", i)));
     }
-    Block ff;
-    for (int i = 0; i < L; ++i) ff.push_back(assign(idx("sel_q", i), idx("sel", i)));
     m.always_ff(std::move(ff));
+    // One P:1 multiplexer per lane (a case on the registered select: maps to $pmux / LUTs).
+    for (int i = 0; i < L; ++i) {
+      m.reg(idx("word", i), pw);
+      std::vector<std::pair<std::string, Block>> arms;
+      for (int j = 0; j < P; ++j) {
+        arms.push_back({lit(p, static_cast<unsigned long long>(j)),
+                        {assign(idx("word", i), idx("rdata", j))}});
+      }
+      m.always_comb({case_(idx("sel_q", i), std::move(arms))});
+    }
   } else {
     m.wire(idx("word", 0), pw);
     m.assign(idx("word", 0), idx("rdata", 0));

@@ -92,6 +92,12 @@ void emit_stmt(std::ostringstream& os, const Stmt& s, int indent, bool clocked) 
   } else if (const auto* c = std::get_if<Case>(&s.node)) {
     os << pad << "case (" << c->subject << ")\n";
     for (const auto& [label, body] : c->arms) {
+      const auto* single = body.size() == 1 ? std::get_if<Assign>(&body[0].node) : nullptr;
+      if (single != nullptr) {  // one assignment: keep the arm on one line
+        os << pad << "  " << label << ": " << single->lhs << (clocked ? " <= " : " = ")
+           << single->rhs << ";\n";
+        continue;
+      }
       os << pad << "  " << label << ": begin\n";
       emit_block(os, body, indent + 4, clocked);
       os << pad << "  end\n";

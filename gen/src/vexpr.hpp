@@ -25,7 +25,12 @@ inline std::string part(const std::string& name, int width, int lo, int n) {
 // Zero-extend a `from`-bit expression to `to` bits (to >= from).
 inline std::string zext(const std::string& e, int from, int to) {
   if (to == from) return e;
-  return "{" + lit(to - from, 0) + ", " + e + "}";
+  std::string s = "{";  // built with += (GCC 12 warns falsely on "literal" + temporary)
+  s += lit(to - from, 0);
+  s += ", ";
+  s += e;
+  s += "}";
+  return s;
 }
 
 // Zero-extend or truncate the net `name` (from bits) to `to` bits. Truncation is only used where

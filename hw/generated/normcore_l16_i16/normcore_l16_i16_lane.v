@@ -58,18 +58,10 @@ module normcore_l16_i16_lane (
   reg [41:0] inc;
   always @* begin
     case (round_i)
-      2'd0: begin
-        inc = 42'd0;
-      end
-      2'd1: begin
-        inc = half;
-      end
-      2'd2: begin
-        inc = half0 ? 42'd0 : half - {41'd0, ~par};
-      end
-      default: begin
-        inc = half0 ? 42'd0 : half - {41'd0, neg};
-      end
+      2'd0: inc = 42'd0;
+      2'd1: inc = half;
+      2'd2: inc = half0 ? 42'd0 : half - {41'd0, ~par};
+      default: inc = half0 ? 42'd0 : half - {41'd0, neg};
     endcase
   end
   wire signed [41:0] sum;

@@ -272,120 +272,86 @@ module normcore_l16_i16_ptable (
   );
 
   // Crossbar: lane i takes the bank holding its u (registered select)
-  wire [927:0] rd_all;
-  assign rd_all = {rdata_15, rdata_14, rdata_13, rdata_12, rdata_11, rdata_10, rdata_9, rdata_8, rdata_7, rdata_6, rdata_5, rdata_4, rdata_3, rdata_2, rdata_1, rdata_0};
   wire [3:0] c_lo_add;  // C mod 16
   assign c_lo_add = chans_i[3:0];
   wire [3:0] sel_0;
   assign sel_0 = c0_lo;
   reg [3:0] sel_q_0;
-  wire [57:0] word_0;
-  assign word_0 = rd_all[{6'd0, sel_q_0} * 10'd58 +: 58];
   wire [3:0] sel_1;
   wire [11:0] lane_c_1;
   assign lane_c_1 = lane_c_i[23:12];
   assign sel_1 = (lane_c_1 >= c0) ? lane_c_1[3:0] : lane_c_1[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [3:0] sel_q_1;
-  wire [57:0] word_1;
-  assign word_1 = rd_all[{6'd0, sel_q_1} * 10'd58 +: 58];
   wire [3:0] sel_2;
   wire [11:0] lane_c_2;
   assign lane_c_2 = lane_c_i[35:24];
   assign sel_2 = (lane_c_2 >= c0) ? lane_c_2[3:0] : lane_c_2[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [3:0] sel_q_2;
-  wire [57:0] word_2;
-  assign word_2 = rd_all[{6'd0, sel_q_2} * 10'd58 +: 58];
   wire [3:0] sel_3;
   wire [11:0] lane_c_3;
   assign lane_c_3 = lane_c_i[47:36];
   assign sel_3 = (lane_c_3 >= c0) ? lane_c_3[3:0] : lane_c_3[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [3:0] sel_q_3;
-  wire [57:0] word_3;
-  assign word_3 = rd_all[{6'd0, sel_q_3} * 10'd58 +: 58];
   wire [3:0] sel_4;
   wire [11:0] lane_c_4;
   assign lane_c_4 = lane_c_i[59:48];
   assign sel_4 = (lane_c_4 >= c0) ? lane_c_4[3:0] : lane_c_4[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [3:0] sel_q_4;
-  wire [57:0] word_4;
-  assign word_4 = rd_all[{6'd0, sel_q_4} * 10'd58 +: 58];
   wire [3:0] sel_5;
   wire [11:0] lane_c_5;
   assign lane_c_5 = lane_c_i[71:60];
   assign sel_5 = (lane_c_5 >= c0) ? lane_c_5[3:0] : lane_c_5[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [3:0] sel_q_5;
-  wire [57:0] word_5;
-  assign word_5 = rd_all[{6'd0, sel_q_5} * 10'd58 +: 58];
   wire [3:0] sel_6;
   wire [11:0] lane_c_6;
   assign lane_c_6 = lane_c_i[83:72];
   assign sel_6 = (lane_c_6 >= c0) ? lane_c_6[3:0] : lane_c_6[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [3:0] sel_q_6;
-  wire [57:0] word_6;
-  assign word_6 = rd_all[{6'd0, sel_q_6} * 10'd58 +: 58];
   wire [3:0] sel_7;
   wire [11:0] lane_c_7;
   assign lane_c_7 = lane_c_i[95:84];
   assign sel_7 = (lane_c_7 >= c0) ? lane_c_7[3:0] : lane_c_7[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [3:0] sel_q_7;
-  wire [57:0] word_7;
-  assign word_7 = rd_all[{6'd0, sel_q_7} * 10'd58 +: 58];
   wire [3:0] sel_8;
   wire [11:0] lane_c_8;
   assign lane_c_8 = lane_c_i[107:96];
   assign sel_8 = (lane_c_8 >= c0) ? lane_c_8[3:0] : lane_c_8[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [3:0] sel_q_8;
-  wire [57:0] word_8;
-  assign word_8 = rd_all[{6'd0, sel_q_8} * 10'd58 +: 58];
   wire [3:0] sel_9;
   wire [11:0] lane_c_9;
   assign lane_c_9 = lane_c_i[119:108];
   assign sel_9 = (lane_c_9 >= c0) ? lane_c_9[3:0] : lane_c_9[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [3:0] sel_q_9;
-  wire [57:0] word_9;
-  assign word_9 = rd_all[{6'd0, sel_q_9} * 10'd58 +: 58];
   wire [3:0] sel_10;
   wire [11:0] lane_c_10;
   assign lane_c_10 = lane_c_i[131:120];
   assign sel_10 = (lane_c_10 >= c0) ? lane_c_10[3:0] : lane_c_10[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [3:0] sel_q_10;
-  wire [57:0] word_10;
-  assign word_10 = rd_all[{6'd0, sel_q_10} * 10'd58 +: 58];
   wire [3:0] sel_11;
   wire [11:0] lane_c_11;
   assign lane_c_11 = lane_c_i[143:132];
   assign sel_11 = (lane_c_11 >= c0) ? lane_c_11[3:0] : lane_c_11[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [3:0] sel_q_11;
-  wire [57:0] word_11;
-  assign word_11 = rd_all[{6'd0, sel_q_11} * 10'd58 +: 58];
   wire [3:0] sel_12;
   wire [11:0] lane_c_12;
   assign lane_c_12 = lane_c_i[155:144];
   assign sel_12 = (lane_c_12 >= c0) ? lane_c_12[3:0] : lane_c_12[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [3:0] sel_q_12;
-  wire [57:0] word_12;
-  assign word_12 = rd_all[{6'd0, sel_q_12} * 10'd58 +: 58];
   wire [3:0] sel_13;
   wire [11:0] lane_c_13;
   assign lane_c_13 = lane_c_i[167:156];
   assign sel_13 = (lane_c_13 >= c0) ? lane_c_13[3:0] : lane_c_13[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [3:0] sel_q_13;
-  wire [57:0] word_13;
-  assign word_13 = rd_all[{6'd0, sel_q_13} * 10'd58 +: 58];
   wire [3:0] sel_14;
   wire [11:0] lane_c_14;
   assign lane_c_14 = lane_c_i[179:168];
   assign sel_14 = (lane_c_14 >= c0) ? lane_c_14[3:0] : lane_c_14[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [3:0] sel_q_14;
-  wire [57:0] word_14;
-  assign word_14 = rd_all[{6'd0, sel_q_14} * 10'd58 +: 58];
   wire [3:0] sel_15;
   wire [11:0] lane_c_15;
   assign lane_c_15 = lane_c_i[191:180];
   assign sel_15 = (lane_c_15 >= c0) ? lane_c_15[3:0] : lane_c_15[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [3:0] sel_q_15;
-  wire [57:0] word_15;
-  assign word_15 = rd_all[{6'd0, sel_q_15} * 10'd58 +: 58];
   always @(posedge clk_i) begin
     sel_q_0 <= sel_0;
     sel_q_1 <= sel_1;
@@ -403,6 +369,342 @@ module normcore_l16_i16_ptable (
     sel_q_13 <= sel_13;
     sel_q_14 <= sel_14;
     sel_q_15 <= sel_15;
+  end
+  reg [57:0] word_0;
+  always @* begin
+    case (sel_q_0)
+      4'd0: word_0 = rdata_0;
+      4'd1: word_0 = rdata_1;
+      4'd2: word_0 = rdata_2;
+      4'd3: word_0 = rdata_3;
+      4'd4: word_0 = rdata_4;
+      4'd5: word_0 = rdata_5;
+      4'd6: word_0 = rdata_6;
+      4'd7: word_0 = rdata_7;
+      4'd8: word_0 = rdata_8;
+      4'd9: word_0 = rdata_9;
+      4'd10: word_0 = rdata_10;
+      4'd11: word_0 = rdata_11;
+      4'd12: word_0 = rdata_12;
+      4'd13: word_0 = rdata_13;
+      4'd14: word_0 = rdata_14;
+      4'd15: word_0 = rdata_15;
+    endcase
+  end
+  reg [57:0] word_1;
+  always @* begin
+    case (sel_q_1)
+      4'd0: word_1 = rdata_0;
+      4'd1: word_1 = rdata_1;
+      4'd2: word_1 = rdata_2;
+      4'd3: word_1 = rdata_3;
+      4'd4: word_1 = rdata_4;
+      4'd5: word_1 = rdata_5;
+      4'd6: word_1 = rdata_6;
+      4'd7: word_1 = rdata_7;
+      4'd8: word_1 = rdata_8;
+      4'd9: word_1 = rdata_9;
+      4'd10: word_1 = rdata_10;
+      4'd11: word_1 = rdata_11;
+      4'd12: word_1 = rdata_12;
+      4'd13: word_1 = rdata_13;
+      4'd14: word_1 = rdata_14;
+      4'd15: word_1 = rdata_15;
+    endcase
+  end
+  reg [57:0] word_2;
+  always @* begin
+    case (sel_q_2)
+      4'd0: word_2 = rdata_0;
+      4'd1: word_2 = rdata_1;
+      4'd2: word_2 = rdata_2;
+      4'd3: word_2 = rdata_3;
+      4'd4: word_2 = rdata_4;
+      4'd5: word_2 = rdata_5;
+      4'd6: word_2 = rdata_6;
+      4'd7: word_2 = rdata_7;
+      4'd8: word_2 = rdata_8;
+      4'd9: word_2 = rdata_9;
+      4'd10: word_2 = rdata_10;
+      4'd11: word_2 = rdata_11;
+      4'd12: word_2 = rdata_12;
+      4'd13: word_2 = rdata_13;
+      4'd14: word_2 = rdata_14;
+      4'd15: word_2 = rdata_15;
+    endcase
+  end
+  reg [57:0] word_3;
+  always @* begin
+    case (sel_q_3)
+      4'd0: word_3 = rdata_0;
+      4'd1: word_3 = rdata_1;
+      4'd2: word_3 = rdata_2;
+      4'd3: word_3 = rdata_3;
+      4'd4: word_3 = rdata_4;
+      4'd5: word_3 = rdata_5;
+      4'd6: word_3 = rdata_6;
+      4'd7: word_3 = rdata_7;
+      4'd8: word_3 = rdata_8;
+      4'd9: word_3 = rdata_9;
+      4'd10: word_3 = rdata_10;
+      4'd11: word_3 = rdata_11;
+      4'd12: word_3 = rdata_12;
+      4'd13: word_3 = rdata_13;
+      4'd14: word_3 = rdata_14;
+      4'd15: word_3 = rdata_15;
+    endcase
+  end
+  reg [57:0] word_4;
+  always @* begin
+    case (sel_q_4)
+      4'd0: word_4 = rdata_0;
+      4'd1: word_4 = rdata_1;
+      4'd2: word_4 = rdata_2;
+      4'd3: word_4 = rdata_3;
+      4'd4: word_4 = rdata_4;
+      4'd5: word_4 = rdata_5;
+      4'd6: word_4 = rdata_6;
+      4'd7: word_4 = rdata_7;
+      4'd8: word_4 = rdata_8;
+      4'd9: word_4 = rdata_9;
+      4'd10: word_4 = rdata_10;
+      4'd11: word_4 = rdata_11;
+      4'd12: word_4 = rdata_12;
+      4'd13: word_4 = rdata_13;
+      4'd14: word_4 = rdata_14;
+      4'd15: word_4 = rdata_15;
+    endcase
+  end
+  reg [57:0] word_5;
+  always @* begin
+    case (sel_q_5)
+      4'd0: word_5 = rdata_0;
+      4'd1: word_5 = rdata_1;
+      4'd2: word_5 = rdata_2;
+      4'd3: word_5 = rdata_3;
+      4'd4: word_5 = rdata_4;
+      4'd5: word_5 = rdata_5;
+      4'd6: word_5 = rdata_6;
+      4'd7: word_5 = rdata_7;
+      4'd8: word_5 = rdata_8;
+      4'd9: word_5 = rdata_9;
+      4'd10: word_5 = rdata_10;
+      4'd11: word_5 = rdata_11;
+      4'd12: word_5 = rdata_12;
+      4'd13: word_5 = rdata_13;
+      4'd14: word_5 = rdata_14;
+      4'd15: word_5 = rdata_15;
+    endcase
+  end
+  reg [57:0] word_6;
+  always @* begin
+    case (sel_q_6)
+      4'd0: word_6 = rdata_0;
+      4'd1: word_6 = rdata_1;
+      4'd2: word_6 = rdata_2;
+      4'd3: word_6 = rdata_3;
+      4'd4: word_6 = rdata_4;
+      4'd5: word_6 = rdata_5;
+      4'd6: word_6 = rdata_6;
+      4'd7: word_6 = rdata_7;
+      4'd8: word_6 = rdata_8;
+      4'd9: word_6 = rdata_9;
+      4'd10: word_6 = rdata_10;
+      4'd11: word_6 = rdata_11;
+      4'd12: word_6 = rdata_12;
+      4'd13: word_6 = rdata_13;
+      4'd14: word_6 = rdata_14;
+      4'd15: word_6 = rdata_15;
+    endcase
+  end
+  reg [57:0] word_7;
+  always @* begin
+    case (sel_q_7)
+      4'd0: word_7 = rdata_0;
+      4'd1: word_7 = rdata_1;
+      4'd2: word_7 = rdata_2;
+      4'd3: word_7 = rdata_3;
+      4'd4: word_7 = rdata_4;
+      4'd5: word_7 = rdata_5;
+      4'd6: word_7 = rdata_6;
+      4'd7: word_7 = rdata_7;
+      4'd8: word_7 = rdata_8;
+      4'd9: word_7 = rdata_9;
+      4'd10: word_7 = rdata_10;
+      4'd11: word_7 = rdata_11;
+      4'd12: word_7 = rdata_12;
+      4'd13: word_7 = rdata_13;
+      4'd14: word_7 = rdata_14;
+      4'd15: word_7 = rdata_15;
+    endcase
+  end
+  reg [57:0] word_8;
+  always @* begin
+    case (sel_q_8)
+      4'd0: word_8 = rdata_0;
+      4'd1: word_8 = rdata_1;
+      4'd2: word_8 = rdata_2;
+      4'd3: word_8 = rdata_3;
+      4'd4: word_8 = rdata_4;
+      4'd5: word_8 = rdata_5;
+      4'd6: word_8 = rdata_6;
+      4'd7: word_8 = rdata_7;
+      4'd8: word_8 = rdata_8;
+      4'd9: word_8 = rdata_9;
+      4'd10: word_8 = rdata_10;
+      4'd11: word_8 = rdata_11;
+      4'd12: word_8 = rdata_12;
+      4'd13: word_8 = rdata_13;
+      4'd14: word_8 = rdata_14;
+      4'd15: word_8 = rdata_15;
+    endcase
+  end
+  reg [57:0] word_9;
+  always @* begin
+    case (sel_q_9)
+      4'd0: word_9 = rdata_0;
+      4'd1: word_9 = rdata_1;
+      4'd2: word_9 = rdata_2;
+      4'd3: word_9 = rdata_3;
+      4'd4: word_9 = rdata_4;
+      4'd5: word_9 = rdata_5;
+      4'd6: word_9 = rdata_6;
+      4'd7: word_9 = rdata_7;
+      4'd8: word_9 = rdata_8;
+      4'd9: word_9 = rdata_9;
+      4'd10: word_9 = rdata_10;
+      4'd11: word_9 = rdata_11;
+      4'd12: word_9 = rdata_12;
+      4'd13: word_9 = rdata_13;
+      4'd14: word_9 = rdata_14;
+      4'd15: word_9 = rdata_15;
+    endcase
+  end
+  reg [57:0] word_10;
+  always @* begin
+    case (sel_q_10)
+      4'd0: word_10 = rdata_0;
+      4'd1: word_10 = rdata_1;
+      4'd2: word_10 = rdata_2;
+      4'd3: word_10 = rdata_3;
+      4'd4: word_10 = rdata_4;
+      4'd5: word_10 = rdata_5;
+      4'd6: word_10 = rdata_6;
+      4'd7: word_10 = rdata_7;
+      4'd8: word_10 = rdata_8;
+      4'd9: word_10 = rdata_9;
+      4'd10: word_10 = rdata_10;
+      4'd11: word_10 = rdata_11;
+      4'd12: word_10 = rdata_12;
+      4'd13: word_10 = rdata_13;
+      4'd14: word_10 = rdata_14;
+      4'd15: word_10 = rdata_15;
+    endcase
+  end
+  reg [57:0] word_11;
+  always @* begin
+    case (sel_q_11)
+      4'd0: word_11 = rdata_0;
+      4'd1: word_11 = rdata_1;
+      4'd2: word_11 = rdata_2;
+      4'd3: word_11 = rdata_3;
+      4'd4: word_11 = rdata_4;
+      4'd5: word_11 = rdata_5;
+      4'd6: word_11 = rdata_6;
+      4'd7: word_11 = rdata_7;
+      4'd8: word_11 = rdata_8;
+      4'd9: word_11 = rdata_9;
+      4'd10: word_11 = rdata_10;
+      4'd11: word_11 = rdata_11;
+      4'd12: word_11 = rdata_12;
+      4'd13: word_11 = rdata_13;
+      4'd14: word_11 = rdata_14;
+      4'd15: word_11 = rdata_15;
+    endcase
+  end
+  reg [57:0] word_12;
+  always @* begin
+    case (sel_q_12)
+      4'd0: word_12 = rdata_0;
+      4'd1: word_12 = rdata_1;
+      4'd2: word_12 = rdata_2;
+      4'd3: word_12 = rdata_3;
+      4'd4: word_12 = rdata_4;
+      4'd5: word_12 = rdata_5;
+      4'd6: word_12 = rdata_6;
+      4'd7: word_12 = rdata_7;
+      4'd8: word_12 = rdata_8;
+      4'd9: word_12 = rdata_9;
+      4'd10: word_12 = rdata_10;
+      4'd11: word_12 = rdata_11;
+      4'd12: word_12 = rdata_12;
+      4'd13: word_12 = rdata_13;
+      4'd14: word_12 = rdata_14;
+      4'd15: word_12 = rdata_15;
+    endcase
+  end
+  reg [57:0] word_13;
+  always @* begin
+    case (sel_q_13)
+      4'd0: word_13 = rdata_0;
+      4'd1: word_13 = rdata_1;
+      4'd2: word_13 = rdata_2;
+      4'd3: word_13 = rdata_3;
+      4'd4: word_13 = rdata_4;
+      4'd5: word_13 = rdata_5;
+      4'd6: word_13 = rdata_6;
+      4'd7: word_13 = rdata_7;
+      4'd8: word_13 = rdata_8;
+      4'd9: word_13 = rdata_9;
+      4'd10: word_13 = rdata_10;
+      4'd11: word_13 = rdata_11;
+      4'd12: word_13 = rdata_12;
+      4'd13: word_13 = rdata_13;
+      4'd14: word_13 = rdata_14;
+      4'd15: word_13 = rdata_15;
+    endcase
+  end
+  reg [57:0] word_14;
+  always @* begin
+    case (sel_q_14)
+      4'd0: word_14 = rdata_0;
+      4'd1: word_14 = rdata_1;
+      4'd2: word_14 = rdata_2;
+      4'd3: word_14 = rdata_3;
+      4'd4: word_14 = rdata_4;
+      4'd5: word_14 = rdata_5;
+      4'd6: word_14 = rdata_6;
+      4'd7: word_14 = rdata_7;
+      4'd8: word_14 = rdata_8;
+      4'd9: word_14 = rdata_9;
+      4'd10: word_14 = rdata_10;
+      4'd11: word_14 = rdata_11;
+      4'd12: word_14 = rdata_12;
+      4'd13: word_14 = rdata_13;
+      4'd14: word_14 = rdata_14;
+      4'd15: word_14 = rdata_15;
+    endcase
+  end
+  reg [57:0] word_15;
+  always @* begin
+    case (sel_q_15)
+      4'd0: word_15 = rdata_0;
+      4'd1: word_15 = rdata_1;
+      4'd2: word_15 = rdata_2;
+      4'd3: word_15 = rdata_3;
+      4'd4: word_15 = rdata_4;
+      4'd5: word_15 = rdata_5;
+      4'd6: word_15 = rdata_6;
+      4'd7: word_15 = rdata_7;
+      4'd8: word_15 = rdata_8;
+      4'd9: word_15 = rdata_9;
+      4'd10: word_15 = rdata_10;
+      4'd11: word_15 = rdata_11;
+      4'd12: word_15 = rdata_12;
+      4'd13: word_15 = rdata_13;
+      4'd14: word_15 = rdata_14;
+      4'd15: word_15 = rdata_15;
+    endcase
   end
   assign scale_o = {word_15[17:0], word_14[17:0], word_13[17:0], word_12[17:0], word_11[17:0], word_10[17:0], word_9[17:0], word_8[17:0], word_7[17:0], word_6[17:0], word_5[17:0], word_4[17:0], word_3[17:0], word_2[17:0], word_1[17:0], word_0[17:0]};
   assign shift_o = {word_15[57:18], word_14[57:18], word_13[57:18], word_12[57:18], word_11[57:18], word_10[57:18], word_9[57:18], word_8[57:18], word_7[57:18], word_6[57:18], word_5[57:18], word_4[57:18], word_3[57:18], word_2[57:18], word_1[57:18], word_0[57:18]};

@@ -168,64 +168,46 @@ module normcore_l8_i8_ptable (
   );
 
   // Crossbar: lane i takes the bank holding its u (registered select)
-  wire [383:0] rd_all;
-  assign rd_all = {rdata_7, rdata_6, rdata_5, rdata_4, rdata_3, rdata_2, rdata_1, rdata_0};
   wire [2:0] c_lo_add;  // C mod 8
   assign c_lo_add = chans_i[2:0];
   wire [2:0] sel_0;
   assign sel_0 = c0_lo;
   reg [2:0] sel_q_0;
-  wire [47:0] word_0;
-  assign word_0 = rd_all[{6'd0, sel_q_0} * 9'd48 +: 48];
   wire [2:0] sel_1;
   wire [10:0] lane_c_1;
   assign lane_c_1 = lane_c_i[21:11];
   assign sel_1 = (lane_c_1 >= c0) ? lane_c_1[2:0] : lane_c_1[2:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [2:0] sel_q_1;
-  wire [47:0] word_1;
-  assign word_1 = rd_all[{6'd0, sel_q_1} * 9'd48 +: 48];
   wire [2:0] sel_2;
   wire [10:0] lane_c_2;
   assign lane_c_2 = lane_c_i[32:22];
   assign sel_2 = (lane_c_2 >= c0) ? lane_c_2[2:0] : lane_c_2[2:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [2:0] sel_q_2;
-  wire [47:0] word_2;
-  assign word_2 = rd_all[{6'd0, sel_q_2} * 9'd48 +: 48];
   wire [2:0] sel_3;
   wire [10:0] lane_c_3;
   assign lane_c_3 = lane_c_i[43:33];
   assign sel_3 = (lane_c_3 >= c0) ? lane_c_3[2:0] : lane_c_3[2:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [2:0] sel_q_3;
-  wire [47:0] word_3;
-  assign word_3 = rd_all[{6'd0, sel_q_3} * 9'd48 +: 48];
   wire [2:0] sel_4;
   wire [10:0] lane_c_4;
   assign lane_c_4 = lane_c_i[54:44];
   assign sel_4 = (lane_c_4 >= c0) ? lane_c_4[2:0] : lane_c_4[2:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [2:0] sel_q_4;
-  wire [47:0] word_4;
-  assign word_4 = rd_all[{6'd0, sel_q_4} * 9'd48 +: 48];
   wire [2:0] sel_5;
   wire [10:0] lane_c_5;
   assign lane_c_5 = lane_c_i[65:55];
   assign sel_5 = (lane_c_5 >= c0) ? lane_c_5[2:0] : lane_c_5[2:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [2:0] sel_q_5;
-  wire [47:0] word_5;
-  assign word_5 = rd_all[{6'd0, sel_q_5} * 9'd48 +: 48];
   wire [2:0] sel_6;
   wire [10:0] lane_c_6;
   assign lane_c_6 = lane_c_i[76:66];
   assign sel_6 = (lane_c_6 >= c0) ? lane_c_6[2:0] : lane_c_6[2:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [2:0] sel_q_6;
-  wire [47:0] word_6;
-  assign word_6 = rd_all[{6'd0, sel_q_6} * 9'd48 +: 48];
   wire [2:0] sel_7;
   wire [10:0] lane_c_7;
   assign lane_c_7 = lane_c_i[87:77];
   assign sel_7 = (lane_c_7 >= c0) ? lane_c_7[2:0] : lane_c_7[2:0] + c_lo_add;  // u = c, or c + C when the window wrapped
   reg [2:0] sel_q_7;
-  wire [47:0] word_7;
-  assign word_7 = rd_all[{6'd0, sel_q_7} * 9'd48 +: 48];
   always @(posedge clk_i) begin
     sel_q_0 <= sel_0;
     sel_q_1 <= sel_1;
@@ -235,6 +217,110 @@ module normcore_l8_i8_ptable (
     sel_q_5 <= sel_5;
     sel_q_6 <= sel_6;
     sel_q_7 <= sel_7;
+  end
+  reg [47:0] word_0;
+  always @* begin
+    case (sel_q_0)
+      3'd0: word_0 = rdata_0;
+      3'd1: word_0 = rdata_1;
+      3'd2: word_0 = rdata_2;
+      3'd3: word_0 = rdata_3;
+      3'd4: word_0 = rdata_4;
+      3'd5: word_0 = rdata_5;
+      3'd6: word_0 = rdata_6;
+      3'd7: word_0 = rdata_7;
+    endcase
+  end
+  reg [47:0] word_1;
+  always @* begin
+    case (sel_q_1)
+      3'd0: word_1 = rdata_0;
+      3'd1: word_1 = rdata_1;
+      3'd2: word_1 = rdata_2;
+      3'd3: word_1 = rdata_3;
+      3'd4: word_1 = rdata_4;
+      3'd5: word_1 = rdata_5;
+      3'd6: word_1 = rdata_6;
+      3'd7: word_1 = rdata_7;
+    endcase
+  end
+  reg [47:0] word_2;
+  always @* begin
+    case (sel_q_2)
+      3'd0: word_2 = rdata_0;
+      3'd1: word_2 = rdata_1;
+      3'd2: word_2 = rdata_2;
+      3'd3: word_2 = rdata_3;
+      3'd4: word_2 = rdata_4;
+      3'd5: word_2 = rdata_5;
+      3'd6: word_2 = rdata_6;
+      3'd7: word_2 = rdata_7;
+    endcase
+  end
+  reg [47:0] word_3;
+  always @* begin
+    case (sel_q_3)
+      3'd0: word_3 = rdata_0;
+      3'd1: word_3 = rdata_1;
+      3'd2: word_3 = rdata_2;
+      3'd3: word_3 = rdata_3;
+      3'd4: word_3 = rdata_4;
+      3'd5: word_3 = rdata_5;
+      3'd6: word_3 = rdata_6;
+      3'd7: word_3 = rdata_7;
+    endcase
+  end
+  reg [47:0] word_4;
+  always @* begin
+    case (sel_q_4)
+      3'd0: word_4 = rdata_0;
+      3'd1: word_4 = rdata_1;
+      3'd2: word_4 = rdata_2;
+      3'd3: word_4 = rdata_3;
+      3'd4: word_4 = rdata_4;
+      3'd5: word_4 = rdata_5;
+      3'd6: word_4 = rdata_6;
+      3'd7: word_4 = rdata_7;
+    endcase
+  end
+  reg [47:0] word_5;
+  always @* begin
+    case (sel_q_5)
+      3'd0: word_5 = rdata_0;
+      3'd1: word_5 = rdata_1;
+      3'd2: word_5 = rdata_2;
+      3'd3: word_5 = rdata_3;
+      3'd4: word_5 = rdata_4;
+      3'd5: word_5 = rdata_5;
+      3'd6: word_5 = rdata_6;
+      3'd7: word_5 = rdata_7;
+    endcase
+  end
+  reg [47:0] word_6;
+  always @* begin
+    case (sel_q_6)
+      3'd0: word_6 = rdata_0;
+      3'd1: word_6 = rdata_1;
+      3'd2: word_6 = rdata_2;
+      3'd3: word_6 = rdata_3;
+      3'd4: word_6 = rdata_4;
+      3'd5: word_6 = rdata_5;
+      3'd6: word_6 = rdata_6;
+      3'd7: word_6 = rdata_7;
+    endcase
+  end
+  reg [47:0] word_7;
+  always @* begin
+    case (sel_q_7)
+      3'd0: word_7 = rdata_0;
+      3'd1: word_7 = rdata_1;
+      3'd2: word_7 = rdata_2;
+      3'd3: word_7 = rdata_3;
+      3'd4: word_7 = rdata_4;
+      3'd5: word_7 = rdata_5;
+      3'd6: word_7 = rdata_6;
+      3'd7: word_7 = rdata_7;
+    endcase
   end
   assign scale_o = {word_7[15:0], word_6[15:0], word_5[15:0], word_4[15:0], word_3[15:0], word_2[15:0], word_1[15:0], word_0[15:0]};
   assign shift_o = {word_7[47:16], word_6[47:16], word_5[47:16], word_4[47:16], word_3[47:16], word_2[47:16], word_1[47:16], word_0[47:16]};
