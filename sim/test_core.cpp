@@ -171,7 +171,7 @@ TEST(Cosim, RandomJobsMatchGoldenModel) {
   drv.reset();
   const int jobs = NC_JOBS;
   for (int j = 0; j < jobs; ++j) {
-    auto d = random_job(drv.rng(), drv.shape(), 1500);
+    auto d = random_job(drv.rng(), drv.shape(), 4000);
     const double p_in = kStalls[j % 4];
     const double p_out = kStalls[(j / 4 + j) % 4];
     run_job(drv, d, p_in, p_out);
