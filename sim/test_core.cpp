@@ -59,7 +59,8 @@ JobData random_job(std::mt19937_64& rng, const CoreShape& s, std::size_t max_ele
   auto& st = d.job.settings;
   st.shift = std::uniform_int_distribution<int>(0, 1)(rng)
                  ? std::uniform_int_distribution<int>(0, aw)(rng)
-                 : std::uniform_int_distribution<int>(std::max(0, a.sw - 2), std::min(aw, a.sw + a.xw - a.yw + 2))(rng);
+                 : std::uniform_int_distribution<int>(std::clamp(a.sw + a.xw - a.yw - 4, 0, aw),
+                                                      std::clamp(a.sw + a.xw - a.yw + 2, 0, aw))(rng);
   st.rounding = static_cast<Rounding>(std::uniform_int_distribution<int>(0, 3)(rng));
   switch (std::uniform_int_distribution<int>(0, 4)(rng)) {
     case 0: st.lo = a.y_min(); st.hi = a.y_max(); break;

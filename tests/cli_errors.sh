@@ -38,6 +38,24 @@ expect_error "gen malformed config" 2 "broken.json" "$work/g1" -- "$bin" gen --c
 echo '{"lanes": "eight"}' > "$work/typed.json"
 expect_error "gen config type" 2 "'lanes' must be an integer" "$work/g1" -- "$bin" gen --config "$work/typed.json" -o "$work/g1"
 
+expect_error "accel bus-bits 48" 2 "--bus-bits: 48 must be 32, 64, 128, 256 or 512" "$work/g1" -- \
+  "$bin" gen --accel --bus-bits 48 -o "$work/g1"
+expect_error "accel addr-bits 16" 2 "--addr-bits: 16 is out of range" "$work/g1" -- \
+  "$bin" gen --accel --addr-bits 16 -o "$work/g1"
+expect_error "accel max-burst 3" 2 "--max-burst: 3 must be a power of two" "$work/g1" -- \
+  "$bin" gen --accel --max-burst 3 -o "$work/g1"
+expect_error "accel burst over 4k" 2 "exceed 4 KiB" "$work/g1" -- \
+  "$bin" gen --accel --bus-bits 512 --max-burst 128 -o "$work/g1"
+expect_error "accel outstanding 0" 2 "--outstanding: 0 is out of range" "$work/g1" -- \
+  "$bin" gen --accel --outstanding 0 -o "$work/g1"
+if "$bin" gen --accel --bus-bits 128 -o "$work/a1" > /dev/null &&
+   grep -q '"kind": "accelerator"' "$work/a1/manifest.json" &&
+   [ -f "$work/a1/normcore_regs.hpp" ] && [ -f "$work/a1/normcore_regs.rdl" ] &&
+   [ -f "$work/a1/normcore_registers.md" ] && [ -f "$work/a1/normcore_top.v" ]; then ok
+else bad "gen --accel good run"; fi
+"$bin" gen --config "$work/a1/manifest.json" -o "$work/a2" > /dev/null
+if diff -r "$work/a1" "$work/a2" > /dev/null; then ok; else bad "gen --config accel manifest differs"; fi
+
 # A good run, then a bad run into the same directory leaves the good output untouched.
 if "$bin" gen --lanes 4 -o "$work/g2" > /dev/null && [ -f "$work/g2/manifest.json" ] &&
    grep -q '"top": "normcore_core"' "$work/g2/manifest.json"; then ok; else bad "gen good run"; fi

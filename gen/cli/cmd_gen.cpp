@@ -5,13 +5,16 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "normcore/gen/accel.hpp"
 #include "normcore/gen/core.hpp"
 
 namespace normcore::cli {
 
 namespace {
 struct GenOptions {
-  gen::CoreConfig cfg;
+  gen::AccelConfig acfg;
+  gen::CoreConfig& cfg = acfg.core;
+  bool accel = false;
   std::string config_file;
   std::string out_dir = "normcore_rtl";
   bool in_unsigned = false;
@@ -47,9 +50,24 @@ Action add_gen(CLI::App& app) {
   sub->add_option("-o,--out-dir", opt->out_dir, "Output directory (replaced atomically)")
       ->capture_default_str();
   sub->add_flag("--dry-run", opt->dry_run, "Validate and print the manifest; write nothing");
+  sub->add_flag("--accel", opt->accel,
+                "Generate the memory-mapped accelerator (<name>_top: AXI4-Lite registers, AXI4 "
+                "DMA) around the core");
+  auto& a = opt->acfg;
+  sub->add_option("--bus-bits", a.bus_bits, "Accelerator: AXI4 data width (32..512)")
+      ->capture_default_str();
+  sub->add_option("--addr-bits", a.addr_bits, "Accelerator: AXI4 address width (32..64)")
+      ->capture_default_str();
+  sub->add_option("--id-bits", a.id_bits, "Accelerator: AXI4 ID width (1..8)")->capture_default_str();
+  sub->add_option("--max-burst", a.max_burst, "Accelerator: beats per burst (power of two, <= 256)")
+      ->capture_default_str();
+  sub->add_option("--outstanding", a.outstanding, "Accelerator: read bursts in flight (1..16)")
+      ->capture_default_str();
 
   return [opt, sub]() -> int {
-    gen::CoreConfig cfg = opt->cfg;
+    gen::AccelConfig acfg = opt->acfg;
+    gen::CoreConfig& cfg = acfg.core;
+    bool accel = opt->accel;
     if (!opt->config_file.empty()) {
       std::ifstream is(opt->config_file);
       if (!is) {
@@ -59,8 +77,10 @@ Action add_gen(CLI::App& app) {
       nlohmann::json j;
       try {
         j = nlohmann::json::parse(is);
+        if (j.contains("kind") && j["kind"] == "accelerator") accel = true;
         if (j.contains("config") && j["config"].is_object()) j = j["config"];  // a manifest
-        cfg = gen::CoreConfig::from_json(j);
+        acfg = gen::AccelConfig::from_json(j);
+        if (j.contains("bus_bits")) accel = true;
       } catch (const std::exception& e) {
         std::cerr << "normcore gen: error: --config " << opt->config_file << ": " << e.what()
                   << "\n";
@@ -77,14 +97,19 @@ Action add_gen(CLI::App& app) {
       if (sub->count("--max-channels")) cfg.max_channels = o.max_channels;
       if (sub->count("--inner-bits")) cfg.inner_bits = o.inner_bits;
       if (sub->count("--pipeline")) cfg.pipeline = o.pipeline;
+      if (sub->count("--bus-bits")) acfg.bus_bits = opt->acfg.bus_bits;
+      if (sub->count("--addr-bits")) acfg.addr_bits = opt->acfg.addr_bits;
+      if (sub->count("--id-bits")) acfg.id_bits = opt->acfg.id_bits;
+      if (sub->count("--max-burst")) acfg.max_burst = opt->acfg.max_burst;
+      if (sub->count("--outstanding")) acfg.outstanding = opt->acfg.outstanding;
     }
     if (opt->in_unsigned) cfg.arith.x_signed = false;
     if (opt->out_unsigned) cfg.arith.y_signed = false;
-    if (const auto err = cfg.check(); !err.empty()) {
+    if (const auto err = accel ? acfg.check() : cfg.check(); !err.empty()) {
       std::cerr << "normcore gen: error: " << err << "\n";
       return kExitBadInput;
     }
-    const auto files = gen::render_core(cfg);
+    const auto files = accel ? gen::render_accel(acfg) : gen::render_core(cfg);
     if (opt->dry_run) {
       for (const auto& f : files) {
         if (f.name == "manifest.json") std::cout << f.content;
@@ -92,7 +117,8 @@ Action add_gen(CLI::App& app) {
       return kExitOk;
     }
     gen::write_files_atomically(opt->out_dir, files);
-    std::cout << "normcore gen: wrote " << files.size() << " files for " << cfg.top_name()
+    std::cout << "normcore gen: wrote " << files.size() << " files for "
+              << (accel ? acfg.top_name() : cfg.top_name())
               << " to " << opt->out_dir << "\n";
     return kExitOk;
   };

@@ -30,11 +30,29 @@ void Module::always_comb(Block body, std::string comment) {
 }
 void Module::instance(Instance inst) { items.emplace_back(std::move(inst)); }
 
+namespace {
+// Verilog-2005 / SystemVerilog keywords a generated name could plausibly collide with.
+const std::set<std::string>& keywords() {
+  static const std::set<std::string> k = {
+      "always", "and", "assign", "begin", "buf", "case", "default", "do", "else", "end",
+      "endcase", "endmodule", "final", "for", "force", "function", "generate", "if", "initial",
+      "inout", "input", "int", "integer", "large", "logic", "medium", "module", "nand", "nor",
+      "not", "or", "output", "parameter", "reg", "release", "repeat", "signed", "small",
+      "strong0", "strong1", "supply0", "supply1", "table", "task", "time", "tri", "unsigned",
+      "weak0", "weak1", "while", "wire", "xor", "xnor", "bit", "byte", "shortint", "longint",
+      "type", "struct", "union", "enum", "const", "static", "return", "break", "continue"};
+  return k;
+}
+}  // namespace
+
 void Module::validate() const {
   std::set<std::string> names;
   auto add = [&](const std::string& n) {
     if (n.empty() || !names.insert(n).second) {
       throw std::logic_error("module " + name + ": duplicate or empty name '" + n + "'");
+    }
+    if (keywords().count(n) != 0) {
+      throw std::logic_error("module " + name + ": name '" + n + "' is a Verilog keyword");
     }
   };
   for (const auto& p : ports) {

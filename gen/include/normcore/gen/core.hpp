@@ -20,6 +20,9 @@ struct GeneratedFile {
   std::string content;
 };
 
+// Comment lines at the top of every generated file: generator version, contract, exact config.
+std::vector<std::string> generated_header(const nlohmann::json& config, const std::string& file);
+
 // Verilog files (one per module), manifest.json and filelist.f, in a deterministic order.
 std::vector<GeneratedFile> render_core(const CoreConfig& cfg);
 

@@ -1,0 +1,53 @@
+// Configuration of the memory-mapped accelerator: the streaming core plus an AXI4-Lite register
+// block and an AXI4 DMA master.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "normcore/gen/config.hpp"
+#include "normcore/gen/core.hpp"
+#include "normcore/gen/ir.hpp"
+
+namespace normcore::gen {
+
+struct AccelConfig {
+  CoreConfig core;
+  int bus_bits = 64;         // AXI4 data width: 32, 64, 128, 256 or 512
+  int addr_bits = 32;        // AXI4 address width: 32..64
+  int id_bits = 4;           // AXI4 ID width: 1..8
+  int max_burst = 32;        // beats per burst: power of two, 1..256
+  int outstanding = 8;       // read bursts in flight: 1..16 (>= 4 hides memory latency)
+  int axil_addr_bits = 12;   // AXI4-Lite address width (4 KiB register window)
+
+  // Empty if valid, else a message that starts with the offending CLI option.
+  [[nodiscard]] std::string check() const;
+  [[nodiscard]] int bus_bytes() const { return bus_bits / 8; }
+  // Bytes per parameter entry in memory: {b, s} packed (s in the low bits), 8 or 16 bytes.
+  [[nodiscard]] int param_entry_bytes() const { return core.param_bits() <= 64 ? 8 : 16; }
+  [[nodiscard]] std::string top_name() const { return core.name + "_top"; }
+  [[nodiscard]] nlohmann::json to_json() const;
+  static AccelConfig from_json(const nlohmann::json& j);
+};
+
+// Error codes in ERR_CODE.
+enum class AccelError : int {
+  none = 0,
+  bad_channels = 1,   // C = 0 or C > MAX_CHANNELS
+  zero_length = 2,    // HW = 0 or N = 0
+  bad_shift = 3,      // R > accumulator width
+  misaligned = 4,     // SRC, DST or PARAM not aligned to the bus width
+  window = 5,         // a region outside [WIN_BASE, WIN_LAST] or the address width
+  overlap = 6,        // DST overlaps SRC (in place is allowed when DST == SRC and YW <= XW)
+  read = 7,           // SLVERR/DECERR on a read (ERR_ADDR: the bus word)
+  write = 8,          // SLVERR/DECERR on a write (ERR_ADDR: the burst)
+  core = 9,           // the core refused its configuration (not expected after validation)
+};
+
+// All modules of the accelerator, the top (cfg.top_name()) last.
+std::vector<Module> build_accel(const AccelConfig& cfg);
+// Verilog, filelist.f, manifest.json, <name>_regs.hpp, <name>_registers.md, <name>_regs.rdl.
+std::vector<GeneratedFile> render_accel(const AccelConfig& cfg);
+
+}  // namespace normcore::gen
