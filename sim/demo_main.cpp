@@ -111,11 +111,18 @@ int main(int argc, char** argv) {
                 static_cast<long long>(img.job.lo), static_cast<long long>(img.job.hi));
     std::printf("tensor %s (%s), %zu elements, %llu beats; set-up %d cycles\n", shape_text.c_str(),
                 layout_text.c_str(), total, static_cast<unsigned long long>(r.out_beats), setup);
-    std::printf("first outputs (channel: x -> y):\n");
-    for (std::size_t e = 0; e < std::min<std::size_t>(total, 12); ++e) {
-      const auto c = channel_of(static_cast<std::int64_t>(e), channels, inner, layout);
-      std::printf("  c%lld: %5lld -> %5lld\n", static_cast<long long>(c),
-                  static_cast<long long>(x[e]), static_cast<long long>(e < r.y.size() ? r.y[e] : 0));
+    std::printf("two elements of each channel (channel: x -> y, float reference):\n");
+    std::vector<int> shown(static_cast<std::size_t>(channels), 0);
+    for (std::size_t e = 0; e < total; ++e) {
+      const auto c = static_cast<std::size_t>(
+          channel_of(static_cast<std::int64_t>(e), channels, inner, layout));
+      if (shown[c] >= 2 || c >= 16) continue;
+      ++shown[c];
+      const long double ref = std::clamp<long double>(
+          ad[c].first * static_cast<long double>(x[e]) + ad[c].second,
+          static_cast<long double>(img.job.lo), static_cast<long double>(img.job.hi));
+      std::printf("  c%zu: %5lld -> %5lld   (%.3Lf)\n", c, static_cast<long long>(x[e]),
+                  static_cast<long long>(e < r.y.size() ? r.y[e] : 0), ref);
     }
     std::printf("RTL vs golden model: %zu mismatches in %zu elements%s\n", mismatches, total,
                 mismatches == 0 ? " (bit-exact)" : "");

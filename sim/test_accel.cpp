@@ -131,6 +131,14 @@ void run_good_job(AccelDriver& d, const AccelJob& j) {
   const std::uint64_t elems = d.rd(R::PERF_ELEMS_LO_OFFSET) |
                               (std::uint64_t{d.rd(R::PERF_ELEMS_HI_OFFSET)} << 32);
   EXPECT_EQ(elems, j.elements()) << describe(j);
+  // Busy cycles: at least one per output beat, at most the cycles from START to the interrupt.
+  const std::uint64_t active = d.rd(R::PERF_ACTIVE_OFFSET);
+  const std::uint64_t beats = (j.elements() + static_cast<std::uint64_t>(d.shape().lanes) - 1) /
+                              static_cast<std::uint64_t>(d.shape().lanes);
+  EXPECT_GE(active, beats) << describe(j);
+  EXPECT_LE(active, o.cycles) << describe(j);
+  EXPECT_LE(d.rd(R::PERF_RD_STALL_OFFSET), active) << describe(j);
+  EXPECT_LE(d.rd(R::PERF_WR_STALL_OFFSET), active) << describe(j);
   for (const auto& v : d.mem().violations()) ADD_FAILURE() << describe(j) << ": " << v;
   d.mem().clear_violations();
   ++g_jobs;

@@ -17,16 +17,6 @@ using v::part;
 using v::sext;
 using v::zext;
 
-namespace {
-
-int log2i(int v) {
-  int l = 0;
-  while ((1 << l) < v) ++l;
-  return l;
-}
-
-}  // namespace
-
 constexpr int kErrChannels = static_cast<int>(AccelError::bad_channels);
 constexpr int kErrZeroLength = static_cast<int>(AccelError::zero_length);
 constexpr int kErrShift = static_cast<int>(AccelError::bad_shift);
@@ -60,7 +50,7 @@ Module build_ctrl(const AccelConfig& c, const std::string& name) {
   const int tw = sz.tw, wb = sz.wb, ew = sz.ew;
   const int cw = core.chan_bits(), hw = core.inner_bits, rw = core.rshift_bits();
   const int aw = c.addr_bits;
-  const int bb = c.bus_bytes(), bl = log2i(bb);
+  const int bb = c.bus_bytes(), bl = clog2(bb);
   const int L = core.lanes;
   Module m;
   m.name = name;
@@ -205,9 +195,9 @@ Module build_ctrl(const AccelConfig& c, const std::string& name) {
   shr_to("in_bytes", "in_bits", bw2, 7, 3, byb);
   shr_to("out_bytes", "out_bits", bw2, 7, 3, byb);
   const int pe = c.param_entry_bytes();
-  const int pbb = cw + log2i(pe);
+  const int pbb = cw + clog2(pe);
   m.wire("prm_bytes", pbb);
-  m.assign("prm_bytes", zext("ch_q", cw, pbb) + " << " + std::to_string(log2i(pe)));
+  m.assign("prm_bytes", zext("ch_q", cw, pbb) + " << " + std::to_string(clog2(pe)));
   m.reg("in_words_q", wb);
   m.reg("out_words_q", wb);
   m.reg("prm_words_q", wb);

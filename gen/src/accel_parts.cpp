@@ -28,11 +28,6 @@ int pow2_gcd(int pow2, int other) {
   return g;
 }
 
-int log2i(int v) {
-  int l = 0;
-  while ((1 << l) < v) ++l;
-  return l;
-}
 
 }  // namespace
 
@@ -136,7 +131,7 @@ Module build_flop_fifo(const std::string& name, int width, int depth) {
 Module build_gear_in(const std::string& name, int in_bits, int ew, int k, int count_bits) {
   const int kew = k * ew;
   const int g = pow2_gcd(in_bits, kew);
-  const int lg = log2i(g);
+  const int lg = clog2(g);
   const int cap = in_bits + kew;
   const int capu = cap / g, au = in_bits / g, ku = kew / g;
   const int fw = bits_for(capu);
@@ -222,7 +217,7 @@ Module build_gear_in(const std::string& name, int in_bits, int ew, int k, int co
 Module build_gear_out(const std::string& name, int out_bits, int ew, int k) {
   const int kew = k * ew;
   const int g = pow2_gcd(out_bits, kew);
-  const int lg = log2i(g);
+  const int lg = clog2(g);
   const int cap = out_bits + kew;
   const int au = out_bits / g, ku = kew / g;
   const int fw = bits_for(cap / g);
@@ -304,7 +299,7 @@ namespace {
 void burst_len(Module& m, const AccelConfig& c, const std::string& p, const std::string& addr,
                const std::string& left, int wb, int lb) {
   const int aw = c.addr_bits;
-  const int bl = log2i(c.bus_bytes());
+  const int bl = clog2(c.bus_bytes());
   const int wpb = 4096 / c.bus_bytes();  // words per 4 KiB
   const int ob = 12 - bl;                 // bits of the word offset inside 4 KiB
   m.wire(p + "_to4k", lb, "words to the next 4 KiB boundary");
@@ -321,7 +316,7 @@ void burst_len(Module& m, const AccelConfig& c, const std::string& p, const std:
 }
 
 void axi_consts(Module& m, const AccelConfig& c, const std::string& ch) {
-  const int bl = log2i(c.bus_bytes());
+  const int bl = clog2(c.bus_bytes());
   m.assign("m_axi_" + ch + "id", lit(c.id_bits, 0));
   m.assign("m_axi_" + ch + "size", lit(3, static_cast<unsigned long long>(bl)), "full bus width");
   m.assign("m_axi_" + ch + "burst", "2'b01", "INCR");
@@ -348,7 +343,7 @@ void axi_addr_ports(Module& m, const AccelConfig& c, const std::string& ch) {
 // ---------------------------------------------------------------------------------------------
 Module build_rdma(const AccelConfig& c, const std::string& name, int wb, int crb) {
   const int aw = c.addr_bits;
-  const int bl = log2i(c.bus_bytes());
+  const int bl = clog2(c.bus_bytes());
   const int lb = bits_for(std::max(c.max_burst, 4096 / c.bus_bytes()));
   const int ob = bits_for(c.outstanding);
   Module m;
@@ -447,7 +442,7 @@ Module build_rdma(const AccelConfig& c, const std::string& name, int wb, int crb
 Module build_wdma(const AccelConfig& c, const std::string& name, int wb, int fcb) {
   const int aw = c.addr_bits;
   const int bb = c.bus_bytes();
-  const int bl = log2i(bb);
+  const int bl = clog2(bb);
   const int lb = bits_for(std::max(c.max_burst, 4096 / bb));
   Module m;
   m.name = name;
