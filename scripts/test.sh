@@ -12,6 +12,6 @@ echo "build: $(( $(date +%s) - start )) s"
 (cd "$build" && ctest -j "$(nproc)" --output-on-failure --timeout 1200)
 echo "== sanitizer build (ASan + UBSan) of the unit tests"
 BUILD_DIR=$build-asan TARGETS="unit_tests normcore" bash "$root/scripts/build.sh" \
-  -DNORMCORE_SANITIZE=ON -DNORMCORE_COSIM=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  -DNORMCORE_SANITIZE=ON -DNORMCORE_COSIM=OFF
 (cd "$build-asan" && ctest -j "$(nproc)" --output-on-failure -L "unit|cli")
 echo "test.sh: total $(( $(date +%s) - start )) s"
