@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "normcore/gen/accel.hpp"
 #include "normcore/gen/core.hpp"
+#include "normcore/gen/ref_designs.hpp"
 
 namespace normcore::cli {
 
@@ -20,6 +21,7 @@ struct GenOptions {
   bool in_unsigned = false;
   bool out_unsigned = false;
   bool dry_run = false;
+  std::string design = "core";
 };
 }  // namespace
 
@@ -53,6 +55,12 @@ Action add_gen(CLI::App& app) {
   sub->add_flag("--accel", opt->accel,
                 "Generate the memory-mapped accelerator (<name>_top: AXI4-Lite registers, AXI4 "
                 "DMA) around the core");
+  sub->add_option("--design", opt->design,
+                  "What to generate: core (the product), or a PPA reference design sized like "
+                  "the core: bare-mac (one registered a*b+c per lane), decomposed (framework-style "
+                  "(x-mean)*inv_std*gamma+beta stages); see docs/ppa.md")
+      ->check(CLI::IsMember({"core", "bare-mac", "decomposed"}))
+      ->capture_default_str();
   auto& a = opt->acfg;
   sub->add_option("--bus-bits", a.bus_bits, "Accelerator: AXI4 data width (32..512)")
       ->capture_default_str();
@@ -109,7 +117,17 @@ Action add_gen(CLI::App& app) {
       std::cerr << "normcore gen: error: " << err << "\n";
       return kExitBadInput;
     }
-    const auto files = accel ? gen::render_accel(acfg) : gen::render_core(cfg);
+    const bool ref = opt->design != "core";
+    if (ref && accel) {
+      std::cerr << "normcore gen: error: --design: " << opt->design
+                << " cannot be combined with --accel\n";
+      return kExitBadInput;
+    }
+    const auto rdesign = opt->design == "bare-mac" ? gen::RefDesign::bare_mac
+                                                    : gen::RefDesign::decomposed;
+    const auto files = accel ? gen::render_accel(acfg)
+                       : ref ? gen::render_ref(cfg, rdesign)
+                             : gen::render_core(cfg);
     if (opt->dry_run) {
       for (const auto& f : files) {
         if (f.name == "manifest.json") std::cout << f.content;
@@ -118,7 +136,7 @@ Action add_gen(CLI::App& app) {
     }
     gen::write_files_atomically(opt->out_dir, files);
     std::cout << "normcore gen: wrote " << files.size() << " files for "
-              << (accel ? acfg.top_name() : cfg.top_name())
+              << (accel ? acfg.top_name() : ref ? gen::ref_top_name(cfg, rdesign) : cfg.top_name())
               << " to " << opt->out_dir << "\n";
     return kExitOk;
   };

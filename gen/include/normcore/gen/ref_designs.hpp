@@ -1,0 +1,49 @@
+// Reference designs for PPA comparisons (docs/ppa.md), built with the same module IR and emitter
+// as the core and sized from the same CoreConfig (lanes, element / scale / shift widths, max
+// channels):
+//   bare_mac    the physical limit: per lane one registered a*b + c (inputs and output registered)
+//   decomposed  the batch norm a framework lowering produces at the same precision:
+//               (x - mean) * inv_std * gamma + beta as separate registered fixed-point stages,
+//               parameters per channel, then round and clamp to the output width.
+// They are measuring sticks, not products: no stream flow control, and the simplifications listed
+// in docs/ppa.md (all of which make the references smaller, never larger).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "normcore/gen/config.hpp"
+#include "normcore/gen/core.hpp"
+#include "normcore/gen/ir.hpp"
+
+namespace normcore::gen {
+
+enum class RefDesign { bare_mac, decomposed };
+
+// "bare-mac" / "decomposed".
+std::string to_string(RefDesign d);
+// Top module name: <name>_bare_mac or <name>_decomposed.
+std::string ref_top_name(const CoreConfig& cfg, RefDesign d);
+
+// Fixed-point widths of the decomposed design (derived from the core's widths).
+struct DecomposedWidths {
+  int mw;   // mean: signed, units of 2^-f of x
+  int f;    // fraction bits of the mean
+  int dw;   // x - mean (exact)
+  int iw;   // inv_std (signed, per-tensor exponent k1)
+  int tw;   // normalised value after requantisation (saturated)
+  int gw;   // gamma
+  int aw;   // t * gamma + beta (exact)
+  int k1w;  // width of the requantisation shift input
+  int rw;   // width of the output shift input
+  [[nodiscard]] int param_bits(int bw) const { return mw + iw + gw + bw; }
+};
+DecomposedWidths decomposed_widths(const CoreConfig& cfg);
+
+// All modules of the design, the top last. cfg must pass check().
+std::vector<Module> build_ref(const CoreConfig& cfg, RefDesign d);
+
+// Verilog files, manifest.json (kind "reference") and filelist.f.
+std::vector<GeneratedFile> render_ref(const CoreConfig& cfg, RefDesign d);
+
+}  // namespace normcore::gen

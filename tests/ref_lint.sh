@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Reference designs of the PPA harness: every design, several configurations, must be
+# verilator --lint-only -Wall clean (zero warnings) and pass Yosys synth with no latches and
+# `check -assert`. Usage: ref_lint.sh <normcore-binary>
+set -euo pipefail
+nc=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+configs=(
+  "--lanes 4 --in-bits 8 --out-bits 8 --scale-bits 16 --shift-bits 32 --max-channels 512"
+  "--lanes 4 --in-bits 8 --out-bits 8 --scale-bits 16 --shift-bits 16 --max-channels 512"
+  "--lanes 1 --in-bits 8 --out-bits 8 --scale-bits 16 --shift-bits 32 --max-channels 64"
+  "--lanes 3 --in-bits 4 --out-bits 8 --scale-bits 10 --shift-bits 20 --max-channels 37 --in-unsigned"
+  "--lanes 2 --in-bits 16 --out-bits 16 --scale-bits 12 --shift-bits 44 --max-channels 2048 --out-unsigned"
+  "--lanes 8 --in-bits 8 --out-bits 4 --scale-bits 16 --shift-bits 32 --max-channels 1"
+)
+fail=0
+for design in bare-mac decomposed; do
+  for i in "${!configs[@]}"; do
+    d=$work/${design}_$i
+    # shellcheck disable=SC2086
+    "$nc" gen --design "$design" --name r$i ${configs[$i]} -o "$d" >/dev/null
+    top=$(sed -n 's/^ *"top": "\([^"]*\)".*/\1/p' "$d/manifest.json")
+    mapfile -t files < <(sed "s|^|$d/|" "$d/filelist.f")
+    if ! out=$(verilator --lint-only -Wall --top-module "$top" "${files[@]}" 2>&1) || [ -n "$out" ]; then
+      echo "$out"; echo "FAIL lint: $design ${configs[$i]}"; fail=1; continue
+    fi
+    if ! yosys -q -p "read_verilog ${files[*]}; synth -top $top; \
+        select -assert-none t:\$dlatch t:\$adlatch t:\$_DLATCH_* t:\$_DLATCHSR_*; check -assert" \
+        > "$work/yosys.log" 2>&1; then
+      cat "$work/yosys.log"; echo "FAIL yosys: $design ${configs[$i]}"; fail=1; continue
+    fi
+    echo "ok: $design ${configs[$i]} ($top)"
+  done
+done
+exit $fail

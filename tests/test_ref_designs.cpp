@@ -1,0 +1,99 @@
+// Reference designs for the PPA harness (gen/src/ref_designs.cpp): structure, widths, determinism.
+// Lint (verilator -Wall) and Yosys checks of the emitted RTL: tests/ref_lint.sh.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "normcore/gen/ref_designs.hpp"
+
+namespace normcore::gen {
+namespace {
+
+CoreConfig cfg_l(int lanes) {
+  CoreConfig c;
+  c.name = "r";
+  c.lanes = lanes;
+  c.max_channels = 512;
+  return c;
+}
+
+int count_of(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+const GeneratedFile& file(const std::vector<GeneratedFile>& fs, const std::string& name) {
+  auto it = std::find_if(fs.begin(), fs.end(), [&](const auto& f) { return f.name == name; });
+  if (it == fs.end()) throw std::runtime_error("no file " + name);
+  return *it;
+}
+
+TEST(RefDesigns, BareMacHasOneMultiplierPerLaneAndCoreWidths) {
+  const auto mods = build_ref(cfg_l(4), RefDesign::bare_mac);
+  ASSERT_EQ(mods.size(), 2U);
+  EXPECT_EQ(mods.back().name, "r_bare_mac");
+  EXPECT_EQ(ref_top_name(cfg_l(4), RefDesign::bare_mac), "r_bare_mac");
+  const auto fs = render_ref(cfg_l(4), RefDesign::bare_mac);
+  const std::string lane = file(fs, "r_mac.v").content;
+  EXPECT_EQ(count_of(lane, "_e * "), 1);
+  EXPECT_NE(lane.find("input  wire [15:0] b_i"), std::string::npos);
+  EXPECT_NE(lane.find("output wire [32:0] p_o"), std::string::npos);  // acc bits of the core
+  const std::string top = file(fs, "r_bare_mac.v").content;
+  EXPECT_EQ(count_of(top, "r_mac u_mac_"), 4);
+}
+
+TEST(RefDesigns, DecomposedHasTwoMultipliersAndSeparateStages) {
+  const auto fs = render_ref(cfg_l(4), RefDesign::decomposed);
+  const std::string lane = file(fs, "r_dlane.v").content;
+  EXPECT_EQ(count_of(lane, "_e * "), 2);
+  EXPECT_NE(lane.find("d_q <= x_e - mean_e"), std::string::npos);
+  for (const char* r : {"d_q", "p_q", "t_q", "g_q", "a_q", "y_q"}) {
+    EXPECT_NE(lane.find(std::string(r) + " <="), std::string::npos) << r;
+  }
+  const std::string top = file(fs, "r_decomposed.v").content;
+  EXPECT_EQ(count_of(top, "r_dlane u_dlane_"), 4);
+  EXPECT_EQ(count_of(top, "r_dram u_dram_"), 4);
+  const auto w = decomposed_widths(cfg_l(4));
+  EXPECT_EQ(w.mw, 15);
+  EXPECT_EQ(w.f, 7);
+  EXPECT_EQ(w.dw, 16);  // fits one 16x16 DSP
+  EXPECT_EQ(w.aw, 33);
+  EXPECT_EQ(w.param_bits(32), 15 + 16 + 16 + 32);
+  const auto man = nlohmann::json::parse(file(fs, "manifest.json").content);
+  EXPECT_EQ(man["kind"], "reference");
+  EXPECT_EQ(man["design"], "decomposed");
+  EXPECT_EQ(man["top"], "r_decomposed");
+  EXPECT_EQ(man["multipliers_per_lane"], 2);
+  EXPECT_EQ(file(fs, "filelist.f").content, "r_dram.v\nr_dlane.v\nr_decomposed.v\n");
+}
+
+TEST(RefDesigns, OneLaneHasNoLaneSelect) {
+  const auto fs = render_ref(cfg_l(1), RefDesign::decomposed);
+  EXPECT_EQ(file(fs, "r_decomposed.v").content.find("prm_lane_i,\n"), std::string::npos);
+  const auto fs3 = render_ref(cfg_l(3), RefDesign::decomposed);
+  EXPECT_NE(file(fs3, "r_decomposed.v").content.find("[1:0]  prm_lane_i,\n"), std::string::npos);
+}
+
+TEST(RefDesigns, UnsignedInputWidensTheDifference) {
+  auto c = cfg_l(2);
+  c.arith.x_signed = false;
+  EXPECT_EQ(decomposed_widths(c).dw, 17);
+}
+
+TEST(RefDesigns, DeterministicAndValidated) {
+  for (auto d : {RefDesign::bare_mac, RefDesign::decomposed}) {
+    const auto a = render_ref(cfg_l(5), d);
+    const auto b = render_ref(cfg_l(5), d);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].content, b[i].content);
+    auto bad = cfg_l(0);
+    EXPECT_THROW(build_ref(bad, d), std::invalid_argument);
+  }
+  EXPECT_EQ(to_string(RefDesign::bare_mac), "bare-mac");
+  EXPECT_EQ(to_string(RefDesign::decomposed), "decomposed");
+}
+
+}  // namespace
+}  // namespace normcore::gen
