@@ -1,0 +1,24 @@
+# Accelerator configurations the runtime is tested and demonstrated on. Each one is generated at
+# build time into ${NORMCORE_DEVICES_DIR}/<name>/rtl (manifest.json, Verilog, register header);
+# sim/ adds a Verilator plugin (libnormcore_sim.so) beside it when the co-simulation is built.
+#   normcore_device(<name> <normcore gen args...>)   ->  target device_<name>
+set(NORMCORE_DEVICES_DIR ${PROJECT_BINARY_DIR}/devices)
+set(NORMCORE_DEVICES "" CACHE INTERNAL "")
+function(normcore_device name)
+  set(dir ${NORMCORE_DEVICES_DIR}/${name})
+  add_custom_command(
+    OUTPUT ${dir}/rtl/manifest.json
+    COMMAND $<TARGET_FILE:normcore> gen --accel --name ${name} ${ARGN} -o ${dir}/rtl
+    DEPENDS normcore
+    COMMENT "normcore gen --accel ${name} (device)" VERBATIM)
+  add_custom_target(device_${name} ALL DEPENDS ${dir}/rtl/manifest.json)
+  set(NORMCORE_DEVICES ${NORMCORE_DEVICES} ${name} CACHE INTERNAL "")
+  set(NORMCORE_DEVICE_ARGS_${name} ${ARGN} CACHE INTERNAL "")
+endfunction()
+
+# The default configuration (8 lanes, int8 -> int8, 1024 channels, 64-bit AXI4): the demo's.
+normcore_device(normcore)
+# A small one so tiling is exercised on small tensors: 5 channels, INNER up to 15, 3 lanes,
+# int16 -> uint8, 32-bit bus.
+normcore_device(nc_small --lanes 3 --in-bits 16 --out-bits 8 --out-unsigned --max-channels 5
+                --inner-bits 4 --bus-bits 32)

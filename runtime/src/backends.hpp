@@ -1,0 +1,13 @@
+// Factories of the backends built into the runtime library (registered by open_device()).
+#pragma once
+
+#include <memory>
+
+#include "normcore/device.hpp"
+
+namespace normcore::detail {
+
+std::unique_ptr<Device> open_ref_device(const DeviceSpec& spec);  // ref_device.cpp
+std::unique_ptr<Device> open_uio_device(const DeviceSpec& spec);  // uio_device.cpp
+
+}  // namespace normcore::detail
