@@ -34,6 +34,7 @@ void add_builtins_locked(Registry& r) {
   r.builtins = true;
   r.factories.try_emplace("ref", detail::open_ref_device);
   r.factories.try_emplace("uio", detail::open_uio_device);
+  r.factories.try_emplace("sim", detail::open_sim_device);
 }
 
 }  // namespace
