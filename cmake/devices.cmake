@@ -8,8 +8,8 @@ function(normcore_device name)
   set(dir ${NORMCORE_DEVICES_DIR}/${name})
   add_custom_command(
     OUTPUT ${dir}/rtl/manifest.json
-    COMMAND $<TARGET_FILE:normcore> gen --accel --name ${name} ${ARGN} -o ${dir}/rtl
-    DEPENDS normcore
+    COMMAND $<TARGET_FILE:normcore_gen_tool> gen --accel --name ${name} ${ARGN} -o ${dir}/rtl
+    DEPENDS normcore_gen_tool
     COMMENT "normcore gen --accel ${name} (device)" VERBATIM)
   add_custom_target(device_${name} ALL DEPENDS ${dir}/rtl/manifest.json)
   set(NORMCORE_DEVICES ${NORMCORE_DEVICES} ${name} CACHE INTERNAL "")

@@ -33,8 +33,8 @@ function(normcore_accel_cosim name)
   endforeach()
   add_custom_command(
     OUTPUT ${vfiles} ${dir}/rtl/manifest.json ${dir}/rtl/filelist.f ${dir}/rtl/${prefix}_regs.hpp
-    COMMAND $<TARGET_FILE:normcore> gen ${gen_args} -o ${dir}/rtl
-    DEPENDS normcore
+    COMMAND $<TARGET_FILE:normcore_gen_tool> gen ${gen_args} -o ${dir}/rtl
+    DEPENDS normcore_gen_tool
     COMMENT "normcore gen --accel ${name}" VERBATIM)
   file(WRITE ${dir}/inc/accel_regs.hpp
        "#pragma once\n#include \"${prefix}_regs.hpp\"\nnamespace accel_regs = ${prefix}_regs;\n")

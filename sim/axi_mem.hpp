@@ -297,22 +297,35 @@ class AxiMemory {
   void clear_write_errors() { cfg_.write_errors.clear(); }
   void add_write_error(AxiErrorRange r) { cfg_.write_errors.push_back(r); }
 
+  // ---- Hang (fault injection): while on, the memory stops answering: every READY is low and
+  // no new R beat or B response is presented (one already presented stays until accepted, as
+  // AXI requires). Accepted bursts keep their place and resume when it is turned off. ----
+  void set_hang(bool on) { hang_ = on; }
+  bool hung() const { return hang_; }
+
   // ---- Per cycle ----
   // Sets the slave outputs for this cycle. Calling it again in the same cycle repeats them.
   void drive(AxiSignals& s) {
     if (!driven_) {
       driven_ = true;
-      ar_ready_ = reads_.size() < cfg_.max_outstanding_reads && !chance(cfg_.p_arready_low);
-      aw_ready_ = outstanding_writes() < cfg_.max_outstanding_writes && !chance(cfg_.p_awready_low);
-      w_ready_ = w_ahead_.size() < cfg_.max_w_ahead && !chance(cfg_.p_wready_low);
-      if (!r_valid_ && !reads_.empty() && cycle_ >= reads_.front().first_cycle &&
+      if (hang_) {
+        ar_ready_ = aw_ready_ = w_ready_ = false;
+      } else {
+        ar_ready_ = reads_.size() < cfg_.max_outstanding_reads && !chance(cfg_.p_arready_low);
+        aw_ready_ =
+            outstanding_writes() < cfg_.max_outstanding_writes && !chance(cfg_.p_awready_low);
+        w_ready_ = w_ahead_.size() < cfg_.max_w_ahead && !chance(cfg_.p_wready_low);
+      }
+      if (!hang_ && !r_valid_ && !reads_.empty() && cycle_ >= reads_.front().first_cycle &&
           !chance(cfg_.p_r_idle)) {
         const ReadBurst& rb = reads_.front();
         r_valid_ = true;
         const std::uint64_t a = beat_addr(rb.addr, rb.size, rb.beat);
         mem_.read_into((a & ~static_cast<std::uint64_t>(bytes_ - 1)) & addr_mask_, rdata_);
       }
-      if (!b_valid_ && !bresps_.empty() && cycle_ >= bresps_.front().cycle) b_valid_ = true;
+      if (!hang_ && !b_valid_ && !bresps_.empty() && cycle_ >= bresps_.front().cycle) {
+        b_valid_ = true;
+      }
       if (!r_valid_) std::fill(rdata_.begin(), rdata_.end(), cfg_.idle_rdata);
     }
     check_sizes(s, "drive");
@@ -751,6 +764,7 @@ class AxiMemory {
   AxiSignals prev_;
   bool prev_arready_ = false, prev_awready_ = false, prev_wready_ = false;
   bool have_prev_ = false;
+  bool hang_ = false;
 
   std::vector<std::string> messages_;
   std::array<std::size_t, static_cast<std::size_t>(AxiCheck::count_)> counts_{};

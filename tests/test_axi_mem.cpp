@@ -954,4 +954,35 @@ TEST(AxiMem, ViolationMessagesAreCapped) {
   EXPECT_EQ(t.mem.violations()[0].rfind("cycle ", 0), 0U);
 }
 
+// Hang: no handshake and no response while on (a beat already presented stays valid); turned
+// off, every accepted burst completes with the right data and no violation is recorded.
+TEST(AxiMem, HangStopsAnsweringUntilReleased) {
+  AxiMemConfig cfg;
+  cfg.data_bits = 64;
+  cfg.read_latency = 3;
+  Bench t(cfg);
+  t.m.read(ReadJob{0x1000, 3, -1, 1, 1});
+  for (int c = 0; c < 4; ++c) t.step();  // AR accepted, first R beat presented
+  ASSERT_EQ(t.m.ar_cycles.size(), 1U);
+  t.mem.set_hang(true);
+  EXPECT_TRUE(t.mem.hung());
+  t.m.read(ReadJob{0x2000, 0, -1, 1, 2});
+  t.m.write(WriteJob{0x3000, 1, -1, 1, 3, {}, {}, {}});
+  const auto beats = t.mem.stats().read_beats;
+  for (int c = 0; c < 200; ++c) {
+    t.step();
+    EXPECT_FALSE(t.s.arready || t.s.awready || t.s.wready) << "cycle " << c;
+    EXPECT_FALSE(t.s.bvalid) << "cycle " << c;
+  }
+  EXPECT_LE(t.mem.stats().read_beats, beats + 1);  // at most the beat already on R
+  EXPECT_EQ(t.m.ar_cycles.size(), 1U);
+  EXPECT_TRUE(t.m.aw_cycles.empty());
+  t.mem.set_hang(false);
+  ASSERT_TRUE(t.run());
+  EXPECT_EQ(t.m.results.size(), 2U);
+  EXPECT_EQ(t.m.bresps.size(), 1U);
+  EXPECT_EQ(t.mem.read_bytes(0x3000, 1)[0], static_cast<std::uint8_t>(0x3000 + 1));
+  EXPECT_EQ(t.mem.violation_count(), 0U) << all_violations(t.mem);
+}
+
 }  // namespace

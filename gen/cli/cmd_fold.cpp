@@ -65,11 +65,14 @@ Action add_fold(CLI::App& app) {
       const auto cfg = read_core_config(o->config);
       BnParams bn = o->npz.empty() ? load_bn_json(o->params) : load_bn(o->params, o->npz);
       validate(bn);
+      std::string tiling_note;
       if (bn.channels() > static_cast<std::size_t>(cfg.max_channels)) {
-        throw Error(o->params + ": " + std::to_string(bn.channels()) +
-                    " channels exceed the core's max_channels " +
-                    std::to_string(cfg.max_channels) +
-                    " (the runtime tiles larger layers; fold them per tile)");
+        const std::size_t mc = static_cast<std::size_t>(cfg.max_channels);
+        tiling_note = "note: " + std::to_string(bn.channels()) +
+                      " channels exceed the core's max_channels " + std::to_string(mc) +
+                      ": the runtime runs the layer as " +
+                      std::to_string((bn.channels() + mc - 1) / mc) +
+                      " channel groups (one device job each)\n";
       }
       FoldOptions fo;
       if (!o->rounding.empty()) {
@@ -87,7 +90,7 @@ Action add_fold(CLI::App& app) {
         std::vector<std::uint8_t> bytes(text.begin(), text.end());
         write_file_atomic(o->report, bytes);
       }
-      std::cout << text << "wrote " << o->out << " (" << res.scale.size() << " channels)\n";
+      std::cout << text << tiling_note << "wrote " << o->out << " (" << res.scale.size() << " channels)\n";
       return kExitOk;
     } catch (const Error& e) {
       std::cerr << "normcore fold: error: " << e.what() << "\n";

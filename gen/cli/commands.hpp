@@ -17,5 +17,7 @@ inline constexpr int kExitBadInput = 2;
 
 Action add_gen(CLI::App& app);
 Action add_fold(CLI::App& app);
+Action add_run(CLI::App& app);
+Action add_info(CLI::App& app);
 
 }  // namespace normcore::cli

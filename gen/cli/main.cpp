@@ -1,4 +1,4 @@
-// normcore: fold batch-norm parameters, generate the RTL, (later) run jobs on a device.
+// normcore: fold batch-norm parameters, generate the RTL, run jobs on a device.
 #include <iostream>
 
 #include "commands.hpp"
@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   const auto gen = normcore::cli::add_gen(app);
   const auto fold = normcore::cli::add_fold(app);
+  const auto run = normcore::cli::add_run(app);
+  const auto info = normcore::cli::add_info(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -19,6 +21,8 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("gen")) return gen();
     if (app.got_subcommand("fold")) return fold();
+    if (app.got_subcommand("run")) return run();
+    if (app.got_subcommand("info")) return info();
   } catch (const std::exception& e) {
     std::cerr << "normcore: error: " << e.what() << "\n";
     return normcore::cli::kExitFailure;

@@ -1,10 +1,154 @@
-// Placeholder until the sim backend lands (same session).
+// The sim backend: the Verilated accelerator as an in-process device. The `normcore` CLI generates
+// the RTL, so the runtime cannot link the Verilated models; each generated device instead gets a
+// plugin, <devices>/<name>/libnormcore_sim.so (sim/models.cmake, sim/sim_plugin.cpp), which this
+// loader finds beside the manifest, dlopen()s and checks before opening the device through it.
+//
+//   sim:<manifest>[,lib=<plugin path>][,<options the plugin reads: latency, stall, seed, ...>]
+//
+// Plugin ABI (sim/sim_plugin.cpp exports these with C linkage; keep the two in step):
+//   int         normcore_sim_abi();     // kSimPluginAbi
+//   const char* normcore_sim_config();  // the manifest "config" it was built for, canonical JSON
+//   Device*     normcore_sim_open(const DeviceSpec&, const Manifest&, std::string* error);
+// The plugin carries private copies of the runtime and of Verilator's library (linked with
+// --exclude-libs), so the types above must have the same layout on both sides: bump
+// kSimPluginAbi whenever DeviceSpec, Manifest, Device or DmaBuffer change shape.
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <system_error>
+#include <vector>
+
 #include "backends.hpp"
 
 namespace normcore::detail {
 
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kSimPluginAbi = 1;
+constexpr const char* kPluginFile = "libnormcore_sim.so";
+
+using AbiFn = int (*)();
+using ConfigFn = const char* (*)();
+using OpenFn = Device* (*)(const DeviceSpec&, const Manifest&, std::string*);
+
+std::string display(const fs::path& p) {
+  std::error_code ec;
+  const fs::path a = fs::absolute(p, ec);
+  return (ec ? p : a).lexically_normal().string();
+}
+
+// Keys whose values differ between two config objects: "lanes 4 vs 3, ...".
+std::string config_diff(const nlohmann::json& want, const nlohmann::json& have) {
+  std::string out;
+  auto add = [&out](const std::string& k, const std::string& a, const std::string& b) {
+    out += (out.empty() ? "" : ", ") + k + " " + a + " vs " + b;
+  };
+  if (!want.is_object() || !have.is_object()) return out;
+  for (const auto& [k, v] : want.items()) {
+    if (!have.contains(k)) {
+      add(k, v.dump(), "(absent)");
+    } else if (have.at(k) != v) {
+      add(k, v.dump(), have.at(k).dump());
+    }
+  }
+  for (const auto& [k, v] : have.items()) {
+    if (!want.contains(k)) add(k, "(absent)", v.dump());
+  }
+  return out;
+}
+
+}  // namespace
+
 std::unique_ptr<Device> open_sim_device(const DeviceSpec& spec) {
-  throw DeviceError("device '" + spec.text + "': backend 'sim' is not implemented yet");
+  const std::string who = "device '" + spec.text + "'";
+  Manifest manifest;
+  try {
+    manifest = load_manifest(spec.target);
+  } catch (const DeviceError&) {
+    throw;
+  } catch (const Error& e) {
+    throw DeviceError(who + ": " + e.what());
+  }
+
+  // Where the plugin is: lib=<path>, else beside the rtl/ directory of the manifest, else in it.
+  std::vector<fs::path> tried;
+  const std::string lib = spec.get("lib", "");
+  if (!lib.empty()) {
+    tried.emplace_back(lib);
+  } else {
+    fs::path dir = fs::path(spec.target).parent_path();
+    if (dir.empty()) dir = ".";
+    tried.push_back(dir / ".." / kPluginFile);
+    tried.push_back(dir / kPluginFile);
+  }
+  fs::path plugin;
+  for (const auto& p : tried) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) {
+      plugin = fs::absolute(p, ec).lexically_normal();
+      break;
+    }
+  }
+  if (plugin.empty()) {
+    std::string list;
+    for (const auto& p : tried) list += (list.empty() ? "" : ", ") + display(p);
+    throw DeviceError(who + ": no sim plugin for " + manifest.config.name + " (tried " + list +
+                      "); the co-simulation build makes them: configure with "
+                      "-DNORMCORE_COSIM=ON and build the target sim_" +
+                      manifest.config.name + ", or give lib=<path>");
+  }
+  const std::string where = plugin.string();
+
+  // Never dlclose()d: devices, buffers and their code may outlive anything here.
+  void* handle = dlopen(where.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* e = dlerror();
+    throw DeviceError(who + ": cannot load sim plugin " + where + ": " +
+                      (e != nullptr ? e : "unknown dlopen error"));
+  }
+  auto sym = [&](const char* name) {
+    dlerror();
+    void* p = dlsym(handle, name);
+    if (p == nullptr) {
+      throw DeviceError(who + ": " + where + " is not a normcore sim plugin (no symbol " + name +
+                        ")");
+    }
+    return p;
+  };
+  // dlsym returns data pointers; POSIX guarantees they convert to function pointers.
+  const auto abi = reinterpret_cast<AbiFn>(sym("normcore_sim_abi"));
+  const auto config = reinterpret_cast<ConfigFn>(sym("normcore_sim_config"));
+  const auto open = reinterpret_cast<OpenFn>(sym("normcore_sim_open"));
+
+  if (const int v = abi(); v != kSimPluginAbi) {
+    throw DeviceError(who + ": sim plugin " + where + " has ABI version " + std::to_string(v) +
+                      ", this runtime needs version " + std::to_string(kSimPluginAbi) +
+                      ": rebuild it with this runtime (target sim_" + manifest.config.name + ")");
+  }
+
+  const char* built_text = config();
+  const std::string built = built_text != nullptr ? built_text : "";
+  const auto have = nlohmann::json::parse(built, nullptr, /*allow_exceptions=*/false);
+  const auto want = nlohmann::json::parse(manifest.config_json, nullptr, false);
+  if (have.is_discarded() || have != want) {
+    const std::string diff = config_diff(want, have);
+    throw DeviceError(who + ": manifest mismatch: " + manifest.source + " describes config " +
+                      manifest.config_json + " but the plugin " + where + " was built for " +
+                      (built.empty() ? std::string("(nothing)") : built) +
+                      (diff.empty() ? "" : " (differs in: " + diff + ")"));
+  }
+
+  std::string error;
+  Device* dev = open(spec, manifest, &error);
+  if (dev == nullptr) {
+    throw DeviceError(error.empty() ? who + ": sim plugin " + where + " failed to open the device"
+                                    : error);
+  }
+  return std::unique_ptr<Device>(dev);
 }
 
 }  // namespace normcore::detail

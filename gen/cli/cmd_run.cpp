@@ -1,0 +1,289 @@
+// normcore run / normcore info: drive a device (ref, sim, uio) through the host driver.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "normcore/driver.hpp"
+#include "normcore/npz.hpp"
+#include "normcore/params_file.hpp"
+
+namespace normcore::cli {
+
+namespace {
+
+struct RunCli {
+  std::string device, params, input, output, shape, layout = "nchw", out_dtype;
+  double in_scale = 0, out_scale = 0;
+  std::int64_t in_zp = 0, out_zp = 0;
+  int timeout_ms = 30000;
+  bool progress = false, quiet = false;
+  std::uint64_t tile = 0;
+};
+
+std::vector<std::uint64_t> parse_shape(const std::string& text) {
+  std::vector<std::uint64_t> v;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    std::size_t n = 0;
+    unsigned long long x = 0;
+    try {
+      x = std::stoull(item, &n);
+    } catch (const std::exception&) {
+      n = 0;
+    }
+    if (n == 0 || n != item.size() || x == 0) {
+      throw Error("--shape '" + text + "': '" + item + "' is not a positive integer");
+    }
+    v.push_back(x);
+  }
+  if (v.size() < 2 || v.size() > 4) {
+    throw Error("--shape '" + text + "': expected N,C,H,W (nchw) or N,H,W,C (nhwc), 2 to 4 numbers");
+  }
+  return v;
+}
+
+// The host dtype matching an .npy array.
+DType host_dtype(const NpyArray& a, const std::string& path) {
+  const std::string t = a.dtype.size() > 1 ? a.dtype.substr(1) : a.dtype;
+  if (t == "i1") return DType::int8;
+  if (t == "u1") return DType::uint8;
+  if (t == "i2") return DType::int16;
+  if (t == "u2") return DType::uint16;
+  if (t == "i4") return DType::int32;
+  if (t == "f4" || t == "f8") return DType::float32;
+  throw Error("--input " + path + ": dtype " + a.dtype +
+              " is not supported (int8, uint8, int16, uint16, int32, float32)");
+}
+
+// The smallest host dtype holding the device's outputs.
+DType default_out_dtype(const DeviceConfig& c) {
+  if (c.out_bits <= 8) return c.out_signed ? DType::int8 : DType::uint8;
+  if (c.out_bits <= 16) return c.out_signed ? DType::int16 : DType::uint16;
+  return DType::int32;
+}
+
+struct HostTensor {
+  DType dtype = DType::int8;
+  std::vector<std::uint8_t> bytes;  // count * dtype_bytes, aligned for the widest type via alloc
+  std::size_t count = 0;
+  std::vector<std::int32_t> storage;  // backing store (4-byte aligned)
+  void* data() { return storage.data(); }
+  void resize(DType t, std::size_t n) {
+    dtype = t;
+    count = n;
+    storage.assign((n * dtype_bytes(t) + 3) / 4 + 1, 0);
+  }
+};
+
+void fill_from_npy(HostTensor& h, const NpyArray& a, DType t) {
+  h.resize(t, a.size());
+  auto put = [&](auto* p) {
+    using T = std::remove_pointer_t<decltype(p)>;
+    if constexpr (std::is_same_v<T, float>) {
+      for (std::size_t i = 0; i < a.size(); ++i) p[i] = static_cast<float>(a.as_double[i]);
+    } else {
+      for (std::size_t i = 0; i < a.size(); ++i) p[i] = static_cast<T>(a.as_int[i]);
+    }
+  };
+  switch (t) {
+    case DType::int8: put(reinterpret_cast<std::int8_t*>(h.data())); break;
+    case DType::uint8: put(reinterpret_cast<std::uint8_t*>(h.data())); break;
+    case DType::int16: put(reinterpret_cast<std::int16_t*>(h.data())); break;
+    case DType::uint16: put(reinterpret_cast<std::uint16_t*>(h.data())); break;
+    case DType::int32: put(reinterpret_cast<std::int32_t*>(h.data())); break;
+    case DType::float32: put(reinterpret_cast<float*>(h.data())); break;
+  }
+}
+
+void write_output(const std::string& path, const std::vector<std::size_t>& shape, HostTensor& h) {
+  if (h.dtype == DType::float32) {
+    const float* p = reinterpret_cast<const float*>(h.data());
+    std::vector<double> v(p, p + h.count);
+    write_npy(path, shape, "float32", v);
+    return;
+  }
+  std::vector<std::int64_t> v(h.count);
+  auto get = [&](const auto* p) {
+    for (std::size_t i = 0; i < h.count; ++i) v[i] = static_cast<std::int64_t>(p[i]);
+  };
+  switch (h.dtype) {
+    case DType::int8: get(reinterpret_cast<const std::int8_t*>(h.data())); break;
+    case DType::uint8: get(reinterpret_cast<const std::uint8_t*>(h.data())); break;
+    case DType::int16: get(reinterpret_cast<const std::int16_t*>(h.data())); break;
+    case DType::uint16: get(reinterpret_cast<const std::uint16_t*>(h.data())); break;
+    case DType::int32: get(reinterpret_cast<const std::int32_t*>(h.data())); break;
+    case DType::float32: break;
+  }
+  write_npy(path, shape, std::string(to_string(h.dtype)), v);
+}
+
+int do_run(const RunCli& o) {
+  // Everything up to the submit is the user's input: errors exit 2.
+  Accelerator* acc_p = nullptr;
+  std::optional<Accelerator> acc;
+  std::shared_ptr<const Params> params;
+  HostTensor in, out;
+  JobShape shape;
+  std::vector<std::size_t> out_shape;
+  RunOptions ro;
+  try {
+    const ParamImage image = read_params(o.params);
+    const NpyArray x = read_npy(o.input);
+    const DType in_t = host_dtype(x, o.input);
+    shape.layout = parse_layout(o.layout);
+    std::vector<std::uint64_t> dims;
+    if (!o.shape.empty()) {
+      dims = parse_shape(o.shape);
+    } else {
+      for (auto d : x.shape) dims.push_back(d);
+      if (dims.size() < 2 || dims.size() > 4) {
+        throw Error("--input " + o.input + ": a " + std::to_string(dims.size()) +
+                    "-D array needs --shape N,C,H,W");
+      }
+    }
+    if (shape.layout == Layout::nchw) {
+      shape.n = dims[0];
+      shape.c = dims[1];
+      shape.hw = 1;
+      for (std::size_t i = 2; i < dims.size(); ++i) shape.hw *= dims[i];
+    } else {
+      shape.n = dims[0];
+      shape.c = dims.back();
+      shape.hw = 1;
+      for (std::size_t i = 1; i + 1 < dims.size(); ++i) shape.hw *= dims[i];
+    }
+    if (shape.elements() != x.size()) {
+      throw Error("--shape: " + std::to_string(shape.n) + "x" + std::to_string(shape.c) + "x" +
+                  std::to_string(shape.hw) + " = " + std::to_string(shape.elements()) +
+                  " elements, but " + o.input + " has " + std::to_string(x.size()));
+    }
+    if (shape.c != image.scale.size()) {
+      throw Error("--shape: C = " + std::to_string(shape.c) + " but " + o.params + " has " +
+                  std::to_string(image.scale.size()) + " channels");
+    }
+    out_shape = x.shape.empty() ? std::vector<std::size_t>{x.size()} : x.shape;
+    if (in_t == DType::float32) {
+      if (!(o.in_scale > 0)) throw Error("--input " + o.input + " is float: give --in-scale (and --in-zero-point)");
+      ro.in_quant = Quant{o.in_scale, o.in_zp};
+    }
+    DriverOptions dopt;
+    dopt.job_timeout = std::chrono::milliseconds(o.timeout_ms);
+    if (o.tile > 0) dopt.max_tile_elements = o.tile;
+    const bool show = o.progress || (!o.quiet && isatty(2) != 0 && x.size() >= (1u << 22));
+    if (show) {
+      dopt.progress = [](std::uint64_t done, std::uint64_t total) {
+        std::fprintf(stderr, "\rnormcore run: %3.0f%% (%llu / %llu elements)",
+                     100.0 * static_cast<double>(done) / static_cast<double>(total),
+                     static_cast<unsigned long long>(done), static_cast<unsigned long long>(total));
+        if (done == total) std::fprintf(stderr, "\n");
+      };
+    }
+    acc.emplace(Accelerator::open(o.device, dopt));
+    acc_p = &*acc;
+    DType out_t = default_out_dtype(acc_p->manifest().config);
+    if (!o.out_dtype.empty()) {
+      out_t = parse_dtype(o.out_dtype);
+    } else if (in_t == DType::float32 && o.out_scale > 0) {
+      out_t = DType::float32;
+    }
+    if (out_t == DType::float32) {
+      if (!(o.out_scale > 0)) throw Error("--out-dtype float32 needs --out-scale (and --out-zero-point)");
+      ro.out_quant = Quant{o.out_scale, o.out_zp};
+    }
+    fill_from_npy(in, x, in_t);
+    out.resize(out_t, x.size());
+    params = acc_p->upload(image);
+  } catch (const std::exception& e) {
+    std::cerr << "normcore run: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  Run r;
+  try {
+    r = acc_p->submit(params, TensorView{in.dtype, in.data(), in.count},
+                      MutableTensorView{out.dtype, out.data(), out.count}, shape, ro);
+  } catch (const std::exception& e) {
+    std::cerr << "normcore run: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  try {
+    r.get();
+  } catch (const std::exception& e) {
+    std::cerr << "normcore run: error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  try {
+    write_output(o.output, out_shape, out);
+  } catch (const std::exception& e) {
+    std::cerr << "normcore run: error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  if (!o.quiet) {
+    const RunStats s = r.stats();
+    std::printf("normcore run: %llu elements (%llux%llux%llu %s) on %s in %llu device job(s); "
+                "device %.3f s, host %.3f s; %llu register reads, %llu writes; wrote %s\n",
+                static_cast<unsigned long long>(s.elements), static_cast<unsigned long long>(shape.n),
+                static_cast<unsigned long long>(shape.c), static_cast<unsigned long long>(shape.hw),
+                std::string(to_string(shape.layout)).c_str(), o.device.c_str(),
+                static_cast<unsigned long long>(s.tiles), s.device_seconds, s.host_seconds,
+                static_cast<unsigned long long>(s.mmio_reads),
+                static_cast<unsigned long long>(s.mmio_writes), o.output.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Action add_run(CLI::App& app) {
+  auto o = std::make_shared<RunCli>();
+  auto* sub = app.add_subcommand("run", "Run a BN job on a device (ref, sim or uio)");
+  sub->add_option("--device", o->device,
+                  "Device string: ref:<manifest.json> | sim:<manifest.json>[,latency=N,stall=P,"
+                  "trace=f.vcd] | uio:<uioN>,manifest=<m>,dma=<udmabufN>")
+      ->required();
+  sub->add_option("--params", o->params, "Folded parameter image (normcore fold)")->required();
+  sub->add_option("--input", o->input, ".npy input (int8, uint8, int16, uint16, int32, float32)")
+      ->required();
+  sub->add_option("--output", o->output, ".npy output (written atomically)")->required();
+  sub->add_option("--shape", o->shape,
+                  "N,C,H,W (nchw) or N,H,W,C (nhwc); default: the input array's shape");
+  sub->add_option("--layout", o->layout, "nchw | nhwc")->capture_default_str();
+  sub->add_option("--in-scale", o->in_scale, "Quantisation scale of a float32 input");
+  sub->add_option("--in-zero-point", o->in_zp, "Quantisation zero point of a float32 input");
+  sub->add_option("--out-scale", o->out_scale, "Dequantise the output with this scale (float32)");
+  sub->add_option("--out-zero-point", o->out_zp, "Zero point for dequantising the output");
+  sub->add_option("--out-dtype", o->out_dtype,
+                  "Output element type (default: the device's output type, or float32 with "
+                  "--out-scale and a float input)");
+  sub->add_option("--timeout", o->timeout_ms, "Per device job time-out in ms")
+      ->capture_default_str();
+  sub->add_option("--tile", o->tile, "Largest device job in elements (default 16 Mi)");
+  sub->add_flag("--progress", o->progress, "Print progress to stderr (default: on a terminal)");
+  sub->add_flag("-q,--quiet", o->quiet, "No summary line");
+  return [o] { return do_run(*o); };
+}
+
+Action add_info(CLI::App& app) {
+  auto dev = std::make_shared<std::string>();
+  auto* sub = app.add_subcommand("info", "Print a device's ID, version and capabilities");
+  sub->add_option("--device", *dev, "Device string (see normcore run --help)")->required();
+  return [dev] {
+    try {
+      auto acc = Accelerator::open(*dev);
+      std::cout << "device: " << *dev << "\nmanifest: " << acc.manifest().source
+                << " (top " << acc.manifest().top << ")\n"
+                << acc.info().describe();
+      return kExitOk;
+    } catch (const std::exception& e) {
+      std::cerr << "normcore info: error: " << e.what() << "\n";
+      return kExitBadInput;
+    }
+  };
+}
+
+}  // namespace normcore::cli

@@ -1,0 +1,537 @@
+// The `sim` backend through the public device API only (open_device("sim:<manifest>,...")): the
+// Verilated accelerator loaded from its plugin (sim/models.cmake, sim/sim_plugin.cpp). Registers
+// against the manifest, jobs programmed by hand from the manifest's register map and compared
+// bit-exactly with the golden model on every generated device, DMA buffers, fault injection
+// (fail_job, hang_job), the VCD trace and the loader's errors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "normcore/contract.hpp"
+#include "normcore/device.hpp"
+#include "normcore/manifest.hpp"
+
+namespace normcore {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::string manifest_of(const std::string& device) {
+  return std::string(NC_DEVICES_DIR) + "/" + device + "/rtl/manifest.json";
+}
+std::string sim(const std::string& device, const std::string& options = "") {
+  return "sim:" + manifest_of(device) + options;
+}
+std::vector<std::string> all_devices() {
+  std::vector<std::string> v;
+  std::stringstream ss(NC_SIM_DEVICES);
+  for (std::string d; std::getline(ss, d, ',');) {
+    if (!d.empty()) v.push_back(d);
+  }
+  return v;
+}
+
+// A fresh directory under the system temp directory, removed at the end of the test.
+struct TempDir {
+  TempDir() {
+    static int n = 0;
+    path = fs::temp_directory_path() /
+           ("nc_sim_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  fs::path path;
+};
+
+// The DeviceError message of f(), or "" if it did not throw one.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const DeviceError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::uint64_t mask(int w) { return w >= 64 ? ~0ULL : (1ULL << w) - 1; }
+std::uint64_t bytes_for_bits(std::uint64_t bits) { return (bits + 7) / 8; }
+
+// LSB-first bit packing, as the manifest's tensor_packing and param_entry describe.
+void put_bits(std::span<std::uint8_t> out, std::uint64_t bit, std::uint64_t v, int w) {
+  for (int i = 0; i < w; ++i, ++bit) {
+    if (((v >> i) & 1U) != 0) out[bit / 8] |= static_cast<std::uint8_t>(1U << (bit % 8));
+  }
+}
+std::int64_t get_bits(std::span<const std::uint8_t> in, std::uint64_t bit, int w, bool is_signed) {
+  std::uint64_t u = 0;
+  for (int i = 0; i < w; ++i, ++bit) {
+    if (((in[bit / 8] >> (bit % 8)) & 1U) != 0) u |= 1ULL << i;
+  }
+  if (is_signed && ((u >> (w - 1)) & 1U) != 0) u |= ~0ULL << w;
+  return static_cast<std::int64_t>(u);
+}
+
+struct Job {
+  int channels = 1;
+  std::uint64_t inner = 1, outer = 1;
+  Layout layout = Layout::nchw;
+  JobSettings settings;
+  std::vector<std::int64_t> scale, shift, x;
+  [[nodiscard]] std::uint64_t elements() const {
+    return static_cast<std::uint64_t>(channels) * inner * outer;
+  }
+  [[nodiscard]] std::vector<std::int64_t> golden() const {
+    std::vector<std::int64_t> y(x.size());
+    apply_tensor(x, y, scale, shift, static_cast<std::int64_t>(inner), layout, settings);
+    return y;
+  }
+};
+
+Job random_job(std::mt19937_64& rng, const DeviceConfig& c, std::uint64_t max_elements) {
+  const ArithSpec a = c.arith();
+  auto uni = [&rng](auto lo, auto hi) {
+    return std::uniform_int_distribution<decltype(lo)>(lo, hi)(rng);
+  };
+  Job j;
+  j.channels = uni(1, std::min(c.max_channels, 3 * c.lanes + 5));
+  j.inner = uni(std::uint64_t{1}, std::min<std::uint64_t>(c.max_inner(), 60));
+  j.outer = uni(std::uint64_t{1}, std::uint64_t{40});
+  while (j.outer > 1 && j.elements() > max_elements) --j.outer;
+  j.layout = uni(0, 1) != 0 ? Layout::nhwc : Layout::nchw;
+  const int r_hi = std::clamp(a.sw + a.xw - a.yw + 2, 0, a.acc_bits());
+  const int r_lo = std::clamp(a.sw + a.xw - a.yw - 4, 0, r_hi);
+  j.settings.shift = uni(r_lo, r_hi);
+  j.settings.rounding = static_cast<Rounding>(uni(0, 3));
+  j.settings.lo = a.y_min();
+  j.settings.hi = a.y_max();
+  const int bbits = std::min(a.bw, a.sw + a.xw);
+  for (int ch = 0; ch < j.channels; ++ch) {
+    j.scale.push_back(uni(a.s_min(), a.s_max()));
+    j.shift.push_back(uni(-(std::int64_t{1} << (bbits - 1)), (std::int64_t{1} << (bbits - 1)) - 1));
+  }
+  for (std::uint64_t i = 0; i < j.elements(); ++i) j.x.push_back(uni(a.x_min(), a.x_max()));
+  return j;
+}
+
+struct Outcome {
+  bool irq = false;
+  std::uint32_t status = 0, irq_status = 0, err_code = 0;
+  std::uint64_t err_addr = 0;
+  std::vector<std::int64_t> y;
+};
+
+// Programs jobs by register name from the manifest, with its buffers allocated on the device.
+class Runner {
+ public:
+  explicit Runner(Device& d) : d_(d), m_(d.manifest()), c_(m_.config) {}
+
+  // Allocates and fills the buffers of `j` (kept until the next stage()).
+  void stage(const Job& j) {
+    const ArithSpec a = c_.arith();
+    const auto eb = static_cast<std::size_t>(c_.param_entry_bytes());
+    prm_ = d_.alloc(static_cast<std::size_t>(j.channels) * eb);
+    src_ = d_.alloc(bytes_for_bits(j.elements() * static_cast<std::uint64_t>(a.xw)));
+    dst_ = d_.alloc(bytes_for_bits(j.elements() * static_cast<std::uint64_t>(a.yw)));
+    auto p = prm_->map();
+    std::fill(p.begin(), p.end(), std::uint8_t{0});
+    for (std::size_t ch = 0; ch < j.scale.size(); ++ch) {
+      const std::uint64_t bit = ch * eb * 8;
+      put_bits(p, bit, static_cast<std::uint64_t>(j.scale[ch]) & mask(a.sw), a.sw);
+      put_bits(p, bit + static_cast<std::uint64_t>(a.sw),
+               static_cast<std::uint64_t>(j.shift[ch]) & mask(a.bw), a.bw);
+    }
+    auto s = src_->map();
+    std::fill(s.begin(), s.end(), std::uint8_t{0});
+    for (std::size_t i = 0; i < j.x.size(); ++i) {
+      put_bits(s, i * static_cast<std::uint64_t>(a.xw), static_cast<std::uint64_t>(j.x[i]) & mask(a.xw),
+               a.xw);
+    }
+    auto o = dst_->map();
+    std::fill(o.begin(), o.end(), std::uint8_t{0x5A});
+    prm_->sync_to_device();
+    src_->sync_to_device();
+    dst_->sync_to_device();
+  }
+
+  void wr(const char* reg, std::uint64_t v) { d_.write32(m_.offset(reg), static_cast<std::uint32_t>(v)); }
+  std::uint32_t rd(const char* reg) { return d_.read32(m_.offset(reg)); }
+  std::uint32_t field(const char* reg, const char* f) { return m_.field(reg, f).get(rd(reg)); }
+
+  void program(const Job& j) {
+    wr("CHANNELS", static_cast<std::uint64_t>(j.channels));
+    wr("INNER", j.inner);
+    wr("OUTER", j.outer);
+    std::uint32_t mode = 0;
+    mode = m_.field("MODE", "layout").put(mode, j.layout == Layout::nhwc ? 1 : 0);
+    mode = m_.field("MODE", "rounding").put(mode, static_cast<std::uint64_t>(j.settings.rounding));
+    mode = m_.field("MODE", "shift").put(mode, static_cast<std::uint64_t>(j.settings.shift));
+    wr("MODE", mode);
+    wr("CLAMP_LO", static_cast<std::uint64_t>(j.settings.lo) & mask(c_.out_bits));
+    wr("CLAMP_HI", static_cast<std::uint64_t>(j.settings.hi) & mask(c_.out_bits));
+    wr64("SRC", src_->device_address());
+    wr64("DST", dst_->device_address());
+    wr64("PARAM", prm_->device_address());
+  }
+
+  void start() {
+    std::uint32_t ctrl = 0;
+    ctrl = m_.field("CTRL", "start").put(ctrl, 1);
+    ctrl = m_.field("CTRL", "irq_en_done").put(ctrl, 1);
+    ctrl = m_.field("CTRL", "irq_en_error").put(ctrl, 1);
+    wr("CTRL", ctrl);
+  }
+
+  Outcome finish(const Job& j, std::chrono::milliseconds timeout = 20s) {
+    Outcome o;
+    o.irq = d_.wait_irq(timeout);
+    o.status = rd("STATUS");
+    o.irq_status = rd("IRQ_STATUS");
+    wr("IRQ_STATUS", o.irq_status);  // W1C
+    o.err_code = field("ERR_CODE", "code");
+    o.err_addr = rd("ERR_ADDR_LO") | (std::uint64_t{rd("ERR_ADDR_HI")} << 32);
+    dst_->sync_from_device();
+    const ArithSpec a = c_.arith();
+    const auto out = dst_->map();
+    for (std::uint64_t i = 0; i < j.elements(); ++i) {
+      o.y.push_back(get_bits(out, i * static_cast<std::uint64_t>(a.yw), a.yw, a.y_signed));
+    }
+    return o;
+  }
+
+  Outcome run(const Job& j) {
+    stage(j);
+    program(j);
+    start();
+    return finish(j);
+  }
+
+  // A job that must complete without error, bit-exact.
+  void run_good(const Job& j, const std::string& what) {
+    const Outcome o = run(j);
+    ASSERT_TRUE(o.irq) << what;
+    EXPECT_EQ(m_.field("STATUS", "done").get(o.status), 1U) << what;
+    EXPECT_EQ(m_.field("STATUS", "error").get(o.status), 0U) << what;
+    EXPECT_EQ(o.err_code, 0U) << what;
+    const auto want = j.golden();
+    ASSERT_EQ(o.y.size(), want.size());
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      if (o.y[i] != want[i] && bad++ < 5) {
+        ADD_FAILURE() << what << ": element " << i << " is " << o.y[i] << ", golden " << want[i];
+      }
+    }
+    EXPECT_EQ(bad, 0U) << what;
+  }
+
+  DmaBuffer& src() { return *src_; }
+  DmaBuffer& dst() { return *dst_; }
+
+ private:
+  void wr64(const std::string& base, std::uint64_t v) {
+    wr((base + "_LO").c_str(), v & 0xFFFFFFFFu);
+    wr((base + "_HI").c_str(), v >> 32);
+  }
+
+  Device& d_;
+  const Manifest& m_;
+  const DeviceConfig& c_;
+  std::unique_ptr<DmaBuffer> prm_, src_, dst_;
+};
+
+TEST(SimDevice, IdentificationMatchesTheManifest) {
+  for (const auto& name : all_devices()) {
+    auto d = open_device(sim(name));
+    const Manifest& m = d->manifest();
+    EXPECT_EQ(m.config.name, name);
+    EXPECT_EQ(d->name(), sim(name));
+    EXPECT_TRUE(d->has_irq());
+    for (const char* reg : {"ID", "VERSION", "CAPS0", "CAPS1", "CAPS2", "CAPS3"}) {
+      EXPECT_EQ(d->read32(m.offset(reg)), m.reg(reg).reset) << name << " " << reg;
+    }
+    // Job registers start at their reset values.
+    for (const char* reg : {"CHANNELS", "INNER", "OUTER", "MODE", "CLAMP_LO", "CLAMP_HI", "CTRL",
+                            "STATUS", "IRQ_STATUS", "ERR_CODE"}) {
+      EXPECT_EQ(d->read32(m.offset(reg)), m.reg(reg).reset) << name << " " << reg;
+    }
+  }
+}
+
+TEST(SimDevice, RegistersReadBackAndOffsetsAreChecked) {
+  auto d = open_device(sim("normcore"));
+  const Manifest& m = d->manifest();
+  d->write32(m.offset("CHANNELS"), 37);
+  EXPECT_EQ(d->read32(m.offset("CHANNELS")), 37U);
+  d->write32(m.offset("SRC_LO"), 0x12345678);
+  d->write32(m.offset("DST_HI"), 0x9ABCDEF0);
+  EXPECT_EQ(d->read32(m.offset("SRC_LO")), 0x12345678U);
+  EXPECT_EQ(d->read32(m.offset("DST_HI")), 0x9ABCDEF0U);
+  EXPECT_EQ(d->counters().writes, 3U);
+  EXPECT_EQ(d->counters().reads, 3U);
+
+  // Outside the window or misaligned: rejected before any access.
+  const std::uint32_t win = m.window_bytes();
+  EXPECT_NE(error_of([&] { (void)d->read32(win); }).find("outside"), std::string::npos);
+  EXPECT_NE(error_of([&] { d->write32(win + 4, 1); }).find("outside"), std::string::npos);
+  EXPECT_NE(error_of([&] { (void)d->read32(2); }).find("aligned"), std::string::npos);
+  EXPECT_EQ(d->counters().reads, 3U);
+
+  // Inside the window but unmapped: the register block answers SLVERR.
+  std::uint32_t unmapped = win - 4;
+  while (m.find_reg(unmapped) != nullptr) unmapped -= 4;
+  const std::string e = error_of([&] { (void)d->read32(unmapped); });
+  EXPECT_NE(e.find("SLVERR"), std::string::npos) << e;
+  char off[16];
+  std::snprintf(off, sizeof off, "0x%X", unmapped);
+  EXPECT_NE(e.find(off), std::string::npos) << e;
+  // The device still works afterwards.
+  EXPECT_EQ(d->read32(m.offset("ID")), m.reg("ID").reset);
+}
+
+TEST(SimDevice, JobsBitExactOnEveryDevice) {
+  const char* options[] = {"", ",latency=1", ",latency=40,stall=0.3,seed=7",
+                           ",latency=100,stall=0.1,seed=3", ",latency=3,stall=0.6,seed=9"};
+  for (const auto& name : all_devices()) {
+    std::mt19937_64 rng(std::hash<std::string>{}(name));
+    for (const char* opt : options) {
+      auto d = open_device(sim(name, opt));
+      Runner r(*d);
+      const int jobs = 8;
+      for (int k = 0; k < jobs && !HasFailure(); ++k) {
+        const Job j = random_job(rng, d->manifest().config, k == 0 ? 30000 : 4000);
+        r.run_good(j, name + opt + " job " + std::to_string(k) + " C=" +
+                          std::to_string(j.channels) + " HW=" + std::to_string(j.inner) +
+                          " N=" + std::to_string(j.outer));
+      }
+      EXPECT_EQ(d->counters().irq_waits, static_cast<std::uint64_t>(jobs));
+      EXPECT_EQ(d->counters().buffers, static_cast<std::uint64_t>(3 * jobs));
+    }
+  }
+}
+
+// The demo's shape on the default device: 1x64x56x56, NCHW, under latency and stalls.
+TEST(SimDevice, FullSizeJobBitExact) {
+  auto d = open_device(sim("normcore", ",latency=64,stall=0.2,seed=4"));
+  const DeviceConfig& c = d->manifest().config;
+  std::mt19937_64 rng(4);
+  Job j = random_job(rng, c, 1);
+  j.channels = std::min(64, c.max_channels);
+  j.inner = 56 * 56;
+  j.outer = 1;
+  j.layout = Layout::nchw;
+  j.scale.clear();
+  j.shift.clear();
+  const Job params = random_job(rng, c, 1);
+  for (int ch = 0; ch < j.channels; ++ch) {
+    j.scale.push_back(params.scale[0] + ch);
+    j.shift.push_back(params.shift[0] - 3 * ch);
+  }
+  std::uniform_int_distribution<std::int64_t> xd(c.arith().x_min(), c.arith().x_max());
+  j.x.resize(j.elements());
+  for (auto& v : j.x) v = xd(rng);
+  Runner r(*d);
+  r.run_good(j, "1x64x56x56");
+  EXPECT_GT(r.rd("PERF_ACTIVE"), j.elements() / static_cast<std::uint64_t>(c.lanes));
+}
+
+TEST(SimDevice, BuffersAreAlignedBoundsCheckedAndCounted) {
+  auto d = open_device(sim("nc_small", ",mem=65536"));
+  const auto bus = static_cast<std::uint64_t>(d->manifest().config.bus_bytes());
+  auto a = d->alloc(5, 1);
+  auto b = d->alloc(100, 256);
+  EXPECT_GE(a->device_address(), 0x40000000U);
+  EXPECT_EQ(a->device_address() % bus, 0U);
+  EXPECT_EQ(b->device_address() % 256, 0U);
+  EXPECT_GE(b->device_address(), a->device_address() + 5);
+  EXPECT_EQ(a->size(), 5U);
+  EXPECT_EQ(a->map().size(), 5U);
+  EXPECT_EQ(d->counters().buffers, 2U);
+  EXPECT_EQ(d->counters().buffer_bytes, 105U);
+
+  // Round trip through the device memory.
+  for (std::size_t i = 0; i < b->size(); ++i) b->map()[i] = static_cast<std::uint8_t>(i * 7);
+  b->sync_to_device(10, 20);
+  std::fill(b->map().begin(), b->map().end(), std::uint8_t{0});
+  b->sync_from_device();
+  for (std::size_t i = 0; i < b->size(); ++i) {
+    EXPECT_EQ(b->map()[i], i >= 10 && i < 30 ? static_cast<std::uint8_t>(i * 7) : 0) << i;
+  }
+
+  EXPECT_THROW(b->sync_to_device(90, 11), DeviceError);
+  EXPECT_THROW(b->sync_from_device(101, 0), DeviceError);
+  EXPECT_NO_THROW(b->sync_from_device(100, 0));
+  EXPECT_THROW((void)d->alloc(0), DeviceError);
+  EXPECT_THROW((void)d->alloc(8, 24), DeviceError);
+  EXPECT_NE(error_of([&] { (void)d->alloc(1 << 20); }).find("out of device memory"),
+            std::string::npos);
+  b.reset();
+  EXPECT_EQ(d->counters().buffer_bytes, 5U);
+  auto c = d->alloc(60000);  // the space of b came back
+  EXPECT_EQ(d->counters().buffers, 3U);
+
+  // A buffer may outlive its device.
+  d.reset();
+  EXPECT_THROW(a->sync_to_device(), DeviceError);
+  a.reset();
+  c.reset();
+}
+
+// DMA outside every live buffer is an AXI violation, reported once.
+TEST(SimDevice, DmaOutsideTheBuffersIsAViolation) {
+  auto d = open_device(sim("normcore"));
+  Runner r(*d);
+  std::mt19937_64 rng(5);
+  const Job j = random_job(rng, d->manifest().config, 500);
+  r.stage(j);
+  r.program(j);
+  r.wr("DST_LO", 0x70000000);  // no buffer there
+  r.wr("DST_HI", 0);
+  r.start();
+  const std::string e = error_of([&] { (void)d->wait_irq(5s); });
+  EXPECT_NE(e.find("sim: AXI protocol violation: "), std::string::npos) << e;
+  EXPECT_NE(e.find("write outside the allowed regions"), std::string::npos) << e;
+  EXPECT_NO_THROW((void)d->wait_irq(5s));  // once
+}
+
+TEST(SimDevice, FailJobReadAndWrite) {
+  for (const bool write : {false, true}) {
+    const std::string what = write ? "fail=write" : "fail=read";
+    auto d = open_device(sim("normcore", ",fail_job=2,latency=12,stall=0.1," + what));
+    const Manifest& m = d->manifest();
+    Runner r(*d);
+    std::mt19937_64 rng(write ? 11 : 12);
+    Job j = random_job(rng, m.config, 2000);
+    j.layout = Layout::nchw;
+    r.run_good(j, what + " job 1");
+    // Job 2 on the same buffers: SLVERR at SRC (DST).
+    r.program(j);
+    r.start();
+    const Outcome o = r.finish(j);
+    EXPECT_TRUE(o.irq) << what;
+    EXPECT_EQ(m.field("STATUS", "error").get(o.status), 1U) << what;
+    EXPECT_EQ(m.field("STATUS", "busy").get(o.status), 0U) << what;
+    EXPECT_EQ(m.field("IRQ_STATUS", "error").get(o.irq_status), 1U) << what;
+    EXPECT_EQ(o.err_code, static_cast<std::uint32_t>(m.error_codes.at(write ? "write" : "read")))
+        << what;
+    EXPECT_EQ(o.err_code, write ? 8U : 7U) << what;
+    EXPECT_EQ(o.err_addr, write ? r.dst().device_address() : r.src().device_address()) << what;
+    // Job 3: the fault is gone.
+    r.run_good(random_job(rng, m.config, 2000), what + " job 3");
+  }
+}
+
+TEST(SimDevice, HangJobRecoversWithSoftReset) {
+  auto d = open_device(sim("normcore", ",hang_job=1,latency=4"));
+  const Manifest& m = d->manifest();
+  Runner r(*d);
+  std::mt19937_64 rng(21);
+  const Job j = random_job(rng, m.config, 2000);
+  r.stage(j);
+  r.program(j);
+  r.start();
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(d->wait_irq(200ms));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 200ms);
+  EXPECT_EQ(r.field("STATUS", "busy"), 1U);
+  r.wr("CTRL", m.field("CTRL", "soft_reset").put(0, 1));
+  int polls = 0;
+  while (r.field("STATUS", "busy") != 0 && polls < 200) ++polls;
+  EXPECT_LT(polls, 200) << "still busy after the soft reset";
+  const std::uint32_t st = r.rd("STATUS");
+  EXPECT_EQ(m.field("STATUS", "done").get(st), 0U);
+  EXPECT_EQ(m.field("STATUS", "error").get(st), 0U);
+  // The next job runs normally.
+  r.run_good(random_job(rng, m.config, 2000), "job after the hang");
+}
+
+TEST(SimDevice, TraceWritesAVcd) {
+  TempDir tmp;
+  const fs::path vcd = tmp.path / "wave.vcd";
+  {
+    auto d = open_device(sim("nc_small", ",trace=" + vcd.string()));
+    Runner r(*d);
+    std::mt19937_64 rng(3);
+    r.run_good(random_job(rng, d->manifest().config, 50), "traced job");
+  }
+  ASSERT_TRUE(fs::exists(vcd));
+  EXPECT_GT(fs::file_size(vcd), 1000U);
+  std::ifstream in(vcd);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("$enddefinitions"), std::string::npos);
+  EXPECT_NE(text.find("irq_o"), std::string::npos);
+  // An unwritable trace path is an error.
+  EXPECT_NE(error_of([&] { (void)open_device(sim("nc_small", ",trace=/nonexistent/dir/x.vcd")); })
+                .find("trace"),
+            std::string::npos);
+}
+
+TEST(SimDevice, LoaderAndOptionErrorsAreClear) {
+  // lib= naming a missing file.
+  std::string e = error_of([] { (void)open_device(sim("normcore", ",lib=/nonexistent/libx.so")); });
+  EXPECT_NE(e.find("/nonexistent/libx.so"), std::string::npos) << e;
+  EXPECT_NE(e.find("co-simulation"), std::string::npos) << e;
+
+  // lib= naming a file that is not a shared object.
+  TempDir tmp;
+  const fs::path junk = tmp.path / "junk.so";
+  std::ofstream(junk) << "not an ELF file\n";
+  e = error_of([&] { (void)open_device(sim("normcore", ",lib=" + junk.string())); });
+  EXPECT_NE(e.find("cannot load sim plugin"), std::string::npos) << e;
+
+  // A plugin of another ABI version.
+  e = error_of([] { (void)open_device(sim("normcore", ",lib=" NC_FAKE_ABI_PLUGIN)); });
+  EXPECT_NE(e.find("ABI version 999"), std::string::npos) << e;
+
+  // A manifest whose config was edited (lanes), with the real plugin.
+  std::ifstream in(manifest_of("normcore"));
+  auto j = nlohmann::json::parse(in);
+  j["config"]["lanes"] = j["config"]["lanes"].get<int>() + 1;
+  fs::create_directories(tmp.path / "rtl");
+  const fs::path edited = tmp.path / "rtl" / "manifest.json";
+  std::ofstream(edited) << j.dump(2);
+  const std::string plugin = std::string(NC_DEVICES_DIR) + "/normcore/libnormcore_sim.so";
+  e = error_of([&] { (void)open_device("sim:" + edited.string() + ",lib=" + plugin); });
+  EXPECT_NE(e.find("manifest mismatch"), std::string::npos) << e;
+  EXPECT_NE(e.find(edited.string()), std::string::npos) << e;
+  EXPECT_NE(e.find("lanes"), std::string::npos) << e;
+
+  // No plugin beside a manifest: both places tried are named.
+  e = error_of([&] { (void)open_device("sim:" + edited.string()); });
+  EXPECT_NE(e.find("no sim plugin"), std::string::npos) << e;
+  EXPECT_NE(e.find((tmp.path / "libnormcore_sim.so").string()), std::string::npos) << e;
+  EXPECT_NE(e.find((tmp.path / "rtl" / "libnormcore_sim.so").string()), std::string::npos) << e;
+
+  // Options: unknown, malformed, out of range.
+  e = error_of([] { (void)open_device(sim("normcore", ",bogus=1")); });
+  EXPECT_NE(e.find("unknown option 'bogus'"), std::string::npos) << e;
+  EXPECT_NE(error_of([] { (void)open_device(sim("normcore", ",latency=x")); }).find("latency"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { (void)open_device(sim("normcore", ",stall=1.5")); }).find("stall"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { (void)open_device(sim("normcore", ",fail=both")); }).find("fail"),
+            std::string::npos);
+  // A missing manifest.
+  EXPECT_NE(error_of([] { (void)open_device("sim:/nonexistent/manifest.json"); }).find("/nonexistent"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace normcore
