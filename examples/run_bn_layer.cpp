@@ -58,25 +58,26 @@ int main(int argc, char** argv) {
     long double worst = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
       if (yi[i] != golden[i]) ++mismatches;
-      const auto c = static_cast<std::size_t>(channel_of(static_cast<std::int64_t>(i),
-                                                         static_cast<std::int64_t>(shape.c),
-                                                         static_cast<std::int64_t>(shape.hw),
-                                                         shape.layout));
+      const auto c = static_cast<std::size_t>(
+          channel_of(static_cast<std::int64_t>(i), static_cast<std::int64_t>(shape.c),
+                     static_cast<std::int64_t>(shape.hw), shape.layout));
       long double ideal = affine[c].first * static_cast<long double>(x[i]) + affine[c].second;
-      ideal = std::clamp(ideal, static_cast<long double>(f.job.lo),
-                         static_cast<long double>(f.job.hi));
+      ideal =
+          std::clamp(ideal, static_cast<long double>(f.job.lo), static_cast<long double>(f.job.hi));
       worst = std::max(worst, std::fabs(static_cast<long double>(yi[i]) - ideal));
     }
     const RunStats s = run.stats();
-    std::printf("ran %llu elements (%llux%llux%llux%llu) in %llu device job(s), %llu register "
-                "accesses; device %.4f s, host %.4f s\n",
-                static_cast<unsigned long long>(x.size()), static_cast<unsigned long long>(n),
-                static_cast<unsigned long long>(shape.c), static_cast<unsigned long long>(h),
-                static_cast<unsigned long long>(w), static_cast<unsigned long long>(s.tiles),
-                static_cast<unsigned long long>(s.mmio_reads + s.mmio_writes), s.device_seconds,
-                s.host_seconds);
-    std::printf("golden model: %llu mismatches; float batch norm: max error %.4Lf LSB (bound %.4Lf)\n",
-                static_cast<unsigned long long>(mismatches), worst, f.worst_err);
+    std::printf(
+        "ran %llu elements (%llux%llux%llux%llu) in %llu device job(s), %llu register "
+        "accesses; device %.4f s, host %.4f s\n",
+        static_cast<unsigned long long>(x.size()), static_cast<unsigned long long>(n),
+        static_cast<unsigned long long>(shape.c), static_cast<unsigned long long>(h),
+        static_cast<unsigned long long>(w), static_cast<unsigned long long>(s.tiles),
+        static_cast<unsigned long long>(s.mmio_reads + s.mmio_writes), s.device_seconds,
+        s.host_seconds);
+    std::printf(
+        "golden model: %llu mismatches; float batch norm: max error %.4Lf LSB (bound %.4Lf)\n",
+        static_cast<unsigned long long>(mismatches), worst, f.worst_err);
     const bool ok = mismatches == 0 && worst <= f.worst_err + 1e-9L;
     std::printf("%s\n", ok ? "PASS" : "FAIL");
     return ok ? 0 : 1;

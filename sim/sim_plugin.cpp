@@ -1,9 +1,9 @@
 // The `sim` device backend: a Verilated accelerator top (<name>_top) with the AXI4 memory model
 // (axi_mem.hpp) on its m_axi_* port and the AXI4-Lite master (axil_master.hpp) on s_axil_*, as a
-// normcore::Device. Built once per generated device as a plugin, <devices>/<name>/libnormcore_sim.so
-// (sim/models.cmake), and loaded by the runtime's sim backend (runtime/src/sim_loader.cpp), which
-// documents the exported ABI. The build generates nc_sim_model.hpp: the model class and the
-// manifest "config" object this plugin was built for.
+// normcore::Device. Built once per generated device as a plugin,
+// <devices>/<name>/libnormcore_sim.so (sim/models.cmake), and loaded by the runtime's sim backend
+// (runtime/src/sim_loader.cpp), which documents the exported ABI. The build generates
+// nc_sim_model.hpp: the model class and the manifest "config" object this plugin was built for.
 //
 // Device string: sim:<manifest>[,latency=N][,stall=P][,seed=N][,trace=<file.vcd>][,mem=<bytes>]
 //                [,fail_job=N][,fail=read|write][,hang_job=N][,lib=<path>  (read by the loader)]
@@ -120,7 +120,9 @@ struct Memory {
       axi.allow_write(addr, bytes);
     }
   }
-  std::uint64_t round_up(std::uint64_t n) const { return (n + bus_bytes - 1) / bus_bytes * bus_bytes; }
+  std::uint64_t round_up(std::uint64_t n) const {
+    return (n + bus_bytes - 1) / bus_bytes * bus_bytes;
+  }
 
   void release(std::uint64_t addr) {
     const auto it = live.find(addr);
@@ -152,11 +154,13 @@ class SimBuffer final : public DmaBuffer {
 
   void sync_to_device(std::size_t offset, std::size_t length) override {
     auto m = checked(offset, length, "sync_to_device");
-    m->axi.write_bytes(addr_ + offset, std::span<const std::uint8_t>(shadow_).subspan(offset, length));
+    m->axi.write_bytes(addr_ + offset,
+                       std::span<const std::uint8_t>(shadow_).subspan(offset, length));
   }
   void sync_from_device(std::size_t offset, std::size_t length) override {
     auto m = checked(offset, length, "sync_from_device");
-    m->axi.memory().read_into(addr_ + offset, std::span<std::uint8_t>(shadow_).subspan(offset, length));
+    m->axi.memory().read_into(addr_ + offset,
+                              std::span<std::uint8_t>(shadow_).subspan(offset, length));
   }
 
  private:
@@ -187,11 +191,16 @@ std::optional<std::uint32_t> find_offset(const Manifest& m, const char* name) {
 class SimDevice final : public Device {
  public:
   SimDevice(const DeviceSpec& spec, const Manifest& manifest, Options opt)
-      : Device(spec.text, manifest), opt_(std::move(opt)),
-        ctrl_(manifest.offset("CTRL")), status_(manifest.offset("STATUS")),
-        start_(manifest.field("CTRL", "start")), soft_reset_(manifest.field("CTRL", "soft_reset")),
-        busy_(manifest.field("STATUS", "busy")), src_lo_(find_offset(manifest, "SRC_LO")),
-        src_hi_(find_offset(manifest, "SRC_HI")), dst_lo_(find_offset(manifest, "DST_LO")),
+      : Device(spec.text, manifest),
+        opt_(std::move(opt)),
+        ctrl_(manifest.offset("CTRL")),
+        status_(manifest.offset("STATUS")),
+        start_(manifest.field("CTRL", "start")),
+        soft_reset_(manifest.field("CTRL", "soft_reset")),
+        busy_(manifest.field("STATUS", "busy")),
+        src_lo_(find_offset(manifest, "SRC_LO")),
+        src_hi_(find_offset(manifest, "SRC_HI")),
+        dst_lo_(find_offset(manifest, "DST_LO")),
         dst_hi_(find_offset(manifest, "DST_HI")) {
     const DeviceConfig& c = manifest.config;
     AxiMemConfig mc;
@@ -219,7 +228,8 @@ class SimDevice final : public Device {
         throw DeviceError(name() + ": cannot write the trace file " + opt_.trace);
       }
     }
-    axil_ = std::make_unique<AxilMaster<Top>>(*top_, [this] { tick(); }, opt_.seed);
+    axil_ = std::make_unique<AxilMaster<Top>>(
+        *top_, [this] { tick(); }, opt_.seed);
     top_->clk_i = 0;
     top_->rst_ni = 0;
     axil_->idle();
@@ -295,8 +305,8 @@ class SimDevice final : public Device {
         },
         "write", offset);
     if (resp != AxilResp::okay) {
-      throw DeviceError(name() + ": register write of " + hex(value) + " at offset " +
-                        hex(offset) + " answered " + to_string(resp));
+      throw DeviceError(name() + ": register write of " + hex(value) + " at offset " + hex(offset) +
+                        " answered " + to_string(resp));
     }
     auto set = [&](std::uint64_t& reg, bool high) {
       const unsigned sh = high ? 32U : 0U;
@@ -423,7 +433,9 @@ class SimDevice final : public Device {
 
 extern "C" {
 
-NC_SIM_EXPORT int normcore_sim_abi() { return normcore::sim::kAbi; }
+NC_SIM_EXPORT int normcore_sim_abi() {
+  return normcore::sim::kAbi;
+}
 
 NC_SIM_EXPORT const char* normcore_sim_config() {
   try {

@@ -72,8 +72,12 @@ std::string error_of(F&& f) {
   return "";
 }
 
-std::uint64_t mask(int w) { return w >= 64 ? ~0ULL : (1ULL << w) - 1; }
-std::uint64_t bytes_for_bits(std::uint64_t bits) { return (bits + 7) / 8; }
+std::uint64_t mask(int w) {
+  return w >= 64 ? ~0ULL : (1ULL << w) - 1;
+}
+std::uint64_t bytes_for_bits(std::uint64_t bits) {
+  return (bits + 7) / 8;
+}
 
 // LSB-first bit packing, as the manifest's tensor_packing and param_entry describe.
 void put_bits(std::span<std::uint8_t> out, std::uint64_t bit, std::uint64_t v, int w) {
@@ -162,8 +166,8 @@ class Runner {
     auto s = src_->map();
     std::fill(s.begin(), s.end(), std::uint8_t{0});
     for (std::size_t i = 0; i < j.x.size(); ++i) {
-      put_bits(s, i * static_cast<std::uint64_t>(a.xw), static_cast<std::uint64_t>(j.x[i]) & mask(a.xw),
-               a.xw);
+      put_bits(s, i * static_cast<std::uint64_t>(a.xw),
+               static_cast<std::uint64_t>(j.x[i]) & mask(a.xw), a.xw);
     }
     auto o = dst_->map();
     std::fill(o.begin(), o.end(), std::uint8_t{0x5A});
@@ -172,7 +176,9 @@ class Runner {
     dst_->sync_to_device();
   }
 
-  void wr(const char* reg, std::uint64_t v) { d_.write32(m_.offset(reg), static_cast<std::uint32_t>(v)); }
+  void wr(const char* reg, std::uint64_t v) {
+    d_.write32(m_.offset(reg), static_cast<std::uint32_t>(v));
+  }
   std::uint32_t rd(const char* reg) { return d_.read32(m_.offset(reg)); }
   std::uint32_t field(const char* reg, const char* f) { return m_.field(reg, f).get(rd(reg)); }
 
@@ -317,8 +323,8 @@ TEST(SimDevice, JobsBitExactOnEveryDevice) {
       const int jobs = 8;
       for (int k = 0; k < jobs && !HasFailure(); ++k) {
         const Job j = random_job(rng, d->manifest().config, k == 0 ? 30000 : 4000);
-        r.run_good(j, name + opt + " job " + std::to_string(k) + " C=" +
-                          std::to_string(j.channels) + " HW=" + std::to_string(j.inner) +
+        r.run_good(j, name + opt + " job " + std::to_string(k) +
+                          " C=" + std::to_string(j.channels) + " HW=" + std::to_string(j.inner) +
                           " N=" + std::to_string(j.outer));
       }
       EXPECT_EQ(d->counters().irq_waits, static_cast<std::uint64_t>(jobs));
@@ -478,8 +484,9 @@ TEST(SimDevice, TraceWritesAVcd) {
   EXPECT_NE(text.find("$enddefinitions"), std::string::npos);
   EXPECT_NE(text.find("irq_o"), std::string::npos);
   // An unwritable trace path is an error.
-  EXPECT_NE(error_of([&] { (void)open_device(sim("nc_small", ",trace=/nonexistent/dir/x.vcd")); })
-                .find("trace"),
+  EXPECT_NE(error_of([&] {
+              (void)open_device(sim("nc_small", ",trace=/nonexistent/dir/x.vcd"));
+            }).find("trace"),
             std::string::npos);
 }
 
@@ -529,8 +536,9 @@ TEST(SimDevice, LoaderAndOptionErrorsAreClear) {
   EXPECT_NE(error_of([] { (void)open_device(sim("normcore", ",fail=both")); }).find("fail"),
             std::string::npos);
   // A missing manifest.
-  EXPECT_NE(error_of([] { (void)open_device("sim:/nonexistent/manifest.json"); }).find("/nonexistent"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([] { (void)open_device("sim:/nonexistent/manifest.json"); }).find("/nonexistent"),
+      std::string::npos);
 }
 
 }  // namespace

@@ -43,7 +43,8 @@ struct Job {
   std::vector<std::int64_t> want;
 };
 
-Job random_job(const ArithSpec& a, std::mt19937_64& rng, std::uint64_t max_c, std::uint64_t max_hw) {
+Job random_job(const ArithSpec& a, std::mt19937_64& rng, std::uint64_t max_c,
+               std::uint64_t max_hw) {
   Job j;
   j.s = JobShape{1 + rng() % 3, 1 + rng() % max_c, 1 + rng() % max_hw,
                  (rng() & 1) ? Layout::nhwc : Layout::nchw};
@@ -82,8 +83,12 @@ void same_as_ref(const std::string& dev, std::uint64_t max_c, std::uint64_t max_
   EXPECT_GT(sim.stats().tiles, static_cast<std::uint64_t>(jobs));  // tiling happened
 }
 
-TEST(SimDriver, SameBytesAsRefDefaultDevice) { same_as_ref("normcore", 40, 200, 60, ",latency=12,stall=0.2"); }
-TEST(SimDriver, SameBytesAsRefSmallDeviceTiled) { same_as_ref("nc_small", 12, 40, 60, ",latency=30,stall=0.3"); }
+TEST(SimDriver, SameBytesAsRefDefaultDevice) {
+  same_as_ref("normcore", 40, 200, 60, ",latency=12,stall=0.2");
+}
+TEST(SimDriver, SameBytesAsRefSmallDeviceTiled) {
+  same_as_ref("nc_small", 12, 40, 60, ",latency=30,stall=0.3");
+}
 
 TEST(SimDriver, AsyncQueueAndConcurrentSubmitters) {
   auto sim = Accelerator::open("sim:" + manifest("nc_small") + ",stall=0.1");
@@ -107,7 +112,9 @@ TEST(SimDriver, AsyncQueueAndConcurrentSubmitters) {
   for (int t = 0; t < 3; ++t) {
     ts.emplace_back([&, t] {
       for (std::size_t i = static_cast<std::size_t>(t); i < jobs.size(); i += 3) {
-        if (run_on(sim, jobs[i]) != std::vector<std::int32_t>(jobs[i].want.begin(), jobs[i].want.end())) ++bad;
+        if (run_on(sim, jobs[i]) !=
+            std::vector<std::int32_t>(jobs[i].want.begin(), jobs[i].want.end()))
+          ++bad;
       }
     });
   }
@@ -118,7 +125,8 @@ TEST(SimDriver, AsyncQueueAndConcurrentSubmitters) {
 TEST(SimDriver, MemoryErrorAndHangThroughTheDriver) {
   DriverOptions o;
   o.job_timeout = 300ms;
-  auto sim = Accelerator::open("sim:" + manifest("normcore") + ",fail_job=1,fail=read,hang_job=2", o);
+  auto sim =
+      Accelerator::open("sim:" + manifest("normcore") + ",fail_job=1,fail=read,hang_job=2", o);
   const ArithSpec a = sim.manifest().config.arith();
   std::mt19937_64 rng(12);
   const Job j = random_job(a, rng, 8, 64);
@@ -133,7 +141,8 @@ TEST(SimDriver, MemoryErrorAndHangThroughTheDriver) {
     FAIL() << "no time-out";
   } catch (const DeviceError& e) {
     EXPECT_NE(std::string(e.what()).find("soft reset done, the device is idle again"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
   const auto y = run_on(sim, j);  // recovered
   EXPECT_EQ(std::vector<std::int64_t>(y.begin(), y.end()), j.want);

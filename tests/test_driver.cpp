@@ -98,7 +98,9 @@ class Masquerade : public Device {
  public:
   Masquerade(std::unique_ptr<Device> inner, Manifest claimed)
       : Device("masquerade", std::move(claimed)), inner_(std::move(inner)) {}
-  std::unique_ptr<DmaBuffer> alloc(std::size_t b, std::size_t a) override { return inner_->alloc(b, a); }
+  std::unique_ptr<DmaBuffer> alloc(std::size_t b, std::size_t a) override {
+    return inner_->alloc(b, a);
+  }
   bool wait_irq(std::chrono::milliseconds t) override { return inner_->wait_irq(t); }
 
  protected:
@@ -165,7 +167,9 @@ void random_jobs(const Case& k, int jobs, std::uint64_t seed) {
   ::testing::Test::RecordProperty("tiles", static_cast<int>(tiles));
 }
 
-TEST(Driver, RandomJobsDefaultDevice) { random_jobs({"normcore", 40, 300, 3, 1u << 24}, 40, 1); }
+TEST(Driver, RandomJobsDefaultDevice) {
+  random_jobs({"normcore", 40, 300, 3, 1u << 24}, 40, 1);
+}
 
 TEST(Driver, TilingAcrossChannelsLengthsAndBudget) {
   // nc_small: 5 channels, INNER <= 15, and a 64-element tile budget.
@@ -207,7 +211,8 @@ TEST(Driver, FloatTensorsQuantiseAndDequantise) {
   const Quant qi{0.05, -3}, qo{0.1, 7};
   std::vector<std::int64_t> xq(xf.size());
   for (std::size_t i = 0; i < xf.size(); ++i) {
-    const double q = std::nearbyint(static_cast<double>(xf[i]) / qi.scale) + static_cast<double>(qi.zero_point);
+    const double q =
+        std::nearbyint(static_cast<double>(xf[i]) / qi.scale) + static_cast<double>(qi.zero_point);
     xq[i] = static_cast<std::int64_t>(std::clamp(q, -128.0, 127.0));
   }
   const auto want = golden(im, xq, s);
@@ -217,12 +222,14 @@ TEST(Driver, FloatTensorsQuantiseAndDequantise) {
   ro.out_quant = qo;
   acc.run(acc.upload(im), view(xf), view(yf), s, ro);
   for (std::size_t i = 0; i < yf.size(); ++i) {
-    EXPECT_FLOAT_EQ(yf[i], static_cast<float>(qo.scale * static_cast<double>(want[i] - qo.zero_point)))
+    EXPECT_FLOAT_EQ(yf[i],
+                    static_cast<float>(qo.scale * static_cast<double>(want[i] - qo.zero_point)))
         << i;
   }
   // Float needs quantisation parameters.
-  EXPECT_NE(error_of([&] { (void)acc.submit(acc.upload(im), view(xf), view(yf), s); })
-                .find("float32 input needs in_quant"),
+  EXPECT_NE(error_of([&] {
+              (void)acc.submit(acc.upload(im), view(xf), view(yf), s);
+            }).find("float32 input needs in_quant"),
             std::string::npos);
 }
 
@@ -244,8 +251,9 @@ TEST(Driver, ZeroCopyBuffers) {
   }
   EXPECT_EQ(r.stats().tiles, 1u);
   Buffer tiny = acc.alloc(16);
-  EXPECT_NE(error_of([&] { (void)acc.submit(acc.upload(im), bi, tiny, s); })
-                .find("output buffer too small"),
+  EXPECT_NE(error_of([&] {
+              (void)acc.submit(acc.upload(im), bi, tiny, s);
+            }).find("output buffer too small"),
             std::string::npos);
 }
 
@@ -262,7 +270,8 @@ TEST(Driver, QueueOfManyJobs) {
   };
   std::vector<J> js(64);
   for (auto& j : js) {
-    j.s = JobShape{1 + rng() % 3, 1 + rng() % 20, 1 + rng() % 100, (rng() & 1) ? Layout::nhwc : Layout::nchw};
+    j.s = JobShape{1 + rng() % 3, 1 + rng() % 20, 1 + rng() % 100,
+                   (rng() & 1) ? Layout::nhwc : Layout::nchw};
     const auto im = random_image(a, static_cast<int>(j.s.c), rng);
     const auto x = random_x(a, j.s.elements(), rng);
     j.want = golden(im, x, j.s);
@@ -288,7 +297,8 @@ TEST(Driver, ConcurrentSubmitters) {
     ts.emplace_back([&, t] {
       std::mt19937_64 rng(100 + static_cast<std::uint64_t>(t));
       for (int i = 0; i < 15; ++i) {
-        JobShape s{1 + rng() % 2, 1 + rng() % 9, 1 + rng() % 30, (rng() & 1) ? Layout::nhwc : Layout::nchw};
+        JobShape s{1 + rng() % 2, 1 + rng() % 9, 1 + rng() % 30,
+                   (rng() & 1) ? Layout::nhwc : Layout::nchw};
         const auto im = random_image(a, static_cast<int>(s.c), rng);
         const auto x = random_x(a, s.elements(), rng);
         const auto xi = cast<std::int16_t>(x);
@@ -312,21 +322,27 @@ TEST(Driver, BadArgumentsAreRejectedAtSubmit) {
   auto p = acc.upload(im);
   std::vector<std::int8_t> x(40), y(40);
   std::vector<std::int8_t> y_small(39);
-  EXPECT_NE(error_of([&] { (void)acc.submit(p, view(x), view(y), JobShape{0, 4, 10}); }).find("bad shape"),
+  EXPECT_NE(error_of([&] {
+              (void)acc.submit(p, view(x), view(y), JobShape{0, 4, 10});
+            }).find("bad shape"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { (void)acc.submit(p, view(x), view(y), JobShape{1, 5, 8}); })
-                .find("C=5 but the parameters have 4 channels"),
+  EXPECT_NE(error_of([&] {
+              (void)acc.submit(p, view(x), view(y), JobShape{1, 5, 8});
+            }).find("C=5 but the parameters have 4 channels"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { (void)acc.submit(p, view(x), view(y_small), JobShape{1, 4, 10}); })
-                .find("output buffer too small"),
+  EXPECT_NE(error_of([&] {
+              (void)acc.submit(p, view(x), view(y_small), JobShape{1, 4, 10});
+            }).find("output buffer too small"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { (void)acc.submit(p, view(x), view(y), JobShape{1, 4, 11}); })
-                .find("input has 40 elements"),
+  EXPECT_NE(error_of([&] {
+              (void)acc.submit(p, view(x), view(y), JobShape{1, 4, 11});
+            }).find("input has 40 elements"),
             std::string::npos);
   // uint8 cannot hold negative results of a signed device.
   std::vector<std::uint8_t> yu(40);
-  EXPECT_NE(error_of([&] { (void)acc.submit(p, view(x), view(yu), JobShape{1, 4, 10}); })
-                .find("cannot hold the results"),
+  EXPECT_NE(error_of([&] {
+              (void)acc.submit(p, view(x), view(yu), JobShape{1, 4, 10});
+            }).find("cannot hold the results"),
             std::string::npos);
   // Parameters folded for another configuration.
   ParamImage other = im;
@@ -378,7 +394,8 @@ TEST(Driver, TimeoutSoftResetsTheDevice) {
   EXPECT_NE(e.find("timed out after 100 ms"), std::string::npos) << e;
   EXPECT_NE(e.find("soft reset done, the device is idle again"), std::string::npos) << e;
   acc.run(p, view(x), view(y), s);
-  EXPECT_EQ(std::vector<std::int64_t>(y.begin(), y.end()), golden(im, cast<std::int64_t>(std::vector<std::int64_t>(x.begin(), x.end())), s));
+  EXPECT_EQ(std::vector<std::int64_t>(y.begin(), y.end()),
+            golden(im, cast<std::int64_t>(std::vector<std::int64_t>(x.begin(), x.end())), s));
   EXPECT_EQ(acc.stats().timeouts, 1u);
   EXPECT_EQ(acc.stats().soft_resets, 1u);
 }

@@ -13,7 +13,9 @@ using normcore::DeviceError;
 using normcore::DeviceSpec;
 using normcore::Error;
 
-std::string devices_dir() { return NORMCORE_DEVICES_DIR; }
+std::string devices_dir() {
+  return NORMCORE_DEVICES_DIR;
+}
 std::string manifest_path(const std::string& name) {
   return devices_dir() + "/" + name + "/rtl/manifest.json";
 }
@@ -74,7 +76,9 @@ TEST(Manifest, FieldHelpers) {
 
 TEST(Manifest, ErrorsNameTheProblem) {
   const std::string good = slurp(manifest_path("normcore"));
-  EXPECT_NE(error_of([] { (void)normcore::parse_manifest("{", "m.json"); }).find("m.json: not valid JSON"),
+  EXPECT_NE(error_of([] {
+              (void)normcore::parse_manifest("{", "m.json");
+            }).find("m.json: not valid JSON"),
             std::string::npos);
   auto broken = [&](const std::string& from, const std::string& to) {
     std::string t = good;
@@ -91,8 +95,9 @@ TEST(Manifest, ErrorsNameTheProblem) {
             std::string::npos);
   EXPECT_NE(broken("\"contract_version\": 1", "\"contract_version\": 2").find("contract_version 2"),
             std::string::npos);
-  EXPECT_NE(error_of([] { (void)normcore::load_manifest("/nonexistent/manifest.json"); })
-                .find("/nonexistent/manifest.json"),
+  EXPECT_NE(error_of([] {
+              (void)normcore::load_manifest("/nonexistent/manifest.json");
+            }).find("/nonexistent/manifest.json"),
             std::string::npos);
 }
 
@@ -109,15 +114,19 @@ TEST(DeviceString, Parses) {
 TEST(DeviceString, Rejects) {
   EXPECT_NE(error_of([] { (void)DeviceSpec::parse("manifest.json"); }).find("<backend>:<target>"),
             std::string::npos);
-  EXPECT_NE(error_of([] { (void)DeviceSpec::parse(":x"); }).find("empty backend"), std::string::npos);
-  EXPECT_NE(error_of([] { (void)DeviceSpec::parse("ref:"); }).find("empty target"), std::string::npos);
-  EXPECT_NE(error_of([] { (void)DeviceSpec::parse("ref:m,latency"); }).find("'latency' is not key=value"),
+  EXPECT_NE(error_of([] { (void)DeviceSpec::parse(":x"); }).find("empty backend"),
             std::string::npos);
+  EXPECT_NE(error_of([] { (void)DeviceSpec::parse("ref:"); }).find("empty target"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of([] { (void)DeviceSpec::parse("ref:m,latency"); }).find("'latency' is not key=value"),
+      std::string::npos);
   EXPECT_NE(error_of([] { (void)DeviceSpec::parse("ref:m,a=1,a=2"); }).find("'a' given twice"),
             std::string::npos);
   const auto s = DeviceSpec::parse("ref:m,latency=x1,bogus=1");
   EXPECT_NE(error_of([&] { (void)s.get_u64("latency", 0); }).find("latency=x1"), std::string::npos);
-  EXPECT_NE(error_of([&] { s.check_all_used(); }).find("unknown option 'bogus'"), std::string::npos);
+  EXPECT_NE(error_of([&] { s.check_all_used(); }).find("unknown option 'bogus'"),
+            std::string::npos);
   EXPECT_NE(error_of([] { (void)normcore::open_device("nope:x"); }).find("unknown backend 'nope'"),
             std::string::npos);
 }

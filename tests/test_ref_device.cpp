@@ -3,6 +3,7 @@
 // Everything is driven through the public device interface, with register offsets and fields
 // taken from the manifest, exactly as the driver does.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,7 +13,6 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
-#include <unistd.h>
 
 #include "normcore/contract.hpp"
 #include "normcore/device.hpp"
@@ -105,7 +105,9 @@ std::string packed_manifest() {
 }
 // 12-bit signed in, 20-bit signed out (wider than the input: no in-place), 16-byte parameter
 // entries (20 + 48 bits).
-std::string wide_manifest() { return custom_manifest("wide", 12, true, 20, true, 20, 48, 32, 32); }
+std::string wide_manifest() {
+  return custom_manifest("wide", 12, true, 20, true, 20, 48, 32, 32);
+}
 
 // Register access by name.
 struct Regs {
@@ -113,7 +115,9 @@ struct Regs {
   const Manifest& m() const { return d.manifest(); }
   std::uint32_t rd(std::string_view reg) { return d.read32(m().offset(reg)); }
   void wr(std::string_view reg, std::uint32_t v) { d.write32(m().offset(reg), v); }
-  std::uint32_t get(std::string_view reg, std::string_view f) { return m().field(reg, f).get(rd(reg)); }
+  std::uint32_t get(std::string_view reg, std::string_view f) {
+    return m().field(reg, f).get(rd(reg));
+  }
   std::uint32_t put(std::string_view reg, std::string_view f, std::uint64_t v) const {
     return m().field(reg, f).put(0, v);
   }
@@ -130,9 +134,7 @@ struct Regs {
                    put("CTRL", "irq_en_error", irq_error ? 1 : 0));
   }
   void soft_reset() { wr("CTRL", put("CTRL", "soft_reset", 1)); }
-  void ack() {
-    wr("IRQ_STATUS", put("IRQ_STATUS", "done", 1) | put("IRQ_STATUS", "error", 1));
-  }
+  void ack() { wr("IRQ_STATUS", put("IRQ_STATUS", "done", 1) | put("IRQ_STATUS", "error", 1)); }
 };
 
 // ---- The test's own packing (LSB first) ----
@@ -232,8 +234,10 @@ void program(Regs& r, const Job& j, std::uint64_t src, std::uint64_t dst, std::u
   r.wr("MODE", r.put("MODE", "layout", j.layout == Layout::nhwc ? 1 : 0) |
                    r.put("MODE", "rounding", static_cast<std::uint64_t>(j.set.rounding)) |
                    r.put("MODE", "shift", static_cast<std::uint64_t>(j.set.shift)));
-  r.wr("CLAMP_LO", static_cast<std::uint32_t>(static_cast<std::uint64_t>(j.set.lo) & mask_of(cfg.out_bits)));
-  r.wr("CLAMP_HI", static_cast<std::uint32_t>(static_cast<std::uint64_t>(j.set.hi) & mask_of(cfg.out_bits)));
+  r.wr("CLAMP_LO",
+       static_cast<std::uint32_t>(static_cast<std::uint64_t>(j.set.lo) & mask_of(cfg.out_bits)));
+  r.wr("CLAMP_HI",
+       static_cast<std::uint32_t>(static_cast<std::uint64_t>(j.set.hi) & mask_of(cfg.out_bits)));
   r.wr64("SRC", src);
   r.wr64("DST", dst);
   r.wr64("PARAM", param);
@@ -295,8 +299,8 @@ void run_and_check(Device& d, const Job& j, const std::string& what) {
   std::size_t bad = 0;
   for (std::size_t i = 0; i < want.size(); ++i) {
     if (got[i] != want[i] && bad++ < 5) {
-      ADD_FAILURE() << "output byte " << i << " of " << want.size() << ": got "
-                    << int(got[i]) << ", want " << int(want[i]);
+      ADD_FAILURE() << "output byte " << i << " of " << want.size() << ": got " << int(got[i])
+                    << ", want " << int(want[i]);
     }
   }
   EXPECT_EQ(bad, 0u);
@@ -333,7 +337,9 @@ void expect_failure(Device& d, JobBuffers& b, int code, std::optional<std::uint6
   r.ack();
 }
 
-std::string param_name(const ::testing::TestParamInfo<std::string>& p) { return p.param; }
+std::string param_name(const ::testing::TestParamInfo<std::string>& p) {
+  return p.param;
+}
 
 std::unique_ptr<Device> open(const std::string& manifest, const std::string& opts = "") {
   return normcore::open_device("ref:" + manifest + opts);
@@ -466,8 +472,7 @@ TEST_P(RefRegisters, CountsAccesses) {
 
 // ("Ref" prefix: the instances are named Ref/RefRegisters.*/<device>, so --gtest_filter='Ref*'
 // selects them.)
-INSTANTIATE_TEST_SUITE_P(Ref, RefRegisters, ::testing::Values("normcore", "nc_small"),
-                         param_name);
+INSTANTIATE_TEST_SUITE_P(Ref, RefRegisters, ::testing::Values("normcore", "nc_small"), param_name);
 
 // ---------------------------------------------------------------------------------------------
 // DMA buffers
@@ -552,19 +557,19 @@ class RefJobs : public ::testing::TestWithParam<std::string> {
 TEST_P(RefJobs, RandomJobsMatchTheGoldenModel) {
   const auto& cfg = dev->manifest().config;
   std::mt19937_64 rng(std::hash<std::string>{}(GetParam()));
-  const std::uint64_t max_c = std::min<std::uint64_t>(static_cast<std::uint64_t>(cfg.max_channels), 40);
+  const std::uint64_t max_c =
+      std::min<std::uint64_t>(static_cast<std::uint64_t>(cfg.max_channels), 40);
   const std::uint64_t max_hw = std::min<std::uint64_t>(cfg.max_inner(), 200);
   for (int i = 0; i < 40; ++i) {
     const auto C = static_cast<std::uint64_t>(uniform(rng, 1, static_cast<std::int64_t>(max_c)));
     const auto HW = static_cast<std::uint64_t>(uniform(rng, 1, static_cast<std::int64_t>(max_hw)));
     const auto N = static_cast<std::uint64_t>(uniform(rng, 1, 3));
     const Job j = random_job(cfg, rng, C, HW, N);
-    run_and_check(*dev, j,
-                  "job " + std::to_string(i) + ": C=" + std::to_string(C) + " HW=" +
-                      std::to_string(HW) + " N=" + std::to_string(N) + " " +
-                      std::string(normcore::to_string(j.layout)) + " R=" +
-                      std::to_string(j.set.shift) + " " +
-                      std::string(normcore::to_string(j.set.rounding)));
+    run_and_check(
+        *dev, j,
+        "job " + std::to_string(i) + ": C=" + std::to_string(C) + " HW=" + std::to_string(HW) +
+            " N=" + std::to_string(N) + " " + std::string(normcore::to_string(j.layout)) + " R=" +
+            std::to_string(j.set.shift) + " " + std::string(normcore::to_string(j.set.rounding)));
   }
 }
 
@@ -573,8 +578,8 @@ TEST_P(RefJobs, OutputsEndingMidWord) {
   std::mt19937_64 rng(7);
   // Totals of 1..19 elements: every residue of the last bus word and of the last byte.
   for (std::uint64_t t = 1; t < 20; ++t) {
-    const std::uint64_t C = std::min<std::uint64_t>(static_cast<std::uint64_t>(cfg.max_channels),
-                                                    t % 3 + 1);
+    const std::uint64_t C =
+        std::min<std::uint64_t>(static_cast<std::uint64_t>(cfg.max_channels), t % 3 + 1);
     const Job j = random_job(cfg, rng, 1, 1, t);  // N = t images of one element
     run_and_check(*dev, j, "total " + std::to_string(t));
     const Job k = random_job(cfg, rng, C, 1, t);
@@ -620,7 +625,8 @@ TEST(RefJobsInPlace, SameBufferForInputAndOutput) {
     const auto& cfg = d->manifest().config;
     std::mt19937_64 rng(5);
     for (std::uint64_t total : {std::uint64_t{1}, std::uint64_t{77}, std::uint64_t{300001}}) {
-      const std::uint64_t C = std::min<std::uint64_t>(static_cast<std::uint64_t>(cfg.max_channels), 5);
+      const std::uint64_t C =
+          std::min<std::uint64_t>(static_cast<std::uint64_t>(cfg.max_channels), 5);
       const Job j = random_job(cfg, rng, C, 1, (total + C - 1) / C);
       const auto in = pack(j.x, cfg.in_bits);
       const auto prm = pack_params(cfg, j.s, j.b);
@@ -630,7 +636,8 @@ TEST(RefJobsInPlace, SameBufferForInputAndOutput) {
       std::copy(prm.begin(), prm.end(), p->map().begin());
       program(r, j, io->device_address(), io->device_address(), p->device_address());
       r.start();
-      ASSERT_EQ(r.get("STATUS", "done"), 1u) << d->manifest().error_name(static_cast<int>(r.get("ERR_CODE", "code")));
+      ASSERT_EQ(r.get("STATUS", "done"), 1u)
+          << d->manifest().error_name(static_cast<int>(r.get("ERR_CODE", "code")));
       const auto want = pack(expected(j), cfg.out_bits);
       const auto got = contents(*io);
       EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << total;
@@ -698,33 +705,78 @@ TEST_F(RefValidation, EveryCodeThenAGoodJob) {
   const auto& cfg = dev->manifest().config;
   const std::uint64_t src = b.in->device_address(), dst = b.out->device_address();
   const std::uint64_t prm = b.prm->device_address();
-  good(); r.wr("CHANNELS", 0); fails("bad_channels", "C = 0");
-  good(); r.wr("CHANNELS", static_cast<std::uint32_t>(cfg.max_channels + 1)); fails("bad_channels", "C > max");
-  good(); r.wr("INNER", 0); fails("zero_length", "HW = 0");
-  good(); r.wr("OUTER", 0); fails("zero_length", "N = 0");
-  good(); r.wr("MODE", r.put("MODE", "shift", static_cast<std::uint64_t>(cfg.arith().acc_bits() + 1)));
+  good();
+  r.wr("CHANNELS", 0);
+  fails("bad_channels", "C = 0");
+  good();
+  r.wr("CHANNELS", static_cast<std::uint32_t>(cfg.max_channels + 1));
+  fails("bad_channels", "C > max");
+  good();
+  r.wr("INNER", 0);
+  fails("zero_length", "HW = 0");
+  good();
+  r.wr("OUTER", 0);
+  fails("zero_length", "N = 0");
+  good();
+  r.wr("MODE", r.put("MODE", "shift", static_cast<std::uint64_t>(cfg.arith().acc_bits() + 1)));
   fails("bad_shift", "R > acc bits");
-  good(); r.wr64("SRC", src + 1); fails("misaligned", "SRC");
-  good(); r.wr64("DST", dst + 4); fails("misaligned", "DST");
-  good(); r.wr64("PARAM", prm + 2); fails("misaligned", "PARAM");
-  good(); r.wr64("WIN_BASE", src + 8); fails("window", "SRC below the window");
-  good(); r.wr64("WIN_BASE", std::min({src, dst, prm})); r.wr64("WIN_LAST", dst + 80 - 2);
+  good();
+  r.wr64("SRC", src + 1);
+  fails("misaligned", "SRC");
+  good();
+  r.wr64("DST", dst + 4);
+  fails("misaligned", "DST");
+  good();
+  r.wr64("PARAM", prm + 2);
+  fails("misaligned", "PARAM");
+  good();
+  r.wr64("WIN_BASE", src + 8);
+  fails("window", "SRC below the window");
+  good();
+  r.wr64("WIN_BASE", std::min({src, dst, prm}));
+  r.wr64("WIN_LAST", dst + 80 - 2);
   fails("window", "output ends past the window");
-  good(); r.wr64("WIN_BASE", std::min({src, dst, prm})); r.wr64("WIN_LAST", dst + 80 - 1);
+  good();
+  r.wr64("WIN_BASE", std::min({src, dst, prm}));
+  r.wr64("WIN_LAST", dst + 80 - 1);
   r.start();  // exactly inside: fine
   EXPECT_EQ(r.get("STATUS", "done"), 1u);
   r.ack();
   std::fill(b.out->map().begin(), b.out->map().end(), kSentinel);
-  good(); r.wr64("SRC", 0xFFFFFFF8ull); fails("window", "input ends past 2^addr_bits");
-  good(); r.wr64("DST", std::uint64_t{1} << 32); fails("window", "DST beyond the address width");
-  good(); r.wr64("DST", src + 8); fails("overlap", "DST inside the input");
-  good(); r.wr64("SRC", dst + 72); fails("overlap", "input starting inside the output");
+  good();
+  r.wr64("SRC", 0xFFFFFFF8ull);
+  fails("window", "input ends past 2^addr_bits");
+  good();
+  r.wr64("DST", std::uint64_t{1} << 32);
+  fails("window", "DST beyond the address width");
+  good();
+  r.wr64("DST", src + 8);
+  fails("overlap", "DST inside the input");
+  good();
+  r.wr64("SRC", dst + 72);
+  fails("overlap", "input starting inside the output");
   // Priority: the first failing check wins.
-  good(); r.wr("CHANNELS", 0); r.wr("INNER", 0); r.wr64("SRC", 3); fails("bad_channels", "1 > 2, 4");
-  good(); r.wr("OUTER", 0); r.wr("MODE", r.put("MODE", "shift", 63)); fails("zero_length", "2 > 3");
-  good(); r.wr("MODE", r.put("MODE", "shift", 63)); r.wr64("DST", 4); fails("bad_shift", "3 > 4");
-  good(); r.wr64("PARAM", 4); r.wr64("SRC", 0xFFFFFFF8ull); fails("misaligned", "4 > 5");
-  good(); r.wr64("SRC", 0xFFFFFFF8ull); r.wr64("DST", 0xFFFFFFF8ull + 8); fails("window", "5 > 6");
+  good();
+  r.wr("CHANNELS", 0);
+  r.wr("INNER", 0);
+  r.wr64("SRC", 3);
+  fails("bad_channels", "1 > 2, 4");
+  good();
+  r.wr("OUTER", 0);
+  r.wr("MODE", r.put("MODE", "shift", 63));
+  fails("zero_length", "2 > 3");
+  good();
+  r.wr("MODE", r.put("MODE", "shift", 63));
+  r.wr64("DST", 4);
+  fails("bad_shift", "3 > 4");
+  good();
+  r.wr64("PARAM", 4);
+  r.wr64("SRC", 0xFFFFFFF8ull);
+  fails("misaligned", "4 > 5");
+  good();
+  r.wr64("SRC", 0xFFFFFFF8ull);
+  r.wr64("DST", 0xFFFFFFF8ull + 8);
+  fails("window", "5 > 6");
   // The registers were not disturbed by the failures; the same settings now pass.
   good();
   r.start();
@@ -797,7 +849,8 @@ TEST(RefDmaErrors, WritesOutsideTheBuffers) {
     // An output of 6000 bytes into a 5000-byte buffer (allocated last: nothing after it), once
     // from its 4 KiB-aligned start and once from 4000 bytes into a bigger one.
     const std::uint64_t elems = 6000 * 8 / static_cast<std::uint64_t>(cfg.out_bits);
-    const std::uint64_t C = std::min<std::uint64_t>(static_cast<std::uint64_t>(cfg.max_channels), 4);
+    const std::uint64_t C =
+        std::min<std::uint64_t>(static_cast<std::uint64_t>(cfg.max_channels), 4);
     const Job j = random_job(cfg, rng, C, 1, elems / C);
     const auto want = pack(expected(j), cfg.out_bits);
     auto b = stage(*d, j);
@@ -861,13 +914,13 @@ struct Rig {
 
 TEST(RefFaults, FailJobRead) {
   Rig g(",fail_job=2");
-  g.expect_good();                       // job 1
+  g.expect_good();  // job 1
   g.program_good();
-  g.r.wr("CHANNELS", 0);                 // fails validation: not counted
+  g.r.wr("CHANNELS", 0);  // fails validation: not counted
   expect_failure(*g.d, g.b, g.r.code("bad_channels"), 0, "validation");
-  g.program_good();                      // job 2
+  g.program_good();  // job 2
   expect_failure(*g.d, g.b, g.r.code("read"), g.b.in->device_address(), "injected read");
-  g.expect_good();                       // job 3
+  g.expect_good();  // job 3
 }
 
 TEST(RefFaults, FailJobWrite) {

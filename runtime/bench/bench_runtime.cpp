@@ -23,7 +23,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace normcore;
 
-double secs(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double secs(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 template <typename F>
 double best_of(int reps, F&& f) {
@@ -85,10 +87,11 @@ int main(int argc, char** argv) {
       r = acc.submit(p, bi, bo, shape);
       r.get();
     });
-    std::printf("ref, zero-copy buffers, %zu MiB int8 (1x64x%llu nchw): %.2f ms, %.3f G elements/s, "
-                "%.2f x memcpy\n",
-                mib, static_cast<unsigned long long>(hw), t * 1e3,
-                static_cast<double>(bytes) / t / 1e9, t_memcpy / t);
+    std::printf(
+        "ref, zero-copy buffers, %zu MiB int8 (1x64x%llu nchw): %.2f ms, %.3f G elements/s, "
+        "%.2f x memcpy\n",
+        mib, static_cast<unsigned long long>(hw), t * 1e3, static_cast<double>(bytes) / t / 1e9,
+        t_memcpy / t);
     std::printf("  register accesses per job: %llu reads, %llu writes (repeated job)\n",
                 static_cast<unsigned long long>(r.stats().mmio_reads),
                 static_cast<unsigned long long>(r.stats().mmio_writes));
@@ -101,10 +104,11 @@ int main(int argc, char** argv) {
       r = acc.submit(p, view(x), view(y), shape);
       r.get();
     });
-    std::printf("ref, host tensors (staged, %llu device jobs), %zu MiB int8: %.2f ms, %.3f G "
-                "elements/s, %.2f x memcpy\n",
-                static_cast<unsigned long long>(r.stats().tiles), mib, t * 1e3,
-                static_cast<double>(bytes) / t / 1e9, t_memcpy / t);
+    std::printf(
+        "ref, host tensors (staged, %llu device jobs), %zu MiB int8: %.2f ms, %.3f G "
+        "elements/s, %.2f x memcpy\n",
+        static_cast<unsigned long long>(r.stats().tiles), mib, t * 1e3,
+        static_cast<double>(bytes) / t / 1e9, t_memcpy / t);
   }
   {
     auto fresh = Accelerator::open("ref:" + man);
@@ -114,14 +118,15 @@ int main(int argc, char** argv) {
     r1.get();
     normcore::Run r2 = fresh.submit(q, view(x), view(y), JobShape{1, 16, 64, Layout::nchw});
     r2.get();
-    std::printf("register accesses per job: first %llu (%llu reads + %llu writes), repeated %llu "
-                "(%llu + %llu)\n",
-                static_cast<unsigned long long>(r1.stats().mmio_reads + r1.stats().mmio_writes),
-                static_cast<unsigned long long>(r1.stats().mmio_reads),
-                static_cast<unsigned long long>(r1.stats().mmio_writes),
-                static_cast<unsigned long long>(r2.stats().mmio_reads + r2.stats().mmio_writes),
-                static_cast<unsigned long long>(r2.stats().mmio_reads),
-                static_cast<unsigned long long>(r2.stats().mmio_writes));
+    std::printf(
+        "register accesses per job: first %llu (%llu reads + %llu writes), repeated %llu "
+        "(%llu + %llu)\n",
+        static_cast<unsigned long long>(r1.stats().mmio_reads + r1.stats().mmio_writes),
+        static_cast<unsigned long long>(r1.stats().mmio_reads),
+        static_cast<unsigned long long>(r1.stats().mmio_writes),
+        static_cast<unsigned long long>(r2.stats().mmio_reads + r2.stats().mmio_writes),
+        static_cast<unsigned long long>(r2.stats().mmio_reads),
+        static_cast<unsigned long long>(r2.stats().mmio_writes));
   }
 
   // 4. sim backend.
@@ -143,9 +148,10 @@ int main(int argc, char** argv) {
     dev += r.stats().device_seconds;
   }
   const double wall = secs(Clock::now() - t0);
-  std::printf("sim, %d jobs of 1x8x256 int8: %.3f ms wall per job; driver host time %.1f us per "
-              "job (staging, conversion, register programming incl. simulated AXI4-Lite cycles), "
-              "device wait %.3f ms per job\n",
-              jobs, wall / jobs * 1e3, host / jobs * 1e6, dev / jobs * 1e3);
+  std::printf(
+      "sim, %d jobs of 1x8x256 int8: %.3f ms wall per job; driver host time %.1f us per "
+      "job (staging, conversion, register programming incl. simulated AXI4-Lite cycles), "
+      "device wait %.3f ms per job\n",
+      jobs, wall / jobs * 1e3, host / jobs * 1e6, dev / jobs * 1e3);
   return 0;
 }

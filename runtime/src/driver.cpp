@@ -27,21 +27,34 @@ std::string hex32(std::uint32_t v) {
   std::snprintf(buf, sizeof buf, "0x%08X", v);
   return buf;
 }
-std::uint64_t mask_bits(int w) { return w >= 64 ? ~0ULL : ((1ULL << w) - 1); }
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
-double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+std::uint64_t mask_bits(int w) {
+  return w >= 64 ? ~0ULL : ((1ULL << w) - 1);
+}
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return (a + b - 1) / b;
+}
+std::uint64_t round_up(std::uint64_t a, std::uint64_t b) {
+  return ceil_div(a, b) * b;
+}
+double seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 // Range of values a host dtype holds.
 std::pair<std::int64_t, std::int64_t> dtype_range(DType t) {
   switch (t) {
-    case DType::int8: return {-128, 127};
-    case DType::uint8: return {0, 255};
-    case DType::int16: return {-32768, 32767};
-    case DType::uint16: return {0, 65535};
-    case DType::int32: return {std::numeric_limits<std::int32_t>::min(),
-                               std::numeric_limits<std::int32_t>::max()};
-    case DType::float32: break;
+    case DType::int8:
+      return {-128, 127};
+    case DType::uint8:
+      return {0, 255};
+    case DType::int16:
+      return {-32768, 32767};
+    case DType::uint16:
+      return {0, 65535};
+    case DType::int32:
+      return {std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};
+    case DType::float32:
+      break;
   }
   return {0, 0};
 }
@@ -104,23 +117,47 @@ T* as_mut(void* p) {
 template <typename F>
 void with_type(DType t, const void* p, F&& f) {
   switch (t) {
-    case DType::int8: f(as<std::int8_t>(p)); break;
-    case DType::uint8: f(as<std::uint8_t>(p)); break;
-    case DType::int16: f(as<std::int16_t>(p)); break;
-    case DType::uint16: f(as<std::uint16_t>(p)); break;
-    case DType::int32: f(as<std::int32_t>(p)); break;
-    case DType::float32: f(as<float>(p)); break;
+    case DType::int8:
+      f(as<std::int8_t>(p));
+      break;
+    case DType::uint8:
+      f(as<std::uint8_t>(p));
+      break;
+    case DType::int16:
+      f(as<std::int16_t>(p));
+      break;
+    case DType::uint16:
+      f(as<std::uint16_t>(p));
+      break;
+    case DType::int32:
+      f(as<std::int32_t>(p));
+      break;
+    case DType::float32:
+      f(as<float>(p));
+      break;
   }
 }
 template <typename F>
 void with_type_mut(DType t, void* p, F&& f) {
   switch (t) {
-    case DType::int8: f(as_mut<std::int8_t>(p)); break;
-    case DType::uint8: f(as_mut<std::uint8_t>(p)); break;
-    case DType::int16: f(as_mut<std::int16_t>(p)); break;
-    case DType::uint16: f(as_mut<std::uint16_t>(p)); break;
-    case DType::int32: f(as_mut<std::int32_t>(p)); break;
-    case DType::float32: f(as_mut<float>(p)); break;
+    case DType::int8:
+      f(as_mut<std::int8_t>(p));
+      break;
+    case DType::uint8:
+      f(as_mut<std::uint8_t>(p));
+      break;
+    case DType::int16:
+      f(as_mut<std::int16_t>(p));
+      break;
+    case DType::uint16:
+      f(as_mut<std::uint16_t>(p));
+      break;
+    case DType::int32:
+      f(as_mut<std::int32_t>(p));
+      break;
+    case DType::float32:
+      f(as_mut<float>(p));
+      break;
   }
 }
 
@@ -128,19 +165,25 @@ void with_type_mut(DType t, void* p, F&& f) {
 
 std::string_view to_string(DType t) {
   switch (t) {
-    case DType::int8: return "int8";
-    case DType::uint8: return "uint8";
-    case DType::int16: return "int16";
-    case DType::uint16: return "uint16";
-    case DType::int32: return "int32";
-    case DType::float32: return "float32";
+    case DType::int8:
+      return "int8";
+    case DType::uint8:
+      return "uint8";
+    case DType::int16:
+      return "int16";
+    case DType::uint16:
+      return "uint16";
+    case DType::int32:
+      return "int32";
+    case DType::float32:
+      return "float32";
   }
   return "?";
 }
 
 DType parse_dtype(std::string_view text) {
-  for (DType t : {DType::int8, DType::uint8, DType::int16, DType::uint16, DType::int32,
-                  DType::float32}) {
+  for (DType t :
+       {DType::int8, DType::uint8, DType::int16, DType::uint16, DType::int32, DType::float32}) {
     if (text == to_string(t)) return t;
   }
   throw DeviceError("unknown element type '" + std::string(text) +
@@ -150,21 +193,28 @@ DType parse_dtype(std::string_view text) {
 std::size_t dtype_bytes(DType t) {
   switch (t) {
     case DType::int8:
-    case DType::uint8: return 1;
+    case DType::uint8:
+      return 1;
     case DType::int16:
-    case DType::uint16: return 2;
+    case DType::uint16:
+      return 2;
     case DType::int32:
-    case DType::float32: return 4;
+    case DType::float32:
+      return 4;
   }
   return 1;
 }
 
 std::string_view to_string(RunState s) {
   switch (s) {
-    case RunState::queued: return "queued";
-    case RunState::running: return "running";
-    case RunState::completed: return "completed";
-    case RunState::failed: return "failed";
+    case RunState::queued:
+      return "queued";
+    case RunState::running:
+      return "running";
+    case RunState::completed:
+      return "completed";
+    case RunState::failed:
+      return "failed";
   }
   return "?";
 }
@@ -288,8 +338,8 @@ struct DriverCore {
   DeviceInfo info;
   Regs regs;
   ArithSpec spec;
-  std::mutex dev_mu;  // every device access
-  std::map<std::uint32_t, std::uint32_t> shadow;  // last value written to each job register
+  std::mutex dev_mu;                               // every device access
+  std::map<std::uint32_t, std::uint32_t> shadow;   // last value written to each job register
   bool check_idle = true;                          // verify !busy before the next job
   std::unique_ptr<DmaBuffer> stage_in, stage_out;  // grow-only staging buffers
 
@@ -301,7 +351,9 @@ struct DriverCore {
   DriverStats stats;  // under q_mu
 
   DriverCore(std::unique_ptr<Device> d, DriverOptions o)
-      : dev(std::move(d)), opt(std::move(o)), regs(dev->manifest()),
+      : dev(std::move(d)),
+        opt(std::move(o)),
+        regs(dev->manifest()),
         spec(dev->manifest().config.arith()) {}
 
   [[nodiscard]] const DeviceConfig& cfg() const { return dev->manifest().config; }
@@ -368,10 +420,10 @@ struct DriverCore {
     mode = regs.rounding->put(mode, static_cast<std::uint32_t>(j.settings.rounding));
     mode = regs.shift->put(mode, static_cast<std::uint32_t>(j.settings.shift));
     set(regs.mode, mode);
-    set(regs.clamp_lo, static_cast<std::uint32_t>(static_cast<std::uint64_t>(j.settings.lo) &
-                                                  mask_bits(yw)));
-    set(regs.clamp_hi, static_cast<std::uint32_t>(static_cast<std::uint64_t>(j.settings.hi) &
-                                                  mask_bits(yw)));
+    set(regs.clamp_lo,
+        static_cast<std::uint32_t>(static_cast<std::uint64_t>(j.settings.lo) & mask_bits(yw)));
+    set(regs.clamp_hi,
+        static_cast<std::uint32_t>(static_cast<std::uint64_t>(j.settings.hi) & mask_bits(yw)));
     set(regs.src_lo, static_cast<std::uint32_t>(j.src));
     set(regs.src_hi, static_cast<std::uint32_t>(j.src >> 32));
     set(regs.dst_lo, static_cast<std::uint32_t>(j.dst));
@@ -397,8 +449,7 @@ struct DriverCore {
         if (!finished) break;
       } else {
         stv = status();
-        if (regs.busy->get(stv) == 0 &&
-            (regs.done->get(stv) != 0 || regs.error->get(stv) != 0)) {
+        if (regs.busy->get(stv) == 0 && (regs.done->get(stv) != 0 || regs.error->get(stv) != 0)) {
           finished = true;
           break;
         }
@@ -415,22 +466,21 @@ struct DriverCore {
       const std::string before = status_text(stv);
       check_idle = true;
       const bool idle = soft_reset();
-      throw DeviceError(dev->name() + ": job timed out after " +
-                        std::to_string(opt.job_timeout.count()) + " ms (" + describe(j) + "; " +
-                        before + "); " +
-                        (idle ? "soft reset done, the device is idle again"
-                              : "the device is still busy after a soft reset (" +
-                                    status_text(status()) + ")"));
+      throw DeviceError(
+          dev->name() + ": job timed out after " + std::to_string(opt.job_timeout.count()) +
+          " ms (" + describe(j) + "; " + before + "); " +
+          (idle ? "soft reset done, the device is idle again"
+                : "the device is still busy after a soft reset (" + status_text(status()) + ")"));
     }
     dev->write32(regs.irq_status, regs.irq_done->mask() | regs.irq_err->mask());
     if (regs.error->get(stv) != 0) {
       const std::uint32_t code = dev->read32(regs.err_code) & 0xFFu;
-      const std::uint64_t addr = dev->read32(regs.err_lo) |
-                                 (static_cast<std::uint64_t>(dev->read32(regs.err_hi)) << 32);
+      const std::uint64_t addr =
+          dev->read32(regs.err_lo) | (static_cast<std::uint64_t>(dev->read32(regs.err_hi)) << 32);
       check_idle = true;
       throw DeviceError(dev->name() + ": device job failed: " +
-                        dev->manifest().error_name(static_cast<int>(code)) + " (ERR_CODE=" +
-                        std::to_string(code) + ", ERR_ADDR=" + hex(addr) + ", " +
+                        dev->manifest().error_name(static_cast<int>(code)) +
+                        " (ERR_CODE=" + std::to_string(code) + ", ERR_ADDR=" + hex(addr) + ", " +
                         status_text(stv) + ") for " + describe(j));
     }
     if (regs.done->get(stv) == 0) {
@@ -495,9 +545,15 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
   }
   return *this;
 }
-std::span<std::uint8_t> Buffer::map() { return buf_->map(); }
-std::size_t Buffer::size() const { return buf_->size(); }
-std::uint64_t Buffer::device_address() const { return buf_->device_address(); }
+std::span<std::uint8_t> Buffer::map() {
+  return buf_->map();
+}
+std::size_t Buffer::size() const {
+  return buf_->size();
+}
+std::uint64_t Buffer::device_address() const {
+  return buf_->device_address();
+}
 
 bool Run::wait(std::chrono::milliseconds timeout) const {
   if (!s_) throw DeviceError("Run::wait on an empty run handle");
@@ -510,9 +566,8 @@ bool Run::wait(std::chrono::milliseconds timeout) const {
 void Run::get() const {
   if (!s_) throw DeviceError("Run::get on an empty run handle");
   std::unique_lock lk(s_->mu);
-  s_->cv.wait(lk, [&] {
-    return s_->state == RunState::completed || s_->state == RunState::failed;
-  });
+  s_->cv.wait(lk,
+              [&] { return s_->state == RunState::completed || s_->state == RunState::failed; });
   if (s_->exc) std::rethrow_exception(s_->exc);
 }
 
@@ -558,8 +613,8 @@ DeviceInfo read_info(Device& dev) {
   const char* caps[] = {"CAPS0", "CAPS1", "CAPS2", "CAPS3"};
   for (int i = 0; i < 4; ++i) in.caps[i] = rd(caps[i]);
   if (!mismatch.empty()) {
-    throw DeviceError(dev.name() + ": the device does not match its manifest " +
-                      m.source + ": " + mismatch);
+    throw DeviceError(dev.name() + ": the device does not match its manifest " + m.source + ": " +
+                      mismatch);
   }
   auto f = [&](const char* reg, const char* field) {
     const RegDesc& r = m.reg(reg);
@@ -647,9 +702,15 @@ Accelerator& Accelerator::operator=(Accelerator&& o) noexcept {
   return *this;
 }
 
-const DeviceInfo& Accelerator::info() const { return core_->info; }
-const Manifest& Accelerator::manifest() const { return core_->dev->manifest(); }
-Device& Accelerator::device() { return *core_->dev; }
+const DeviceInfo& Accelerator::info() const {
+  return core_->info;
+}
+const Manifest& Accelerator::manifest() const {
+  return core_->dev->manifest();
+}
+Device& Accelerator::device() {
+  return *core_->dev;
+}
 
 DriverStats Accelerator::stats() const {
   DriverStats s;
@@ -711,10 +772,10 @@ std::shared_ptr<const Params> Accelerator::upload(const ParamImage& image) {
                                4096);
     auto bytes = g->buf->map();
     for (std::uint64_t i = 0; i < g->channels; ++i) {
-      const auto s = static_cast<u128>(
-          static_cast<std::uint64_t>(image.scale[c0 + i]) & mask_bits(p.sw));
-      const auto b = static_cast<u128>(
-          static_cast<std::uint64_t>(image.shift[c0 + i]) & mask_bits(p.bw));
+      const auto s =
+          static_cast<u128>(static_cast<std::uint64_t>(image.scale[c0 + i]) & mask_bits(p.sw));
+      const auto b =
+          static_cast<u128>(static_cast<std::uint64_t>(image.shift[c0 + i]) & mask_bits(p.bw));
       const u128 e = s | (b << p.sw);
       for (int k = 0; k < eb; ++k) {
         bytes[static_cast<std::size_t>(i) * static_cast<std::size_t>(eb) +
@@ -862,8 +923,7 @@ Run Accelerator::submit(std::shared_ptr<const Params> params, Buffer& input, Buf
 }
 
 void Accelerator::run(std::shared_ptr<const Params> params, TensorView input,
-                      MutableTensorView output, const JobShape& shape,
-                      const RunOptions& options) {
+                      MutableTensorView output, const JobShape& shape, const RunOptions& options) {
   submit(std::move(params), input, output, shape, options).get();
 }
 
@@ -874,13 +934,15 @@ namespace {
 
 // Writes elements [h, h + len) of the host input, converted, as packed device elements from
 // index d on.
-void gather_run(const TensorView& in, const RunOptions& opt, const ArithSpec& a,
-                std::uint8_t* dst, std::uint64_t d, std::uint64_t h, std::uint64_t len) {
+void gather_run(const TensorView& in, const RunOptions& opt, const ArithSpec& a, std::uint8_t* dst,
+                std::uint64_t d, std::uint64_t h, std::uint64_t len) {
   const std::int64_t lo = a.x_min(), hi = a.x_max();
   const int w = a.xw;
   // Fast path: byte elements with the same signedness (int8 -> signed 8, uint8 -> unsigned 8).
-  if (w == 8 && ((in.dtype == DType::int8 && a.x_signed) || (in.dtype == DType::uint8 && !a.x_signed))) {
-    std::memcpy(dst + d, static_cast<const std::uint8_t*>(in.data) + h, static_cast<std::size_t>(len));
+  if (w == 8 &&
+      ((in.dtype == DType::int8 && a.x_signed) || (in.dtype == DType::uint8 && !a.x_signed))) {
+    std::memcpy(dst + d, static_cast<const std::uint8_t*>(in.data) + h,
+                static_cast<std::size_t>(len));
     return;
   }
   if (in.dtype == DType::float32) {
@@ -915,7 +977,8 @@ void gather_run(const TensorView& in, const RunOptions& opt, const ArithSpec& a,
 void scatter_run(const MutableTensorView& out, const RunOptions& opt, const ArithSpec& a,
                  const std::uint8_t* src, std::uint64_t d, std::uint64_t h, std::uint64_t len) {
   const int w = a.yw;
-  if (w == 8 && ((out.dtype == DType::int8 && a.y_signed) || (out.dtype == DType::uint8 && !a.y_signed))) {
+  if (w == 8 &&
+      ((out.dtype == DType::int8 && a.y_signed) || (out.dtype == DType::uint8 && !a.y_signed))) {
     std::memcpy(static_cast<std::uint8_t*>(out.data) + h, src + d, static_cast<std::size_t>(len));
     return;
   }

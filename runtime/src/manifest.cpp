@@ -167,17 +167,17 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
             [](const RegDesc& a, const RegDesc& b) { return a.offset < b.offset; });
   // The registers and fields the driver programs must exist.
   static const std::pair<const char*, const char*> needed[] = {
-      {"ID", "magic"},         {"VERSION", "contract"},   {"CAPS0", "lanes"},
-      {"CAPS1", "max_channels"}, {"CAPS2", "bus_bytes"},  {"CAPS3", "inner_bits"},
-      {"CTRL", "start"},       {"CTRL", "soft_reset"},    {"CTRL", "irq_en_done"},
-      {"CTRL", "irq_en_error"}, {"STATUS", "busy"},       {"STATUS", "done"},
-      {"STATUS", "error"},     {"IRQ_STATUS", "done"},    {"IRQ_STATUS", "error"},
-      {"ERR_CODE", "code"},    {"ERR_ADDR_LO", "value"},  {"ERR_ADDR_HI", "value"},
-      {"CHANNELS", "value"},   {"INNER", "value"},        {"OUTER", "value"},
-      {"MODE", "layout"},      {"MODE", "rounding"},      {"MODE", "shift"},
-      {"CLAMP_LO", "value"},   {"CLAMP_HI", "value"},     {"SRC_LO", "value"},
-      {"SRC_HI", "value"},     {"DST_LO", "value"},       {"DST_HI", "value"},
-      {"PARAM_LO", "value"},   {"PARAM_HI", "value"},
+      {"ID", "magic"},           {"VERSION", "contract"},  {"CAPS0", "lanes"},
+      {"CAPS1", "max_channels"}, {"CAPS2", "bus_bytes"},   {"CAPS3", "inner_bits"},
+      {"CTRL", "start"},         {"CTRL", "soft_reset"},   {"CTRL", "irq_en_done"},
+      {"CTRL", "irq_en_error"},  {"STATUS", "busy"},       {"STATUS", "done"},
+      {"STATUS", "error"},       {"IRQ_STATUS", "done"},   {"IRQ_STATUS", "error"},
+      {"ERR_CODE", "code"},      {"ERR_ADDR_LO", "value"}, {"ERR_ADDR_HI", "value"},
+      {"CHANNELS", "value"},     {"INNER", "value"},       {"OUTER", "value"},
+      {"MODE", "layout"},        {"MODE", "rounding"},     {"MODE", "shift"},
+      {"CLAMP_LO", "value"},     {"CLAMP_HI", "value"},    {"SRC_LO", "value"},
+      {"SRC_HI", "value"},       {"DST_LO", "value"},      {"DST_HI", "value"},
+      {"PARAM_LO", "value"},     {"PARAM_HI", "value"},
   };
   for (const auto& [rn, fn] : needed) {
     try {

@@ -60,7 +60,9 @@ std::string hex(std::uint64_t v) {
   return buf;
 }
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return a / b + (a % b != 0 ? 1 : 0);
+}
 
 inline std::int64_t sign_extend(std::uint64_t v, int width) {
   const int sh = 64 - width;
@@ -217,8 +219,8 @@ struct Kernel {
   const std::int64_t* scale = nullptr;
   const std::int64_t* shift = nullptr;
   JobSettings job;
-  const std::uint8_t* lut8 = nullptr;   // [c][256] output bytes (xw == yw == 8)
-  const std::uint32_t* lut = nullptr;   // [c][2^xw] output bits (xw <= 16)
+  const std::uint8_t* lut8 = nullptr;  // [c][256] output bytes (xw == yw == 8)
+  const std::uint32_t* lut = nullptr;  // [c][2^xw] output bits (xw <= 16)
 
   // One table row: every input code of channel c through the golden model.
   template <typename T>
@@ -227,7 +229,8 @@ struct Kernel {
     const std::uint64_t ymask = low_mask(yw);
     for (std::uint64_t v = 0; v < codes; ++v) {
       const std::int64_t x = x_signed ? sign_extend(v, xw) : static_cast<std::int64_t>(v);
-      row[v] = static_cast<T>(static_cast<std::uint64_t>(apply(x, scale[c], shift[c], job)) & ymask);
+      row[v] =
+          static_cast<T>(static_cast<std::uint64_t>(apply(x, scale[c], shift[c], job)) & ymask);
     }
   }
 
@@ -277,15 +280,14 @@ struct Kernel {
     while (n >= 8) {
       std::uint64_t w;
       std::memcpy(&w, src, 8);
-      const std::uint64_t o =
-          static_cast<std::uint64_t>(row[w & 0xFF]) |
-          static_cast<std::uint64_t>(row[(w >> 8) & 0xFF]) << 8 |
-          static_cast<std::uint64_t>(row[(w >> 16) & 0xFF]) << 16 |
-          static_cast<std::uint64_t>(row[(w >> 24) & 0xFF]) << 24 |
-          static_cast<std::uint64_t>(row[(w >> 32) & 0xFF]) << 32 |
-          static_cast<std::uint64_t>(row[(w >> 40) & 0xFF]) << 40 |
-          static_cast<std::uint64_t>(row[(w >> 48) & 0xFF]) << 48 |
-          static_cast<std::uint64_t>(row[w >> 56]) << 56;
+      const std::uint64_t o = static_cast<std::uint64_t>(row[w & 0xFF]) |
+                              static_cast<std::uint64_t>(row[(w >> 8) & 0xFF]) << 8 |
+                              static_cast<std::uint64_t>(row[(w >> 16) & 0xFF]) << 16 |
+                              static_cast<std::uint64_t>(row[(w >> 24) & 0xFF]) << 24 |
+                              static_cast<std::uint64_t>(row[(w >> 32) & 0xFF]) << 32 |
+                              static_cast<std::uint64_t>(row[(w >> 40) & 0xFF]) << 40 |
+                              static_cast<std::uint64_t>(row[(w >> 48) & 0xFF]) << 48 |
+                              static_cast<std::uint64_t>(row[w >> 56]) << 56;
       std::memcpy(dst, &o, 8);
       src += 8;
       dst += 8;
@@ -301,9 +303,8 @@ struct Kernel {
   // h <= j, so x collects tables h..7; with d[j] = T[j] ^ T[j + 1] (d[7] = T[7]) their XOR
   // telescopes to T[h]. x >= 128 saturates every index (no contribution). The high half is the
   // same with x ^ 0x80 and d[8..15]. (d, bias: prepared by map_run_avx2.)
-  __attribute__((target("avx2"))) static inline __m256i map32(const __m256i* d,
-                                                               const __m256i* bias,
-                                                               const std::uint8_t* p) {
+  __attribute__((target("avx2"))) static inline __m256i map32(const __m256i* d, const __m256i* bias,
+                                                              const std::uint8_t* p) {
     const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     const __m256i x2 = _mm256_xor_si256(x, _mm256_set1_epi8(static_cast<char>(0x80)));
     __m256i r0 = _mm256_shuffle_epi8(d[0], _mm256_adds_epu8(x, bias[0]));
@@ -380,15 +381,14 @@ struct Kernel {
         const std::uint8_t* const* rp = rows.data() + c;
         std::uint64_t w;
         std::memcpy(&w, src + i, 8);
-        const std::uint64_t o =
-            static_cast<std::uint64_t>(rp[0][w & 0xFF]) |
-            static_cast<std::uint64_t>(rp[1][(w >> 8) & 0xFF]) << 8 |
-            static_cast<std::uint64_t>(rp[2][(w >> 16) & 0xFF]) << 16 |
-            static_cast<std::uint64_t>(rp[3][(w >> 24) & 0xFF]) << 24 |
-            static_cast<std::uint64_t>(rp[4][(w >> 32) & 0xFF]) << 32 |
-            static_cast<std::uint64_t>(rp[5][(w >> 40) & 0xFF]) << 40 |
-            static_cast<std::uint64_t>(rp[6][(w >> 48) & 0xFF]) << 48 |
-            static_cast<std::uint64_t>(rp[7][w >> 56]) << 56;
+        const std::uint64_t o = static_cast<std::uint64_t>(rp[0][w & 0xFF]) |
+                                static_cast<std::uint64_t>(rp[1][(w >> 8) & 0xFF]) << 8 |
+                                static_cast<std::uint64_t>(rp[2][(w >> 16) & 0xFF]) << 16 |
+                                static_cast<std::uint64_t>(rp[3][(w >> 24) & 0xFF]) << 24 |
+                                static_cast<std::uint64_t>(rp[4][(w >> 32) & 0xFF]) << 32 |
+                                static_cast<std::uint64_t>(rp[5][(w >> 40) & 0xFF]) << 40 |
+                                static_cast<std::uint64_t>(rp[6][(w >> 48) & 0xFF]) << 48 |
+                                static_cast<std::uint64_t>(rp[7][w >> 56]) << 56;
         std::memcpy(dst + i, &o, 8);
         c += step;
         if (c >= nch) c -= nch;
@@ -642,8 +642,7 @@ RefDevice::RefDevice(const DeviceSpec& spec, Manifest manifest, const Options& o
   std::uint64_t base = 0x40000000ull;
   u128 limit = u128{1} << cfg.addr_bits;
   if (base >= limit / 2) base = static_cast<std::uint64_t>(limit / 4);
-  const std::uint64_t size = static_cast<std::uint64_t>(
-      std::min<u128>(opt_.mem, limit - base));
+  const std::uint64_t size = static_cast<std::uint64_t>(std::min<u128>(opt_.mem, limit - base));
   mem_ = std::make_shared<Memory>(base, size);
   mem_->owner = this;
 }
@@ -802,12 +801,15 @@ void RefDevice::start_job() {
   const auto rounding = static_cast<Rounding>(get(rounding_) & 3);
   const auto R = static_cast<int>(get(shift_));
   const std::uint64_t lo_raw = get(clamp_lo_), hi_raw = get(clamp_hi_);
-  const std::int64_t lo = cfg.out_signed ? sign_extend(lo_raw, yw) : static_cast<std::int64_t>(lo_raw);
-  const std::int64_t hi = cfg.out_signed ? sign_extend(hi_raw, yw) : static_cast<std::int64_t>(hi_raw);
+  const std::int64_t lo =
+      cfg.out_signed ? sign_extend(lo_raw, yw) : static_cast<std::int64_t>(lo_raw);
+  const std::int64_t hi =
+      cfg.out_signed ? sign_extend(hi_raw, yw) : static_cast<std::int64_t>(hi_raw);
   const std::uint64_t src = get64(src_lo_, src_hi_), dst = get64(dst_lo_, dst_hi_);
   const std::uint64_t param = get64(param_lo_, param_hi_);
   const std::uint64_t win_base = win_base_lo_ ? get64(win_base_lo_, win_base_hi_) : 0;
-  const std::uint64_t win_last = win_last_lo_ ? get64(win_last_lo_, win_last_hi_) : ~std::uint64_t{0};
+  const std::uint64_t win_last =
+      win_last_lo_ ? get64(win_last_lo_, win_last_hi_) : ~std::uint64_t{0};
 
   // Sizes (exact: C * HW * N needs up to 11 + 24 + 32 bits; 128-bit arithmetic throughout).
   const u128 total = static_cast<u128>(C) * HW * N;
@@ -912,9 +914,11 @@ void RefDevice::start_job() {
   std::vector<std::int64_t> scale(static_cast<std::size_t>(C)), shift(static_cast<std::size_t>(C));
   for (std::uint64_t c = 0; c < C; ++c) {
     u128 entry = 0;
-    for (std::uint64_t k = pe; k-- > 0;) entry = entry << 8 | prm[static_cast<std::size_t>(c * pe + k)];
+    for (std::uint64_t k = pe; k-- > 0;)
+      entry = entry << 8 | prm[static_cast<std::size_t>(c * pe + k)];
     const auto sbits = static_cast<std::uint64_t>(entry) & low_mask(cfg.scale_bits);
-    const auto bbits = static_cast<std::uint64_t>(entry >> cfg.scale_bits) & low_mask(cfg.shift_bits);
+    const auto bbits =
+        static_cast<std::uint64_t>(entry >> cfg.scale_bits) & low_mask(cfg.shift_bits);
     scale[static_cast<std::size_t>(c)] = sign_extend(sbits, cfg.scale_bits);
     shift[static_cast<std::size_t>(c)] = sign_extend(bbits, cfg.shift_bits);
   }
@@ -999,9 +1003,8 @@ void RefDevice::compute(const Kernel& base, std::uint64_t total, bool in_place, 
   }
   const std::uint64_t chunk = ceil_div(ceil_div(total, parts), grain) * grain;
   const std::uint64_t n = ceil_div(total, chunk);
-  parallel_for(n, parts, [&](std::uint64_t i) {
-    k.run(i * chunk, std::min(total, (i + 1) * chunk));
-  });
+  parallel_for(n, parts,
+               [&](std::uint64_t i) { k.run(i * chunk, std::min(total, (i + 1) * chunk)); });
 }
 
 }  // namespace
@@ -1014,7 +1017,8 @@ std::unique_ptr<Device> open_ref_device(const DeviceSpec& spec) {
   opt.hang_job = spec.get_u64("hang_job", 0);
   const unsigned hw = std::thread::hardware_concurrency();
   const std::uint64_t threads = spec.get_u64("threads", std::clamp(hw, 1u, 8u));
-  if (opt.mem == 0) throw DeviceError("device '" + spec.text + "': option mem=0: need at least 1 byte");
+  if (opt.mem == 0)
+    throw DeviceError("device '" + spec.text + "': option mem=0: need at least 1 byte");
   if (fail != "read" && fail != "write") {
     throw DeviceError("device '" + spec.text + "': option fail=" + fail +
                       " (expected read or write)");

@@ -77,11 +77,11 @@ class DmaBuffer {
 };
 
 struct DeviceCounters {
-  std::uint64_t reads = 0;        // read32 calls
-  std::uint64_t writes = 0;       // write32 calls
-  std::uint64_t irq_waits = 0;    // wait_irq calls
-  std::uint64_t buffers = 0;      // buffers allocated so far
-  std::uint64_t buffer_bytes = 0; // bytes currently allocated
+  std::uint64_t reads = 0;         // read32 calls
+  std::uint64_t writes = 0;        // write32 calls
+  std::uint64_t irq_waits = 0;     // wait_irq calls
+  std::uint64_t buffers = 0;       // buffers allocated so far
+  std::uint64_t buffer_bytes = 0;  // bytes currently allocated
 };
 
 // Not thread-safe: one thread at a time (the driver serialises access with its queue).

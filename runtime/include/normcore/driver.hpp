@@ -55,23 +55,48 @@ struct TensorView {
       : dtype(m.dtype), data(m.data), count(m.count) {}
 };
 
-template <typename T> constexpr DType dtype_of();
-template <> constexpr DType dtype_of<std::int8_t>() { return DType::int8; }
-template <> constexpr DType dtype_of<std::uint8_t>() { return DType::uint8; }
-template <> constexpr DType dtype_of<std::int16_t>() { return DType::int16; }
-template <> constexpr DType dtype_of<std::uint16_t>() { return DType::uint16; }
-template <> constexpr DType dtype_of<std::int32_t>() { return DType::int32; }
-template <> constexpr DType dtype_of<float>() { return DType::float32; }
-template <typename T> TensorView view(std::span<const T> s) {
+template <typename T>
+constexpr DType dtype_of();
+template <>
+constexpr DType dtype_of<std::int8_t>() {
+  return DType::int8;
+}
+template <>
+constexpr DType dtype_of<std::uint8_t>() {
+  return DType::uint8;
+}
+template <>
+constexpr DType dtype_of<std::int16_t>() {
+  return DType::int16;
+}
+template <>
+constexpr DType dtype_of<std::uint16_t>() {
+  return DType::uint16;
+}
+template <>
+constexpr DType dtype_of<std::int32_t>() {
+  return DType::int32;
+}
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::float32;
+}
+template <typename T>
+TensorView view(std::span<const T> s) {
   return {dtype_of<T>(), s.data(), s.size()};
 }
-template <typename T> TensorView view(const std::vector<T>& v) {
+template <typename T>
+TensorView view(const std::vector<T>& v) {
   return view(std::span<const T>(v));
 }
-template <typename T> MutableTensorView view(std::span<T> s) {
+template <typename T>
+MutableTensorView view(std::span<T> s) {
   return {dtype_of<T>(), s.data(), s.size()};
 }
-template <typename T> MutableTensorView view(std::vector<T>& v) { return view(std::span<T>(v)); }
+template <typename T>
+MutableTensorView view(std::vector<T>& v) {
+  return view(std::span<T>(v));
+}
 
 // N x C x HW elements in `layout` (nchw: [N][C][HW], nhwc: [N][HW][C]).
 struct JobShape {
@@ -100,10 +125,10 @@ struct DeviceInfo {
 
 struct RunStats {
   std::uint64_t elements = 0;
-  std::uint64_t tiles = 0;         // device jobs
+  std::uint64_t tiles = 0;  // device jobs
   std::uint64_t mmio_reads = 0, mmio_writes = 0;
-  double host_seconds = 0;         // staging, conversion, register programming
-  double device_seconds = 0;       // waiting for the device (wait_irq)
+  double host_seconds = 0;    // staging, conversion, register programming
+  double device_seconds = 0;  // waiting for the device (wait_irq)
 };
 
 enum class RunState : std::uint8_t { queued, running, completed, failed };
@@ -174,7 +199,7 @@ class Buffer {
 };
 
 struct DriverOptions {
-  std::chrono::milliseconds job_timeout{30000};  // per device job (tile)
+  std::chrono::milliseconds job_timeout{30000};   // per device job (tile)
   std::chrono::milliseconds reset_timeout{2000};  // for the engine to go idle after soft reset
   std::uint64_t max_tile_elements = std::uint64_t{1} << 24;  // staging buffer size per tile
   bool use_irq = true;  // false: poll STATUS instead of waiting for the interrupt

@@ -20,7 +20,7 @@ struct FieldDesc {
   std::string name;
   int lsb = 0;
   int width = 1;
-  std::string access;     // ro | rw | w1c | w1s_sc
+  std::string access;  // ro | rw | w1c | w1s_sc
   std::uint64_t reset = 0;
   bool hw_const = false;  // ro constant built into the block (ID, VERSION, CAPS*)
   [[nodiscard]] std::uint32_t mask() const {
@@ -71,10 +71,10 @@ struct DeviceConfig {
 };
 
 struct Manifest {
-  std::filesystem::path path;      // where it was read from (empty if parsed from text)
-  std::string source;              // prefixes error messages (the path, or a given name)
-  std::string top;                 // top module name
-  std::string generator_version;   // "0.1.0"
+  std::filesystem::path path;     // where it was read from (empty if parsed from text)
+  std::string source;             // prefixes error messages (the path, or a given name)
+  std::string top;                // top module name
+  std::string generator_version;  // "0.1.0"
   int contract_version = 0;
   DeviceConfig config;
   std::string config_json;         // the "config" object, dumped canonically (sorted keys)
