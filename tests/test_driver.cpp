@@ -10,6 +10,7 @@
 
 #include "normcore/contract.hpp"
 #include "normcore/driver.hpp"
+#include "test_util.hpp"
 
 namespace {
 
@@ -23,15 +24,7 @@ std::string ref(const std::string& name, const std::string& opts = "") {
   return "ref:" + manifest(name) + opts;
 }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using normcore::test::error_of;
 
 // Random parameters valid for the device's widths.
 ParamImage random_image(const ArithSpec& a, int channels, std::mt19937_64& rng) {

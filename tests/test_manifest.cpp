@@ -6,6 +6,7 @@
 
 #include "normcore/device.hpp"
 #include "normcore/manifest.hpp"
+#include "test_util.hpp"
 
 namespace {
 
@@ -26,15 +27,7 @@ std::string slurp(const std::string& p) {
   return ss.str();
 }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using normcore::test::error_of;
 
 TEST(Manifest, ReadsTheDefaultDevice) {
   const auto m = normcore::load_manifest(manifest_path("normcore"));

@@ -17,6 +17,7 @@
 #include "normcore/contract.hpp"
 #include "normcore/device.hpp"
 #include "normcore/manifest.hpp"
+#include "test_util.hpp"
 
 namespace {
 
@@ -31,15 +32,7 @@ std::string manifest_path(const std::string& name) {
   return std::string(NORMCORE_DEVICES_DIR) + "/" + name + "/rtl/manifest.json";
 }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using normcore::test::error_of;
 
 void EXPECT_HAS(const std::string& text, const std::string& part) {
   EXPECT_NE(text.find(part), std::string::npos) << "'" << text << "' lacks '" << part << "'";

@@ -104,59 +104,37 @@ inline std::int64_t get_bits(const std::uint8_t* base, std::uint64_t index, int 
   return static_cast<std::int64_t>(u);
 }
 
-template <typename T>
-const T* as(const void* p) {
-  return static_cast<const T*>(p);
-}
-template <typename T>
-T* as_mut(void* p) {
-  return static_cast<T*>(p);
-}
-
-// Calls f(T*) with the pointer cast to the dtype's C++ type.
-template <typename F>
-void with_type(DType t, const void* p, F&& f) {
-  switch (t) {
-    case DType::int8:
-      f(as<std::int8_t>(p));
-      break;
-    case DType::uint8:
-      f(as<std::uint8_t>(p));
-      break;
-    case DType::int16:
-      f(as<std::int16_t>(p));
-      break;
-    case DType::uint16:
-      f(as<std::uint16_t>(p));
-      break;
-    case DType::int32:
-      f(as<std::int32_t>(p));
-      break;
-    case DType::float32:
-      f(as<float>(p));
-      break;
+// p as a T pointer, keeping p's constness.
+template <typename T, typename V>
+auto typed(V* p) {
+  if constexpr (std::is_const_v<V>) {
+    return static_cast<const T*>(p);
+  } else {
+    return static_cast<T*>(p);
   }
 }
-template <typename F>
-void with_type_mut(DType t, void* p, F&& f) {
+
+// Calls f(T*) with the pointer cast to the dtype's C++ type (const if p is).
+template <typename V, typename F>
+void with_type(DType t, V* p, F&& f) {
   switch (t) {
     case DType::int8:
-      f(as_mut<std::int8_t>(p));
+      f(typed<std::int8_t>(p));
       break;
     case DType::uint8:
-      f(as_mut<std::uint8_t>(p));
+      f(typed<std::uint8_t>(p));
       break;
     case DType::int16:
-      f(as_mut<std::int16_t>(p));
+      f(typed<std::int16_t>(p));
       break;
     case DType::uint16:
-      f(as_mut<std::uint16_t>(p));
+      f(typed<std::uint16_t>(p));
       break;
     case DType::int32:
-      f(as_mut<std::int32_t>(p));
+      f(typed<std::int32_t>(p));
       break;
     case DType::float32:
-      f(as_mut<float>(p));
+      f(typed<float>(p));
       break;
   }
 }
@@ -991,7 +969,7 @@ void scatter_run(const MutableTensorView& out, const RunOptions& opt, const Arit
     }
     return;
   }
-  with_type_mut(out.dtype, out.data, [&](auto* p) {
+  with_type(out.dtype, out.data, [&](auto* p) {
     using T = std::remove_pointer_t<decltype(p)>;
     p += h;
     for (std::uint64_t i = 0; i < len; ++i) {
