@@ -7,6 +7,7 @@ pkgs=(
   verilator yosys iverilog
   libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
   libsystemc-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler
   nextpnr-ice40 fpga-icestorm gnuplot-nox
 )
 missing=()

@@ -1,14 +1,19 @@
 // normcore run / normcore info: drive a device (ref, sim, uio) through the host driver.
+// `normcore run --plan DIR` runs every layer of an import plan (normcore import) and checks the
+// outputs against the float reference of the recovered batch norm.
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "commands.hpp"
 #include "normcore/driver.hpp"
+#include "normcore/import/plan.hpp"
 #include "normcore/npz.hpp"
 #include "normcore/params_file.hpp"
 
@@ -18,6 +23,9 @@ namespace {
 
 struct RunCli {
   std::string device, params, input, output, shape, layout = "nchw", out_dtype;
+  std::vector<std::string> inputs;  // --input (one file; with --plan: LAYER=FILE, repeatable)
+  std::string plan;
+  std::uint64_t seed = 1;
   double in_scale = 0, out_scale = 0;
   std::int64_t in_zp = 0, out_zp = 0;
   int timeout_ms = 30000;
@@ -43,7 +51,8 @@ std::vector<std::uint64_t> parse_shape(const std::string& text) {
     v.push_back(x);
   }
   if (v.size() < 2 || v.size() > 4) {
-    throw Error("--shape '" + text + "': expected N,C,H,W (nchw) or N,H,W,C (nhwc), 2 to 4 numbers");
+    throw Error("--shape '" + text +
+                "': expected N,C,H,W (nchw) or N,H,W,C (nhwc), 2 to 4 numbers");
   }
   return v;
 }
@@ -92,12 +101,24 @@ void fill_from_npy(HostTensor& h, const NpyArray& a, DType t) {
     }
   };
   switch (t) {
-    case DType::int8: put(reinterpret_cast<std::int8_t*>(h.data())); break;
-    case DType::uint8: put(reinterpret_cast<std::uint8_t*>(h.data())); break;
-    case DType::int16: put(reinterpret_cast<std::int16_t*>(h.data())); break;
-    case DType::uint16: put(reinterpret_cast<std::uint16_t*>(h.data())); break;
-    case DType::int32: put(reinterpret_cast<std::int32_t*>(h.data())); break;
-    case DType::float32: put(reinterpret_cast<float*>(h.data())); break;
+    case DType::int8:
+      put(reinterpret_cast<std::int8_t*>(h.data()));
+      break;
+    case DType::uint8:
+      put(reinterpret_cast<std::uint8_t*>(h.data()));
+      break;
+    case DType::int16:
+      put(reinterpret_cast<std::int16_t*>(h.data()));
+      break;
+    case DType::uint16:
+      put(reinterpret_cast<std::uint16_t*>(h.data()));
+      break;
+    case DType::int32:
+      put(reinterpret_cast<std::int32_t*>(h.data()));
+      break;
+    case DType::float32:
+      put(reinterpret_cast<float*>(h.data()));
+      break;
   }
 }
 
@@ -113,17 +134,47 @@ void write_output(const std::string& path, const std::vector<std::size_t>& shape
     for (std::size_t i = 0; i < h.count; ++i) v[i] = static_cast<std::int64_t>(p[i]);
   };
   switch (h.dtype) {
-    case DType::int8: get(reinterpret_cast<const std::int8_t*>(h.data())); break;
-    case DType::uint8: get(reinterpret_cast<const std::uint8_t*>(h.data())); break;
-    case DType::int16: get(reinterpret_cast<const std::int16_t*>(h.data())); break;
-    case DType::uint16: get(reinterpret_cast<const std::uint16_t*>(h.data())); break;
-    case DType::int32: get(reinterpret_cast<const std::int32_t*>(h.data())); break;
-    case DType::float32: break;
+    case DType::int8:
+      get(reinterpret_cast<const std::int8_t*>(h.data()));
+      break;
+    case DType::uint8:
+      get(reinterpret_cast<const std::uint8_t*>(h.data()));
+      break;
+    case DType::int16:
+      get(reinterpret_cast<const std::int16_t*>(h.data()));
+      break;
+    case DType::uint16:
+      get(reinterpret_cast<const std::uint16_t*>(h.data()));
+      break;
+    case DType::int32:
+      get(reinterpret_cast<const std::int32_t*>(h.data()));
+      break;
+    case DType::float32:
+      break;
   }
   write_npy(path, shape, std::string(to_string(h.dtype)), v);
 }
 
-int do_run(const RunCli& o) {
+int do_run_plan(const RunCli& o);
+
+int do_run(RunCli o) {
+  if (!o.plan.empty()) return do_run_plan(o);
+  for (const auto& [name, value] :
+       {std::pair<const char*, const std::string*>{"--params", &o.params},
+        {"--output", &o.output}}) {
+    if (value->empty()) {
+      std::cerr << "normcore run: error: " << name
+                << " is required (or run a plan with --plan DIR)\n";
+      return kExitBadInput;
+    }
+  }
+  if (o.inputs.size() != 1) {
+    std::cerr << "normcore run: error: "
+              << (o.inputs.empty() ? "--input is required" : "give one --input")
+              << " (or run a plan with --plan DIR)\n";
+    return kExitBadInput;
+  }
+  o.input = o.inputs[0];
   // Everything up to the submit is the user's input: errors exit 2.
   Accelerator* acc_p = nullptr;
   std::optional<Accelerator> acc;
@@ -169,7 +220,8 @@ int do_run(const RunCli& o) {
     }
     out_shape = x.shape.empty() ? std::vector<std::size_t>{x.size()} : x.shape;
     if (in_t == DType::float32) {
-      if (!(o.in_scale > 0)) throw Error("--input " + o.input + " is float: give --in-scale (and --in-zero-point)");
+      if (!(o.in_scale > 0))
+        throw Error("--input " + o.input + " is float: give --in-scale (and --in-zero-point)");
       ro.in_quant = Quant{o.in_scale, o.in_zp};
     }
     DriverOptions dopt;
@@ -193,7 +245,8 @@ int do_run(const RunCli& o) {
       out_t = DType::float32;
     }
     if (out_t == DType::float32) {
-      if (!(o.out_scale > 0)) throw Error("--out-dtype float32 needs --out-scale (and --out-zero-point)");
+      if (!(o.out_scale > 0))
+        throw Error("--out-dtype float32 needs --out-scale (and --out-zero-point)");
       ro.out_quant = Quant{o.out_scale, o.out_zp};
     }
     fill_from_npy(in, x, in_t);
@@ -225,14 +278,113 @@ int do_run(const RunCli& o) {
   }
   if (!o.quiet) {
     const RunStats s = r.stats();
-    std::printf("normcore run: %llu elements (%llux%llux%llu %s) on %s in %llu device job(s); "
-                "device %.3f s, host %.3f s; %llu register reads, %llu writes; wrote %s\n",
-                static_cast<unsigned long long>(s.elements), static_cast<unsigned long long>(shape.n),
-                static_cast<unsigned long long>(shape.c), static_cast<unsigned long long>(shape.hw),
-                std::string(to_string(shape.layout)).c_str(), o.device.c_str(),
-                static_cast<unsigned long long>(s.tiles), s.device_seconds, s.host_seconds,
-                static_cast<unsigned long long>(s.mmio_reads),
-                static_cast<unsigned long long>(s.mmio_writes), o.output.c_str());
+    std::printf(
+        "normcore run: %llu elements (%llux%llux%llu %s) on %s in %llu device job(s); "
+        "device %.3f s, host %.3f s; %llu register reads, %llu writes; wrote %s\n",
+        static_cast<unsigned long long>(s.elements), static_cast<unsigned long long>(shape.n),
+        static_cast<unsigned long long>(shape.c), static_cast<unsigned long long>(shape.hw),
+        std::string(to_string(shape.layout)).c_str(), o.device.c_str(),
+        static_cast<unsigned long long>(s.tiles), s.device_seconds, s.host_seconds,
+        static_cast<unsigned long long>(s.mmio_reads),
+        static_cast<unsigned long long>(s.mmio_writes), o.output.c_str());
+  }
+  return kExitOk;
+}
+
+// --plan: every layer of an import plan, with the given inputs or deterministic random ones,
+// against the float reference of the recovered BN.
+int do_run_plan(const RunCli& o) {
+  std::optional<Accelerator> acc;
+  import::LoadedPlan plan;
+  std::vector<std::vector<std::int64_t>> xs;
+  std::vector<std::string> from;
+  try {
+    plan = import::read_plan(o.plan);
+    if (plan.layers.empty()) throw Error(o.plan + ": the plan has no layers");
+    std::map<std::string, std::string> files;
+    for (const auto& in : o.inputs) {
+      const auto eq = in.find('=');
+      std::string layer, file;
+      if (eq == std::string::npos) {
+        if (plan.layers.size() != 1) {
+          throw Error("--input " + in + ": the plan has " + std::to_string(plan.layers.size()) +
+                      " layers: give LAYER=FILE");
+        }
+        layer = plan.layers[0].name;
+        file = in;
+      } else {
+        layer = in.substr(0, eq);
+        file = in.substr(eq + 1);
+      }
+      bool known = false;
+      std::string names;
+      for (const auto& l : plan.layers) {
+        known = known || l.name == layer;
+        names += (names.empty() ? "" : ", ") + l.name;
+      }
+      if (!known)
+        throw Error("--input " + in + ": no layer '" + layer + "' in the plan (layers: " + names +
+                    ")");
+      if (!files.emplace(layer, file).second)
+        throw Error("--input: layer '" + layer + "' given twice");
+    }
+    DriverOptions dopt;
+    dopt.job_timeout = std::chrono::milliseconds(o.timeout_ms);
+    if (o.tile > 0) dopt.max_tile_elements = o.tile;
+    acc.emplace(Accelerator::open(o.device, dopt));
+    for (std::size_t i = 0; i < plan.layers.size(); ++i) {
+      const auto& l = plan.layers[i];
+      (void)acc->upload(read_params(l.params_file));  // widths and settings fit the device
+      auto it = files.find(l.name);
+      if (it == files.end()) {
+        xs.push_back(import::random_input(plan.spec, l.job.elements(), o.seed + i));
+        from.push_back("random (seed " + std::to_string(o.seed + i) + ")");
+        continue;
+      }
+      const NpyArray a = read_npy(it->second);
+      if (!a.is_integer()) {
+        throw Error("--input " + it->second + ": dtype " + a.dtype + " is not an integer type");
+      }
+      if (a.size() != l.job.elements()) {
+        throw Error("--input " + it->second + ": " + std::to_string(a.size()) +
+                    " elements, layer '" + l.name + "' needs " + std::to_string(l.job.elements()));
+      }
+      xs.push_back(a.as_int);
+      from.push_back(it->second);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "normcore run: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  bool all_ok = true;
+  for (std::size_t i = 0; i < plan.layers.size(); ++i) {
+    const auto& l = plan.layers[i];
+    import::LayerCheck c;
+    try {
+      c = import::run_layer(*acc, l, xs[i]);
+    } catch (const std::exception& e) {
+      std::cerr << "normcore run: error: layer " << l.name << ": " << e.what() << "\n";
+      return kExitFailure;
+    }
+    all_ok = all_ok && c.within;
+    if (!o.quiet || !c.within) {
+      std::printf(
+          "layer %s: %llux%llux%llu %s on %s, input %s: max error %.6f LSB (bound %.6f LSB) %s\n",
+          l.name.c_str(), static_cast<unsigned long long>(c.job.n),
+          static_cast<unsigned long long>(c.job.c), static_cast<unsigned long long>(c.job.hw),
+          std::string(to_string(c.job.layout)).c_str(), o.device.c_str(), from[i].c_str(),
+          c.max_err, c.bound, c.within ? "ok" : "EXCEEDS THE BOUND");
+      if (!c.within) {
+        std::printf("  worst: element %llu (channel %lld): x = %lld, y = %lld, reference %.6f\n",
+                    static_cast<unsigned long long>(c.worst_index),
+                    static_cast<long long>(c.worst_channel), static_cast<long long>(c.worst_x),
+                    static_cast<long long>(c.worst_y), c.worst_ref);
+      }
+    }
+  }
+  if (!all_ok) {
+    std::cerr << "normcore run: error: a layer's error exceeds its fold bound\n";
+    return kExitFailure;
   }
   return kExitOk;
 }
@@ -246,20 +398,36 @@ Action add_run(CLI::App& app) {
                   "Device string: ref:<manifest.json> | sim:<manifest.json>[,latency=N,stall=P,"
                   "trace=f.vcd] | uio:<uioN>,manifest=<m>,dma=<udmabufN>")
       ->required();
-  sub->add_option("--params", o->params, "Folded parameter image (normcore fold)")->required();
-  sub->add_option("--input", o->input, ".npy input (int8, uint8, int16, uint16, int32, float32)")
-      ->required();
-  sub->add_option("--output", o->output, ".npy output (written atomically)")->required();
-  sub->add_option("--shape", o->shape,
-                  "N,C,H,W (nchw) or N,H,W,C (nhwc); default: the input array's shape");
-  sub->add_option("--layout", o->layout, "nchw | nhwc")->capture_default_str();
-  sub->add_option("--in-scale", o->in_scale, "Quantisation scale of a float32 input");
-  sub->add_option("--in-zero-point", o->in_zp, "Quantisation zero point of a float32 input");
-  sub->add_option("--out-scale", o->out_scale, "Dequantise the output with this scale (float32)");
-  sub->add_option("--out-zero-point", o->out_zp, "Zero point for dequantising the output");
-  sub->add_option("--out-dtype", o->out_dtype,
-                  "Output element type (default: the device's output type, or float32 with "
-                  "--out-scale and a float input)");
+  auto* params = sub->add_option("--params", o->params, "Folded parameter image (normcore fold)");
+  sub->add_option("--input", o->inputs,
+                  ".npy input (int8, uint8, int16, uint16, int32, float32); with --plan: "
+                  "LAYER=FILE (integer .npy, repeatable; other layers get random inputs)")
+      ->allow_extra_args(false);
+  auto* output = sub->add_option("--output", o->output, ".npy output (written atomically)");
+  auto* shape = sub->add_option(
+      "--shape", o->shape, "N,C,H,W (nchw) or N,H,W,C (nhwc); default: the input array's shape");
+  auto* layout = sub->add_option("--layout", o->layout, "nchw | nhwc")->capture_default_str();
+  auto* in_scale =
+      sub->add_option("--in-scale", o->in_scale, "Quantisation scale of a float32 input");
+  auto* in_zp =
+      sub->add_option("--in-zero-point", o->in_zp, "Quantisation zero point of a float32 input");
+  auto* out_scale = sub->add_option("--out-scale", o->out_scale,
+                                    "Dequantise the output with this scale (float32)");
+  auto* out_zp =
+      sub->add_option("--out-zero-point", o->out_zp, "Zero point for dequantising the output");
+  auto* out_dtype =
+      sub->add_option("--out-dtype", o->out_dtype,
+                      "Output element type (default: the device's output type, or float32 with "
+                      "--out-scale and a float input)");
+  auto* plan =
+      sub->add_option("--plan", o->plan,
+                      "Run every layer of an import plan (normcore import) and compare with "
+                      "the float reference of the recovered BN; exit 1 if a layer's error "
+                      "exceeds the fold's bound");
+  sub->add_option("--seed", o->seed, "Seed of the random inputs of --plan")->capture_default_str();
+  for (auto* opt : {params, output, shape, layout, in_scale, in_zp, out_scale, out_zp, out_dtype}) {
+    plan->excludes(opt);
+  }
   sub->add_option("--timeout", o->timeout_ms, "Per device job time-out in ms")
       ->capture_default_str();
   sub->add_option("--tile", o->tile, "Largest device job in elements (default 16 Mi)");
@@ -275,8 +443,8 @@ Action add_info(CLI::App& app) {
   return [dev] {
     try {
       auto acc = Accelerator::open(*dev);
-      std::cout << "device: " << *dev << "\nmanifest: " << acc.manifest().source
-                << " (top " << acc.manifest().top << ")\n"
+      std::cout << "device: " << *dev << "\nmanifest: " << acc.manifest().source << " (top "
+                << acc.manifest().top << ")\n"
                 << acc.info().describe();
       return kExitOk;
     } catch (const std::exception& e) {

@@ -19,5 +19,6 @@ Action add_gen(CLI::App& app);
 Action add_fold(CLI::App& app);
 Action add_run(CLI::App& app);
 Action add_info(CLI::App& app);
+Action add_import(CLI::App& app);
 
 }  // namespace normcore::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   const auto fold = normcore::cli::add_fold(app);
   const auto run = normcore::cli::add_run(app);
   const auto info = normcore::cli::add_info(app);
+  const auto import_model = normcore::cli::add_import(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("fold")) return fold();
     if (app.got_subcommand("run")) return run();
     if (app.got_subcommand("info")) return info();
+    if (app.got_subcommand("import")) return import_model();
   } catch (const std::exception& e) {
     std::cerr << "normcore: error: " << e.what() << "\n";
     return normcore::cli::kExitFailure;

@@ -1,0 +1,230 @@
+// normcore import: a model (ONNX or XLA HLO text) + optional parameter bundle -> an import plan
+// (per batch norm: folded parameter image, float parameters, report; plan.json).
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commands.hpp"
+#include "normcore/gen/config.hpp"
+#include "normcore/import/bundle.hpp"
+#include "normcore/import/hlo.hpp"
+#include "normcore/import/onnx.hpp"
+#include "normcore/import/plan.hpp"
+#include "normcore/import/recognise.hpp"
+#include "normcore/npz.hpp"
+
+namespace normcore::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ImportCli {
+  std::string model, params, config, out, format, rounding;
+  double in_scale = 1, out_scale = 1;
+  std::int64_t in_zp = 0, out_zp = 0;
+  bool quiet = false;
+};
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// True if the text starts (after blank lines and comments) with "HloModule".
+bool looks_like_hlo(const std::vector<std::uint8_t>& bytes) {
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    const char ch = static_cast<char>(bytes[i]);
+    if (std::isspace(static_cast<unsigned char>(ch)) != 0) {
+      ++i;
+    } else if (ch == '/' && i + 1 < bytes.size() && bytes[i + 1] == '/') {
+      while (i < bytes.size() && bytes[i] != '\n') ++i;
+    } else if (ch == '#') {
+      while (i < bytes.size() && bytes[i] != '\n') ++i;
+    } else {
+      break;
+    }
+  }
+  static const std::string kMagic = "HloModule";
+  return bytes.size() - i >= kMagic.size() &&
+         std::equal(kMagic.begin(), kMagic.end(), bytes.begin() + static_cast<std::ptrdiff_t>(i));
+}
+
+import::Graph load_model(const std::string& path,
+                         const std::string& format){std::string fmt = lower(format);
+const auto bytes = read_file_bytes(path);
+if (fmt.empty()) {
+  const std::string ext = lower(fs::path(path).extension().string());
+  if (ext == ".onnx") {
+    fmt = "onnx";
+  } else if (ext == ".hlo" || looks_like_hlo(bytes)) {
+    fmt = "hlo";
+  } else if (ext == ".txt") {
+    throw Error(path +
+                ": a .txt model must be XLA HLO text starting with 'HloModule' (or give "
+                "--format)");
+  } else {
+    fmt = "onnx";
+  }
+}
+if (fmt == "onnx") return import::parse_onnx(bytes, path);
+if (fmt == "hlo") {
+  return import::parse_hlo(
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
+}
+throw Error("--format: '" + format + "' is not onnx or hlo");
+}  // namespace
+
+std::string act_text(const import::BnMatch& m) {
+  if (m.activation != "clamp") return m.activation;
+  auto b = [](double v) {
+    if (v == std::numeric_limits<double>::lowest()) return std::string("-inf");
+    if (v == std::numeric_limits<double>::max()) return std::string("+inf");
+    std::ostringstream os;
+    os << v;
+    return os.str();
+  };
+  return "clamp{" + b(m.act_min) + ", " + b(m.act_max) + "}";
+}
+
+std::string shape_text(const std::vector<std::int64_t>& s) {
+  std::string r = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) r += (i > 0 ? "," : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+int do_import(const ImportCli& o, const std::vector<std::string>& quant_given) {
+  try {
+    // The core configuration (a config object or a generated manifest with "config").
+    std::ifstream is(o.config);
+    if (!is) throw Error("--config: cannot open " + o.config);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(is);
+    } catch (const nlohmann::json::exception& e) {
+      throw Error("--config " + o.config + ": malformed JSON: " + e.what());
+    }
+    if (j.contains("config") && j["config"].is_object()) j = j["config"];
+    gen::CoreConfig cfg;
+    try {
+      cfg = gen::CoreConfig::from_json(j);
+    } catch (const std::exception& e) {
+      throw Error("--config " + o.config + ": " + e.what());
+    }
+    if (const auto err = cfg.check(); !err.empty())
+      throw Error("--config " + o.config + ": " + err);
+
+    import::PlanOptions po;
+    po.spec = cfg.arith;
+    po.config_json = j.dump();
+    po.config_source = o.config;
+    po.max_channels = cfg.max_channels;
+    po.bundle = o.params;
+    if (!quant_given.empty()) {
+      po.integer_io = false;
+      po.in = Quant{o.in_scale, o.in_zp};
+      po.out = Quant{o.out_scale, o.out_zp};
+      if (!(o.in_scale > 0)) throw Error("--in-scale must be > 0");
+      if (!(o.out_scale > 0)) throw Error("--out-scale must be > 0");
+    }
+    if (!o.rounding.empty()) {
+      try {
+        po.rounding = parse_rounding(o.rounding);
+      } catch (const std::invalid_argument& e) {
+        throw Error(std::string("--rounding: ") + e.what());
+      }
+    }
+
+    import::Graph g = load_model(o.model, o.format);
+    if (!o.params.empty()) {
+      const import::Bundle b = import::load_bundle(o.params);
+      const auto rep = import::attach_bundle(g, b);
+      if (!o.quiet) {
+        for (const auto& a : rep.attached) {
+          std::cout << "bundle: " << g.values[static_cast<std::size_t>(a.value)].name << " <- '"
+                    << a.key << "' (" << a.how << ")\n";
+        }
+        if (!rep.unused_keys.empty()) {
+          std::cout << "bundle: " << rep.unused_keys.size() << " key(s) not used:";
+          for (std::size_t i = 0; i < rep.unused_keys.size() && i < 8; ++i) {
+            std::cout << " " << rep.unused_keys[i];
+          }
+          std::cout << (rep.unused_keys.size() > 8 ? " ...\n" : "\n");
+        }
+      }
+    }
+    const import::Recognition rec = import::recognise(g);
+    const import::Plan plan = import::make_plan(g, rec, po);
+    import::write_plan(plan, o.out);
+
+    if (!o.quiet) {
+      for (const auto& l : plan.layers) {
+        const auto& m = l.match;
+        std::printf(
+            "layer %s: %s (%s) at %s: %lld channels, axis %d (%s), shape %s, eps %g, "
+            "activation %s; R = %d, %s, worst-case error %.6Lg LSB -> %s\n",
+            m.name.c_str(), m.pattern.c_str(), m.ops.c_str(), m.location.c_str(),
+            static_cast<long long>(m.channels), m.channel_axis,
+            std::string(to_string(l.job.layout)).c_str(), shape_text(l.shape).c_str(), m.eps,
+            act_text(m).c_str(), l.fold.job.shift,
+            std::string(to_string(l.fold.job.rounding)).c_str(), l.fold.worst_err,
+            l.params_file.c_str());
+        for (const auto& w : l.warnings) std::printf("  warning: %s\n", w.c_str());
+      }
+      for (const auto& n : plan.near_misses) {
+        std::printf("near miss at %s: not a BN: %s\n", n.location.c_str(), n.reason.c_str());
+      }
+      std::printf("wrote %s (%zu batch norm(s), %zu near miss(es))\n", o.out.c_str(),
+                  plan.layers.size(), plan.near_misses.size());
+    }
+    return kExitOk;
+  } catch (const Error& e) {
+    std::cerr << "normcore import: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "normcore import: error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+}  // namespace normcore::cli
+
+Action add_import(CLI::App& app) {
+  auto o = std::make_shared<ImportCli>();
+  auto* sub = app.add_subcommand("import",
+                                 "Find the batch norms of a model (ONNX, XLA HLO text), fold them "
+                                 "for a core and write a plan");
+  sub->add_option("model", o->model, "Model: .onnx, or XLA HLO text (.hlo, .txt, or by content)")
+      ->required();
+  sub->add_option(
+      "--params", o->params,
+      "Parameter bundle for inputs without data: .npz, .npy or JSON (Flax "
+      "params/<layer>/scale..., PyTorch <layer>.weight..., parameter names or numbers)");
+  sub->add_option("--config", o->config, "Core config JSON or a generated manifest.json")
+      ->required();
+  sub->add_option("-o,--out", o->out, "Plan directory (written atomically)")->required();
+  sub->add_option("--format", o->format, "onnx | hlo (default: from the extension / content)");
+  auto* is =
+      sub->add_option("--in-scale", o->in_scale, "Input quantisation scale (default: integer I/O)");
+  auto* iz = sub->add_option("--in-zero-point", o->in_zp, "Input quantisation zero point");
+  auto* os = sub->add_option("--out-scale", o->out_scale, "Output quantisation scale");
+  auto* oz = sub->add_option("--out-zero-point", o->out_zp, "Output quantisation zero point");
+  sub->add_option("--rounding", o->rounding,
+                  "floor | half_up | half_even | half_away (default half_even)");
+  sub->add_flag("-q,--quiet", o->quiet, "No summary");
+  return [o, is, iz, os, oz] {
+    std::vector<std::string> given;
+    for (auto* opt : {is, iz, os, oz}) {
+      if (opt->count() > 0) given.push_back(opt->get_name());
+    }
+    return do_import(*o, given);
+  };
+}
+
+}  // namespace normcore::cli

@@ -1,0 +1,77 @@
+// Parameter bundles: the arrays a checkpoint holds, to fill graph inputs that have no constant
+// data (XLA HLO `parameter(N)` values, ONNX graph inputs that are not initializers).
+//
+// Formats: NumPy .npz (member names are the keys) or .npy (one array, key = the file stem), and
+// JSON: {"key": [numbers...]} with nested lists for multi-dimensional arrays, a number for a
+// scalar, and nested objects flattened with '/' ({"params": {"bn": {"scale": [..]}}} gives
+// "params/bn/scale"). Keys starting with '_' are ignored in JSON.
+//
+// Checkpoint conventions understood (keys may use '/' or '.' as separator):
+//   Flax     params/<layer>/scale, params/<layer>/bias, batch_stats/<layer>/mean,
+//            batch_stats/<layer>/var
+//   PyTorch  <layer>.weight, <layer>.bias, <layer>.running_mean, <layer>.running_var
+//   also     <layer>/{gamma,beta,moving_mean,moving_variance,variance}
+//
+// attach_bundle(graph, bundle) fills every graph input without constant data, in this order:
+//   1. by name: the value's name or the name in its origin ("parameter(3) 'bn_mean'"), exactly
+//      or with '/' and '.' taken as the same separator;
+//   2. by parameter number (origin "parameter(N)"): keys "paramN", "N", "parameter.N",
+//      "parameterN", "param_N", "arg_N", "argN";
+//   3. by role, for inputs still empty that the recogniser (recognise.hpp) identified as the
+//      gamma / beta / mean / var of a batch norm: the bundle's layers (groups of keys of one of
+//      the conventions above that have at least mean and var) are matched to the recognised BNs
+//      by layer name where the names agree, and the remaining ones in order (graph order of the
+//      BNs, natural sort order of the layer names: BatchNorm_2 before BatchNorm_10). Role
+//      mapping needs the same number of remaining layers and BNs and equal channel counts;
+//      anything ambiguous is an Error listing both sides rather than a guess.
+// Every array is checked against the value's shape (dimensions of size 1 are ignored, so a [C]
+// array fills a [1,C,1,1] value): Error naming the key, the expected and the found shape.
+// Afterwards every parameter leaf of a recognised BN must have data: Error naming the parameter
+// and its role and listing the closest keys.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "normcore/import/graph.hpp"
+
+namespace normcore::import {
+
+struct Bundle {
+  std::string source;                      // file name (prefixes messages)
+  std::map<std::string, Constant> arrays;  // key -> array
+};
+
+Bundle parse_bundle_json(std::string_view text, const std::string& source);
+// .npz, .npy or .json (by extension; otherwise by content: zip / npy magic, else JSON).
+Bundle load_bundle(const std::filesystem::path& path);
+
+struct Attachment {
+  int value = -1;   // graph value filled
+  std::string key;  // bundle key used
+  std::string how;  // "name", "parameter number", "role gamma of layer 'bn1'", ...
+};
+
+struct AttachReport {
+  std::vector<Attachment> attached;
+  std::vector<std::string> unused_keys;
+};
+
+// Fills graph inputs from the bundle (see above). The filled values get `constant` set and
+// " <- bundle 'KEY'" appended to their origin.
+AttachReport attach_bundle(Graph& g, const Bundle& b);
+
+// Splits a checkpoint key into (layer, role) with role one of gamma, beta, mean, var, following
+// the conventions above; nullopt if the key names no BN role. The layer keeps the key's own
+// separators ("layer1.0.bn1", "BatchNorm_0").
+std::optional<std::pair<std::string, std::string>> split_layer_key(std::string_view key);
+
+// Up to `n` keys of the bundle closest to `name` (edit distance on the lower-cased text).
+std::vector<std::string> close_keys(const Bundle& b, std::string_view name, std::size_t n = 5);
+
+}  // namespace normcore::import

@@ -1,0 +1,451 @@
+// The import plan: fold every recognised BN, write the plan directory, read it back and check
+// a device against the float reference (see plan.hpp).
+#include "normcore/import/plan.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <system_error>
+
+#include "normcore/npz.hpp"
+#include "normcore/params_file.hpp"
+
+namespace normcore::import {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string g6(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string shape_str(const std::vector<std::int64_t>& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) s += ",";
+    s += dims[i] < 0 ? std::string("?") : std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+std::string activation_text(const BnMatch& m) {
+  if (m.activation != "clamp") return m.activation;
+  const double lowest = std::numeric_limits<double>::lowest();
+  const double highest = std::numeric_limits<double>::max();
+  return "clamp{min " + (m.act_min == lowest ? std::string("-inf") : g6(m.act_min)) + ", max " +
+         (m.act_max == highest ? std::string("+inf") : g6(m.act_max)) + "}";
+}
+
+json spec_json(const ArithSpec& s) {
+  return json{{"xw", s.xw}, {"x_signed", s.x_signed}, {"sw", s.sw}, {"bw", s.bw},
+              {"yw", s.yw}, {"y_signed", s.y_signed}};
+}
+
+json bn_json(const PlanLayer& l) {
+  const BnParams& p = l.bn;
+  json j;
+  j["name"] = l.match.name;
+  j["eps"] = p.eps;
+  j["gamma"] = p.gamma;
+  j["beta"] = p.beta;
+  j["mean"] = p.mean;
+  j["var"] = p.var;
+  if (p.integer_io) {
+    j["quant"] = "integer";
+  } else {
+    j["input"] = json{{"scale", p.in.scale}, {"zero_point", p.in.zero_point}};
+    j["output"] = json{{"scale", p.out.scale}, {"zero_point", p.out.zero_point}};
+  }
+  if (p.activation == "clamp") {
+    j["activation"] = json{{"min", p.act_min}, {"max", p.act_max}};
+  } else {
+    j["activation"] = p.activation;
+  }
+  j["rounding"] = std::string(to_string(l.fold.job.rounding));
+  return j;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream os(path, std::ios::binary);
+  if (!os) throw Error(path.string() + ": cannot open for writing");
+  os << text;
+  os.close();
+  if (!os) throw Error(path.string() + ": write error");
+}
+
+std::uint64_t splitmix64(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+Plan make_plan(const Graph& g, const Recognition& rec, const PlanOptions& options) {
+  Plan plan;
+  plan.model = g.source;
+  plan.format = g.format;
+  plan.options = options;
+  plan.near_misses = rec.near_misses;
+  if (const auto err = options.spec.check(); !err.empty()) throw Error("config: " + err);
+  for (const auto& m : rec.layers) {
+    const std::string where = (g.source.empty() ? std::string() : g.source + ": ") +
+                              "batch norm '" + m.name + "' at " + m.location;
+    if (!m.complete) {
+      std::string miss;
+      for (const auto& s : m.missing) miss += (miss.empty() ? "" : ", ") + s;
+      if (!miss.empty()) {
+        throw Error(where + ": parameters without data: " + miss +
+                    " (give a parameter bundle with --params)");
+      }
+      throw Error(where + ": parameters could not be evaluated");
+    }
+    PlanLayer l;
+    l.match = m;
+    l.warnings = m.warnings;
+    l.bn = m.params;
+    l.bn.integer_io = options.integer_io;
+    l.bn.in = options.in;
+    l.bn.out = options.out;
+    l.bn.source = where;
+    // Concrete shape.
+    std::vector<std::int64_t> shape = m.shape;
+    const int axis = m.channel_axis;
+    if (shape.empty()) {
+      shape.assign(static_cast<std::size_t>(std::max(axis + 1, 2)), 1);
+      l.warnings.push_back("input shape unknown: planned as " + shape_str(shape) +
+                           " with the channels on axis " + std::to_string(axis));
+    }
+    if (axis < 0 || axis >= static_cast<int>(shape.size())) {
+      throw Error(where + ": channel axis " + std::to_string(axis) + " outside the input shape " +
+                  shape_str(shape));
+    }
+    shape[static_cast<std::size_t>(axis)] = m.channels;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] < 0) {
+        l.warnings.push_back("dimension " + std::to_string(i) + " of the input " +
+                             shape_str(m.shape) + " is unknown: planned as 1");
+        shape[i] = 1;
+      }
+    }
+    l.shape = shape;
+    auto prod = [&](std::size_t from, std::size_t to) {
+      std::uint64_t p = 1;
+      for (std::size_t i = from; i < to; ++i) p *= static_cast<std::uint64_t>(shape[i]);
+      return p;
+    };
+    const auto r = shape.size();
+    const auto a = static_cast<std::size_t>(axis);
+    if (m.layout == Layout::nhwc && r >= 3 && a == r - 1) {
+      l.job = JobShape{static_cast<std::uint64_t>(shape[0]), static_cast<std::uint64_t>(m.channels),
+                       prod(1, r - 1), Layout::nhwc};
+    } else {
+      l.job = JobShape{prod(0, a), static_cast<std::uint64_t>(m.channels), prod(a + 1, r),
+                       Layout::nchw};
+    }
+    FoldOptions fo;
+    fo.rounding = options.rounding;
+    try {
+      l.fold = fold(l.bn, options.spec, fo);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " (" + m.pattern + " at " + m.location + ")");
+    }
+    for (const auto& w : l.fold.warnings) l.warnings.push_back(w);
+    if (options.max_channels > 0 && m.channels > options.max_channels) {
+      l.warnings.push_back(
+          std::to_string(m.channels) + " channels exceed the core's max_channels " +
+          std::to_string(options.max_channels) + ": the runtime runs the layer in channel groups");
+    }
+    l.params_file = m.name + ".params.bin";
+    l.bn_file = m.name + ".bn.json";
+    l.report_file = m.name + ".report.txt";
+    std::ostringstream rep;
+    rep << "layer " << m.name << ": " << m.pattern << " (" << m.ops << ") at " << m.location
+        << "\n  input " << describe_value(g, m.input) << " shape " << shape_str(l.shape) << ", "
+        << to_string(l.job.layout) << ", channel axis " << axis << ", " << m.channels
+        << " channels\n  eps " << g6(m.eps) << ", activation " << activation_text(m)
+        << "\n  job n=" << l.job.n << " c=" << l.job.c << " hw=" << l.job.hw << "\n";
+    rep << format_report(l.fold, options.spec, l.bn);
+    for (const auto& w : m.warnings) rep << "warning: " << w << "\n";
+    for (std::size_t i = m.warnings.size() + l.fold.warnings.size(); i < l.warnings.size(); ++i) {
+      rep << "warning: " << l.warnings[i] << "\n";
+    }
+    l.report = rep.str();
+    plan.layers.push_back(std::move(l));
+  }
+  return plan;
+}
+
+std::string plan_json(const Plan& plan) {
+  json j;
+  j["normcore_plan"] = 1;
+  j["model"] = plan.model;
+  j["format"] = plan.format;
+  if (!plan.options.bundle.empty()) j["bundle"] = plan.options.bundle;
+  json cfg;
+  try {
+    cfg = json::parse(plan.options.config_json);
+  } catch (const json::exception&) {
+    cfg = json::object();
+  }
+  j["config"] = cfg;
+  j["config_source"] = plan.options.config_source;
+  j["arith"] = spec_json(plan.options.spec);
+  if (plan.options.integer_io) {
+    j["quant"] = json{{"integer_io", true}};
+  } else {
+    j["quant"] = json{
+        {"integer_io", false},
+        {"input", {{"scale", plan.options.in.scale}, {"zero_point", plan.options.in.zero_point}}},
+        {"output",
+         {{"scale", plan.options.out.scale}, {"zero_point", plan.options.out.zero_point}}}};
+  }
+  json layers = json::array();
+  for (const auto& l : plan.layers) {
+    const BnMatch& m = l.match;
+    json e;
+    e["name"] = m.name;
+    e["pattern"] = m.pattern;
+    e["ops"] = m.ops;
+    e["location"] = m.location;
+    e["nodes"] = m.locations;
+    e["params_file"] = l.params_file;
+    e["bn_file"] = l.bn_file;
+    e["report_file"] = l.report_file;
+    e["model_shape"] = m.shape;
+    e["shape"] = l.shape;
+    e["layout"] = std::string(to_string(l.job.layout));
+    e["channel_axis"] = m.channel_axis;
+    e["channels"] = m.channels;
+    e["job"] = json{{"n", l.job.n}, {"c", l.job.c}, {"hw", l.job.hw}};
+    e["eps"] = m.eps;
+    e["activation"] = m.activation;
+    if (m.activation == "clamp") {
+      e["act_min"] = m.act_min;
+      e["act_max"] = m.act_max;
+    }
+    e["shift"] = l.fold.job.shift;
+    e["rounding"] = std::string(to_string(l.fold.job.rounding));
+    e["lo"] = l.fold.job.lo;
+    e["hi"] = l.fold.job.hi;
+    e["worst_error_lsb"] = static_cast<double>(l.fold.worst_err);
+    e["worst_channel"] = l.fold.worst_channel;
+    bool exhaustive = true;
+    for (const auto& c : l.fold.channels) exhaustive = exhaustive && c.exhaustive;
+    e["error_exhaustive"] = exhaustive;
+    e["warnings"] = l.warnings;
+    layers.push_back(std::move(e));
+  }
+  j["layers"] = std::move(layers);
+  json near = json::array();
+  for (const auto& n : plan.near_misses) {
+    near.push_back(json{{"reason", n.reason}, {"location", n.location}, {"nodes", n.nodes}});
+  }
+  j["near_misses"] = std::move(near);
+  return j.dump(2) + "\n";
+}
+
+void write_plan(const Plan& plan, const fs::path& dir_in) {
+  fs::path dir = dir_in.lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();
+  if (dir.empty()) throw Error("plan directory: empty path");
+  const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+  const std::string base = dir.filename().string();
+  const std::string pid = std::to_string(::getpid());
+  const fs::path tmp = parent / ("." + base + ".tmp." + pid);
+  const fs::path old = parent / ("." + base + ".old." + pid);
+  std::error_code ec;
+  // An existing directory is only replaced when it is a plan (or empty).
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) {
+      throw Error(dir.string() + ": exists and is not a directory");
+    }
+    if (!fs::is_empty(dir, ec) && !fs::exists(dir / "plan.json", ec)) {
+      throw Error(dir.string() +
+                  ": exists and is not a normcore plan (no plan.json): not replaced");
+    }
+  }
+  fs::remove_all(tmp, ec);
+  try {
+    if (!fs::create_directories(tmp, ec) || ec) {
+      throw Error(tmp.string() + ": cannot create directory: " + ec.message());
+    }
+    for (const auto& l : plan.layers) {
+      write_params(tmp / l.params_file,
+                   ParamImage{plan.options.spec, l.fold.job, l.fold.scale, l.fold.shift});
+      write_text(tmp / l.bn_file, bn_json(l).dump(2) + "\n");
+      write_text(tmp / l.report_file, l.report);
+    }
+    write_text(tmp / "plan.json", plan_json(plan));
+    bool moved_old = false;
+    if (fs::exists(dir, ec)) {
+      fs::remove_all(old, ec);
+      fs::rename(dir, old, ec);
+      if (ec) throw Error(dir.string() + ": cannot move the old plan aside: " + ec.message());
+      moved_old = true;
+    }
+    fs::rename(tmp, dir, ec);
+    if (ec) {
+      const std::string msg = ec.message();
+      if (moved_old) fs::rename(old, dir, ec);
+      throw Error(dir.string() + ": cannot rename " + tmp.string() + ": " + msg);
+    }
+    if (moved_old) fs::remove_all(old, ec);
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+LoadedPlan read_plan(const fs::path& dir) {
+  const fs::path file = dir / "plan.json";
+  const auto bytes = read_file_bytes(file);
+  json j;
+  try {
+    j = json::parse(bytes.begin(), bytes.end());
+  } catch (const json::exception& e) {
+    throw Error(file.string() + ": malformed JSON: " + e.what());
+  }
+  LoadedPlan p;
+  p.dir = dir;
+  auto need = [&](const json& o, const char* key, const std::string& where) -> const json& {
+    if (!o.is_object() || !o.contains(key))
+      throw Error(file.string() + ": " + where + "missing \"" + key + "\"");
+    return o.at(key);
+  };
+  try {
+    const json& a = need(j, "arith", "");
+    p.spec =
+        ArithSpec{need(a, "xw", "arith: ").get<int>(), need(a, "x_signed", "arith: ").get<bool>(),
+                  need(a, "sw", "arith: ").get<int>(), need(a, "bw", "arith: ").get<int>(),
+                  need(a, "yw", "arith: ").get<int>(), need(a, "y_signed", "arith: ").get<bool>()};
+    if (const auto err = p.spec.check(); !err.empty())
+      throw Error(file.string() + ": arith: " + err);
+    const json& layers = need(j, "layers", "");
+    if (!layers.is_array()) throw Error(file.string() + ": \"layers\" is not an array");
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const json& e = layers[i];
+      const std::string where = "layers[" + std::to_string(i) + "]: ";
+      PlannedLayer l;
+      l.name = need(e, "name", where).get<std::string>();
+      l.params_file = dir / need(e, "params_file", where).get<std::string>();
+      l.bn_file = dir / need(e, "bn_file", where).get<std::string>();
+      l.shape = need(e, "shape", where).get<std::vector<std::int64_t>>();
+      const json& job = need(e, "job", where);
+      l.job.n = need(job, "n", where + "job: ").get<std::uint64_t>();
+      l.job.c = need(job, "c", where + "job: ").get<std::uint64_t>();
+      l.job.hw = need(job, "hw", where + "job: ").get<std::uint64_t>();
+      try {
+        l.job.layout = parse_layout(need(e, "layout", where).get<std::string>());
+      } catch (const std::invalid_argument& ex) {
+        throw Error(file.string() + ": " + where + "layout: " + ex.what());
+      }
+      if (l.job.elements() == 0) throw Error(file.string() + ": " + where + "empty job shape");
+      l.worst_err = need(e, "worst_error_lsb", where).get<double>();
+      if (e.contains("pattern")) l.pattern = e["pattern"].get<std::string>();
+      if (e.contains("location")) l.location = e["location"].get<std::string>();
+      p.layers.push_back(std::move(l));
+    }
+  } catch (const json::exception& ex) {
+    throw Error(file.string() + ": " + ex.what());
+  }
+  return p;
+}
+
+std::vector<std::int64_t> random_input(const ArithSpec& spec, std::size_t count,
+                                       std::uint64_t seed) {
+  std::vector<std::int64_t> x(count);
+  const std::int64_t lo = spec.x_min();
+  const auto range = static_cast<std::uint64_t>(spec.x_max() - spec.x_min()) + 1;
+  std::uint64_t s = seed;
+  for (auto& v : x) v = lo + static_cast<std::int64_t>(splitmix64(s) % range);
+  return x;
+}
+
+std::vector<double> reference_output(const BnParams& bn, const ArithSpec& spec,
+                                     std::span<const std::int64_t> x, const JobShape& job) {
+  const Quant in = bn.integer_io ? Quant{} : bn.in;
+  const Quant out = bn.integer_io ? Quant{} : bn.out;
+  const auto [lo, hi] = activation_bounds(bn, spec);
+  const auto c = static_cast<std::int64_t>(job.c);
+  const auto inner = static_cast<std::int64_t>(job.hw);
+  std::vector<double> k(job.c);
+  for (std::size_t i = 0; i < job.c; ++i) k[i] = bn.gamma[i] / std::sqrt(bn.var[i] + bn.eps);
+  std::vector<double> y(x.size());
+  for (std::size_t e = 0; e < x.size(); ++e) {
+    const auto ch =
+        static_cast<std::size_t>(channel_of(static_cast<std::int64_t>(e), c, inner, job.layout));
+    const double xr = in.scale * static_cast<double>(x[e] - in.zero_point);
+    const double v = (xr - bn.mean[ch]) * k[ch] + bn.beta[ch];
+    const double q = v / out.scale + static_cast<double>(out.zero_point);
+    y[e] = std::clamp(q, static_cast<double>(lo), static_cast<double>(hi));
+  }
+  return y;
+}
+
+LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<const std::int64_t> x) {
+  const ParamImage image = read_params(layer.params_file);
+  const BnParams bn = load_bn_json(layer.bn_file);
+  if (bn.channels() != layer.job.c || image.scale.size() != layer.job.c) {
+    throw Error(layer.name + ": " + layer.bn_file.string() + " has " +
+                std::to_string(bn.channels()) + " channels, " + layer.params_file.string() + " " +
+                std::to_string(image.scale.size()) + ", the job " + std::to_string(layer.job.c));
+  }
+  if (x.size() != layer.job.elements()) {
+    throw Error(layer.name + ": the input has " + std::to_string(x.size()) +
+                " elements, the layer's shape " + shape_str(layer.shape) + " needs " +
+                std::to_string(layer.job.elements()));
+  }
+  const auto [lo, hi] = activation_bounds(bn, image.spec);
+  if (lo != image.job.lo || hi != image.job.hi) {
+    throw Error(layer.name + ": " + layer.params_file.string() + " clamps to [" +
+                std::to_string(image.job.lo) + ", " + std::to_string(image.job.hi) + "] but " +
+                layer.bn_file.string() + " quantises its activation to [" + std::to_string(lo) +
+                ", " + std::to_string(hi) + "]");
+  }
+  std::vector<std::int32_t> xin(x.size()), yout(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (x[i] < image.spec.x_min() || x[i] > image.spec.x_max()) {
+      throw Error(layer.name + ": input element " + std::to_string(i) + " = " +
+                  std::to_string(x[i]) + " is outside the input range " +
+                  std::to_string(image.spec.x_min()) + ".." + std::to_string(image.spec.x_max()));
+    }
+    xin[i] = static_cast<std::int32_t>(x[i]);
+  }
+  auto params = acc.upload(image);
+  acc.run(params, view(xin), view(yout), layer.job);
+  const auto ref = reference_output(bn, image.spec, x, layer.job);
+  LayerCheck r;
+  r.name = layer.name;
+  r.job = layer.job;
+  r.elements = x.size();
+  r.bound = layer.worst_err;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double err = std::fabs(static_cast<double>(yout[i]) - ref[i]);
+    if (err > r.max_err || i == 0) {
+      r.max_err = err;
+      r.worst_index = i;
+      r.worst_x = x[i];
+      r.worst_y = yout[i];
+      r.worst_ref = ref[i];
+      r.worst_channel =
+          channel_of(static_cast<std::int64_t>(i), static_cast<std::int64_t>(layer.job.c),
+                     static_cast<std::int64_t>(layer.job.hw), layer.job.layout);
+    }
+  }
+  r.within = r.max_err <= r.bound + 1e-6;
+  return r;
+}
+
+}  // namespace normcore::import
