@@ -11,7 +11,7 @@ BUILD_DIR=$build bash "$root/scripts/build.sh"
 echo "build: $(( $(date +%s) - start )) s"
 (cd "$build" && ctest -j "$(nproc)" --output-on-failure --timeout 1200)
 echo "== sanitizer build (ASan + UBSan) of the unit tests"
-BUILD_DIR=$build-asan TARGETS="unit_tests runtime_tests normcore device_normcore device_nc_small" bash "$root/scripts/build.sh" \
+BUILD_DIR=$build-asan TARGETS="unit_tests runtime_tests import_tests normcore device_normcore device_nc_small" bash "$root/scripts/build.sh" \
   -DNORMCORE_SANITIZE=ON -DNORMCORE_COSIM=OFF
 (cd "$build-asan" && ctest -j "$(nproc)" --output-on-failure -L "unit|cli")
 echo "test.sh: total $(( $(date +%s) - start )) s"
