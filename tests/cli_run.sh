@@ -17,6 +17,8 @@ m_def=$devs/normcore/rtl/manifest.json
 m_small=$devs/nc_small/rtl/manifest.json
 have_sim=0
 [ -f "$devs/normcore/libnormcore_sim.so" ] && [ -f "$devs/nc_small/libnormcore_sim.so" ] && have_sim=1
+have_tlm=0
+[ -f "$devs/normcore/libnormcore_tlm.so" ] && have_tlm=1
 
 # npy <path> <descr> <struct fmt> <shape csv> <count> <lo> <hi> <seed>: random .npy (no numpy).
 npy() {
@@ -83,6 +85,11 @@ for lay in nchw nhwc; do
     run --device "sim:$m_def,latency=20,stall=0.2" --params "$work/p24.bin" \
         --input "$work/x_$lay.npy" --layout $lay --output "$work/y_sim_$lay.npy" || bad "sim run $lay"
     cmp -s "$work/y_ref_$lay.npy" "$work/y_sim_$lay.npy" && ok || bad "sim != ref ($lay)"
+  fi
+  if [ $have_tlm -eq 1 ]; then
+    run --device "tlm:$m_def,latency=5" --params "$work/p24.bin" \
+        --input "$work/x_$lay.npy" --layout $lay --output "$work/y_tlm_$lay.npy" || bad "tlm run $lay"
+    cmp -s "$work/y_ref_$lay.npy" "$work/y_tlm_$lay.npy" && ok || bad "tlm != ref ($lay)"
   fi
 done
 

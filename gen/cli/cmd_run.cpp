@@ -393,10 +393,11 @@ int do_run_plan(const RunCli& o) {
 
 Action add_run(CLI::App& app) {
   auto o = std::make_shared<RunCli>();
-  auto* sub = app.add_subcommand("run", "Run a BN job on a device (ref, sim or uio)");
-  sub->add_option("--device", o->device,
-                  "Device string: ref:<manifest.json> | sim:<manifest.json>[,latency=N,stall=P,"
-                  "trace=f.vcd] | uio:<uioN>,manifest=<m>,dma=<udmabufN>")
+  auto* sub = app.add_subcommand("run", "Run a BN job on a device (ref, sim, tlm or uio)");
+  sub->add_option(
+         "--device", o->device,
+         "Device string: ref:<manifest.json> | sim:<manifest.json>[,latency=N,stall=P,"
+         "trace=f.vcd] | tlm:<manifest.json>[,latency=N] | uio:<uioN>,manifest=<m>,dma=<udmabufN>")
       ->required();
   auto* params = sub->add_option("--params", o->params, "Folded parameter image (normcore fold)");
   sub->add_option("--input", o->inputs,

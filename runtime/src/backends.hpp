@@ -11,5 +11,7 @@ std::unique_ptr<Device> open_ref_device(const DeviceSpec& spec);  // ref_device.
 std::unique_ptr<Device> open_uio_device(const DeviceSpec& spec);  // uio_device.cpp
 // Loads the Verilator plugin (libnormcore_sim.so) built beside the manifest.
 std::unique_ptr<Device> open_sim_device(const DeviceSpec& spec);  // sim_loader.cpp
+// Loads the SystemC/TLM-2.0 plugin (libnormcore_tlm.so) built beside the manifest.
+std::unique_ptr<Device> open_tlm_device(const DeviceSpec& spec);  // sim_loader.cpp
 
 }  // namespace normcore::detail

@@ -35,6 +35,7 @@ void add_builtins_locked(Registry& r) {
   r.factories.try_emplace("ref", detail::open_ref_device);
   r.factories.try_emplace("uio", detail::open_uio_device);
   r.factories.try_emplace("sim", detail::open_sim_device);
+  r.factories.try_emplace("tlm", detail::open_tlm_device);
 }
 
 }  // namespace
@@ -90,8 +91,7 @@ double DeviceSpec::get_double(const std::string& key, double fallback) const {
     if (n == it->second.size() && std::isfinite(v)) return v;
   } catch (const std::exception&) {
   }
-  throw DeviceError("device '" + text + "': option " + key + "=" + it->second +
-                    " is not a number");
+  throw DeviceError("device '" + text + "': option " + key + "=" + it->second + " is not a number");
 }
 
 std::uint64_t DeviceSpec::get_u64(const std::string& key, std::uint64_t fallback) const {
@@ -120,10 +120,10 @@ void DeviceSpec::check_all_used() const {
 void Device::check_offset(std::uint32_t offset, const char* what) const {
   if (offset % 4 != 0 || offset > manifest_.window_bytes() - 4) {
     throw DeviceError(name_ + ": " + what + " at register offset " + hex(offset) +
-                      (offset % 4 != 0 ? " is not 4-byte aligned"
-                                       : " is outside the " +
-                                             std::to_string(manifest_.window_bytes()) +
-                                             "-byte register window"));
+                      (offset % 4 != 0
+                           ? " is not 4-byte aligned"
+                           : " is outside the " + std::to_string(manifest_.window_bytes()) +
+                                 "-byte register window"));
   }
 }
 

@@ -1,17 +1,24 @@
-// The sim backend: the Verilated accelerator as an in-process device. The `normcore` CLI generates
-// the RTL, so the runtime cannot link the Verilated models; each generated device instead gets a
-// plugin, <devices>/<name>/libnormcore_sim.so (sim/models.cmake, sim/sim_plugin.cpp), which this
-// loader finds beside the manifest, dlopen()s and checks before opening the device through it.
+// The plugin backends: the accelerator's models as in-process devices. The `normcore` CLI
+// generates the RTL, so the runtime cannot link the models built from it; each generated device
+// instead gets plugins beside its RTL, which this loader finds beside the manifest, dlopen()s and
+// checks before opening the device through them. Two kinds share one ABI:
+//   sim  <devices>/<name>/libnormcore_sim.so  the Verilated RTL + an AXI memory model
+//        (sim/models.cmake, sim/sim_plugin.cpp)
+//   tlm  <devices>/<name>/libnormcore_tlm.so  the Verilated RTL as a SystemC/TLM-2.0 module + a
+//        TLM memory (sim/tlm.cmake, sim/tlm_plugin.cpp)
 //
 //   sim:<manifest>[,lib=<plugin path>][,<options the plugin reads: latency, stall, seed, ...>]
+//   tlm:<manifest>[,lib=<plugin path>][,<options the plugin reads: latency, mem, fail_job, ...>]
 //
-// Plugin ABI (sim/sim_plugin.cpp exports these with C linkage; keep the two in step):
-//   int         normcore_sim_abi();     // kSimPluginAbi
+// Plugin ABI (both plugins export these with C linkage; keep them in step):
+//   int         normcore_sim_abi();     // kPluginAbi
 //   const char* normcore_sim_config();  // the manifest "config" it was built for, canonical JSON
 //   Device*     normcore_sim_open(const DeviceSpec&, const Manifest&, std::string* error);
-// The plugin carries private copies of the runtime and of Verilator's library (linked with
-// --exclude-libs), so the types above must have the same layout on both sides: bump
-// kSimPluginAbi whenever DeviceSpec, Manifest, Device or DmaBuffer change shape.
+//   const char* normcore_sim_kind();    // "tlm"; optional: a plugin without it is a sim plugin
+// A plugin of the other kind is refused ("is a tlm plugin, not a sim plugin"). The plugins carry
+// private copies of the runtime and of Verilator's library (linked with --exclude-libs), so the
+// types above must have the same layout on both sides: bump kPluginAbi whenever DeviceSpec,
+// Manifest, Device or DmaBuffer change shape.
 #include <dlfcn.h>
 
 #include <filesystem>
@@ -28,11 +35,26 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kSimPluginAbi = 1;
-constexpr const char* kPluginFile = "libnormcore_sim.so";
+constexpr int kPluginAbi = 1;
+
+// What differs between the plugin kinds: file name and how to build it.
+struct PluginKind {
+  const char* kind;     // "sim" / "tlm": the backend name and normcore_sim_kind()
+  const char* file;     // beside the manifest's rtl/ directory
+  const char* missing;  // how to get one, after "no <kind> plugin for <name> (tried ...); "
+};
+
+const PluginKind kSimKind{"sim", "libnormcore_sim.so",
+                          "the co-simulation build makes them: configure with "
+                          "-DNORMCORE_COSIM=ON and build the target sim_"};
+const PluginKind kTlmKind{"tlm", "libnormcore_tlm.so",
+                          "the co-simulation build makes them with SystemC (pkg-config systemc): "
+                          "configure with -DNORMCORE_COSIM=ON -DNORMCORE_TLM=ON and build the "
+                          "target tlm_"};
 
 using AbiFn = int (*)();
 using ConfigFn = const char* (*)();
+using KindFn = const char* (*)();
 using OpenFn = Device* (*)(const DeviceSpec&, const Manifest&, std::string*);
 
 std::string display(const fs::path& p) {
@@ -61,9 +83,7 @@ std::string config_diff(const nlohmann::json& want, const nlohmann::json& have) 
   return out;
 }
 
-}  // namespace
-
-std::unique_ptr<Device> open_sim_device(const DeviceSpec& spec) {
+std::unique_ptr<Device> open_plugin_device(const DeviceSpec& spec, const PluginKind& kind) {
   const std::string who = "device '" + spec.text + "'";
   Manifest manifest;
   try {
@@ -82,8 +102,8 @@ std::unique_ptr<Device> open_sim_device(const DeviceSpec& spec) {
   } else {
     fs::path dir = fs::path(spec.target).parent_path();
     if (dir.empty()) dir = ".";
-    tried.push_back(dir / ".." / kPluginFile);
-    tried.push_back(dir / kPluginFile);
+    tried.push_back(dir / ".." / kind.file);
+    tried.push_back(dir / kind.file);
   }
   fs::path plugin;
   for (const auto& p : tried) {
@@ -96,10 +116,9 @@ std::unique_ptr<Device> open_sim_device(const DeviceSpec& spec) {
   if (plugin.empty()) {
     std::string list;
     for (const auto& p : tried) list += (list.empty() ? "" : ", ") + display(p);
-    throw DeviceError(who + ": no sim plugin for " + manifest.config.name + " (tried " + list +
-                      "); the co-simulation build makes them: configure with "
-                      "-DNORMCORE_COSIM=ON and build the target sim_" +
-                      manifest.config.name + ", or give lib=<path>");
+    throw DeviceError(who + ": no " + kind.kind + " plugin for " + manifest.config.name +
+                      " (tried " + list + "); " + kind.missing + manifest.config.name +
+                      ", or give lib=<path>");
   }
   const std::string where = plugin.string();
 
@@ -107,15 +126,15 @@ std::unique_ptr<Device> open_sim_device(const DeviceSpec& spec) {
   void* handle = dlopen(where.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* e = dlerror();
-    throw DeviceError(who + ": cannot load sim plugin " + where + ": " +
+    throw DeviceError(who + ": cannot load " + kind.kind + " plugin " + where + ": " +
                       (e != nullptr ? e : "unknown dlopen error"));
   }
   auto sym = [&](const char* name) {
     dlerror();
     void* p = dlsym(handle, name);
     if (p == nullptr) {
-      throw DeviceError(who + ": " + where + " is not a normcore sim plugin (no symbol " + name +
-                        ")");
+      throw DeviceError(who + ": " + where + " is not a normcore " + kind.kind +
+                        " plugin (no symbol " + name + ")");
     }
     return p;
   };
@@ -123,11 +142,21 @@ std::unique_ptr<Device> open_sim_device(const DeviceSpec& spec) {
   const auto abi = reinterpret_cast<AbiFn>(sym("normcore_sim_abi"));
   const auto config = reinterpret_cast<ConfigFn>(sym("normcore_sim_config"));
   const auto open = reinterpret_cast<OpenFn>(sym("normcore_sim_open"));
+  dlerror();
+  const auto kind_fn = reinterpret_cast<KindFn>(dlsym(handle, "normcore_sim_kind"));
+  const char* kind_text = kind_fn != nullptr ? kind_fn() : "sim";
+  const std::string have_kind = kind_text != nullptr ? kind_text : "(none)";
+  if (have_kind != kind.kind) {
+    throw DeviceError(who + ": " + where + " is a " + have_kind + " plugin, not a " + kind.kind +
+                      " plugin: use " + have_kind + ":<manifest> or give lib=<path> of a " +
+                      kind.kind + " plugin (" + kind.file + ")");
+  }
 
-  if (const int v = abi(); v != kSimPluginAbi) {
-    throw DeviceError(who + ": sim plugin " + where + " has ABI version " + std::to_string(v) +
-                      ", this runtime needs version " + std::to_string(kSimPluginAbi) +
-                      ": rebuild it with this runtime (target sim_" + manifest.config.name + ")");
+  if (const int v = abi(); v != kPluginAbi) {
+    throw DeviceError(who + ": " + kind.kind + " plugin " + where + " has ABI version " +
+                      std::to_string(v) + ", this runtime needs version " +
+                      std::to_string(kPluginAbi) + ": rebuild it with this runtime (target " +
+                      kind.kind + "_" + manifest.config.name + ")");
   }
 
   const char* built_text = config();
@@ -145,10 +174,21 @@ std::unique_ptr<Device> open_sim_device(const DeviceSpec& spec) {
   std::string error;
   Device* dev = open(spec, manifest, &error);
   if (dev == nullptr) {
-    throw DeviceError(error.empty() ? who + ": sim plugin " + where + " failed to open the device"
+    throw DeviceError(error.empty() ? who + ": " + kind.kind + " plugin " + where +
+                                          " failed to open the device"
                                     : error);
   }
   return std::unique_ptr<Device>(dev);
+}
+
+}  // namespace
+
+std::unique_ptr<Device> open_sim_device(const DeviceSpec& spec) {
+  return open_plugin_device(spec, kSimKind);
+}
+
+std::unique_ptr<Device> open_tlm_device(const DeviceSpec& spec) {
+  return open_plugin_device(spec, kTlmKind);
 }
 
 }  // namespace normcore::detail

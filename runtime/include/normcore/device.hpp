@@ -6,9 +6,10 @@
 //   buf->sync_to_device(); ... dev->wait_irq(100ms); ... buf->sync_from_device();
 //
 // Device strings: "<backend>:<target>[,key=value]...". Backends: ref (software device with the
-// golden model), sim (in-process Verilator model + AXI memory model), uio (Linux UIO + u-dma-buf).
-// Backends register a factory by name; the ones built into the runtime library register
-// themselves on first use of open_device(), others (sim) by calling register_backend().
+// golden model), sim (in-process Verilator model + AXI memory model), tlm (the Verilated model as a
+// SystemC/TLM-2.0 module against a TLM memory), uio (Linux UIO + u-dma-buf).
+// Backends register a factory by name; the built-in ones (ref, uio, and the sim / tlm plugin
+// loaders) register themselves on first use of open_device(); others by register_backend().
 #pragma once
 
 #include <chrono>
