@@ -37,16 +37,24 @@ CONFIGS = [
     ("core_l2", "core", 2, []),
     ("core_l4", "core", 4, []),
     ("core_l8", "core", 8, []),
-    # Existing deeper pipelines (co-simulated in sim/sweep.cmake): 5 splits round from clamp,
-    # 6 also splits the multiply from the add.
-    ("core_l4_p5", "core", 4, ["--pipeline", "5"]),
-    ("core_l4_p6", "core", 4, ["--pipeline", "6"]),
+    # --target ice40 picks --pipeline 7 (the >>> R shifter split in two, rounding and clamp
+    # registered apart): the configuration for the fmax target.
+    ("core_l4_ice40", "core", 4, ["--target", "ice40"]),
     ("bare_mac_l4", "bare-mac", 4, []),
     # The same MAC with a 16-bit addend: the widest c Yosys 0.23 packs into SB_MAC16 with the
     # multiply (a 32-bit c leaves the add in LUTs + SB_CARRY): the DSP's own limit on iCE40.
     ("bare_mac_c16_l4", "bare-mac", 4, ["--shift-bits", "16"]),
     ("decomposed_l4", "decomposed", 4, []),
 ]
+# Not in the default run (time budget: the default run must stay under 15 minutes); measured
+# with --only, e.g. --only core_l4,core_l4_p5,core_l4_p6,core_l4_ice40,core_l4_p8,bare_mac_l4.
+EXTRA_CONFIGS = [
+    ("core_l4_p4", "core", 4, ["--pipeline", "4"]),
+    ("core_l4_p5", "core", 4, ["--pipeline", "5"]),
+    ("core_l4_p6", "core", 4, ["--pipeline", "6"]),
+    ("core_l4_p8", "core", 4, ["--pipeline", "8"]),
+]
+UP5K_LCS = 5280  # a design with more iCE40 LUT4s than this cannot fit: no place and route
 NEXTPNR_FREQ = 100  # MHz target given to nextpnr (fmax is reported whatever the target)
 
 
@@ -207,34 +215,58 @@ def measure(cid, design, lanes, extra, args):
     res["ecp5"] = {"lut4": count(t, exact=("LUT4",)), "ff": count(t, exact=("TRELLIS_FF",)),
                    "mult18": count(t, exact=("MULT18X18D",)), "dp16kd": count(t, exact=("DP16KD",)),
                    "ccu2c": count(t, exact=("CCU2C",)), "lutram": count(t, exact=("TRELLIS_DPR16X4",))}
-    # Place and route of the wrapped design.
+    # The wrapped design for place and route (run later, every seed of every design in one pool).
     res["wrapper"] = make_wrapper(top, ports, wd / "ppa_wrap.v")
-    wj = wd / "wrapped.json"
-    rc, log, s_w = run(["yosys", "-q", "-l", str(wd / "yosys_wrap.log"), "-p",
-                        f"read_verilog {' '.join(str(f) for f in files)} {wd / 'ppa_wrap.v'}; "
-                        f"synth_ice40 -dsp -top ppa_wrap -json {wj}"])
-    if rc != 0:
-        raise RuntimeError(f"yosys wrap failed for {cid}: {log[-2000:]}")
-    fmax, pnr_secs, util = [], 0.0, None
-    for seed in range(1, args.seeds + 1):
-        f, secs, u = nextpnr(wj, seed, wd)
-        pnr_secs += secs
-        if f is None:
-            res.setdefault("pnr_errors", []).append(u)
-        else:
-            fmax.append(round(f, 2))
-            util = u
-    res["fmax_mhz_seeds"] = fmax
-    res["fmax_mhz"] = round(statistics.median(fmax), 2) if fmax else None
-    res["up5k_utilization_wrapped"] = {k: util[k] for k in ("ICESTORM_LC", "ICESTORM_DSP", "ICESTORM_RAM")
-                                       if util and k in util}
     res["seconds"] = {"yosys_generic": round(s_gen, 1), "yosys_ice40": round(s_ice, 1),
-                      "yosys_xilinx": round(s_x, 1), "yosys_ecp5": round(s_e, 1),
-                      "yosys_wrapped": round(s_w, 1), "nextpnr_total": round(pnr_secs, 1),
-                      "total": round(time.time() - t0, 1)}
-    print(f"[ppa] {cid}: generic {n}, ice40 {res['ice40']}, fmax {res['fmax_mhz']} MHz {fmax}, "
-          f"{res['seconds']['total']} s", flush=True)
+                      "yosys_xilinx": round(s_x, 1), "yosys_ecp5": round(s_e, 1)}
+    if res["ice40"]["lut4"] > UP5K_LCS:
+        res["pnr_skipped"] = f"{res['ice40']['lut4']} LUT4 > {UP5K_LCS} logic cells of the UP5K"
+    else:
+        wj = wd / "wrapped.json"
+        rc, log, s_w = run(["yosys", "-q", "-l", str(wd / "yosys_wrap.log"), "-p",
+                            f"read_verilog {' '.join(str(f) for f in files)} {wd / 'ppa_wrap.v'}; "
+                            f"synth_ice40 -dsp -top ppa_wrap -json {wj}"])
+        if rc != 0:
+            raise RuntimeError(f"yosys wrap failed for {cid}: {log[-2000:]}")
+        res["seconds"]["yosys_wrapped"] = round(s_w, 1)
+        res["_wrapped_json"] = str(wj)
+    res["seconds"]["synthesis_total"] = round(time.time() - t0, 1)
+    print(f"[ppa] {cid}: generic {n}, ice40 {res['ice40']}, {res['seconds']['synthesis_total']} s "
+          f"(synthesis)", flush=True)
     return res
+
+
+def place_and_route(results, args):
+    """Every (design, seed) nextpnr run in one pool, longest designs first, so both cores stay busy."""
+    tasks = [(r, seed) for r in results if "_wrapped_json" in r for seed in range(1, args.seeds + 1)]
+    tasks.sort(key=lambda t: -t[0]["ice40"]["lut4"])
+    with cf.ThreadPoolExecutor(max_workers=args.jobs) as ex:
+        futs = {ex.submit(nextpnr, Path(r["_wrapped_json"]), seed, Path(args.work) / r["id"]): (r, seed)
+                for r, seed in tasks}
+        done = {}
+        for f in cf.as_completed(futs):
+            r, seed = futs[f]
+            done[(r["id"], seed)] = f.result()
+    for r in results:
+        wj = r.pop("_wrapped_json", None)
+        if wj is None:
+            r["fmax_mhz_seeds"], r["fmax_mhz"], r["up5k_utilization_wrapped"] = [], None, {}
+            continue
+        fmax, pnr_secs, util = [], 0.0, None
+        for seed in range(1, args.seeds + 1):
+            f, secs, u = done[(r["id"], seed)]
+            pnr_secs += secs
+            if f is None:
+                r.setdefault("pnr_errors", []).append(u)
+            else:
+                fmax.append(round(f, 2))
+                util = u
+        r["fmax_mhz_seeds"] = fmax
+        r["fmax_mhz"] = round(statistics.median(fmax), 2) if fmax else None
+        r["up5k_utilization_wrapped"] = {k: util[k] for k in ("ICESTORM_LC", "ICESTORM_DSP", "ICESTORM_RAM")
+                                         if util and k in util}
+        r["seconds"]["nextpnr_total"] = round(pnr_secs, 1)
+        print(f"[ppa] {r['id']}: fmax {r['fmax_mhz']} MHz {fmax}, nextpnr {pnr_secs:.0f} s", flush=True)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -322,17 +354,20 @@ def write_docs(results, sim, args, elapsed):
     core4, mac4, dec4 = by.get("core_l4"), by.get("bare_mac_l4"), by.get("decomposed_l4")
     mac16 = by.get("bare_mac_c16_l4")
     ratios = {}
-    for cid in ("core_l4", "core_l4_p5", "core_l4_p6"):
+    cores4 = [r["id"] for r in results if r["design"] == "core" and r["lanes"] == 4]
+    for cid in cores4:
         c = by.get(cid)
         for mid, m in (("bare_mac_l4", mac4), ("bare_mac_c16_l4", mac16)):
             if c and m and c["fmax_mhz"] and m["fmax_mhz"]:
                 ratios[f"fmax_{cid}_over_{mid}"] = round(c["fmax_mhz"] / m["fmax_mhz"], 3)
-    if core4 and dec4:
+    for cid in cores4 if dec4 else []:
+        c = by[cid]
+        suffix = "" if cid == "core_l4" else "_" + cid
         for tgt, l, d in (("ice40", "lut4", "mac16"), ("xilinx", "lut", "dsp48e1"), ("ecp5", "lut4", "mult18")):
-            a = core4[tgt][l] + core4[tgt][d]
+            a = c[tgt][l] + c[tgt][d]
             b = dec4[tgt][l] + dec4[tgt][d]
-            ratios[f"lut_plus_dsp_core_over_decomposed_l4_{tgt}"] = round(a / b, 3) if b else None
-            ratios[f"lut_plus_dsp_l4_{tgt}"] = {"core": a, "decomposed": b}
+            ratios[f"lut_plus_dsp_core_over_decomposed_l4_{tgt}{suffix}"] = round(a / b, 3) if b else None
+            ratios[f"lut_plus_dsp_l4_{tgt}{suffix}"] = {"core": a, "decomposed": b}
     if core4 and dec4 and "ice40_lane" in core4 and "ice40_lane" in dec4:
         a = core4["ice40_lane"]["lut4"] + core4["ice40_lane"]["mac16"]
         b = dec4["ice40_lane"]["lut4"] + dec4["ice40_lane"]["mac16"]
@@ -378,15 +413,18 @@ def write_docs(results, sim, args, elapsed):
                  f"{fmt(u.get('ICESTORM_DSP'))} | {fmt(u.get('ICESTORM_RAM'))} |")
     t_wrap = "\n".join(L)
     L = ["| ratio | value | target (issue 6) |", "|---|---|---|"]
-    for cid, cl in (("core_l4", "core (pipeline 3)"), ("core_l4_p5", "core --pipeline 5"),
-                    ("core_l4_p6", "core --pipeline 6")):
+    for cid in cores4:
+        cl = label(by[cid]) + (" (pipeline 3)" if not by[cid]["options"] else "")
         L.append(f"| fmax {cl} / bare MAC at core widths (UP5K, LANES 4) | "
                  f"{fmt(ratios.get(f'fmax_{cid}_over_bare_mac_l4'))} | >= 0.9 |")
         L.append(f"| fmax {cl} / bare MAC, 16-bit c inside SB_MAC16 (UP5K, LANES 4) | "
                  f"{fmt(ratios.get(f'fmax_{cid}_over_bare_mac_c16_l4'))} | >= 0.9 |")
-    for tgt in ("ice40", "xilinx", "ecp5"):
-        L.append(f"| LUT+DSP core / decomposed ({tgt}, LANES 4) | "
-                 f"{fmt(ratios.get('lut_plus_dsp_core_over_decomposed_l4_' + tgt))} | <= 0.5 |")
+    for cid in cores4 if dec4 else []:
+        cl = label(by[cid]) + (" (pipeline 3)" if not by[cid]["options"] else "")
+        suffix = "" if cid == "core_l4" else "_" + cid
+        for tgt in ("ice40", "xilinx", "ecp5"):
+            L.append(f"| LUT+DSP {cl} / decomposed ({tgt}, LANES 4) | "
+                     f"{fmt(ratios.get('lut_plus_dsp_core_over_decomposed_l4_' + tgt + suffix))} | <= 0.5 |")
     L.append(f"| LUT+DSP one core lane / one decomposed lane (ice40) | "
              f"{fmt(ratios.get('lut_plus_dsp_lane_core_over_decomposed_ice40'))} | - |")
     L.append("| SB_MAC16 per lane (core) | " + ", ".join(
@@ -490,17 +528,22 @@ def main():
         if not shutil.which(tool):
             sys.exit(f"ppa: {tool} not found; run scripts/bootstrap.sh")
     t0 = time.time()
+    every = CONFIGS + EXTRA_CONFIGS + [("wrapper_only", "trivial", 1, [])]
     configs = CONFIGS + [("wrapper_only", "trivial", 1, [])]
     if args.only:
         keep = set(args.only.split(","))
-        configs = [c for c in configs if c[0] in keep]
+        unknown = keep - {c[0] for c in every}
+        if unknown:
+            sys.exit(f"ppa: --only: unknown config id(s) {', '.join(sorted(unknown))}")
+        configs = [c for c in every if c[0] in keep]
     # Biggest first so the two workers finish together.
-    order = {"core_l8": 0, "decomposed_l4": 1, "core_l4": 2, "core_l4_p6": 3, "core_l4_p5": 4}
+    order = {"core_l8": 0, "decomposed_l4": 1, "core_l4": 2}
     configs.sort(key=lambda c: order.get(c[0], 9))
     with cf.ThreadPoolExecutor(max_workers=args.jobs) as ex:
         futs = {ex.submit(measure, *c, args): c[0] for c in configs}
         results = [f.result() for f in cf.as_completed(futs)]
-    rank = {c[0]: i for i, c in enumerate(CONFIGS + [("wrapper_only", "trivial", 1, [])])}
+    place_and_route(results, args)
+    rank = {c[0]: i for i, c in enumerate(every)}
     results.sort(key=lambda r: rank[r["id"]])
     sim = {"error": "skipped (--no-sim)"} if args.no_sim else sim_speed(args)
     elapsed = time.time() - t0

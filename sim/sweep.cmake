@@ -1,18 +1,18 @@
 # The swept configurations: lanes 1..64, XW 4..16, YW narrower and wider than XW, signed and
-# unsigned, every pipeline depth, tiny and large channel tables. Every one runs the random
+# unsigned, every pipeline depth (3..8), tiny and large channel tables. Every one runs the random
 # co-simulation (all rounding modes, ReLU and other clamps, both layouts, random stalls) and
 # the RTL checks (lint, Yosys, Icarus).
 normcore_cosim(l1_x8_y8     LANES 1  XW 8  YW 8  SW 16 BW 32 MAXC 64   HWW 12 PIPE 3 SEED 11)
-normcore_cosim(l3_x4_y8_u   LANES 3  XW 4  YW 8  SW 10 BW 20 MAXC 37   HWW 8  PIPE 3 SEED 12
+normcore_cosim(l3_x4_y8_u   LANES 3  XW 4  YW 8  SW 10 BW 20 MAXC 37   HWW 8  PIPE 7 SEED 12
                IN_UNSIGNED)
 normcore_cosim(l4_x8_y4     LANES 4  XW 8  YW 4  SW 12 BW 24 MAXC 100  HWW 10 PIPE 4 SEED 13)
 normcore_cosim(l8_x8_y8     LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 1024 HWW 24 PIPE 3 SEED 14)
 normcore_cosim(l8_x8_u8_uu  LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 256  HWW 16 PIPE 5 SEED 15
                IN_UNSIGNED OUT_UNSIGNED)
 normcore_cosim(l16_x16_y8   LANES 16 XW 16 YW 8  SW 18 BW 40 MAXC 512  HWW 16 PIPE 6 SEED 16)
-normcore_cosim(l16_x12_y16  LANES 16 XW 12 YW 16 SW 16 BW 36 MAXC 64   HWW 12 PIPE 3 SEED 17)
+normcore_cosim(l16_x12_y16  LANES 16 XW 12 YW 16 SW 16 BW 36 MAXC 64   HWW 12 PIPE 7 SEED 17)
 normcore_cosim(l32_x8_y8    LANES 32 XW 8  YW 8  SW 16 BW 32 MAXC 128  HWW 16 PIPE 4 SEED 18)
-normcore_cosim(l5_x6_y10_u  LANES 5  XW 6  YW 10 SW 8  BW 16 MAXC 7    HWW 6  PIPE 5 SEED 19
+normcore_cosim(l5_x6_y10_u  LANES 5  XW 6  YW 10 SW 8  BW 16 MAXC 7    HWW 6  PIPE 8 SEED 19
                OUT_UNSIGNED)
 normcore_cosim(l64_x4_y4    LANES 64 XW 4  YW 4  SW 8  BW 14 MAXC 96   HWW 8  PIPE 3 SEED 20)
-normcore_cosim(l2_x16_y16   LANES 2  XW 16 YW 16 SW 24 BW 44 MAXC 2048 HWW 20 PIPE 6 SEED 21)
+normcore_cosim(l2_x16_y16   LANES 2  XW 16 YW 16 SW 24 BW 44 MAXC 2048 HWW 20 PIPE 8 SEED 21)

@@ -32,6 +32,15 @@ expect_error "gen out wider than acc" 2 "--out-bits: 32 is wider than the accumu
   "$bin" gen --in-bits 2 --scale-bits 2 --shift-bits 2 --out-bits 32 -o "$work/g1"
 expect_error "gen max-channels 0" 2 "--max-channels: 0 is out of range" "$work/g1" -- "$bin" gen --max-channels 0 -o "$work/g1"
 expect_error "gen pipeline 9" 2 "--pipeline" "$work/g1" -- "$bin" gen --pipeline 9 -o "$work/g1"
+expect_error "gen target" 2 "--target: must be generic, ice40, xilinx or asic (got 'ecp5')" "$work/g1" -- \
+  "$bin" gen --target ecp5 -o "$work/g1"
+# --target picks the pipeline unless --pipeline is given; a config file's target is kept.
+if "$bin" gen --target ice40 -o "$work/t1" > /dev/null &&
+   grep -q '"pipeline": 7' "$work/t1/manifest.json" && grep -q '"target": "ice40"' "$work/t1/manifest.json" &&
+   "$bin" gen --target xilinx --pipeline 6 -o "$work/t2" > /dev/null &&
+   grep -q '"pipeline": 6' "$work/t2/manifest.json" && grep -q 'use_dsp' "$work/t2/normcore_lane.v" &&
+   "$bin" gen --config "$work/t2/manifest.json" -o "$work/t3" > /dev/null &&
+   diff -r "$work/t2" "$work/t3" > /dev/null; then ok; else bad "gen --target"; fi
 expect_error "gen unknown option" 2 "--bogus" "$work/g1" -- "$bin" gen --bogus 1 -o "$work/g1"
 echo '{"lanes": 8,' > "$work/broken.json"
 expect_error "gen malformed config" 2 "broken.json" "$work/g1" -- "$bin" gen --config "$work/broken.json" -o "$work/g1"

@@ -46,8 +46,13 @@ Action add_gen(CLI::App& app) {
   sub->add_option("--inner-bits", c.inner_bits, "Width of the HW (inner size) input (1..32)")
       ->capture_default_str();
   sub->add_option("--pipeline", c.pipeline,
-                  "Register stages before the output buffer (3..6): 4 adds lane input "
-                  "registers, 5 splits round from clamp, 6 splits multiply from add")
+                  "Register stages before the output buffer (3..8): 4 adds lane input "
+                  "registers, 5 registers the >>> R shift, 6 the rounded quotient, 7 splits the "
+                  "shifter, 8 registers the saturated quotient (default: by --target)")
+      ->capture_default_str();
+  sub->add_option("--target", c.target,
+                  "Mapping target: generic, ice40, xilinx, asic. Picks the default --pipeline "
+                  "(3, 7, 4, 5) and target attributes (xilinx: ram_style, use_dsp)")
       ->capture_default_str();
   sub->add_option("-o,--out-dir", opt->out_dir, "Output directory (replaced atomically)")
       ->capture_default_str();
@@ -105,11 +110,15 @@ Action add_gen(CLI::App& app) {
       if (sub->count("--max-channels")) cfg.max_channels = o.max_channels;
       if (sub->count("--inner-bits")) cfg.inner_bits = o.inner_bits;
       if (sub->count("--pipeline")) cfg.pipeline = o.pipeline;
+      if (sub->count("--target")) cfg.target = o.target;
       if (sub->count("--bus-bits")) acfg.bus_bits = opt->acfg.bus_bits;
       if (sub->count("--addr-bits")) acfg.addr_bits = opt->acfg.addr_bits;
       if (sub->count("--id-bits")) acfg.id_bits = opt->acfg.id_bits;
       if (sub->count("--max-burst")) acfg.max_burst = opt->acfg.max_burst;
       if (sub->count("--outstanding")) acfg.outstanding = opt->acfg.outstanding;
+    }
+    if (sub->count("--target") && !sub->count("--pipeline")) {
+      if (const int p = gen::CoreConfig::default_pipeline(cfg.target); p != 0) cfg.pipeline = p;
     }
     if (opt->in_unsigned) cfg.arith.x_signed = false;
     if (opt->out_unsigned) cfg.arith.y_signed = false;

@@ -38,8 +38,11 @@ std::string CoreConfig::check() const {
                           range("--shift-bits", arith.bw, 2, 62),
                           range("--max-channels", max_channels, 1, 65536),
                           range("--inner-bits", inner_bits, 1, 32),
-                          range("--pipeline", pipeline, 3, 6)}) {
+                          range("--pipeline", pipeline, 3, 8)}) {
     if (!msg.empty()) return msg;
+  }
+  if (default_pipeline(target) == 0) {
+    return "--target: must be generic, ice40, xilinx or asic (got '" + target + "')";
   }
   if (acc_bits() > 64) {
     return "--in-bits/--scale-bits/--shift-bits: accumulator max(in+scale, shift)+1 = " +
@@ -63,7 +66,16 @@ nlohmann::json CoreConfig::to_json() const {
                         {"shift_bits", arith.bw},
                         {"max_channels", max_channels},
                         {"inner_bits", inner_bits},
-                        {"pipeline", pipeline}};
+                        {"pipeline", pipeline},
+                        {"target", target}};
+}
+
+int CoreConfig::default_pipeline(const std::string& target) {
+  if (target == "generic") return 3;
+  if (target == "ice40") return 7;
+  if (target == "xilinx") return 4;
+  if (target == "asic") return 5;
+  return 0;
 }
 
 CoreConfig CoreConfig::from_json(const nlohmann::json& j) {
@@ -97,6 +109,10 @@ CoreConfig CoreConfig::from_json(const nlohmann::json& j) {
   get_int("max_channels", c.max_channels);
   get_int("inner_bits", c.inner_bits);
   get_int("pipeline", c.pipeline);
+  if (j.contains("target")) {
+    if (!j["target"].is_string()) throw std::invalid_argument("core config: 'target' must be a string");
+    c.target = j["target"].get<std::string>();
+  }
   return c;
 }
 

@@ -31,17 +31,19 @@ Module build_bank(const CoreConfig& c) {
   m.name = c.name + "_bank";
   m.description = {"One bank of the parameter table: " + std::to_string(c.bank_depth()) +
                        " words of {shift, scale}, one write port,",
-                   "one read port with a registered output (maps to block RAM)."};
+                   "one read port with a registered output (maps to block RAM). No read while",
+                   "writing (the core takes no beat then): no read-during-write logic."};
   m.in("clk_i", 1);
   m.in("we_i", 1, "write enable");
   m.in("waddr_i", ab);
   m.in("wdata_i", pw);
   m.in("raddr_i", ab);
-  m.out("rdata_o", pw, "word at raddr_i of the previous cycle");
+  m.out("rdata_o", pw, "word at raddr_i of the previous cycle (held while writing)");
   m.memory("mem_q", pw, c.bank_depth());
+  if (c.xilinx_attrs()) m.attr_last("ram_style = \"block\"");
   m.reg("rdata_q", pw);
   m.always_ff({if_("we_i", {assign("mem_q[waddr_i]", "wdata_i")}),
-               assign("rdata_q", "mem_q[raddr_i]")});
+               if_("!we_i", {assign("rdata_q", "mem_q[raddr_i]")})});
   m.assign("rdata_o", "rdata_q");
   return m;
 }
@@ -51,53 +53,48 @@ Module build_step(const CoreConfig& c) {
   const int nb = c.lane_count_bits();
   const int hw = c.inner_bits;
   const int cw = c.chan_bits();
-  const int rw = std::max(nb, hw);
+  const int sb = std::min(hw, nb);  // S only matters below 2^nb (r <= L < 2^nb)
   const int qw = std::max(nb, cw);
   Module m;
   m.name = c.name + "_step";
   m.description = {
       "Set-up divider. With S the element stride of a channel (HW for nchw, 1 for nhwc) and",
       "L = " + std::to_string(c.lanes) + " lanes, computes rem = L mod S and quo = (L div S) mod C",
-      "by repeated subtraction (at most " + std::to_string(2 * c.lanes + 2) +
-          " cycles). A beat moves every lane by",
-      "quo channels and rem positions (plus a carry)."};
+      "by repeated subtraction, the quotient counted modulo C (at most " +
+          std::to_string(c.lanes + 1) + " cycles). A beat moves",
+      "every lane by quo channels and rem positions (plus a carry). r <= L: only the low " +
+          std::to_string(sb) + " bits of S",
+      "are compared (a larger S, flagged by the core, is never subtracted). The compare is",
+      "registered one iteration ahead (r >= 2S: the next r >= S); the first one comes from the core."};
   m.in("clk_i", 1);
   m.in("rst_ni", 1);
-  m.in("start_i", 1, "begin; stride_i and chans_i hold from the next cycle on");
-  m.in("stride_i", hw, "S >= 1");
-  m.in("chans_i", cw, "C >= 1");
-  m.out("done_o", 1);
-  m.out("rem_o", hw, "L mod S");
+  m.in("start_i", 1, "begin; the inputs below hold from the next cycle on");
+  m.in("stride_i", sb, hw > nb ? "S, low bits" : "S >= 1");
+  if (hw > nb) m.in("s_big_i", 1, "S >= 2^" + std::to_string(nb));
+  m.in("chm1_i", cw, "C - 1");
+  m.in("ge0_i", 1, "L >= S: the first compare");
+  m.out("done_o", 1, "rem_o and quo_o are final");
+  m.out("rem_o", sb, "L mod S (< L)");
   m.out("quo_o", cw, "(L div S) mod C");
-  m.reg("ph_q", 2, "0: L div S, 1: quotient mod C, 2: done");
-  m.reg("ph_d", 2);
+  m.reg("run_q", 1, "subtracting");
   m.reg("r_q", nb, "remainder, <= L");
-  m.reg("r_d", nb);
-  m.reg("q_q", nb, "quotient, <= L");
-  m.reg("q_d", nb);
+  m.reg("q_q", nb, "quotient mod C, <= L");
+  m.reg("first_q", 1, "first iteration: the compare is ge0_i");
+  m.reg("rge_q", 1, "r_q >= S, computed a cycle early as r >= 2S");
   m.wire("r_ge", 1, "r_q >= S");
-  m.assign("r_ge", zext("r_q", nb, rw) + " >= " + zext("stride_i", hw, rw));
-  m.wire("q_ge", 1, "q_q >= C");
-  m.assign("q_ge", zext("q_q", nb, qw) + " >= " + zext("chans_i", cw, qw));
-  // Subtrahends narrowed to the register width: only used when they are <= the register value.
-  const std::string s_n = hw >= nb ? part("stride_i", hw, 0, nb) : zext("stride_i", hw, nb);
-  const std::string c_n = cw >= nb ? part("chans_i", cw, 0, nb) : zext("chans_i", cw, nb);
-  m.always_comb({
-      assign("ph_d", "ph_q"),
-      assign("r_d", "r_q"),
-      assign("q_d", "q_q"),
-      if_("start_i", {assign("ph_d", "2'd0"), assign("r_d", lit(nb, c.lanes)),
-                      assign("q_d", lit(nb, 0))},
-          {if_("ph_q == 2'd0",
-               {if_("r_ge", {assign("r_d", "r_q - " + s_n), assign("q_d", "q_q + " + lit(nb, 1))},
-                    {assign("ph_d", "2'd1")})},
-               {if_("ph_q == 2'd1",
-                    {if_("q_ge", {assign("q_d", "q_q - " + c_n)}, {assign("ph_d", "2'd2")})})})}),
-  });
-  m.always_ff({if_("!rst_ni", {assign("ph_q", "2'd2")}, {assign("ph_q", "ph_d")}),
-               assign("r_q", "r_d"), assign("q_q", "q_d")});
-  m.assign("done_o", "ph_q == 2'd2");
-  m.assign("rem_o", hw >= nb ? zext("r_q", nb, hw) : part("r_q", nb, 0, hw));
+  m.assign("r_ge", "first_q ? ge0_i : rge_q");
+  m.wire("q_wrap", 1, "q_q == C - 1");
+  m.assign("q_wrap", zext("q_q", nb, qw) + " == " + zext("chm1_i", cw, qw));
+  m.always_ff({if_("!rst_ni", {assign("run_q", "1'b0")},
+                   {if_("start_i", {assign("run_q", "1'b1")}, {if_("~r_ge", {assign("run_q", "1'b0")})})}),
+               if_("start_i", {assign("r_q", lit(nb, c.lanes)), assign("q_q", lit(nb, 0))},
+                   {if_("run_q & r_ge", {assign("r_q", "r_q - " + zext("stride_i", sb, nb)),
+                                         assign("q_q", "q_wrap ? " + lit(nb, 0) + " : q_q + " + lit(nb, 1))})}),
+               assign("first_q", "start_i"),
+               assign("rge_q", (hw > nb ? "~s_big_i & " : "") + std::string("(") + zext("r_q", nb, nb + 1) +
+                                   " >= {" + zext("stride_i", sb, nb) + ", 1'b0})")});
+  m.assign("done_o", "~run_q");
+  m.assign("rem_o", part("r_q", nb, 0, sb));
   m.assign("quo_o", cw >= nb ? zext("q_q", nb, cw) : part("q_q", nb, 0, cw));
   return m;
 }
@@ -106,61 +103,101 @@ Module build_step(const CoreConfig& c) {
 Module build_chan(const CoreConfig& c) {
   const int hw = c.inner_bits;
   const int cw = c.chan_bits();
-  Module m;
-  m.name = c.name + "_chan";
-  m.description = {
+  const int m = c.chan_low_bits();  // k_r < 2^m
+  const int vw = hw + 1;
+  const int hb = vw - m;            // high part of v, its top bit the sign
+  Module md;
+  md.name = c.name + "_chan";
+  md.description = {
       "Position of one lane's element: channel c (< C) and offset r inside the channel (< S).",
-      "During set-up (init_i) it takes the previous lane's position advanced by one element;",
-      "each accepted beat advances it by L elements; the beat with tlast restores the start."};
-  m.in("clk_i", 1);
-  m.in("init_i", 1, "set-up: position = prev + 1 element");
-  m.in("step_i", 1, "advance by one beat (L elements)");
-  m.in("restart_i", 1, "back to the position of the first beat");
-  m.in("prev_c_i", cw);
-  m.in("prev_r_i", hw);
-  m.in("stride_i", hw, "S");
-  m.in("chans_i", cw, "C");
-  m.in("lstep_c_i", cw, "channels per beat, mod C");
-  m.in("lstep_r_i", hw, "positions per beat, mod S");
-  m.in("ostep_c_i", cw, "channels per element, mod C");
-  m.in("ostep_r_i", hw, "positions per element, mod S");
-  m.out("c_o", cw);
-  m.out("r_o", hw);
-  m.reg("c_q", cw);
-  m.reg("r_q", hw);
-  m.reg("c0_q", cw, "position at the first beat of a packet");
-  m.reg("r0_q", hw);
-  m.wire("base_c", cw);
-  m.wire("base_r", hw);
-  m.wire("k_c", cw);
-  m.wire("k_r", hw);
-  m.assign("base_c", "init_i ? prev_c_i : c_q");
-  m.assign("base_r", "init_i ? prev_r_i : r_q");
-  m.assign("k_c", "init_i ? ostep_c_i : lstep_c_i");
-  m.assign("k_r", "init_i ? ostep_r_i : lstep_r_i");
-  m.wire("r_sum", hw + 1, "< 2S");
-  m.assign("r_sum", zext("base_r", hw, hw + 1) + " + " + zext("k_r", hw, hw + 1));
-  m.wire("carry", 1);
-  m.assign("carry", "r_sum >= " + zext("stride_i", hw, hw + 1));
-  m.wire("r_nx", hw);
-  m.assign("r_nx", "carry ? " + part("r_sum", hw + 1, 0, hw) + " - stride_i : " +
-                       part("r_sum", hw + 1, 0, hw));
-  m.wire("c_sum", cw + 1, "< 2C");
-  m.assign("c_sum", zext("base_c", cw, cw + 1) + " + " + zext("k_c", cw, cw + 1) + " + " +
-                        zext("carry", 1, cw + 1));
-  m.wire("c_wrap", 1);
-  m.assign("c_wrap", "c_sum >= " + zext("chans_i", cw, cw + 1));
-  m.wire("c_nx", cw);
-  m.assign("c_nx", "c_wrap ? " + part("c_sum", cw + 1, 0, cw) + " - chans_i : " +
-                       part("c_sum", cw + 1, 0, cw));
-  m.always_ff({if_("init_i",
-                   {assign("c_q", "c_nx"), assign("r_q", "r_nx"), assign("c0_q", "c_nx"),
-                    assign("r0_q", "r_nx")},
-                   {if_("restart_i", {assign("c_q", "c0_q"), assign("r_q", "r0_q")},
-                        {if_("step_i", {assign("c_q", "c_nx"), assign("r_q", "r_nx")})})})});
-  m.assign("c_o", "c_q");
-  m.assign("r_o", "r_q");
-  return m;
+      "A beat moves it by k_r = L mod S positions and k_c = (L div S) mod C channels: r + k_r",
+      "wraps at S with a carry into c, c + k_c + carry wraps at C. r is kept as",
+      "v = r + k_r - S (" + std::to_string(vw) + " bits): the carry of the next beat is v >= 0, the register's sign.",
+      "k_r < 2^" + std::to_string(m) + ", so the high part of v never needs a wide adder:",
+      "  no carry: v + k_r = low part + k_r, high part + its carry out (an increment);",
+      "  carry:    v < k_r then (its high part is 0), so v + k_r - S = low part + (k_r - S)_low",
+      "            and a high part of (k_r - S)_high or (k_r - S)_high + 1 (per-job constants).",
+      "c: four adders off the register (c + k_c + {0,1}, the same less C), two selects.",
+      "The start of a packet (v0, c0) comes from the core's walker in set-up (r, converted to v",
+      "once k_r is known); loads (set-up, tlast) use the flip-flops' synchronous reset: D = 1",
+      "where loading, reset where the loaded bit is 0, off the adder paths."};
+  md.in("clk_i", 1);
+  md.in("en_i", 1, "a beat, or the load");
+  md.in("ld_i", 1, "with en_i: load the saved start instead of a step");
+  md.in("sv_i", 1, "save the walker's position as the start (r, not yet v)");
+  md.in("cv_i", 1, "convert the saved start: v0 = r0 + k_r - S");
+  md.in("wr_i", m, "walker: r (< L)");
+  md.in("wc_i", cw, "walker: c");
+  md.in("kr_i", m, "k_r");
+  md.in("k1_i", vw, "k_r - S");
+  md.in("vh1_i", hb, "(k_r - S)_high + 1");
+  md.in("kc0_i", cw, "c step without a carry");
+  md.in("kc1_i", cw, "c step with a carry");
+  md.in("kw0_i", cw + 1, "kc0 - C");
+  md.in("kw1_i", cw + 1, "kc1 - C");
+  md.out("c_o", cw);
+  md.reg("vl_q", m, "v, low bits");
+  md.reg("vh_q", hb, "v, high bits (top: sign)");
+  md.reg("c_q", cw);
+  md.reg("v0_q", vw, "start of a packet");
+  md.reg("c0_q", cw);
+  const auto rep = [](const std::string& e, int n) {
+    return n == 1 ? e : "{" + std::to_string(n) + "{" + e + "}}";
+  };
+
+  md.section("Beat");
+  md.wire("carry", 1, "r + k_r >= S");
+  md.assign("carry", "~" + bit("vh_q", hb, hb - 1));
+  md.wire("lo0", m + 1, "no carry: low part + k_r");
+  md.assign("lo0", zext("vl_q", m, m + 1) + " + " + zext("kr_i", m, m + 1));
+  md.wire("lo1", m, "carry: low part + (k_r - S)_low");
+  md.assign("lo1", "vl_q + " + part("k1_i", vw, 0, m));
+  md.wire("vh_inc", hb);
+  md.assign("vh_inc", "vh_q + " + lit(hb, 1));
+  // Which of the two: the low part's carry out in lo1, registered a beat early (c1_q: for the
+  // low part the register is about to hold), so the high part's reset logic sees flip-flops only.
+  md.reg("c1_q", 1, "low part + (k_r - S)_low carries out");
+  md.wire("vl_nx", m, "the low part after this cycle");
+  md.assign("vl_nx", "~en_i ? vl_q : ld_i ? " + part("v0_q", vw, 0, m) + " : carry ? lo1 : " +
+                         part("lo0", m + 1, 0, m));
+  md.wire("c1_nx", 1, "vl_nx + (k_r - S)_low >= 2^" + std::to_string(m));
+  md.assign("c1_nx", "vl_nx > ~" + part("k1_i", vw, 0, m));
+  md.wire("vh_c", hb, "carry: the high part");
+  md.assign("vh_c", "c1_q ? vh1_i : " + part("k1_i", vw, m, hb));
+  for (int j = 0; j < 2; ++j) {
+    const std::string add = idx("c_add", j), sub = idx("c_sub", j), nx = idx("c_nx", j);
+    md.wire(add, cw);
+    md.assign(add, "c_q + kc" + std::to_string(j) + "_i");
+    md.wire(sub, cw + 1);
+    md.assign(sub, zext("c_q", cw, cw + 1) + " + kw" + std::to_string(j) + "_i");
+    md.wire(nx, cw);
+    md.assign(nx, "~" + bit(sub, cw + 1, cw) + " ? " + part(sub, cw + 1, 0, cw) + " : " + add);
+  }
+
+  md.section("Update; loads through the synchronous reset");
+  Block upd;
+  auto trick = [&](const std::string& q, int w, const std::string& d, const std::string& rz) {
+    md.wire(q + "_d", w);
+    md.assign(q + "_d", d);
+    md.wire(q + "_rz", w, "bits cleared");
+    md.assign(q + "_rz", rz);
+    for (int b = 0; b < w; ++b) {
+      const std::string qq = q + "_q";
+      upd.push_back(if_(bit(q + "_rz", w, b), {assign(bit(qq, w, b), "1'b0")},
+                        {assign(bit(qq, w, b), bit(q + "_d", w, b))}));
+    }
+  };
+  trick("vl", m, rep("ld_i", m) + " | (carry ? lo1 : " + part("lo0", m + 1, 0, m) + ")",
+        rep("ld_i", m) + " & ~" + part("v0_q", vw, 0, m));
+  trick("vh", hb, rep("ld_i | carry", hb) + " | (" + bit("lo0", m + 1, m) + " ? vh_inc : vh_q)",
+        "(" + rep("ld_i", hb) + " & ~" + part("v0_q", vw, m, hb) + ") | (" + rep("~ld_i & carry", hb) + " & ~vh_c)");
+  trick("c", cw, rep("ld_i", cw) + " | (carry ? c_nx_1 : c_nx_0)", rep("ld_i", cw) + " & ~c0_q");
+  md.always_ff({if_("en_i", std::move(upd)), assign("c1_q", "c1_nx"),
+                if_("sv_i", {assign("v0_q", zext("wr_i", m, vw)), assign("c0_q", "wc_i")},
+                    {if_("cv_i", {assign("v0_q", "v0_q + k1_i")})})},
+               "one if per bit: flip-flops with enable and synchronous reset");
+  md.assign("c_o", "c_q");
+  return md;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,23 +236,48 @@ Module build_ptable(const CoreConfig& c) {
   // Loader: writes T[c], T[c+C], T[c+2C], ... (u < C + L - 1), one bank word per cycle.
   m.section("Loader");
   m.reg("ld_busy_q", 1);
+  m.reg("ld_first_q", 1, "first copy: u = the channel received");
+  m.reg("ld_in_q", 1, "prm_chan_i < C, registered every cycle (read in the first copy's cycle)");
   m.reg("ld_u_q", uw);
   m.reg("ld_data_q", pw, "{shift, scale}");
   m.wire("ld_accept", 1);
-  m.wire("ld_u_next", uw);
-  m.wire("ld_last", 1);
+  m.wire("ld_ok", 1, "write this copy (a channel >= C is dropped)");
   m.assign("prm_ready_o", "en_i & ~ld_busy_q");
-  m.assign("ld_accept", "prm_valid_i & en_i & ~ld_busy_q & (prm_chan_i < chans_i)");
-  m.assign("ld_u_next", "ld_u_q + " + zext("chans_i", cw, uw));
-  m.assign("ld_last", "ld_u_next >= " + zext("chans_i", cw, uw) + " + " + lit(uw, L - 1),
-           "next copy beyond C + L - 2");
+  m.assign("ld_accept", "prm_valid_i & en_i & ~ld_busy_q");
+  m.assign("ld_ok", "~ld_first_q | ld_in_q");
+  // The next copy u + C is beyond C + L - 2 exactly when u >= L - 1; registered one copy
+  // ahead: for the received channel, and for u + C (u + C - (L - 1) >= 0).
+  std::string last = "1'b1";
+  if (L > 1) {
+    m.reg("ld_last_q", 1, "this copy is the last: u >= L - 1");
+    // u + C >= L - 1: always when C >= L - 1, else u >= (L - 1) - C (< 2^nb): narrow compares.
+    const int nb = c.lane_count_bits();
+    auto ge_narrow = [&](const std::string& x, int xw, const std::string& thr) {  // x >= thr (nb bits)
+      if (xw <= nb) return "(" + zext(x, xw, nb) + " >= " + thr + ")";
+      return "((" + part(x, xw, nb, xw - nb) + " != " + lit(xw - nb, 0) + ") | (" + part(x, xw, 0, nb) +
+             " >= " + thr + "))";
+    };
+    m.reg("ld_big_q", 1, "C >= L - 1");
+    m.reg("ld_thr_q", nb, "(L - 1) - C when C < L - 1");
+    m.wire("ld_nx_last", 1, "u + C >= L - 1");
+    m.assign("ld_nx_last", "ld_big_q | " + ge_narrow("ld_u_q", uw, "ld_thr_q"));
+    const std::string big = L - 1 > (1LL << cw) - 1 ? std::string("1'b0")
+                                                    : "(chans_i >= " + lit(cw, L - 1) + ")";
+    const std::string first = L - 1 > (1LL << cw) - 1 ? std::string("1'b0")
+                                                      : ge_narrow("prm_chan_i", cw, lit(nb, L - 1));
+    m.always_ff({assign("ld_big_q", big),
+                 assign("ld_thr_q", lit(nb, L - 1) + " - " + fit("chans_i", cw, nb)),
+                 assign("ld_last_q", "ld_accept ? " + first + " : ld_nx_last")});
+    last = "ld_last_q";
+  }
   m.always_ff({if_("!rst_ni", {assign("ld_busy_q", "1'b0")},
                    {if_("ld_accept", {assign("ld_busy_q", "1'b1")},
-                        {if_("ld_last", {assign("ld_busy_q", "1'b0")})})}),
+                        {if_(last + " | ~ld_ok", {assign("ld_busy_q", "1'b0")})})}),
+               assign("ld_first_q", "ld_accept"), assign("ld_in_q", "prm_chan_i < chans_i"),
                if_("ld_accept",
                    {assign("ld_u_q", zext("prm_chan_i", cw, uw)),
                     assign("ld_data_q", "{prm_shift_i, prm_scale_i}")},
-                   {if_("ld_busy_q", {assign("ld_u_q", "ld_u_next")})})});
+                   {if_("ld_busy_q", {assign("ld_u_q", "ld_u_q + " + zext("chans_i", cw, uw))})})});
   m.assign("busy_o", "ld_busy_q");
   m.wire("ld_addr", ab);
   m.assign("ld_addr", p + ab <= uw ? part("ld_u_q", uw, p, ab)
@@ -251,8 +313,8 @@ Module build_ptable(const CoreConfig& c) {
     m.assign(idx("raddr", j), a);
     m.wire(idx("we", j), 1);
     m.assign(idx("we", j),
-             p > 0 ? "ld_busy_q & (" + part("ld_u_q", uw, 0, p) + " == " + lit(p, j) + ")"
-                   : "ld_busy_q");
+             p > 0 ? "ld_busy_q & ld_ok & (" + part("ld_u_q", uw, 0, p) + " == " + lit(p, j) + ")"
+                   : "ld_busy_q & ld_ok");
     m.wire(idx("rdata", j), pw);
   }
   for (int j = 0; j < P; ++j) {
@@ -313,12 +375,40 @@ Module build_ptable(const CoreConfig& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Adds the register `<name>_q` (same width and signedness) when `on`; returns the name the
+// next stage reads.
+std::string stage_reg(Module& m, Block& ff, const std::string& name, int width, bool on,
+                      bool is_signed = false) {
+  if (!on) return name;
+  m.reg(name + "_q", width, "", is_signed);
+  ff.push_back(assign(name + "_q", name));
+  return name + "_q";
+}
+
 Module build_lane(const CoreConfig& c) {
   const auto& a = c.arith;
   const int xw = a.xw, sw = a.sw, bw = a.bw, yw = a.yw;
   const int pw = xw + sw;
   const int aw = c.acc_bits();
   const int rw = c.rshift_bits();
+  const int ew = aw + 1;         // {acc, 0}: the shifter also brings out bit R-1
+  const int nw = yw + 1;         // the floor quotient saturated to nw signed bits
+  const int rl = (rw + 1) / 2;   // R bits of the first shifter half (when split)
+  const int gs = 8;              // sticky / fits OR trees: bits per group of the first half
+  const std::string r_lo = part("shift_i", rw, 0, rl);
+  const std::string r_hi = part("shift_i", rw, rl, rw - rl);
+  std::string stages;
+  if (c.pipe_xbar()) stages += "[input regs] ";
+  stages += "[x*s+b] ";
+  if (c.pipe_shift2()) {
+    stages += "[>>> R[" + std::to_string(rl - 1) + ":0]] [>>> R[" + std::to_string(rw - 1) + ":" +
+              std::to_string(rl) + "]] ";
+  } else {
+    stages += c.pipe_shift() ? "[>>> R] " : "[>>> R ";
+  }
+  if (!c.pipe_shift()) stages += "round clamp]";
+  else if (!c.pipe_round()) stages += "[round clamp]";
+  else stages += c.pipe_sat() ? "[saturate +1?] [compare] [clamp]" : "[round compare] [clamp]";
   Module m;
   m.name = c.name + "_lane";
   m.description = {
@@ -328,18 +418,30 @@ Module build_lane(const CoreConfig& c) {
           ", s: " + std::to_string(sw) + "-bit, b: " + std::to_string(bw) + "-bit, acc: " +
           std::to_string(aw) + "-bit, y: " + std::to_string(yw) + "-bit " +
           (a.y_signed ? "signed" : "unsigned") + ".",
-      "Stages: " + std::string(c.pipe_xbar() ? "[input regs] " : "") +
-          (c.pipe_mul() ? "[x*s] [+b] " : "[x*s+b] ") +
-          (c.pipe_round() ? "[round] [clamp]" : "[round+clamp]") + "; latency " +
-          std::to_string(c.pipeline - 1) + " cycles. No reset (pure datapath)."};
+      "Rounding without a wide adder: q = acc >>> R (floor), h = bit R-1 of acc, t = any bit",
+      "below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or",
+      "acc >= 0). q is saturated to " + std::to_string(nw) +
+          " bits first, so the +1 and the clamp are narrow.",
+      "Stages (each [] ends in a register): " + stages + "; latency " +
+          std::to_string(c.pipeline - 1) + " cycles.",
+      "No reset (pure datapath)."};
   m.in("clk_i", 1);
   m.in("x_i", xw);
   m.in("s_i", sw);
   m.in("b_i", bw);
-  m.in("shift_i", rw, "R, 0.." + std::to_string(aw));
+  m.in("shift_i", rw, "R, 0.." + std::to_string(aw) + " (job constant)");
+  m.in("smask_i", aw, "2^(R-1) - 1 (0 when R = 0): the bits below the half bit");
+  if (nw < aw) {
+    m.in("omask_i", aw - 1, "bits >= R + " + std::to_string(nw - 1) +
+                                 ": must equal the sign for the quotient to fit " + std::to_string(nw) + " bits");
+  }
   m.in("round_i", 2, "0 floor, 1 half_up, 2 half_even, 3 half_away");
-  m.in("lo_i", yw);
+  m.in("lo_i", yw, "min(lo, hi)");
   m.in("hi_i", yw);
+  m.in("lox_i", yw + 2, "lo, " + std::to_string(yw + 2) + "-bit signed, top bit flipped");
+  m.in("lom1_i", yw + 2, "lo - 1, the same");
+  m.in("hix_i", yw + 2, "hi, the same");
+  m.in("hip1_i", yw + 2, "hi + 1, the same");
   m.out("y_o", yw);
 
   std::string x = "x_i", s = "s_i", b = "b_i";
@@ -358,57 +460,138 @@ Module build_lane(const CoreConfig& c) {
   m.assign("s_e", sext(s, sw, pw));
   m.wire("prod", pw, "exact: |x * s| < 2^" + std::to_string(pw - 1), true);
   m.assign("prod", "x_e * s_e");
-  std::string pr = "prod", bb = b;
-  if (c.pipe_mul()) {
-    m.reg("prod_q", pw);
-    m.reg("b2_q", bw);
-    m.always_ff({assign("prod_q", "prod"), assign("b2_q", b)});
-    pr = "prod_q", bb = "b2_q";
-  }
   m.wire("acc_d", aw);
-  m.assign("acc_d", sext(pr, pw, aw) + " + " + sext(bb, bw, aw));
+  m.assign("acc_d", sext("prod", pw, aw) + " + " + sext(b, bw, aw));
   m.reg("acc_q", aw);
+  if (c.xilinx_attrs()) m.attr_last("use_dsp = \"yes\"");
   m.always_ff({assign("acc_q", "acc_d")});
 
-  m.section("Rounding: (acc + inc) >>> R with inc chosen by the mode");
-  const int ew = aw + 1;
-  m.wire("acc_x", ew);
-  m.assign("acc_x", sext("acc_q", aw, ew));
-  m.wire("half", ew, "2^(R-1), 0 when R = 0");
-  m.assign("half", "(" + lit(ew, 1) + " << shift_i) >> 1");
-  m.wire("half0", 1);
-  m.assign("half0", "shift_i == " + lit(rw, 0));
-  m.wire("par", 1, "bit R of acc: parity of floor(acc / 2^R)");
-  m.assign("par", "acc_x[shift_i]");
-  m.wire("neg", 1);
-  m.assign("neg", bit("acc_q", aw, aw - 1));
-  m.reg("inc", ew);
-  m.always_comb({case_("round_i",
-                       {{"2'd0", {assign("inc", lit(ew, 0))}},
-                        {"2'd1", {assign("inc", "half")}},
-                        {"2'd2", {assign("inc", "half0 ? " + lit(ew, 0) + " : half - " +
-                                                    zext("~par", 1, ew))}},
-                        {"default", {assign("inc", "half0 ? " + lit(ew, 0) + " : half - " +
-                                                       zext("neg", 1, ew))}}})});
-  m.wire("sum", ew, "", true);
-  m.assign("sum", "acc_x + inc");
-  m.wire("q", ew, "", true);
-  m.assign("q", "sum >>> shift_i");
-  std::string q = "q";
-  if (c.pipe_round()) {
-    m.reg("q_q", ew, "", true);
-    m.always_ff({assign("q_q", "q")});
-    q = "q_q";
+  m.section("Shift: z = {acc, 0} >>> R, so z[" + std::to_string(aw) +
+            ":1] = floor(acc / 2^R) and z[0] = bit R-1 of acc (0 when R = 0)");
+  m.wire("ext", ew, "", true);
+  m.assign("ext", "{acc_q, 1'b0}");
+  // Beside the shifter, from acc: sticky = any bit below R-1 (smask_i), fits = every bit of
+  // omask_i equal to the sign (the quotient fits nw bits). Both are OR trees over groups of gs
+  // bits; with the shifter split, the group results are registered in the middle.
+  const bool sat = nw < aw;
+  auto groups = [&](const std::string& name, int width, bool first_half, auto term) {
+    std::string cat;
+    const int n_g = (width + gs - 1) / gs;
+    for (int g = n_g - 1; g >= 0; --g) {
+      const int lo = g * gs, n = std::min(gs, width - lo);
+      cat += (cat.empty() ? "" : ", ") + term(lo, n);
+    }
+    m.wire(name, n_g, first_half ? "per group of " + std::to_string(gs) + " bits" : "");
+    m.assign(name, n_g == 1 ? cat : "{" + cat + "}");
+    return n_g;
+  };
+  auto stk_term = [&](int lo, int n) {
+    const std::string e = "(" + part("acc_q", aw, lo, n) + " & " + part("smask_i", aw, lo, n) + ")";
+    return n == 1 ? e : "|" + e;
+  };
+  const std::string sgn = bit("acc_q", aw, aw - 1);
+  auto fit_term = [&](int lo, int n) {
+    const std::string sx = n == 1 ? sgn : "{" + std::to_string(n) + "{" + sgn + "}}";
+    return "~|(" + part("omask_i", aw - 1, lo, n) + " & (" + part("acc_q", aw, lo, n) + " ^ " + sx + "))";
+  };
+  std::string z, sticky, fits;
+  if (c.pipe_shift2()) {
+    Block ff;
+    m.wire("z1", ew, "", true);
+    m.assign("z1", "ext >>> " + r_lo);
+    const std::string z1 = stage_reg(m, ff, "z1", ew, true, true);
+    const int ns_g = groups("stk1", aw, true, stk_term);
+    const std::string stk1 = stage_reg(m, ff, "stk1", ns_g, true);
+    int nf_g = 0;
+    std::string fit1;
+    if (sat) {
+      nf_g = groups("fit1", aw - 1, true, fit_term);
+      fit1 = stage_reg(m, ff, "fit1", nf_g, true);
+    }
+    m.always_ff(std::move(ff), "end of the first shifter half");
+    m.wire("z", ew, "", true);
+    m.assign("z", z1 + " >>> {" + r_hi + ", " + lit(rl, 0) + "}");
+    m.wire("sticky", 1, "a bit below R-1 is set");
+    m.assign("sticky", ns_g == 1 ? stk1 : "|" + stk1);
+    if (sat) {
+      m.wire("fits", 1, "the quotient fits " + std::to_string(nw) + " signed bits");
+      m.assign("fits", nf_g == 1 ? fit1 : "&" + fit1);
+    }
+  } else {
+    m.wire("z", ew, "", true);
+    m.assign("z", "ext >>> shift_i");
+    m.wire("sticky", 1, "a bit below R-1 is set");
+    m.assign("sticky", "|(acc_q & smask_i)");
+    if (sat) {
+      m.wire("fits", 1, "the quotient fits " + std::to_string(nw) + " signed bits");
+      m.assign("fits", "~|(omask_i & (" + part("acc_q", aw, 0, aw - 1) + " ^ {" + std::to_string(aw - 1) +
+                           "{" + sgn + "}}))");
+    }
   }
-  m.section("Clamp to [lo, hi] (lo first, then hi: hi wins if lo > hi)");
-  m.wire("lo_e", ew, "", true);
-  m.assign("lo_e", a.y_signed ? sext("lo_i", yw, ew) : zext("lo_i", yw, ew));
-  m.wire("hi_e", ew, "", true);
-  m.assign("hi_e", a.y_signed ? sext("hi_i", yw, ew) : zext("hi_i", yw, ew));
-  m.wire("t", ew, "", true);
-  m.assign("t", "(" + q + " < lo_e) ? lo_e : " + q);
+  {
+    Block ff;
+    z = stage_reg(m, ff, "z", ew, c.pipe_shift(), true);
+    sticky = stage_reg(m, ff, "sticky", 1, c.pipe_shift());
+    if (sat) fits = stage_reg(m, ff, "fits", 1, c.pipe_shift());
+    if (!ff.empty()) m.always_ff(std::move(ff), "end of the shifter");
+  }
+
+  m.section("Round: q = floor quotient saturated to " + std::to_string(nw) +
+            " bits, + 1 by the mode (half bit h, sticky t)");
+  m.wire("qf", aw, "floor(acc / 2^R)");
+  m.assign("qf", part(z, ew, 1, aw));
+  m.wire("h", 1, "bit R-1 of acc");
+  m.assign("h", bit(z, ew, 0));
+  m.wire("neg", 1, "acc < 0");
+  m.assign("neg", bit(z, ew, aw));
+  m.wire("qn", nw, "qf, saturated: the clamp result is the same");
+  if (sat) {
+    m.wire("unused_qf", 1, "above the saturated width: fits decides");
+    m.assign("unused_qf", "^" + part("qf", aw, nw, aw - nw));
+    m.assign("qn", fits + " ? " + part("qf", aw, 0, nw) + " : {neg, {" + std::to_string(nw - 1) +
+                       "{~neg}}}");
+  } else {
+    m.assign("qn", nw == aw ? "qf" : sext("qf", aw, nw));
+  }
+  m.wire("t_or_odd", 1, "half_even: above the half, or a tie with q odd");
+  m.assign("t_or_odd", sticky + " | " + bit("qf", aw, 0));
+  m.wire("t_or_pos", 1, "half_away: above the half, or a tie with acc >= 0");
+  m.assign("t_or_pos", sticky + " | ~neg");
+  m.reg("inc", 1);
+  m.always_comb({case_("round_i", {{"2'd0", {assign("inc", "1'b0")}},
+                                   {"2'd1", {assign("inc", "h")}},
+                                   {"2'd2", {assign("inc", "h & t_or_odd")}},
+                                   {"default", {assign("inc", "h & t_or_pos")}}})});
+  std::string qn = "qn", inc = "inc";
+  {
+    Block ff;
+    qn = stage_reg(m, ff, "qn", nw, c.pipe_sat());
+    inc = stage_reg(m, ff, "inc", 1, c.pipe_sat());
+    if (!ff.empty()) m.always_ff(std::move(ff), "saturated quotient and the +1 decision");
+  }
+  m.section("Clamp decisions beside the +1: rq = qn + inc against lo (= min(lo, hi)) and hi by");
+  m.section("comparing qn with lo or lo - 1 and hi or hi + 1 (per-job constants), chosen by inc;");
+  m.section("signed " + std::to_string(nw + 1) + "-bit values compared unsigned with the top bit flipped");
+  m.wire("qn_u", nw + 1, "qn, sign-extended, top bit flipped");
+  m.assign("qn_u", "{~" + bit(qn, nw, nw - 1) + ", " + qn + "}");
+  m.wire("rq", yw, "qn + inc, low bits: the result when inside [lo, hi]");
+  m.assign("rq", part(qn, nw, 0, yw) + " + " + zext(inc, 1, yw));
+  m.wire("below", 1, "qn + inc < lo");
+  m.assign("below", inc + " ? (qn_u < lom1_i) : (qn_u < lox_i)");
+  m.wire("above", 1, "qn + inc > hi");
+  m.assign("above", inc + " ? ~(qn_u < hix_i) : ~(qn_u < hip1_i)");
+  std::string rqs = "rq", blw = "below", abv = "above";
+  {
+    Block ff;
+    rqs = stage_reg(m, ff, "rq", yw, c.pipe_round());
+    blw = stage_reg(m, ff, "below", 1, c.pipe_round());
+    abv = stage_reg(m, ff, "above", 1, c.pipe_round());
+    if (!ff.empty()) m.always_ff(std::move(ff), "end of rounding");
+  }
+
+  m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
   m.reg("y_q", yw);
-  m.always_ff({assign("y_q", "(t > hi_e) ? hi_i : " + part("t", ew, 0, yw))});
+  m.always_ff({assign("y_q", blw + " ? lo_i : " + abv + " ? hi_i : " + rqs)});
   m.assign("y_o", "y_q");
   return m;
 }
@@ -503,15 +686,12 @@ Module build_top(const CoreConfig& c) {
   m.out("m_axis_tlast", 1);
 
   m.section("Job configuration and set-up");
-  m.reg("st_q", 2, "0 unconfigured, 1 set-up, 2 run");
+  m.reg("st_q", 2, "0 unconfigured, 3 check, 1 set-up, 2 run");
   m.reg("st_d", 2);
   m.reg("err_q", 1);
   m.reg("err_d", 1);
-  m.reg("cnt_q", nb, "set-up cycles done (lane init chain)");
-  m.reg("cnt_d", nb);
   m.reg("ch_q", cw);
-  m.reg("inner_q", hw);
-  m.reg("layout_q", 1);
+  m.reg("stride_q", hw, "S: HW (nchw) or 1 (nhwc)");
   m.reg("shift_q", rw);
   m.reg("round_q", 2);
   m.reg("lo_q", yw);
@@ -519,95 +699,171 @@ Module build_top(const CoreConfig& c) {
   m.wire("start_fire", 1);
   m.wire("cfg_ok", 1);
   m.wire("ld_busy", 1);
-  m.wire("step_done", 1);
+  m.wire("step_done", 1, "u_step's result is final");
+  m.reg("wait_q", 1, "set-up: waiting for the walker and u_step");
+  m.reg("sdone_q", 1, "every lane has saved its start position (as r)");
+  m.reg("wsave_q", L, "lane i saves the walker's position (one-hot, shifts)");
+  m.reg("rbk_q", 1, "arm + 1: the lanes convert their start to v");
+  m.reg("reb_q", 1, "arm + 2: the lanes load their start; the last set-up cycle");
+  m.wire("arm", 1, "walker and u_step done");
   m.reg("occ_q", on, "beats accepted and not yet delivered");
   m.wire("occ_d", on);
-  m.assign("ready_o", "(st_q != 2'd1) & (occ_q == " + lit(on, 0) + ") & ~ld_busy");
-  m.assign("start_fire", "start_i & ready_o");
+  // ready_o is a register: idle now and nothing starting now (no start, beat or parameter
+  // taken), so idle in the next cycle too (it may lag the idle state by one cycle).
+  m.reg("ready_q", 1);
+  m.assign("ready_o", "ready_q");
+  m.assign("start_fire", "start_i & ready_q");
   std::string ok = "(cfg_channels_i != " + lit(cw, 0) + ") & (cfg_inner_i != " + lit(hw, 0) + ")";
   if (c.max_channels != (1LL << cw) - 1) ok += " & (cfg_channels_i <= " + lit(cw, c.max_channels) + ")";
   if (aw != (1 << rw) - 1) ok += " & (cfg_shift_i <= " + lit(rw, aw) + ")";
   m.assign("cfg_ok", ok);
+  m.reg("ok_q", 1, "cfg_ok, latched with the configuration and acted on in the check cycle");
+  // start -> check (one cycle: the checks are registered, off the start path) -> set-up or
+  // unconfigured with cfg_error_o. u_step and the walker start in the check cycle (and are
+  // simply restarted by the next start if the configuration was invalid). Set-up:
+  //   check + 1 + i   the walker is at element i: lane i saves it as its start (r, c)
+  //   arm             every lane saved, u_step done (its result is final)
+  //   arm + 1         the lanes convert their start to v = r + k_r - S (k registers now valid)
+  //   arm + 2         the lanes load their start (reb_q); then run.
+  m.assign("arm", "(st_q == 2'd1) & wait_q & sdone_q & step_done");
   m.always_comb({
       assign("st_d", "st_q"),
       assign("err_d", "err_q"),
-      assign("cnt_d", "cnt_q"),
-      if_("start_fire",
-          {assign("st_d", "cfg_ok ? 2'd1 : 2'd0"), assign("err_d", "~cfg_ok"),
-           assign("cnt_d", lit(nb, 0))},
-          {if_("st_q == 2'd1",
-               {if_("cnt_q != " + lit(nb, L), {assign("cnt_d", "cnt_q + " + lit(nb, 1))},
-                    {if_("step_done", {assign("st_d", "2'd2")})})})}),
+      if_("start_fire", {assign("st_d", "2'd3"), assign("err_d", "1'b0")},
+          {if_("st_q == 2'd3", {assign("st_d", "ok_q ? 2'd1 : 2'd0"), assign("err_d", "~ok_q")},
+               {if_("reb_q", {assign("st_d", "2'd2")})})}),
   });
+  Block latch{assign("ok_q", "cfg_ok"), assign("ch_q", "cfg_channels_i"),
+              assign("stride_q", "cfg_layout_i ? " + lit(hw, 1) + " : cfg_inner_i"),
+              assign("shift_q", "cfg_shift_i"), assign("round_q", "cfg_round_i"),
+              assign("lo_q", "cfg_lo_i"), assign("hi_q", "cfg_hi_i")};
+  if (hw > nb) {
+    m.reg("s_big_q", 1, "S >= 2^" + std::to_string(nb) + " (u_step compares only the low bits)");
+    latch.push_back(assign("s_big_q", "~cfg_layout_i & (" + part("cfg_inner_i", hw, nb, hw - nb) +
+                                          " != " + lit(hw - nb, 0) + ")"));
+  }
+  m.reg("chm1_q", cw, "C - 1");
+  latch.push_back(assign("chm1_q", "cfg_channels_i - " + lit(cw, 1)));
+  const int ml0 = c.chan_low_bits();
+  m.reg("sm1_q", ml0, "S - 1, low bits (the walker's r < L)");
+  latch.push_back(assign("sm1_q", "cfg_layout_i ? " + lit(ml0, 0) + " : " + part("cfg_inner_i", hw, 0, ml0) +
+                                      " - " + lit(ml0, 1)));
+  m.reg("ge0_q", 1, "L >= S: u_step's first compare");
+  // L >= S without a wide compare: S < 2^nb (its high bits 0) and the low bits <= L.
+  std::string ge0;
+  if (hw <= nb) {
+    ge0 = L >= (1LL << hw) - 1 ? std::string("1'b1") : "cfg_layout_i | (cfg_inner_i <= " + lit(hw, L) + ")";
+  } else {
+    const std::string lo_le = L == (1LL << nb) - 1 ? std::string("1'b1")
+                                                   : "(" + part("cfg_inner_i", hw, 0, nb) + " <= " + lit(nb, L) + ")";
+    ge0 = "cfg_layout_i | ((" + part("cfg_inner_i", hw, nb, hw - nb) + " == " + lit(hw - nb, 0) + ") & " + lo_le + ")";
+  }
+  latch.push_back(assign("ge0_q", ge0));
   m.always_ff({if_("!rst_ni",
-                   {assign("st_q", "2'd0"), assign("err_q", "1'b0"), assign("cnt_q", lit(nb, 0))},
-                   {assign("st_q", "st_d"), assign("err_q", "err_d"), assign("cnt_q", "cnt_d")}),
-               if_("start_fire",
-                   {assign("ch_q", "cfg_channels_i"), assign("inner_q", "cfg_inner_i"),
-                    assign("layout_q", "cfg_layout_i"), assign("shift_q", "cfg_shift_i"),
-                    assign("round_q", "cfg_round_i"), assign("lo_q", "cfg_lo_i"),
-                    assign("hi_q", "cfg_hi_i")})});
+                   {assign("st_q", "2'd0"), assign("err_q", "1'b0"), assign("wait_q", "1'b0"),
+                    assign("sdone_q", "1'b0"), assign("rbk_q", "1'b0"), assign("reb_q", "1'b0")},
+                   {assign("st_q", "st_d"), assign("err_q", "err_d"),
+                    if_("st_q == 2'd3", {assign("wait_q", "1'b1"), assign("sdone_q", "1'b0")},
+                        {if_("arm", {assign("wait_q", "1'b0")}),
+                         if_(bit("wsave_q", L, L - 1), {assign("sdone_q", "1'b1")})}),
+                    assign("rbk_q", "arm"), assign("reb_q", "rbk_q")}),
+               if_("start_fire", std::move(latch))});
   m.assign("configured_o", "st_q == 2'd2");
   m.assign("cfg_error_o", "err_q");
 
+  m.section("Per-job lane constants, registered from the latched configuration (valid long before the first beat)");
+  m.reg("smask_n_q", rw + 1, std::to_string(aw + 1) + " - R");
+  m.reg("smask_q", aw, "2^(R-1) - 1, 0 when R = 0: the bits below the half bit");
+  const int nw = yw + 1;
+  Block omask;
+  if (nw < aw) {
+    const int onw = bits_for(aw + nw - 1);
+    m.reg("omask_n_q", onw, "R + " + std::to_string(nw - 1));
+    m.reg("omask_q", aw - 1, "bits >= R + " + std::to_string(nw - 1) + ": the lanes' saturation test");
+    omask.push_back(assign("omask_n_q", zext("shift_q", rw, onw) + " + " + lit(onw, nw - 1)));
+    omask.push_back(assign("omask_q", "{" + std::to_string(aw - 1) + "{1'b1}} << omask_n_q"));
+  }
+  m.reg("loe_q", yw, "min(lo, hi): the clamp's lower bound (hi wins if lo > hi)");
+  m.wire("lo_cmp", yw, "", a.y_signed);
+  m.assign("lo_cmp", "lo_q");
+  m.wire("hi_cmp", yw, "", a.y_signed);
+  m.assign("hi_cmp", "hi_q");
+  // All ones >> (aw + 1 - R), in two register steps (R = 0 shifts everything out).
+  const int xw2 = yw + 2;
+  const auto ext = [&](const std::string& v) { return a.y_signed ? sext(v, yw, xw2) : zext(v, yw, xw2); };
+  m.reg("lox_q", xw2, "lo (min(lo, hi)), " + std::to_string(xw2) + "-bit signed: the lanes' compares");
+  m.reg("lom1_q", xw2, "lo - 1");
+  m.reg("hix_q", xw2, "hi");
+  m.reg("hip1_q", xw2, "hi + 1");
+  // Offset binary (top bit flipped): the lanes compare signed values with unsigned compares.
+  const std::string flip = " ^ {1'b1, " + lit(xw2 - 1, 0) + "}";
+  m.always_ff({assign("lox_q", ext("loe_q") + flip), assign("lom1_q", "(" + ext("loe_q") + " - " + lit(xw2, 1) + ")" + flip),
+               assign("hix_q", ext("hi_q") + flip), assign("hip1_q", "(" + ext("hi_q") + " + " + lit(xw2, 1) + ")" + flip)});
+  m.always_ff({assign("smask_n_q", lit(rw + 1, aw + 1) + " - " + zext("shift_q", rw, rw + 1)),
+               assign("smask_q", "{" + std::to_string(aw) + "{1'b1}} >> smask_n_q"),
+               assign("loe_q", "(lo_cmp > hi_cmp) ? hi_q : lo_q")});
+  if (!omask.empty()) m.always_ff(std::move(omask));
+
   m.section("Lane positions: S = HW (nchw) or 1 (nhwc)");
-  m.wire("stride", hw);
-  m.assign("stride", "layout_q ? " + lit(hw, 1) + " : inner_q");
-  m.wire("s_one", 1, "S == 1");
-  m.assign("s_one", "stride == " + lit(hw, 1));
-  m.wire("ostep_r", hw);
-  m.assign("ostep_r", zext("~s_one", 1, hw));
-  m.wire("ostep_c", cw);
-  m.assign("ostep_c", zext("(s_one & (ch_q != " + lit(cw, 1) + "))", 1, cw));
-  m.wire("lstep_r", hw);
-  m.wire("lstep_c", cw);
-  m.wire("prev0_c", cw, "position before element 0: (C-1, S-1)");
-  m.assign("prev0_c", "ch_q - " + lit(cw, 1));
-  m.wire("prev0_r", hw);
-  m.assign("prev0_r", "stride - " + lit(hw, 1));
-  m.instance(Instance{c.name + "_step",
-                      "u_step",
-                      {{"clk_i", "clk_i"},
-                       {"rst_ni", "rst_ni"},
-                       {"start_i", "start_fire & cfg_ok"},
-                       {"stride_i", "stride"},
-                       {"chans_i", "ch_q"},
-                       {"done_o", "step_done"},
-                       {"rem_o", "lstep_r"},
-                       {"quo_o", "lstep_c"}},
-                      {}});
+  const int ml = c.chan_low_bits();
+  m.wire("lstep_r", ml, "L mod S");
+  m.wire("lstep_c", cw, "(L div S) mod C");
+  std::vector<std::pair<std::string, std::string>> step_conns = {
+      {"clk_i", "clk_i"}, {"rst_ni", "rst_ni"}, {"start_i", "st_q == 2'd3"},
+      {"stride_i", part("stride_q", hw, 0, std::min(hw, nb))}};
+  if (hw > nb) step_conns.push_back({"s_big_i", "s_big_q"});
+  for (const auto& pc : std::vector<std::pair<std::string, std::string>>{
+           {"chm1_i", "chm1_q"}, {"ge0_i", "ge0_q"}, {"done_o", "step_done"},
+           {"rem_o", "lstep_r"}, {"quo_o", "lstep_c"}}) {
+    step_conns.push_back(pc);
+  }
+  m.instance(Instance{c.name + "_step", "u_step", std::move(step_conns), {}});
+  // Walker: the position (r, c) of element 0, 1, 2, ... (one per cycle from the check cycle
+  // on); lane i saves it when wsave_q[i] (one-hot, a shift register).
+  m.reg("wr_q", ml, "walker: r (< L: the walker stops at element L - 1)");
+  m.reg("wc_q", cw, "walker: c");
+  m.wire("w_end", 1, "r == S - 1");
+  m.assign("w_end", (hw > nb ? "~s_big_q & " : "") + std::string("(wr_q == sm1_q)"));
+  m.always_ff({if_("st_q == 2'd3", {assign("wr_q", lit(ml, 0)), assign("wc_q", lit(cw, 0))},
+                   {assign("wr_q", "w_end ? " + lit(ml, 0) + " : wr_q + " + lit(ml, 1)),
+                    if_("w_end", {assign("wc_q", "(wc_q == chm1_q) ? " + lit(cw, 0) + " : wc_q + " + lit(cw, 1))})}),
+               assign("wsave_q", L == 1 ? std::string("st_q == 2'd3")
+                                        : "(st_q == 2'd3) ? " + lit(L, 1) + " : {" + part("wsave_q", L, 0, L - 1) +
+                                              ", 1'b0}")});
+  // Beat constants of the lanes, registers (valid the cycle after u_step is done).
+  const int hb = hw + 1 - ml;
+  m.reg("kr_q", ml, "k_r = L mod S");
+  m.reg("k1_q", hw + 1, "k_r - S");
+  m.reg("vh1_q", hb, "(k_r - S)_high + 1");
+  m.reg("kc0_q", cw, "k_c = (L div S) mod C");
+  m.reg("kc1_q", cw, "k_c + 1");
+  m.reg("kw0_q", cw + 1, "k_c - C");
+  m.reg("kw1_q", cw + 1, "k_c + 1 - C");
+  m.always_ff({assign("kr_q", "lstep_r"),
+               assign("k1_q", zext("lstep_r", ml, hw + 1) + " - " + zext("stride_q", hw, hw + 1)),
+               assign("vh1_q", part("k1_q", hw + 1, ml, hb) + " + " + lit(hb, 1)),
+               assign("kc0_q", "lstep_c"), assign("kc1_q", "lstep_c + " + lit(cw, 1)),
+               assign("kw0_q", zext("lstep_c", cw, cw + 1) + " - " + zext("ch_q", cw, cw + 1)),
+               assign("kw1_q", zext("lstep_c", cw, cw + 1) + " - " + zext("chm1_q", cw, cw + 1))});
   m.wire("in_fire", 1);
-  m.wire("lane_init", 1);
-  m.assign("lane_init", "st_q == 2'd1");
+  m.wire("pos_restart", 1, "a beat taken now restores the packet start (no in_fire: fewer loads on it)");
+  m.assign("pos_restart", "s_axis_tlast & (st_q == 2'd2)");
   m.wire("lane_c", L * cw);
   std::string lane_c_cat;
   for (int i = 0; i < L; ++i) {
     m.wire(idx("pos_c", i), cw);
-    m.wire(idx("pos_r", i), hw);
     lane_c_cat = idx("pos_c", i) + (lane_c_cat.empty() ? "" : ", ") + lane_c_cat;
   }
   for (int i = 0; i < L; ++i) {
-    m.instance(Instance{c.name + "_chan",
-                        idx("u_chan", i),
-                        {{"clk_i", "clk_i"},
-                         {"init_i", "lane_init"},
-                         {"step_i", "in_fire & ~s_axis_tlast"},
-                         {"restart_i", "in_fire & s_axis_tlast"},
-                         {"prev_c_i", i == 0 ? "prev0_c" : idx("pos_c", i - 1)},
-                         {"prev_r_i", i == 0 ? "prev0_r" : idx("pos_r", i - 1)},
-                         {"stride_i", "stride"},
-                         {"chans_i", "ch_q"},
-                         {"lstep_c_i", "lstep_c"},
-                         {"lstep_r_i", "lstep_r"},
-                         {"ostep_c_i", "ostep_c"},
-                         {"ostep_r_i", "ostep_r"},
-                         {"c_o", idx("pos_c", i)},
-                         {"r_o", idx("pos_r", i)}},
-                        {}});
+    std::vector<std::pair<std::string, std::string>> cc = {
+        {"clk_i", "clk_i"}, {"en_i", "in_fire | reb_q"}, {"ld_i", "pos_restart | reb_q"},
+        {"sv_i", bit("wsave_q", L, i)}, {"cv_i", "rbk_q"}, {"wr_i", "wr_q"}, {"wc_i", "wc_q"},
+        {"kr_i", "kr_q"}, {"k1_i", "k1_q"}, {"vh1_i", "vh1_q"}};
+    for (const char* k : {"kc0", "kc1", "kw0", "kw1"}) cc.push_back({std::string(k) + "_i", std::string(k) + "_q"});
+    cc.push_back({"c_o", idx("pos_c", i)});
+    m.instance(Instance{c.name + "_chan", idx("u_chan", i), std::move(cc), {}});
   }
   m.assign("lane_c", L == 1 ? lane_c_cat : "{" + lane_c_cat + "}");
-  m.wire("unused_pos_r", 1, "the last lane's offset feeds no next lane");
-  m.assign("unused_pos_r", "^" + idx("pos_r", L - 1));
 
   m.section("Parameter table");
   m.wire("lane_s", L * sw);
@@ -630,14 +886,21 @@ Module build_top(const CoreConfig& c) {
                       {}});
 
   m.section("Flow control: admit a beat only if the output buffer can hold all beats in flight");
+  m.section("(and not while the parameter loader may write: table reads never meet writes)");
   m.reg("tready_q", 1);
   m.wire("out_fire", 1);
   m.assign("in_fire", "s_axis_tvalid & tready_q");
   m.assign("out_fire", "m_axis_tvalid & m_axis_tready");
   m.assign("occ_d", "occ_q + " + zext("in_fire", 1, on) + " - " + zext("out_fire", 1, on));
-  m.always_ff({if_("!rst_ni", {assign("occ_q", lit(on, 0)), assign("tready_q", "1'b0")},
+  // occ_d < d without waiting for occ_d: a beat is only taken while occ_q < d, so a delivered
+  // beat always leaves room, and otherwise it is occ_q + in_fire < d.
+  m.wire("room", 1, "occ_d < " + std::to_string(d));
+  m.assign("room", "out_fire | (in_fire ? (occ_q < " + lit(on, d - 1) + ") : (occ_q < " + lit(on, d) + "))");
+  m.always_ff({if_("!rst_ni", {assign("occ_q", lit(on, 0)), assign("tready_q", "1'b0"), assign("ready_q", "1'b0")},
                    {assign("occ_q", "occ_d"),
-                    assign("tready_q", "(st_d == 2'd2) & (occ_d < " + lit(on, d) + ")")})});
+                    assign("tready_q", "(st_d == 2'd2) & room & ~ld_busy & ~(prm_valid_i & prm_ready_o)"),
+                    assign("ready_q", "~st_q[0] & (occ_q == " + lit(on, 0) +
+                                          ") & ~ld_busy & ~in_fire & ~(prm_valid_i & prm_ready_o) & ~start_fire")})});
   m.assign("s_axis_tready", "tready_q");
 
   m.section("Stage 1: input beat registered alongside the table read");
@@ -669,11 +932,21 @@ Module build_top(const CoreConfig& c) {
                          {"s_i", part("lane_s", L * sw, i * sw, sw)},
                          {"b_i", part("lane_b", L * bw, i * bw, bw)},
                          {"shift_i", "shift_q"},
+                         {"smask_i", "smask_q"},
+                         {"omask_i", "omask_q"},
                          {"round_i", "round_q"},
-                         {"lo_i", "lo_q"},
+                         {"lo_i", "loe_q"},
                          {"hi_i", "hi_q"},
+                         {"lox_i", "lox_q"},
+                         {"lom1_i", "lom1_q"},
+                         {"hix_i", "hix_q"},
+                         {"hip1_i", "hip1_q"},
                          {"y_o", idx("y", i)}},
                         {}});
+    if (nw >= aw) {  // no saturation test in the lane
+      auto& conns = std::get<Instance>(m.items.back()).connections;
+      conns.erase(conns.begin() + 6);
+    }
     const std::string kb = bit(idx("keep", ns) + "_q", L, i);
     const std::string masked = idx("y", i) + " & {" + std::to_string(yw) + "{" + kb + "}}";
     ycat = masked + (ycat.empty() ? "" : ", ") + ycat;

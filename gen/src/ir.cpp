@@ -10,13 +10,19 @@ void Module::port(std::string pname, bool output, int width, std::string comment
   ports.push_back(Port{std::move(pname), output, width, std::move(comment)});
 }
 void Module::wire(std::string n, int width, std::string comment, bool is_signed) {
-  items.emplace_back(Net{std::move(n), width, false, is_signed, 0, std::move(comment)});
+  items.emplace_back(Net{std::move(n), width, false, is_signed, 0, std::move(comment), {}});
 }
 void Module::reg(std::string n, int width, std::string comment, bool is_signed) {
-  items.emplace_back(Net{std::move(n), width, true, is_signed, 0, std::move(comment)});
+  items.emplace_back(Net{std::move(n), width, true, is_signed, 0, std::move(comment), {}});
 }
 void Module::memory(std::string n, int width, int depth, std::string comment) {
-  items.emplace_back(Net{std::move(n), width, true, false, depth, std::move(comment)});
+  items.emplace_back(Net{std::move(n), width, true, false, depth, std::move(comment), {}});
+}
+void Module::attr_last(std::string a) {
+  if (items.empty() || !std::holds_alternative<Net>(items.back())) {
+    throw std::logic_error("attr_last: the last item is not a net");
+  }
+  std::get<Net>(items.back()).attr = std::move(a);
 }
 void Module::assign(std::string lhs, std::string rhs, std::string comment) {
   items.emplace_back(ContAssign{std::move(lhs), std::move(rhs), std::move(comment)});
@@ -153,6 +159,7 @@ std::string emit_module(const Module& m, const std::vector<std::string>& header)
   os << ");\n";
   for (const auto& it : m.items) {
     if (const auto* n = std::get_if<Net>(&it)) {
+      if (!n->attr.empty()) os << "  (* " << n->attr << " *)\n";
       os << "  " << (n->is_reg ? "reg " : "wire ") << (n->is_signed ? "signed " : "")
          << range(n->width) << n->name;
       if (n->depth > 0) os << " [0:" << n->depth - 1 << "]";
@@ -178,7 +185,9 @@ std::string emit_module(const Module& m, const std::vector<std::string>& header)
       }
       os << "  );\n";
     } else if (const auto* s = std::get_if<Section>(&it)) {
-      os << "\n  // " << s->text << "\n";
+      // Consecutive sections are one comment block: a blank line only before the first.
+      const bool continued = &it != &m.items.front() && std::holds_alternative<Section>(*(&it - 1));
+      os << (continued ? "" : "\n") << "  // " << s->text << "\n";
     }
   }
   os << "endmodule\n\n`default_nettype wire\n";

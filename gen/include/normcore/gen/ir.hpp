@@ -24,6 +24,7 @@ struct Net {
   bool is_signed = false;
   int depth = 0;  // > 0: an unpacked array (memory) of `depth` words
   std::string comment;
+  std::string attr;  // emitted as (* attr *) before the declaration when not empty
 };
 
 struct Stmt;
@@ -81,6 +82,7 @@ struct Module {
   void wire(std::string wname, int width, std::string comment = {}, bool is_signed = false);
   void reg(std::string rname, int width, std::string comment = {}, bool is_signed = false);
   void memory(std::string mname, int width, int depth, std::string comment = {});
+  void attr_last(std::string a);  // (* a *) on the net declared last
   void assign(std::string lhs, std::string rhs, std::string comment = {});
   void section(std::string text);
   void always_ff(Block body, std::string comment = {});
