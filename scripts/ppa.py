@@ -83,6 +83,41 @@ def yosys_stat(files, script, workdir, tag):
     return design["num_cells"], design.get("num_cells_by_type", {}), secs
 
 
+def module_breakdown(files, top, workdir):
+    """iCE40 LUT4 / SB_CARRY / FF per module of the hierarchy (synth_ice40 -noflatten), with the
+    number of instances of each module: where the core's area goes."""
+    out = workdir / "stat_ice40_modules.json"
+    cmd = ["yosys", "-q", "-l", str(workdir / "yosys_ice40_modules.log"), "-p",
+           f"read_verilog {' '.join(str(f) for f in files)}; synth_ice40 -dsp -noflatten -top {top}; "
+           f"tee -q -o {out} stat -json"]
+    rc, log, _ = run(cmd)
+    if rc != 0:
+        raise RuntimeError(f"yosys module breakdown failed:\n{log[-3000:]}")
+    text = out.read_text()
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError:
+        text = re.sub(r"(?m)^\s+[\\$\w.]+\s+\d+\s*$\n?", "", text)
+        d = json.loads(re.sub(r",(\s*[}\]])", r"\1", text))
+    mods = {k.lstrip("\\"): v.get("num_cells_by_type", {}) for k, v in d["modules"].items()}
+    inst = {m: 0 for m in mods}
+    inst[top] = 1
+
+    def walk(m, k):  # instances of m's submodules, k copies of m
+        for sub_m, n in mods[m].items():
+            if sub_m in mods:
+                inst[sub_m] += n * k
+                walk(sub_m, n * k)
+    walk(top, 1)
+    rows = []
+    for m, t in mods.items():
+        rows.append({"module": m, "instances": inst[m], "lut4": t.get("SB_LUT4", 0),
+                     "carry": t.get("SB_CARRY", 0), "ff": count(t, "SB_DFF"), "mac16": t.get("SB_MAC16", 0),
+                     "ram40": t.get("SB_RAM40_4K", 0)})
+    rows.sort(key=lambda r: -r["lut4"] * r["instances"])
+    return rows
+
+
 def count(types, *prefixes, exact=()):
     n = 0
     for t, v in types.items():
@@ -207,6 +242,8 @@ def measure(cid, design, lanes, extra, args):
         res["ice40_lane"] = {"module": lane_mod, "lut4": count(t, exact=("SB_LUT4",)),
                              "carry": count(t, exact=("SB_CARRY",)), "mac16": count(t, exact=("SB_MAC16",)),
                              "ff": count(t, "SB_DFF")}
+    if design == "core" and lanes == 4:
+        res["ice40_modules"] = module_breakdown(files, top, wd)
     _, t, s_x = yosys_stat(files, f"synth_xilinx -flatten -top {top}", wd, "xilinx")
     res["xilinx"] = {"lut": count(t, "LUT"), "ff": count(t, "FD"), "dsp48e1": count(t, exact=("DSP48E1",)),
                      "bram": count(t, "RAMB"), "carry4": count(t, exact=("CARRY4",)),
@@ -396,6 +433,18 @@ def write_docs(results, sim, args, elapsed):
         if "ice40_lane" in r:
             q = r["ice40_lane"]
             L.append(f"| {r['id']} | `{q['module']}` | {q['lut4']} | {q['carry']} | {q['mac16']} | {q['ff']} |")
+    for r in results:
+        if "ice40_modules" not in r:
+            continue
+        tot = sum(q["lut4"] * q["instances"] for q in r["ice40_modules"]) or 1
+        L = ["| module | instances | LUT4 each | LUT4 total | share | SB_CARRY each | FF each |",
+             "|---|---|---|---|---|---|---|"]
+        for q in r["ice40_modules"]:
+            L.append(f"| `{q['module']}` | {q['instances']} | {q['lut4']} | {q['lut4'] * q['instances']} | "
+                     f"{100 * q['lut4'] * q['instances'] / tot:.0f}% | {q['carry']} | {q['ff']} |")
+        t_mod = (f"\n\nWhere the LUTs of `{r['id']}` ({label(r)}) go, `synth_ice40 -dsp -noflatten` "
+                 f"(the flattened count above is a little lower: no optimisation across modules):\n\n" + "\n".join(L))
+        t_ice += t_mod
     t_ice += "\n\nOne lane synthesised alone (`synth_ice40 -dsp -top <lane module>`):\n\n" + "\n".join(L)
     L = ["| design | lanes | Xilinx LUT | FF | DSP48E1 | RAMB | CARRY4 | LUTRAM | ECP5 LUT4 | FF | MULT18X18D | "
          "DP16KD | CCU2C | LUTRAM |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -1,11 +1,12 @@
 // Builds the streaming core. Module overview (see docs/architecture.md):
 //   <n>_core    top: AXI4-Stream in/out, job configuration and set-up, occupancy-based flow control
-//   <n>_chan    one per lane: the channel (and position inside the channel) of that lane's element
+//   <n>_chan    the lanes' positions: lane 0's channel and every lane's channel offset from it
 //   <n>_step    set-up divider: how far a lane's channel moves per beat (L div S, mod C)
 //   <n>_ptable  banked parameter table with its loader and the lane crossbar
 //   <n>_bank    one bank of the table (a simple dual-port RAM, registered read)
 //   <n>_lane    one per lane: multiply-add, rounding, clamp
 //   <n>_fifo    output buffer that absorbs the beats in flight when m_axis stalls
+#include <algorithm>
 #include <stdexcept>
 
 #include "normcore/gen/core.hpp"
@@ -101,69 +102,112 @@ Module build_step(const CoreConfig& c) {
 
 // ---------------------------------------------------------------------------------------------
 Module build_chan(const CoreConfig& c) {
+  const int L = c.lanes;
   const int hw = c.inner_bits;
   const int cw = c.chan_bits();
-  const int m = c.chan_low_bits();  // k_r < 2^m
-  const int vw = hw + 1;
-  const int hb = vw - m;            // high part of v, its top bit the sign
+  const int nb = c.lane_count_bits();
+  const int ml = c.chan_low_bits();   // q (offset inside a channel when S < L), k_r, S - k_r
+  const int p = c.bank_sel_bits();    // d (channel offset of a lane from lane 0), < L
+  const int lw = nb + 1;              // low part of rem: holds 2L
+  const int W = std::max(hw, lw) + 1; // rem and its steps
   Module md;
   md.name = c.name + "_chan";
   md.description = {
-      "Position of one lane's element: channel c (< C) and offset r inside the channel (< S).",
-      "A beat moves it by k_r = L mod S positions and k_c = (L div S) mod C channels: r + k_r",
-      "wraps at S with a carry into c, c + k_c + carry wraps at C. r is kept as",
-      "v = r + k_r - S (" + std::to_string(vw) + " bits): the carry of the next beat is v >= 0, the register's sign.",
-      "k_r < 2^" + std::to_string(m) + ", so the high part of v never needs a wide adder:",
-      "  no carry: v + k_r = low part + k_r, high part + its carry out (an increment);",
-      "  carry:    v < k_r then (its high part is 0), so v + k_r - S = low part + (k_r - S)_low",
-      "            and a high part of (k_r - S)_high or (k_r - S)_high + 1 (per-job constants).",
-      "c: four adders off the register (c + k_c + {0,1}, the same less C), two selects.",
-      "The start of a packet (v0, c0) comes from the core's walker in set-up (r, converted to v",
-      "once k_r is known); loads (set-up, tlast) use the flip-flops' synchronous reset: D = 1",
-      "where loading, reset where the loaded bit is 0, off the adder paths."};
+      "Positions of the lanes' elements for the next beat: lane 0's channel c0 (< C) and each",
+      "lane's channel offset d_i = u_i - c0 (< L; the table window u = c0 .. c0 + L - 1).",
+      "With S the stride of a channel (HW for nchw, 1 for nhwc) and r0 lane 0's offset in c0:",
+      "  S >= L: rem = S - r0 (elements left in c0, 1..S) is one wide counter; a beat crosses at",
+      "          most one channel boundary: d_i = (rem <= i), and c0 moves on when rem <= L",
+      "          (neg, a register computed a beat ahead with narrow compares).",
+      "  S <  L: every lane keeps q_i = (r0 + i) mod S and d_i (both narrow); a beat adds",
+      "          k_r = L mod S to q_i with carry cy_i = (q_i >= S - k_r), d_i += cy_i - cy_0,",
+      "          and c0 += (L div S) + cy_0.",
+      "c0: four adders off the register (c0 + k_c + {0,1}, the same less C), two selects.",
+      "A packet starts at element 0 (c0 = 0, rem = S, q_i and d_i saved from the core's walker)."};
   md.in("clk_i", 1);
   md.in("en_i", 1, "a beat, or the load");
-  md.in("ld_i", 1, "with en_i: load the saved start instead of a step");
-  md.in("sv_i", 1, "save the walker's position as the start (r, not yet v)");
-  md.in("cv_i", 1, "convert the saved start: v0 = r0 + k_r - S");
-  md.in("wr_i", m, "walker: r (< L)");
-  md.in("wc_i", cw, "walker: c");
-  md.in("kr_i", m, "k_r");
-  md.in("k1_i", vw, "k_r - S");
-  md.in("vh1_i", hb, "(k_r - S)_high + 1");
-  md.in("kc0_i", cw, "c step without a carry");
-  md.in("kc1_i", cw, "c step with a carry");
+  md.in("ld_i", 1, "with en_i: load the packet start instead of a step");
+  if (L > 1) {
+    md.in("small_i", 1, "S < L");
+    md.in("sv_i", L - 1, "lane i (1..L-1) saves the walker's position as its start");
+    md.in("wr_i", ml, "walker: r of element i");
+    md.in("wd_i", p, "walker: i div S (not wrapped at C)");
+    md.in("kr_i", ml, "k_r = L mod S (S < L)");
+    md.in("sk_i", ml, "S - k_r (S < L)");
+  }
+  md.in("stride_i", hw, "S");
+  md.in("sle_i", 1, "S <= L: the start's neg");
+  md.in("s2l_i", 1, "S < 2L");
+  md.in("remw_i", W, "S - L: rem's step when c0 moves on");
+  md.in("kc0_i", cw, "c0 step without a carry");
+  md.in("kc1_i", cw, "c0 step with a carry");
   md.in("kw0_i", cw + 1, "kc0 - C");
   md.in("kw1_i", cw + 1, "kc1 - C");
-  md.out("c_o", cw);
-  md.reg("vl_q", m, "v, low bits");
-  md.reg("vh_q", hb, "v, high bits (top: sign)");
-  md.reg("c_q", cw);
-  md.reg("v0_q", vw, "start of a packet");
-  md.reg("c0_q", cw);
-  const auto rep = [](const std::string& e, int n) {
-    return n == 1 ? e : "{" + std::to_string(n) + "{" + e + "}}";
-  };
+  md.out("c0_o", cw);
+  if (L > 1) md.out("d_o", (L - 1) * p, "d_i of lanes 1..L-1, lane 1 in the low bits");
 
-  md.section("Beat");
-  md.wire("carry", 1, "r + k_r >= S");
-  md.assign("carry", "~" + bit("vh_q", hb, hb - 1));
-  md.wire("lo0", m + 1, "no carry: low part + k_r");
-  md.assign("lo0", zext("vl_q", m, m + 1) + " + " + zext("kr_i", m, m + 1));
-  md.wire("lo1", m, "carry: low part + (k_r - S)_low");
-  md.assign("lo1", "vl_q + " + part("k1_i", vw, 0, m));
-  md.wire("vh_inc", hb);
-  md.assign("vh_inc", "vh_q + " + lit(hb, 1));
-  // Which of the two: the low part's carry out in lo1, registered a beat early (c1_q: for the
-  // low part the register is about to hold), so the high part's reset logic sees flip-flops only.
-  md.reg("c1_q", 1, "low part + (k_r - S)_low carries out");
-  md.wire("vl_nx", m, "the low part after this cycle");
-  md.assign("vl_nx", "~en_i ? vl_q : ld_i ? " + part("v0_q", vw, 0, m) + " : carry ? lo1 : " +
-                         part("lo0", m + 1, 0, m));
-  md.wire("c1_nx", 1, "vl_nx + (k_r - S)_low >= 2^" + std::to_string(m));
-  md.assign("c1_nx", "vl_nx > ~" + part("k1_i", vw, 0, m));
-  md.wire("vh_c", hb, "carry: the high part");
-  md.assign("vh_c", "c1_q ? vh1_i : " + part("k1_i", vw, m, hb));
+  md.section("S >= L: rem, the elements left in lane 0's channel");
+  md.reg("rem_q", W);
+  md.reg("neg_q", 1, "rem <= L: c0 moves on with this beat");
+  md.wire("rem_lo", lw);
+  md.assign("rem_lo", part("rem_q", W, 0, lw));
+  md.wire("rem_nx", W);
+  md.assign("rem_nx", "neg_q ? rem_q + remw_i : rem_q - " + lit(W, static_cast<unsigned long long>(L)));
+  md.wire("hi_zero", 1, "rem < 2^" + std::to_string(lw));
+  md.assign("hi_zero", part("rem_q", W, lw, W - lw) + " == " + lit(W - lw, 0));
+  md.wire("wsum", lw + 1, "rem + S, low parts (S < 2L)");
+  md.assign("wsum", zext("rem_lo", lw, lw + 1) + " + " + zext(fit("stride_i", hw, lw), lw, lw + 1));
+  md.wire("neg_nx", 1, "the next rem <= L");
+  const std::string two_l = lit(lw, 2ULL * L);
+  md.assign("neg_nx", "neg_q ? (s2l_i & (wsum <= " + lit(lw + 1, 2ULL * L) + ")) : (hi_zero & (rem_lo <= " +
+                          two_l + "))");
+
+  std::string cy0 = "neg_q";
+  Block upd, load, step, save;
+  upd.push_back(if_("ld_i", {assign("rem_q", zext("stride_i", hw, W)), assign("neg_q", "sle_i"),
+                             assign("c_q", lit(cw, 0))},
+                    {assign("rem_q", "rem_nx"), assign("neg_q", "neg_nx"),
+                     assign("c_q", "cy0 ? c_nx_1 : c_nx_0")}));
+  std::string dcat;
+  if (L > 1) {
+    md.section("S < L: per lane q_i = (r0 + i) mod S and d_i");
+    for (int i = 0; i < L; ++i) {
+      const std::string q = idx("q", i) + "_q", cy = idx("cy", i);
+      md.reg(q, ml);
+      md.wire(cy, 1, "q_" + std::to_string(i) + " + k_r >= S");
+      md.assign(cy, q + " >= sk_i");
+      md.wire(idx("q_nx", i), ml);
+      md.assign(idx("q_nx", i), cy + " ? " + q + " - sk_i : " + q + " + kr_i");
+      if (i == 0) {
+        load.push_back(assign(q, lit(ml, 0)));
+        step.push_back(assign(q, idx("q_nx", i)));
+        continue;
+      }
+      const std::string d = idx("d", i) + "_q";
+      md.reg(d, p);
+      md.reg(idx("q0", i) + "_q", ml, "start");
+      md.reg(idx("d0", i) + "_q", p);
+      md.wire(idx("d_nx", i), p);
+      md.assign(idx("d_nx", i), d + " + " + zext(cy, 1, p) + " - " + zext("cy_0", 1, p));
+      load.push_back(assign(q, idx("q0", i) + "_q"));
+      load.push_back(assign(d, idx("d0", i) + "_q"));
+      step.push_back(assign(q, idx("q_nx", i)));
+      step.push_back(assign(d, idx("d_nx", i)));
+      save.push_back(if_(bit("sv_i", L - 1, i - 1),
+                         {assign(idx("q0", i) + "_q", "wr_i"), assign(idx("d0", i) + "_q", "wd_i")}));
+      // Output: the small-S offset, or (S >= L) 1 for the lanes past the boundary.
+      md.wire(idx("d_out", i), p);
+      const std::string big = "neg_q & (rem_lo <= " + lit(lw, static_cast<unsigned long long>(i)) + ")";
+      md.assign(idx("d_out", i), "small_i ? " + d + " : " + zext("(" + big + ")", 1, p));
+      dcat = idx("d_out", i) + (dcat.empty() ? "" : ", ") + dcat;
+    }
+    cy0 = "small_i ? cy_0 : neg_q";
+    upd.push_back(if_("ld_i", std::move(load), std::move(step)));
+  }
+  md.section("c0");
+  md.reg("c_q", cw);
+  md.wire("cy0", 1, "c0 takes the step with a carry");
+  md.assign("cy0", cy0);
   for (int j = 0; j < 2; ++j) {
     const std::string add = idx("c_add", j), sub = idx("c_sub", j), nx = idx("c_nx", j);
     md.wire(add, cw);
@@ -173,30 +217,11 @@ Module build_chan(const CoreConfig& c) {
     md.wire(nx, cw);
     md.assign(nx, "~" + bit(sub, cw + 1, cw) + " ? " + part(sub, cw + 1, 0, cw) + " : " + add);
   }
-
-  md.section("Update; loads through the synchronous reset");
-  Block upd;
-  auto trick = [&](const std::string& q, int w, const std::string& d, const std::string& rz) {
-    md.wire(q + "_d", w);
-    md.assign(q + "_d", d);
-    md.wire(q + "_rz", w, "bits cleared");
-    md.assign(q + "_rz", rz);
-    for (int b = 0; b < w; ++b) {
-      const std::string qq = q + "_q";
-      upd.push_back(if_(bit(q + "_rz", w, b), {assign(bit(qq, w, b), "1'b0")},
-                        {assign(bit(qq, w, b), bit(q + "_d", w, b))}));
-    }
-  };
-  trick("vl", m, rep("ld_i", m) + " | (carry ? lo1 : " + part("lo0", m + 1, 0, m) + ")",
-        rep("ld_i", m) + " & ~" + part("v0_q", vw, 0, m));
-  trick("vh", hb, rep("ld_i | carry", hb) + " | (" + bit("lo0", m + 1, m) + " ? vh_inc : vh_q)",
-        "(" + rep("ld_i", hb) + " & ~" + part("v0_q", vw, m, hb) + ") | (" + rep("~ld_i & carry", hb) + " & ~vh_c)");
-  trick("c", cw, rep("ld_i", cw) + " | (carry ? c_nx_1 : c_nx_0)", rep("ld_i", cw) + " & ~c0_q");
-  md.always_ff({if_("en_i", std::move(upd)), assign("c1_q", "c1_nx"),
-                if_("sv_i", {assign("v0_q", zext("wr_i", m, vw)), assign("c0_q", "wc_i")},
-                    {if_("cv_i", {assign("v0_q", "v0_q + k1_i")})})},
-               "one if per bit: flip-flops with enable and synchronous reset");
-  md.assign("c_o", "c_q");
+  Block ff{if_("en_i", std::move(upd))};
+  for (auto& s : save) ff.push_back(std::move(s));
+  md.always_ff(std::move(ff));
+  md.assign("c0_o", "c_q");
+  if (L > 1) md.assign("d_o", L == 2 ? dcat : "{" + dcat + "}");
   return md;
 }
 
@@ -223,14 +248,15 @@ Module build_ptable(const CoreConfig& c) {
   m.in("rst_ni", 1);
   m.in("en_i", 1, "loading allowed (core configured)");
   m.in("chans_i", cw, "C");
-  m.in("lane_c_i", L * cw, "channel of each lane for the next beat");
+  m.in("c0_i", cw, "channel of lane 0 for the next beat");
+  if (L > 1) m.in("lane_d_i", (L - 1) * p, "lanes 1..L-1: channel offset from lane 0 (< L)");
   m.in("prm_valid_i", 1);
   m.out("prm_ready_o", 1);
   m.in("prm_chan_i", cw, "channel index (< C; others are ignored)");
   m.in("prm_scale_i", sw, "s[c], signed");
   m.in("prm_shift_i", bw, "b[c], signed");
   m.out("busy_o", 1, "loader writing copies");
-  m.out("scale_o", L * sw, "per lane, one cycle after lane_c_i");
+  m.out("scale_o", L * sw, "per lane, one cycle after c0_i");
   m.out("shift_o", L * bw);
 
   // Loader: writes T[c], T[c+C], T[c+2C], ... (u < C + L - 1), one bank word per cycle.
@@ -286,7 +312,7 @@ Module build_ptable(const CoreConfig& c) {
   // Read addressing from the window start c0 = channel of lane 0.
   m.section("Read side: bank j serves the u = j (mod " + std::to_string(P) + ") of the window");
   m.wire("c0", cw);
-  m.assign("c0", part("lane_c_i", L * cw, 0, cw));
+  m.assign("c0", "c0_i");
   std::string c0_lo;
   if (p > 0) {
     m.wire("c0_lo", p);
@@ -331,20 +357,14 @@ Module build_ptable(const CoreConfig& c) {
   // Lane crossbar.
   m.section("Crossbar: lane i takes the bank holding its u (registered select)");
   if (p > 0) {
-    m.wire("c_lo_add", p, "C mod " + std::to_string(P));
-    m.assign("c_lo_add", cw >= p ? part("chans_i", cw, 0, p) : zext("chans_i", cw, p));
     Block ff;
     for (int i = 0; i < L; ++i) {
       m.wire(idx("sel", i), p);
       if (i == 0) {
         m.assign(idx("sel", i), "c0_lo");
       } else {
-        const std::string ci = idx("lane_c", i);
-        m.wire(ci, cw);
-        m.assign(ci, part("lane_c_i", L * cw, i * cw, cw));
-        const std::string lo = cw >= p ? part(ci, cw, 0, p) : zext(ci, cw, p);
-        m.assign(idx("sel", i), "(" + ci + " >= c0) ? " + lo + " : " + lo + " + c_lo_add",
-                 "u = c, or c + C when the window wrapped");
+        m.assign(idx("sel", i), "c0_lo + " + part("lane_d_i", (L - 1) * p, (i - 1) * p, p),
+                 "u = c0 + d_i, mod " + std::to_string(P));
       }
       m.reg(idx("sel_q", i), p);
       ff.push_back(assign(idx("sel_q", i), idx("sel", i)));
@@ -703,7 +723,7 @@ Module build_top(const CoreConfig& c) {
   m.reg("wait_q", 1, "set-up: waiting for the walker and u_step");
   m.reg("sdone_q", 1, "every lane has saved its start position (as r)");
   m.reg("wsave_q", L, "lane i saves the walker's position (one-hot, shifts)");
-  m.reg("rbk_q", 1, "arm + 1: the lanes convert their start to v");
+  m.reg("rbk_q", 1, "arm + 1: the beat constants (k*_q) have settled");
   m.reg("reb_q", 1, "arm + 2: the lanes load their start; the last set-up cycle");
   m.wire("arm", 1, "walker and u_step done");
   m.reg("occ_q", on, "beats accepted and not yet delivered");
@@ -806,6 +826,8 @@ Module build_top(const CoreConfig& c) {
 
   m.section("Lane positions: S = HW (nchw) or 1 (nhwc)");
   const int ml = c.chan_low_bits();
+  const int p = c.bank_sel_bits();
+  const int W = std::max(hw, nb + 1) + 1;
   m.wire("lstep_r", ml, "L mod S");
   m.wire("lstep_c", cw, "(L div S) mod C");
   std::vector<std::pair<std::string, std::string>> step_conns = {
@@ -818,52 +840,90 @@ Module build_top(const CoreConfig& c) {
     step_conns.push_back(pc);
   }
   m.instance(Instance{c.name + "_step", "u_step", std::move(step_conns), {}});
-  // Walker: the position (r, c) of element 0, 1, 2, ... (one per cycle from the check cycle
-  // on); lane i saves it when wsave_q[i] (one-hot, a shift register).
+  // S <= K for a constant K < 2^(nb+1), from the latched configuration's registers (narrow).
+  const auto s_le = [&](long long k) -> std::string {
+    if (k <= 0) return "1'b0";
+    const int kb = bits_for(k);
+    std::string nchw;
+    if (hw <= kb) {
+      nchw = k >= (1LL << hw) - 1 ? std::string("1'b1") : "(stride_q <= " + lit(hw, k) + ")";
+    } else {
+      nchw = "(" + part("stride_q", hw, kb, hw - kb) + " == " + lit(hw - kb, 0) + ")";
+      if (k != (1LL << kb) - 1) nchw += " & (" + part("stride_q", hw, 0, kb) + " <= " + lit(kb, k) + ")";
+    }
+    return nchw;  // stride_q is already 1 for nhwc
+  };
+  m.reg("s2l_q", 1, "S < 2L");
+  m.reg("remw_q", W, "S - L");
+  Block pos_consts{assign("s2l_q", s_le(2LL * L - 1)),
+                   assign("remw_q", zext("stride_q", hw, W) + " - " + lit(W, L))};
+  if (L > 1) {
+    m.reg("small_q", 1, "S < L: every lane tracks its offset");
+    pos_consts.push_back(assign("small_q", s_le(L - 1)));
+  }
+  m.always_ff(std::move(pos_consts));
+  // Walker: the position (r, i div S) of element 0, 1, 2, ... (one per cycle from the check
+  // cycle on); lane i saves it when wsave_q[i] (one-hot, a shift register).
   m.reg("wr_q", ml, "walker: r (< L: the walker stops at element L - 1)");
-  m.reg("wc_q", cw, "walker: c");
   m.wire("w_end", 1, "r == S - 1");
   m.assign("w_end", (hw > nb ? "~s_big_q & " : "") + std::string("(wr_q == sm1_q)"));
-  m.always_ff({if_("st_q == 2'd3", {assign("wr_q", lit(ml, 0)), assign("wc_q", lit(cw, 0))},
-                   {assign("wr_q", "w_end ? " + lit(ml, 0) + " : wr_q + " + lit(ml, 1)),
-                    if_("w_end", {assign("wc_q", "(wc_q == chm1_q) ? " + lit(cw, 0) + " : wc_q + " + lit(cw, 1))})}),
+  Block walk_reset{assign("wr_q", lit(ml, 0))};
+  Block walk_step{assign("wr_q", "w_end ? " + lit(ml, 0) + " : wr_q + " + lit(ml, 1))};
+  if (L > 1) {
+    m.reg("wd_q", p, "walker: i div S (not wrapped at C; only read for i < L)");
+    walk_reset.push_back(assign("wd_q", lit(p, 0)));
+    walk_step.push_back(if_("w_end", {assign("wd_q", "wd_q + " + lit(p, 1))}));
+  }
+  m.always_ff({if_("st_q == 2'd3", std::move(walk_reset), std::move(walk_step)),
                assign("wsave_q", L == 1 ? std::string("st_q == 2'd3")
                                         : "(st_q == 2'd3) ? " + lit(L, 1) + " : {" + part("wsave_q", L, 0, L - 1) +
                                               ", 1'b0}")});
-  // Beat constants of the lanes, registers (valid the cycle after u_step is done).
-  const int hb = hw + 1 - ml;
-  m.reg("kr_q", ml, "k_r = L mod S");
-  m.reg("k1_q", hw + 1, "k_r - S");
-  m.reg("vh1_q", hb, "(k_r - S)_high + 1");
-  m.reg("kc0_q", cw, "k_c = (L div S) mod C");
-  m.reg("kc1_q", cw, "k_c + 1");
-  m.reg("kw0_q", cw + 1, "k_c - C");
-  m.reg("kw1_q", cw + 1, "k_c + 1 - C");
-  m.always_ff({assign("kr_q", "lstep_r"),
-               assign("k1_q", zext("lstep_r", ml, hw + 1) + " - " + zext("stride_q", hw, hw + 1)),
-               assign("vh1_q", part("k1_q", hw + 1, ml, hb) + " + " + lit(hb, 1)),
-               assign("kc0_q", "lstep_c"), assign("kc1_q", "lstep_c + " + lit(cw, 1)),
-               assign("kw0_q", zext("lstep_c", cw, cw + 1) + " - " + zext("ch_q", cw, cw + 1)),
-               assign("kw1_q", zext("lstep_c", cw, cw + 1) + " - " + zext("chm1_q", cw, cw + 1))});
+  // Beat constants, registers (valid the cycle after u_step is done). S >= L: c0 moves by 0 or 1
+  // channel (rem decides); S < L: by k_c = (L div S) mod C plus the carry of lane 0.
+  m.reg("kc0_q", cw, "c0 step without a carry");
+  m.reg("kc1_q", cw, "c0 step with a carry");
+  m.reg("kw0_q", cw + 1, "kc0 - C");
+  m.reg("kw1_q", cw + 1, "kc1 - C");
+  m.wire("kcs", cw, "k_c when S < L, else 0");
+  Block kff;
+  if (L > 1) {
+    m.assign("kcs", "small_q ? lstep_c : " + lit(cw, 0));
+    m.reg("kr_q", ml, "k_r = L mod S");
+    m.reg("sk_q", ml, "S - k_r");
+    kff.push_back(assign("kr_q", "lstep_r"));
+    kff.push_back(assign("sk_q", part("stride_q", hw, 0, ml) + " - lstep_r"));
+  } else {
+    m.assign("kcs", lit(cw, 0));
+    m.wire("unused_lstep", 1, "one lane: S >= L always, the step is 0 or 1 channel");
+    m.assign("unused_lstep", "^{lstep_r, lstep_c}");
+  }
+  kff.push_back(assign("kc0_q", "kcs"));
+  kff.push_back(assign("kc1_q", "kcs + " + lit(cw, 1)));
+  kff.push_back(assign("kw0_q", zext("kcs", cw, cw + 1) + " - " + zext("ch_q", cw, cw + 1)));
+  kff.push_back(assign("kw1_q", zext("kcs", cw, cw + 1) + " - " + zext("chm1_q", cw, cw + 1)));
+  m.always_ff(std::move(kff));
   m.wire("in_fire", 1);
   m.wire("pos_restart", 1, "a beat taken now restores the packet start (no in_fire: fewer loads on it)");
   m.assign("pos_restart", "s_axis_tlast & (st_q == 2'd2)");
-  m.wire("lane_c", L * cw);
-  std::string lane_c_cat;
-  for (int i = 0; i < L; ++i) {
-    m.wire(idx("pos_c", i), cw);
-    lane_c_cat = idx("pos_c", i) + (lane_c_cat.empty() ? "" : ", ") + lane_c_cat;
+  m.wire("pos_c0", cw);
+  std::vector<std::pair<std::string, std::string>> cc = {
+      {"clk_i", "clk_i"}, {"en_i", "in_fire | reb_q"}, {"ld_i", "pos_restart | reb_q"}};
+  if (L > 1) {
+    m.wire("pos_d", (L - 1) * p);
+    for (const auto& pc : std::vector<std::pair<std::string, std::string>>{
+             {"small_i", "small_q"}, {"sv_i", part("wsave_q", L, 1, L - 1)}, {"wr_i", "wr_q"},
+             {"wd_i", "wd_q"}, {"kr_i", "kr_q"}, {"sk_i", "sk_q"}}) {
+      cc.push_back(pc);
+    }
   }
-  for (int i = 0; i < L; ++i) {
-    std::vector<std::pair<std::string, std::string>> cc = {
-        {"clk_i", "clk_i"}, {"en_i", "in_fire | reb_q"}, {"ld_i", "pos_restart | reb_q"},
-        {"sv_i", bit("wsave_q", L, i)}, {"cv_i", "rbk_q"}, {"wr_i", "wr_q"}, {"wc_i", "wc_q"},
-        {"kr_i", "kr_q"}, {"k1_i", "k1_q"}, {"vh1_i", "vh1_q"}};
-    for (const char* k : {"kc0", "kc1", "kw0", "kw1"}) cc.push_back({std::string(k) + "_i", std::string(k) + "_q"});
-    cc.push_back({"c_o", idx("pos_c", i)});
-    m.instance(Instance{c.name + "_chan", idx("u_chan", i), std::move(cc), {}});
+  for (const auto& pc : std::vector<std::pair<std::string, std::string>>{
+           {"stride_i", "stride_q"}, {"sle_i", "ge0_q"}, {"s2l_i", "s2l_q"}, {"remw_i", "remw_q"},
+           {"kc0_i", "kc0_q"}, {"kc1_i", "kc1_q"}, {"kw0_i", "kw0_q"}, {"kw1_i", "kw1_q"},
+           {"c0_o", "pos_c0"}}) {
+    cc.push_back(pc);
   }
-  m.assign("lane_c", L == 1 ? lane_c_cat : "{" + lane_c_cat + "}");
+  if (L > 1) cc.push_back({"d_o", "pos_d"});
+  m.instance(Instance{c.name + "_chan", "u_chan", std::move(cc), {}});
 
   m.section("Parameter table");
   m.wire("lane_s", L * sw);
@@ -874,7 +934,7 @@ Module build_top(const CoreConfig& c) {
                        {"rst_ni", "rst_ni"},
                        {"en_i", "st_q == 2'd2"},
                        {"chans_i", "ch_q"},
-                       {"lane_c_i", "lane_c"},
+                       {"c0_i", "pos_c0"},
                        {"prm_valid_i", "prm_valid_i"},
                        {"prm_ready_o", "prm_ready_o"},
                        {"prm_chan_i", "prm_chan_i"},
@@ -884,6 +944,10 @@ Module build_top(const CoreConfig& c) {
                        {"scale_o", "lane_s"},
                        {"shift_o", "lane_b"}},
                       {}});
+  if (L > 1) {
+    auto& conns = std::get<Instance>(m.items.back()).connections;
+    conns.insert(conns.begin() + 5, {"lane_d_i", "pos_d"});
+  }
 
   m.section("Flow control: admit a beat only if the output buffer can hold all beats in flight");
   m.section("(and not while the parameter loader may write: table reads never meet writes)");

@@ -14,14 +14,15 @@ module normcore_l16_i16_ptable (
   input  wire         rst_ni,
   input  wire         en_i,  // loading allowed (core configured)
   input  wire [11:0]  chans_i,  // C
-  input  wire [191:0] lane_c_i,  // channel of each lane for the next beat
+  input  wire [11:0]  c0_i,  // channel of lane 0 for the next beat
+  input  wire [59:0]  lane_d_i,  // lanes 1..L-1: channel offset from lane 0 (< L)
   input  wire         prm_valid_i,
   output wire         prm_ready_o,
   input  wire [11:0]  prm_chan_i,  // channel index (< C; others are ignored)
   input  wire [17:0]  prm_scale_i,  // s[c], signed
   input  wire [39:0]  prm_shift_i,  // b[c], signed
   output wire         busy_o,  // loader writing copies
-  output wire [287:0] scale_o,  // per lane, one cycle after lane_c_i
+  output wire [287:0] scale_o,  // per lane, one cycle after c0_i
   output wire [639:0] shift_o
 );
 
@@ -69,7 +70,7 @@ module normcore_l16_i16_ptable (
 
   // Read side: bank j serves the u = j (mod 16) of the window
   wire [11:0] c0;
-  assign c0 = lane_c_i[11:0];
+  assign c0 = c0_i;
   wire [3:0] c0_lo;
   assign c0_lo = c0[3:0];
   wire [7:0] c0_hi;  // c0 / 16
@@ -284,85 +285,53 @@ module normcore_l16_i16_ptable (
   );
 
   // Crossbar: lane i takes the bank holding its u (registered select)
-  wire [3:0] c_lo_add;  // C mod 16
-  assign c_lo_add = chans_i[3:0];
   wire [3:0] sel_0;
   assign sel_0 = c0_lo;
   reg [3:0] sel_q_0;
   wire [3:0] sel_1;
-  wire [11:0] lane_c_1;
-  assign lane_c_1 = lane_c_i[23:12];
-  assign sel_1 = (lane_c_1 >= c0) ? lane_c_1[3:0] : lane_c_1[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_1 = c0_lo + lane_d_i[3:0];  // u = c0 + d_i, mod 16
   reg [3:0] sel_q_1;
   wire [3:0] sel_2;
-  wire [11:0] lane_c_2;
-  assign lane_c_2 = lane_c_i[35:24];
-  assign sel_2 = (lane_c_2 >= c0) ? lane_c_2[3:0] : lane_c_2[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_2 = c0_lo + lane_d_i[7:4];  // u = c0 + d_i, mod 16
   reg [3:0] sel_q_2;
   wire [3:0] sel_3;
-  wire [11:0] lane_c_3;
-  assign lane_c_3 = lane_c_i[47:36];
-  assign sel_3 = (lane_c_3 >= c0) ? lane_c_3[3:0] : lane_c_3[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_3 = c0_lo + lane_d_i[11:8];  // u = c0 + d_i, mod 16
   reg [3:0] sel_q_3;
   wire [3:0] sel_4;
-  wire [11:0] lane_c_4;
-  assign lane_c_4 = lane_c_i[59:48];
-  assign sel_4 = (lane_c_4 >= c0) ? lane_c_4[3:0] : lane_c_4[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_4 = c0_lo + lane_d_i[15:12];  // u = c0 + d_i, mod 16
   reg [3:0] sel_q_4;
   wire [3:0] sel_5;
-  wire [11:0] lane_c_5;
-  assign lane_c_5 = lane_c_i[71:60];
-  assign sel_5 = (lane_c_5 >= c0) ? lane_c_5[3:0] : lane_c_5[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_5 = c0_lo + lane_d_i[19:16];  // u = c0 + d_i, mod 16
   reg [3:0] sel_q_5;
   wire [3:0] sel_6;
-  wire [11:0] lane_c_6;
-  assign lane_c_6 = lane_c_i[83:72];
-  assign sel_6 = (lane_c_6 >= c0) ? lane_c_6[3:0] : lane_c_6[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_6 = c0_lo + lane_d_i[23:20];  // u = c0 + d_i, mod 16
   reg [3:0] sel_q_6;
   wire [3:0] sel_7;
-  wire [11:0] lane_c_7;
-  assign lane_c_7 = lane_c_i[95:84];
-  assign sel_7 = (lane_c_7 >= c0) ? lane_c_7[3:0] : lane_c_7[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_7 = c0_lo + lane_d_i[27:24];  // u = c0 + d_i, mod 16
   reg [3:0] sel_q_7;
   wire [3:0] sel_8;
-  wire [11:0] lane_c_8;
-  assign lane_c_8 = lane_c_i[107:96];
-  assign sel_8 = (lane_c_8 >= c0) ? lane_c_8[3:0] : lane_c_8[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_8 = c0_lo + lane_d_i[31:28];  // u = c0 + d_i, mod 16
   reg [3:0] sel_q_8;
   wire [3:0] sel_9;
-  wire [11:0] lane_c_9;
-  assign lane_c_9 = lane_c_i[119:108];
-  assign sel_9 = (lane_c_9 >= c0) ? lane_c_9[3:0] : lane_c_9[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_9 = c0_lo + lane_d_i[35:32];  // u = c0 + d_i, mod 16
   reg [3:0] sel_q_9;
   wire [3:0] sel_10;
-  wire [11:0] lane_c_10;
-  assign lane_c_10 = lane_c_i[131:120];
-  assign sel_10 = (lane_c_10 >= c0) ? lane_c_10[3:0] : lane_c_10[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_10 = c0_lo + lane_d_i[39:36];  // u = c0 + d_i, mod 16
   reg [3:0] sel_q_10;
   wire [3:0] sel_11;
-  wire [11:0] lane_c_11;
-  assign lane_c_11 = lane_c_i[143:132];
-  assign sel_11 = (lane_c_11 >= c0) ? lane_c_11[3:0] : lane_c_11[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_11 = c0_lo + lane_d_i[43:40];  // u = c0 + d_i, mod 16
   reg [3:0] sel_q_11;
   wire [3:0] sel_12;
-  wire [11:0] lane_c_12;
-  assign lane_c_12 = lane_c_i[155:144];
-  assign sel_12 = (lane_c_12 >= c0) ? lane_c_12[3:0] : lane_c_12[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_12 = c0_lo + lane_d_i[47:44];  // u = c0 + d_i, mod 16
   reg [3:0] sel_q_12;
   wire [3:0] sel_13;
-  wire [11:0] lane_c_13;
-  assign lane_c_13 = lane_c_i[167:156];
-  assign sel_13 = (lane_c_13 >= c0) ? lane_c_13[3:0] : lane_c_13[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_13 = c0_lo + lane_d_i[51:48];  // u = c0 + d_i, mod 16
   reg [3:0] sel_q_13;
   wire [3:0] sel_14;
-  wire [11:0] lane_c_14;
-  assign lane_c_14 = lane_c_i[179:168];
-  assign sel_14 = (lane_c_14 >= c0) ? lane_c_14[3:0] : lane_c_14[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_14 = c0_lo + lane_d_i[55:52];  // u = c0 + d_i, mod 16
   reg [3:0] sel_q_14;
   wire [3:0] sel_15;
-  wire [11:0] lane_c_15;
-  assign lane_c_15 = lane_c_i[191:180];
-  assign sel_15 = (lane_c_15 >= c0) ? lane_c_15[3:0] : lane_c_15[3:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_15 = c0_lo + lane_d_i[59:56];  // u = c0 + d_i, mod 16
   reg [3:0] sel_q_15;
   always @(posedge clk_i) begin
     sel_q_0 <= sel_0;

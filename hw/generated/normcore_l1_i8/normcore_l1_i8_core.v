@@ -59,7 +59,7 @@ module normcore_l1_i8_core (
   reg wait_q;  // set-up: waiting for the walker and u_step
   reg sdone_q;  // every lane has saved its start position (as r)
   reg wsave_q;  // lane i saves the walker's position (one-hot, shifts)
-  reg rbk_q;  // arm + 1: the lanes convert their start to v
+  reg rbk_q;  // arm + 1: the beat constants (k*_q) have settled
   reg reb_q;  // arm + 2: the lanes load their start; the last set-up cycle
   wire arm;  // walker and u_step done
   reg [2:0] occ_q;  // beats accepted and not yet delivered
@@ -174,61 +174,55 @@ module normcore_l1_i8_core (
     .rem_o(lstep_r),
     .quo_o(lstep_c)
   );
+  reg s2l_q;  // S < 2L
+  reg [16:0] remw_q;  // S - L
+  always @(posedge clk_i) begin
+    s2l_q <= (stride_q[15:1] == 15'd0);
+    remw_q <= {1'd0, stride_q} - 17'd1;
+  end
   reg wr_q;  // walker: r (< L: the walker stops at element L - 1)
-  reg [9:0] wc_q;  // walker: c
   wire w_end;  // r == S - 1
   assign w_end = ~s_big_q & (wr_q == sm1_q);
   always @(posedge clk_i) begin
     if (st_q == 2'd3) begin
       wr_q <= 1'd0;
-      wc_q <= 10'd0;
     end else begin
       wr_q <= w_end ? 1'd0 : wr_q + 1'd1;
-      if (w_end) begin
-        wc_q <= (wc_q == chm1_q) ? 10'd0 : wc_q + 10'd1;
-      end
     end
     wsave_q <= st_q == 2'd3;
   end
-  reg kr_q;  // k_r = L mod S
-  reg [16:0] k1_q;  // k_r - S
-  reg [15:0] vh1_q;  // (k_r - S)_high + 1
-  reg [9:0] kc0_q;  // k_c = (L div S) mod C
-  reg [9:0] kc1_q;  // k_c + 1
-  reg [10:0] kw0_q;  // k_c - C
-  reg [10:0] kw1_q;  // k_c + 1 - C
+  reg [9:0] kc0_q;  // c0 step without a carry
+  reg [9:0] kc1_q;  // c0 step with a carry
+  reg [10:0] kw0_q;  // kc0 - C
+  reg [10:0] kw1_q;  // kc1 - C
+  wire [9:0] kcs;  // k_c when S < L, else 0
+  assign kcs = 10'd0;
+  wire unused_lstep;  // one lane: S >= L always, the step is 0 or 1 channel
+  assign unused_lstep = ^{lstep_r, lstep_c};
   always @(posedge clk_i) begin
-    kr_q <= lstep_r;
-    k1_q <= {16'd0, lstep_r} - {1'd0, stride_q};
-    vh1_q <= k1_q[16:1] + 16'd1;
-    kc0_q <= lstep_c;
-    kc1_q <= lstep_c + 10'd1;
-    kw0_q <= {1'd0, lstep_c} - {1'd0, ch_q};
-    kw1_q <= {1'd0, lstep_c} - {1'd0, chm1_q};
+    kc0_q <= kcs;
+    kc1_q <= kcs + 10'd1;
+    kw0_q <= {1'd0, kcs} - {1'd0, ch_q};
+    kw1_q <= {1'd0, kcs} - {1'd0, chm1_q};
   end
   wire in_fire;
   wire pos_restart;  // a beat taken now restores the packet start (no in_fire: fewer loads on it)
   assign pos_restart = s_axis_tlast & (st_q == 2'd2);
-  wire [9:0] lane_c;
-  wire [9:0] pos_c_0;
-  normcore_l1_i8_chan u_chan_0 (
+  wire [9:0] pos_c0;
+  normcore_l1_i8_chan u_chan (
     .clk_i(clk_i),
     .en_i(in_fire | reb_q),
     .ld_i(pos_restart | reb_q),
-    .sv_i(wsave_q),
-    .cv_i(rbk_q),
-    .wr_i(wr_q),
-    .wc_i(wc_q),
-    .kr_i(kr_q),
-    .k1_i(k1_q),
-    .vh1_i(vh1_q),
+    .stride_i(stride_q),
+    .sle_i(ge0_q),
+    .s2l_i(s2l_q),
+    .remw_i(remw_q),
     .kc0_i(kc0_q),
     .kc1_i(kc1_q),
     .kw0_i(kw0_q),
     .kw1_i(kw1_q),
-    .c_o(pos_c_0)
+    .c0_o(pos_c0)
   );
-  assign lane_c = pos_c_0;
 
   // Parameter table
   wire [15:0] lane_s;
@@ -238,7 +232,7 @@ module normcore_l1_i8_core (
     .rst_ni(rst_ni),
     .en_i(st_q == 2'd2),
     .chans_i(ch_q),
-    .lane_c_i(lane_c),
+    .c0_i(pos_c0),
     .prm_valid_i(prm_valid_i),
     .prm_ready_o(prm_ready_o),
     .prm_chan_i(prm_chan_i),

@@ -14,14 +14,14 @@ module normcore_l1_i8_ptable (
   input  wire        rst_ni,
   input  wire        en_i,  // loading allowed (core configured)
   input  wire [9:0]  chans_i,  // C
-  input  wire [9:0]  lane_c_i,  // channel of each lane for the next beat
+  input  wire [9:0]  c0_i,  // channel of lane 0 for the next beat
   input  wire        prm_valid_i,
   output wire        prm_ready_o,
   input  wire [9:0]  prm_chan_i,  // channel index (< C; others are ignored)
   input  wire [15:0] prm_scale_i,  // s[c], signed
   input  wire [31:0] prm_shift_i,  // b[c], signed
   output wire        busy_o,  // loader writing copies
-  output wire [15:0] scale_o,  // per lane, one cycle after lane_c_i
+  output wire [15:0] scale_o,  // per lane, one cycle after c0_i
   output wire [31:0] shift_o
 );
 
@@ -59,7 +59,7 @@ module normcore_l1_i8_ptable (
 
   // Read side: bank j serves the u = j (mod 1) of the window
   wire [9:0] c0;
-  assign c0 = lane_c_i;
+  assign c0 = c0_i;
   wire [8:0] c0_hi;  // c0 / 1
   assign c0_hi = c0[8:0];
   wire unused_c0_top;

@@ -5,57 +5,148 @@
 // -----------------------------------------------------------------------------------------
 `default_nettype none
 
-// Position of one lane's element: channel c (< C) and offset r inside the channel (< S).
-// A beat moves it by k_r = L mod S positions and k_c = (L div S) mod C channels: r + k_r
-// wraps at S with a carry into c, c + k_c + carry wraps at C. r is kept as
-// v = r + k_r - S (25 bits): the carry of the next beat is v >= 0, the register's sign.
-// k_r < 2^4, so the high part of v never needs a wide adder:
-//   no carry: v + k_r = low part + k_r, high part + its carry out (an increment);
-//   carry:    v < k_r then (its high part is 0), so v + k_r - S = low part + (k_r - S)_low
-//             and a high part of (k_r - S)_high or (k_r - S)_high + 1 (per-job constants).
-// c: four adders off the register (c + k_c + {0,1}, the same less C), two selects.
-// The start of a packet (v0, c0) comes from the core's walker in set-up (r, converted to v
-// once k_r is known); loads (set-up, tlast) use the flip-flops' synchronous reset: D = 1
-// where loading, reset where the loaded bit is 0, off the adder paths.
+// Positions of the lanes' elements for the next beat: lane 0's channel c0 (< C) and each
+// lane's channel offset d_i = u_i - c0 (< L; the table window u = c0 .. c0 + L - 1).
+// With S the stride of a channel (HW for nchw, 1 for nhwc) and r0 lane 0's offset in c0:
+//   S >= L: rem = S - r0 (elements left in c0, 1..S) is one wide counter; a beat crosses at
+//           most one channel boundary: d_i = (rem <= i), and c0 moves on when rem <= L
+//           (neg, a register computed a beat ahead with narrow compares).
+//   S <  L: every lane keeps q_i = (r0 + i) mod S and d_i (both narrow); a beat adds
+//           k_r = L mod S to q_i with carry cy_i = (q_i >= S - k_r), d_i += cy_i - cy_0,
+//           and c0 += (L div S) + cy_0.
+// c0: four adders off the register (c0 + k_c + {0,1}, the same less C), two selects.
+// A packet starts at element 0 (c0 = 0, rem = S, q_i and d_i saved from the core's walker).
 module normcore_l8_i8_chan (
   input  wire        clk_i,
   input  wire        en_i,  // a beat, or the load
-  input  wire        ld_i,  // with en_i: load the saved start instead of a step
-  input  wire        sv_i,  // save the walker's position as the start (r, not yet v)
-  input  wire        cv_i,  // convert the saved start: v0 = r0 + k_r - S
-  input  wire [3:0]  wr_i,  // walker: r (< L)
-  input  wire [10:0] wc_i,  // walker: c
-  input  wire [3:0]  kr_i,  // k_r
-  input  wire [24:0] k1_i,  // k_r - S
-  input  wire [20:0] vh1_i,  // (k_r - S)_high + 1
-  input  wire [10:0] kc0_i,  // c step without a carry
-  input  wire [10:0] kc1_i,  // c step with a carry
+  input  wire        ld_i,  // with en_i: load the packet start instead of a step
+  input  wire        small_i,  // S < L
+  input  wire [6:0]  sv_i,  // lane i (1..L-1) saves the walker's position as its start
+  input  wire [3:0]  wr_i,  // walker: r of element i
+  input  wire [2:0]  wd_i,  // walker: i div S (not wrapped at C)
+  input  wire [3:0]  kr_i,  // k_r = L mod S (S < L)
+  input  wire [3:0]  sk_i,  // S - k_r (S < L)
+  input  wire [23:0] stride_i,  // S
+  input  wire        sle_i,  // S <= L: the start's neg
+  input  wire        s2l_i,  // S < 2L
+  input  wire [24:0] remw_i,  // S - L: rem's step when c0 moves on
+  input  wire [10:0] kc0_i,  // c0 step without a carry
+  input  wire [10:0] kc1_i,  // c0 step with a carry
   input  wire [11:0] kw0_i,  // kc0 - C
   input  wire [11:0] kw1_i,  // kc1 - C
-  output wire [10:0] c_o
+  output wire [10:0] c0_o,
+  output wire [20:0] d_o  // d_i of lanes 1..L-1, lane 1 in the low bits
 );
-  reg [3:0] vl_q;  // v, low bits
-  reg [20:0] vh_q;  // v, high bits (top: sign)
-  reg [10:0] c_q;
-  reg [24:0] v0_q;  // start of a packet
-  reg [10:0] c0_q;
 
-  // Beat
-  wire carry;  // r + k_r >= S
-  assign carry = ~vh_q[20];
-  wire [4:0] lo0;  // no carry: low part + k_r
-  assign lo0 = {1'd0, vl_q} + {1'd0, kr_i};
-  wire [3:0] lo1;  // carry: low part + (k_r - S)_low
-  assign lo1 = vl_q + k1_i[3:0];
-  wire [20:0] vh_inc;
-  assign vh_inc = vh_q + 21'd1;
-  reg c1_q;  // low part + (k_r - S)_low carries out
-  wire [3:0] vl_nx;  // the low part after this cycle
-  assign vl_nx = ~en_i ? vl_q : ld_i ? v0_q[3:0] : carry ? lo1 : lo0[3:0];
-  wire c1_nx;  // vl_nx + (k_r - S)_low >= 2^4
-  assign c1_nx = vl_nx > ~k1_i[3:0];
-  wire [20:0] vh_c;  // carry: the high part
-  assign vh_c = c1_q ? vh1_i : k1_i[24:4];
+  // S >= L: rem, the elements left in lane 0's channel
+  reg [24:0] rem_q;
+  reg neg_q;  // rem <= L: c0 moves on with this beat
+  wire [4:0] rem_lo;
+  assign rem_lo = rem_q[4:0];
+  wire [24:0] rem_nx;
+  assign rem_nx = neg_q ? rem_q + remw_i : rem_q - 25'd8;
+  wire hi_zero;  // rem < 2^5
+  assign hi_zero = rem_q[24:5] == 20'd0;
+  wire [5:0] wsum;  // rem + S, low parts (S < 2L)
+  assign wsum = {1'd0, rem_lo} + {1'd0, stride_i[4:0]};
+  wire neg_nx;  // the next rem <= L
+  assign neg_nx = neg_q ? (s2l_i & (wsum <= 6'd16)) : (hi_zero & (rem_lo <= 5'd16));
+
+  // S < L: per lane q_i = (r0 + i) mod S and d_i
+  reg [3:0] q_0_q;
+  wire cy_0;  // q_0 + k_r >= S
+  assign cy_0 = q_0_q >= sk_i;
+  wire [3:0] q_nx_0;
+  assign q_nx_0 = cy_0 ? q_0_q - sk_i : q_0_q + kr_i;
+  reg [3:0] q_1_q;
+  wire cy_1;  // q_1 + k_r >= S
+  assign cy_1 = q_1_q >= sk_i;
+  wire [3:0] q_nx_1;
+  assign q_nx_1 = cy_1 ? q_1_q - sk_i : q_1_q + kr_i;
+  reg [2:0] d_1_q;
+  reg [3:0] q0_1_q;  // start
+  reg [2:0] d0_1_q;
+  wire [2:0] d_nx_1;
+  assign d_nx_1 = d_1_q + {2'd0, cy_1} - {2'd0, cy_0};
+  wire [2:0] d_out_1;
+  assign d_out_1 = small_i ? d_1_q : {2'd0, (neg_q & (rem_lo <= 5'd1))};
+  reg [3:0] q_2_q;
+  wire cy_2;  // q_2 + k_r >= S
+  assign cy_2 = q_2_q >= sk_i;
+  wire [3:0] q_nx_2;
+  assign q_nx_2 = cy_2 ? q_2_q - sk_i : q_2_q + kr_i;
+  reg [2:0] d_2_q;
+  reg [3:0] q0_2_q;  // start
+  reg [2:0] d0_2_q;
+  wire [2:0] d_nx_2;
+  assign d_nx_2 = d_2_q + {2'd0, cy_2} - {2'd0, cy_0};
+  wire [2:0] d_out_2;
+  assign d_out_2 = small_i ? d_2_q : {2'd0, (neg_q & (rem_lo <= 5'd2))};
+  reg [3:0] q_3_q;
+  wire cy_3;  // q_3 + k_r >= S
+  assign cy_3 = q_3_q >= sk_i;
+  wire [3:0] q_nx_3;
+  assign q_nx_3 = cy_3 ? q_3_q - sk_i : q_3_q + kr_i;
+  reg [2:0] d_3_q;
+  reg [3:0] q0_3_q;  // start
+  reg [2:0] d0_3_q;
+  wire [2:0] d_nx_3;
+  assign d_nx_3 = d_3_q + {2'd0, cy_3} - {2'd0, cy_0};
+  wire [2:0] d_out_3;
+  assign d_out_3 = small_i ? d_3_q : {2'd0, (neg_q & (rem_lo <= 5'd3))};
+  reg [3:0] q_4_q;
+  wire cy_4;  // q_4 + k_r >= S
+  assign cy_4 = q_4_q >= sk_i;
+  wire [3:0] q_nx_4;
+  assign q_nx_4 = cy_4 ? q_4_q - sk_i : q_4_q + kr_i;
+  reg [2:0] d_4_q;
+  reg [3:0] q0_4_q;  // start
+  reg [2:0] d0_4_q;
+  wire [2:0] d_nx_4;
+  assign d_nx_4 = d_4_q + {2'd0, cy_4} - {2'd0, cy_0};
+  wire [2:0] d_out_4;
+  assign d_out_4 = small_i ? d_4_q : {2'd0, (neg_q & (rem_lo <= 5'd4))};
+  reg [3:0] q_5_q;
+  wire cy_5;  // q_5 + k_r >= S
+  assign cy_5 = q_5_q >= sk_i;
+  wire [3:0] q_nx_5;
+  assign q_nx_5 = cy_5 ? q_5_q - sk_i : q_5_q + kr_i;
+  reg [2:0] d_5_q;
+  reg [3:0] q0_5_q;  // start
+  reg [2:0] d0_5_q;
+  wire [2:0] d_nx_5;
+  assign d_nx_5 = d_5_q + {2'd0, cy_5} - {2'd0, cy_0};
+  wire [2:0] d_out_5;
+  assign d_out_5 = small_i ? d_5_q : {2'd0, (neg_q & (rem_lo <= 5'd5))};
+  reg [3:0] q_6_q;
+  wire cy_6;  // q_6 + k_r >= S
+  assign cy_6 = q_6_q >= sk_i;
+  wire [3:0] q_nx_6;
+  assign q_nx_6 = cy_6 ? q_6_q - sk_i : q_6_q + kr_i;
+  reg [2:0] d_6_q;
+  reg [3:0] q0_6_q;  // start
+  reg [2:0] d0_6_q;
+  wire [2:0] d_nx_6;
+  assign d_nx_6 = d_6_q + {2'd0, cy_6} - {2'd0, cy_0};
+  wire [2:0] d_out_6;
+  assign d_out_6 = small_i ? d_6_q : {2'd0, (neg_q & (rem_lo <= 5'd6))};
+  reg [3:0] q_7_q;
+  wire cy_7;  // q_7 + k_r >= S
+  assign cy_7 = q_7_q >= sk_i;
+  wire [3:0] q_nx_7;
+  assign q_nx_7 = cy_7 ? q_7_q - sk_i : q_7_q + kr_i;
+  reg [2:0] d_7_q;
+  reg [3:0] q0_7_q;  // start
+  reg [2:0] d0_7_q;
+  wire [2:0] d_nx_7;
+  assign d_nx_7 = d_7_q + {2'd0, cy_7} - {2'd0, cy_0};
+  wire [2:0] d_out_7;
+  assign d_out_7 = small_i ? d_7_q : {2'd0, (neg_q & (rem_lo <= 5'd7))};
+
+  // c0
+  reg [10:0] c_q;
+  wire cy0;  // c0 takes the step with a carry
+  assign cy0 = small_i ? cy_0 : neg_q;
   wire [10:0] c_add_0;
   assign c_add_0 = c_q + kc0_i;
   wire [11:0] c_sub_0;
@@ -68,213 +159,82 @@ module normcore_l8_i8_chan (
   assign c_sub_1 = {1'd0, c_q} + kw1_i;
   wire [10:0] c_nx_1;
   assign c_nx_1 = ~c_sub_1[11] ? c_sub_1[10:0] : c_add_1;
-
-  // Update; loads through the synchronous reset
-  wire [3:0] vl_d;
-  assign vl_d = {4{ld_i}} | (carry ? lo1 : lo0[3:0]);
-  wire [3:0] vl_rz;  // bits cleared
-  assign vl_rz = {4{ld_i}} & ~v0_q[3:0];
-  wire [20:0] vh_d;
-  assign vh_d = {21{ld_i | carry}} | (lo0[4] ? vh_inc : vh_q);
-  wire [20:0] vh_rz;  // bits cleared
-  assign vh_rz = ({21{ld_i}} & ~v0_q[24:4]) | ({21{~ld_i & carry}} & ~vh_c);
-  wire [10:0] c_d;
-  assign c_d = {11{ld_i}} | (carry ? c_nx_1 : c_nx_0);
-  wire [10:0] c_rz;  // bits cleared
-  assign c_rz = {11{ld_i}} & ~c0_q;
-  // one if per bit: flip-flops with enable and synchronous reset
   always @(posedge clk_i) begin
     if (en_i) begin
-      if (vl_rz[0]) begin
-        vl_q[0] <= 1'b0;
+      if (ld_i) begin
+        rem_q <= {1'd0, stride_i};
+        neg_q <= sle_i;
+        c_q <= 11'd0;
       end else begin
-        vl_q[0] <= vl_d[0];
+        rem_q <= rem_nx;
+        neg_q <= neg_nx;
+        c_q <= cy0 ? c_nx_1 : c_nx_0;
       end
-      if (vl_rz[1]) begin
-        vl_q[1] <= 1'b0;
+      if (ld_i) begin
+        q_0_q <= 4'd0;
+        q_1_q <= q0_1_q;
+        d_1_q <= d0_1_q;
+        q_2_q <= q0_2_q;
+        d_2_q <= d0_2_q;
+        q_3_q <= q0_3_q;
+        d_3_q <= d0_3_q;
+        q_4_q <= q0_4_q;
+        d_4_q <= d0_4_q;
+        q_5_q <= q0_5_q;
+        d_5_q <= d0_5_q;
+        q_6_q <= q0_6_q;
+        d_6_q <= d0_6_q;
+        q_7_q <= q0_7_q;
+        d_7_q <= d0_7_q;
       end else begin
-        vl_q[1] <= vl_d[1];
-      end
-      if (vl_rz[2]) begin
-        vl_q[2] <= 1'b0;
-      end else begin
-        vl_q[2] <= vl_d[2];
-      end
-      if (vl_rz[3]) begin
-        vl_q[3] <= 1'b0;
-      end else begin
-        vl_q[3] <= vl_d[3];
-      end
-      if (vh_rz[0]) begin
-        vh_q[0] <= 1'b0;
-      end else begin
-        vh_q[0] <= vh_d[0];
-      end
-      if (vh_rz[1]) begin
-        vh_q[1] <= 1'b0;
-      end else begin
-        vh_q[1] <= vh_d[1];
-      end
-      if (vh_rz[2]) begin
-        vh_q[2] <= 1'b0;
-      end else begin
-        vh_q[2] <= vh_d[2];
-      end
-      if (vh_rz[3]) begin
-        vh_q[3] <= 1'b0;
-      end else begin
-        vh_q[3] <= vh_d[3];
-      end
-      if (vh_rz[4]) begin
-        vh_q[4] <= 1'b0;
-      end else begin
-        vh_q[4] <= vh_d[4];
-      end
-      if (vh_rz[5]) begin
-        vh_q[5] <= 1'b0;
-      end else begin
-        vh_q[5] <= vh_d[5];
-      end
-      if (vh_rz[6]) begin
-        vh_q[6] <= 1'b0;
-      end else begin
-        vh_q[6] <= vh_d[6];
-      end
-      if (vh_rz[7]) begin
-        vh_q[7] <= 1'b0;
-      end else begin
-        vh_q[7] <= vh_d[7];
-      end
-      if (vh_rz[8]) begin
-        vh_q[8] <= 1'b0;
-      end else begin
-        vh_q[8] <= vh_d[8];
-      end
-      if (vh_rz[9]) begin
-        vh_q[9] <= 1'b0;
-      end else begin
-        vh_q[9] <= vh_d[9];
-      end
-      if (vh_rz[10]) begin
-        vh_q[10] <= 1'b0;
-      end else begin
-        vh_q[10] <= vh_d[10];
-      end
-      if (vh_rz[11]) begin
-        vh_q[11] <= 1'b0;
-      end else begin
-        vh_q[11] <= vh_d[11];
-      end
-      if (vh_rz[12]) begin
-        vh_q[12] <= 1'b0;
-      end else begin
-        vh_q[12] <= vh_d[12];
-      end
-      if (vh_rz[13]) begin
-        vh_q[13] <= 1'b0;
-      end else begin
-        vh_q[13] <= vh_d[13];
-      end
-      if (vh_rz[14]) begin
-        vh_q[14] <= 1'b0;
-      end else begin
-        vh_q[14] <= vh_d[14];
-      end
-      if (vh_rz[15]) begin
-        vh_q[15] <= 1'b0;
-      end else begin
-        vh_q[15] <= vh_d[15];
-      end
-      if (vh_rz[16]) begin
-        vh_q[16] <= 1'b0;
-      end else begin
-        vh_q[16] <= vh_d[16];
-      end
-      if (vh_rz[17]) begin
-        vh_q[17] <= 1'b0;
-      end else begin
-        vh_q[17] <= vh_d[17];
-      end
-      if (vh_rz[18]) begin
-        vh_q[18] <= 1'b0;
-      end else begin
-        vh_q[18] <= vh_d[18];
-      end
-      if (vh_rz[19]) begin
-        vh_q[19] <= 1'b0;
-      end else begin
-        vh_q[19] <= vh_d[19];
-      end
-      if (vh_rz[20]) begin
-        vh_q[20] <= 1'b0;
-      end else begin
-        vh_q[20] <= vh_d[20];
-      end
-      if (c_rz[0]) begin
-        c_q[0] <= 1'b0;
-      end else begin
-        c_q[0] <= c_d[0];
-      end
-      if (c_rz[1]) begin
-        c_q[1] <= 1'b0;
-      end else begin
-        c_q[1] <= c_d[1];
-      end
-      if (c_rz[2]) begin
-        c_q[2] <= 1'b0;
-      end else begin
-        c_q[2] <= c_d[2];
-      end
-      if (c_rz[3]) begin
-        c_q[3] <= 1'b0;
-      end else begin
-        c_q[3] <= c_d[3];
-      end
-      if (c_rz[4]) begin
-        c_q[4] <= 1'b0;
-      end else begin
-        c_q[4] <= c_d[4];
-      end
-      if (c_rz[5]) begin
-        c_q[5] <= 1'b0;
-      end else begin
-        c_q[5] <= c_d[5];
-      end
-      if (c_rz[6]) begin
-        c_q[6] <= 1'b0;
-      end else begin
-        c_q[6] <= c_d[6];
-      end
-      if (c_rz[7]) begin
-        c_q[7] <= 1'b0;
-      end else begin
-        c_q[7] <= c_d[7];
-      end
-      if (c_rz[8]) begin
-        c_q[8] <= 1'b0;
-      end else begin
-        c_q[8] <= c_d[8];
-      end
-      if (c_rz[9]) begin
-        c_q[9] <= 1'b0;
-      end else begin
-        c_q[9] <= c_d[9];
-      end
-      if (c_rz[10]) begin
-        c_q[10] <= 1'b0;
-      end else begin
-        c_q[10] <= c_d[10];
+        q_0_q <= q_nx_0;
+        q_1_q <= q_nx_1;
+        d_1_q <= d_nx_1;
+        q_2_q <= q_nx_2;
+        d_2_q <= d_nx_2;
+        q_3_q <= q_nx_3;
+        d_3_q <= d_nx_3;
+        q_4_q <= q_nx_4;
+        d_4_q <= d_nx_4;
+        q_5_q <= q_nx_5;
+        d_5_q <= d_nx_5;
+        q_6_q <= q_nx_6;
+        d_6_q <= d_nx_6;
+        q_7_q <= q_nx_7;
+        d_7_q <= d_nx_7;
       end
     end
-    c1_q <= c1_nx;
-    if (sv_i) begin
-      v0_q <= {21'd0, wr_i};
-      c0_q <= wc_i;
-    end else if (cv_i) begin
-      v0_q <= v0_q + k1_i;
+    if (sv_i[0]) begin
+      q0_1_q <= wr_i;
+      d0_1_q <= wd_i;
+    end
+    if (sv_i[1]) begin
+      q0_2_q <= wr_i;
+      d0_2_q <= wd_i;
+    end
+    if (sv_i[2]) begin
+      q0_3_q <= wr_i;
+      d0_3_q <= wd_i;
+    end
+    if (sv_i[3]) begin
+      q0_4_q <= wr_i;
+      d0_4_q <= wd_i;
+    end
+    if (sv_i[4]) begin
+      q0_5_q <= wr_i;
+      d0_5_q <= wd_i;
+    end
+    if (sv_i[5]) begin
+      q0_6_q <= wr_i;
+      d0_6_q <= wd_i;
+    end
+    if (sv_i[6]) begin
+      q0_7_q <= wr_i;
+      d0_7_q <= wd_i;
     end
   end
-  assign c_o = c_q;
+  assign c0_o = c_q;
+  assign d_o = {d_out_7, d_out_6, d_out_5, d_out_4, d_out_3, d_out_2, d_out_1};
 endmodule
 
 `default_nettype wire

@@ -59,7 +59,7 @@ module normcore_l8_i8_core (
   reg wait_q;  // set-up: waiting for the walker and u_step
   reg sdone_q;  // every lane has saved its start position (as r)
   reg [7:0] wsave_q;  // lane i saves the walker's position (one-hot, shifts)
-  reg rbk_q;  // arm + 1: the lanes convert their start to v
+  reg rbk_q;  // arm + 1: the beat constants (k*_q) have settled
   reg reb_q;  // arm + 2: the lanes load their start; the last set-up cycle
   wire arm;  // walker and u_step done
   reg [2:0] occ_q;  // beats accepted and not yet delivered
@@ -174,187 +174,72 @@ module normcore_l8_i8_core (
     .rem_o(lstep_r),
     .quo_o(lstep_c)
   );
+  reg s2l_q;  // S < 2L
+  reg [24:0] remw_q;  // S - L
+  reg small_q;  // S < L: every lane tracks its offset
+  always @(posedge clk_i) begin
+    s2l_q <= (stride_q[23:4] == 20'd0);
+    remw_q <= {1'd0, stride_q} - 25'd8;
+    small_q <= (stride_q[23:3] == 21'd0);
+  end
   reg [3:0] wr_q;  // walker: r (< L: the walker stops at element L - 1)
-  reg [10:0] wc_q;  // walker: c
   wire w_end;  // r == S - 1
   assign w_end = ~s_big_q & (wr_q == sm1_q);
+  reg [2:0] wd_q;  // walker: i div S (not wrapped at C; only read for i < L)
   always @(posedge clk_i) begin
     if (st_q == 2'd3) begin
       wr_q <= 4'd0;
-      wc_q <= 11'd0;
+      wd_q <= 3'd0;
     end else begin
       wr_q <= w_end ? 4'd0 : wr_q + 4'd1;
       if (w_end) begin
-        wc_q <= (wc_q == chm1_q) ? 11'd0 : wc_q + 11'd1;
+        wd_q <= wd_q + 3'd1;
       end
     end
     wsave_q <= (st_q == 2'd3) ? 8'd1 : {wsave_q[6:0], 1'b0};
   end
+  reg [10:0] kc0_q;  // c0 step without a carry
+  reg [10:0] kc1_q;  // c0 step with a carry
+  reg [11:0] kw0_q;  // kc0 - C
+  reg [11:0] kw1_q;  // kc1 - C
+  wire [10:0] kcs;  // k_c when S < L, else 0
+  assign kcs = small_q ? lstep_c : 11'd0;
   reg [3:0] kr_q;  // k_r = L mod S
-  reg [24:0] k1_q;  // k_r - S
-  reg [20:0] vh1_q;  // (k_r - S)_high + 1
-  reg [10:0] kc0_q;  // k_c = (L div S) mod C
-  reg [10:0] kc1_q;  // k_c + 1
-  reg [11:0] kw0_q;  // k_c - C
-  reg [11:0] kw1_q;  // k_c + 1 - C
+  reg [3:0] sk_q;  // S - k_r
   always @(posedge clk_i) begin
     kr_q <= lstep_r;
-    k1_q <= {21'd0, lstep_r} - {1'd0, stride_q};
-    vh1_q <= k1_q[24:4] + 21'd1;
-    kc0_q <= lstep_c;
-    kc1_q <= lstep_c + 11'd1;
-    kw0_q <= {1'd0, lstep_c} - {1'd0, ch_q};
-    kw1_q <= {1'd0, lstep_c} - {1'd0, chm1_q};
+    sk_q <= stride_q[3:0] - lstep_r;
+    kc0_q <= kcs;
+    kc1_q <= kcs + 11'd1;
+    kw0_q <= {1'd0, kcs} - {1'd0, ch_q};
+    kw1_q <= {1'd0, kcs} - {1'd0, chm1_q};
   end
   wire in_fire;
   wire pos_restart;  // a beat taken now restores the packet start (no in_fire: fewer loads on it)
   assign pos_restart = s_axis_tlast & (st_q == 2'd2);
-  wire [87:0] lane_c;
-  wire [10:0] pos_c_0;
-  wire [10:0] pos_c_1;
-  wire [10:0] pos_c_2;
-  wire [10:0] pos_c_3;
-  wire [10:0] pos_c_4;
-  wire [10:0] pos_c_5;
-  wire [10:0] pos_c_6;
-  wire [10:0] pos_c_7;
-  normcore_l8_i8_chan u_chan_0 (
+  wire [10:0] pos_c0;
+  wire [20:0] pos_d;
+  normcore_l8_i8_chan u_chan (
     .clk_i(clk_i),
     .en_i(in_fire | reb_q),
     .ld_i(pos_restart | reb_q),
-    .sv_i(wsave_q[0]),
-    .cv_i(rbk_q),
+    .small_i(small_q),
+    .sv_i(wsave_q[7:1]),
     .wr_i(wr_q),
-    .wc_i(wc_q),
+    .wd_i(wd_q),
     .kr_i(kr_q),
-    .k1_i(k1_q),
-    .vh1_i(vh1_q),
+    .sk_i(sk_q),
+    .stride_i(stride_q),
+    .sle_i(ge0_q),
+    .s2l_i(s2l_q),
+    .remw_i(remw_q),
     .kc0_i(kc0_q),
     .kc1_i(kc1_q),
     .kw0_i(kw0_q),
     .kw1_i(kw1_q),
-    .c_o(pos_c_0)
+    .c0_o(pos_c0),
+    .d_o(pos_d)
   );
-  normcore_l8_i8_chan u_chan_1 (
-    .clk_i(clk_i),
-    .en_i(in_fire | reb_q),
-    .ld_i(pos_restart | reb_q),
-    .sv_i(wsave_q[1]),
-    .cv_i(rbk_q),
-    .wr_i(wr_q),
-    .wc_i(wc_q),
-    .kr_i(kr_q),
-    .k1_i(k1_q),
-    .vh1_i(vh1_q),
-    .kc0_i(kc0_q),
-    .kc1_i(kc1_q),
-    .kw0_i(kw0_q),
-    .kw1_i(kw1_q),
-    .c_o(pos_c_1)
-  );
-  normcore_l8_i8_chan u_chan_2 (
-    .clk_i(clk_i),
-    .en_i(in_fire | reb_q),
-    .ld_i(pos_restart | reb_q),
-    .sv_i(wsave_q[2]),
-    .cv_i(rbk_q),
-    .wr_i(wr_q),
-    .wc_i(wc_q),
-    .kr_i(kr_q),
-    .k1_i(k1_q),
-    .vh1_i(vh1_q),
-    .kc0_i(kc0_q),
-    .kc1_i(kc1_q),
-    .kw0_i(kw0_q),
-    .kw1_i(kw1_q),
-    .c_o(pos_c_2)
-  );
-  normcore_l8_i8_chan u_chan_3 (
-    .clk_i(clk_i),
-    .en_i(in_fire | reb_q),
-    .ld_i(pos_restart | reb_q),
-    .sv_i(wsave_q[3]),
-    .cv_i(rbk_q),
-    .wr_i(wr_q),
-    .wc_i(wc_q),
-    .kr_i(kr_q),
-    .k1_i(k1_q),
-    .vh1_i(vh1_q),
-    .kc0_i(kc0_q),
-    .kc1_i(kc1_q),
-    .kw0_i(kw0_q),
-    .kw1_i(kw1_q),
-    .c_o(pos_c_3)
-  );
-  normcore_l8_i8_chan u_chan_4 (
-    .clk_i(clk_i),
-    .en_i(in_fire | reb_q),
-    .ld_i(pos_restart | reb_q),
-    .sv_i(wsave_q[4]),
-    .cv_i(rbk_q),
-    .wr_i(wr_q),
-    .wc_i(wc_q),
-    .kr_i(kr_q),
-    .k1_i(k1_q),
-    .vh1_i(vh1_q),
-    .kc0_i(kc0_q),
-    .kc1_i(kc1_q),
-    .kw0_i(kw0_q),
-    .kw1_i(kw1_q),
-    .c_o(pos_c_4)
-  );
-  normcore_l8_i8_chan u_chan_5 (
-    .clk_i(clk_i),
-    .en_i(in_fire | reb_q),
-    .ld_i(pos_restart | reb_q),
-    .sv_i(wsave_q[5]),
-    .cv_i(rbk_q),
-    .wr_i(wr_q),
-    .wc_i(wc_q),
-    .kr_i(kr_q),
-    .k1_i(k1_q),
-    .vh1_i(vh1_q),
-    .kc0_i(kc0_q),
-    .kc1_i(kc1_q),
-    .kw0_i(kw0_q),
-    .kw1_i(kw1_q),
-    .c_o(pos_c_5)
-  );
-  normcore_l8_i8_chan u_chan_6 (
-    .clk_i(clk_i),
-    .en_i(in_fire | reb_q),
-    .ld_i(pos_restart | reb_q),
-    .sv_i(wsave_q[6]),
-    .cv_i(rbk_q),
-    .wr_i(wr_q),
-    .wc_i(wc_q),
-    .kr_i(kr_q),
-    .k1_i(k1_q),
-    .vh1_i(vh1_q),
-    .kc0_i(kc0_q),
-    .kc1_i(kc1_q),
-    .kw0_i(kw0_q),
-    .kw1_i(kw1_q),
-    .c_o(pos_c_6)
-  );
-  normcore_l8_i8_chan u_chan_7 (
-    .clk_i(clk_i),
-    .en_i(in_fire | reb_q),
-    .ld_i(pos_restart | reb_q),
-    .sv_i(wsave_q[7]),
-    .cv_i(rbk_q),
-    .wr_i(wr_q),
-    .wc_i(wc_q),
-    .kr_i(kr_q),
-    .k1_i(k1_q),
-    .vh1_i(vh1_q),
-    .kc0_i(kc0_q),
-    .kc1_i(kc1_q),
-    .kw0_i(kw0_q),
-    .kw1_i(kw1_q),
-    .c_o(pos_c_7)
-  );
-  assign lane_c = {pos_c_7, pos_c_6, pos_c_5, pos_c_4, pos_c_3, pos_c_2, pos_c_1, pos_c_0};
 
   // Parameter table
   wire [127:0] lane_s;
@@ -364,7 +249,8 @@ module normcore_l8_i8_core (
     .rst_ni(rst_ni),
     .en_i(st_q == 2'd2),
     .chans_i(ch_q),
-    .lane_c_i(lane_c),
+    .c0_i(pos_c0),
+    .lane_d_i(pos_d),
     .prm_valid_i(prm_valid_i),
     .prm_ready_o(prm_ready_o),
     .prm_chan_i(prm_chan_i),

@@ -14,14 +14,15 @@ module normcore_l8_i8_ptable (
   input  wire         rst_ni,
   input  wire         en_i,  // loading allowed (core configured)
   input  wire [10:0]  chans_i,  // C
-  input  wire [87:0]  lane_c_i,  // channel of each lane for the next beat
+  input  wire [10:0]  c0_i,  // channel of lane 0 for the next beat
+  input  wire [20:0]  lane_d_i,  // lanes 1..L-1: channel offset from lane 0 (< L)
   input  wire         prm_valid_i,
   output wire         prm_ready_o,
   input  wire [10:0]  prm_chan_i,  // channel index (< C; others are ignored)
   input  wire [15:0]  prm_scale_i,  // s[c], signed
   input  wire [31:0]  prm_shift_i,  // b[c], signed
   output wire         busy_o,  // loader writing copies
-  output wire [127:0] scale_o,  // per lane, one cycle after lane_c_i
+  output wire [127:0] scale_o,  // per lane, one cycle after c0_i
   output wire [255:0] shift_o
 );
 
@@ -69,7 +70,7 @@ module normcore_l8_i8_ptable (
 
   // Read side: bank j serves the u = j (mod 8) of the window
   wire [10:0] c0;
-  assign c0 = lane_c_i[10:0];
+  assign c0 = c0_i;
   wire [2:0] c0_lo;
   assign c0_lo = c0[2:0];
   wire [7:0] c0_hi;  // c0 / 8
@@ -180,45 +181,29 @@ module normcore_l8_i8_ptable (
   );
 
   // Crossbar: lane i takes the bank holding its u (registered select)
-  wire [2:0] c_lo_add;  // C mod 8
-  assign c_lo_add = chans_i[2:0];
   wire [2:0] sel_0;
   assign sel_0 = c0_lo;
   reg [2:0] sel_q_0;
   wire [2:0] sel_1;
-  wire [10:0] lane_c_1;
-  assign lane_c_1 = lane_c_i[21:11];
-  assign sel_1 = (lane_c_1 >= c0) ? lane_c_1[2:0] : lane_c_1[2:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_1 = c0_lo + lane_d_i[2:0];  // u = c0 + d_i, mod 8
   reg [2:0] sel_q_1;
   wire [2:0] sel_2;
-  wire [10:0] lane_c_2;
-  assign lane_c_2 = lane_c_i[32:22];
-  assign sel_2 = (lane_c_2 >= c0) ? lane_c_2[2:0] : lane_c_2[2:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_2 = c0_lo + lane_d_i[5:3];  // u = c0 + d_i, mod 8
   reg [2:0] sel_q_2;
   wire [2:0] sel_3;
-  wire [10:0] lane_c_3;
-  assign lane_c_3 = lane_c_i[43:33];
-  assign sel_3 = (lane_c_3 >= c0) ? lane_c_3[2:0] : lane_c_3[2:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_3 = c0_lo + lane_d_i[8:6];  // u = c0 + d_i, mod 8
   reg [2:0] sel_q_3;
   wire [2:0] sel_4;
-  wire [10:0] lane_c_4;
-  assign lane_c_4 = lane_c_i[54:44];
-  assign sel_4 = (lane_c_4 >= c0) ? lane_c_4[2:0] : lane_c_4[2:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_4 = c0_lo + lane_d_i[11:9];  // u = c0 + d_i, mod 8
   reg [2:0] sel_q_4;
   wire [2:0] sel_5;
-  wire [10:0] lane_c_5;
-  assign lane_c_5 = lane_c_i[65:55];
-  assign sel_5 = (lane_c_5 >= c0) ? lane_c_5[2:0] : lane_c_5[2:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_5 = c0_lo + lane_d_i[14:12];  // u = c0 + d_i, mod 8
   reg [2:0] sel_q_5;
   wire [2:0] sel_6;
-  wire [10:0] lane_c_6;
-  assign lane_c_6 = lane_c_i[76:66];
-  assign sel_6 = (lane_c_6 >= c0) ? lane_c_6[2:0] : lane_c_6[2:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_6 = c0_lo + lane_d_i[17:15];  // u = c0 + d_i, mod 8
   reg [2:0] sel_q_6;
   wire [2:0] sel_7;
-  wire [10:0] lane_c_7;
-  assign lane_c_7 = lane_c_i[87:77];
-  assign sel_7 = (lane_c_7 >= c0) ? lane_c_7[2:0] : lane_c_7[2:0] + c_lo_add;  // u = c, or c + C when the window wrapped
+  assign sel_7 = c0_lo + lane_d_i[20:18];  // u = c0 + d_i, mod 8
   reg [2:0] sel_q_7;
   always @(posedge clk_i) begin
     sel_q_0 <= sel_0;
