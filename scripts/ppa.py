@@ -14,7 +14,7 @@ Then: the ratios asked for in issue 6, a gnuplot PNG of LUTs and fmax against LA
 simulation speed of Verilator (the co-simulation binary) against Icarus (the smoke bench).
 
 Writes docs/ppa.json, docs/ppa.md, docs/ppa_lanes.png. Standard library only.
-Usage: scripts/ppa.py [--build /tmp/ppa_build] [--work DIR] [--jobs 2] [--seeds 3] [--quick]
+Usage: scripts/ppa.py [--build build] [--work DIR] [--jobs 2] [--seeds 3] [--only ids] [--no-sim] [--docs-only]
 """
 import argparse
 import concurrent.futures as cf
@@ -52,6 +52,7 @@ EXTRA_CONFIGS = [
     ("core_l4_p4", "core", 4, ["--pipeline", "4"]),
     ("core_l4_p5", "core", 4, ["--pipeline", "5"]),
     ("core_l4_p6", "core", 4, ["--pipeline", "6"]),
+    ("core_l4_p7", "core", 4, ["--pipeline", "7"]),
     ("core_l4_p8", "core", 4, ["--pipeline", "8"]),
 ]
 UP5K_LCS = 5280  # a design with more iCE40 LUT4s than this cannot fit: no place and route
@@ -197,13 +198,13 @@ def nextpnr(json_path, seed, workdir):
     return (min(fm) if fm else None), secs, util
 
 
-def measure(cid, design, lanes, extra, args):
+def prepare(cid, design, lanes, extra, args):
+    """Generates the design's RTL; returns its result record and the synthesis tasks to run."""
     wd = Path(args.work) / cid
     if wd.exists():
         shutil.rmtree(wd)
     wd.mkdir(parents=True)
-    t0 = time.time()
-    res = {"id": cid, "design": design, "lanes": lanes, "options": extra}
+    res = {"id": cid, "design": design, "lanes": lanes, "options": extra, "seconds": {}}
     if design == "trivial":
         ports = make_trivial(wd / "ppa_trivial.v", 224, 132)
         files, top = [wd / "ppa_trivial.v"], "ppa_trivial"
@@ -225,40 +226,27 @@ def measure(cid, design, lanes, extra, args):
         files = [rtl / f for f in man["files"]]
         top, ports = man["top"], man["ports"]
     res["top"] = top
-    # Generic synth without memory_map: a memory stays one $mem_v2 cell (mapping 20k+ memory
-    # bits to flip-flops and muxes is slow and says nothing about a real target).
-    n, t, s_gen = yosys_stat(files, f"synth -flatten -top {top} -run begin:fine; opt -fast -full; techmap; "
-                             "opt -fast; abc -fast; opt -fast", wd, "generic")
-    res["generic_cells"] = n
-    res["generic_memories"] = count(t, "$mem")
-    _, t, s_ice = yosys_stat(files, f"synth_ice40 -dsp -top {top}", wd, "ice40")
-    res["ice40"] = {"lut4": count(t, exact=("SB_LUT4",)), "carry": count(t, exact=("SB_CARRY",)),
-                    "mac16": count(t, exact=("SB_MAC16",)), "ram40": count(t, exact=("SB_RAM40_4K",)),
-                    "ff": count(t, "SB_DFF")}
-    # One lane alone (the arithmetic the fold is about, without table, channel tracking, control).
-    lane_mod = {"core": f"p{cid}_lane", "decomposed": f"p{cid}_dlane", "bare-mac": f"p{cid}_mac"}.get(design)
-    if lane_mod:
-        _, t, _ = yosys_stat(files, f"synth_ice40 -dsp -top {lane_mod}", wd, "ice40_lane")
-        res["ice40_lane"] = {"module": lane_mod, "lut4": count(t, exact=("SB_LUT4",)),
-                             "carry": count(t, exact=("SB_CARRY",)), "mac16": count(t, exact=("SB_MAC16",)),
-                             "ff": count(t, "SB_DFF")}
-    if design == "core" and lanes == 4:
-        res["ice40_modules"] = module_breakdown(files, top, wd)
-    _, t, s_x = yosys_stat(files, f"synth_xilinx -flatten -top {top}", wd, "xilinx")
-    res["xilinx"] = {"lut": count(t, "LUT"), "ff": count(t, "FD"), "dsp48e1": count(t, exact=("DSP48E1",)),
-                     "bram": count(t, "RAMB"), "carry4": count(t, exact=("CARRY4",)),
-                     "lutram": count(t, "RAM32", "RAM64", "RAM128", "RAM256", "SRL")}
-    _, t, s_e = yosys_stat(files, f"synth_ecp5 -top {top}", wd, "ecp5")
-    res["ecp5"] = {"lut4": count(t, exact=("LUT4",)), "ff": count(t, exact=("TRELLIS_FF",)),
-                   "mult18": count(t, exact=("MULT18X18D",)), "dp16kd": count(t, exact=("DP16KD",)),
-                   "ccu2c": count(t, exact=("CCU2C",)), "lutram": count(t, exact=("TRELLIS_DPR16X4",))}
-    # The wrapped design for place and route (run later, every seed of every design in one pool).
     res["wrapper"] = make_wrapper(top, ports, wd / "ppa_wrap.v")
-    res["seconds"] = {"yosys_generic": round(s_gen, 1), "yosys_ice40": round(s_ice, 1),
-                      "yosys_xilinx": round(s_x, 1), "yosys_ecp5": round(s_e, 1)}
-    if res["ice40"]["lut4"] > UP5K_LCS:
-        res["pnr_skipped"] = f"{res['ice40']['lut4']} LUT4 > {UP5K_LCS} logic cells of the UP5K"
-    else:
+
+    def generic():
+        # Generic synth without memory_map: a memory stays one $mem_v2 cell (mapping 20k+ memory
+        # bits to flip-flops and muxes is slow and says nothing about a real target).
+        n, t, secs = yosys_stat(files, f"synth -flatten -top {top} -run begin:fine; opt -fast -full; techmap; "
+                                "opt -fast; abc -fast; opt -fast", wd, "generic")
+        res["generic_cells"] = n
+        res["generic_memories"] = count(t, "$mem")
+        res["seconds"]["yosys_generic"] = round(secs, 1)
+
+    def ice40():
+        _, t, secs = yosys_stat(files, f"synth_ice40 -dsp -top {top}", wd, "ice40")
+        res["ice40"] = {"lut4": count(t, exact=("SB_LUT4",)), "carry": count(t, exact=("SB_CARRY",)),
+                        "mac16": count(t, exact=("SB_MAC16",)), "ram40": count(t, exact=("SB_RAM40_4K",)),
+                        "ff": count(t, "SB_DFF")}
+        res["seconds"]["yosys_ice40"] = round(secs, 1)
+        # The wrapped design for place and route (nextpnr runs later, all seeds in one pool).
+        if res["ice40"]["lut4"] > UP5K_LCS:
+            res["pnr_skipped"] = f"{res['ice40']['lut4']} LUT4 > {UP5K_LCS} logic cells of the UP5K"
+            return
         wj = wd / "wrapped.json"
         rc, log, s_w = run(["yosys", "-q", "-l", str(wd / "yosys_wrap.log"), "-p",
                             f"read_verilog {' '.join(str(f) for f in files)} {wd / 'ppa_wrap.v'}; "
@@ -267,10 +255,41 @@ def measure(cid, design, lanes, extra, args):
             raise RuntimeError(f"yosys wrap failed for {cid}: {log[-2000:]}")
         res["seconds"]["yosys_wrapped"] = round(s_w, 1)
         res["_wrapped_json"] = str(wj)
-    res["seconds"]["synthesis_total"] = round(time.time() - t0, 1)
-    print(f"[ppa] {cid}: generic {n}, ice40 {res['ice40']}, {res['seconds']['synthesis_total']} s "
-          f"(synthesis)", flush=True)
-    return res
+
+    # One lane alone (the arithmetic the fold is about, without table, channel tracking, control).
+    lane_mod = {"core": f"p{cid}_lane", "decomposed": f"p{cid}_dlane", "bare-mac": f"p{cid}_mac"}.get(design)
+
+    def lane():
+        _, t, _ = yosys_stat(files, f"synth_ice40 -dsp -top {lane_mod}", wd, "ice40_lane")
+        res["ice40_lane"] = {"module": lane_mod, "lut4": count(t, exact=("SB_LUT4",)),
+                             "carry": count(t, exact=("SB_CARRY",)), "mac16": count(t, exact=("SB_MAC16",)),
+                             "ff": count(t, "SB_DFF")}
+
+    def modules():
+        res["ice40_modules"] = module_breakdown(files, top, wd)
+
+    def xilinx():
+        _, t, secs = yosys_stat(files, f"synth_xilinx -flatten -top {top}", wd, "xilinx")
+        res["xilinx"] = {"lut": count(t, "LUT"), "ff": count(t, "FD"), "dsp48e1": count(t, exact=("DSP48E1",)),
+                         "bram": count(t, "RAMB"), "carry4": count(t, exact=("CARRY4",)),
+                         "lutram": count(t, "RAM32", "RAM64", "RAM128", "RAM256", "SRL")}
+        res["seconds"]["yosys_xilinx"] = round(secs, 1)
+
+    def ecp5():
+        _, t, secs = yosys_stat(files, f"synth_ecp5 -top {top}", wd, "ecp5")
+        res["ecp5"] = {"lut4": count(t, exact=("LUT4",)), "ff": count(t, exact=("TRELLIS_FF",)),
+                       "mult18": count(t, exact=("MULT18X18D",)), "dp16kd": count(t, exact=("DP16KD",)),
+                       "ccu2c": count(t, exact=("CCU2C",)), "lutram": count(t, exact=("TRELLIS_DPR16X4",))}
+        res["seconds"]["yosys_ecp5"] = round(secs, 1)
+
+    # (relative cost, task): the pool starts the expensive ones first.
+    weight = {"core": 3 * lanes, "decomposed": 10}.get(design, 1)
+    tasks = [(4 * weight, ice40), (4 * weight, xilinx), (3 * weight, ecp5), (2 * weight, generic)]
+    if lane_mod:
+        tasks.append((1, lane))
+    if design == "core" and lanes == 4:
+        tasks.append((weight, modules))
+    return res, tasks
 
 
 def place_and_route(results, args):
@@ -386,7 +405,7 @@ def fmt(x):
     return "-" if x is None else str(x)
 
 
-def write_docs(results, sim, args, elapsed):
+def write_docs(results, sim, args, elapsed, tools=None):
     by = {r["id"]: r for r in results}
     core4, mac4, dec4 = by.get("core_l4"), by.get("bare_mac_l4"), by.get("decomposed_l4")
     mac16 = by.get("bare_mac_c16_l4")
@@ -415,7 +434,7 @@ def write_docs(results, sim, args, elapsed):
                                      if r["design"] != "trivial"}
     doc = {"generated_by": "python3 scripts/ppa.py", "seconds": round(elapsed), "seeds": args.seeds,
            "common_options": COMMON, "results": results, "ratios": ratios, "sim_speed": sim,
-           "tools": tool_versions()}
+           "tools": tools or tool_versions()}
     (ROOT / "docs" / "ppa.json").write_text(json.dumps(doc, indent=2) + "\n")
 
     L = []
@@ -491,9 +510,39 @@ def write_docs(results, sim, args, elapsed):
                  f"Verilator / Icarus cycles per second: **{sim['ratio']}x** (target >= 100x).")
     else:
         t_sim = "Not measured: " + sim.get("error", "skipped")
+    # Pipeline depths: the LANES-4 cores of this run plus docs/ppa_pipeline.json (a --json-out run).
+    pipe = {r["id"]: r for r in results if r["design"] == "core" and r["lanes"] == 4}
+    pj = ROOT / "docs" / "ppa_pipeline.json"
+    pipe_src = ""
+    if pj.exists():
+        extra = json.loads(pj.read_text())
+        pipe_src = extra.get("generated_by", "")
+        for r in extra["results"]:
+            pipe.setdefault(r["id"], r)
+
+    def depth(r):
+        o = r.get("options", [])
+        if "--pipeline" in o:
+            return int(o[o.index("--pipeline") + 1])
+        if "--target" in o:
+            return {"generic": 3, "ice40": 7, "xilinx": 4, "asic": 5}[o[o.index("--target") + 1]]
+        return 3
+    L = ["| pipeline | latency (cycles) | iCE40 LUT4 | SB_CARRY | FF | UP5K fmax MHz (median) | seeds | "
+         "fmax / bare MAC | from |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(pipe.values(), key=depth):
+        i = r["ice40"]
+        ratio = round(r["fmax_mhz"] / mac4["fmax_mhz"], 3) if mac4 and r.get("fmax_mhz") and mac4.get("fmax_mhz") else None
+        src = "this run" if r["id"] in by else "`docs/ppa_pipeline.json`"
+        L.append(f"| {depth(r)}{' (`--target ice40`)' if '--target' in r.get('options', []) else ''} | "
+                 f"{depth(r) + 1} | {i['lut4']} | {i['carry']} | {i['ff']} | {fmt(r.get('fmax_mhz'))} | "
+                 f"{', '.join(str(x) for x in r.get('fmax_mhz_seeds', []))} | {fmt(ratio)} | {src} |")
+    t_pipe = "\n".join(L)
+    if pipe_src:
+        t_pipe += (f"\n\nRows from `docs/ppa_pipeline.json` were measured by `{pipe_src}` (same tools, "
+                   "bare MAC of this run); refresh them with that command.")
     md = (ROOT / "docs" / "ppa.md.in").read_text()
     md = (md.replace("@ICE40_TABLE@", t_ice).replace("@OTHER_TABLE@", t_other).replace("@WRAP_TABLE@", t_wrap)
-            .replace("@RATIO_TABLE@", t_ratio).replace("@SIM_TABLE@", t_sim)
+            .replace("@RATIO_TABLE@", t_ratio).replace("@PIPE_TABLE@", t_pipe).replace("@SIM_TABLE@", t_sim)
             .replace("@SECONDS@", str(round(elapsed))).replace("@SEEDS@", str(args.seeds))
             .replace("@TOOLS@", ", ".join(f"{k} {v}" for k, v in doc["tools"].items())))
     (ROOT / "docs" / "ppa.md").write_text(md)
@@ -569,7 +618,18 @@ def main():
     ap.add_argument("--icarus-reps", type=int, default=600, help="repetitions of the smoke job for Icarus")
     ap.add_argument("--only", help="comma-separated config ids (default: all); docs are still written")
     ap.add_argument("--no-sim", action="store_true", help="skip the simulation-speed measurement")
+    ap.add_argument("--json-out", help="write the results to this JSON file instead of docs/ (for --only runs "
+                                       "that should not replace the page)")
+    ap.add_argument("--docs-only", action="store_true",
+                    help="measure nothing: render docs/ppa.md and the plot again from docs/ppa.json "
+                         "(after editing docs/ppa.md.in)")
     args = ap.parse_args()
+    if args.docs_only:
+        doc = json.loads((ROOT / "docs" / "ppa.json").read_text())
+        args.seeds = doc["seeds"]
+        write_docs(doc["results"], doc["sim_speed"], args, doc["seconds"], doc.get("tools"))
+        plot(doc["results"])
+        return
     args.normcore = str(Path(args.build) / "gen" / "normcore")
     if not Path(args.normcore).exists():
         sys.exit(f"ppa: {args.normcore} not found; build first (scripts/build.sh)")
@@ -585,15 +645,29 @@ def main():
         if unknown:
             sys.exit(f"ppa: --only: unknown config id(s) {', '.join(sorted(unknown))}")
         configs = [c for c in every if c[0] in keep]
-    # Biggest first so the two workers finish together.
-    order = {"core_l8": 0, "decomposed_l4": 1, "core_l4": 2}
-    configs.sort(key=lambda c: order.get(c[0], 9))
+    results, tasks = [], []
+    for c in configs:
+        r, t = prepare(*c, args)
+        results.append(r)
+        tasks += t
+    # Every synthesis run of every design in one pool, most expensive first (both cores busy).
+    tasks.sort(key=lambda t: -t[0])
+    t_syn = time.time()
     with cf.ThreadPoolExecutor(max_workers=args.jobs) as ex:
-        futs = {ex.submit(measure, *c, args): c[0] for c in configs}
-        results = [f.result() for f in cf.as_completed(futs)]
+        for f in [ex.submit(fn) for _, fn in tasks]:
+            f.result()
+    print(f"[ppa] synthesis: {len(tasks)} Yosys runs in {time.time() - t_syn:.0f} s", flush=True)
+    for r in results:
+        print(f"[ppa] {r['id']}: generic {r['generic_cells']}, ice40 {r['ice40']}", flush=True)
     place_and_route(results, args)
     rank = {c[0]: i for i, c in enumerate(every)}
     results.sort(key=lambda r: rank[r["id"]])
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps({"generated_by": "python3 scripts/ppa.py " + " ".join(sys.argv[1:]),
+                                                   "seconds": round(time.time() - t0), "seeds": args.seeds,
+                                                   "results": results}, indent=2) + "\n")
+        print(f"[ppa] done in {time.time() - t0:.0f} s: {args.json_out}")
+        return
     sim = {"error": "skipped (--no-sim)"} if args.no_sim else sim_speed(args)
     elapsed = time.time() - t0
     write_docs(results, sim, args, elapsed)

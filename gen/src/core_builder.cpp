@@ -138,7 +138,9 @@ Module build_chan(const CoreConfig& c) {
   md.in("stride_i", hw, "S");
   md.in("sle_i", 1, "S <= L: the start's neg");
   md.in("s2l_i", 1, "S < 2L");
+  md.in("t2_i", lw, "2L - S (when S < 2L)");
   md.in("remw_i", W, "S - L: rem's step when c0 moves on");
+  md.in("remw1_i", W - lw, "(S - L) high part + 1");
   md.in("kc0_i", cw, "c0 step without a carry");
   md.in("kc1_i", cw, "c0 step with a carry");
   md.in("kw0_i", cw + 1, "kc0 - C");
@@ -146,28 +148,44 @@ Module build_chan(const CoreConfig& c) {
   md.out("c0_o", cw);
   if (L > 1) md.out("d_o", (L - 1) * p, "d_i of lanes 1..L-1, lane 1 in the low bits");
 
-  md.section("S >= L: rem, the elements left in lane 0's channel");
-  md.reg("rem_q", W);
+  md.section("S >= L: rem, the elements left in lane 0's channel, as rem = (h - pb) * 2^" + std::to_string(lw) +
+             " + lo:");
+  md.section("the borrow of a step's low part waits a beat in pb (no wide carry chain into a mux)");
+  const int hb = W - lw;
+  md.reg("lo_q", lw);
+  md.reg("h_q", hb);
+  md.reg("pb_q", 1, "borrow pending: h_q is one too high");
   md.reg("neg_q", 1, "rem <= L: c0 moves on with this beat");
-  md.wire("rem_lo", lw);
-  md.assign("rem_lo", part("rem_q", W, 0, lw));
-  md.wire("rem_nx", W);
-  md.assign("rem_nx", "neg_q ? rem_q + remw_i : rem_q - " + lit(W, static_cast<unsigned long long>(L)));
-  md.wire("hi_zero", 1, "rem < 2^" + std::to_string(lw));
-  md.assign("hi_zero", part("rem_q", W, lw, W - lw) + " == " + lit(W - lw, 0));
-  md.wire("wsum", lw + 1, "rem + S, low parts (S < 2L)");
-  md.assign("wsum", zext("rem_lo", lw, lw + 1) + " + " + zext(fit("stride_i", hw, lw), lw, lw + 1));
+  md.wire("rem_lo", lw, "rem when neg_q (then h - pb = 0)");
+  md.assign("rem_lo", "lo_q");
+  md.wire("lo_sub", lw + 1, "lo - L: top bit the borrow");
+  md.assign("lo_sub", zext("lo_q", lw, lw + 1) + " - " + lit(lw + 1, static_cast<unsigned long long>(L)));
+  md.wire("lo_add", lw + 1, "lo + (S - L)_low: top bit the carry (after a wrap)");
+  md.assign("lo_add", zext("lo_q", lw, lw + 1) + " + " + zext(part("remw_i", W, 0, lw), lw, lw + 1));
+  md.wire("h_dec", hb);
+  md.assign("h_dec", "h_q - " + zext("pb_q", 1, hb));
+  md.wire("hi_zero", 1, "h - pb == 0: rem < 2^" + std::to_string(lw));
+  md.assign("hi_zero", hb == 1 ? std::string("h_q == pb_q")
+                               : "pb_q ? (h_q == " + lit(hb, 1) + ") : (h_q == " + lit(hb, 0) + ")");
+  // After a wrap (rem <= L) the next rem is rem + S - L: <= L when rem <= 2L - S (a per-job
+  // constant, so a register-to-register compare and no adder on this path).
   md.wire("neg_nx", 1, "the next rem <= L");
-  const std::string two_l = lit(lw, 2ULL * L);
-  md.assign("neg_nx", "neg_q ? (s2l_i & (wsum <= " + lit(lw + 1, 2ULL * L) + ")) : (hi_zero & (rem_lo <= " +
-                          two_l + "))");
+  md.assign("neg_nx", "neg_q ? (s2l_i & (rem_lo <= t2_i)) : (hi_zero & (rem_lo <= " + lit(lw, 2ULL * L) + "))");
+  const std::string s_lo = hw >= lw ? part("stride_i", hw, 0, lw) : zext("stride_i", hw, lw);
+  const std::string s_hi = hw > lw ? zext(part("stride_i", hw, lw, hw - lw), hw - lw, hb) : lit(hb, 0);
 
   std::string cy0 = "neg_q";
   Block upd, load, step, save;
-  upd.push_back(if_("ld_i", {assign("rem_q", zext("stride_i", hw, W)), assign("neg_q", "sle_i"),
-                             assign("c_q", lit(cw, 0))},
-                    {assign("rem_q", "rem_nx"), assign("neg_q", "neg_nx"),
-                     assign("c_q", "cy0 ? c_nx_1 : c_nx_0")}));
+  upd.push_back(if_("ld_i",
+                    {assign("lo_q", s_lo), assign("h_q", s_hi), assign("pb_q", "1'b0"),
+                     assign("neg_q", "sle_i"), assign("c_q", lit(cw, 0))},
+                    {if_("neg_q",
+                         {assign("lo_q", part("lo_add", lw + 1, 0, lw)),
+                          assign("h_q", bit("lo_add", lw + 1, lw) + " ? remw1_i : " + part("remw_i", W, lw, hb)),
+                          assign("pb_q", "1'b0")},
+                         {assign("lo_q", part("lo_sub", lw + 1, 0, lw)), assign("h_q", "h_dec"),
+                          assign("pb_q", bit("lo_sub", lw + 1, lw))}),
+                     assign("neg_q", "neg_nx"), assign("c_q", "cy0 ? c_nx_1 : c_nx_0")}));
   std::string dcat;
   if (L > 1) {
     md.section("S < L: per lane q_i = (r0 + i) mod S and d_i");
@@ -855,8 +873,12 @@ Module build_top(const CoreConfig& c) {
   };
   m.reg("s2l_q", 1, "S < 2L");
   m.reg("remw_q", W, "S - L");
+  m.reg("t2_q", nb + 1, "2L - S, low bits (used when S < 2L)");
+  m.reg("remw1_q", W - nb - 1, "(S - L) high part + 1");
   Block pos_consts{assign("s2l_q", s_le(2LL * L - 1)),
-                   assign("remw_q", zext("stride_q", hw, W) + " - " + lit(W, L))};
+                   assign("remw_q", zext("stride_q", hw, W) + " - " + lit(W, L)),
+                   assign("t2_q", lit(nb + 1, 2ULL * L) + " - " + fit("stride_q", hw, nb + 1)),
+                   assign("remw1_q", part("remw_q", W, nb + 1, W - nb - 1) + " + " + lit(W - nb - 1, 1))};
   if (L > 1) {
     m.reg("small_q", 1, "S < L: every lane tracks its offset");
     pos_consts.push_back(assign("small_q", s_le(L - 1)));
@@ -917,7 +939,8 @@ Module build_top(const CoreConfig& c) {
     }
   }
   for (const auto& pc : std::vector<std::pair<std::string, std::string>>{
-           {"stride_i", "stride_q"}, {"sle_i", "ge0_q"}, {"s2l_i", "s2l_q"}, {"remw_i", "remw_q"},
+           {"stride_i", "stride_q"}, {"sle_i", "ge0_q"}, {"s2l_i", "s2l_q"}, {"t2_i", "t2_q"},
+           {"remw_i", "remw_q"}, {"remw1_i", "remw1_q"},
            {"kc0_i", "kc0_q"}, {"kc1_i", "kc1_q"}, {"kw0_i", "kw0_q"}, {"kw1_i", "kw1_q"},
            {"c0_o", "pos_c0"}}) {
     cc.push_back(pc);

@@ -29,7 +29,9 @@ module normcore_l16_i16_chan (
   input  wire [23:0] stride_i,  // S
   input  wire        sle_i,  // S <= L: the start's neg
   input  wire        s2l_i,  // S < 2L
+  input  wire [5:0]  t2_i,  // 2L - S (when S < 2L)
   input  wire [24:0] remw_i,  // S - L: rem's step when c0 moves on
+  input  wire [18:0] remw1_i,  // (S - L) high part + 1
   input  wire [11:0] kc0_i,  // c0 step without a carry
   input  wire [11:0] kc1_i,  // c0 step with a carry
   input  wire [12:0] kw0_i,  // kc0 - C
@@ -38,19 +40,24 @@ module normcore_l16_i16_chan (
   output wire [59:0] d_o  // d_i of lanes 1..L-1, lane 1 in the low bits
 );
 
-  // S >= L: rem, the elements left in lane 0's channel
-  reg [24:0] rem_q;
+  // S >= L: rem, the elements left in lane 0's channel, as rem = (h - pb) * 2^6 + lo:
+  // the borrow of a step's low part waits a beat in pb (no wide carry chain into a mux)
+  reg [5:0] lo_q;
+  reg [18:0] h_q;
+  reg pb_q;  // borrow pending: h_q is one too high
   reg neg_q;  // rem <= L: c0 moves on with this beat
-  wire [5:0] rem_lo;
-  assign rem_lo = rem_q[5:0];
-  wire [24:0] rem_nx;
-  assign rem_nx = neg_q ? rem_q + remw_i : rem_q - 25'd16;
-  wire hi_zero;  // rem < 2^6
-  assign hi_zero = rem_q[24:6] == 19'd0;
-  wire [6:0] wsum;  // rem + S, low parts (S < 2L)
-  assign wsum = {1'd0, rem_lo} + {1'd0, stride_i[5:0]};
+  wire [5:0] rem_lo;  // rem when neg_q (then h - pb = 0)
+  assign rem_lo = lo_q;
+  wire [6:0] lo_sub;  // lo - L: top bit the borrow
+  assign lo_sub = {1'd0, lo_q} - 7'd16;
+  wire [6:0] lo_add;  // lo + (S - L)_low: top bit the carry (after a wrap)
+  assign lo_add = {1'd0, lo_q} + {1'd0, remw_i[5:0]};
+  wire [18:0] h_dec;
+  assign h_dec = h_q - {18'd0, pb_q};
+  wire hi_zero;  // h - pb == 0: rem < 2^6
+  assign hi_zero = pb_q ? (h_q == 19'd1) : (h_q == 19'd0);
   wire neg_nx;  // the next rem <= L
-  assign neg_nx = neg_q ? (s2l_i & (wsum <= 7'd32)) : (hi_zero & (rem_lo <= 6'd32));
+  assign neg_nx = neg_q ? (s2l_i & (rem_lo <= t2_i)) : (hi_zero & (rem_lo <= 6'd32));
 
   // S < L: per lane q_i = (r0 + i) mod S and d_i
   reg [4:0] q_0_q;
@@ -258,11 +265,21 @@ module normcore_l16_i16_chan (
   always @(posedge clk_i) begin
     if (en_i) begin
       if (ld_i) begin
-        rem_q <= {1'd0, stride_i};
+        lo_q <= stride_i[5:0];
+        h_q <= {1'd0, stride_i[23:6]};
+        pb_q <= 1'b0;
         neg_q <= sle_i;
         c_q <= 12'd0;
       end else begin
-        rem_q <= rem_nx;
+        if (neg_q) begin
+          lo_q <= lo_add[5:0];
+          h_q <= lo_add[6] ? remw1_i : remw_i[24:6];
+          pb_q <= 1'b0;
+        end else begin
+          lo_q <= lo_sub[5:0];
+          h_q <= h_dec;
+          pb_q <= lo_sub[6];
+        end
         neg_q <= neg_nx;
         c_q <= cy0 ? c_nx_1 : c_nx_0;
       end

@@ -176,10 +176,14 @@ module normcore_l16_i16_core (
   );
   reg s2l_q;  // S < 2L
   reg [24:0] remw_q;  // S - L
+  reg [5:0] t2_q;  // 2L - S, low bits (used when S < 2L)
+  reg [18:0] remw1_q;  // (S - L) high part + 1
   reg small_q;  // S < L: every lane tracks its offset
   always @(posedge clk_i) begin
     s2l_q <= (stride_q[23:5] == 19'd0);
     remw_q <= {1'd0, stride_q} - 25'd16;
+    t2_q <= 6'd32 - stride_q[5:0];
+    remw1_q <= remw_q[24:6] + 19'd1;
     small_q <= (stride_q[23:4] == 20'd0);
   end
   reg [4:0] wr_q;  // walker: r (< L: the walker stops at element L - 1)
@@ -232,7 +236,9 @@ module normcore_l16_i16_core (
     .stride_i(stride_q),
     .sle_i(ge0_q),
     .s2l_i(s2l_q),
+    .t2_i(t2_q),
     .remw_i(remw_q),
+    .remw1_i(remw1_q),
     .kc0_i(kc0_q),
     .kc1_i(kc1_q),
     .kw0_i(kw0_q),

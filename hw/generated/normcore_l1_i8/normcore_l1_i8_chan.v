@@ -23,7 +23,9 @@ module normcore_l1_i8_chan (
   input  wire [15:0] stride_i,  // S
   input  wire        sle_i,  // S <= L: the start's neg
   input  wire        s2l_i,  // S < 2L
+  input  wire [1:0]  t2_i,  // 2L - S (when S < 2L)
   input  wire [16:0] remw_i,  // S - L: rem's step when c0 moves on
+  input  wire [14:0] remw1_i,  // (S - L) high part + 1
   input  wire [9:0]  kc0_i,  // c0 step without a carry
   input  wire [9:0]  kc1_i,  // c0 step with a carry
   input  wire [10:0] kw0_i,  // kc0 - C
@@ -31,19 +33,24 @@ module normcore_l1_i8_chan (
   output wire [9:0]  c0_o
 );
 
-  // S >= L: rem, the elements left in lane 0's channel
-  reg [16:0] rem_q;
+  // S >= L: rem, the elements left in lane 0's channel, as rem = (h - pb) * 2^2 + lo:
+  // the borrow of a step's low part waits a beat in pb (no wide carry chain into a mux)
+  reg [1:0] lo_q;
+  reg [14:0] h_q;
+  reg pb_q;  // borrow pending: h_q is one too high
   reg neg_q;  // rem <= L: c0 moves on with this beat
-  wire [1:0] rem_lo;
-  assign rem_lo = rem_q[1:0];
-  wire [16:0] rem_nx;
-  assign rem_nx = neg_q ? rem_q + remw_i : rem_q - 17'd1;
-  wire hi_zero;  // rem < 2^2
-  assign hi_zero = rem_q[16:2] == 15'd0;
-  wire [2:0] wsum;  // rem + S, low parts (S < 2L)
-  assign wsum = {1'd0, rem_lo} + {1'd0, stride_i[1:0]};
+  wire [1:0] rem_lo;  // rem when neg_q (then h - pb = 0)
+  assign rem_lo = lo_q;
+  wire [2:0] lo_sub;  // lo - L: top bit the borrow
+  assign lo_sub = {1'd0, lo_q} - 3'd1;
+  wire [2:0] lo_add;  // lo + (S - L)_low: top bit the carry (after a wrap)
+  assign lo_add = {1'd0, lo_q} + {1'd0, remw_i[1:0]};
+  wire [14:0] h_dec;
+  assign h_dec = h_q - {14'd0, pb_q};
+  wire hi_zero;  // h - pb == 0: rem < 2^2
+  assign hi_zero = pb_q ? (h_q == 15'd1) : (h_q == 15'd0);
   wire neg_nx;  // the next rem <= L
-  assign neg_nx = neg_q ? (s2l_i & (wsum <= 3'd2)) : (hi_zero & (rem_lo <= 2'd2));
+  assign neg_nx = neg_q ? (s2l_i & (rem_lo <= t2_i)) : (hi_zero & (rem_lo <= 2'd2));
 
   // c0
   reg [9:0] c_q;
@@ -64,11 +71,21 @@ module normcore_l1_i8_chan (
   always @(posedge clk_i) begin
     if (en_i) begin
       if (ld_i) begin
-        rem_q <= {1'd0, stride_i};
+        lo_q <= stride_i[1:0];
+        h_q <= {1'd0, stride_i[15:2]};
+        pb_q <= 1'b0;
         neg_q <= sle_i;
         c_q <= 10'd0;
       end else begin
-        rem_q <= rem_nx;
+        if (neg_q) begin
+          lo_q <= lo_add[1:0];
+          h_q <= lo_add[2] ? remw1_i : remw_i[16:2];
+          pb_q <= 1'b0;
+        end else begin
+          lo_q <= lo_sub[1:0];
+          h_q <= h_dec;
+          pb_q <= lo_sub[2];
+        end
         neg_q <= neg_nx;
         c_q <= cy0 ? c_nx_1 : c_nx_0;
       end

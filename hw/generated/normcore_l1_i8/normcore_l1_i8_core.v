@@ -176,9 +176,13 @@ module normcore_l1_i8_core (
   );
   reg s2l_q;  // S < 2L
   reg [16:0] remw_q;  // S - L
+  reg [1:0] t2_q;  // 2L - S, low bits (used when S < 2L)
+  reg [14:0] remw1_q;  // (S - L) high part + 1
   always @(posedge clk_i) begin
     s2l_q <= (stride_q[15:1] == 15'd0);
     remw_q <= {1'd0, stride_q} - 17'd1;
+    t2_q <= 2'd2 - stride_q[1:0];
+    remw1_q <= remw_q[16:2] + 15'd1;
   end
   reg wr_q;  // walker: r (< L: the walker stops at element L - 1)
   wire w_end;  // r == S - 1
@@ -216,7 +220,9 @@ module normcore_l1_i8_core (
     .stride_i(stride_q),
     .sle_i(ge0_q),
     .s2l_i(s2l_q),
+    .t2_i(t2_q),
     .remw_i(remw_q),
+    .remw1_i(remw1_q),
     .kc0_i(kc0_q),
     .kc1_i(kc1_q),
     .kw0_i(kw0_q),
