@@ -424,10 +424,14 @@ def write_docs(results, sim, args, elapsed, tools=None):
             b = dec4[tgt][l] + dec4[tgt][d]
             ratios[f"lut_plus_dsp_core_over_decomposed_l4_{tgt}{suffix}"] = round(a / b, 3) if b else None
             ratios[f"lut_plus_dsp_l4_{tgt}{suffix}"] = {"core": a, "decomposed": b}
-    if core4 and dec4 and "ice40_lane" in core4 and "ice40_lane" in dec4:
-        a = core4["ice40_lane"]["lut4"] + core4["ice40_lane"]["mac16"]
+    for cid in cores4 if dec4 and "ice40_lane" in dec4 else []:
+        c = by[cid]
+        if "ice40_lane" not in c:
+            continue
+        suffix = "" if cid == "core_l4" else "_" + cid
+        a = c["ice40_lane"]["lut4"] + c["ice40_lane"]["mac16"]
         b = dec4["ice40_lane"]["lut4"] + dec4["ice40_lane"]["mac16"]
-        ratios["lut_plus_dsp_lane_core_over_decomposed_ice40"] = round(a / b, 3) if b else None
+        ratios["lut_plus_dsp_lane_core_over_decomposed_ice40" + suffix] = round(a / b, 3) if b else None
     ratios["dsp_per_lane_ice40"] = {r["id"]: round(r["ice40"]["mac16"] / r["lanes"], 2) for r in results
                                     if r["design"] != "trivial"}
     ratios["lut4_per_lane_ice40"] = {r["id"]: round(r["ice40"]["lut4"] / r["lanes"], 1) for r in results
@@ -456,13 +460,13 @@ def write_docs(results, sim, args, elapsed, tools=None):
         if "ice40_modules" not in r:
             continue
         tot = sum(q["lut4"] * q["instances"] for q in r["ice40_modules"]) or 1
-        L = ["| module | instances | LUT4 each | LUT4 total | share | SB_CARRY each | FF each |",
+        M = ["| module | instances | LUT4 each | LUT4 total | share | SB_CARRY each | FF each |",
              "|---|---|---|---|---|---|---|"]
         for q in r["ice40_modules"]:
-            L.append(f"| `{q['module']}` | {q['instances']} | {q['lut4']} | {q['lut4'] * q['instances']} | "
+            M.append(f"| `{q['module']}` | {q['instances']} | {q['lut4']} | {q['lut4'] * q['instances']} | "
                      f"{100 * q['lut4'] * q['instances'] / tot:.0f}% | {q['carry']} | {q['ff']} |")
         t_mod = (f"\n\nWhere the LUTs of `{r['id']}` ({label(r)}) go, `synth_ice40 -dsp -noflatten` "
-                 f"(the flattened count above is a little lower: no optimisation across modules):\n\n" + "\n".join(L))
+                 f"(the flattened count above differs a little: no optimisation across modules):\n\n" + "\n".join(M))
         t_ice += t_mod
     t_ice += "\n\nOne lane synthesised alone (`synth_ice40 -dsp -top <lane module>`):\n\n" + "\n".join(L)
     L = ["| design | lanes | Xilinx LUT | FF | DSP48E1 | RAMB | CARRY4 | LUTRAM | ECP5 LUT4 | FF | MULT18X18D | "
@@ -493,8 +497,11 @@ def write_docs(results, sim, args, elapsed, tools=None):
         for tgt in ("ice40", "xilinx", "ecp5"):
             L.append(f"| LUT+DSP {cl} / decomposed ({tgt}, LANES 4) | "
                      f"{fmt(ratios.get('lut_plus_dsp_core_over_decomposed_l4_' + tgt + suffix))} | <= 0.5 |")
-    L.append(f"| LUT+DSP one core lane / one decomposed lane (ice40) | "
-             f"{fmt(ratios.get('lut_plus_dsp_lane_core_over_decomposed_ice40'))} | - |")
+    for cid in cores4:
+        cl = label(by[cid]) + (" (pipeline 3)" if not by[cid]["options"] else "")
+        suffix = "" if cid == "core_l4" else "_" + cid
+        L.append(f"| LUT+DSP one lane of {cl} / one decomposed lane (ice40) | "
+                 f"{fmt(ratios.get('lut_plus_dsp_lane_core_over_decomposed_ice40' + suffix))} | <= 0.5 (per lane) |")
     L.append("| SB_MAC16 per lane (core) | " + ", ".join(
         f"{k}: {v}" for k, v in ratios["dsp_per_lane_ice40"].items() if k.startswith("core")) + " | 1 |")
     L.append("| iCE40 LUT4 per lane (core) | " + ", ".join(
@@ -519,6 +526,7 @@ def write_docs(results, sim, args, elapsed, tools=None):
         pipe_src = extra.get("generated_by", "")
         for r in extra["results"]:
             pipe.setdefault(r["id"], r)
+    here = {}  # one row per depth, this run's measurement first
 
     def depth(r):
         o = r.get("options", [])
@@ -529,7 +537,10 @@ def write_docs(results, sim, args, elapsed, tools=None):
         return 3
     L = ["| pipeline | latency (cycles) | iCE40 LUT4 | SB_CARRY | FF | UP5K fmax MHz (median) | seeds | "
          "fmax / bare MAC | from |", "|---|---|---|---|---|---|---|---|---|"]
-    for r in sorted(pipe.values(), key=depth):
+    for r in sorted(pipe.values(), key=lambda r: (depth(r), r["id"] not in by)):
+        if depth(r) in here:
+            continue
+        here[depth(r)] = r["id"]
         i = r["ice40"]
         ratio = round(r["fmax_mhz"] / mac4["fmax_mhz"], 3) if mac4 and r.get("fmax_mhz") and mac4.get("fmax_mhz") else None
         src = "this run" if r["id"] in by else "`docs/ppa_pipeline.json`"
