@@ -225,6 +225,7 @@ def prepare(cid, design, lanes, extra, args):
         man = json.loads((rtl / "manifest.json").read_text())
         files = [rtl / f for f in man["files"]]
         top, ports = man["top"], man["ports"]
+        res["pipeline"] = man.get("config", {}).get("pipeline")  # as generated (--target picks it)
     res["top"] = top
     res["wrapper"] = make_wrapper(top, ports, wd / "ppa_wrap.v")
 
@@ -528,13 +529,8 @@ def write_docs(results, sim, args, elapsed, tools=None):
             pipe.setdefault(r["id"], r)
     here = {}  # one row per depth, this run's measurement first
 
-    def depth(r):
-        o = r.get("options", [])
-        if "--pipeline" in o:
-            return int(o[o.index("--pipeline") + 1])
-        if "--target" in o:
-            return {"generic": 3, "ice40": 7, "xilinx": 4, "asic": 5}[o[o.index("--target") + 1]]
-        return 3
+    def depth(r):  # the pipeline of the generated config (its manifest)
+        return r["pipeline"]
     L = ["| pipeline | latency (cycles) | iCE40 LUT4 | SB_CARRY | FF | UP5K fmax MHz (median) | seeds | "
          "fmax / bare MAC | from |", "|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(pipe.values(), key=lambda r: (depth(r), r["id"] not in by)):

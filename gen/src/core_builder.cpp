@@ -137,8 +137,7 @@ Module build_chan(const CoreConfig& c) {
   }
   md.in("stride_i", hw, "S");
   md.in("sle_i", 1, "S <= L: the start's neg");
-  md.in("s2l_i", 1, "S < 2L");
-  md.in("t2_i", lw, "2L - S (when S < 2L)");
+  md.in("t2_i", lw, "2L - S when S < 2L, else 0 (rem >= 1: never <= 0)");
   md.in("remw_i", W, "S - L: rem's step when c0 moves on");
   md.in("remw1_i", W - lw, "(S - L) high part + 1");
   md.in("kc0_i", cw, "c0 step without a carry");
@@ -156,8 +155,6 @@ Module build_chan(const CoreConfig& c) {
   md.reg("h_q", hb);
   md.reg("pb_q", 1, "borrow pending: h_q is one too high");
   md.reg("neg_q", 1, "rem <= L: c0 moves on with this beat");
-  md.wire("rem_lo", lw, "rem when neg_q (then h - pb = 0)");
-  md.assign("rem_lo", "lo_q");
   md.wire("lo_sub", lw + 1, "lo - L: top bit the borrow");
   md.assign("lo_sub", zext("lo_q", lw, lw + 1) + " - " + lit(lw + 1, static_cast<unsigned long long>(L)));
   md.wire("lo_add", lw + 1, "lo + (S - L)_low: top bit the carry (after a wrap)");
@@ -167,10 +164,11 @@ Module build_chan(const CoreConfig& c) {
   md.wire("hi_zero", 1, "h - pb == 0: rem < 2^" + std::to_string(lw));
   md.assign("hi_zero", hb == 1 ? std::string("h_q == pb_q")
                                : "pb_q ? (h_q == " + lit(hb, 1) + ") : (h_q == " + lit(hb, 0) + ")");
-  // After a wrap (rem <= L) the next rem is rem + S - L: <= L when rem <= 2L - S (a per-job
-  // constant, so a register-to-register compare and no adder on this path).
+  // After a wrap (rem <= L, so rem = lo) the next rem is rem + S - L: <= L when rem <= 2L - S (a
+  // per-job constant, so a register-to-register compare and no adder on this path). Otherwise
+  // rem - L <= L when h - pb = 0 and lo <= 2L.
   md.wire("neg_nx", 1, "the next rem <= L");
-  md.assign("neg_nx", "neg_q ? (s2l_i & (rem_lo <= t2_i)) : (hi_zero & (rem_lo <= " + lit(lw, 2ULL * L) + "))");
+  md.assign("neg_nx", "neg_q ? (lo_q <= t2_i) : (hi_zero & (lo_q <= " + lit(lw, 2ULL * L) + "))");
   const std::string s_lo = hw >= lw ? part("stride_i", hw, 0, lw) : zext("stride_i", hw, lw);
   const std::string s_hi = hw > lw ? zext(part("stride_i", hw, lw, hw - lw), hw - lw, hb) : lit(hb, 0);
 
@@ -215,7 +213,7 @@ Module build_chan(const CoreConfig& c) {
                          {assign(idx("q0", i) + "_q", "wr_i"), assign(idx("d0", i) + "_q", "wd_i")}));
       // Output: the small-S offset, or (S >= L) 1 for the lanes past the boundary.
       md.wire(idx("d_out", i), p);
-      const std::string big = "neg_q & (rem_lo <= " + lit(lw, static_cast<unsigned long long>(i)) + ")";
+      const std::string big = "neg_q & (lo_q <= " + lit(lw, static_cast<unsigned long long>(i)) + ")";
       md.assign(idx("d_out", i), "small_i ? " + d + " : " + zext("(" + big + ")", 1, p));
       dcat = idx("d_out", i) + (dcat.empty() ? "" : ", ") + dcat;
     }
@@ -559,11 +557,10 @@ Module build_lane(const CoreConfig& c) {
     m.wire("z", ew, "", true);
     m.assign("z", "ext >>> shift_i");
     m.wire("sticky", 1, "a bit below R-1 is set");
-    m.assign("sticky", "|(acc_q & smask_i)");
+    m.assign("sticky", stk_term(0, aw));  // one group: the whole accumulator
     if (sat) {
       m.wire("fits", 1, "the quotient fits " + std::to_string(nw) + " signed bits");
-      m.assign("fits", "~|(omask_i & (" + part("acc_q", aw, 0, aw - 1) + " ^ {" + std::to_string(aw - 1) +
-                           "{" + sgn + "}}))");
+      m.assign("fits", fit_term(0, aw - 1));
     }
   }
   {
@@ -871,13 +868,12 @@ Module build_top(const CoreConfig& c) {
     }
     return nchw;  // stride_q is already 1 for nhwc
   };
-  m.reg("s2l_q", 1, "S < 2L");
   m.reg("remw_q", W, "S - L");
-  m.reg("t2_q", nb + 1, "2L - S, low bits (used when S < 2L)");
+  m.reg("t2_q", nb + 1, "2L - S when S < 2L, else 0");
   m.reg("remw1_q", W - nb - 1, "(S - L) high part + 1");
-  Block pos_consts{assign("s2l_q", s_le(2LL * L - 1)),
-                   assign("remw_q", zext("stride_q", hw, W) + " - " + lit(W, L)),
-                   assign("t2_q", lit(nb + 1, 2ULL * L) + " - " + fit("stride_q", hw, nb + 1)),
+  Block pos_consts{assign("remw_q", zext("stride_q", hw, W) + " - " + lit(W, L)),
+                   assign("t2_q", "(" + s_le(2LL * L - 1) + ") ? " + lit(nb + 1, 2ULL * L) + " - " +
+                                      fit("stride_q", hw, nb + 1) + " : " + lit(nb + 1, 0)),
                    assign("remw1_q", part("remw_q", W, nb + 1, W - nb - 1) + " + " + lit(W - nb - 1, 1))};
   if (L > 1) {
     m.reg("small_q", 1, "S < L: every lane tracks its offset");
@@ -939,7 +935,7 @@ Module build_top(const CoreConfig& c) {
     }
   }
   for (const auto& pc : std::vector<std::pair<std::string, std::string>>{
-           {"stride_i", "stride_q"}, {"sle_i", "ge0_q"}, {"s2l_i", "s2l_q"}, {"t2_i", "t2_q"},
+           {"stride_i", "stride_q"}, {"sle_i", "ge0_q"}, {"t2_i", "t2_q"},
            {"remw_i", "remw_q"}, {"remw1_i", "remw1_q"},
            {"kc0_i", "kc0_q"}, {"kc1_i", "kc1_q"}, {"kw0_i", "kw0_q"}, {"kw1_i", "kw1_q"},
            {"c0_o", "pos_c0"}}) {

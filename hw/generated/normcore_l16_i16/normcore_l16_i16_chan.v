@@ -28,8 +28,7 @@ module normcore_l16_i16_chan (
   input  wire [4:0]  sk_i,  // S - k_r (S < L)
   input  wire [23:0] stride_i,  // S
   input  wire        sle_i,  // S <= L: the start's neg
-  input  wire        s2l_i,  // S < 2L
-  input  wire [5:0]  t2_i,  // 2L - S (when S < 2L)
+  input  wire [5:0]  t2_i,  // 2L - S when S < 2L, else 0 (rem >= 1: never <= 0)
   input  wire [24:0] remw_i,  // S - L: rem's step when c0 moves on
   input  wire [18:0] remw1_i,  // (S - L) high part + 1
   input  wire [11:0] kc0_i,  // c0 step without a carry
@@ -46,8 +45,6 @@ module normcore_l16_i16_chan (
   reg [18:0] h_q;
   reg pb_q;  // borrow pending: h_q is one too high
   reg neg_q;  // rem <= L: c0 moves on with this beat
-  wire [5:0] rem_lo;  // rem when neg_q (then h - pb = 0)
-  assign rem_lo = lo_q;
   wire [6:0] lo_sub;  // lo - L: top bit the borrow
   assign lo_sub = {1'd0, lo_q} - 7'd16;
   wire [6:0] lo_add;  // lo + (S - L)_low: top bit the carry (after a wrap)
@@ -57,7 +54,7 @@ module normcore_l16_i16_chan (
   wire hi_zero;  // h - pb == 0: rem < 2^6
   assign hi_zero = pb_q ? (h_q == 19'd1) : (h_q == 19'd0);
   wire neg_nx;  // the next rem <= L
-  assign neg_nx = neg_q ? (s2l_i & (rem_lo <= t2_i)) : (hi_zero & (rem_lo <= 6'd32));
+  assign neg_nx = neg_q ? (lo_q <= t2_i) : (hi_zero & (lo_q <= 6'd32));
 
   // S < L: per lane q_i = (r0 + i) mod S and d_i
   reg [4:0] q_0_q;
@@ -76,7 +73,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_1;
   assign d_nx_1 = d_1_q + {3'd0, cy_1} - {3'd0, cy_0};
   wire [3:0] d_out_1;
-  assign d_out_1 = small_i ? d_1_q : {3'd0, (neg_q & (rem_lo <= 6'd1))};
+  assign d_out_1 = small_i ? d_1_q : {3'd0, (neg_q & (lo_q <= 6'd1))};
   reg [4:0] q_2_q;
   wire cy_2;  // q_2 + k_r >= S
   assign cy_2 = q_2_q >= sk_i;
@@ -88,7 +85,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_2;
   assign d_nx_2 = d_2_q + {3'd0, cy_2} - {3'd0, cy_0};
   wire [3:0] d_out_2;
-  assign d_out_2 = small_i ? d_2_q : {3'd0, (neg_q & (rem_lo <= 6'd2))};
+  assign d_out_2 = small_i ? d_2_q : {3'd0, (neg_q & (lo_q <= 6'd2))};
   reg [4:0] q_3_q;
   wire cy_3;  // q_3 + k_r >= S
   assign cy_3 = q_3_q >= sk_i;
@@ -100,7 +97,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_3;
   assign d_nx_3 = d_3_q + {3'd0, cy_3} - {3'd0, cy_0};
   wire [3:0] d_out_3;
-  assign d_out_3 = small_i ? d_3_q : {3'd0, (neg_q & (rem_lo <= 6'd3))};
+  assign d_out_3 = small_i ? d_3_q : {3'd0, (neg_q & (lo_q <= 6'd3))};
   reg [4:0] q_4_q;
   wire cy_4;  // q_4 + k_r >= S
   assign cy_4 = q_4_q >= sk_i;
@@ -112,7 +109,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_4;
   assign d_nx_4 = d_4_q + {3'd0, cy_4} - {3'd0, cy_0};
   wire [3:0] d_out_4;
-  assign d_out_4 = small_i ? d_4_q : {3'd0, (neg_q & (rem_lo <= 6'd4))};
+  assign d_out_4 = small_i ? d_4_q : {3'd0, (neg_q & (lo_q <= 6'd4))};
   reg [4:0] q_5_q;
   wire cy_5;  // q_5 + k_r >= S
   assign cy_5 = q_5_q >= sk_i;
@@ -124,7 +121,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_5;
   assign d_nx_5 = d_5_q + {3'd0, cy_5} - {3'd0, cy_0};
   wire [3:0] d_out_5;
-  assign d_out_5 = small_i ? d_5_q : {3'd0, (neg_q & (rem_lo <= 6'd5))};
+  assign d_out_5 = small_i ? d_5_q : {3'd0, (neg_q & (lo_q <= 6'd5))};
   reg [4:0] q_6_q;
   wire cy_6;  // q_6 + k_r >= S
   assign cy_6 = q_6_q >= sk_i;
@@ -136,7 +133,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_6;
   assign d_nx_6 = d_6_q + {3'd0, cy_6} - {3'd0, cy_0};
   wire [3:0] d_out_6;
-  assign d_out_6 = small_i ? d_6_q : {3'd0, (neg_q & (rem_lo <= 6'd6))};
+  assign d_out_6 = small_i ? d_6_q : {3'd0, (neg_q & (lo_q <= 6'd6))};
   reg [4:0] q_7_q;
   wire cy_7;  // q_7 + k_r >= S
   assign cy_7 = q_7_q >= sk_i;
@@ -148,7 +145,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_7;
   assign d_nx_7 = d_7_q + {3'd0, cy_7} - {3'd0, cy_0};
   wire [3:0] d_out_7;
-  assign d_out_7 = small_i ? d_7_q : {3'd0, (neg_q & (rem_lo <= 6'd7))};
+  assign d_out_7 = small_i ? d_7_q : {3'd0, (neg_q & (lo_q <= 6'd7))};
   reg [4:0] q_8_q;
   wire cy_8;  // q_8 + k_r >= S
   assign cy_8 = q_8_q >= sk_i;
@@ -160,7 +157,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_8;
   assign d_nx_8 = d_8_q + {3'd0, cy_8} - {3'd0, cy_0};
   wire [3:0] d_out_8;
-  assign d_out_8 = small_i ? d_8_q : {3'd0, (neg_q & (rem_lo <= 6'd8))};
+  assign d_out_8 = small_i ? d_8_q : {3'd0, (neg_q & (lo_q <= 6'd8))};
   reg [4:0] q_9_q;
   wire cy_9;  // q_9 + k_r >= S
   assign cy_9 = q_9_q >= sk_i;
@@ -172,7 +169,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_9;
   assign d_nx_9 = d_9_q + {3'd0, cy_9} - {3'd0, cy_0};
   wire [3:0] d_out_9;
-  assign d_out_9 = small_i ? d_9_q : {3'd0, (neg_q & (rem_lo <= 6'd9))};
+  assign d_out_9 = small_i ? d_9_q : {3'd0, (neg_q & (lo_q <= 6'd9))};
   reg [4:0] q_10_q;
   wire cy_10;  // q_10 + k_r >= S
   assign cy_10 = q_10_q >= sk_i;
@@ -184,7 +181,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_10;
   assign d_nx_10 = d_10_q + {3'd0, cy_10} - {3'd0, cy_0};
   wire [3:0] d_out_10;
-  assign d_out_10 = small_i ? d_10_q : {3'd0, (neg_q & (rem_lo <= 6'd10))};
+  assign d_out_10 = small_i ? d_10_q : {3'd0, (neg_q & (lo_q <= 6'd10))};
   reg [4:0] q_11_q;
   wire cy_11;  // q_11 + k_r >= S
   assign cy_11 = q_11_q >= sk_i;
@@ -196,7 +193,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_11;
   assign d_nx_11 = d_11_q + {3'd0, cy_11} - {3'd0, cy_0};
   wire [3:0] d_out_11;
-  assign d_out_11 = small_i ? d_11_q : {3'd0, (neg_q & (rem_lo <= 6'd11))};
+  assign d_out_11 = small_i ? d_11_q : {3'd0, (neg_q & (lo_q <= 6'd11))};
   reg [4:0] q_12_q;
   wire cy_12;  // q_12 + k_r >= S
   assign cy_12 = q_12_q >= sk_i;
@@ -208,7 +205,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_12;
   assign d_nx_12 = d_12_q + {3'd0, cy_12} - {3'd0, cy_0};
   wire [3:0] d_out_12;
-  assign d_out_12 = small_i ? d_12_q : {3'd0, (neg_q & (rem_lo <= 6'd12))};
+  assign d_out_12 = small_i ? d_12_q : {3'd0, (neg_q & (lo_q <= 6'd12))};
   reg [4:0] q_13_q;
   wire cy_13;  // q_13 + k_r >= S
   assign cy_13 = q_13_q >= sk_i;
@@ -220,7 +217,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_13;
   assign d_nx_13 = d_13_q + {3'd0, cy_13} - {3'd0, cy_0};
   wire [3:0] d_out_13;
-  assign d_out_13 = small_i ? d_13_q : {3'd0, (neg_q & (rem_lo <= 6'd13))};
+  assign d_out_13 = small_i ? d_13_q : {3'd0, (neg_q & (lo_q <= 6'd13))};
   reg [4:0] q_14_q;
   wire cy_14;  // q_14 + k_r >= S
   assign cy_14 = q_14_q >= sk_i;
@@ -232,7 +229,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_14;
   assign d_nx_14 = d_14_q + {3'd0, cy_14} - {3'd0, cy_0};
   wire [3:0] d_out_14;
-  assign d_out_14 = small_i ? d_14_q : {3'd0, (neg_q & (rem_lo <= 6'd14))};
+  assign d_out_14 = small_i ? d_14_q : {3'd0, (neg_q & (lo_q <= 6'd14))};
   reg [4:0] q_15_q;
   wire cy_15;  // q_15 + k_r >= S
   assign cy_15 = q_15_q >= sk_i;
@@ -244,7 +241,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_15;
   assign d_nx_15 = d_15_q + {3'd0, cy_15} - {3'd0, cy_0};
   wire [3:0] d_out_15;
-  assign d_out_15 = small_i ? d_15_q : {3'd0, (neg_q & (rem_lo <= 6'd15))};
+  assign d_out_15 = small_i ? d_15_q : {3'd0, (neg_q & (lo_q <= 6'd15))};
 
   // c0
   reg [11:0] c_q;

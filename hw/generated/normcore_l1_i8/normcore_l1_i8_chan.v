@@ -22,8 +22,7 @@ module normcore_l1_i8_chan (
   input  wire        ld_i,  // with en_i: load the packet start instead of a step
   input  wire [15:0] stride_i,  // S
   input  wire        sle_i,  // S <= L: the start's neg
-  input  wire        s2l_i,  // S < 2L
-  input  wire [1:0]  t2_i,  // 2L - S (when S < 2L)
+  input  wire [1:0]  t2_i,  // 2L - S when S < 2L, else 0 (rem >= 1: never <= 0)
   input  wire [16:0] remw_i,  // S - L: rem's step when c0 moves on
   input  wire [14:0] remw1_i,  // (S - L) high part + 1
   input  wire [9:0]  kc0_i,  // c0 step without a carry
@@ -39,8 +38,6 @@ module normcore_l1_i8_chan (
   reg [14:0] h_q;
   reg pb_q;  // borrow pending: h_q is one too high
   reg neg_q;  // rem <= L: c0 moves on with this beat
-  wire [1:0] rem_lo;  // rem when neg_q (then h - pb = 0)
-  assign rem_lo = lo_q;
   wire [2:0] lo_sub;  // lo - L: top bit the borrow
   assign lo_sub = {1'd0, lo_q} - 3'd1;
   wire [2:0] lo_add;  // lo + (S - L)_low: top bit the carry (after a wrap)
@@ -50,7 +47,7 @@ module normcore_l1_i8_chan (
   wire hi_zero;  // h - pb == 0: rem < 2^2
   assign hi_zero = pb_q ? (h_q == 15'd1) : (h_q == 15'd0);
   wire neg_nx;  // the next rem <= L
-  assign neg_nx = neg_q ? (s2l_i & (rem_lo <= t2_i)) : (hi_zero & (rem_lo <= 2'd2));
+  assign neg_nx = neg_q ? (lo_q <= t2_i) : (hi_zero & (lo_q <= 2'd2));
 
   // c0
   reg [9:0] c_q;

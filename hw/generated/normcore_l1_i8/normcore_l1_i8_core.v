@@ -174,14 +174,12 @@ module normcore_l1_i8_core (
     .rem_o(lstep_r),
     .quo_o(lstep_c)
   );
-  reg s2l_q;  // S < 2L
   reg [16:0] remw_q;  // S - L
-  reg [1:0] t2_q;  // 2L - S, low bits (used when S < 2L)
+  reg [1:0] t2_q;  // 2L - S when S < 2L, else 0
   reg [14:0] remw1_q;  // (S - L) high part + 1
   always @(posedge clk_i) begin
-    s2l_q <= (stride_q[15:1] == 15'd0);
     remw_q <= {1'd0, stride_q} - 17'd1;
-    t2_q <= 2'd2 - stride_q[1:0];
+    t2_q <= ((stride_q[15:1] == 15'd0)) ? 2'd2 - stride_q[1:0] : 2'd0;
     remw1_q <= remw_q[16:2] + 15'd1;
   end
   reg wr_q;  // walker: r (< L: the walker stops at element L - 1)
@@ -219,7 +217,6 @@ module normcore_l1_i8_core (
     .ld_i(pos_restart | reb_q),
     .stride_i(stride_q),
     .sle_i(ge0_q),
-    .s2l_i(s2l_q),
     .t2_i(t2_q),
     .remw_i(remw_q),
     .remw1_i(remw1_q),

@@ -28,8 +28,7 @@ module normcore_l8_i8_chan (
   input  wire [3:0]  sk_i,  // S - k_r (S < L)
   input  wire [23:0] stride_i,  // S
   input  wire        sle_i,  // S <= L: the start's neg
-  input  wire        s2l_i,  // S < 2L
-  input  wire [4:0]  t2_i,  // 2L - S (when S < 2L)
+  input  wire [4:0]  t2_i,  // 2L - S when S < 2L, else 0 (rem >= 1: never <= 0)
   input  wire [24:0] remw_i,  // S - L: rem's step when c0 moves on
   input  wire [19:0] remw1_i,  // (S - L) high part + 1
   input  wire [10:0] kc0_i,  // c0 step without a carry
@@ -46,8 +45,6 @@ module normcore_l8_i8_chan (
   reg [19:0] h_q;
   reg pb_q;  // borrow pending: h_q is one too high
   reg neg_q;  // rem <= L: c0 moves on with this beat
-  wire [4:0] rem_lo;  // rem when neg_q (then h - pb = 0)
-  assign rem_lo = lo_q;
   wire [5:0] lo_sub;  // lo - L: top bit the borrow
   assign lo_sub = {1'd0, lo_q} - 6'd8;
   wire [5:0] lo_add;  // lo + (S - L)_low: top bit the carry (after a wrap)
@@ -57,7 +54,7 @@ module normcore_l8_i8_chan (
   wire hi_zero;  // h - pb == 0: rem < 2^5
   assign hi_zero = pb_q ? (h_q == 20'd1) : (h_q == 20'd0);
   wire neg_nx;  // the next rem <= L
-  assign neg_nx = neg_q ? (s2l_i & (rem_lo <= t2_i)) : (hi_zero & (rem_lo <= 5'd16));
+  assign neg_nx = neg_q ? (lo_q <= t2_i) : (hi_zero & (lo_q <= 5'd16));
 
   // S < L: per lane q_i = (r0 + i) mod S and d_i
   reg [3:0] q_0_q;
@@ -76,7 +73,7 @@ module normcore_l8_i8_chan (
   wire [2:0] d_nx_1;
   assign d_nx_1 = d_1_q + {2'd0, cy_1} - {2'd0, cy_0};
   wire [2:0] d_out_1;
-  assign d_out_1 = small_i ? d_1_q : {2'd0, (neg_q & (rem_lo <= 5'd1))};
+  assign d_out_1 = small_i ? d_1_q : {2'd0, (neg_q & (lo_q <= 5'd1))};
   reg [3:0] q_2_q;
   wire cy_2;  // q_2 + k_r >= S
   assign cy_2 = q_2_q >= sk_i;
@@ -88,7 +85,7 @@ module normcore_l8_i8_chan (
   wire [2:0] d_nx_2;
   assign d_nx_2 = d_2_q + {2'd0, cy_2} - {2'd0, cy_0};
   wire [2:0] d_out_2;
-  assign d_out_2 = small_i ? d_2_q : {2'd0, (neg_q & (rem_lo <= 5'd2))};
+  assign d_out_2 = small_i ? d_2_q : {2'd0, (neg_q & (lo_q <= 5'd2))};
   reg [3:0] q_3_q;
   wire cy_3;  // q_3 + k_r >= S
   assign cy_3 = q_3_q >= sk_i;
@@ -100,7 +97,7 @@ module normcore_l8_i8_chan (
   wire [2:0] d_nx_3;
   assign d_nx_3 = d_3_q + {2'd0, cy_3} - {2'd0, cy_0};
   wire [2:0] d_out_3;
-  assign d_out_3 = small_i ? d_3_q : {2'd0, (neg_q & (rem_lo <= 5'd3))};
+  assign d_out_3 = small_i ? d_3_q : {2'd0, (neg_q & (lo_q <= 5'd3))};
   reg [3:0] q_4_q;
   wire cy_4;  // q_4 + k_r >= S
   assign cy_4 = q_4_q >= sk_i;
@@ -112,7 +109,7 @@ module normcore_l8_i8_chan (
   wire [2:0] d_nx_4;
   assign d_nx_4 = d_4_q + {2'd0, cy_4} - {2'd0, cy_0};
   wire [2:0] d_out_4;
-  assign d_out_4 = small_i ? d_4_q : {2'd0, (neg_q & (rem_lo <= 5'd4))};
+  assign d_out_4 = small_i ? d_4_q : {2'd0, (neg_q & (lo_q <= 5'd4))};
   reg [3:0] q_5_q;
   wire cy_5;  // q_5 + k_r >= S
   assign cy_5 = q_5_q >= sk_i;
@@ -124,7 +121,7 @@ module normcore_l8_i8_chan (
   wire [2:0] d_nx_5;
   assign d_nx_5 = d_5_q + {2'd0, cy_5} - {2'd0, cy_0};
   wire [2:0] d_out_5;
-  assign d_out_5 = small_i ? d_5_q : {2'd0, (neg_q & (rem_lo <= 5'd5))};
+  assign d_out_5 = small_i ? d_5_q : {2'd0, (neg_q & (lo_q <= 5'd5))};
   reg [3:0] q_6_q;
   wire cy_6;  // q_6 + k_r >= S
   assign cy_6 = q_6_q >= sk_i;
@@ -136,7 +133,7 @@ module normcore_l8_i8_chan (
   wire [2:0] d_nx_6;
   assign d_nx_6 = d_6_q + {2'd0, cy_6} - {2'd0, cy_0};
   wire [2:0] d_out_6;
-  assign d_out_6 = small_i ? d_6_q : {2'd0, (neg_q & (rem_lo <= 5'd6))};
+  assign d_out_6 = small_i ? d_6_q : {2'd0, (neg_q & (lo_q <= 5'd6))};
   reg [3:0] q_7_q;
   wire cy_7;  // q_7 + k_r >= S
   assign cy_7 = q_7_q >= sk_i;
@@ -148,7 +145,7 @@ module normcore_l8_i8_chan (
   wire [2:0] d_nx_7;
   assign d_nx_7 = d_7_q + {2'd0, cy_7} - {2'd0, cy_0};
   wire [2:0] d_out_7;
-  assign d_out_7 = small_i ? d_7_q : {2'd0, (neg_q & (rem_lo <= 5'd7))};
+  assign d_out_7 = small_i ? d_7_q : {2'd0, (neg_q & (lo_q <= 5'd7))};
 
   // c0
   reg [10:0] c_q;

@@ -174,15 +174,13 @@ module normcore_l8_i8_core (
     .rem_o(lstep_r),
     .quo_o(lstep_c)
   );
-  reg s2l_q;  // S < 2L
   reg [24:0] remw_q;  // S - L
-  reg [4:0] t2_q;  // 2L - S, low bits (used when S < 2L)
+  reg [4:0] t2_q;  // 2L - S when S < 2L, else 0
   reg [19:0] remw1_q;  // (S - L) high part + 1
   reg small_q;  // S < L: every lane tracks its offset
   always @(posedge clk_i) begin
-    s2l_q <= (stride_q[23:4] == 20'd0);
     remw_q <= {1'd0, stride_q} - 25'd8;
-    t2_q <= 5'd16 - stride_q[4:0];
+    t2_q <= ((stride_q[23:4] == 20'd0)) ? 5'd16 - stride_q[4:0] : 5'd0;
     remw1_q <= remw_q[24:5] + 20'd1;
     small_q <= (stride_q[23:3] == 21'd0);
   end
@@ -235,7 +233,6 @@ module normcore_l8_i8_core (
     .sk_i(sk_q),
     .stride_i(stride_q),
     .sle_i(ge0_q),
-    .s2l_i(s2l_q),
     .t2_i(t2_q),
     .remw_i(remw_q),
     .remw1_i(remw1_q),

@@ -48,7 +48,7 @@ struct CoreConfig {
   }
   [[nodiscard]] int bank_addr_bits() const { return clog2(bank_depth() < 2 ? 2 : bank_depth()); }
   [[nodiscard]] int lane_count_bits() const { return bits_for(lanes); }  // holds L
-  // Low part of a lane's in-channel offset r: holds L mod S (< L) and the one-element step.
+  // Narrow in-channel offsets (used while S < L): the walker's r, per-lane q_i, L mod S, S - (L mod S).
   [[nodiscard]] int chan_low_bits() const { return std::min(lane_count_bits(), inner_bits); }
   [[nodiscard]] int param_bits() const { return arith.sw + arith.bw; }
   // Cycles from an accepted input beat to its output beat on m_axis (unstalled).
