@@ -299,61 +299,92 @@ TEST(CoreLane, RoundingAndClampIdentitiesMatchTheContract) {
   EXPECT_GT(checks, 1000000);
 }
 
-// The channel tracker (<n>_chan), bit for bit: v = r + k_r - S split into an m-bit low part and
-// a high part; start positions from the walker, converted to v; then beats. Every lane's
-// (c, r) must follow element e = beat * L + lane: c = (e div S) mod C, r = e mod S.
-TEST(CoreChan, CarryFromTheSignAndNarrowHighPartTrackEveryElement) {
-  for (int L = 1; L <= 7; ++L) {
-    for (int hw = 1; hw <= 5; ++hw) {
+// The channel tracker (<n>_chan), bit for bit at the RTL's widths: lane 0's channel c0 and the
+// lanes' offsets d_i (S >= L: rem = (h - pb) * 2^lw + lo with a pending borrow, neg = rem <= L
+// computed a beat ahead; S < L: per-lane q_i, d_i), starts from the walker. Every lane must see
+// element e = beat * L + lane: (c0 + d_i) mod C = (e div S) mod C, d_i < L.
+TEST(CoreChan, SharedTrackerGivesEveryLanesChannel) {
+  long checks = 0;
+  for (int L = 1; L <= 9; ++L) {
+    for (int hw = 1; hw <= 6; ++hw) {
       for (const int maxc : {1, 6}) {
-        const int nb = bits_for(L), cw = bits_for(maxc);
-        const int m = std::min(hw, nb), hb = hw + 1 - m;
-        const std::uint64_t mm = (1ULL << m) - 1, hm = (1ULL << hb) - 1, cm = (1ULL << cw) - 1;
-        const std::uint64_t cm1 = (cm << 1) | 1, vm = (1ULL << (hw + 1)) - 1;
+        CoreConfig cfg;  // the widths the generator uses
+        cfg.lanes = L, cfg.inner_bits = hw, cfg.max_channels = maxc;
+        const int nb = cfg.lane_count_bits(), cw = cfg.chan_bits(), ml = cfg.chan_low_bits(), lw = nb + 1;
+        const int W = std::max(hw, lw) + 1, hb = W - lw, p = cfg.bank_sel_bits();
+        const auto mask = [](int w) { return (std::uint64_t{1} << w) - 1; };
+        const std::uint64_t lm = mask(lw), hm = mask(hb), cm = mask(cw), cm1 = mask(cw + 1), qm = mask(ml),
+                            pm = mask(p), wm = mask(W);
         for (std::int64_t S = 1; S < (1LL << hw); ++S) {
           for (std::int64_t C = 1; C <= maxc; ++C) {
-            const std::int64_t kr = L % S, kc = (L / S) % C;
-            const std::uint64_t k1 = static_cast<std::uint64_t>(kr - S) & vm;
-            const std::uint64_t vh0 = k1 >> m, vh1 = (vh0 + 1) & hm;
-            const std::uint64_t kcs[2] = {static_cast<std::uint64_t>(kc) & cm, static_cast<std::uint64_t>(kc + 1) & cm};
-            const std::uint64_t kws[2] = {static_cast<std::uint64_t>(kc - C) & cm1,
-                                          static_cast<std::uint64_t>(kc + 1 - C) & cm1};
-            std::uint64_t wr = 0, wc = 0;  // the walker: element 0, 1, ...
-            for (int lane = 0; lane < L; ++lane) {
-              const std::uint64_t v0 = (wr + k1) & vm;
-              std::uint64_t vl = v0 & mm, vh = v0 >> m, c = wc;
-              for (int beat = 0; beat < 24; ++beat) {
-                const std::int64_t e = static_cast<std::int64_t>(beat) * L + lane;
-                std::int64_t v = static_cast<std::int64_t>((vh << m) | vl);
-                if ((v >> hw) != 0) v -= std::int64_t{1} << (hw + 1);
-                ASSERT_EQ(static_cast<std::int64_t>(c), (e / S) % C) << L << " " << hw << " S " << S << " C " << C;
-                ASSERT_EQ(v - kr + S, e % S) << L << " " << hw << " S " << S << " C " << C;
-                const bool carry = ((vh >> (hb - 1)) & 1) == 0;
-                const std::uint64_t lo0 = vl + static_cast<std::uint64_t>(kr), lo1 = (vl + (k1 & mm)) & mm;
-                std::uint64_t nx[2];
-                for (int j = 0; j < 2; ++j) {
-                  const std::uint64_t add = (c + kcs[j]) & cm, sub = (c + kws[j]) & cm1;
-                  nx[j] = ((sub >> cw) & 1) == 0 ? (sub & cm) : add;
-                }
-                c = nx[carry ? 1 : 0];
-                if (carry) {
-                  ASSERT_EQ(vh, 0U);  // v < k_r: the high part is 0 before a wrap
-                  vh = vl > (~k1 & mm) ? vh1 : vh0;
-                  vl = lo1;
-                } else {
-                  vh = (vh + (lo0 >> m)) & hm;
-                  vl = lo0 & mm;
-                }
+            const bool small = S < L;
+            const std::uint64_t kr = static_cast<std::uint64_t>(L % S) & qm;
+            const std::uint64_t sk = static_cast<std::uint64_t>(S - L % S) & qm;
+            const std::uint64_t kcs = small ? static_cast<std::uint64_t>((L / S) % C) : 0;
+            const std::uint64_t kc[2] = {kcs & cm, (kcs + 1) & cm};
+            const std::uint64_t kw[2] = {(kcs - static_cast<std::uint64_t>(C)) & cm1,
+                                         (kcs + 1 - static_cast<std::uint64_t>(C)) & cm1};
+            const std::uint64_t remw = static_cast<std::uint64_t>(S - L) & wm;
+            const std::uint64_t remw1 = ((remw >> lw) + 1) & hm;
+            const std::uint64_t t2 = S < 2 * L ? static_cast<std::uint64_t>(2 * L - S) & lm : 0;
+            // Walker and starts (lanes 1..L-1 save (i mod S, i div S)).
+            std::vector<std::uint64_t> q0(L, 0), d0(L, 0);
+            std::uint64_t wr = 0, wd = 0;
+            for (int i = 0; i < L; ++i) {
+              q0[i] = wr, d0[i] = wd;
+              const bool w_end = S < (1LL << nb) && wr == static_cast<std::uint64_t>(S - 1);
+              wr = w_end ? 0 : (wr + 1) & qm;
+              if (w_end) wd = (wd + 1) & pm;
+            }
+            // Load.
+            const auto s = static_cast<std::uint64_t>(S);
+            std::uint64_t lo = s & lm, h = (s >> lw) & hm, pb = 0, c = 0;
+            bool neg = S <= L;
+            std::vector<std::uint64_t> q(q0), d(d0);
+            q[0] = 0, d[0] = 0;
+            for (int beat = 0; beat < 3 * maxc * 8; ++beat) {
+              for (int i = 0; i < L; ++i) {
+                std::uint64_t di = 0;
+                if (i > 0) di = small ? d[i] : ((neg && lo <= static_cast<std::uint64_t>(i)) ? 1 : 0);
+                const std::int64_t e = static_cast<std::int64_t>(beat) * L + i;
+                ASSERT_LT(di, static_cast<std::uint64_t>(L));
+                ASSERT_EQ(static_cast<std::int64_t>((c + di) % static_cast<std::uint64_t>(C)), (e / S) % C)
+                    << "L " << L << " hw " << hw << " S " << S << " C " << C << " beat " << beat << " lane " << i;
+                ++checks;
               }
-              const bool w_end = wr == static_cast<std::uint64_t>(S - 1);
-              if (w_end) wc = wc == static_cast<std::uint64_t>(C - 1) ? 0 : wc + 1;
-              wr = w_end ? 0 : wr + 1;
+              // One beat, as the RTL's next-state logic.
+              std::vector<int> cy(L);
+              for (int i = 0; i < L; ++i) cy[i] = q[i] >= sk ? 1 : 0;
+              const int cy0 = small ? cy[0] : (neg ? 1 : 0);
+              std::uint64_t nx[2];
+              for (int j = 0; j < 2; ++j) {
+                const std::uint64_t add = (c + kc[j]) & cm, sub = (c + kw[j]) & cm1;
+                nx[j] = ((sub >> cw) & 1) == 0 ? (sub & cm) : add;
+              }
+              const bool hi_zero = ((h - pb) & hm) == 0;
+              const bool neg_nx = neg ? lo <= t2 : (hi_zero && lo <= static_cast<std::uint64_t>(2 * L));
+              if (neg) {
+                const std::uint64_t sum = lo + (remw & lm);
+                h = (sum >> lw) & 1 ? remw1 : (remw >> lw) & hm;
+                lo = sum & lm, pb = 0;
+              } else {
+                const std::uint64_t diff = (lo - static_cast<std::uint64_t>(L)) & mask(lw + 1);
+                h = (h - pb) & hm;
+                pb = (diff >> lw) & 1, lo = diff & lm;
+              }
+              neg = neg_nx;
+              c = nx[cy0];
+              for (int i = L - 1; i >= 0; --i) {
+                if (i > 0) d[i] = (d[i] + static_cast<std::uint64_t>(cy[i]) - static_cast<std::uint64_t>(cy[0])) & pm;
+                q[i] = cy[i] ? (q[i] - sk) & qm : (q[i] + kr) & qm;
+              }
             }
           }
         }
       }
     }
   }
+  EXPECT_GT(checks, 100000);
 }
 
 TEST(Write, AtomicReplaceLeavesNoTemporaries) {
