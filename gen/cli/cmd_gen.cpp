@@ -1,7 +1,6 @@
 // normcore gen: emit the streaming core's Verilog, manifest and filelist for one configuration.
 #include <fstream>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
@@ -36,9 +35,11 @@ Action add_gen(CLI::App& app) {
   sub->add_option("--lanes", c.lanes, "Elements per beat (1..64)")->capture_default_str();
   sub->add_option("--in-bits", c.arith.xw, "Input element bits XW (2..32)")->capture_default_str();
   sub->add_flag("--in-unsigned", opt->in_unsigned, "Input elements are unsigned");
-  sub->add_option("--out-bits", c.arith.yw, "Output element bits YW (2..32)")->capture_default_str();
+  sub->add_option("--out-bits", c.arith.yw, "Output element bits YW (2..32)")
+      ->capture_default_str();
   sub->add_flag("--out-unsigned", opt->out_unsigned, "Output elements are unsigned");
-  sub->add_option("--scale-bits", c.arith.sw, "Scale bits SW (2..32, signed)")->capture_default_str();
+  sub->add_option("--scale-bits", c.arith.sw, "Scale bits SW (2..32, signed)")
+      ->capture_default_str();
   sub->add_option("--shift-bits", c.arith.bw, "Shift (bias) bits BW (2..62, signed)")
       ->capture_default_str();
   sub->add_option("--max-channels", c.max_channels, "Parameter table size (1..65536)")
@@ -71,7 +72,8 @@ Action add_gen(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--addr-bits", a.addr_bits, "Accelerator: AXI4 address width (32..64)")
       ->capture_default_str();
-  sub->add_option("--id-bits", a.id_bits, "Accelerator: AXI4 ID width (1..8)")->capture_default_str();
+  sub->add_option("--id-bits", a.id_bits, "Accelerator: AXI4 ID width (1..8)")
+      ->capture_default_str();
   sub->add_option("--max-burst", a.max_burst, "Accelerator: beats per burst (power of two, <= 256)")
       ->capture_default_str();
   sub->add_option("--outstanding", a.outstanding, "Accelerator: read bursts in flight (1..16)")
@@ -132,8 +134,8 @@ Action add_gen(CLI::App& app) {
                 << " cannot be combined with --accel\n";
       return kExitBadInput;
     }
-    const auto rdesign = opt->design == "bare-mac" ? gen::RefDesign::bare_mac
-                                                    : gen::RefDesign::decomposed;
+    const auto rdesign =
+        opt->design == "bare-mac" ? gen::RefDesign::bare_mac : gen::RefDesign::decomposed;
     const auto files = accel ? gen::render_accel(acfg)
                        : ref ? gen::render_ref(cfg, rdesign)
                              : gen::render_core(cfg);
@@ -145,7 +147,9 @@ Action add_gen(CLI::App& app) {
     }
     gen::write_files_atomically(opt->out_dir, files);
     std::cout << "normcore gen: wrote " << files.size() << " files for "
-              << (accel ? acfg.top_name() : ref ? gen::ref_top_name(cfg, rdesign) : cfg.top_name())
+              << (accel ? acfg.top_name()
+                  : ref ? gen::ref_top_name(cfg, rdesign)
+                        : cfg.top_name())
               << " to " << opt->out_dir << "\n";
     return kExitOk;
   };

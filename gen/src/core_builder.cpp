@@ -22,7 +22,9 @@ using v::part;
 using v::sext;
 using v::zext;
 
-std::string idx(const std::string& base, int i) { return base + "_" + std::to_string(i); }
+std::string idx(const std::string& base, int i) {
+  return base + "_" + std::to_string(i);
+}
 
 // ---------------------------------------------------------------------------------------------
 Module build_bank(const CoreConfig& c) {
@@ -66,7 +68,8 @@ Module build_step(const CoreConfig& c) {
       "every lane by quo channels and rem positions (plus a carry). r <= L: only the low " +
           std::to_string(sb) + " bits of S",
       "are compared (a larger S, flagged by the core, is never subtracted). The compare is",
-      "registered one iteration ahead (r >= 2S: the next r >= S); the first one comes from the core."};
+      "registered one iteration ahead (r >= 2S: the next r >= S); the first one comes from the "
+      "core."};
   m.in("clk_i", 1);
   m.in("rst_ni", 1);
   m.in("start_i", 1, "begin; the inputs below hold from the next cycle on");
@@ -86,14 +89,16 @@ Module build_step(const CoreConfig& c) {
   m.assign("r_ge", "first_q ? ge0_i : rge_q");
   m.wire("q_wrap", 1, "q_q == C - 1");
   m.assign("q_wrap", zext("q_q", nb, qw) + " == " + zext("chm1_i", cw, qw));
-  m.always_ff({if_("!rst_ni", {assign("run_q", "1'b0")},
-                   {if_("start_i", {assign("run_q", "1'b1")}, {if_("~r_ge", {assign("run_q", "1'b0")})})}),
-               if_("start_i", {assign("r_q", lit(nb, c.lanes)), assign("q_q", lit(nb, 0))},
-                   {if_("run_q & r_ge", {assign("r_q", "r_q - " + zext("stride_i", sb, nb)),
-                                         assign("q_q", "q_wrap ? " + lit(nb, 0) + " : q_q + " + lit(nb, 1))})}),
-               assign("first_q", "start_i"),
-               assign("rge_q", (hw > nb ? "~s_big_i & " : "") + std::string("(") + zext("r_q", nb, nb + 1) +
-                                   " >= {" + zext("stride_i", sb, nb) + ", 1'b0})")});
+  m.always_ff(
+      {if_("!rst_ni", {assign("run_q", "1'b0")},
+           {if_("start_i", {assign("run_q", "1'b1")}, {if_("~r_ge", {assign("run_q", "1'b0")})})}),
+       if_("start_i", {assign("r_q", lit(nb, c.lanes)), assign("q_q", lit(nb, 0))},
+           {if_("run_q & r_ge",
+                {assign("r_q", "r_q - " + zext("stride_i", sb, nb)),
+                 assign("q_q", "q_wrap ? " + lit(nb, 0) + " : q_q + " + lit(nb, 1))})}),
+       assign("first_q", "start_i"),
+       assign("rge_q", (hw > nb ? "~s_big_i & " : "") + std::string("(") + zext("r_q", nb, nb + 1) +
+                           " >= {" + zext("stride_i", sb, nb) + ", 1'b0})")});
   m.assign("done_o", "~run_q");
   m.assign("rem_o", part("r_q", nb, 0, sb));
   m.assign("quo_o", cw >= nb ? zext("q_q", nb, cw) : part("q_q", nb, 0, cw));
@@ -106,10 +111,10 @@ Module build_chan(const CoreConfig& c) {
   const int hw = c.inner_bits;
   const int cw = c.chan_bits();
   const int nb = c.lane_count_bits();
-  const int ml = c.chan_low_bits();   // q (offset inside a channel when S < L), k_r, S - k_r
-  const int p = c.bank_sel_bits();    // d (channel offset of a lane from lane 0), < L
-  const int lw = nb + 1;              // low part of rem: holds 2L
-  const int W = std::max(hw, lw) + 1; // rem and its steps
+  const int ml = c.chan_low_bits();    // q (offset inside a channel when S < L), k_r, S - k_r
+  const int p = c.bank_sel_bits();     // d (channel offset of a lane from lane 0), < L
+  const int lw = nb + 1;               // low part of rem: holds 2L
+  const int W = std::max(hw, lw) + 1;  // rem and its steps
   Module md;
   md.name = c.name + "_chan";
   md.description = {
@@ -147,8 +152,8 @@ Module build_chan(const CoreConfig& c) {
   md.out("c0_o", cw);
   if (L > 1) md.out("d_o", (L - 1) * p, "d_i of lanes 1..L-1, lane 1 in the low bits");
 
-  md.section("S >= L: rem, the elements left in lane 0's channel, as rem = (h - pb) * 2^" + std::to_string(lw) +
-             " + lo:");
+  md.section("S >= L: rem, the elements left in lane 0's channel, as rem = (h - pb) * 2^" +
+             std::to_string(lw) + " + lo:");
   md.section("the borrow of a step's low part waits a beat in pb (no wide carry chain into a mux)");
   const int hb = W - lw;
   md.reg("lo_q", lw);
@@ -156,34 +161,39 @@ Module build_chan(const CoreConfig& c) {
   md.reg("pb_q", 1, "borrow pending: h_q is one too high");
   md.reg("neg_q", 1, "rem <= L: c0 moves on with this beat");
   md.wire("lo_sub", lw + 1, "lo - L: top bit the borrow");
-  md.assign("lo_sub", zext("lo_q", lw, lw + 1) + " - " + lit(lw + 1, static_cast<unsigned long long>(L)));
+  md.assign("lo_sub",
+            zext("lo_q", lw, lw + 1) + " - " + lit(lw + 1, static_cast<unsigned long long>(L)));
   md.wire("lo_add", lw + 1, "lo + (S - L)_low: top bit the carry (after a wrap)");
-  md.assign("lo_add", zext("lo_q", lw, lw + 1) + " + " + zext(part("remw_i", W, 0, lw), lw, lw + 1));
+  md.assign("lo_add",
+            zext("lo_q", lw, lw + 1) + " + " + zext(part("remw_i", W, 0, lw), lw, lw + 1));
   md.wire("h_dec", hb);
   md.assign("h_dec", "h_q - " + zext("pb_q", 1, hb));
   md.wire("hi_zero", 1, "h - pb == 0: rem < 2^" + std::to_string(lw));
-  md.assign("hi_zero", hb == 1 ? std::string("h_q == pb_q")
-                               : "pb_q ? (h_q == " + lit(hb, 1) + ") : (h_q == " + lit(hb, 0) + ")");
+  md.assign("hi_zero", hb == 1
+                           ? std::string("h_q == pb_q")
+                           : "pb_q ? (h_q == " + lit(hb, 1) + ") : (h_q == " + lit(hb, 0) + ")");
   // After a wrap (rem <= L, so rem = lo) the next rem is rem + S - L: <= L when rem <= 2L - S (a
   // per-job constant, so a register-to-register compare and no adder on this path). Otherwise
   // rem - L <= L when h - pb = 0 and lo <= 2L.
   md.wire("neg_nx", 1, "the next rem <= L");
   md.assign("neg_nx", "neg_q ? (lo_q <= t2_i) : (hi_zero & (lo_q <= " + lit(lw, 2ULL * L) + "))");
   const std::string s_lo = hw >= lw ? part("stride_i", hw, 0, lw) : zext("stride_i", hw, lw);
-  const std::string s_hi = hw > lw ? zext(part("stride_i", hw, lw, hw - lw), hw - lw, hb) : lit(hb, 0);
+  const std::string s_hi =
+      hw > lw ? zext(part("stride_i", hw, lw, hw - lw), hw - lw, hb) : lit(hb, 0);
 
   std::string cy0 = "neg_q";
   Block upd, load, step, save;
-  upd.push_back(if_("ld_i",
-                    {assign("lo_q", s_lo), assign("h_q", s_hi), assign("pb_q", "1'b0"),
-                     assign("neg_q", "sle_i"), assign("c_q", lit(cw, 0))},
-                    {if_("neg_q",
-                         {assign("lo_q", part("lo_add", lw + 1, 0, lw)),
-                          assign("h_q", bit("lo_add", lw + 1, lw) + " ? remw1_i : " + part("remw_i", W, lw, hb)),
-                          assign("pb_q", "1'b0")},
-                         {assign("lo_q", part("lo_sub", lw + 1, 0, lw)), assign("h_q", "h_dec"),
-                          assign("pb_q", bit("lo_sub", lw + 1, lw))}),
-                     assign("neg_q", "neg_nx"), assign("c_q", "cy0 ? c_nx_1 : c_nx_0")}));
+  upd.push_back(if_(
+      "ld_i",
+      {assign("lo_q", s_lo), assign("h_q", s_hi), assign("pb_q", "1'b0"), assign("neg_q", "sle_i"),
+       assign("c_q", lit(cw, 0))},
+      {if_("neg_q",
+           {assign("lo_q", part("lo_add", lw + 1, 0, lw)),
+            assign("h_q", bit("lo_add", lw + 1, lw) + " ? remw1_i : " + part("remw_i", W, lw, hb)),
+            assign("pb_q", "1'b0")},
+           {assign("lo_q", part("lo_sub", lw + 1, 0, lw)), assign("h_q", "h_dec"),
+            assign("pb_q", bit("lo_sub", lw + 1, lw))}),
+       assign("neg_q", "neg_nx"), assign("c_q", "cy0 ? c_nx_1 : c_nx_0")}));
   std::string dcat;
   if (L > 1) {
     md.section("S < L: per lane q_i = (r0 + i) mod S and d_i");
@@ -209,11 +219,12 @@ Module build_chan(const CoreConfig& c) {
       load.push_back(assign(d, idx("d0", i) + "_q"));
       step.push_back(assign(q, idx("q_nx", i)));
       step.push_back(assign(d, idx("d_nx", i)));
-      save.push_back(if_(bit("sv_i", L - 1, i - 1),
-                         {assign(idx("q0", i) + "_q", "wr_i"), assign(idx("d0", i) + "_q", "wd_i")}));
+      save.push_back(if_(bit("sv_i", L - 1, i - 1), {assign(idx("q0", i) + "_q", "wr_i"),
+                                                     assign(idx("d0", i) + "_q", "wd_i")}));
       // Output: the small-S offset, or (S >= L) 1 for the lanes past the boundary.
       md.wire(idx("d_out", i), p);
-      const std::string big = "neg_q & (lo_q <= " + lit(lw, static_cast<unsigned long long>(i)) + ")";
+      const std::string big =
+          "neg_q & (lo_q <= " + lit(lw, static_cast<unsigned long long>(i)) + ")";
       md.assign(idx("d_out", i), "small_i ? " + d + " : " + zext("(" + big + ")", 1, p));
       dcat = idx("d_out", i) + (dcat.empty() ? "" : ", ") + dcat;
     }
@@ -294,19 +305,20 @@ Module build_ptable(const CoreConfig& c) {
     m.reg("ld_last_q", 1, "this copy is the last: u >= L - 1");
     // u + C >= L - 1: always when C >= L - 1, else u >= (L - 1) - C (< 2^nb): narrow compares.
     const int nb = c.lane_count_bits();
-    auto ge_narrow = [&](const std::string& x, int xw, const std::string& thr) {  // x >= thr (nb bits)
+    auto ge_narrow = [&](const std::string& x, int xw,
+                         const std::string& thr) {  // x >= thr (nb bits)
       if (xw <= nb) return "(" + zext(x, xw, nb) + " >= " + thr + ")";
-      return "((" + part(x, xw, nb, xw - nb) + " != " + lit(xw - nb, 0) + ") | (" + part(x, xw, 0, nb) +
-             " >= " + thr + "))";
+      return "((" + part(x, xw, nb, xw - nb) + " != " + lit(xw - nb, 0) + ") | (" +
+             part(x, xw, 0, nb) + " >= " + thr + "))";
     };
     m.reg("ld_big_q", 1, "C >= L - 1");
     m.reg("ld_thr_q", nb, "(L - 1) - C when C < L - 1");
     m.wire("ld_nx_last", 1, "u + C >= L - 1");
     m.assign("ld_nx_last", "ld_big_q | " + ge_narrow("ld_u_q", uw, "ld_thr_q"));
-    const std::string big = L - 1 > (1LL << cw) - 1 ? std::string("1'b0")
-                                                    : "(chans_i >= " + lit(cw, L - 1) + ")";
-    const std::string first = L - 1 > (1LL << cw) - 1 ? std::string("1'b0")
-                                                      : ge_narrow("prm_chan_i", cw, lit(nb, L - 1));
+    const std::string big =
+        L - 1 > (1LL << cw) - 1 ? std::string("1'b0") : "(chans_i >= " + lit(cw, L - 1) + ")";
+    const std::string first =
+        L - 1 > (1LL << cw) - 1 ? std::string("1'b0") : ge_narrow("prm_chan_i", cw, lit(nb, L - 1));
     m.always_ff({assign("ld_big_q", big),
                  assign("ld_thr_q", lit(nb, L - 1) + " - " + fit("chans_i", cw, nb)),
                  assign("ld_last_q", "ld_accept ? " + first + " : ld_nx_last")});
@@ -323,7 +335,7 @@ Module build_ptable(const CoreConfig& c) {
   m.assign("busy_o", "ld_busy_q");
   m.wire("ld_addr", ab);
   m.assign("ld_addr", p + ab <= uw ? part("ld_u_q", uw, p, ab)
-                                    : zext(part("ld_u_q", uw, p, uw - p), uw - p, ab));
+                                   : zext(part("ld_u_q", uw, p, uw - p), uw - p, ab));
 
   // Read addressing from the window start c0 = channel of lane 0.
   m.section("Read side: bank j serves the u = j (mod " + std::to_string(P) + ") of the window");
@@ -427,10 +439,10 @@ Module build_lane(const CoreConfig& c) {
   const int pw = xw + sw;
   const int aw = c.acc_bits();
   const int rw = c.rshift_bits();
-  const int ew = aw + 1;         // {acc, 0}: the shifter also brings out bit R-1
-  const int nw = yw + 1;         // the floor quotient saturated to nw signed bits
-  const int rl = (rw + 1) / 2;   // R bits of the first shifter half (when split)
-  const int gs = 8;              // sticky / fits OR trees: bits per group of the first half
+  const int ew = aw + 1;        // {acc, 0}: the shifter also brings out bit R-1
+  const int nw = yw + 1;        // the floor quotient saturated to nw signed bits
+  const int rl = (rw + 1) / 2;  // R bits of the first shifter half (when split)
+  const int gs = 8;             // sticky / fits OR trees: bits per group of the first half
   const std::string r_lo = part("shift_i", rw, 0, rl);
   const std::string r_hi = part("shift_i", rw, rl, rw - rl);
   std::string stages;
@@ -442,17 +454,20 @@ Module build_lane(const CoreConfig& c) {
   } else {
     stages += c.pipe_shift() ? "[>>> R] " : "[>>> R ";
   }
-  if (!c.pipe_shift()) stages += "round clamp]";
-  else if (!c.pipe_round()) stages += "[round clamp]";
-  else stages += c.pipe_sat() ? "[saturate +1?] [compare] [clamp]" : "[round compare] [clamp]";
+  if (!c.pipe_shift())
+    stages += "round clamp]";
+  else if (!c.pipe_round())
+    stages += "[round clamp]";
+  else
+    stages += c.pipe_sat() ? "[saturate +1?] [compare] [clamp]" : "[round compare] [clamp]";
   Module m;
   m.name = c.name + "_lane";
   m.description = {
       "One lane: y = clamp(round((x * s + b) / 2^R), lo, hi), the normcore contract v" +
           std::to_string(kContractVersion) + ".",
       std::string("x: ") + std::to_string(xw) + "-bit " + (a.x_signed ? "signed" : "unsigned") +
-          ", s: " + std::to_string(sw) + "-bit, b: " + std::to_string(bw) + "-bit, acc: " +
-          std::to_string(aw) + "-bit, y: " + std::to_string(yw) + "-bit " +
+          ", s: " + std::to_string(sw) + "-bit, b: " + std::to_string(bw) +
+          "-bit, acc: " + std::to_string(aw) + "-bit, y: " + std::to_string(yw) + "-bit " +
           (a.y_signed ? "signed" : "unsigned") + ".",
       "Rounding without a wide adder: q = acc >>> R (floor), h = bit R-1 of acc, t = any bit",
       "below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or",
@@ -468,8 +483,9 @@ Module build_lane(const CoreConfig& c) {
   m.in("shift_i", rw, "R, 0.." + std::to_string(aw) + " (job constant)");
   m.in("smask_i", aw, "2^(R-1) - 1 (0 when R = 0): the bits below the half bit");
   if (nw < aw) {
-    m.in("omask_i", aw - 1, "bits >= R + " + std::to_string(nw - 1) +
-                                 ": must equal the sign for the quotient to fit " + std::to_string(nw) + " bits");
+    m.in("omask_i", aw - 1,
+         "bits >= R + " + std::to_string(nw - 1) +
+             ": must equal the sign for the quotient to fit " + std::to_string(nw) + " bits");
   }
   m.in("round_i", 2, "0 floor, 1 half_up, 2 half_even, 3 half_away");
   m.in("lo_i", yw, "min(lo, hi)");
@@ -528,7 +544,8 @@ Module build_lane(const CoreConfig& c) {
   const std::string sgn = bit("acc_q", aw, aw - 1);
   auto fit_term = [&](int lo, int n) {
     const std::string sx = n == 1 ? sgn : "{" + std::to_string(n) + "{" + sgn + "}}";
-    return "~|(" + part("omask_i", aw - 1, lo, n) + " & (" + part("acc_q", aw, lo, n) + " ^ " + sx + "))";
+    return "~|(" + part("omask_i", aw - 1, lo, n) + " & (" + part("acc_q", aw, lo, n) + " ^ " + sx +
+           "))";
   };
   std::string z, sticky, fits;
   if (c.pipe_shift2()) {
@@ -606,7 +623,8 @@ Module build_lane(const CoreConfig& c) {
   }
   m.section("Clamp decisions beside the +1: rq = qn + inc against lo (= min(lo, hi)) and hi by");
   m.section("comparing qn with lo or lo - 1 and hi or hi + 1 (per-job constants), chosen by inc;");
-  m.section("signed " + std::to_string(nw + 1) + "-bit values compared unsigned with the top bit flipped");
+  m.section("signed " + std::to_string(nw + 1) +
+            "-bit values compared unsigned with the top bit flipped");
   m.wire("qn_u", nw + 1, "qn, sign-extended, top bit flipped");
   m.assign("qn_u", "{~" + bit(qn, nw, nw - 1) + ", " + qn + "}");
   m.wire("rq", yw, "qn + inc, low bits: the result when inside [lo, hi]");
@@ -654,15 +672,16 @@ Module build_fifo(const CoreConfig& c) {
   m.reg("rptr_q", pt);
   m.reg("cnt_q", cn);
   const std::string last = lit(pt, static_cast<unsigned long long>(d - 1));
-  m.always_ff({if_("!rst_ni",
-                   {assign("wptr_q", lit(pt, 0)), assign("rptr_q", lit(pt, 0)),
-                    assign("cnt_q", lit(cn, 0))},
-                   {if_("wr_i", {assign("wptr_q", "(wptr_q == " + last + ") ? " + lit(pt, 0) +
-                                                      " : wptr_q + " + lit(pt, 1))}),
-                    if_("rd_i", {assign("rptr_q", "(rptr_q == " + last + ") ? " + lit(pt, 0) +
-                                                      " : rptr_q + " + lit(pt, 1))}),
-                    assign("cnt_q", "cnt_q + " + zext("wr_i", 1, cn) + " - " + zext("rd_i", 1, cn))}),
-               if_("wr_i", {assign("mem_q[wptr_q]", "wdata_i")})});
+  m.always_ff(
+      {if_("!rst_ni",
+           {assign("wptr_q", lit(pt, 0)), assign("rptr_q", lit(pt, 0)),
+            assign("cnt_q", lit(cn, 0))},
+           {if_("wr_i", {assign("wptr_q", "(wptr_q == " + last + ") ? " + lit(pt, 0) +
+                                              " : wptr_q + " + lit(pt, 1))}),
+            if_("rd_i", {assign("rptr_q", "(rptr_q == " + last + ") ? " + lit(pt, 0) +
+                                              " : rptr_q + " + lit(pt, 1))}),
+            assign("cnt_q", "cnt_q + " + zext("wr_i", 1, cn) + " - " + zext("rd_i", 1, cn))}),
+       if_("wr_i", {assign("mem_q[wptr_q]", "wdata_i")})});
   m.assign("rdata_o", "mem_q[rptr_q]");
   m.assign("valid_o", "cnt_q != " + lit(cn, 0));
   return m;
@@ -690,7 +709,8 @@ Module build_top(const CoreConfig& c) {
       "Job: hold cfg_* and pulse start_i while ready_o; load parameters on prm_*; then",
       "stream N*C*HW elements on s_axis (lane 0 in the low bits, tlast on the final beat,",
       "tkeep one bit per element/lane, only the final beat may be partial).",
-      "Latency " + std::to_string(c.latency()) + " cycles; one beat per cycle under any back-pressure."};
+      "Latency " + std::to_string(c.latency()) +
+          " cycles; one beat per cycle under any back-pressure."};
   m.in("clk_i", 1);
   m.in("rst_ni", 1, "synchronous, active low");
   m.in("cfg_channels_i", cw, "C, 1.." + std::to_string(c.max_channels));
@@ -749,7 +769,8 @@ Module build_top(const CoreConfig& c) {
   m.assign("ready_o", "ready_q");
   m.assign("start_fire", "start_i & ready_q");
   std::string ok = "(cfg_channels_i != " + lit(cw, 0) + ") & (cfg_inner_i != " + lit(hw, 0) + ")";
-  if (c.max_channels != (1LL << cw) - 1) ok += " & (cfg_channels_i <= " + lit(cw, c.max_channels) + ")";
+  if (c.max_channels != (1LL << cw) - 1)
+    ok += " & (cfg_channels_i <= " + lit(cw, c.max_channels) + ")";
   if (aw != (1 << rw) - 1) ok += " & (cfg_shift_i <= " + lit(rw, aw) + ")";
   m.assign("cfg_ok", ok);
   m.reg("ok_q", 1, "cfg_ok, latched with the configuration and acted on in the check cycle");
@@ -768,10 +789,13 @@ Module build_top(const CoreConfig& c) {
           {if_("st_q == 2'd3", {assign("st_d", "ok_q ? 2'd1 : 2'd0"), assign("err_d", "~ok_q")},
                {if_("reb_q", {assign("st_d", "2'd2")})})}),
   });
-  Block latch{assign("ok_q", "cfg_ok"), assign("ch_q", "cfg_channels_i"),
+  Block latch{assign("ok_q", "cfg_ok"),
+              assign("ch_q", "cfg_channels_i"),
               assign("stride_q", "cfg_layout_i ? " + lit(hw, 1) + " : cfg_inner_i"),
-              assign("shift_q", "cfg_shift_i"), assign("round_q", "cfg_round_i"),
-              assign("lo_q", "cfg_lo_i"), assign("hi_q", "cfg_hi_i")};
+              assign("shift_q", "cfg_shift_i"),
+              assign("round_q", "cfg_round_i"),
+              assign("lo_q", "cfg_lo_i"),
+              assign("hi_q", "cfg_hi_i")};
   if (hw > nb) {
     m.reg("s_big_q", 1, "S >= 2^" + std::to_string(nb) + " (u_step compares only the low bits)");
     latch.push_back(assign("s_big_q", "~cfg_layout_i & (" + part("cfg_inner_i", hw, nb, hw - nb) +
@@ -781,17 +805,20 @@ Module build_top(const CoreConfig& c) {
   latch.push_back(assign("chm1_q", "cfg_channels_i - " + lit(cw, 1)));
   const int ml0 = c.chan_low_bits();
   m.reg("sm1_q", ml0, "S - 1, low bits (the walker's r < L)");
-  latch.push_back(assign("sm1_q", "cfg_layout_i ? " + lit(ml0, 0) + " : " + part("cfg_inner_i", hw, 0, ml0) +
-                                      " - " + lit(ml0, 1)));
+  latch.push_back(assign("sm1_q", "cfg_layout_i ? " + lit(ml0, 0) + " : " +
+                                      part("cfg_inner_i", hw, 0, ml0) + " - " + lit(ml0, 1)));
   m.reg("ge0_q", 1, "L >= S: u_step's first compare");
   // L >= S without a wide compare: S < 2^nb (its high bits 0) and the low bits <= L.
   std::string ge0;
   if (hw <= nb) {
-    ge0 = L >= (1LL << hw) - 1 ? std::string("1'b1") : "cfg_layout_i | (cfg_inner_i <= " + lit(hw, L) + ")";
+    ge0 = L >= (1LL << hw) - 1 ? std::string("1'b1")
+                               : "cfg_layout_i | (cfg_inner_i <= " + lit(hw, L) + ")";
   } else {
-    const std::string lo_le = L == (1LL << nb) - 1 ? std::string("1'b1")
-                                                   : "(" + part("cfg_inner_i", hw, 0, nb) + " <= " + lit(nb, L) + ")";
-    ge0 = "cfg_layout_i | ((" + part("cfg_inner_i", hw, nb, hw - nb) + " == " + lit(hw - nb, 0) + ") & " + lo_le + ")";
+    const std::string lo_le =
+        L == (1LL << nb) - 1 ? std::string("1'b1")
+                             : "(" + part("cfg_inner_i", hw, 0, nb) + " <= " + lit(nb, L) + ")";
+    ge0 = "cfg_layout_i | ((" + part("cfg_inner_i", hw, nb, hw - nb) + " == " + lit(hw - nb, 0) +
+          ") & " + lo_le + ")";
   }
   latch.push_back(assign("ge0_q", ge0));
   m.always_ff({if_("!rst_ni",
@@ -806,7 +833,9 @@ Module build_top(const CoreConfig& c) {
   m.assign("configured_o", "st_q == 2'd2");
   m.assign("cfg_error_o", "err_q");
 
-  m.section("Per-job lane constants, registered from the latched configuration (valid long before the first beat)");
+  m.section(
+      "Per-job lane constants, registered from the latched configuration (valid long before the "
+      "first beat)");
   m.reg("smask_n_q", rw + 1, std::to_string(aw + 1) + " - R");
   m.reg("smask_q", aw, "2^(R-1) - 1, 0 when R = 0: the bits below the half bit");
   const int nw = yw + 1;
@@ -814,7 +843,8 @@ Module build_top(const CoreConfig& c) {
   if (nw < aw) {
     const int onw = bits_for(aw + nw - 1);
     m.reg("omask_n_q", onw, "R + " + std::to_string(nw - 1));
-    m.reg("omask_q", aw - 1, "bits >= R + " + std::to_string(nw - 1) + ": the lanes' saturation test");
+    m.reg("omask_q", aw - 1,
+          "bits >= R + " + std::to_string(nw - 1) + ": the lanes' saturation test");
     omask.push_back(assign("omask_n_q", zext("shift_q", rw, onw) + " + " + lit(onw, nw - 1)));
     omask.push_back(assign("omask_q", "{" + std::to_string(aw - 1) + "{1'b1}} << omask_n_q"));
   }
@@ -825,15 +855,20 @@ Module build_top(const CoreConfig& c) {
   m.assign("hi_cmp", "hi_q");
   // All ones >> (aw + 1 - R), in two register steps (R = 0 shifts everything out).
   const int xw2 = yw + 2;
-  const auto ext = [&](const std::string& v) { return a.y_signed ? sext(v, yw, xw2) : zext(v, yw, xw2); };
-  m.reg("lox_q", xw2, "lo (min(lo, hi)), " + std::to_string(xw2) + "-bit signed: the lanes' compares");
+  const auto ext = [&](const std::string& v) {
+    return a.y_signed ? sext(v, yw, xw2) : zext(v, yw, xw2);
+  };
+  m.reg("lox_q", xw2,
+        "lo (min(lo, hi)), " + std::to_string(xw2) + "-bit signed: the lanes' compares");
   m.reg("lom1_q", xw2, "lo - 1");
   m.reg("hix_q", xw2, "hi");
   m.reg("hip1_q", xw2, "hi + 1");
   // Offset binary (top bit flipped): the lanes compare signed values with unsigned compares.
   const std::string flip = " ^ {1'b1, " + lit(xw2 - 1, 0) + "}";
-  m.always_ff({assign("lox_q", ext("loe_q") + flip), assign("lom1_q", "(" + ext("loe_q") + " - " + lit(xw2, 1) + ")" + flip),
-               assign("hix_q", ext("hi_q") + flip), assign("hip1_q", "(" + ext("hi_q") + " + " + lit(xw2, 1) + ")" + flip)});
+  m.always_ff({assign("lox_q", ext("loe_q") + flip),
+               assign("lom1_q", "(" + ext("loe_q") + " - " + lit(xw2, 1) + ")" + flip),
+               assign("hix_q", ext("hi_q") + flip),
+               assign("hip1_q", "(" + ext("hi_q") + " + " + lit(xw2, 1) + ")" + flip)});
   m.always_ff({assign("smask_n_q", lit(rw + 1, aw + 1) + " - " + zext("shift_q", rw, rw + 1)),
                assign("smask_q", "{" + std::to_string(aw) + "{1'b1}} >> smask_n_q"),
                assign("loe_q", "(lo_cmp > hi_cmp) ? hi_q : lo_q")});
@@ -846,12 +881,16 @@ Module build_top(const CoreConfig& c) {
   m.wire("lstep_r", ml, "L mod S");
   m.wire("lstep_c", cw, "(L div S) mod C");
   std::vector<std::pair<std::string, std::string>> step_conns = {
-      {"clk_i", "clk_i"}, {"rst_ni", "rst_ni"}, {"start_i", "st_q == 2'd3"},
+      {"clk_i", "clk_i"},
+      {"rst_ni", "rst_ni"},
+      {"start_i", "st_q == 2'd3"},
       {"stride_i", part("stride_q", hw, 0, std::min(hw, nb))}};
   if (hw > nb) step_conns.push_back({"s_big_i", "s_big_q"});
-  for (const auto& pc : std::vector<std::pair<std::string, std::string>>{
-           {"chm1_i", "chm1_q"}, {"ge0_i", "ge0_q"}, {"done_o", "step_done"},
-           {"rem_o", "lstep_r"}, {"quo_o", "lstep_c"}}) {
+  for (const auto& pc : std::vector<std::pair<std::string, std::string>>{{"chm1_i", "chm1_q"},
+                                                                         {"ge0_i", "ge0_q"},
+                                                                         {"done_o", "step_done"},
+                                                                         {"rem_o", "lstep_r"},
+                                                                         {"quo_o", "lstep_c"}}) {
     step_conns.push_back(pc);
   }
   m.instance(Instance{c.name + "_step", "u_step", std::move(step_conns), {}});
@@ -864,17 +903,19 @@ Module build_top(const CoreConfig& c) {
       nchw = k >= (1LL << hw) - 1 ? std::string("1'b1") : "(stride_q <= " + lit(hw, k) + ")";
     } else {
       nchw = "(" + part("stride_q", hw, kb, hw - kb) + " == " + lit(hw - kb, 0) + ")";
-      if (k != (1LL << kb) - 1) nchw += " & (" + part("stride_q", hw, 0, kb) + " <= " + lit(kb, k) + ")";
+      if (k != (1LL << kb) - 1)
+        nchw += " & (" + part("stride_q", hw, 0, kb) + " <= " + lit(kb, k) + ")";
     }
     return nchw;  // stride_q is already 1 for nhwc
   };
   m.reg("remw_q", W, "S - L");
   m.reg("t2_q", nb + 1, "2L - S when S < 2L, else 0");
   m.reg("remw1_q", W - nb - 1, "(S - L) high part + 1");
-  Block pos_consts{assign("remw_q", zext("stride_q", hw, W) + " - " + lit(W, L)),
-                   assign("t2_q", "(" + s_le(2LL * L - 1) + ") ? " + lit(nb + 1, 2ULL * L) + " - " +
-                                      fit("stride_q", hw, nb + 1) + " : " + lit(nb + 1, 0)),
-                   assign("remw1_q", part("remw_q", W, nb + 1, W - nb - 1) + " + " + lit(W - nb - 1, 1))};
+  Block pos_consts{
+      assign("remw_q", zext("stride_q", hw, W) + " - " + lit(W, L)),
+      assign("t2_q", "(" + s_le(2LL * L - 1) + ") ? " + lit(nb + 1, 2ULL * L) + " - " +
+                         fit("stride_q", hw, nb + 1) + " : " + lit(nb + 1, 0)),
+      assign("remw1_q", part("remw_q", W, nb + 1, W - nb - 1) + " + " + lit(W - nb - 1, 1))};
   if (L > 1) {
     m.reg("small_q", 1, "S < L: every lane tracks its offset");
     pos_consts.push_back(assign("small_q", s_le(L - 1)));
@@ -894,8 +935,8 @@ Module build_top(const CoreConfig& c) {
   }
   m.always_ff({if_("st_q == 2'd3", std::move(walk_reset), std::move(walk_step)),
                assign("wsave_q", L == 1 ? std::string("st_q == 2'd3")
-                                        : "(st_q == 2'd3) ? " + lit(L, 1) + " : {" + part("wsave_q", L, 0, L - 1) +
-                                              ", 1'b0}")});
+                                        : "(st_q == 2'd3) ? " + lit(L, 1) + " : {" +
+                                              part("wsave_q", L, 0, L - 1) + ", 1'b0}")});
   // Beat constants, registers (valid the cycle after u_step is done). S >= L: c0 moves by 0 or 1
   // channel (rem decides); S < L: by k_c = (L div S) mod C plus the carry of lane 0.
   m.reg("kc0_q", cw, "c0 step without a carry");
@@ -921,24 +962,34 @@ Module build_top(const CoreConfig& c) {
   kff.push_back(assign("kw1_q", zext("kcs", cw, cw + 1) + " - " + zext("chm1_q", cw, cw + 1)));
   m.always_ff(std::move(kff));
   m.wire("in_fire", 1);
-  m.wire("pos_restart", 1, "a beat taken now restores the packet start (no in_fire: fewer loads on it)");
+  m.wire("pos_restart", 1,
+         "a beat taken now restores the packet start (no in_fire: fewer loads on it)");
   m.assign("pos_restart", "s_axis_tlast & (st_q == 2'd2)");
   m.wire("pos_c0", cw);
   std::vector<std::pair<std::string, std::string>> cc = {
       {"clk_i", "clk_i"}, {"en_i", "in_fire | reb_q"}, {"ld_i", "pos_restart | reb_q"}};
   if (L > 1) {
     m.wire("pos_d", (L - 1) * p);
-    for (const auto& pc : std::vector<std::pair<std::string, std::string>>{
-             {"small_i", "small_q"}, {"sv_i", part("wsave_q", L, 1, L - 1)}, {"wr_i", "wr_q"},
-             {"wd_i", "wd_q"}, {"kr_i", "kr_q"}, {"sk_i", "sk_q"}}) {
+    for (const auto& pc :
+         std::vector<std::pair<std::string, std::string>>{{"small_i", "small_q"},
+                                                          {"sv_i", part("wsave_q", L, 1, L - 1)},
+                                                          {"wr_i", "wr_q"},
+                                                          {"wd_i", "wd_q"},
+                                                          {"kr_i", "kr_q"},
+                                                          {"sk_i", "sk_q"}}) {
       cc.push_back(pc);
     }
   }
-  for (const auto& pc : std::vector<std::pair<std::string, std::string>>{
-           {"stride_i", "stride_q"}, {"sle_i", "ge0_q"}, {"t2_i", "t2_q"},
-           {"remw_i", "remw_q"}, {"remw1_i", "remw1_q"},
-           {"kc0_i", "kc0_q"}, {"kc1_i", "kc1_q"}, {"kw0_i", "kw0_q"}, {"kw1_i", "kw1_q"},
-           {"c0_o", "pos_c0"}}) {
+  for (const auto& pc : std::vector<std::pair<std::string, std::string>>{{"stride_i", "stride_q"},
+                                                                         {"sle_i", "ge0_q"},
+                                                                         {"t2_i", "t2_q"},
+                                                                         {"remw_i", "remw_q"},
+                                                                         {"remw1_i", "remw1_q"},
+                                                                         {"kc0_i", "kc0_q"},
+                                                                         {"kc1_i", "kc1_q"},
+                                                                         {"kw0_i", "kw0_q"},
+                                                                         {"kw1_i", "kw1_q"},
+                                                                         {"c0_o", "pos_c0"}}) {
     cc.push_back(pc);
   }
   if (L > 1) cc.push_back({"d_o", "pos_d"});
@@ -978,12 +1029,16 @@ Module build_top(const CoreConfig& c) {
   // occ_d < d without waiting for occ_d: a beat is only taken while occ_q < d, so a delivered
   // beat always leaves room, and otherwise it is occ_q + in_fire < d.
   m.wire("room", 1, "occ_d < " + std::to_string(d));
-  m.assign("room", "out_fire | (in_fire ? (occ_q < " + lit(on, d - 1) + ") : (occ_q < " + lit(on, d) + "))");
-  m.always_ff({if_("!rst_ni", {assign("occ_q", lit(on, 0)), assign("tready_q", "1'b0"), assign("ready_q", "1'b0")},
-                   {assign("occ_q", "occ_d"),
-                    assign("tready_q", "(st_d == 2'd2) & room & ~ld_busy & ~(prm_valid_i & prm_ready_o)"),
-                    assign("ready_q", "~st_q[0] & (occ_q == " + lit(on, 0) +
-                                          ") & ~ld_busy & ~in_fire & ~(prm_valid_i & prm_ready_o) & ~start_fire")})});
+  m.assign("room", "out_fire | (in_fire ? (occ_q < " + lit(on, d - 1) + ") : (occ_q < " +
+                       lit(on, d) + "))");
+  m.always_ff(
+      {if_("!rst_ni",
+           {assign("occ_q", lit(on, 0)), assign("tready_q", "1'b0"), assign("ready_q", "1'b0")},
+           {assign("occ_q", "occ_d"),
+            assign("tready_q", "(st_d == 2'd2) & room & ~ld_busy & ~(prm_valid_i & prm_ready_o)"),
+            assign("ready_q",
+                   "~st_q[0] & (occ_q == " + lit(on, 0) +
+                       ") & ~ld_busy & ~in_fire & ~(prm_valid_i & prm_ready_o) & ~start_fire")})});
   m.assign("s_axis_tready", "tready_q");
 
   m.section("Stage 1: input beat registered alongside the table read");
@@ -997,8 +1052,10 @@ Module build_top(const CoreConfig& c) {
     m.reg(idx("last", k) + "_q", 1);
     vff_reset.push_back(assign(idx("v", k) + "_q", "1'b0"));
     vff_run.push_back(assign(idx("v", k) + "_q", k == 1 ? "in_fire" : idx("v", k - 1) + "_q"));
-    side.push_back(assign(idx("keep", k) + "_q", k == 1 ? "s_axis_tkeep" : idx("keep", k - 1) + "_q"));
-    side.push_back(assign(idx("last", k) + "_q", k == 1 ? "s_axis_tlast" : idx("last", k - 1) + "_q"));
+    side.push_back(
+        assign(idx("keep", k) + "_q", k == 1 ? "s_axis_tkeep" : idx("keep", k - 1) + "_q"));
+    side.push_back(
+        assign(idx("last", k) + "_q", k == 1 ? "s_axis_tlast" : idx("last", k - 1) + "_q"));
   }
   Block vff{if_("!rst_ni", std::move(vff_reset), std::move(vff_run))};
   for (auto& s : side) vff.push_back(std::move(s));

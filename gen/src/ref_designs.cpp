@@ -20,7 +20,9 @@ using v::part;
 using v::sext;
 using v::zext;
 
-std::string idx(const std::string& base, int i) { return base + "_" + std::to_string(i); }
+std::string idx(const std::string& base, int i) {
+  return base + "_" + std::to_string(i);
+}
 
 // Concatenation of per-lane nets name_<L-1> .. name_0 (lane 0 in the low bits).
 std::string lane_cat(const std::string& base, int lanes) {
@@ -36,10 +38,11 @@ Module build_mac(const CoreConfig& c) {
   const int pw = xw + sw;
   Module m;
   m.name = c.name + "_mac";
-  m.description = {"Bare MAC lane (reference): p = a * b + c with a, b, c registered and p registered.",
-                   "Same widths as the core's multiply-add: a " + std::to_string(xw) + " bits, b " +
-                       std::to_string(sw) + ", c " + std::to_string(bw) + ", p " +
-                       std::to_string(aw) + " (signed)."};
+  m.description = {
+      "Bare MAC lane (reference): p = a * b + c with a, b, c registered and p registered.",
+      "Same widths as the core's multiply-add: a " + std::to_string(xw) + " bits, b " +
+          std::to_string(sw) + ", c " + std::to_string(bw) + ", p " + std::to_string(aw) +
+          " (signed)."};
   m.in("clk_i", 1);
   m.in("a_i", xw);
   m.in("b_i", sw);
@@ -67,7 +70,7 @@ Module build_bare_top(const CoreConfig& c) {
   Module m;
   m.name = ref_top_name(c, RefDesign::bare_mac);
   m.description = {"Reference: " + std::to_string(L) +
-                       " bare MAC lanes (the DSP limit of the core's multiply-add). Latency 2."};
+                   " bare MAC lanes (the DSP limit of the core's multiply-add). Latency 2."};
   m.in("clk_i", 1);
   m.in("x_i", L * xw, "lane 0 in the low bits");
   m.in("s_i", L * sw);
@@ -89,8 +92,12 @@ Module build_bare_top(const CoreConfig& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
-int ref_depth(const CoreConfig& c) { return (c.max_channels + c.lanes - 1) / c.lanes; }
-int ref_addr_bits(const CoreConfig& c) { return clog2(std::max(ref_depth(c), 2)); }
+int ref_depth(const CoreConfig& c) {
+  return (c.max_channels + c.lanes - 1) / c.lanes;
+}
+int ref_addr_bits(const CoreConfig& c) {
+  return clog2(std::max(ref_depth(c), 2));
+}
 
 Module build_dram(const CoreConfig& c) {
   const auto w = decomposed_widths(c);
@@ -98,8 +105,8 @@ Module build_dram(const CoreConfig& c) {
   const int ab = ref_addr_bits(c);
   Module m;
   m.name = c.name + "_dram";
-  m.description = {"Decomposed reference: one lane's parameter RAM, " + std::to_string(ref_depth(c)) +
-                       " words of {beta, gamma, inv_std, mean},",
+  m.description = {"Decomposed reference: one lane's parameter RAM, " +
+                       std::to_string(ref_depth(c)) + " words of {beta, gamma, inv_std, mean},",
                    "one write port, one read port with a registered output (block RAM)."};
   m.in("clk_i", 1);
   m.in("we_i", 1);
@@ -109,8 +116,8 @@ Module build_dram(const CoreConfig& c) {
   m.out("rdata_o", pw);
   m.memory("mem_q", pw, ref_depth(c));
   m.reg("rdata_q", pw);
-  m.always_ff({if_("we_i", {assign("mem_q[waddr_i]", "wdata_i")}),
-               assign("rdata_q", "mem_q[raddr_i]")});
+  m.always_ff(
+      {if_("we_i", {assign("mem_q[waddr_i]", "wdata_i")}), assign("rdata_q", "mem_q[raddr_i]")});
   m.assign("rdata_o", "rdata_q");
   return m;
 }
@@ -133,13 +140,13 @@ Module build_dlane(const CoreConfig& c) {
   const int xw = a.xw, bw = a.bw, yw = a.yw;
   Module m;
   m.name = c.name + "_dlane";
-  m.description = {
-      "Decomposed BN lane (reference), the fixed-point form of a framework lowering:",
-      "  d = x * 2^" + std::to_string(w.f) + " - mean        (" + std::to_string(w.dw) + " bits, exact)",
-      "  t = sat(round(d * inv_std / 2^k1))  (" + std::to_string(w.tw) + " bits)",
-      "  a = t * gamma + beta        (" + std::to_string(w.aw) + " bits, exact)",
-      "  y = clamp(round(a / 2^R), lo, hi)   (round half up)",
-      "Six registered stages (d, d*inv_std, t, t*gamma, +beta, y); two multipliers."};
+  m.description = {"Decomposed BN lane (reference), the fixed-point form of a framework lowering:",
+                   "  d = x * 2^" + std::to_string(w.f) + " - mean        (" +
+                       std::to_string(w.dw) + " bits, exact)",
+                   "  t = sat(round(d * inv_std / 2^k1))  (" + std::to_string(w.tw) + " bits)",
+                   "  a = t * gamma + beta        (" + std::to_string(w.aw) + " bits, exact)",
+                   "  y = clamp(round(a / 2^R), lo, hi)   (round half up)",
+                   "Six registered stages (d, d*inv_std, t, t*gamma, +beta, y); two multipliers."};
   m.in("clk_i", 1);
   m.in("x_i", xw);
   m.in("mean_i", w.mw, "signed, units of 2^-" + std::to_string(w.f) + " of x");
@@ -168,11 +175,10 @@ Module build_dlane(const CoreConfig& c) {
   m.reg("beta2_q", bw);
   m.reg("beta3_q", bw);
   m.reg("beta4_q", bw);
-  m.always_ff({assign("d_q", "x_e - mean_e"), assign("istd1_q", "istd_i"),
-               assign("gamma1_q", "gamma_i"), assign("gamma2_q", "gamma1_q"),
-               assign("gamma3_q", "gamma2_q"), assign("beta1_q", "beta_i"),
-               assign("beta2_q", "beta1_q"), assign("beta3_q", "beta2_q"),
-               assign("beta4_q", "beta3_q")});
+  m.always_ff(
+      {assign("d_q", "x_e - mean_e"), assign("istd1_q", "istd_i"), assign("gamma1_q", "gamma_i"),
+       assign("gamma2_q", "gamma1_q"), assign("gamma3_q", "gamma2_q"), assign("beta1_q", "beta_i"),
+       assign("beta2_q", "beta1_q"), assign("beta3_q", "beta2_q"), assign("beta4_q", "beta3_q")});
 
   m.section("Stage 2: p = d * inv_std (multiplier 1)");
   const int pw = w.dw + w.iw;
@@ -278,9 +284,8 @@ Module build_decomposed_top(const CoreConfig& c) {
   m.wire("grp_nx", db);
   m.assign("grp_nx", zext("rd_addr", ab, db) + " + " + lit(db, 1));
   m.always_ff({if_("!rst_ni", {assign("grp_q", lit(ab, 0))},
-                   {if_("s_valid_i",
-                        {assign("grp_q", "(grp_nx >= cfg_groups_i) ? " + lit(ab, 0) + " : " +
-                                             part("grp_nx", db, 0, ab))})})});
+                   {if_("s_valid_i", {assign("grp_q", "(grp_nx >= cfg_groups_i) ? " + lit(ab, 0) +
+                                                          " : " + part("grp_nx", db, 0, ab))})})});
 
   m.section("Per-lane parameter RAMs");
   m.wire("prm_word", pw);
@@ -337,7 +342,9 @@ Module build_decomposed_top(const CoreConfig& c) {
 
 }  // namespace
 
-std::string to_string(RefDesign d) { return d == RefDesign::bare_mac ? "bare-mac" : "decomposed"; }
+std::string to_string(RefDesign d) {
+  return d == RefDesign::bare_mac ? "bare-mac" : "decomposed";
+}
 
 std::string ref_top_name(const CoreConfig& cfg, RefDesign d) {
   return cfg.name + (d == RefDesign::bare_mac ? "_bare_mac" : "_decomposed");
@@ -386,7 +393,9 @@ std::vector<GeneratedFile> render_ref(const CoreConfig& cfg, RefDesign d) {
   const Module& top = modules.back();
   nlohmann::json ports = nlohmann::json::array();
   for (const auto& p : top.ports) {
-    ports.push_back({{"name", p.name}, {"dir", p.output ? "output" : "input"}, {"width", p.width},
+    ports.push_back({{"name", p.name},
+                     {"dir", p.output ? "output" : "input"},
+                     {"width", p.width},
                      {"comment", p.comment}});
   }
   nlohmann::json man{{"generator", "normcore-gen"},
@@ -401,8 +410,14 @@ std::vector<GeneratedFile> render_ref(const CoreConfig& cfg, RefDesign d) {
                      {"ports", ports}};
   if (d == RefDesign::decomposed) {
     const auto w = decomposed_widths(cfg);
-    man["widths"] = {{"mean", w.mw}, {"mean_frac", w.f}, {"diff", w.dw}, {"inv_std", w.iw},
-                     {"t", w.tw},    {"gamma", w.gw},    {"acc", w.aw},  {"beta", cfg.arith.bw},
+    man["widths"] = {{"mean", w.mw},
+                     {"mean_frac", w.f},
+                     {"diff", w.dw},
+                     {"inv_std", w.iw},
+                     {"t", w.tw},
+                     {"gamma", w.gw},
+                     {"acc", w.aw},
+                     {"beta", cfg.arith.bw},
                      {"param_word", w.param_bits(cfg.arith.bw)}};
   }
   out.push_back({"filelist.f", filelist});

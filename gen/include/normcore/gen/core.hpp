@@ -2,10 +2,9 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "normcore/gen/config.hpp"
 #include "normcore/gen/ir.hpp"
@@ -16,7 +15,7 @@ namespace normcore::gen {
 std::vector<Module> build_core(const CoreConfig& cfg);
 
 struct GeneratedFile {
-  std::string name;     // file name, no directory
+  std::string name;  // file name, no directory
   std::string content;
 };
 
