@@ -45,7 +45,17 @@ CONFIGS = [
     # multiply (a 32-bit c leaves the add in LUTs + SB_CARRY): the DSP's own limit on iCE40.
     ("bare_mac_c16_l4", "bare-mac", 4, ["--shift-bits", "16"]),
     ("decomposed_l4", "decomposed", 4, []),
+    # The decomposed arithmetic inside the whole core (same table, position tracking, flow
+    # control, output buffer, round and clamp): the like-for-like whole-design comparison, at
+    # the default pipeline and for iCE40 (pipeline 7), next to core_l4 and core_l4_ice40.
+    ("dcore_l4", "decomposed-core", 4, []),
+    ("dcore_l4_ice40", "decomposed-core", 4, ["--target", "ice40"]),
 ]
+# Core id -> the decomposed-core measured with the same options.
+DCORE_OF = {"core_l4": "dcore_l4", "core_l4_ice40": "dcore_l4_ice40"}
+# Area-only designs: no place and route (the decomposed cores take ~110 s per nextpnr seed, which
+# would push the default run past its 15-minute budget; their fmax is not a target).
+NO_PNR = {"dcore_l4", "dcore_l4_ice40"}
 # Not in the default run (time budget: the default run must stay under 15 minutes); measured
 # with --only, e.g. --only core_l4,core_l4_p5,core_l4_p6,core_l4_ice40,core_l4_p8,bare_mac_l4.
 EXTRA_CONFIGS = [
@@ -245,6 +255,9 @@ def prepare(cid, design, lanes, extra, args):
                         "ff": count(t, "SB_DFF")}
         res["seconds"]["yosys_ice40"] = round(secs, 1)
         # The wrapped design for place and route (nextpnr runs later, all seeds in one pool).
+        if cid in NO_PNR:
+            res["pnr_skipped"] = "area reference: no place and route (time budget)"
+            return
         if res["ice40"]["lut4"] > UP5K_LCS:
             res["pnr_skipped"] = f"{res['ice40']['lut4']} LUT4 > {UP5K_LCS} logic cells of the UP5K"
             return
@@ -258,7 +271,8 @@ def prepare(cid, design, lanes, extra, args):
         res["_wrapped_json"] = str(wj)
 
     # One lane alone (the arithmetic the fold is about, without table, channel tracking, control).
-    lane_mod = {"core": f"p{cid}_lane", "decomposed": f"p{cid}_dlane", "bare-mac": f"p{cid}_mac"}.get(design)
+    lane_mod = {"core": f"p{cid}_lane", "decomposed-core": f"p{cid}_lane", "decomposed": f"p{cid}_dlane",
+                "bare-mac": f"p{cid}_mac"}.get(design)
 
     def lane():
         _, t, _ = yosys_stat(files, f"synth_ice40 -dsp -top {lane_mod}", wd, "ice40_lane")
@@ -284,11 +298,11 @@ def prepare(cid, design, lanes, extra, args):
         res["seconds"]["yosys_ecp5"] = round(secs, 1)
 
     # (relative cost, task): the pool starts the expensive ones first.
-    weight = {"core": 3 * lanes, "decomposed": 10}.get(design, 1)
+    weight = {"core": 3 * lanes, "decomposed-core": 4 * lanes, "decomposed": 10}.get(design, 1)
     tasks = [(4 * weight, ice40), (4 * weight, xilinx), (3 * weight, ecp5), (2 * weight, generic)]
     if lane_mod:
         tasks.append((1, lane))
-    if design == "core" and lanes == 4:
+    if design in ("core", "decomposed-core") and lanes == 4:
         tasks.append((weight, modules))
     return res, tasks
 
@@ -433,6 +447,19 @@ def write_docs(results, sim, args, elapsed, tools=None):
         a = c["ice40_lane"]["lut4"] + c["ice40_lane"]["mac16"]
         b = dec4["ice40_lane"]["lut4"] + dec4["ice40_lane"]["mac16"]
         ratios["lut_plus_dsp_lane_core_over_decomposed_ice40" + suffix] = round(a / b, 3) if b else None
+    # Like for like: the core against the decomposed-core generated with the same options.
+    for cid, did in DCORE_OF.items():
+        c, d = by.get(cid), by.get(did)
+        if not (c and d):
+            continue
+        for tgt, l, m in (("ice40", "lut4", "mac16"), ("xilinx", "lut", "dsp48e1"), ("ecp5", "lut4", "mult18")):
+            a, b = c[tgt][l] + c[tgt][m], d[tgt][l] + d[tgt][m]
+            ratios[f"lut_plus_dsp_{cid}_over_{did}_{tgt}"] = round(a / b, 3) if b else None
+            ratios[f"lut_plus_dsp_{cid}_{did}_{tgt}"] = {"core": a, "decomposed_core": b}
+        if "ice40_lane" in c and "ice40_lane" in d:
+            a = c["ice40_lane"]["lut4"] + c["ice40_lane"]["mac16"]
+            b = d["ice40_lane"]["lut4"] + d["ice40_lane"]["mac16"]
+            ratios[f"lut_plus_dsp_lane_{cid}_over_{did}_ice40"] = round(a / b, 3) if b else None
     ratios["dsp_per_lane_ice40"] = {r["id"]: round(r["ice40"]["mac16"] / r["lanes"], 2) for r in results
                                     if r["design"] != "trivial"}
     ratios["lut4_per_lane_ice40"] = {r["id"]: round(r["ice40"]["lut4"] / r["lanes"], 1) for r in results
@@ -498,6 +525,15 @@ def write_docs(results, sim, args, elapsed, tools=None):
         for tgt in ("ice40", "xilinx", "ecp5"):
             L.append(f"| LUT+DSP {cl} / decomposed ({tgt}, LANES 4) | "
                      f"{fmt(ratios.get('lut_plus_dsp_core_over_decomposed_l4_' + tgt + suffix))} | <= 0.5 |")
+    for cid, did in DCORE_OF.items():
+        if cid not in by or did not in by:
+            continue
+        cl = label(by[cid]) + (" (pipeline 3)" if not by[cid]["options"] else "")
+        for tgt in ("ice40", "xilinx", "ecp5"):
+            L.append(f"| LUT+DSP {cl} / {label(by[did])} ({tgt}, LANES 4; same features) | "
+                     f"{fmt(ratios.get(f'lut_plus_dsp_{cid}_over_{did}_{tgt}'))} | <= 0.5 |")
+        L.append(f"| LUT+DSP one lane of {cl} / one lane of {label(by[did])} (ice40) | "
+                 f"{fmt(ratios.get(f'lut_plus_dsp_lane_{cid}_over_{did}_ice40'))} | <= 0.5 (per lane) |")
     for cid in cores4:
         cl = label(by[cid]) + (" (pipeline 3)" if not by[cid]["options"] else "")
         suffix = "" if cid == "core_l4" else "_" + cid

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Reference designs of the PPA harness: every design, several configurations, must be
 # verilator --lint-only -Wall clean (zero warnings) and pass Yosys synth with no latches and
-# `check -assert`. Usage: ref_lint.sh <normcore-binary>
+# `check -assert`, and compile in Icarus. decomposed-core (the core with decomposed lanes) runs
+# configuration i at pipeline 3 + i (3..8). Usage: ref_lint.sh <normcore-binary>
 set -euo pipefail
 nc=$1
 work=$(mktemp -d)
@@ -15,11 +16,13 @@ configs=(
   "--lanes 8 --in-bits 8 --out-bits 4 --scale-bits 16 --shift-bits 32 --max-channels 1"
 )
 fail=0
-for design in bare-mac decomposed; do
+for design in bare-mac decomposed decomposed-core; do
   for i in "${!configs[@]}"; do
     d=$work/${design}_$i
+    extra=()
+    [ "$design" = decomposed-core ] && extra=(--pipeline $((3 + i)))
     # shellcheck disable=SC2086
-    "$nc" gen --design "$design" --name r$i ${configs[$i]} -o "$d" >/dev/null
+    "$nc" gen --design "$design" --name r$i ${configs[$i]} "${extra[@]}" -o "$d" >/dev/null
     top=$(sed -n 's/^ *"top": "\([^"]*\)".*/\1/p' "$d/manifest.json")
     mapfile -t files < <(sed "s|^|$d/|" "$d/filelist.f")
     if ! out=$(verilator --lint-only -Wall --top-module "$top" "${files[@]}" 2>&1) || [ -n "$out" ]; then
@@ -30,7 +33,10 @@ for design in bare-mac decomposed; do
         > "$work/yosys.log" 2>&1; then
       cat "$work/yosys.log"; echo "FAIL yosys: $design ${configs[$i]}"; fail=1; continue
     fi
-    echo "ok: $design ${configs[$i]} ($top)"
+    if ! out=$(iverilog -g2005 -o "$work/a.out" -s "$top" "${files[@]}" 2>&1) || [ -n "$out" ]; then
+      echo "$out"; echo "FAIL icarus: $design ${configs[$i]}"; fail=1; continue
+    fi
+    echo "ok: $design ${configs[$i]} ${extra[*]} ($top)"
   done
 done
 exit $fail

@@ -69,6 +69,55 @@ TEST(RefDesigns, DecomposedHasTwoMultipliersAndSeparateStages) {
   EXPECT_EQ(file(fs, "filelist.f").content, "r_dram.v\nr_dlane.v\nr_decomposed.v\n");
 }
 
+// decomposed-core: the core itself with the decomposed chain in the lanes, so whole-design
+// ratios compare like with like.
+TEST(RefDesigns, DecomposedCoreIsTheCoreWithTheChainInItsLanes) {
+  for (const std::string target : {"generic", "ice40"}) {
+    auto c = cfg_l(4);
+    c.target = target;
+    c.pipeline = CoreConfig::default_pipeline(target);
+    const auto ref = build_ref(c, RefDesign::decomposed_core);
+    const auto core = build_core(c);
+    ASSERT_EQ(ref.size(), core.size());
+    EXPECT_EQ(ref.back().name, "r_core");
+    EXPECT_EQ(ref_top_name(c, RefDesign::decomposed_core), "r_core");
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      ASSERT_EQ(ref[i].name, core[i].name);
+      const std::string rt = emit_module(ref[i], {}), ct = emit_module(core[i], {});
+      // The position tracking and the set-up divider are the core's, unchanged.
+      if (ref[i].name == "r_chan" || ref[i].name == "r_step") {
+        EXPECT_EQ(rt, ct) << ref[i].name;
+      } else {
+        EXPECT_NE(rt, ct) << ref[i].name;
+      }
+    }
+    const auto fs = render_ref(c, RefDesign::decomposed_core);
+    const std::string lane = file(fs, "r_lane.v").content;
+    EXPECT_EQ(count_of(lane, "_e * "), 2) << target;
+    EXPECT_NE(lane.find("d_q <= x_e - mean_e"), std::string::npos);
+    EXPECT_NE(lane.find("assign acc_d = {{1{prod[31]}}, prod} + {{1{beta3_q[31]}}, beta3_q};"),
+              std::string::npos);
+    // The core's output stage: shifter, sticky, clamp compares.
+    EXPECT_NE(lane.find("ext >>> "), std::string::npos);
+    EXPECT_NE(lane.find("lom1_i"), std::string::npos);
+    const std::string top = file(fs, "r_core.v").content;
+    for (const char* p : {"prm_mean_i", "prm_istd_i", "prm_gamma_i", "prm_beta_i", "cfg_k1_i"}) {
+      EXPECT_NE(top.find(p), std::string::npos) << p;
+    }
+    EXPECT_EQ(top.find("prm_scale_i"), std::string::npos);
+    EXPECT_EQ(count_of(top, "r_lane u_lane_"), 4);
+    const auto man = nlohmann::json::parse(file(fs, "manifest.json").content);
+    EXPECT_EQ(man["design"], "decomposed-core");
+    EXPECT_EQ(man["multipliers_per_lane"], 2);
+    EXPECT_EQ(man["latency"], c.latency() + kDecomposedExtraStages);
+    EXPECT_EQ(man["config"]["pipeline"], c.pipeline);
+    // The table word holds the four parameters.
+    const std::string bank = file(fs, "r_bank.v").content;
+    EXPECT_NE(bank.find("{beta, gamma, istd, mean}"), std::string::npos);
+    EXPECT_NE(bank.find("input  wire [78:0] wdata_i"), std::string::npos) << bank;
+  }
+}
+
 TEST(RefDesigns, OneLaneHasNoLaneSelect) {
   const auto fs = render_ref(cfg_l(1), RefDesign::decomposed);
   EXPECT_EQ(file(fs, "r_decomposed.v").content.find("prm_lane_i,\n"), std::string::npos);
@@ -83,7 +132,7 @@ TEST(RefDesigns, UnsignedInputWidensTheDifference) {
 }
 
 TEST(RefDesigns, DeterministicAndValidated) {
-  for (auto d : {RefDesign::bare_mac, RefDesign::decomposed}) {
+  for (auto d : {RefDesign::bare_mac, RefDesign::decomposed, RefDesign::decomposed_core}) {
     const auto a = render_ref(cfg_l(5), d);
     const auto b = render_ref(cfg_l(5), d);
     ASSERT_EQ(a.size(), b.size());
@@ -93,6 +142,7 @@ TEST(RefDesigns, DeterministicAndValidated) {
   }
   EXPECT_EQ(to_string(RefDesign::bare_mac), "bare-mac");
   EXPECT_EQ(to_string(RefDesign::decomposed), "decomposed");
+  EXPECT_EQ(to_string(RefDesign::decomposed_core), "decomposed-core");
 }
 
 }  // namespace

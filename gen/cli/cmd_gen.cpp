@@ -64,8 +64,10 @@ Action add_gen(CLI::App& app) {
   sub->add_option("--design", opt->design,
                   "What to generate: core (the product), or a PPA reference design sized like "
                   "the core: bare-mac (one registered a*b+c per lane), decomposed (framework-style "
-                  "(x-mean)*inv_std*gamma+beta stages); see docs/ppa.md")
-      ->check(CLI::IsMember({"core", "bare-mac", "decomposed"}))
+                  "(x-mean)*inv_std*gamma+beta stages), decomposed-core (those stages inside the "
+                  "whole core: "
+                  "same table, tracking, flow control, round and clamp); see docs/ppa.md")
+      ->check(CLI::IsMember({"core", "bare-mac", "decomposed", "decomposed-core"}))
       ->capture_default_str();
   auto& a = opt->acfg;
   sub->add_option("--bus-bits", a.bus_bits, "Accelerator: AXI4 data width (32..512)")
@@ -134,8 +136,9 @@ Action add_gen(CLI::App& app) {
                 << " cannot be combined with --accel\n";
       return kExitBadInput;
     }
-    const auto rdesign =
-        opt->design == "bare-mac" ? gen::RefDesign::bare_mac : gen::RefDesign::decomposed;
+    const auto rdesign = opt->design == "bare-mac"     ? gen::RefDesign::bare_mac
+                         : opt->design == "decomposed" ? gen::RefDesign::decomposed
+                                                       : gen::RefDesign::decomposed_core;
     const auto files = accel ? gen::render_accel(acfg)
                        : ref ? gen::render_ref(cfg, rdesign)
                              : gen::render_core(cfg);

@@ -10,6 +10,8 @@
 #include <stdexcept>
 
 #include "normcore/gen/core.hpp"
+#include "normcore/gen/ref_designs.hpp"
+#include "ref_internal.hpp"
 #include "vexpr.hpp"
 
 namespace normcore::gen {
@@ -26,14 +28,67 @@ std::string idx(const std::string& base, int i) {
   return base + "_" + std::to_string(i);
 }
 
+// One per-channel parameter: prm_<prm>_i on the top and the table, <prm>_o out of the table
+// (every lane's value), <lane>_i into a lane, <wire> the top's net between them.
+struct Field {
+  std::string prm;
+  int width;
+  std::string lane;
+  std::string wire;
+  std::string comment;
+};
+
+// What the folded lanes (the product) and the decomposed reference lanes differ in.
+struct Variant {
+  bool dec = false;
+  std::vector<Field> fields;  // the parameter word, low bits first
+  int pw = 0;                 // its width
+  int aw = 0;                 // the accumulator the output stage rounds (R is 0..aw)
+  int rw = 0;                 // width of R
+  int extra = 0;              // lane stages in front of the multiply-add
+  int k1w = 0;                // decomposed: width of the requantisation shift k1
+  [[nodiscard]] int ns(const CoreConfig& c) const { return c.pipeline + extra; }
+  [[nodiscard]] int fifo_depth(const CoreConfig& c) const { return c.fifo_depth() + extra; }
+  [[nodiscard]] int latency(const CoreConfig& c) const { return c.latency() + extra; }
+  [[nodiscard]] std::string word() const {  // "{shift, scale}"
+    std::string w;
+    for (const auto& f : fields) w = f.prm + (w.empty() ? "" : ", ") + w;
+    return "{" + w + "}";
+  }
+};
+
+Variant variant(const CoreConfig& c, LaneArith arith) {
+  Variant v;
+  if (arith == LaneArith::folded) {
+    v.fields = {{"scale", c.arith.sw, "s", "lane_s", "s[c], signed"},
+                {"shift", c.arith.bw, "b", "lane_b", "b[c], signed"}};
+    v.aw = c.acc_bits();
+    v.rw = c.rshift_bits();
+  } else {
+    const auto w = decomposed_widths(c);
+    v.dec = true;
+    v.fields = {{"mean", w.mw, "mean", "lane_mean",
+                 "mean[c], signed, units of 2^-" + std::to_string(w.f) + " of x"},
+                {"istd", w.iw, "istd", "lane_istd", "inv_std[c], signed"},
+                {"gamma", w.gw, "gamma", "lane_gamma", "gamma[c], signed"},
+                {"beta", c.arith.bw, "beta", "lane_beta", "beta[c], signed"}};
+    v.aw = w.aw;
+    v.rw = w.rw;
+    v.extra = kDecomposedExtraStages;
+    v.k1w = w.k1w;
+  }
+  for (const auto& f : v.fields) v.pw += f.width;
+  return v;
+}
+
 // ---------------------------------------------------------------------------------------------
-Module build_bank(const CoreConfig& c) {
-  const int pw = c.param_bits();
+Module build_bank(const CoreConfig& c, const Variant& v) {
+  const int pw = v.pw;
   const int ab = c.bank_addr_bits();
   Module m;
   m.name = c.name + "_bank";
   m.description = {"One bank of the parameter table: " + std::to_string(c.bank_depth()) +
-                       " words of {shift, scale}, one write port,",
+                       " words of " + v.word() + ", one write port,",
                    "one read port with a registered output (maps to block RAM). No read while",
                    "writing (the core takes no beat then): no read-during-write logic."};
   m.in("clk_i", 1);
@@ -253,14 +308,12 @@ Module build_chan(const CoreConfig& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
-Module build_ptable(const CoreConfig& c) {
+Module build_ptable(const CoreConfig& c, const Variant& v) {
   const int L = c.lanes;
   const int P = c.banks();
   const int p = c.bank_sel_bits();
   const int cw = c.chan_bits();
-  const int sw = c.arith.sw;
-  const int bw = c.arith.bw;
-  const int pw = c.param_bits();
+  const int pw = v.pw;
   const int ab = c.bank_addr_bits();
   const int uw = bits_for(2LL * c.max_channels + L);
   Module m;
@@ -280,19 +333,24 @@ Module build_ptable(const CoreConfig& c) {
   m.in("prm_valid_i", 1);
   m.out("prm_ready_o", 1);
   m.in("prm_chan_i", cw, "channel index (< C; others are ignored)");
-  m.in("prm_scale_i", sw, "s[c], signed");
-  m.in("prm_shift_i", bw, "b[c], signed");
+  for (const auto& f : v.fields) m.in("prm_" + f.prm + "_i", f.width, f.comment);
   m.out("busy_o", 1, "loader writing copies");
-  m.out("scale_o", L * sw, "per lane, one cycle after c0_i");
-  m.out("shift_o", L * bw);
+  for (const auto& f : v.fields) {
+    m.out(f.prm + "_o", L * f.width,
+          &f == &v.fields.front() ? "per lane, one cycle after c0_i" : "");
+  }
 
   // Loader: writes T[c], T[c+C], T[c+2C], ... (u < C + L - 1), one bank word per cycle.
   m.section("Loader");
+  std::string prm_word;
+  for (const auto& f : v.fields)
+    prm_word = "prm_" + f.prm + "_i" + (prm_word.empty() ? "" : ", ") + prm_word;
+  prm_word = "{" + prm_word + "}";
   m.reg("ld_busy_q", 1);
   m.reg("ld_first_q", 1, "first copy: u = the channel received");
   m.reg("ld_in_q", 1, "prm_chan_i < C, registered every cycle (read in the first copy's cycle)");
   m.reg("ld_u_q", uw);
-  m.reg("ld_data_q", pw, "{shift, scale}");
+  m.reg("ld_data_q", pw, v.word());
   m.wire("ld_accept", 1);
   m.wire("ld_ok", 1, "write this copy (a channel >= C is dropped)");
   m.assign("prm_ready_o", "en_i & ~ld_busy_q");
@@ -329,8 +387,7 @@ Module build_ptable(const CoreConfig& c) {
                         {if_(last + " | ~ld_ok", {assign("ld_busy_q", "1'b0")})})}),
                assign("ld_first_q", "ld_accept"), assign("ld_in_q", "prm_chan_i < chans_i"),
                if_("ld_accept",
-                   {assign("ld_u_q", zext("prm_chan_i", cw, uw)),
-                    assign("ld_data_q", "{prm_shift_i, prm_scale_i}")},
+                   {assign("ld_u_q", zext("prm_chan_i", cw, uw)), assign("ld_data_q", prm_word)},
                    {if_("ld_busy_q", {assign("ld_u_q", "ld_u_q + " + zext("chans_i", cw, uw))})})});
   m.assign("busy_o", "ld_busy_q");
   m.wire("ld_addr", ab);
@@ -412,13 +469,14 @@ Module build_ptable(const CoreConfig& c) {
     m.wire(idx("word", 0), pw);
     m.assign(idx("word", 0), idx("rdata", 0));
   }
-  std::string sc, sh;
-  for (int i = L - 1; i >= 0; --i) {
-    sc += (sc.empty() ? "" : ", ") + part(idx("word", i), pw, 0, sw);
-    sh += (sh.empty() ? "" : ", ") + part(idx("word", i), pw, sw, bw);
+  int off = 0;
+  for (const auto& f : v.fields) {
+    std::string cat;
+    for (int i = L - 1; i >= 0; --i)
+      cat += (cat.empty() ? "" : ", ") + part(idx("word", i), pw, off, f.width);
+    m.assign(f.prm + "_o", L == 1 ? cat : "{" + cat + "}");
+    off += f.width;
   }
-  m.assign("scale_o", L == 1 ? sc : "{" + sc + "}");
-  m.assign("shift_o", L == 1 ? sh : "{" + sh + "}");
   return m;
 }
 
@@ -433,12 +491,11 @@ std::string stage_reg(Module& m, Block& ff, const std::string& name, int width, 
   return name + "_q";
 }
 
-Module build_lane(const CoreConfig& c) {
+Module build_lane(const CoreConfig& c, const Variant& v) {
   const auto& a = c.arith;
   const int xw = a.xw, sw = a.sw, bw = a.bw, yw = a.yw;
-  const int pw = xw + sw;
-  const int aw = c.acc_bits();
-  const int rw = c.rshift_bits();
+  const int aw = v.aw;
+  const int rw = v.rw;
   const int ew = aw + 1;        // {acc, 0}: the shifter also brings out bit R-1
   const int nw = yw + 1;        // the floor quotient saturated to nw signed bits
   const int rl = (rw + 1) / 2;  // R bits of the first shifter half (when split)
@@ -447,7 +504,7 @@ Module build_lane(const CoreConfig& c) {
   const std::string r_hi = part("shift_i", rw, rl, rw - rl);
   std::string stages;
   if (c.pipe_xbar()) stages += "[input regs] ";
-  stages += "[x*s+b] ";
+  stages += v.dec ? "[x*2^f-mean] [*inv_std] [round >>> k1, saturate] [t*gamma+beta] " : "[x*s+b] ";
   if (c.pipe_shift2()) {
     stages += "[>>> R[" + std::to_string(rl - 1) + ":0]] [>>> R[" + std::to_string(rw - 1) + ":" +
               std::to_string(rl) + "]] ";
@@ -463,23 +520,28 @@ Module build_lane(const CoreConfig& c) {
   Module m;
   m.name = c.name + "_lane";
   m.description = {
-      "One lane: y = clamp(round((x * s + b) / 2^R), lo, hi), the normcore contract v" +
-          std::to_string(kContractVersion) + ".",
-      std::string("x: ") + std::to_string(xw) + "-bit " + (a.x_signed ? "signed" : "unsigned") +
-          ", s: " + std::to_string(sw) + "-bit, b: " + std::to_string(bw) +
-          "-bit, acc: " + std::to_string(aw) + "-bit, y: " + std::to_string(yw) + "-bit " +
-          (a.y_signed ? "signed" : "unsigned") + ".",
+      v.dec
+          ? "PPA reference lane (decomposed BN, not the normcore contract): acc = t * gamma + beta,"
+          : "One lane: y = clamp(round((x * s + b) / 2^R), lo, hi), the normcore contract v" +
+                std::to_string(kContractVersion) + ".",
+      v.dec ? "t = sat(round_half_up((x * 2^f - mean) * inv_std / 2^k1)); y = clamp(round(acc / "
+              "2^R), lo, hi)."
+            : std::string("x: ") + std::to_string(xw) + "-bit " +
+                  (a.x_signed ? "signed" : "unsigned") + ", s: " + std::to_string(sw) +
+                  "-bit, b: " + std::to_string(bw) + "-bit, acc: " + std::to_string(aw) +
+                  "-bit, y: " + std::to_string(yw) + "-bit " +
+                  (a.y_signed ? "signed" : "unsigned") + ".",
       "Rounding without a wide adder: q = acc >>> R (floor), h = bit R-1 of acc, t = any bit",
       "below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or",
       "acc >= 0). q is saturated to " + std::to_string(nw) +
           " bits first, so the +1 and the clamp are narrow.",
       "Stages (each [] ends in a register): " + stages + "; latency " +
-          std::to_string(c.pipeline - 1) + " cycles.",
+          std::to_string(v.ns(c) - 1) + " cycles.",
       "No reset (pure datapath)."};
   m.in("clk_i", 1);
   m.in("x_i", xw);
-  m.in("s_i", sw);
-  m.in("b_i", bw);
+  for (const auto& f : v.fields) m.in(f.lane + "_i", f.width);
+  if (v.dec) m.in("k1_i", v.k1w, "requantisation shift after inv_std (job constant)");
   m.in("shift_i", rw, "R, 0.." + std::to_string(aw) + " (job constant)");
   m.in("smask_i", aw, "2^(R-1) - 1 (0 when R = 0): the bits below the half bit");
   if (nw < aw) {
@@ -496,24 +558,30 @@ Module build_lane(const CoreConfig& c) {
   m.in("hip1_i", yw + 2, "hi + 1, the same");
   m.out("y_o", yw);
 
-  std::string x = "x_i", s = "s_i", b = "b_i";
-  if (c.pipe_xbar()) {
-    m.section("Input registers (DSP A/B/C registers)");
-    m.reg("x_q", xw);
-    m.reg("s_q", sw);
-    m.reg("b_q", bw);
-    m.always_ff({assign("x_q", "x_i"), assign("s_q", "s_i"), assign("b_q", "b_i")});
-    x = "x_q", s = "s_q", b = "b_q";
+  if (v.dec) {
+    // The multiply-add below is t * gamma + beta; the chain in front of it makes t.
+    decomposed_front(m, c, c.pipe_xbar());
+  } else {
+    std::string x = "x_i", s = "s_i", b = "b_i";
+    if (c.pipe_xbar()) {
+      m.section("Input registers (DSP A/B/C registers)");
+      m.reg("x_q", xw);
+      m.reg("s_q", sw);
+      m.reg("b_q", bw);
+      m.always_ff({assign("x_q", "x_i"), assign("s_q", "s_i"), assign("b_q", "b_i")});
+      x = "x_q", s = "s_q", b = "b_q";
+    }
+    const int pw = xw + sw;
+    m.section("Multiply-add (one multiplier)");
+    m.wire("x_e", pw, "", true);
+    m.assign("x_e", a.x_signed ? sext(x, xw, pw) : zext(x, xw, pw));
+    m.wire("s_e", pw, "", true);
+    m.assign("s_e", sext(s, sw, pw));
+    m.wire("prod", pw, "exact: |x * s| < 2^" + std::to_string(pw - 1), true);
+    m.assign("prod", "x_e * s_e");
+    m.wire("acc_d", aw);
+    m.assign("acc_d", sext("prod", pw, aw) + " + " + sext(b, bw, aw));
   }
-  m.section("Multiply-add (one multiplier)");
-  m.wire("x_e", pw, "", true);
-  m.assign("x_e", a.x_signed ? sext(x, xw, pw) : zext(x, xw, pw));
-  m.wire("s_e", pw, "", true);
-  m.assign("s_e", sext(s, sw, pw));
-  m.wire("prod", pw, "exact: |x * s| < 2^" + std::to_string(pw - 1), true);
-  m.assign("prod", "x_e * s_e");
-  m.wire("acc_d", aw);
-  m.assign("acc_d", sext("prod", pw, aw) + " + " + sext(b, bw, aw));
   m.reg("acc_q", aw);
   if (c.xilinx_attrs()) m.attr_last("use_dsp = \"yes\"");
   m.always_ff({assign("acc_q", "acc_d")});
@@ -650,8 +718,8 @@ Module build_lane(const CoreConfig& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
-Module build_fifo(const CoreConfig& c) {
-  const int d = c.fifo_depth();
+Module build_fifo(const CoreConfig& c, const Variant& v) {
+  const int d = v.fifo_depth(c);
   const int w = c.lanes * c.arith.yw + c.lanes + 1;
   const int pt = std::max(1, clog2(d));
   const int cn = bits_for(d);
@@ -688,35 +756,44 @@ Module build_fifo(const CoreConfig& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
-Module build_top(const CoreConfig& c) {
+Module build_top(const CoreConfig& c, const Variant& v) {
   const auto& a = c.arith;
   const int L = c.lanes;
-  const int xw = a.xw, yw = a.yw, sw = a.sw, bw = a.bw;
+  const int xw = a.xw, yw = a.yw;
   const int cw = c.chan_bits();
   const int hw = c.inner_bits;
-  const int rw = c.rshift_bits();
-  const int aw = c.acc_bits();
-  const int ns = c.pipeline;
-  const int d = c.fifo_depth();
+  const int rw = v.rw;
+  const int aw = v.aw;
+  const int ns = v.ns(c);
+  const int d = v.fifo_depth(c);
   const int on = bits_for(d);
   const int nb = c.lane_count_bits();
   const int fw = L * yw + L + 1;
   Module m;
   m.name = c.top_name();
   m.description = {
-      "normcore streaming batch-norm inference core: " + std::to_string(L) +
-          " lanes, per element y = clamp(round((x*s[c] + b[c]) / 2^R), lo, hi).",
+      v.dec ? "PPA reference (decomposed-core): the normcore core with " + std::to_string(L) +
+                  " decomposed-BN lanes, per element y = clamp(round(a / 2^R), lo, hi),"
+            : "normcore streaming batch-norm inference core: " + std::to_string(L) +
+                  " lanes, per element y = clamp(round((x*s[c] + b[c]) / 2^R), lo, hi).",
       "Job: hold cfg_* and pulse start_i while ready_o; load parameters on prm_*; then",
       "stream N*C*HW elements on s_axis (lane 0 in the low bits, tlast on the final beat,",
       "tkeep one bit per element/lane, only the final beat may be partial).",
-      "Latency " + std::to_string(c.latency()) +
+      "Latency " + std::to_string(v.latency(c)) +
           " cycles; one beat per cycle under any back-pressure."};
+  if (v.dec) {
+    m.description.insert(
+        m.description.begin() + 1,
+        "a = sat(round((x*2^f - mean[c]) * inv_std[c] / 2^k1)) * gamma[c] + beta[c]. Not bit-exact "
+        "with anything: measured only.");
+  }
   m.in("clk_i", 1);
   m.in("rst_ni", 1, "synchronous, active low");
   m.in("cfg_channels_i", cw, "C, 1.." + std::to_string(c.max_channels));
   m.in("cfg_inner_i", hw, "HW >= 1");
   m.in("cfg_layout_i", 1, "0 nchw, 1 nhwc");
   m.in("cfg_shift_i", rw, "R, 0.." + std::to_string(aw));
+  if (v.dec) m.in("cfg_k1_i", v.k1w, "requantisation shift after inv_std");
   m.in("cfg_round_i", 2, "0 floor, 1 half_up, 2 half_even, 3 half_away");
   m.in("cfg_lo_i", yw, "clamp low");
   m.in("cfg_hi_i", yw, "clamp high");
@@ -727,8 +804,7 @@ Module build_top(const CoreConfig& c) {
   m.in("prm_valid_i", 1);
   m.out("prm_ready_o", 1);
   m.in("prm_chan_i", cw);
-  m.in("prm_scale_i", sw);
-  m.in("prm_shift_i", bw);
+  for (const auto& f : v.fields) m.in("prm_" + f.prm + "_i", f.width);
   m.in("s_axis_tvalid", 1);
   m.out("s_axis_tready", 1);
   m.in("s_axis_tdata", L * xw);
@@ -748,6 +824,7 @@ Module build_top(const CoreConfig& c) {
   m.reg("ch_q", cw);
   m.reg("stride_q", hw, "S: HW (nchw) or 1 (nhwc)");
   m.reg("shift_q", rw);
+  if (v.dec) m.reg("k1_q", v.k1w);
   m.reg("round_q", 2);
   m.reg("lo_q", yw);
   m.reg("hi_q", yw);
@@ -771,6 +848,11 @@ Module build_top(const CoreConfig& c) {
   std::string ok = "(cfg_channels_i != " + lit(cw, 0) + ") & (cfg_inner_i != " + lit(hw, 0) + ")";
   if (c.max_channels != (1LL << cw) - 1)
     ok += " & (cfg_channels_i <= " + lit(cw, c.max_channels) + ")";
+  if (v.dec) {
+    const auto w = decomposed_widths(c);
+    const int k1max = w.dw + w.iw - 1;
+    if (k1max != (1 << v.k1w) - 1) ok += " & (cfg_k1_i <= " + lit(v.k1w, k1max) + ")";
+  }
   if (aw != (1 << rw) - 1) ok += " & (cfg_shift_i <= " + lit(rw, aw) + ")";
   m.assign("cfg_ok", ok);
   m.reg("ok_q", 1, "cfg_ok, latched with the configuration and acted on in the check cycle");
@@ -796,6 +878,7 @@ Module build_top(const CoreConfig& c) {
               assign("round_q", "cfg_round_i"),
               assign("lo_q", "cfg_lo_i"),
               assign("hi_q", "cfg_hi_i")};
+  if (v.dec) latch.push_back(assign("k1_q", "cfg_k1_i"));
   if (hw > nb) {
     m.reg("s_big_q", 1, "S >= 2^" + std::to_string(nb) + " (u_step compares only the low bits)");
     latch.push_back(assign("s_big_q", "~cfg_layout_i & (" + part("cfg_inner_i", hw, nb, hw - nb) +
@@ -855,8 +938,8 @@ Module build_top(const CoreConfig& c) {
   m.assign("hi_cmp", "hi_q");
   // All ones >> (aw + 1 - R), in two register steps (R = 0 shifts everything out).
   const int xw2 = yw + 2;
-  const auto ext = [&](const std::string& v) {
-    return a.y_signed ? sext(v, yw, xw2) : zext(v, yw, xw2);
+  const auto ext = [&](const std::string& n) {
+    return a.y_signed ? sext(n, yw, xw2) : zext(n, yw, xw2);
   };
   m.reg("lox_q", xw2,
         "lo (min(lo, hi)), " + std::to_string(xw2) + "-bit signed: the lanes' compares");
@@ -996,28 +1079,20 @@ Module build_top(const CoreConfig& c) {
   m.instance(Instance{c.name + "_chan", "u_chan", std::move(cc), {}});
 
   m.section("Parameter table");
-  m.wire("lane_s", L * sw);
-  m.wire("lane_b", L * bw);
-  m.instance(Instance{c.name + "_ptable",
-                      "u_ptable",
-                      {{"clk_i", "clk_i"},
-                       {"rst_ni", "rst_ni"},
-                       {"en_i", "st_q == 2'd2"},
-                       {"chans_i", "ch_q"},
-                       {"c0_i", "pos_c0"},
-                       {"prm_valid_i", "prm_valid_i"},
-                       {"prm_ready_o", "prm_ready_o"},
-                       {"prm_chan_i", "prm_chan_i"},
-                       {"prm_scale_i", "prm_scale_i"},
-                       {"prm_shift_i", "prm_shift_i"},
-                       {"busy_o", "ld_busy"},
-                       {"scale_o", "lane_s"},
-                       {"shift_o", "lane_b"}},
-                      {}});
-  if (L > 1) {
-    auto& conns = std::get<Instance>(m.items.back()).connections;
-    conns.insert(conns.begin() + 5, {"lane_d_i", "pos_d"});
-  }
+  for (const auto& f : v.fields) m.wire(f.wire, L * f.width);
+  std::vector<std::pair<std::string, std::string>> tc = {{"clk_i", "clk_i"},
+                                                         {"rst_ni", "rst_ni"},
+                                                         {"en_i", "st_q == 2'd2"},
+                                                         {"chans_i", "ch_q"},
+                                                         {"c0_i", "pos_c0"}};
+  if (L > 1) tc.push_back({"lane_d_i", "pos_d"});
+  tc.push_back({"prm_valid_i", "prm_valid_i"});
+  tc.push_back({"prm_ready_o", "prm_ready_o"});
+  tc.push_back({"prm_chan_i", "prm_chan_i"});
+  for (const auto& f : v.fields) tc.push_back({"prm_" + f.prm + "_i", "prm_" + f.prm + "_i"});
+  tc.push_back({"busy_o", "ld_busy"});
+  for (const auto& f : v.fields) tc.push_back({f.prm + "_o", f.wire});
+  m.instance(Instance{c.name + "_ptable", "u_ptable", std::move(tc), {}});
 
   m.section("Flow control: admit a beat only if the output buffer can hold all beats in flight");
   m.section("(and not while the parameter loader may write: table reads never meet writes)");
@@ -1065,28 +1140,25 @@ Module build_top(const CoreConfig& c) {
   std::string ycat;
   for (int i = 0; i < L; ++i) {
     m.wire(idx("y", i), yw);
-    m.instance(Instance{c.name + "_lane",
-                        idx("u_lane", i),
-                        {{"clk_i", "clk_i"},
-                         {"x_i", part("x1_q", L * xw, i * xw, xw)},
-                         {"s_i", part("lane_s", L * sw, i * sw, sw)},
-                         {"b_i", part("lane_b", L * bw, i * bw, bw)},
-                         {"shift_i", "shift_q"},
-                         {"smask_i", "smask_q"},
-                         {"omask_i", "omask_q"},
-                         {"round_i", "round_q"},
-                         {"lo_i", "loe_q"},
-                         {"hi_i", "hi_q"},
-                         {"lox_i", "lox_q"},
-                         {"lom1_i", "lom1_q"},
-                         {"hix_i", "hix_q"},
-                         {"hip1_i", "hip1_q"},
-                         {"y_o", idx("y", i)}},
-                        {}});
-    if (nw >= aw) {  // no saturation test in the lane
-      auto& conns = std::get<Instance>(m.items.back()).connections;
-      conns.erase(conns.begin() + 6);
+    std::vector<std::pair<std::string, std::string>> lc = {
+        {"clk_i", "clk_i"}, {"x_i", part("x1_q", L * xw, i * xw, xw)}};
+    for (const auto& f : v.fields)
+      lc.push_back({f.lane + "_i", part(f.wire, L * f.width, i * f.width, f.width)});
+    if (v.dec) lc.push_back({"k1_i", "k1_q"});
+    lc.push_back({"shift_i", "shift_q"});
+    lc.push_back({"smask_i", "smask_q"});
+    if (nw < aw) lc.push_back({"omask_i", "omask_q"});  // else no saturation test in the lane
+    for (const auto& pc : std::vector<std::pair<std::string, std::string>>{{"round_i", "round_q"},
+                                                                           {"lo_i", "loe_q"},
+                                                                           {"hi_i", "hi_q"},
+                                                                           {"lox_i", "lox_q"},
+                                                                           {"lom1_i", "lom1_q"},
+                                                                           {"hix_i", "hix_q"},
+                                                                           {"hip1_i", "hip1_q"},
+                                                                           {"y_o", idx("y", i)}}) {
+      lc.push_back(pc);
     }
+    m.instance(Instance{c.name + "_lane", idx("u_lane", i), std::move(lc), {}});
     const std::string kb = bit(idx("keep", ns) + "_q", L, i);
     const std::string masked = idx("y", i) + " & {" + std::to_string(yw) + "{" + kb + "}}";
     ycat = masked + (ycat.empty() ? "" : ", ") + ycat;
@@ -1113,10 +1185,11 @@ Module build_top(const CoreConfig& c) {
 
 }  // namespace
 
-std::vector<Module> build_core(const CoreConfig& cfg) {
+std::vector<Module> build_core(const CoreConfig& cfg, LaneArith arith) {
   if (auto err = cfg.check(); !err.empty()) throw std::invalid_argument(err);
-  return {build_bank(cfg), build_step(cfg), build_chan(cfg), build_ptable(cfg),
-          build_lane(cfg), build_fifo(cfg), build_top(cfg)};
+  const Variant v = variant(cfg, arith);
+  return {build_bank(cfg, v), build_step(cfg),    build_chan(cfg),  build_ptable(cfg, v),
+          build_lane(cfg, v), build_fifo(cfg, v), build_top(cfg, v)};
 }
 
 }  // namespace normcore::gen

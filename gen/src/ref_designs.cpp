@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "ref_internal.hpp"
 #include "vexpr.hpp"
 
 namespace normcore::gen {
@@ -134,6 +135,37 @@ std::string round_half_up(Module& m, const std::string& sfx, const std::string& 
   return "q_" + sfx;
 }
 
+// Stage "t = saturate(round_half_up(p / 2^k1))" to w.tw bits, registered as t_q (p signed, pw
+// bits).
+void requant_stage(Module& m, const DecomposedWidths& w, const std::string& p, int pw,
+                   const std::string& k1) {
+  m.section("Stage 3: t = saturate(round(p / 2^k1)) to " + std::to_string(w.tw) + " bits");
+  const int ew = pw + 1;
+  m.wire("p_x", ew, "", true);
+  m.assign("p_x", sext(p, pw, ew));
+  const std::string q1 = round_half_up(m, "t", "p_x", ew, k1);
+  m.wire("tmax_e", ew, "", true);
+  m.assign("tmax_e", lit(ew, (1ULL << (w.tw - 1)) - 1));
+  m.wire("tmin_e", ew, "", true);
+  m.assign("tmin_e", "~tmax_e");
+  m.reg("t_q", w.tw);
+  m.always_ff({assign("t_q", "(" + q1 + " > tmax_e) ? " + part("tmax_e", ew, 0, w.tw) + " : (" +
+                                 q1 + " < tmin_e) ? " + part("tmin_e", ew, 0, w.tw) + " : " +
+                                 part(q1, ew, 0, w.tw))});
+}
+
+// Stage "d = x * 2^f - mean" from x and mean: emits x_s, x_e, mean_e and the register d_q.
+void diff_stage(Module& m, const CoreConfig& c, const DecomposedWidths& w, const std::string& x,
+                const std::string& mean) {
+  m.wire("x_s", w.mw);
+  m.assign("x_s", w.f > 0 ? "{" + x + ", " + lit(w.f, 0) + "}" : x);
+  m.wire("x_e", w.dw, "", true);
+  m.assign("x_e", c.arith.x_signed ? sext("x_s", w.mw, w.dw) : zext("x_s", w.mw, w.dw));
+  m.wire("mean_e", w.dw, "", true);
+  m.assign("mean_e", sext(mean, w.mw, w.dw));
+  m.reg("d_q", w.dw);
+}
+
 Module build_dlane(const CoreConfig& c) {
   const auto& a = c.arith;
   const auto w = decomposed_widths(c);
@@ -160,13 +192,7 @@ Module build_dlane(const CoreConfig& c) {
   m.out("y_o", yw);
 
   m.section("Stage 1: d = x * 2^f - mean");
-  m.wire("x_s", w.mw);
-  m.assign("x_s", w.f > 0 ? "{x_i, " + lit(w.f, 0) + "}" : "x_i");
-  m.wire("x_e", w.dw, "", true);
-  m.assign("x_e", a.x_signed ? sext("x_s", w.mw, w.dw) : zext("x_s", w.mw, w.dw));
-  m.wire("mean_e", w.dw, "", true);
-  m.assign("mean_e", sext("mean_i", w.mw, w.dw));
-  m.reg("d_q", w.dw);
+  diff_stage(m, c, w, "x_i", "mean_i");
   m.reg("istd1_q", w.iw);
   m.reg("gamma1_q", w.gw);
   m.reg("gamma2_q", w.gw);
@@ -191,19 +217,7 @@ Module build_dlane(const CoreConfig& c) {
   m.reg("p_q", pw);
   m.always_ff({assign("p_q", "p")});
 
-  m.section("Stage 3: t = saturate(round(p / 2^k1)) to " + std::to_string(w.tw) + " bits");
-  const int ew = pw + 1;
-  m.wire("p_x", ew, "", true);
-  m.assign("p_x", sext("p_q", pw, ew));
-  const std::string q1 = round_half_up(m, "t", "p_x", ew, "k1_i");
-  m.wire("tmax_e", ew, "", true);
-  m.assign("tmax_e", lit(ew, (1ULL << (w.tw - 1)) - 1));
-  m.wire("tmin_e", ew, "", true);
-  m.assign("tmin_e", "~tmax_e");
-  m.reg("t_q", w.tw);
-  m.always_ff({assign("t_q", "(" + q1 + " > tmax_e) ? " + part("tmax_e", ew, 0, w.tw) + " : (" +
-                                 q1 + " < tmin_e) ? " + part("tmin_e", ew, 0, w.tw) + " : " +
-                                 part(q1, ew, 0, w.tw))});
+  requant_stage(m, w, "p_q", pw, "k1_i");
 
   m.section("Stage 4: g = t * gamma (multiplier 2)");
   const int gw2 = w.tw + w.gw;
@@ -342,12 +356,79 @@ Module build_decomposed_top(const CoreConfig& c) {
 
 }  // namespace
 
+void decomposed_front(Module& m, const CoreConfig& c, bool input_regs) {
+  const auto w = decomposed_widths(c);
+  const int xw = c.arith.xw, bw = c.arith.bw;
+  std::string x = "x_i", mean = "mean_i", istd = "istd_i", gamma = "gamma_i", beta = "beta_i";
+  if (input_regs) {
+    m.section("Input registers");
+    m.reg("x_q", xw);
+    m.reg("mean_q", w.mw);
+    m.reg("istd_q", w.iw);
+    m.reg("gamma_q", w.gw);
+    m.reg("beta_q", bw);
+    m.always_ff({assign("x_q", x), assign("mean_q", mean), assign("istd_q", istd),
+                 assign("gamma_q", gamma), assign("beta_q", beta)});
+    x = "x_q", mean = "mean_q", istd = "istd_q", gamma = "gamma_q", beta = "beta_q";
+  }
+  m.section("Stage 1: d = x * 2^f - mean");
+  diff_stage(m, c, w, x, mean);
+  m.reg("istd1_q", w.iw);
+  m.reg("gamma1_q", w.gw);
+  m.reg("gamma2_q", w.gw);
+  m.reg("gamma3_q", w.gw);
+  m.reg("beta1_q", bw);
+  m.reg("beta2_q", bw);
+  m.reg("beta3_q", bw);
+  m.always_ff({assign("d_q", "x_e - mean_e"), assign("istd1_q", istd), assign("gamma1_q", gamma),
+               assign("gamma2_q", "gamma1_q"), assign("gamma3_q", "gamma2_q"),
+               assign("beta1_q", beta), assign("beta2_q", "beta1_q"),
+               assign("beta3_q", "beta2_q")});
+  m.section("Stage 2: p = d * inv_std (multiplier 1)");
+  const int pw = w.dw + w.iw;
+  m.wire("d_e", pw, "", true);
+  m.assign("d_e", sext("d_q", w.dw, pw));
+  m.wire("i_e", pw, "", true);
+  m.assign("i_e", sext("istd1_q", w.iw, pw));
+  m.wire("p", pw, "", true);
+  m.assign("p", "d_e * i_e");
+  m.reg("p_q", pw);
+  m.always_ff({assign("p_q", "p")});
+  requant_stage(m, w, "p_q", pw, "k1_i");
+  m.section("Multiply-add (multiplier 2): acc = t * gamma + beta");
+  const int gw2 = w.tw + w.gw;
+  m.wire("t_e", gw2, "", true);
+  m.assign("t_e", sext("t_q", w.tw, gw2));
+  m.wire("g_e", gw2, "", true);
+  m.assign("g_e", sext("gamma3_q", w.gw, gw2));
+  m.wire("prod", gw2, "", true);
+  m.assign("prod", "t_e * g_e");
+  m.wire("acc_d", w.aw);
+  m.assign("acc_d", sext("prod", gw2, w.aw) + " + " + sext("beta3_q", bw, w.aw));
+}
+
 std::string to_string(RefDesign d) {
-  return d == RefDesign::bare_mac ? "bare-mac" : "decomposed";
+  switch (d) {
+    case RefDesign::bare_mac:
+      return "bare-mac";
+    case RefDesign::decomposed:
+      return "decomposed";
+    case RefDesign::decomposed_core:
+      break;
+  }
+  return "decomposed-core";
 }
 
 std::string ref_top_name(const CoreConfig& cfg, RefDesign d) {
-  return cfg.name + (d == RefDesign::bare_mac ? "_bare_mac" : "_decomposed");
+  switch (d) {
+    case RefDesign::bare_mac:
+      return cfg.name + "_bare_mac";
+    case RefDesign::decomposed:
+      return cfg.name + "_decomposed";
+    case RefDesign::decomposed_core:
+      break;
+  }
+  return cfg.top_name();
 }
 
 DecomposedWidths decomposed_widths(const CoreConfig& cfg) {
@@ -370,6 +451,8 @@ std::vector<Module> build_ref(const CoreConfig& cfg, RefDesign d) {
   std::vector<Module> mods;
   if (d == RefDesign::bare_mac) {
     mods = {build_mac(cfg), build_bare_top(cfg)};
+  } else if (d == RefDesign::decomposed_core) {
+    mods = build_core(cfg, LaneArith::decomposed);
   } else {
     mods = {build_dram(cfg), build_dlane(cfg), build_decomposed_top(cfg)};
   }
@@ -398,17 +481,20 @@ std::vector<GeneratedFile> render_ref(const CoreConfig& cfg, RefDesign d) {
                      {"width", p.width},
                      {"comment", p.comment}});
   }
-  nlohmann::json man{{"generator", "normcore-gen"},
-                     {"generator_version", kGeneratorVersion},
-                     {"kind", "reference"},
-                     {"design", to_string(d)},
-                     {"top", top.name},
-                     {"config", cfg.to_json()},
-                     {"latency", d == RefDesign::bare_mac ? 2 : 7},
-                     {"multipliers_per_lane", d == RefDesign::bare_mac ? 1 : 2},
-                     {"files", files},
-                     {"ports", ports}};
-  if (d == RefDesign::decomposed) {
+  nlohmann::json man{
+      {"generator", "normcore-gen"},
+      {"generator_version", kGeneratorVersion},
+      {"kind", "reference"},
+      {"design", to_string(d)},
+      {"top", top.name},
+      {"config", cfg.to_json()},
+      {"latency", d == RefDesign::bare_mac     ? 2
+                  : d == RefDesign::decomposed ? 7
+                                               : cfg.latency() + kDecomposedExtraStages},
+      {"multipliers_per_lane", d == RefDesign::bare_mac ? 1 : 2},
+      {"files", files},
+      {"ports", ports}};
+  if (d != RefDesign::bare_mac) {
     const auto w = decomposed_widths(cfg);
     man["widths"] = {{"mean", w.mw},
                      {"mean_frac", w.f},

@@ -11,8 +11,18 @@
 
 namespace normcore::gen {
 
+// The lanes' arithmetic. `folded` is the product: y = clamp(round((x * s + b) / 2^R)).
+// `decomposed` builds the PPA reference "decomposed-core" (ref_designs.hpp): the same core
+// (parameter table, position tracking, flow control, output buffer, and the same round and
+// clamp of a / 2^R) with the framework-style chain in front of it, four parameters per channel:
+// a = sat(round((x * 2^f - mean) * inv_std / 2^k1)) * gamma + beta.
+enum class LaneArith { folded, decomposed };
+
 // All modules of the core, the top (cfg.top_name()) last. cfg must pass check().
-std::vector<Module> build_core(const CoreConfig& cfg);
+std::vector<Module> build_core(const CoreConfig& cfg, LaneArith arith = LaneArith::folded);
+// Lane stages the decomposed chain adds in front of the multiply-add (the core's latency grows by
+// it).
+inline constexpr int kDecomposedExtraStages = 3;
 
 struct GeneratedFile {
   std::string name;  // file name, no directory

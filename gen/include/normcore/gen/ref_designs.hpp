@@ -5,8 +5,13 @@
 //   decomposed  the batch norm a framework lowering produces at the same precision:
 //               (x - mean) * inv_std * gamma + beta as separate registered fixed-point stages,
 //               parameters per channel, then round and clamp to the output width.
-// They are measuring sticks, not products: no stream flow control, and the simplifications listed
-// in docs/ppa.md (all of which make the references smaller, never larger).
+//   decomposed-core  the same arithmetic inside the whole normcore core: the core's parameter
+//               table (four fields per channel), position tracking, flow control, output
+//               buffer and round/clamp, so that whole-design ratios compare like with like
+//               (build_core with LaneArith::decomposed; --pipeline / --target apply as to the
+//               core).
+// They are measuring sticks, not products: bare_mac and decomposed have no stream flow control and
+// the simplifications listed in docs/ppa.md (all of which make them smaller, never larger).
 #pragma once
 
 #include <string>
@@ -18,11 +23,11 @@
 
 namespace normcore::gen {
 
-enum class RefDesign { bare_mac, decomposed };
+enum class RefDesign { bare_mac, decomposed, decomposed_core };
 
-// "bare-mac" / "decomposed".
+// "bare-mac" / "decomposed" / "decomposed-core".
 std::string to_string(RefDesign d);
-// Top module name: <name>_bare_mac or <name>_decomposed.
+// Top module name: <name>_bare_mac, <name>_decomposed, or <name>_core (decomposed-core).
 std::string ref_top_name(const CoreConfig& cfg, RefDesign d);
 
 // Fixed-point widths of the decomposed design (derived from the core's widths).
