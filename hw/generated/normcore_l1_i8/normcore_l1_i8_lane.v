@@ -48,7 +48,17 @@ module normcore_l1_i8_lane (
   wire signed [33:0] ext;
   assign ext = {acc_q, 1'b0};
   wire signed [33:0] z;
-  assign z = ext >>> shift_i;
+  wire signed [33:0] zr5;
+  assign zr5 = ext >>> {shift_i[5], 5'd0};
+  wire signed [33:0] zr4;
+  assign zr4 = zr5 >>> {shift_i[4], 4'd0};
+  wire signed [33:0] zr3;
+  assign zr3 = zr4 >>> {shift_i[3], 3'd0};
+  wire signed [33:0] zr2;
+  assign zr2 = zr3 >>> {shift_i[2], 2'd0};
+  wire signed [33:0] zr1;
+  assign zr1 = zr2 >>> {shift_i[1], 1'd0};
+  assign z = zr1 >>> shift_i[0];
   wire sticky;  // a bit below R-1 is set
   assign sticky = |(acc_q & smask_i);
   wire fits;  // the quotient fits 9 signed bits

@@ -37,22 +37,14 @@ module normcore_l8_i8_ptable (
   assign prm_ready_o = en_i & ~ld_busy_q;
   assign ld_accept = prm_valid_i & en_i & ~ld_busy_q;
   assign ld_ok = ~ld_first_q | ld_in_q;
-  reg ld_last_q;  // this copy is the last: u >= L - 1
-  reg ld_big_q;  // C >= L - 1
-  reg [3:0] ld_thr_q;  // (L - 1) - C when C < L - 1
-  wire ld_nx_last;  // u + C >= L - 1
-  assign ld_nx_last = ld_big_q | ((ld_u_q[11:4] != 8'd0) | (ld_u_q[3:0] >= ld_thr_q));
-  always @(posedge clk_i) begin
-    ld_big_q <= (chans_i >= 11'd7);
-    ld_thr_q <= 4'd7 - chans_i[3:0];
-    ld_last_q <= ld_accept ? ((prm_chan_i[10:4] != 7'd0) | (prm_chan_i[3:0] >= 4'd7)) : ld_nx_last;
-  end
+  wire ld_last;  // this copy is the last: u >= L - 1
+  assign ld_last = (ld_u_q[11:4] != 8'd0) | (ld_u_q[3:0] >= 4'd7);
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       ld_busy_q <= 1'b0;
     end else if (ld_accept) begin
       ld_busy_q <= 1'b1;
-    end else if (ld_last_q | ~ld_ok) begin
+    end else if (ld_last | ~ld_ok) begin
       ld_busy_q <= 1'b0;
     end
     ld_first_q <= ld_accept;
