@@ -37,8 +37,8 @@ CONFIGS = [
     ("core_l2", "core", 2, []),
     ("core_l4", "core", 4, []),
     ("core_l8", "core", 8, []),
-    # --target ice40 picks --pipeline 7 (the >>> R shifter split in two, rounding and clamp
-    # registered apart): the configuration for the fmax target.
+    # --target ice40 picks --pipeline 8 (the >>> R shifter split in two, saturation, the clamp
+    # compares and the clamp registered apart): the configuration for the fmax target.
     ("core_l4_ice40", "core", 4, ["--target", "ice40"]),
     ("bare_mac_l4", "bare-mac", 4, []),
     # The same MAC with a 16-bit addend: the widest c Yosys 0.23 packs into SB_MAC16 with the
@@ -47,7 +47,7 @@ CONFIGS = [
     ("decomposed_l4", "decomposed", 4, []),
     # The decomposed arithmetic inside the whole core (same table, position tracking, flow
     # control, output buffer, round and clamp): the like-for-like whole-design comparison, at
-    # the default pipeline and for iCE40 (pipeline 7), next to core_l4 and core_l4_ice40.
+    # the default pipeline and for iCE40 (pipeline 8), next to core_l4 and core_l4_ice40.
     ("dcore_l4", "decomposed-core", 4, []),
     ("dcore_l4_ice40", "decomposed-core", 4, ["--target", "ice40"]),
 ]

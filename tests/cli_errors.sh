@@ -36,7 +36,7 @@ expect_error "gen target" 2 "--target: must be generic, ice40, xilinx or asic (g
   "$bin" gen --target ecp5 -o "$work/g1"
 # --target picks the pipeline unless --pipeline is given; a config file's target is kept.
 if "$bin" gen --target ice40 -o "$work/t1" > /dev/null &&
-   grep -q '"pipeline": 7' "$work/t1/manifest.json" && grep -q '"target": "ice40"' "$work/t1/manifest.json" &&
+   grep -q '"pipeline": 8' "$work/t1/manifest.json" && grep -q '"target": "ice40"' "$work/t1/manifest.json" &&
    "$bin" gen --target xilinx --pipeline 6 -o "$work/t2" > /dev/null &&
    grep -q '"pipeline": 6' "$work/t2/manifest.json" && grep -q 'use_dsp' "$work/t2/normcore_lane.v" &&
    "$bin" gen --config "$work/t2/manifest.json" -o "$work/t3" > /dev/null &&

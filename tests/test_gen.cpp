@@ -113,7 +113,7 @@ TEST(Config, JsonRoundTrip) {
 
 TEST(Config, TargetPicksPipelineAndAttributes) {
   EXPECT_EQ(CoreConfig::default_pipeline("generic"), 3);
-  EXPECT_EQ(CoreConfig::default_pipeline("ice40"), 7);
+  EXPECT_EQ(CoreConfig::default_pipeline("ice40"), 8);
   EXPECT_EQ(CoreConfig::default_pipeline("xilinx"), 4);
   EXPECT_EQ(CoreConfig::default_pipeline("asic"), 5);
   EXPECT_EQ(CoreConfig::default_pipeline("ecp5"), 0);

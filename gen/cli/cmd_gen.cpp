@@ -53,7 +53,7 @@ Action add_gen(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--target", c.target,
                   "Mapping target: generic, ice40, xilinx, asic. Picks the default --pipeline "
-                  "(3, 7, 4, 5) and target attributes (xilinx: ram_style, use_dsp)")
+                  "(3, 8, 4, 5) and target attributes (xilinx: ram_style, use_dsp)")
       ->capture_default_str();
   sub->add_option("-o,--out-dir", opt->out_dir, "Output directory (replaced atomically)")
       ->capture_default_str();

@@ -72,7 +72,7 @@ nlohmann::json CoreConfig::to_json() const {
 
 int CoreConfig::default_pipeline(const std::string& target) {
   if (target == "generic") return 3;
-  if (target == "ice40") return 7;
+  if (target == "ice40") return 8;
   if (target == "xilinx") return 4;
   if (target == "asic") return 5;
   return 0;

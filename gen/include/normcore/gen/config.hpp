@@ -27,7 +27,7 @@ struct CoreConfig {
   std::string target = "generic";  // generic | ice40 | xilinx | asic: mapping hints (see below)
 
   // The pipeline depth `normcore gen --target T` picks when --pipeline is not given: generic 3
-  // (fewest registers), ice40 7 (measured best on UP5K, docs/ppa.md), xilinx 4 (the lane's
+  // (fewest registers), ice40 8 (measured best on UP5K, docs/ppa.md), xilinx 4 (the lane's
   // multiply-add with its input and output registers, the DSP48E1's A/B/C and P registers),
   // asic 5 (the >>> R shifter registered).
   [[nodiscard]] static int default_pipeline(const std::string& target);
