@@ -154,6 +154,22 @@ void requant_stage(Module& m, const DecomposedWidths& w, const std::string& p, i
                                  part(q1, ew, 0, w.tw))});
 }
 
+// Stage "p = d * inv_std" (multiplier 1) from d_q and istd1_q, registered as p_q; returns its
+// width.
+int product_stage(Module& m, const DecomposedWidths& w) {
+  m.section("Stage 2: p = d * inv_std (multiplier 1)");
+  const int pw = w.dw + w.iw;
+  m.wire("d_e", pw, "", true);
+  m.assign("d_e", sext("d_q", w.dw, pw));
+  m.wire("i_e", pw, "", true);
+  m.assign("i_e", sext("istd1_q", w.iw, pw));
+  m.wire("p", pw, "", true);
+  m.assign("p", "d_e * i_e");
+  m.reg("p_q", pw);
+  m.always_ff({assign("p_q", "p")});
+  return pw;
+}
+
 // Stage "d = x * 2^f - mean" from x and mean: emits x_s, x_e, mean_e and the register d_q.
 void diff_stage(Module& m, const CoreConfig& c, const DecomposedWidths& w, const std::string& x,
                 const std::string& mean) {
@@ -206,16 +222,7 @@ Module build_dlane(const CoreConfig& c) {
        assign("gamma2_q", "gamma1_q"), assign("gamma3_q", "gamma2_q"), assign("beta1_q", "beta_i"),
        assign("beta2_q", "beta1_q"), assign("beta3_q", "beta2_q"), assign("beta4_q", "beta3_q")});
 
-  m.section("Stage 2: p = d * inv_std (multiplier 1)");
-  const int pw = w.dw + w.iw;
-  m.wire("d_e", pw, "", true);
-  m.assign("d_e", sext("d_q", w.dw, pw));
-  m.wire("i_e", pw, "", true);
-  m.assign("i_e", sext("istd1_q", w.iw, pw));
-  m.wire("p", pw, "", true);
-  m.assign("p", "d_e * i_e");
-  m.reg("p_q", pw);
-  m.always_ff({assign("p_q", "p")});
+  const int pw = product_stage(m, w);
 
   requant_stage(m, w, "p_q", pw, "k1_i");
 
@@ -384,16 +391,7 @@ void decomposed_front(Module& m, const CoreConfig& c, bool input_regs) {
                assign("gamma2_q", "gamma1_q"), assign("gamma3_q", "gamma2_q"),
                assign("beta1_q", beta), assign("beta2_q", "beta1_q"),
                assign("beta3_q", "beta2_q")});
-  m.section("Stage 2: p = d * inv_std (multiplier 1)");
-  const int pw = w.dw + w.iw;
-  m.wire("d_e", pw, "", true);
-  m.assign("d_e", sext("d_q", w.dw, pw));
-  m.wire("i_e", pw, "", true);
-  m.assign("i_e", sext("istd1_q", w.iw, pw));
-  m.wire("p", pw, "", true);
-  m.assign("p", "d_e * i_e");
-  m.reg("p_q", pw);
-  m.always_ff({assign("p_q", "p")});
+  const int pw = product_stage(m, w);
   requant_stage(m, w, "p_q", pw, "k1_i");
   m.section("Multiply-add (multiplier 2): acc = t * gamma + beta");
   const int gw2 = w.tw + w.gw;
