@@ -50,9 +50,10 @@ struct Variant {
   [[nodiscard]] int ns(const CoreConfig& c) const { return c.pipeline + extra; }
   [[nodiscard]] int fifo_depth(const CoreConfig& c) const { return c.fifo_depth() + extra; }
   [[nodiscard]] int latency(const CoreConfig& c) const { return c.latency() + extra; }
-  [[nodiscard]] std::string word() const {  // "{shift, scale}"
+  // The fields high to low, as a Verilog concatenation of pre + name + post: "{shift, scale}".
+  [[nodiscard]] std::string word(const std::string& pre = "", const std::string& post = "") const {
     std::string w;
-    for (const auto& f : fields) w = f.prm + (w.empty() ? "" : ", ") + w;
+    for (const auto& f : fields) w = pre + f.prm + post + (w.empty() ? "" : ", ") + w;
     return "{" + w + "}";
   }
 };
@@ -342,10 +343,6 @@ Module build_ptable(const CoreConfig& c, const Variant& v) {
 
   // Loader: writes T[c], T[c+C], T[c+2C], ... (u < C + L - 1), one bank word per cycle.
   m.section("Loader");
-  std::string prm_word;
-  for (const auto& f : v.fields)
-    prm_word = "prm_" + f.prm + "_i" + (prm_word.empty() ? "" : ", ") + prm_word;
-  prm_word = "{" + prm_word + "}";
   m.reg("ld_busy_q", 1);
   m.reg("ld_first_q", 1, "first copy: u = the channel received");
   m.reg("ld_in_q", 1, "prm_chan_i < C, registered every cycle (read in the first copy's cycle)");
@@ -362,10 +359,12 @@ Module build_ptable(const CoreConfig& c, const Variant& v) {
   if (L > 1) {
     const int nb = c.lane_count_bits();
     m.wire("ld_last", 1, "this copy is the last: u >= L - 1");
-    const std::string lo_ge = "(" + (uw <= nb ? zext("ld_u_q", uw, nb) : part("ld_u_q", uw, 0, nb)) +
+    const std::string lo_ge = "(" +
+                              (uw <= nb ? zext("ld_u_q", uw, nb) : part("ld_u_q", uw, 0, nb)) +
                               " >= " + lit(nb, L - 1) + ")";
     m.assign("ld_last", uw <= nb ? lo_ge
-                                 : "(" + part("ld_u_q", uw, nb, uw - nb) + " != " + lit(uw - nb, 0) + ") | " + lo_ge);
+                                 : "(" + part("ld_u_q", uw, nb, uw - nb) +
+                                       " != " + lit(uw - nb, 0) + ") | " + lo_ge);
     last = "ld_last";
   }
   m.always_ff({if_("!rst_ni", {assign("ld_busy_q", "1'b0")},
@@ -373,7 +372,8 @@ Module build_ptable(const CoreConfig& c, const Variant& v) {
                         {if_(last + " | ~ld_ok", {assign("ld_busy_q", "1'b0")})})}),
                assign("ld_first_q", "ld_accept"), assign("ld_in_q", "prm_chan_i < chans_i"),
                if_("ld_accept",
-                   {assign("ld_u_q", zext("prm_chan_i", cw, uw)), assign("ld_data_q", prm_word)},
+                   {assign("ld_u_q", zext("prm_chan_i", cw, uw)),
+                    assign("ld_data_q", v.word("prm_", "_i"))},
                    {if_("ld_busy_q", {assign("ld_u_q", "ld_u_q + " + zext("chans_i", cw, uw))})})});
   m.assign("busy_o", "ld_busy_q");
   m.wire("ld_addr", ab);
@@ -608,7 +608,8 @@ Module build_lane(const CoreConfig& c, const Variant& v) {
       const std::string nm = k == lo ? out : "zr" + std::to_string(k);
       if (k != lo) m.wire(nm, ew, "", true);
       m.assign(nm, cur + " >>> " +
-                       (k == 0 ? bit("shift_i", rw, 0) : "{" + bit("shift_i", rw, k) + ", " + lit(k, 0) + "}"));
+                       (k == 0 ? bit("shift_i", rw, 0)
+                               : "{" + bit("shift_i", rw, k) + ", " + lit(k, 0) + "}"));
       cur = nm;
     }
   };

@@ -154,17 +154,25 @@ void requant_stage(Module& m, const DecomposedWidths& w, const std::string& p, i
                                  part(q1, ew, 0, w.tw))});
 }
 
+// Wires `an` and `bn` (signed a and b extended to the product width) and `out` = an * bn, exact;
+// returns the product width.
+int signed_product(Module& m, const std::string& a, int aw, const std::string& an,
+                   const std::string& b, int bw, const std::string& bn, const std::string& out) {
+  const int pw = aw + bw;
+  m.wire(an, pw, "", true);
+  m.assign(an, sext(a, aw, pw));
+  m.wire(bn, pw, "", true);
+  m.assign(bn, sext(b, bw, pw));
+  m.wire(out, pw, "", true);
+  m.assign(out, an + " * " + bn);
+  return pw;
+}
+
 // Stage "p = d * inv_std" (multiplier 1) from d_q and istd1_q, registered as p_q; returns its
 // width.
 int product_stage(Module& m, const DecomposedWidths& w) {
   m.section("Stage 2: p = d * inv_std (multiplier 1)");
-  const int pw = w.dw + w.iw;
-  m.wire("d_e", pw, "", true);
-  m.assign("d_e", sext("d_q", w.dw, pw));
-  m.wire("i_e", pw, "", true);
-  m.assign("i_e", sext("istd1_q", w.iw, pw));
-  m.wire("p", pw, "", true);
-  m.assign("p", "d_e * i_e");
+  const int pw = signed_product(m, "d_q", w.dw, "d_e", "istd1_q", w.iw, "i_e", "p");
   m.reg("p_q", pw);
   m.always_ff({assign("p_q", "p")});
   return pw;
@@ -227,13 +235,7 @@ Module build_dlane(const CoreConfig& c) {
   requant_stage(m, w, "p_q", pw, "k1_i");
 
   m.section("Stage 4: g = t * gamma (multiplier 2)");
-  const int gw2 = w.tw + w.gw;
-  m.wire("t_e", gw2, "", true);
-  m.assign("t_e", sext("t_q", w.tw, gw2));
-  m.wire("g_e", gw2, "", true);
-  m.assign("g_e", sext("gamma3_q", w.gw, gw2));
-  m.wire("g", gw2, "", true);
-  m.assign("g", "t_e * g_e");
+  const int gw2 = signed_product(m, "t_q", w.tw, "t_e", "gamma3_q", w.gw, "g_e", "g");
   m.reg("g_q", gw2);
   m.always_ff({assign("g_q", "g")});
 
@@ -394,13 +396,7 @@ void decomposed_front(Module& m, const CoreConfig& c, bool input_regs) {
   const int pw = product_stage(m, w);
   requant_stage(m, w, "p_q", pw, "k1_i");
   m.section("Multiply-add (multiplier 2): acc = t * gamma + beta");
-  const int gw2 = w.tw + w.gw;
-  m.wire("t_e", gw2, "", true);
-  m.assign("t_e", sext("t_q", w.tw, gw2));
-  m.wire("g_e", gw2, "", true);
-  m.assign("g_e", sext("gamma3_q", w.gw, gw2));
-  m.wire("prod", gw2, "", true);
-  m.assign("prod", "t_e * g_e");
+  const int gw2 = signed_product(m, "t_q", w.tw, "t_e", "gamma3_q", w.gw, "g_e", "prod");
   m.wire("acc_d", w.aw);
   m.assign("acc_d", sext("prod", gw2, w.aw) + " + " + sext("beta3_q", bw, w.aw));
 }
