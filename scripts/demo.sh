@@ -10,7 +10,7 @@ bash "$root/scripts/bootstrap.sh"
 TARGETS="normcore demo_runner run_bn_layer device_normcore sim_normcore" bash "$root/scripts/build.sh" > /dev/null
 out=$root/build/demo
 mkdir -p "$out"
-nc=$root/build/gen/normcore
+nc=$root/build/cli/normcore
 echo "== normcore gen (default configuration) -> build/demo/rtl"
 "$nc" gen -o "$out/rtl"
 # The demo runner was built from the same generator output; prove they are the same RTL.

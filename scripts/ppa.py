@@ -654,7 +654,7 @@ def os_tmp():
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.environ.get("BUILD_DIR", str(ROOT / "build")),
-                    help="build directory with gen/normcore (and, for the simulation speed, the co-simulation)")
+                    help="build directory with cli/normcore (and, for the simulation speed, the co-simulation)")
     ap.add_argument("--work", default=str(Path(os_tmp()) / "normcore_ppa"), help="scratch directory")
     ap.add_argument("--jobs", type=int, default=2, help="designs measured in parallel")
     ap.add_argument("--seeds", type=int, default=3, help="nextpnr seeds per design (median reported)")
@@ -673,7 +673,7 @@ def main():
         write_docs(doc["results"], doc["sim_speed"], args, doc["seconds"], doc.get("tools"))
         plot(doc["results"])
         return
-    args.normcore = str(Path(args.build) / "gen" / "normcore")
+    args.normcore = str(Path(args.build) / "cli" / "normcore")
     if not Path(args.normcore).exists():
         sys.exit(f"ppa: {args.normcore} not found; build first (scripts/build.sh)")
     for tool in ("yosys", "nextpnr-ice40"):

@@ -12,10 +12,6 @@
 # on the default device, its own sc_main).
 # SystemC is Debian's libsystemc (pkg-config only), built for C++17: our C++20 code that includes
 # its headers is compiled with SC_CPLUSPLUS=201703L (else: undefined sc_api_version_..._cxx202002L).
-option(NORMCORE_TLM "Build the SystemC/TLM-2.0 model of the devices (SystemC through pkg-config)" ON)
-if(NOT NORMCORE_TLM)
-  return()
-endif()
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SystemC REQUIRED IMPORTED_TARGET systemc)
 set(NORMCORE_TLM_DEVICES "normcore;nc_small" CACHE STRING
@@ -110,6 +106,9 @@ foreach(_dev ${NORMCORE_TLM_DEVICES})
   normcore_tlm_model(${_dev})
 endforeach()
 
+if(NOT NORMCORE_TESTS)
+  return()
+endif()
 set(_tlm_env SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 # The examples as tests: the default shape on the default device, a small device's limits.
 if("normcore" IN_LIST NORMCORE_TLM_DEVICES)
@@ -133,7 +132,10 @@ list(JOIN NORMCORE_TLM_DEVICES "," _tlm_devices)
 target_compile_definitions(tlm_tests PRIVATE NC_DEVICES_DIR="${NORMCORE_DEVICES_DIR}"
                                              NC_TLM_DEVICES="${_tlm_devices}")
 foreach(_dev ${NORMCORE_TLM_DEVICES})
-  add_dependencies(tlm_tests tlm_${_dev} sim_${_dev})  # sim: the speed comparison
+  add_dependencies(tlm_tests tlm_${_dev})
+  if(NORMCORE_SIM_BACKEND)
+    add_dependencies(tlm_tests sim_${_dev})  # sim: the speed comparison
+  endif()
 endforeach()
 gtest_discover_tests(tlm_tests DISCOVERY_TIMEOUT 60
                      PROPERTIES LABELS tlm TIMEOUT 300 ENVIRONMENT ${_tlm_env})

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../sim/axi_mem.hpp"
+#include "../../sim/axi_mem.hpp"
 
 using normcore::sim::AxiCheck;
 using normcore::sim::AxiErrorRange;

@@ -12,7 +12,9 @@ int main(int argc, char** argv) {
   const auto fold = normcore::cli::add_fold(app);
   const auto run = normcore::cli::add_run(app);
   const auto info = normcore::cli::add_info(app);
+#if NORMCORE_WITH_IMPORT
   const auto import_model = normcore::cli::add_import(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -24,7 +26,9 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("fold")) return fold();
     if (app.got_subcommand("run")) return run();
     if (app.got_subcommand("info")) return info();
+#if NORMCORE_WITH_IMPORT
     if (app.got_subcommand("import")) return import_model();
+#endif
   } catch (const std::exception& e) {
     std::cerr << "normcore: error: " << e.what() << "\n";
     return normcore::cli::kExitFailure;

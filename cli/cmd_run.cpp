@@ -13,7 +13,9 @@
 
 #include "commands.hpp"
 #include "normcore/driver.hpp"
+#if NORMCORE_WITH_IMPORT
 #include "normcore/import/plan.hpp"
+#endif
 #include "normcore/npz.hpp"
 #include "normcore/params_file.hpp"
 
@@ -293,6 +295,7 @@ int do_run(RunCli o) {
 
 // --plan: every layer of an import plan, with the given inputs or deterministic random ones,
 // against the float reference of the recovered BN.
+#if NORMCORE_WITH_IMPORT
 int do_run_plan(const RunCli& o) {
   std::optional<Accelerator> acc;
   import::LoadedPlan plan;
@@ -388,6 +391,14 @@ int do_run_plan(const RunCli& o) {
   }
   return kExitOk;
 }
+
+#else
+int do_run_plan(const RunCli&) {
+  std::cerr << "normcore run: error: --plan: this normcore was built without model import "
+               "(NORMCORE_IMPORT=OFF)\n";
+  return kExitBadInput;
+}
+#endif
 
 }  // namespace
 

@@ -1,0 +1,157 @@
+# Verilator co-simulation of generated cores. For each swept configuration:
+#   normcore gen  ->  build/sim/<name>/rtl/*.v          (at build time, from the built generator)
+#   verilator --cc --exe --build  ->  build/sim/<name>/obj/cosim_<name>  (harness + golden model)
+#   ctest: cosim.<name> (GoogleTest, bit-exact against the golden model)
+#          rtl.<name>   (verilator -Wall lint, Yosys synth with no latches, Icarus smoke vectors)
+set(NORMCORE_COSIM_JOBS 400 CACHE STRING "Random jobs per configuration in the co-simulation")
+
+set(_harness ${CMAKE_CURRENT_SOURCE_DIR}/test_core.cpp)
+set(_harness_deps ${_harness} ${CMAKE_CURRENT_SOURCE_DIR}/core_driver.hpp
+                  ${CMAKE_CURRENT_SOURCE_DIR}/verilated_bits.hpp
+                  ${PROJECT_SOURCE_DIR}/model/src/contract.cpp
+                  ${PROJECT_SOURCE_DIR}/model/include/normcore/contract.hpp)
+
+# Builds a C++ program around a Verilated core (class Vcore) with Verilator's own make flow at
+# build time (the RTL only exists after the generator has run, so verilate() cannot be used).
+function(normcore_verilate_program exe top vfiles defs sources ldflags deps)
+  get_filename_component(mdir ${exe} DIRECTORY)
+  get_filename_component(ename ${exe} NAME)
+  list(JOIN defs " " defs_str)
+  set(cflags "-O2 -std=c++20 -I${PROJECT_SOURCE_DIR}/model/include -I${CMAKE_CURRENT_SOURCE_DIR} ${defs_str}")
+  add_custom_command(
+    OUTPUT ${exe}
+    COMMAND ${CMAKE_COMMAND} -E env OBJCACHE=ccache
+            ${VERILATOR_EXE} --cc --exe --build -j 2 -Wall --x-assign unique --x-initial unique
+            --top-module ${top} --prefix Vcore -Mdir ${mdir} -o ${ename}
+            -CFLAGS ${cflags} -LDFLAGS ${ldflags} -MAKEFLAGS "OPT_FAST=-O2"
+            ${vfiles} ${sources}
+    DEPENDS ${vfiles} ${sources} ${_harness_deps} ${deps}
+    COMMENT "verilate + build ${ename}" VERBATIM)
+endfunction()
+
+# normcore_cosim(<name> LANES n XW n YW n SW n BW n [IN_UNSIGNED] [OUT_UNSIGNED]
+#                MAXC n HWW n PIPE n [SEED n] [TARGET generic|ice40|xilinx|asic])
+function(normcore_cosim name)
+  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED" "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;SEED;PROGRAM;PREFIX;TARGET"
+                        "SOURCES" ${ARGN})
+  if(NOT A_SEED)
+    set(A_SEED 1)
+  endif()
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/${name})
+  set(prefix nc_${name})
+  if(A_PREFIX)
+    set(prefix ${A_PREFIX})
+  endif()
+  set(gen_args --name ${prefix} --lanes ${A_LANES} --in-bits ${A_XW} --out-bits ${A_YW}
+               --scale-bits ${A_SW} --shift-bits ${A_BW} --max-channels ${A_MAXC}
+               --inner-bits ${A_HWW} --pipeline ${A_PIPE})
+  if(A_TARGET)
+    list(APPEND gen_args --target ${A_TARGET})
+  endif()
+  set(xs 1)
+  set(ys 1)
+  if(A_IN_UNSIGNED)
+    list(APPEND gen_args --in-unsigned)
+    set(xs 0)
+  endif()
+  if(A_OUT_UNSIGNED)
+    list(APPEND gen_args --out-unsigned)
+    set(ys 0)
+  endif()
+  set(vfiles)
+  foreach(m bank step chan ptable lane fifo core)
+    list(APPEND vfiles ${dir}/rtl/${prefix}_${m}.v)
+  endforeach()
+  add_custom_command(
+    OUTPUT ${vfiles} ${dir}/rtl/manifest.json ${dir}/rtl/filelist.f
+    COMMAND $<TARGET_FILE:normcore_gen_tool> gen ${gen_args} -o ${dir}/rtl
+    DEPENDS normcore_gen_tool
+    COMMENT "normcore gen ${name}" VERBATIM)
+  set(defs -DNC_NAME=${name} -DNC_LANES=${A_LANES} -DNC_XW=${A_XW} -DNC_XS=${xs} -DNC_YW=${A_YW}
+           -DNC_YS=${ys} -DNC_SW=${A_SW} -DNC_BW=${A_BW} -DNC_MAXC=${A_MAXC} -DNC_HWW=${A_HWW}
+           -DNC_PIPE=${A_PIPE} -DNC_SEED=${A_SEED} -DNC_JOBS=${NORMCORE_COSIM_JOBS})
+  if(A_PROGRAM)
+    set(exe ${dir}/obj/${A_PROGRAM})
+    normcore_verilate_program(${exe} ${prefix}_core "${vfiles}" "${defs}"
+                              "${A_SOURCES}" "$<TARGET_FILE:normcore_model> -lz" normcore_model)
+    add_custom_target(${A_PROGRAM} ALL DEPENDS ${exe})
+    return()
+  endif()
+  set(exe ${dir}/obj/cosim_${name})
+  normcore_verilate_program(${exe} ${prefix}_core "${vfiles}" "${defs}"
+                            "${_harness};${PROJECT_SOURCE_DIR}/model/src/contract.cpp;${CMAKE_CURRENT_SOURCE_DIR}/gtest_main.cpp"
+                            "-lgtest -pthread" "")
+  add_custom_target(cosim_${name} ALL DEPENDS ${exe})
+  add_test(NAME cosim.${name} COMMAND ${exe})
+  set_tests_properties(cosim.${name} PROPERTIES LABELS "cosim" TIMEOUT 900)
+  add_test(NAME rtl.${name}
+           COMMAND ${BASH_EXE} ${PROJECT_SOURCE_DIR}/scripts/check_rtl.sh ${dir}/rtl ${prefix}_core
+                   $<TARGET_FILE:smoke_vectors>)
+  set_tests_properties(rtl.${name} PROPERTIES LABELS "rtl" TIMEOUT 900)
+endfunction()
+
+# Smoke-vector writer for the Icarus check (golden model -> hex files).
+add_executable(smoke_vectors smoke_vectors.cpp)
+target_link_libraries(smoke_vectors PRIVATE normcore::model normcore::gen normcore_warnings)
+
+include(${CMAKE_CURRENT_SOURCE_DIR}/sweep.cmake)
+
+# The demo's runner: the default configuration (normcore gen with no options).
+normcore_cosim(demo LANES 8 XW 8 YW 8 SW 16 BW 32 MAXC 1024 HWW 24 PIPE 3 PREFIX normcore
+               PROGRAM demo_runner SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/demo_main.cpp)
+
+# ---- Register block (gen/src/regs.cpp): regs_gen writes the RTL, C header, Markdown, SystemRDL
+# and JSON of the default AccelConfig's register map, plus lint-only edge cases; test_regblock
+# drives the Verilated block with the AXI4-Lite master (axil_master.hpp).
+add_executable(regs_gen regs_gen.cpp)
+target_link_libraries(regs_gen PRIVATE normcore::gen normcore_warnings)
+set(_regs_dir ${CMAKE_CURRENT_BINARY_DIR}/regblock)
+set(_regs_gen ${_regs_dir}/gen)
+set(_regs_v ${_regs_gen}/normcore_regs.v ${_regs_gen}/lint/ncsmall_regs.v
+            ${_regs_gen}/lint/ncbig_regs.v ${_regs_gen}/lint/odd_regs.v)
+add_custom_command(
+  OUTPUT ${_regs_v} ${_regs_gen}/normcore_regs.h ${_regs_gen}/normcore_regs.md
+         ${_regs_gen}/normcore_regs.rdl ${_regs_gen}/normcore_regs.json
+  COMMAND $<TARGET_FILE:regs_gen> ${_regs_gen}
+  DEPENDS regs_gen
+  COMMENT "regs_gen: register block outputs" VERBATIM)
+set(_regs_sources ${CMAKE_CURRENT_SOURCE_DIR}/test_regblock.cpp
+                  ${CMAKE_CURRENT_SOURCE_DIR}/gtest_main.cpp)
+set(_regs_deps ${_regs_gen}/normcore_regs.h ${CMAKE_CURRENT_SOURCE_DIR}/axil_master.hpp
+               ${PROJECT_SOURCE_DIR}/gen/include/normcore/gen/accel.hpp
+               ${PROJECT_SOURCE_DIR}/gen/include/normcore/gen/config.hpp)
+normcore_verilate_program(${_regs_dir}/obj/test_regblock normcore_regs
+                          "${_regs_gen}/normcore_regs.v"
+                          "-I${_regs_gen};-I${PROJECT_SOURCE_DIR}/gen/include" "${_regs_sources}"
+                          "-lgtest -pthread" "${_regs_deps}")
+add_custom_target(test_regblock ALL DEPENDS ${_regs_dir}/obj/test_regblock ${_regs_v})
+add_test(NAME regblock.axil COMMAND ${_regs_dir}/obj/test_regblock)
+set_tests_properties(regblock.axil PROPERTIES LABELS "cosim;regs" TIMEOUT 600)
+# Every generated register block: verilator -Wall prints nothing, Yosys synth without latches and
+# with check -assert, Icarus -Wall without warnings.
+add_test(NAME regblock.rtl
+         COMMAND ${BASH_EXE} -c [=[
+set -u
+fail=0
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for f in "$@"; do
+  m=$(basename "$f" .v)
+  out=$(verilator --lint-only -Wall --top-module "$m" "$f" 2>&1)
+  if [ $? -ne 0 ] || [ -n "$out" ]; then echo "$out"; echo "FAIL lint: $m"; fail=1; fi
+  if ! yosys -q -l "$work/$m.log" -p "read_verilog $f; synth -top $m; \
+      select -assert-none t:\$dlatch t:\$adlatch t:\$_DLATCH_* t:\$_DLATCHSR_*; check -assert" \
+      >/dev/null 2>&1; then tail -n 20 "$work/$m.log"; echo "FAIL yosys: $m"; fail=1; fi
+  out=$(iverilog -g2005 -Wall -o "$work/$m.vvp" "$f" 2>&1)
+  if [ $? -ne 0 ] || [ -n "$out" ]; then echo "$out"; echo "FAIL iverilog: $m"; fail=1; fi
+  [ $fail -eq 0 ] && echo "ok: $m (lint, yosys, iverilog)"
+done
+exit $fail
+]=] regblock_rtl ${_regs_v})
+set_tests_properties(regblock.rtl PROPERTIES LABELS "rtl;regs" TIMEOUT 600)
+# The generated C header compiles on its own as C++17 with every warning as an error.
+add_test(NAME regblock.c_header
+         COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -Wall -Wextra -Wpedantic -Wshadow -Wconversion
+                 -Werror -fsyntax-only -x c++ -include ${_regs_gen}/normcore_regs.h /dev/null)
+set_tests_properties(regblock.c_header PROPERTIES LABELS "regs")
+include(${CMAKE_CURRENT_SOURCE_DIR}/accel.cmake)
