@@ -8,7 +8,7 @@
 #include "commands.hpp"
 #include "normcore/fold.hpp"
 #include "normcore/npz.hpp"
-#include "normcore/gen/config.hpp"
+#include "normcore/config.hpp"
 #include "normcore/params_file.hpp"
 
 namespace normcore::cli {
@@ -20,7 +20,7 @@ struct FoldCli {
 };
 
 // Reads the core config: a config object or a manifest with a "config" member.
-gen::CoreConfig read_core_config(const std::string& path) {
+CoreConfig read_core_config(const std::string& path) {
   std::ifstream is(path);
   if (!is) throw Error("--config: cannot open " + path);
   nlohmann::json j;
@@ -30,13 +30,15 @@ gen::CoreConfig read_core_config(const std::string& path) {
     throw Error("--config " + path + ": malformed JSON: " + e.what());
   }
   if (j.contains("config") && j["config"].is_object()) j = j["config"];
-  gen::CoreConfig cfg;
+  CoreConfig cfg;
   try {
-    cfg = gen::CoreConfig::from_json(j);
+    cfg = CoreConfig::from_json(j);
   } catch (const std::exception& e) {
     throw Error("--config " + path + ": " + e.what());
   }
-  if (const auto err = cfg.check(); !err.empty()) throw Error("--config " + path + ": " + err);
+  if (const auto err = cfg.check(FieldNames::json); !err.empty()) {
+    throw Error("--config " + path + ": " + err);
+  }
   return cfg;
 }
 }  // namespace

@@ -6,11 +6,17 @@
 #include "commands.hpp"
 #include "normcore/gen/accel.hpp"
 #include "normcore/gen/core.hpp"
+#include "normcore/config.hpp"
 #include "normcore/gen/ref_designs.hpp"
 
 namespace normcore::cli {
 
 namespace {
+// An option's help from the one config schema (its range included), with an optional tail.
+std::string schema_help(const char* key, const char* tail = "") {
+  return config_field(key).help_text() + tail;
+}
+
 struct GenOptions {
   gen::AccelConfig acfg;
   gen::CoreConfig& cfg = acfg.core;
@@ -31,29 +37,31 @@ Action add_gen(CLI::App& app) {
   sub->add_option("--config", opt->config_file,
                   "Core config JSON (keys as in manifest.json \"config\"); options given on the "
                   "command line override it");
-  sub->add_option("--name", c.name, "Module name prefix")->capture_default_str();
-  sub->add_option("--lanes", c.lanes, "Elements per beat (1..64)")->capture_default_str();
-  sub->add_option("--in-bits", c.arith.xw, "Input element bits XW (2..32)")->capture_default_str();
+  sub->add_option("--name", c.name, schema_help("name"))->capture_default_str();
+  sub->add_option("--lanes", c.lanes, schema_help("lanes"))->capture_default_str();
+  sub->add_option("--in-bits", c.arith.xw, schema_help("in_bits"))->capture_default_str();
   sub->add_flag("--in-unsigned", opt->in_unsigned, "Input elements are unsigned");
-  sub->add_option("--out-bits", c.arith.yw, "Output element bits YW (2..32)")
+  sub->add_option("--out-bits", c.arith.yw, schema_help("out_bits"))
       ->capture_default_str();
   sub->add_flag("--out-unsigned", opt->out_unsigned, "Output elements are unsigned");
-  sub->add_option("--scale-bits", c.arith.sw, "Scale bits SW (2..32, signed)")
+  sub->add_option("--scale-bits", c.arith.sw, schema_help("scale_bits"))
       ->capture_default_str();
-  sub->add_option("--shift-bits", c.arith.bw, "Shift (bias) bits BW (2..62, signed)")
+  sub->add_option("--shift-bits", c.arith.bw, schema_help("shift_bits"))
       ->capture_default_str();
-  sub->add_option("--max-channels", c.max_channels, "Parameter table size (1..65536)")
+  sub->add_option("--max-channels", c.max_channels, schema_help("max_channels"))
       ->capture_default_str();
-  sub->add_option("--inner-bits", c.inner_bits, "Width of the HW (inner size) input (1..32)")
+  sub->add_option("--inner-bits", c.inner_bits, schema_help("inner_bits"))
       ->capture_default_str();
   sub->add_option("--pipeline", c.pipeline,
-                  "Register stages before the output buffer (3..8): 4 adds lane input "
-                  "registers, 5 registers the >>> R shift, 6 the rounded quotient, 7 splits the "
-                  "shifter, 8 registers the saturated quotient (default: by --target)")
+                  schema_help("pipeline",
+                              ": 4 adds lane input registers, 5 registers the >>> R shift, 6 the "
+                              "rounded quotient, 7 splits the shifter, 8 registers the saturated "
+                              "quotient (default: by --target)"))
       ->capture_default_str();
   sub->add_option("--target", c.target,
-                  "Mapping target: generic, ice40, xilinx, asic. Picks the default --pipeline "
-                  "(3, 8, 4, 5) and target attributes (xilinx: ram_style, use_dsp)")
+                  schema_help("target",
+                              ": picks the default --pipeline (3, 8, 4, 5) and target attributes "
+                              "(xilinx: ram_style, use_dsp)"))
       ->capture_default_str();
   sub->add_option("-o,--out-dir", opt->out_dir, "Output directory (replaced atomically)")
       ->capture_default_str();
@@ -70,15 +78,15 @@ Action add_gen(CLI::App& app) {
       ->check(CLI::IsMember({"core", "bare-mac", "decomposed", "decomposed-core"}))
       ->capture_default_str();
   auto& a = opt->acfg;
-  sub->add_option("--bus-bits", a.bus_bits, "Accelerator: AXI4 data width (32..512)")
+  sub->add_option("--bus-bits", a.bus_bits, schema_help("bus_bits"))
       ->capture_default_str();
-  sub->add_option("--addr-bits", a.addr_bits, "Accelerator: AXI4 address width (32..64)")
+  sub->add_option("--addr-bits", a.addr_bits, schema_help("addr_bits"))
       ->capture_default_str();
-  sub->add_option("--id-bits", a.id_bits, "Accelerator: AXI4 ID width (1..8)")
+  sub->add_option("--id-bits", a.id_bits, schema_help("id_bits"))
       ->capture_default_str();
-  sub->add_option("--max-burst", a.max_burst, "Accelerator: beats per burst (power of two, <= 256)")
+  sub->add_option("--max-burst", a.max_burst, schema_help("max_burst"))
       ->capture_default_str();
-  sub->add_option("--outstanding", a.outstanding, "Accelerator: read bursts in flight (1..16)")
+  sub->add_option("--outstanding", a.outstanding, schema_help("outstanding"))
       ->capture_default_str();
 
   return [opt, sub]() -> int {
@@ -103,23 +111,13 @@ Action add_gen(CLI::App& app) {
                   << "\n";
         return kExitBadInput;
       }
-      // Command-line options override the file.
-      const auto& o = opt->cfg;
-      if (sub->count("--name")) cfg.name = o.name;
-      if (sub->count("--lanes")) cfg.lanes = o.lanes;
-      if (sub->count("--in-bits")) cfg.arith.xw = o.arith.xw;
-      if (sub->count("--out-bits")) cfg.arith.yw = o.arith.yw;
-      if (sub->count("--scale-bits")) cfg.arith.sw = o.arith.sw;
-      if (sub->count("--shift-bits")) cfg.arith.bw = o.arith.bw;
-      if (sub->count("--max-channels")) cfg.max_channels = o.max_channels;
-      if (sub->count("--inner-bits")) cfg.inner_bits = o.inner_bits;
-      if (sub->count("--pipeline")) cfg.pipeline = o.pipeline;
-      if (sub->count("--target")) cfg.target = o.target;
-      if (sub->count("--bus-bits")) acfg.bus_bits = opt->acfg.bus_bits;
-      if (sub->count("--addr-bits")) acfg.addr_bits = opt->acfg.addr_bits;
-      if (sub->count("--id-bits")) acfg.id_bits = opt->acfg.id_bits;
-      if (sub->count("--max-burst")) acfg.max_burst = opt->acfg.max_burst;
-      if (sub->count("--outstanding")) acfg.outstanding = opt->acfg.outstanding;
+      // Command-line options override the file (the flags --in-unsigned/--out-unsigned below).
+      AccelConfig given = opt->acfg;
+      for (const auto& f : config_schema()) {
+        if (sub->count(f.option) == 0) continue;
+        if (f.int_ref != nullptr) *f.int_ref(acfg) = *f.int_ref(given);
+        if (f.str_ref != nullptr) *f.str_ref(acfg) = *f.str_ref(given);
+      }
     }
     if (sub->count("--target") && !sub->count("--pipeline")) {
       if (const int p = gen::CoreConfig::default_pipeline(cfg.target); p != 0) cfg.pipeline = p;

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "normcore/gen/config.hpp"
+#include "normcore/config.hpp"
 #include "normcore/import/bundle.hpp"
 #include "normcore/import/hlo.hpp"
 #include "normcore/import/onnx.hpp"
@@ -111,13 +111,13 @@ int do_import(const ImportCli& o, const std::vector<std::string>& quant_given) {
       throw Error("--config " + o.config + ": malformed JSON: " + e.what());
     }
     if (j.contains("config") && j["config"].is_object()) j = j["config"];
-    gen::CoreConfig cfg;
+    CoreConfig cfg;
     try {
-      cfg = gen::CoreConfig::from_json(j);
+      cfg = CoreConfig::from_json(j);
     } catch (const std::exception& e) {
       throw Error("--config " + o.config + ": " + e.what());
     }
-    if (const auto err = cfg.check(); !err.empty())
+    if (const auto err = cfg.check(FieldNames::json); !err.empty())
       throw Error("--config " + o.config + ": " + err);
 
     import::PlanOptions po;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "normcore/config.hpp"
 #include "normcore/npz.hpp"
 
 namespace normcore {
@@ -33,12 +34,6 @@ T num(const json& j, const char* key, const std::string& where, T lo, T hi) {
                 std::to_string(lo) + ".." + std::to_string(hi));
   }
   return static_cast<T>(x);
-}
-
-bool flag(const json& j, const char* key, const std::string& where) {
-  const json& v = need(j, key, where);
-  if (!v.is_boolean()) throw Error(where + ": '" + key + "' must be true or false");
-  return v.get<bool>();
 }
 
 std::string str(const json& j, const char* key, const std::string& where) {
@@ -77,6 +72,41 @@ std::string Manifest::error_name(int code) const {
   return "code " + std::to_string(code);
 }
 
+namespace {
+
+// The "config" object through the one config schema (normcore/config.hpp): every field present,
+// each in the generator's range, the whole configuration valid.
+DeviceConfig device_config(const json& c, const std::string& where) {
+  AccelConfig a;
+  try {
+    a = AccelConfig::from_json(c, /*require_all=*/true);
+  } catch (const std::invalid_argument& e) {
+    throw Error(where + ": " + e.what());
+  }
+  if (const std::string e = a.check(FieldNames::json); !e.empty()) throw Error(where + ": " + e);
+  const CoreConfig& k = a.core;
+  DeviceConfig d;
+  d.name = k.name;
+  d.lanes = k.lanes;
+  d.in_bits = k.arith.xw;
+  d.in_signed = k.arith.x_signed;
+  d.out_bits = k.arith.yw;
+  d.out_signed = k.arith.y_signed;
+  d.scale_bits = k.arith.sw;
+  d.shift_bits = k.arith.bw;
+  d.max_channels = k.max_channels;
+  d.inner_bits = k.inner_bits;
+  d.pipeline = k.pipeline;
+  d.bus_bits = a.bus_bits;
+  d.addr_bits = a.addr_bits;
+  d.id_bits = a.id_bits;
+  d.max_burst = a.max_burst;
+  d.outstanding = a.outstanding;
+  return d;
+}
+
+}  // namespace
+
 Manifest parse_manifest(std::string_view text, const std::string& source) {
   json j;
   try {
@@ -102,25 +132,7 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
 
   const std::string cw = source + ": config";
   const json& c = need(j, "config", source);
-  DeviceConfig& d = m.config;
-  d.name = str(c, "name", cw);
-  d.lanes = num<int>(c, "lanes", cw, 1, 255);
-  d.in_bits = num<int>(c, "in_bits", cw, 2, 32);
-  d.in_signed = flag(c, "in_signed", cw);
-  d.out_bits = num<int>(c, "out_bits", cw, 2, 32);
-  d.out_signed = flag(c, "out_signed", cw);
-  d.scale_bits = num<int>(c, "scale_bits", cw, 2, 32);
-  d.shift_bits = num<int>(c, "shift_bits", cw, 2, 62);
-  d.max_channels = num<int>(c, "max_channels", cw, 1, (1 << 17) - 1);
-  d.inner_bits = num<int>(c, "inner_bits", cw, 1, 32);
-  d.pipeline = num<int>(c, "pipeline", cw, 1, 16);
-  d.bus_bits = num<int>(c, "bus_bits", cw, 32, 512);
-  if ((d.bus_bits & (d.bus_bits - 1)) != 0) throw Error(cw + ": 'bus_bits' must be a power of two");
-  d.addr_bits = num<int>(c, "addr_bits", cw, 32, 64);
-  d.id_bits = num<int>(c, "id_bits", cw, 1, 8);
-  d.max_burst = num<int>(c, "max_burst", cw, 1, 256);
-  d.outstanding = num<int>(c, "outstanding", cw, 1, 16);
-  if (const std::string e = d.arith().check(); !e.empty()) throw Error(cw + ": " + e);
+  m.config = device_config(c, cw);
   m.config_json = c.dump();  // nlohmann's object is a sorted map: canonical
 
   const std::string rw = source + ": registers";

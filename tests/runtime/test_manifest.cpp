@@ -82,7 +82,7 @@ TEST(Manifest, ErrorsNameTheProblem) {
   };
   EXPECT_NE(broken("\"kind\": \"accelerator\"", "\"kind\": \"core\"").find("kind is 'core'"),
             std::string::npos);
-  EXPECT_NE(broken("\"lanes\": 8", "\"lanes\": 0").find("'lanes' = 0 is outside"),
+  EXPECT_NE(broken("\"lanes\": 8", "\"lanes\": 0").find("config: 'lanes': 0 is out of range 1..64"),
             std::string::npos);
   EXPECT_NE(broken("\"name\": \"CTRL\"", "\"name\": \"CTRLX\"").find("no register CTRL"),
             std::string::npos);

@@ -12,24 +12,7 @@
 
 namespace normcore::gen {
 
-struct AccelConfig {
-  CoreConfig core;
-  int bus_bits = 64;         // AXI4 data width: 32, 64, 128, 256 or 512
-  int addr_bits = 32;        // AXI4 address width: 32..64
-  int id_bits = 4;           // AXI4 ID width: 1..8
-  int max_burst = 32;        // beats per burst: power of two, 1..256
-  int outstanding = 8;       // read bursts in flight: 1..16 (>= 4 hides memory latency)
-  int axil_addr_bits = 12;   // AXI4-Lite address width (4 KiB register window)
-
-  // Empty if valid, else a message that starts with the offending CLI option.
-  [[nodiscard]] std::string check() const;
-  [[nodiscard]] int bus_bytes() const { return bus_bits / 8; }
-  // Bytes per parameter entry in memory: {b, s} packed (s in the low bits), 8 or 16 bytes.
-  [[nodiscard]] int param_entry_bytes() const { return core.param_bits() <= 64 ? 8 : 16; }
-  [[nodiscard]] std::string top_name() const { return core.name + "_top"; }
-  [[nodiscard]] nlohmann::json to_json() const;
-  static AccelConfig from_json(const nlohmann::json& j);
-};
+using normcore::AccelConfig;
 
 // Error codes in ERR_CODE.
 enum class AccelError : int {

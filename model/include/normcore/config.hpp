@@ -1,0 +1,137 @@
+// The configuration schema of a generated core and accelerator: one table of fields (JSON key,
+// CLI option, range, help) read by the generator (check, JSON), the runtime's manifest reader and
+// the CLI help. CoreConfig / AccelConfig are the values; their derived sizes are the hardware's.
+#pragma once
+
+#include <algorithm>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "normcore/contract.hpp"
+
+namespace normcore {
+
+inline constexpr const char* kGeneratorVersion = "0.1.0";
+
+// Number of bits needed to hold the unsigned value v (at least 1).
+int bits_for(long long v);
+// ceil(log2(v)) for v >= 1 (0 for v == 1).
+int clog2(long long v);
+
+struct AccelConfig;
+
+// How a check names a field: by its CLI option ("--lanes: ...", for `normcore gen`) or by its
+// JSON key ("'lanes': ...", for a config file or a manifest).
+enum class FieldNames { cli, json };
+
+// One configuration field. Integer fields have a range (and maybe "power of two"); bool and
+// string fields have none (a string field lists its allowed values in `choices`, "" = any).
+struct ConfigField {
+  enum class Kind { integer, boolean, string };
+  enum class Group { core, accel };
+  const char* key;     // JSON key in the config object / manifest "config"
+  const char* option;  // CLI option (`normcore gen`)
+  Kind kind;
+  Group group;
+  long long lo = 0, hi = 0;
+  bool pow2 = false;
+  const char* choices = "";  // string fields: "generic|ice40|xilinx|asic"
+  const char* help = "";     // one line, without the range (help_text() adds it)
+  int* (*int_ref)(AccelConfig&) = nullptr;
+  bool* (*bool_ref)(AccelConfig&) = nullptr;
+  std::string* (*str_ref)(AccelConfig&) = nullptr;
+
+  // "Elements per beat (1..64)", "... (power of two, 32..512)".
+  [[nodiscard]] std::string help_text() const;
+  // "--lanes" or "'lanes'".
+  [[nodiscard]] std::string name(FieldNames names) const;
+  // Empty when v is allowed, else "<name>: <v> is out of range lo..hi" (or "must be ...").
+  [[nodiscard]] std::string check(long long v, FieldNames names = FieldNames::cli) const;
+};
+
+// Every field, core fields first, in the order manifests list them.
+std::span<const ConfigField> config_schema();
+// The field with this JSON key (throws std::logic_error if there is none: a programming error).
+const ConfigField& config_field(std::string_view key);
+
+struct CoreConfig {
+  std::string name = "normcore";   // module name prefix
+  int lanes = 8;                   // elements per beat
+  ArithSpec arith;                 // element widths and signedness
+  int max_channels = 1024;         // table size
+  int inner_bits = 24;             // width of the inner-size (HW) config input
+  int pipeline = 3;                // register stages from input beat to lane result
+  std::string target = "generic";  // generic | ice40 | xilinx | asic: mapping hints (see below)
+
+  // The pipeline depth `normcore gen --target T` picks when --pipeline is not given: generic 3
+  // (fewest registers), ice40 8 (measured best on UP5K, docs/ppa.md), xilinx 4 (the lane's
+  // multiply-add with its input and output registers, the DSP48E1's A/B/C and P registers),
+  // asic 5 (the >>> R shifter registered).
+  [[nodiscard]] static int default_pipeline(const std::string& target);
+  // Xilinx: Vivado attributes (ram_style on the table banks, use_dsp on the lanes' multiply-add).
+  [[nodiscard]] bool xilinx_attrs() const { return target == "xilinx"; }
+
+  // Empty if valid, else a message that starts with the offending field ("--lanes: ..." or, with
+  // FieldNames::json, "'lanes': ...").
+  [[nodiscard]] std::string check(FieldNames names = FieldNames::cli) const;
+
+  // Derived sizes (valid only for a checked config).
+  [[nodiscard]] int acc_bits() const { return arith.acc_bits(); }
+  [[nodiscard]] int chan_bits() const { return bits_for(max_channels); }  // holds C
+  [[nodiscard]] int rshift_bits() const { return bits_for(acc_bits()); }  // holds R
+  [[nodiscard]] int banks() const { return 1 << clog2(lanes); }           // power of two >= L
+  [[nodiscard]] int bank_sel_bits() const { return clog2(lanes); }
+  [[nodiscard]] int bank_depth() const {  // words per bank
+    return ((max_channels + banks() - 2) >> bank_sel_bits()) + 1;
+  }
+  [[nodiscard]] int bank_addr_bits() const { return clog2(bank_depth() < 2 ? 2 : bank_depth()); }
+  [[nodiscard]] int lane_count_bits() const { return bits_for(lanes); }  // holds L
+  // Narrow in-channel offsets (used while S < L): the walker's r, per-lane q_i, L mod S, S - (L
+  // mod S).
+  [[nodiscard]] int chan_low_bits() const { return std::min(lane_count_bits(), inner_bits); }
+  [[nodiscard]] int param_bits() const { return arith.sw + arith.bw; }
+  // Cycles from an accepted input beat to its output beat on m_axis (unstalled).
+  [[nodiscard]] int latency() const { return pipeline + 1; }
+  // Beats the core holds (in flight plus buffered): sized so an unstalled stream never bubbles.
+  [[nodiscard]] int fifo_depth() const { return pipeline + 2; }
+  // Optional lane registers, each added by one more pipeline step (the lane has pipeline - 1
+  // register stages: the accumulator and the output always, these in between):
+  [[nodiscard]] bool pipe_xbar() const { return pipeline >= 4; }    // lane input regs after xbar
+  [[nodiscard]] bool pipe_shift() const { return pipeline >= 5; }   // after the >>> R shifter
+  [[nodiscard]] bool pipe_round() const { return pipeline >= 6; }   // after rounding
+  [[nodiscard]] bool pipe_shift2() const { return pipeline >= 7; }  // inside the shifter
+  [[nodiscard]] bool pipe_sat() const { return pipeline >= 8; }     // after saturation
+  [[nodiscard]] std::string top_name() const { return name + "_core"; }
+
+  // The core fields of the schema (an accelerator's fields are not written).
+  [[nodiscard]] nlohmann::json to_json() const;
+  // Reads a config object (missing keys keep their defaults). Throws std::invalid_argument
+  // naming the key on a type error or an unknown key (accelerator keys are known keys).
+  static CoreConfig from_json(const nlohmann::json& j);
+};
+
+struct AccelConfig {
+  CoreConfig core;
+  int bus_bits = 64;        // AXI4 data width: 32, 64, 128, 256 or 512
+  int addr_bits = 32;       // AXI4 address width: 32..64
+  int id_bits = 4;          // AXI4 ID width: 1..8
+  int max_burst = 32;       // beats per burst: power of two, 1..256
+  int outstanding = 8;      // read bursts in flight: 1..16 (>= 4 hides memory latency)
+  int axil_addr_bits = 12;  // AXI4-Lite address width (4 KiB register window)
+
+  // As CoreConfig::check.
+  [[nodiscard]] std::string check(FieldNames names = FieldNames::cli) const;
+  [[nodiscard]] int bus_bytes() const { return bus_bits / 8; }
+  // Bytes per parameter entry in memory: {b, s} packed (s in the low bits), 8 or 16 bytes.
+  [[nodiscard]] int param_entry_bytes() const { return core.param_bits() <= 64 ? 8 : 16; }
+  [[nodiscard]] std::string top_name() const { return core.name + "_top"; }
+  [[nodiscard]] nlohmann::json to_json() const;
+  // As CoreConfig::from_json; with `require_all`, every field but "target" must be present
+  // (a manifest written by `normcore gen --accel`).
+  static AccelConfig from_json(const nlohmann::json& j, bool require_all = false);
+};
+
+}  // namespace normcore

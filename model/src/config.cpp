@@ -1,0 +1,253 @@
+#include "normcore/config.hpp"
+
+#include <cctype>
+#include <stdexcept>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace normcore {
+
+int bits_for(long long v) {
+  int b = 1;
+  while (b < 63 && (v >> b) != 0) ++b;
+  return b;
+}
+
+int clog2(long long v) {
+  int b = 0;
+  while ((1LL << b) < v) ++b;
+  return b;
+}
+
+namespace {
+
+using K = ConfigField::Kind;
+using G = ConfigField::Group;
+
+constexpr ConfigField int_field(const char* key, const char* option, G group, long long lo,
+                                long long hi, bool pow2, const char* help,
+                                int* (*ref)(AccelConfig&)) {
+  return ConfigField{key, option, K::integer, group, lo, hi, pow2, "", help, ref, nullptr, nullptr};
+}
+
+// The one table. Ranges are the generator's: the RTL is only built (and tested) inside them.
+const ConfigField kSchema[] = {
+    {"name", "--name", K::string, G::core, 0, 0, false, "", "Module name prefix (a Verilog identifier)",
+     nullptr, nullptr, [](AccelConfig& a) { return &a.core.name; }},
+    int_field("lanes", "--lanes", G::core, 1, 64, false, "Elements per beat",
+              [](AccelConfig& a) { return &a.core.lanes; }),
+    int_field("in_bits", "--in-bits", G::core, 2, 32, false, "Input element bits XW",
+              [](AccelConfig& a) { return &a.core.arith.xw; }),
+    {"in_signed", "--in-unsigned", K::boolean, G::core, 0, 0, false, "", "Input elements are signed",
+     nullptr, [](AccelConfig& a) { return &a.core.arith.x_signed; }, nullptr},
+    int_field("out_bits", "--out-bits", G::core, 2, 32, false, "Output element bits YW",
+              [](AccelConfig& a) { return &a.core.arith.yw; }),
+    {"out_signed", "--out-unsigned", K::boolean, G::core, 0, 0, false, "",
+     "Output elements are signed", nullptr, [](AccelConfig& a) { return &a.core.arith.y_signed; },
+     nullptr},
+    int_field("scale_bits", "--scale-bits", G::core, 2, 32, false, "Signed scale bits SW",
+              [](AccelConfig& a) { return &a.core.arith.sw; }),
+    int_field("shift_bits", "--shift-bits", G::core, 2, 62, false, "Signed shift (bias) bits BW",
+              [](AccelConfig& a) { return &a.core.arith.bw; }),
+    int_field("max_channels", "--max-channels", G::core, 1, 65536, false, "Parameter table size",
+              [](AccelConfig& a) { return &a.core.max_channels; }),
+    int_field("inner_bits", "--inner-bits", G::core, 1, 32, false,
+              "Width of the HW (inner size) input", [](AccelConfig& a) { return &a.core.inner_bits; }),
+    int_field("pipeline", "--pipeline", G::core, 3, 8, false,
+              "Register stages before the output buffer",
+              [](AccelConfig& a) { return &a.core.pipeline; }),
+    {"target", "--target", K::string, G::core, 0, 0, false, "generic|ice40|xilinx|asic",
+     "Mapping target", nullptr, nullptr, [](AccelConfig& a) { return &a.core.target; }},
+    int_field("bus_bits", "--bus-bits", G::accel, 32, 512, true, "Accelerator: AXI4 data width",
+              [](AccelConfig& a) { return &a.bus_bits; }),
+    int_field("addr_bits", "--addr-bits", G::accel, 32, 64, false,
+              "Accelerator: AXI4 address width", [](AccelConfig& a) { return &a.addr_bits; }),
+    int_field("id_bits", "--id-bits", G::accel, 1, 8, false, "Accelerator: AXI4 ID width",
+              [](AccelConfig& a) { return &a.id_bits; }),
+    int_field("max_burst", "--max-burst", G::accel, 1, 256, true, "Accelerator: beats per burst",
+              [](AccelConfig& a) { return &a.max_burst; }),
+    int_field("outstanding", "--outstanding", G::accel, 1, 16, false,
+              "Accelerator: read bursts in flight", [](AccelConfig& a) { return &a.outstanding; }),
+};
+
+bool is_pow2(long long v) { return v > 0 && (v & (v - 1)) == 0; }
+
+std::string field_name(const char* key, FieldNames names) {
+  return config_field(key).name(names);
+}
+
+std::string check_name(const std::string& name, FieldNames names) {
+  bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  for (char ch : name) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+  return ok ? std::string{} : field_name("name", names) + ": '" + name + "' is not a Verilog identifier";
+}
+
+// Checks the fields of one group, in table order; then the string fields.
+std::string check_group(AccelConfig c, G group, FieldNames names) {  // a copy: non-const refs
+  for (const auto& f : kSchema) {
+    if (f.group != group || f.kind != K::integer) continue;
+    if (auto msg = f.check(*f.int_ref(c), names); !msg.empty()) return msg;
+  }
+  return {};
+}
+
+// Reads the fields of the schema from j (core fields, plus the accelerator's when `accel`).
+void read_fields(const nlohmann::json& j, AccelConfig& a, bool accel, bool require_all) {
+  if (!j.is_object()) throw std::invalid_argument("config must be a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    bool known = false;
+    for (const auto& f : kSchema) known = known || key == f.key;
+    if (!known) throw std::invalid_argument("config: unknown key '" + key + "'");
+  }
+  for (const auto& f : kSchema) {
+    if (f.group == G::accel && !accel) continue;
+    const std::string key = f.key;
+    if (!j.contains(key)) {
+      if (require_all && key != "target") {
+        throw std::invalid_argument("config: '" + key + "' is missing");
+      }
+      continue;
+    }
+    const auto& v = j.at(key);
+    if (f.kind == K::integer) {
+      if (!v.is_number_integer()) throw std::invalid_argument("config: '" + key + "' must be an integer");
+      const auto n = v.get<long long>();
+      if (n < -(1LL << 31) || n > (1LL << 31) - 1) {
+        throw std::invalid_argument(f.check(n, FieldNames::json));
+      }
+      *f.int_ref(a) = static_cast<int>(n);
+    } else if (f.kind == K::boolean) {
+      if (!v.is_boolean()) throw std::invalid_argument("config: '" + key + "' must be true or false");
+      *f.bool_ref(a) = v.get<bool>();
+    } else {
+      if (!v.is_string()) throw std::invalid_argument("config: '" + key + "' must be a string");
+      *f.str_ref(a) = v.get<std::string>();
+    }
+  }
+}
+
+void write_fields(AccelConfig a, nlohmann::json& j, G group) {  // a copy, as in check_group
+  for (const auto& f : kSchema) {
+    if (f.group != group) continue;
+    if (f.kind == K::integer) j[f.key] = *f.int_ref(a);
+    if (f.kind == K::boolean) j[f.key] = *f.bool_ref(a);
+    if (f.kind == K::string) j[f.key] = *f.str_ref(a);
+  }
+}
+
+}  // namespace
+
+std::string ConfigField::help_text() const {
+  std::string s = help;
+  if (kind == K::integer) {
+    s += " (";
+    if (pow2) s += "power of two, ";
+    s += std::to_string(lo) + ".." + std::to_string(hi) + ")";
+  } else if (*choices != 0) {
+    s += " (" + std::string(choices) + ")";
+  }
+  return s;
+}
+
+std::string ConfigField::name(FieldNames names) const {
+  return names == FieldNames::cli ? std::string(option) : "'" + std::string(key) + "'";
+}
+
+std::string ConfigField::check(long long v, FieldNames names) const {
+  if (kind != K::integer) return {};
+  if (v < lo || v > hi) {
+    return name(names) + ": " + std::to_string(v) + " is out of range " +
+           std::to_string(lo) + ".." + std::to_string(hi);
+  }
+  if (pow2 && !is_pow2(v)) {
+    std::vector<long long> allowed;
+    for (long long p = 1; p <= hi; p *= 2) {
+      if (p >= lo) allowed.push_back(p);
+    }
+    std::string list;
+    for (std::size_t i = 0; i < allowed.size() && allowed.size() <= 6; ++i) {
+      list += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + std::to_string(allowed[i]);
+    }
+    return name(names) + ": " + std::to_string(v) + " must be " +
+           (list.empty() ? "a power of two in " + std::to_string(lo) + ".." + std::to_string(hi)
+                         : list);
+  }
+  return {};
+}
+
+std::span<const ConfigField> config_schema() { return kSchema; }
+
+const ConfigField& config_field(std::string_view key) {
+  for (const auto& f : kSchema) {
+    if (key == f.key) return f;
+  }
+  throw std::logic_error("no config field '" + std::string(key) + "'");
+}
+
+int CoreConfig::default_pipeline(const std::string& target) {
+  if (target == "generic") return 3;
+  if (target == "ice40") return 8;
+  if (target == "xilinx") return 4;
+  if (target == "asic") return 5;
+  return 0;
+}
+
+std::string CoreConfig::check(FieldNames names) const {
+  if (auto msg = check_name(name, names); !msg.empty()) return msg;
+  AccelConfig a;
+  a.core = *this;
+  if (auto msg = check_group(a, G::core, names); !msg.empty()) return msg;
+  if (default_pipeline(target) == 0) {
+    return field_name("target", names) + ": must be generic, ice40, xilinx or asic (got '" +
+           target + "')";
+  }
+  if (acc_bits() > 64) {
+    return field_name("in_bits", names) + "/" + field_name("scale_bits", names) + "/" +
+           field_name("shift_bits", names) + ": accumulator max(in+scale, shift)+1 = " +
+           std::to_string(acc_bits()) + " bits exceeds 64";
+  }
+  if (arith.yw > acc_bits()) {
+    return field_name("out_bits", names) + ": " + std::to_string(arith.yw) +
+           " is wider than the accumulator (" + std::to_string(acc_bits()) + " bits)";
+  }
+  return {};
+}
+
+nlohmann::json CoreConfig::to_json() const {
+  AccelConfig a;
+  a.core = *this;
+  nlohmann::json j = nlohmann::json::object();
+  write_fields(a, j, G::core);
+  return j;
+}
+
+CoreConfig CoreConfig::from_json(const nlohmann::json& j) {
+  AccelConfig a;
+  read_fields(j, a, false, false);
+  return a.core;
+}
+
+std::string AccelConfig::check(FieldNames names) const {
+  if (auto err = core.check(names); !err.empty()) return err;
+  if (auto msg = check_group(*this, G::accel, names); !msg.empty()) return msg;
+  if (max_burst * bus_bytes() > 4096) {
+    return field_name("max_burst", names) + ": " + std::to_string(max_burst) + " beats of " +
+           std::to_string(bus_bytes()) + " bytes exceed 4 KiB";
+  }
+  return {};
+}
+
+nlohmann::json AccelConfig::to_json() const {
+  nlohmann::json j = core.to_json();
+  write_fields(*this, j, G::accel);
+  return j;
+}
+
+AccelConfig AccelConfig::from_json(const nlohmann::json& j, bool require_all) {
+  AccelConfig a;
+  read_fields(j, a, true, require_all);
+  return a;
+}
+
+}  // namespace normcore
