@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # RTL checks for one generated core directory:
 #   1. verilator --lint-only -Wall: zero warnings
-#   2. Yosys synth: no latches, `check -assert` (no undriven or multiply driven nets)
+#   2. Yosys `proc; flatten; check -assert`: no latches, no undriven or multiply driven nets
+#      (with --synth: a full generic `synth` as well, for the few configurations that run it)
 #   3. Icarus: compile with the smoke test bench and run one golden-model vector set
-# Usage: check_rtl.sh <rtl-dir> <top-module> <smoke_vectors-binary>
+# Usage: check_rtl.sh <rtl-dir> <top-module> <smoke_vectors-binary> [--synth]
 set -euo pipefail
 dir=$1
 top=$2
 vectors=$3
+synth=${4:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -21,11 +23,8 @@ if ! out=$(verilator --lint-only -Wall --top-module "$top" "${files[@]}" 2>&1) |
 fi
 echo "lint clean"
 
-echo "== yosys synth"
-yosys -q -l "$work/yosys.log" -p "read_verilog ${files[*]}; synth -top $top; \
-  select -assert-none t:\$dlatch t:\$adlatch t:\$_DLATCH_* t:\$_DLATCHSR_*; check -assert; \
-  tee -o $work/stat.txt stat" >/dev/null
-grep -E "Number of cells" "$work/stat.txt" | tail -n 1
+echo "== yosys: hierarchy; proc; flatten; check -assert; no latches${synth:+ (and synth)}"
+bash "$root/scripts/yosys_check.sh" $synth "$top" "${files[@]}" || exit 1
 echo "no latches, check -assert passed"
 
 if grep -q '"kind": "accelerator"' "$dir/manifest.json"; then

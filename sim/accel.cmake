@@ -5,7 +5,7 @@
 #                      MB n OUT n [IN_UNSIGNED] [OUT_UNSIGNED] [SEED n])
 set(NORMCORE_ACCEL_JOBS 100 CACHE STRING "Random jobs per accelerator configuration")
 function(normcore_accel_cosim name)
-  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED"
+  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH"
                         "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;BUS;ADDR;MB;OUT;SEED" "" ${ARGN})
   if(NOT A_SEED)
     set(A_SEED 1)
@@ -50,9 +50,13 @@ function(normcore_accel_cosim name)
   add_custom_target(cosim_accel_${name} ALL DEPENDS ${exe})
   add_test(NAME cosim_accel.${name} COMMAND ${exe})
   set_tests_properties(cosim_accel.${name} PROPERTIES LABELS "cosim;accel" TIMEOUT 1200)
+  set(synth)
+  if(A_SYNTH)
+    set(synth --synth)
+  endif()
   add_test(NAME rtl_accel.${name}
            COMMAND ${BASH_EXE} ${PROJECT_SOURCE_DIR}/scripts/check_rtl.sh ${dir}/rtl ${prefix}_top
-                   $<TARGET_FILE:smoke_vectors>)
+                   $<TARGET_FILE:smoke_vectors> ${synth})
   set_tests_properties(rtl_accel.${name} PROPERTIES LABELS "rtl;accel" TIMEOUT 1200)
 endfunction()
 
@@ -60,7 +64,7 @@ endfunction()
 normcore_accel_cosim(b32_l1   LANES 1  XW 8  YW 8  SW 16 BW 32 MAXC 256 HWW 16 PIPE 3 BUS 32
                      ADDR 32 MB 16 OUT 4 SEED 31)
 normcore_accel_cosim(b64_l8   LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 1024 HWW 24 PIPE 3 BUS 64
-                     ADDR 32 MB 32 OUT 8 SEED 32)
+                     ADDR 32 MB 32 OUT 8 SEED 32 SYNTH)
 normcore_accel_cosim(b128_l3  LANES 3  XW 4  YW 12 SW 10 BW 20 MAXC 100 HWW 12 PIPE 4 BUS 128
                      ADDR 40 MB 8 OUT 4 SEED 33 IN_UNSIGNED)
 normcore_accel_cosim(b256_l16 LANES 16 XW 16 YW 8  SW 18 BW 40 MAXC 300 HWW 16 PIPE 5 BUS 256

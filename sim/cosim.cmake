@@ -2,7 +2,9 @@
 #   normcore gen  ->  build/sim/<name>/rtl/*.v          (at build time, from the built generator)
 #   verilator --cc --exe --build  ->  build/sim/<name>/obj/cosim_<name>  (harness + golden model)
 #   ctest: cosim.<name> (GoogleTest, bit-exact against the golden model)
-#          rtl.<name>   (verilator -Wall lint, Yosys synth with no latches, Icarus smoke vectors)
+#          rtl.<name>   (verilator -Wall lint, the Yosys check: no latches, check -assert; a
+#                        full Yosys synth for the configurations marked SYNTH; Icarus smoke vectors)
+#   normcore_cosim(<name> ... [SYNTH])
 set(NORMCORE_COSIM_JOBS 400 CACHE STRING "Random jobs per configuration in the co-simulation")
 
 set(_harness ${CMAKE_CURRENT_SOURCE_DIR}/test_core.cpp)
@@ -32,7 +34,7 @@ endfunction()
 # normcore_cosim(<name> LANES n XW n YW n SW n BW n [IN_UNSIGNED] [OUT_UNSIGNED]
 #                MAXC n HWW n PIPE n [SEED n] [TARGET generic|ice40|xilinx|asic])
 function(normcore_cosim name)
-  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED" "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;SEED;PROGRAM;PREFIX;TARGET"
+  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH" "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;SEED;PROGRAM;PREFIX;TARGET"
                         "SOURCES" ${ARGN})
   if(NOT A_SEED)
     set(A_SEED 1)
@@ -84,9 +86,13 @@ function(normcore_cosim name)
   add_custom_target(cosim_${name} ALL DEPENDS ${exe})
   add_test(NAME cosim.${name} COMMAND ${exe})
   set_tests_properties(cosim.${name} PROPERTIES LABELS "cosim" TIMEOUT 900)
+  set(synth)
+  if(A_SYNTH)
+    set(synth --synth)
+  endif()
   add_test(NAME rtl.${name}
            COMMAND ${BASH_EXE} ${PROJECT_SOURCE_DIR}/scripts/check_rtl.sh ${dir}/rtl ${prefix}_core
-                   $<TARGET_FILE:smoke_vectors>)
+                   $<TARGET_FILE:smoke_vectors> ${synth})
   set_tests_properties(rtl.${name} PROPERTIES LABELS "rtl" TIMEOUT 900)
 endfunction()
 
@@ -127,8 +133,8 @@ normcore_verilate_program(${_regs_dir}/obj/test_regblock normcore_regs
 add_custom_target(test_regblock ALL DEPENDS ${_regs_dir}/obj/test_regblock ${_regs_v})
 add_test(NAME regblock.axil COMMAND ${_regs_dir}/obj/test_regblock)
 set_tests_properties(regblock.axil PROPERTIES LABELS "cosim;regs" TIMEOUT 600)
-# Every generated register block: verilator -Wall prints nothing, Yosys synth without latches and
-# with check -assert, Icarus -Wall without warnings.
+# Every generated register block: verilator -Wall prints nothing, the Yosys check (no latches,
+# check -assert: scripts/yosys_check.sh), Icarus -Wall without warnings.
 add_test(NAME regblock.rtl
          COMMAND ${BASH_EXE} -c [=[
 set -u
@@ -139,16 +145,15 @@ for f in "$@"; do
   m=$(basename "$f" .v)
   out=$(verilator --lint-only -Wall --top-module "$m" "$f" 2>&1)
   if [ $? -ne 0 ] || [ -n "$out" ]; then echo "$out"; echo "FAIL lint: $m"; fail=1; fi
-  if ! yosys -q -l "$work/$m.log" -p "read_verilog $f; synth -top $m; \
-      select -assert-none t:\$dlatch t:\$adlatch t:\$_DLATCH_* t:\$_DLATCHSR_*; check -assert" \
-      >/dev/null 2>&1; then tail -n 20 "$work/$m.log"; echo "FAIL yosys: $m"; fail=1; fi
+  bash "$YOSYS_CHECK" "$m" "$f" || fail=1
   out=$(iverilog -g2005 -Wall -o "$work/$m.vvp" "$f" 2>&1)
   if [ $? -ne 0 ] || [ -n "$out" ]; then echo "$out"; echo "FAIL iverilog: $m"; fail=1; fi
   [ $fail -eq 0 ] && echo "ok: $m (lint, yosys, iverilog)"
 done
 exit $fail
 ]=] regblock_rtl ${_regs_v})
-set_tests_properties(regblock.rtl PROPERTIES LABELS "rtl;regs" TIMEOUT 600)
+set_tests_properties(regblock.rtl PROPERTIES LABELS "rtl;regs" TIMEOUT 600
+                     ENVIRONMENT YOSYS_CHECK=${PROJECT_SOURCE_DIR}/scripts/yosys_check.sh)
 # The generated C header compiles on its own as C++17 with every warning as an error.
 add_test(NAME regblock.c_header
          COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -Wall -Wextra -Wpedantic -Wshadow -Wconversion

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Reference designs of the PPA harness: every design, several configurations, must be
-# verilator --lint-only -Wall clean (zero warnings) and pass Yosys synth with no latches and
-# `check -assert`, and compile in Icarus. decomposed-core (the core with decomposed lanes) runs
+# verilator --lint-only -Wall clean (zero warnings), pass the Yosys check (scripts/yosys_check.sh:
+# no latches, `check -assert`), and compile in Icarus. decomposed-core (the core with decomposed lanes) runs
 # configuration i at pipeline 3 + i (3..8). Usage: ref_lint.sh <normcore-binary>
 set -euo pipefail
 nc=$1
+root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 configs=(
@@ -28,10 +29,8 @@ for design in bare-mac decomposed decomposed-core; do
     if ! out=$(verilator --lint-only -Wall --top-module "$top" "${files[@]}" 2>&1) || [ -n "$out" ]; then
       echo "$out"; echo "FAIL lint: $design ${configs[$i]}"; fail=1; continue
     fi
-    if ! yosys -q -p "read_verilog ${files[*]}; synth -top $top; \
-        select -assert-none t:\$dlatch t:\$adlatch t:\$_DLATCH_* t:\$_DLATCHSR_*; check -assert" \
-        > "$work/yosys.log" 2>&1; then
-      cat "$work/yosys.log"; echo "FAIL yosys: $design ${configs[$i]}"; fail=1; continue
+    if ! bash "$root/scripts/yosys_check.sh" "$top" "${files[@]}"; then
+      echo "FAIL yosys: $design ${configs[$i]}"; fail=1; continue
     fi
     if ! out=$(iverilog -g2005 -o "$work/a.out" -s "$top" "${files[@]}" 2>&1) || [ -n "$out" ]; then
       echo "$out"; echo "FAIL icarus: $design ${configs[$i]}"; fail=1; continue
