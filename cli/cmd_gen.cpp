@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "normcore/gen/accel.hpp"
 #include "normcore/gen/core.hpp"
+#include "normcore/bn_params.hpp"  // normcore::Error
 #include "normcore/config.hpp"
 #include "normcore/gen/ref_designs.hpp"
 
@@ -146,7 +147,12 @@ Action add_gen(CLI::App& app) {
       }
       return kExitOk;
     }
-    gen::write_files_atomically(opt->out_dir, files);
+    try {
+      gen::write_files_atomically(opt->out_dir, files);
+    } catch (const Error& e) {
+      std::cerr << "normcore gen: error: -o: " << e.what() << "\n";
+      return kExitBadInput;
+    }
     std::cout << "normcore gen: wrote " << files.size() << " files for "
               << (accel ? acfg.top_name()
                   : ref ? gen::ref_top_name(cfg, rdesign)

@@ -64,7 +64,7 @@ endfunction()
 normcore_accel_cosim(b32_l1   LANES 1  XW 8  YW 8  SW 16 BW 32 MAXC 256 HWW 16 PIPE 3 BUS 32
                      ADDR 32 MB 16 OUT 4 SEED 31)
 normcore_accel_cosim(b64_l8   LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 1024 HWW 24 PIPE 3 BUS 64
-                     ADDR 32 MB 32 OUT 8 SEED 32 SYNTH)
+                     ADDR 32 MB 32 OUT 8 SEED 32)
 normcore_accel_cosim(b128_l3  LANES 3  XW 4  YW 12 SW 10 BW 20 MAXC 100 HWW 12 PIPE 4 BUS 128
                      ADDR 40 MB 8 OUT 4 SEED 33 IN_UNSIGNED)
 normcore_accel_cosim(b256_l16 LANES 16 XW 16 YW 8  SW 18 BW 40 MAXC 300 HWW 16 PIPE 5 BUS 256

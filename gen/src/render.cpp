@@ -3,11 +3,9 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
-#include <system_error>
-
-#include <unistd.h>
 
 #include "normcore/gen/core.hpp"
+#include "normcore/util/atomic_write.hpp"
 
 namespace normcore::gen {
 
@@ -74,41 +72,7 @@ std::vector<GeneratedFile> render_core(const CoreConfig& cfg) {
 
 void write_files_atomically(const std::filesystem::path& dir,
                             const std::vector<GeneratedFile>& files) {
-  namespace fs = std::filesystem;
-  const fs::path target = fs::absolute(dir).lexically_normal();
-  const fs::path parent = target.parent_path();
-  std::error_code ec;
-  fs::create_directories(parent, ec);
-  if (ec) throw std::runtime_error("cannot create " + parent.string() + ": " + ec.message());
-  const std::string stem = "." + target.filename().string() + ".tmp." + std::to_string(getpid());
-  const fs::path tmp = parent / stem;
-  const fs::path old = parent / (stem + ".old");
-  fs::remove_all(tmp, ec);
-  try {
-    fs::create_directory(tmp);
-    for (const auto& f : files) {
-      std::ofstream os(tmp / f.name, std::ios::binary);
-      os << f.content;
-      os.close();
-      if (!os) throw std::runtime_error("cannot write " + (tmp / f.name).string());
-    }
-    if (fs::exists(target)) {
-      if (!fs::is_directory(target)) {
-        throw std::runtime_error(target.string() + " exists and is not a directory");
-      }
-      fs::rename(target, old);
-      fs::rename(tmp, target);
-      fs::remove_all(old);
-    } else {
-      fs::rename(tmp, target);
-    }
-  } catch (const fs::filesystem_error& e) {
-    fs::remove_all(tmp, ec);
-    throw std::runtime_error(std::string("cannot write output directory: ") + e.what());
-  } catch (...) {
-    fs::remove_all(tmp, ec);
-    throw;
-  }
+  write_dir_atomic(dir, files, replace_if_contains("manifest.json", "a normcore gen output"));
 }
 
 }  // namespace normcore::gen

@@ -40,46 +40,6 @@ std::vector<std::uint8_t> read_file_bytes(const fs::path& path) {
   return bytes;
 }
 
-namespace {
-// Removes the temporary file unless released (RAII cleanup for every failure path).
-class TmpFile {
- public:
-  explicit TmpFile(fs::path p) : path_(std::move(p)) {}
-  TmpFile(const TmpFile&) = delete;
-  TmpFile& operator=(const TmpFile&) = delete;
-  ~TmpFile() {
-    if (armed_) {
-      std::error_code ec;
-      fs::remove(path_, ec);
-    }
-  }
-  [[nodiscard]] const fs::path& path() const { return path_; }
-  void release() { armed_ = false; }
-
- private:
-  fs::path path_;
-  bool armed_ = true;
-};
-}  // namespace
-
-void write_file_atomic(const fs::path& path, std::span<const std::uint8_t> bytes) {
-  fs::path tmp_path = path;
-  tmp_path += ".tmp." + std::to_string(::getpid());
-  TmpFile tmp(tmp_path);
-  {
-    std::ofstream out(tmp.path(), std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(path.string() + ": cannot create temporary " + tmp.path().string());
-    out.write(reinterpret_cast<const char*>(bytes.data()),
-              static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) throw Error(path.string() + ": write to " + tmp.path().string() + " failed");
-  }
-  std::error_code ec;
-  fs::rename(tmp.path(), path, ec);
-  if (ec) throw Error(path.string() + ": cannot rename temporary into place: " + ec.message());
-  tmp.release();
-}
-
 // ---------------------------------------------------------------------------------------------
 // Little-endian byte access
 

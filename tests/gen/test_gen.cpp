@@ -387,41 +387,5 @@ TEST(CoreChan, SharedTrackerGivesEveryLanesChannel) {
   EXPECT_GT(checks, 100000);
 }
 
-TEST(Write, AtomicReplaceLeavesNoTemporaries) {
-  namespace fs = std::filesystem;
-  const fs::path base = fs::temp_directory_path() / ("nc_gen_test_" + std::to_string(::getpid()));
-  fs::remove_all(base);
-  fs::create_directories(base);
-  const fs::path out = base / "rtl";
-  write_files_atomically(out, {{"a.v", "one"}});
-  write_files_atomically(out, {{"b.v", "two"}});
-  EXPECT_FALSE(fs::exists(out / "a.v"));  // replaced as a whole
-  std::ifstream is(out / "b.v");
-  std::string s;
-  is >> s;
-  EXPECT_EQ(s, "two");
-  int entries = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(base)) ++entries;
-  EXPECT_EQ(entries, 1);
-  fs::remove_all(base);
-}
-
-TEST(Write, FailureLeavesTargetUntouched) {
-  namespace fs = std::filesystem;
-  const fs::path base = fs::temp_directory_path() / ("nc_gen_fail_" + std::to_string(::getpid()));
-  fs::remove_all(base);
-  fs::create_directories(base);
-  const fs::path out = base / "rtl";
-  write_files_atomically(out, {{"keep.v", "old"}});
-  // A file name with a directory that does not exist makes the write fail midway.
-  EXPECT_THROW(write_files_atomically(out, {{"x.v", "new"}, {"no/such/dir.v", "bad"}}),
-               std::runtime_error);
-  EXPECT_TRUE(fs::exists(out / "keep.v"));
-  int entries = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(base)) ++entries;
-  EXPECT_EQ(entries, 1);
-  fs::remove_all(base);
-}
-
 }  // namespace
 }  // namespace normcore::gen

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "normcore/bn_params.hpp"  // normcore::Error
+#include "normcore/util/atomic_write.hpp"  // write_file_atomic
 
 namespace normcore {
 
@@ -59,8 +60,5 @@ std::map<std::string, NpyArray> read_npz(const std::filesystem::path& path);
 
 // Whole-file read; Error naming the file if it cannot be opened or read.
 std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path);
-
-// Writes "<path>.tmp.<pid>" and renames it over `path`; the temporary is removed on failure.
-void write_file_atomic(const std::filesystem::path& path, std::span<const std::uint8_t> bytes);
 
 }  // namespace normcore

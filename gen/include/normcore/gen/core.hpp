@@ -8,6 +8,7 @@
 
 #include "normcore/gen/config.hpp"
 #include "normcore/gen/ir.hpp"
+#include "normcore/util/atomic_write.hpp"
 
 namespace normcore::gen {
 
@@ -24,10 +25,8 @@ std::vector<Module> build_core(const CoreConfig& cfg, LaneArith arith = LaneArit
 // it).
 inline constexpr int kDecomposedExtraStages = 3;
 
-struct GeneratedFile {
-  std::string name;  // file name, no directory
-  std::string content;
-};
+// A generated file: its name in the output directory and its content.
+using GeneratedFile = normcore::DirFile;
 
 // Comment lines at the top of every generated file: generator version, contract, exact config.
 std::vector<std::string> generated_header(const nlohmann::json& config, const std::string& file);
@@ -38,9 +37,10 @@ std::vector<GeneratedFile> render_core(const CoreConfig& cfg);
 // The manifest describing the generated core (config, top, ports, latency, files, contract).
 nlohmann::json core_manifest(const CoreConfig& cfg, const std::vector<Module>& modules);
 
-// Writes the files into `dir` atomically: everything goes to a temporary sibling directory
-// first, which is renamed into place; an existing `dir` is replaced only once the new one is
-// complete. Throws std::runtime_error on a file-system error, leaving `dir` untouched.
+// Writes the files as the whole content of `dir`, atomically (normcore::write_dir_atomic): an
+// existing `dir` is replaced only if it is empty or holds a manifest.json (an earlier output),
+// and only once the new one is complete. Throws normcore::Error naming the path and the reason,
+// leaving `dir` as it was.
 void write_files_atomically(const std::filesystem::path& dir,
                             const std::vector<GeneratedFile>& files);
 

@@ -1,0 +1,143 @@
+#include "normcore/util/atomic_write.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <system_error>
+
+#include "normcore/bn_params.hpp"  // normcore::Error
+
+namespace normcore {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Removes a path (file or tree) at scope exit unless released.
+class TempPath {
+ public:
+  explicit TempPath(fs::path p) : path_(std::move(p)) {}
+  TempPath(const TempPath&) = delete;
+  TempPath& operator=(const TempPath&) = delete;
+  ~TempPath() {
+    if (armed_) {
+      std::error_code ec;
+      fs::remove_all(path_, ec);
+    }
+  }
+  [[nodiscard]] const fs::path& path() const { return path_; }
+  void release() { armed_ = false; }
+
+ private:
+  fs::path path_;
+  bool armed_ = true;
+};
+
+void write_bytes(const fs::path& path, const char* data, std::size_t size, const fs::path& shown) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error(shown.string() + ": cannot create " + path.string());
+  out.write(data, static_cast<std::streamsize>(size));
+  out.close();
+  if (!out) throw Error(shown.string() + ": write to " + path.string() + " failed");
+}
+
+// "out/" -> "out", "." -> the absolute current directory, "a/../b" -> "b".
+fs::path normal_dir(const fs::path& dir) {
+  if (dir.empty()) throw Error("output directory: empty path");
+  fs::path p = fs::absolute(dir).lexically_normal();
+  while (p.has_parent_path() && p.filename().empty()) p = p.parent_path();
+  if (p == p.root_path()) throw Error(dir.string() + ": cannot replace the root directory");
+  return p;
+}
+
+void check_names(const fs::path& dir, const std::vector<DirFile>& files) {
+  for (const auto& f : files) {
+    const fs::path rel = fs::path(f.name).lexically_normal();
+    if (rel.empty() || rel.is_absolute() || *rel.begin() == "..") {
+      throw Error(dir.string() + ": bad output file name '" + f.name + "'");
+    }
+  }
+}
+
+void check_replaceable(const fs::path& dir, const ReplaceCheck& may_replace) {
+  std::error_code ec;
+  const auto st = fs::symlink_status(dir, ec);
+  if (ec || !fs::exists(st)) return;
+  if (!fs::is_directory(st)) throw Error(dir.string() + ": exists and is not a directory");
+  if (fs::is_empty(dir, ec)) return;
+  const std::string why = may_replace ? may_replace(dir) : "it is not empty";
+  if (!why.empty()) throw Error(dir.string() + ": not replaced: " + why);
+}
+
+void build_tree(const fs::path& tmp, const fs::path& dir, const std::vector<DirFile>& files) {
+  std::error_code ec;
+  if (!fs::create_directory(tmp, ec) || ec) {
+    throw Error(dir.string() + ": cannot create " + tmp.string() + ": " + ec.message());
+  }
+  for (const auto& f : files) {
+    const fs::path p = tmp / fs::path(f.name).lexically_normal();
+    fs::create_directories(p.parent_path(), ec);
+    if (ec) throw Error(dir.string() + ": cannot create " + p.parent_path().string());
+    write_bytes(p, f.content.data(), f.content.size(), dir);
+  }
+}
+
+// Moves `tmp` to `dir`, the old `dir` (if any) aside first and back again if that fails.
+void swap_in(const fs::path& tmp, const fs::path& dir, const fs::path& old) {
+  std::error_code ec;
+  const bool had_old = fs::exists(fs::symlink_status(dir, ec));
+  if (had_old) {
+    fs::rename(dir, old, ec);
+    if (ec) throw Error(dir.string() + ": cannot move the old directory aside: " + ec.message());
+  }
+  fs::rename(tmp, dir, ec);
+  if (ec) {
+    const std::string msg = ec.message();
+    std::error_code back;
+    if (had_old) fs::rename(old, dir, back);
+    throw Error(dir.string() + ": cannot rename " + tmp.string() + " into place: " + msg +
+                (back ? " (the old directory is at " + old.string() + ")" : ""));
+  }
+  if (had_old) fs::remove_all(old, ec);
+}
+
+}  // namespace
+
+void write_file_atomic(const fs::path& path, std::span<const std::uint8_t> bytes) {
+  fs::path tmp_path = path;
+  tmp_path += ".tmp." + std::to_string(::getpid());
+  TempPath tmp(tmp_path);
+  write_bytes(tmp.path(), reinterpret_cast<const char*>(bytes.data()), bytes.size(), path);
+  std::error_code ec;
+  fs::rename(tmp.path(), path, ec);
+  if (ec) throw Error(path.string() + ": cannot rename temporary into place: " + ec.message());
+  tmp.release();
+}
+
+void write_dir_atomic(const fs::path& dir_in, const std::vector<DirFile>& files,
+                      const ReplaceCheck& may_replace) {
+  const fs::path dir = normal_dir(dir_in);
+  check_names(dir, files);
+  check_replaceable(dir, may_replace);
+  const fs::path parent = dir.parent_path();
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) throw Error(parent.string() + ": cannot create directory: " + ec.message());
+  const std::string stem = "." + dir.filename().string();
+  const std::string pid = std::to_string(::getpid());
+  TempPath tmp(parent / (stem + ".tmp." + pid));
+  fs::remove_all(tmp.path(), ec);
+  build_tree(tmp.path(), dir, files);
+  swap_in(tmp.path(), dir, parent / (stem + ".old." + pid));
+  tmp.release();
+}
+
+ReplaceCheck replace_if_contains(std::string marker, std::string what) {
+  return [marker = std::move(marker), what = std::move(what)](const fs::path& dir) {
+    std::error_code ec;
+    if (fs::is_regular_file(dir / marker, ec)) return std::string{};
+    return "it is not empty and holds no " + marker + " (not " + what + ")";
+  };
+}
+
+}  // namespace normcore
