@@ -85,6 +85,91 @@ void write_text(const fs::path& path, const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+void require_complete(const BnMatch& m, const std::string& where) {
+  if (m.complete) return;
+  std::string miss;
+  for (const auto& s : m.missing) miss += (miss.empty() ? "" : ", ") + s;
+  if (!miss.empty()) {
+    throw Error(where + ": parameters without data: " + miss +
+                " (give a parameter bundle with --params)");
+  }
+  throw Error(where + ": parameters could not be evaluated");
+}
+
+// The concrete input shape (unknown dimensions -> 1, with warnings) and the job.
+void plan_shape(PlanLayer& l, const BnMatch& m, const std::string& where) {
+  std::vector<std::int64_t> shape = m.shape;
+  const int axis = m.channel_axis;
+  if (shape.empty()) {
+    shape.assign(static_cast<std::size_t>(std::max(axis + 1, 2)), 1);
+    l.warnings.push_back("input shape unknown: planned as " + shape_str(shape) +
+                         " with the channels on axis " + std::to_string(axis));
+  }
+  if (axis < 0 || axis >= static_cast<int>(shape.size())) {
+    throw Error(where + ": channel axis " + std::to_string(axis) + " outside the input shape " +
+                shape_str(shape));
+  }
+  shape[static_cast<std::size_t>(axis)] = m.channels;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) {
+      l.warnings.push_back("dimension " + std::to_string(i) + " of the input " +
+                           shape_str(m.shape) + " is unknown: planned as 1");
+      shape[i] = 1;
+    }
+  }
+  l.shape = shape;
+  auto prod = [&](std::size_t from, std::size_t to) {
+    std::uint64_t p = 1;
+    for (std::size_t i = from; i < to; ++i) p *= static_cast<std::uint64_t>(shape[i]);
+    return p;
+  };
+  const auto r = shape.size();
+  const auto a = static_cast<std::size_t>(axis);
+  if (m.layout == Layout::nhwc && r >= 3 && a == r - 1) {
+    l.job = PlanJob{static_cast<std::uint64_t>(shape[0]), static_cast<std::uint64_t>(m.channels),
+                    prod(1, r - 1), Layout::nhwc};
+  } else {
+    l.job =
+        PlanJob{prod(0, a), static_cast<std::uint64_t>(m.channels), prod(a + 1, r), Layout::nchw};
+  }
+}
+
+void fold_layer(PlanLayer& l, const BnMatch& m, const PlanOptions& options) {
+  FoldOptions fo;
+  fo.rounding = options.rounding;
+  try {
+    l.fold = fold(l.bn, options.spec, fo);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (" + m.pattern + " at " + m.location + ")");
+  }
+  for (const auto& w : l.fold.warnings) l.warnings.push_back(w);
+  if (options.max_channels > 0 && m.channels > options.max_channels) {
+    l.warnings.push_back(std::to_string(m.channels) + " channels exceed the core's max_channels " +
+                         std::to_string(options.max_channels) +
+                         ": the runtime runs the layer in channel groups");
+  }
+}
+
+std::string layer_report(const Graph& g, const PlanLayer& l, const PlanOptions& options) {
+  const BnMatch& m = l.match;
+  std::ostringstream rep;
+  rep << "layer " << m.name << ": " << m.pattern << " (" << m.ops << ") at " << m.location
+      << "\n  input " << describe_value(g, m.input) << " shape " << shape_str(l.shape) << ", "
+      << to_string(l.job.layout) << ", channel axis " << m.channel_axis << ", " << m.channels
+      << " channels\n  eps " << g6(m.eps) << ", activation " << activation_text(m)
+      << "\n  job n=" << l.job.n << " c=" << l.job.c << " hw=" << l.job.hw << "\n";
+  rep << format_report(l.fold, options.spec, l.bn);
+  for (const auto& w : m.warnings) rep << "warning: " << w << "\n";
+  for (std::size_t i = m.warnings.size() + l.fold.warnings.size(); i < l.warnings.size(); ++i) {
+    rep << "warning: " << l.warnings[i] << "\n";
+  }
+  return rep.str();
+}
+
+}  // namespace
+
 Plan make_plan(const Graph& g, const Recognition& rec, const PlanOptions& options) {
   Plan plan;
   plan.model = g.source;
@@ -95,15 +180,7 @@ Plan make_plan(const Graph& g, const Recognition& rec, const PlanOptions& option
   for (const auto& m : rec.layers) {
     const std::string where = (g.source.empty() ? std::string() : g.source + ": ") +
                               "batch norm '" + m.name + "' at " + m.location;
-    if (!m.complete) {
-      std::string miss;
-      for (const auto& s : m.missing) miss += (miss.empty() ? "" : ", ") + s;
-      if (!miss.empty()) {
-        throw Error(where + ": parameters without data: " + miss +
-                    " (give a parameter bundle with --params)");
-      }
-      throw Error(where + ": parameters could not be evaluated");
-    }
+    require_complete(m, where);
     PlanLayer l;
     l.match = m;
     l.warnings = m.warnings;
@@ -112,69 +189,12 @@ Plan make_plan(const Graph& g, const Recognition& rec, const PlanOptions& option
     l.bn.in = options.in;
     l.bn.out = options.out;
     l.bn.source = where;
-    // Concrete shape.
-    std::vector<std::int64_t> shape = m.shape;
-    const int axis = m.channel_axis;
-    if (shape.empty()) {
-      shape.assign(static_cast<std::size_t>(std::max(axis + 1, 2)), 1);
-      l.warnings.push_back("input shape unknown: planned as " + shape_str(shape) +
-                           " with the channels on axis " + std::to_string(axis));
-    }
-    if (axis < 0 || axis >= static_cast<int>(shape.size())) {
-      throw Error(where + ": channel axis " + std::to_string(axis) + " outside the input shape " +
-                  shape_str(shape));
-    }
-    shape[static_cast<std::size_t>(axis)] = m.channels;
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-      if (shape[i] < 0) {
-        l.warnings.push_back("dimension " + std::to_string(i) + " of the input " +
-                             shape_str(m.shape) + " is unknown: planned as 1");
-        shape[i] = 1;
-      }
-    }
-    l.shape = shape;
-    auto prod = [&](std::size_t from, std::size_t to) {
-      std::uint64_t p = 1;
-      for (std::size_t i = from; i < to; ++i) p *= static_cast<std::uint64_t>(shape[i]);
-      return p;
-    };
-    const auto r = shape.size();
-    const auto a = static_cast<std::size_t>(axis);
-    if (m.layout == Layout::nhwc && r >= 3 && a == r - 1) {
-      l.job = PlanJob{static_cast<std::uint64_t>(shape[0]), static_cast<std::uint64_t>(m.channels),
-                      prod(1, r - 1), Layout::nhwc};
-    } else {
-      l.job =
-          PlanJob{prod(0, a), static_cast<std::uint64_t>(m.channels), prod(a + 1, r), Layout::nchw};
-    }
-    FoldOptions fo;
-    fo.rounding = options.rounding;
-    try {
-      l.fold = fold(l.bn, options.spec, fo);
-    } catch (const Error& e) {
-      throw Error(std::string(e.what()) + " (" + m.pattern + " at " + m.location + ")");
-    }
-    for (const auto& w : l.fold.warnings) l.warnings.push_back(w);
-    if (options.max_channels > 0 && m.channels > options.max_channels) {
-      l.warnings.push_back(
-          std::to_string(m.channels) + " channels exceed the core's max_channels " +
-          std::to_string(options.max_channels) + ": the runtime runs the layer in channel groups");
-    }
+    plan_shape(l, m, where);
+    fold_layer(l, m, options);
     l.params_file = m.name + ".params.bin";
     l.bn_file = m.name + ".bn.json";
     l.report_file = m.name + ".report.txt";
-    std::ostringstream rep;
-    rep << "layer " << m.name << ": " << m.pattern << " (" << m.ops << ") at " << m.location
-        << "\n  input " << describe_value(g, m.input) << " shape " << shape_str(l.shape) << ", "
-        << to_string(l.job.layout) << ", channel axis " << axis << ", " << m.channels
-        << " channels\n  eps " << g6(m.eps) << ", activation " << activation_text(m)
-        << "\n  job n=" << l.job.n << " c=" << l.job.c << " hw=" << l.job.hw << "\n";
-    rep << format_report(l.fold, options.spec, l.bn);
-    for (const auto& w : m.warnings) rep << "warning: " << w << "\n";
-    for (std::size_t i = m.warnings.size() + l.fold.warnings.size(); i < l.warnings.size(); ++i) {
-      rep << "warning: " << l.warnings[i] << "\n";
-    }
-    l.report = rep.str();
+    l.report = layer_report(g, l, options);
     plan.layers.push_back(std::move(l));
   }
   return plan;
