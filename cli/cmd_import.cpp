@@ -56,30 +56,30 @@ bool looks_like_hlo(const std::vector<std::uint8_t>& bytes) {
          std::equal(kMagic.begin(), kMagic.end(), bytes.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
-import::Graph load_model(const std::string& path,
-                         const std::string& format){std::string fmt = lower(format);
-const auto bytes = read_file_bytes(path);
-if (fmt.empty()) {
-  const std::string ext = lower(fs::path(path).extension().string());
-  if (ext == ".onnx") {
-    fmt = "onnx";
-  } else if (ext == ".hlo" || looks_like_hlo(bytes)) {
-    fmt = "hlo";
-  } else if (ext == ".txt") {
-    throw Error(path +
-                ": a .txt model must be XLA HLO text starting with 'HloModule' (or give "
-                "--format)");
-  } else {
-    fmt = "onnx";
+normcore::import::Graph load_model(const std::string& path, const std::string& format) {
+  std::string fmt = lower(format);
+  const auto bytes = read_file_bytes(path);
+  if (fmt.empty()) {
+    const std::string ext = lower(fs::path(path).extension().string());
+    if (ext == ".onnx") {
+      fmt = "onnx";
+    } else if (ext == ".hlo" || looks_like_hlo(bytes)) {
+      fmt = "hlo";
+    } else if (ext == ".txt") {
+      throw Error(path +
+                  ": a .txt model must be XLA HLO text starting with 'HloModule' (or give "
+                  "--format)");
+    } else {
+      fmt = "onnx";
+    }
   }
+  if (fmt == "onnx") return import::parse_onnx(bytes, path);
+  if (fmt == "hlo") {
+    return import::parse_hlo(
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
+  }
+  throw Error("--format: '" + format + "' is not onnx or hlo");
 }
-if (fmt == "onnx") return import::parse_onnx(bytes, path);
-if (fmt == "hlo") {
-  return import::parse_hlo(
-      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
-}
-throw Error("--format: '" + format + "' is not onnx or hlo");
-}  // namespace
 
 std::string act_text(const import::BnMatch& m) {
   if (m.activation != "clamp") return m.activation;
@@ -99,90 +99,99 @@ std::string shape_text(const std::vector<std::int64_t>& s) {
   return r + "]";
 }
 
+// The core configuration (a config object or a generated manifest with "config") and the plan
+// options it gives with the quantisation and rounding options.
+normcore::import::PlanOptions plan_options(const ImportCli& o,
+                                           const std::vector<std::string>& quant_given) {
+  std::ifstream is(o.config);
+  if (!is) throw Error("--config: cannot open " + o.config);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(is);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("--config " + o.config + ": malformed JSON: " + e.what());
+  }
+  if (j.contains("config") && j["config"].is_object()) j = j["config"];
+  CoreConfig cfg;
+  try {
+    cfg = CoreConfig::from_json(j);
+  } catch (const std::exception& e) {
+    throw Error("--config " + o.config + ": " + e.what());
+  }
+  if (const auto err = cfg.check(FieldNames::json); !err.empty()) {
+    throw Error("--config " + o.config + ": " + err);
+  }
+
+  normcore::import::PlanOptions po;
+  po.spec = cfg.arith;
+  po.config_json = j.dump();
+  po.config_source = o.config;
+  po.max_channels = cfg.max_channels;
+  po.bundle = o.params;
+  if (!quant_given.empty()) {
+    po.integer_io = false;
+    po.in = Quant{o.in_scale, o.in_zp};
+    po.out = Quant{o.out_scale, o.out_zp};
+    if (!(o.in_scale > 0)) throw Error("--in-scale must be > 0");
+    if (!(o.out_scale > 0)) throw Error("--out-scale must be > 0");
+  }
+  if (!o.rounding.empty()) {
+    try {
+      po.rounding = parse_rounding(o.rounding);
+    } catch (const std::invalid_argument& e) {
+      throw Error(std::string("--rounding: ") + e.what());
+    }
+  }
+  return po;
+}
+
+// --params: the bundle's arrays into the graph's inputs without data.
+void attach_params(normcore::import::Graph& g, const ImportCli& o) {
+  const auto b = normcore::import::load_bundle(o.params);
+  const auto rep = normcore::import::attach_bundle(g, b);
+  if (o.quiet) return;
+  for (const auto& a : rep.attached) {
+    std::cout << "bundle: " << g.values[static_cast<std::size_t>(a.value)].name << " <- '" << a.key
+              << "' (" << a.how << ")\n";
+  }
+  if (!rep.unused_keys.empty()) {
+    std::cout << "bundle: " << rep.unused_keys.size() << " key(s) not used:";
+    for (std::size_t i = 0; i < rep.unused_keys.size() && i < 8; ++i) {
+      std::cout << " " << rep.unused_keys[i];
+    }
+    std::cout << (rep.unused_keys.size() > 8 ? " ...\n" : "\n");
+  }
+}
+
+void print_plan(const normcore::import::Plan& plan, const std::string& out) {
+  for (const auto& l : plan.layers) {
+    const auto& m = l.match;
+    std::printf(
+        "layer %s: %s (%s) at %s: %lld channels, axis %d (%s), shape %s, eps %g, "
+        "activation %s; R = %d, %s, worst-case error %.6Lg LSB -> %s\n",
+        m.name.c_str(), m.pattern.c_str(), m.ops.c_str(), m.location.c_str(),
+        static_cast<long long>(m.channels), m.channel_axis,
+        std::string(to_string(l.job.layout)).c_str(), shape_text(l.shape).c_str(), m.eps,
+        act_text(m).c_str(), l.fold.job.shift, std::string(to_string(l.fold.job.rounding)).c_str(),
+        l.fold.worst_err, l.params_file.c_str());
+    for (const auto& w : l.warnings) std::printf("  warning: %s\n", w.c_str());
+  }
+  for (const auto& n : plan.near_misses) {
+    std::printf("near miss at %s: not a BN: %s\n", n.location.c_str(), n.reason.c_str());
+  }
+  std::printf("wrote %s (%zu batch norm(s), %zu near miss(es))\n", out.c_str(), plan.layers.size(),
+              plan.near_misses.size());
+}
+
 int do_import(const ImportCli& o, const std::vector<std::string>& quant_given) {
   try {
-    // The core configuration (a config object or a generated manifest with "config").
-    std::ifstream is(o.config);
-    if (!is) throw Error("--config: cannot open " + o.config);
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(is);
-    } catch (const nlohmann::json::exception& e) {
-      throw Error("--config " + o.config + ": malformed JSON: " + e.what());
-    }
-    if (j.contains("config") && j["config"].is_object()) j = j["config"];
-    CoreConfig cfg;
-    try {
-      cfg = CoreConfig::from_json(j);
-    } catch (const std::exception& e) {
-      throw Error("--config " + o.config + ": " + e.what());
-    }
-    if (const auto err = cfg.check(FieldNames::json); !err.empty())
-      throw Error("--config " + o.config + ": " + err);
-
-    import::PlanOptions po;
-    po.spec = cfg.arith;
-    po.config_json = j.dump();
-    po.config_source = o.config;
-    po.max_channels = cfg.max_channels;
-    po.bundle = o.params;
-    if (!quant_given.empty()) {
-      po.integer_io = false;
-      po.in = Quant{o.in_scale, o.in_zp};
-      po.out = Quant{o.out_scale, o.out_zp};
-      if (!(o.in_scale > 0)) throw Error("--in-scale must be > 0");
-      if (!(o.out_scale > 0)) throw Error("--out-scale must be > 0");
-    }
-    if (!o.rounding.empty()) {
-      try {
-        po.rounding = parse_rounding(o.rounding);
-      } catch (const std::invalid_argument& e) {
-        throw Error(std::string("--rounding: ") + e.what());
-      }
-    }
-
-    import::Graph g = load_model(o.model, o.format);
-    if (!o.params.empty()) {
-      const import::Bundle b = import::load_bundle(o.params);
-      const auto rep = import::attach_bundle(g, b);
-      if (!o.quiet) {
-        for (const auto& a : rep.attached) {
-          std::cout << "bundle: " << g.values[static_cast<std::size_t>(a.value)].name << " <- '"
-                    << a.key << "' (" << a.how << ")\n";
-        }
-        if (!rep.unused_keys.empty()) {
-          std::cout << "bundle: " << rep.unused_keys.size() << " key(s) not used:";
-          for (std::size_t i = 0; i < rep.unused_keys.size() && i < 8; ++i) {
-            std::cout << " " << rep.unused_keys[i];
-          }
-          std::cout << (rep.unused_keys.size() > 8 ? " ...\n" : "\n");
-        }
-      }
-    }
-    const import::Recognition rec = import::recognise(g);
-    const import::Plan plan = import::make_plan(g, rec, po);
-    import::write_plan(plan, o.out);
-
-    if (!o.quiet) {
-      for (const auto& l : plan.layers) {
-        const auto& m = l.match;
-        std::printf(
-            "layer %s: %s (%s) at %s: %lld channels, axis %d (%s), shape %s, eps %g, "
-            "activation %s; R = %d, %s, worst-case error %.6Lg LSB -> %s\n",
-            m.name.c_str(), m.pattern.c_str(), m.ops.c_str(), m.location.c_str(),
-            static_cast<long long>(m.channels), m.channel_axis,
-            std::string(to_string(l.job.layout)).c_str(), shape_text(l.shape).c_str(), m.eps,
-            act_text(m).c_str(), l.fold.job.shift,
-            std::string(to_string(l.fold.job.rounding)).c_str(), l.fold.worst_err,
-            l.params_file.c_str());
-        for (const auto& w : l.warnings) std::printf("  warning: %s\n", w.c_str());
-      }
-      for (const auto& n : plan.near_misses) {
-        std::printf("near miss at %s: not a BN: %s\n", n.location.c_str(), n.reason.c_str());
-      }
-      std::printf("wrote %s (%zu batch norm(s), %zu near miss(es))\n", o.out.c_str(),
-                  plan.layers.size(), plan.near_misses.size());
-    }
+    const auto po = plan_options(o, quant_given);
+    auto g = load_model(o.model, o.format);
+    if (!o.params.empty()) attach_params(g, o);
+    const auto rec = normcore::import::recognise(g);
+    const auto plan = normcore::import::make_plan(g, rec, po);
+    normcore::import::write_plan(plan, o.out);
+    if (!o.quiet) print_plan(plan, o.out);
     return kExitOk;
   } catch (const Error& e) {
     std::cerr << "normcore import: error: " << e.what() << "\n";
@@ -193,7 +202,7 @@ int do_import(const ImportCli& o, const std::vector<std::string>& quant_given) {
   }
 }
 
-}  // namespace normcore::cli
+}  // namespace
 
 Action add_import(CLI::App& app) {
   auto o = std::make_shared<ImportCli>();

@@ -14,7 +14,7 @@
 #include "commands.hpp"
 #include "normcore/driver.hpp"
 #if NORMCORE_WITH_IMPORT
-#include "normcore/import/plan.hpp"
+#include "run_plan.hpp"
 #endif
 #include "normcore/npz.hpp"
 #include "normcore/params_file.hpp"
@@ -297,99 +297,15 @@ int do_run(RunCli o) {
 // against the float reference of the recovered BN.
 #if NORMCORE_WITH_IMPORT
 int do_run_plan(const RunCli& o) {
-  std::optional<Accelerator> acc;
-  import::LoadedPlan plan;
-  std::vector<std::vector<std::int64_t>> xs;
-  std::vector<std::string> from;
-  try {
-    plan = import::read_plan(o.plan);
-    if (plan.layers.empty()) throw Error(o.plan + ": the plan has no layers");
-    std::map<std::string, std::string> files;
-    for (const auto& in : o.inputs) {
-      const auto eq = in.find('=');
-      std::string layer, file;
-      if (eq == std::string::npos) {
-        if (plan.layers.size() != 1) {
-          throw Error("--input " + in + ": the plan has " + std::to_string(plan.layers.size()) +
-                      " layers: give LAYER=FILE");
-        }
-        layer = plan.layers[0].name;
-        file = in;
-      } else {
-        layer = in.substr(0, eq);
-        file = in.substr(eq + 1);
-      }
-      bool known = false;
-      std::string names;
-      for (const auto& l : plan.layers) {
-        known = known || l.name == layer;
-        names += (names.empty() ? "" : ", ") + l.name;
-      }
-      if (!known)
-        throw Error("--input " + in + ": no layer '" + layer + "' in the plan (layers: " + names +
-                    ")");
-      if (!files.emplace(layer, file).second)
-        throw Error("--input: layer '" + layer + "' given twice");
-    }
-    DriverOptions dopt;
-    dopt.job_timeout = std::chrono::milliseconds(o.timeout_ms);
-    if (o.tile > 0) dopt.max_tile_elements = o.tile;
-    acc.emplace(Accelerator::open(o.device, dopt));
-    for (std::size_t i = 0; i < plan.layers.size(); ++i) {
-      const auto& l = plan.layers[i];
-      (void)acc->upload(read_params(l.params_file));  // widths and settings fit the device
-      auto it = files.find(l.name);
-      if (it == files.end()) {
-        xs.push_back(import::random_input(plan.spec, l.job.elements(), o.seed + i));
-        from.push_back("random (seed " + std::to_string(o.seed + i) + ")");
-        continue;
-      }
-      const NpyArray a = read_npy(it->second);
-      if (!a.is_integer()) {
-        throw Error("--input " + it->second + ": dtype " + a.dtype + " is not an integer type");
-      }
-      if (a.size() != l.job.elements()) {
-        throw Error("--input " + it->second + ": " + std::to_string(a.size()) +
-                    " elements, layer '" + l.name + "' needs " + std::to_string(l.job.elements()));
-      }
-      xs.push_back(a.as_int);
-      from.push_back(it->second);
-    }
-  } catch (const std::exception& e) {
-    std::cerr << "normcore run: error: " << e.what() << "\n";
-    return kExitBadInput;
-  }
-  bool all_ok = true;
-  for (std::size_t i = 0; i < plan.layers.size(); ++i) {
-    const auto& l = plan.layers[i];
-    import::LayerCheck c;
-    try {
-      c = import::run_layer(*acc, l, xs[i]);
-    } catch (const std::exception& e) {
-      std::cerr << "normcore run: error: layer " << l.name << ": " << e.what() << "\n";
-      return kExitFailure;
-    }
-    all_ok = all_ok && c.within;
-    if (!o.quiet || !c.within) {
-      std::printf(
-          "layer %s: %llux%llux%llu %s on %s, input %s: max error %.6f LSB (bound %.6f LSB) %s\n",
-          l.name.c_str(), static_cast<unsigned long long>(c.job.n),
-          static_cast<unsigned long long>(c.job.c), static_cast<unsigned long long>(c.job.hw),
-          std::string(to_string(c.job.layout)).c_str(), o.device.c_str(), from[i].c_str(),
-          c.max_err, c.bound, c.within ? "ok" : "EXCEEDS THE BOUND");
-      if (!c.within) {
-        std::printf("  worst: element %llu (channel %lld): x = %lld, y = %lld, reference %.6f\n",
-                    static_cast<unsigned long long>(c.worst_index),
-                    static_cast<long long>(c.worst_channel), static_cast<long long>(c.worst_x),
-                    static_cast<long long>(c.worst_y), c.worst_ref);
-      }
-    }
-  }
-  if (!all_ok) {
-    std::cerr << "normcore run: error: a layer's error exceeds its fold bound\n";
-    return kExitFailure;
-  }
-  return kExitOk;
+  PlanRunOptions p;
+  p.plan = o.plan;
+  p.device = o.device;
+  p.inputs = o.inputs;
+  p.seed = o.seed;
+  p.timeout_ms = o.timeout_ms;
+  p.tile = o.tile;
+  p.quiet = o.quiet;
+  return run_plan(p);  // run_plan.cpp
 }
 
 #else

@@ -329,71 +329,83 @@ Bundle load_bundle(const fs::path& path) {
       std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path.string());
 }
 
-AttachReport attach_bundle(Graph& g, const Bundle& b) {
-  AttachReport rep;
-  std::set<std::string> used;
-  auto empty_input = [&](int v) {
-    const Value& val = g.values[static_cast<std::size_t>(v)];
+namespace {
+
+// The steps of attach_bundle (see bundle.hpp): by name, by parameter number, by role through the
+// recognised batch norms, then the check that every batch-norm parameter has data.
+class Attacher {
+ public:
+  Attacher(Graph& g, const Bundle& b) : g_(g), b_(b) {
+    for (const auto& [k, a] : b.arrays) by_norm_.emplace(norm_sep(k), k);
+  }
+
+  AttachReport run() {
+    by_name_and_number();
+    by_role();
+    check_complete();
+    for (const auto& [k, a] : b_.arrays) {
+      if (!used_.contains(k)) rep_.unused_keys.push_back(k);
+    }
+    return std::move(rep_);
+  }
+
+ private:
+  Graph& g_;
+  const Bundle& b_;
+  AttachReport rep_;
+  std::set<std::string> used_;
+  std::map<std::string, std::string> by_norm_;  // normalised key -> key
+
+  [[nodiscard]] bool empty_input(int v) const {
+    const Value& val = g_.values[static_cast<std::size_t>(v)];
     return val.producer < 0 && !val.constant;
-  };
-  std::map<std::string, std::string> by_norm;  // normalised key -> key
-  for (const auto& [k, a] : b.arrays) by_norm.emplace(norm_sep(k), k);
+  }
+
+  [[nodiscard]] std::string key_by_name(const Value& val) const {
+    for (const auto& n : value_names(val)) {
+      if (b_.arrays.contains(n)) return n;
+      if (auto it = by_norm_.find(norm_sep(n)); it != by_norm_.end()) return it->second;
+    }
+    return {};
+  }
+
+  [[nodiscard]] std::string key_by_number(const Value& val) const {
+    const auto pn = param_number(val);
+    if (!pn) return {};
+    const std::string s = std::to_string(*pn);
+    for (const std::string& cand : {"param" + s, s, "parameter." + s, "parameter" + s, "param_" + s,
+                                    "arg_" + s, "arg" + s, "parameter_" + s}) {
+      if (b_.arrays.contains(cand)) return cand;
+    }
+    return {};
+  }
 
   // 1 and 2: name, parameter number.
-  for (std::size_t i = 0; i < g.values.size(); ++i) {
-    const int v = static_cast<int>(i);
-    if (!empty_input(v)) continue;
-    const Value& val = g.values[i];
-    std::string key, how;
-    for (const auto& n : value_names(val)) {
-      if (b.arrays.contains(n)) {
-        key = n;
-      } else if (auto it = by_norm.find(norm_sep(n)); it != by_norm.end()) {
-        key = it->second;
-      }
-      if (!key.empty()) {
-        how = "by name";
-        break;
+  void by_name_and_number() {
+    for (std::size_t i = 0; i < g_.values.size(); ++i) {
+      const int v = static_cast<int>(i);
+      if (!empty_input(v)) continue;
+      const Value& val = g_.values[i];
+      if (std::string key = key_by_name(val); !key.empty()) {
+        fill(g_, v, b_, key, "by name", rep_, used_);
+      } else if (key = key_by_number(val); !key.empty()) {
+        fill(g_, v, b_, key, "by parameter number", rep_, used_);
       }
     }
-    if (key.empty()) {
-      if (auto pn = param_number(val)) {
-        const std::string s = std::to_string(*pn);
-        for (const std::string& cand : {"param" + s, s, "parameter." + s, "parameter" + s,
-                                        "param_" + s, "arg_" + s, "arg" + s, "parameter_" + s}) {
-          if (b.arrays.contains(cand)) {
-            key = cand;
-            how = "by parameter number";
-            break;
-          }
-        }
-      }
-    }
-    if (!key.empty()) fill(g, v, b, key, how, rep, used);
   }
 
-  // 3: by role through the recognised batch norms.
-  Recognition rec = recognise(g);
-  std::vector<std::size_t> need;  // layers with an empty role leaf
-  for (std::size_t i = 0; i < rec.layers.size(); ++i) {
-    const auto& m = rec.layers[i];
-    for (int v : {m.gamma_value, m.beta_value, m.mean_value, m.var_value}) {
-      if (v >= 0 && empty_input(v)) {
-        need.push_back(i);
-        break;
-      }
-    }
-  }
-  if (!need.empty()) {
+  // The unused bundle keys grouped by layer (normalised layer name -> group), only layers with
+  // both mean and var.
+  [[nodiscard]] std::map<std::string, LayerGroup> layer_groups() const {
     std::map<std::string, LayerGroup> groups;
-    for (const auto& [k, a] : b.arrays) {
-      if (used.contains(k)) continue;
+    for (const auto& [k, a] : b_.arrays) {
+      if (used_.contains(k)) continue;
       auto lk = split_layer_key(k);
       if (!lk) continue;
       auto& grp = groups[norm_layer(lk->first)];
       grp.layer = lk->first;
       if (grp.keys.contains(lk->second)) {
-        throw Error(b.source + ": layer '" + lk->first + "' has two keys for its " + lk->second +
+        throw Error(b_.source + ": layer '" + lk->first + "' has two keys for its " + lk->second +
                     ": '" + grp.keys[lk->second] + "' and '" + k + "'");
       }
       grp.keys[lk->second] = k;
@@ -401,6 +413,13 @@ AttachReport attach_bundle(Graph& g, const Bundle& b) {
     std::erase_if(groups, [](const auto& kv) {
       return !kv.second.keys.contains("mean") || !kv.second.keys.contains("var");
     });
+    return groups;
+  }
+
+  // Batch norms (by index) paired with layer groups: by layer name, then the rest in order.
+  static std::vector<std::pair<std::size_t, std::string>> pair_layers(
+      const Bundle& b, const Recognition& rec, const std::vector<std::size_t>& need,
+      std::map<std::string, LayerGroup>& groups) {
     std::vector<std::pair<std::size_t, std::string>> pairs;  // (layer index, group id)
     std::vector<std::size_t> rest;
     std::set<std::string> taken;
@@ -423,95 +442,119 @@ AttachReport attach_bundle(Graph& g, const Bundle& b) {
               });
     // Without any layer left in the bundle there is nothing to map by role: the parameters are
     // reported as missing keys below.
-    if (!rest.empty() && !free_groups.empty()) {
-      if (free_groups.size() != rest.size()) {
-        std::string bns, lays;
-        for (std::size_t i : rest)
-          bns +=
-              (bns.empty() ? "" : ", ") + rec.layers[i].name + " (" + rec.layers[i].location + ")";
-        for (const auto& id : free_groups) lays += (lays.empty() ? "" : ", ") + groups[id].layer;
-        throw Error(b.source + ": cannot map parameters by role: the model has " +
-                    std::to_string(rest.size()) + " batch norm(s) with unnamed parameters [" + bns +
-                    "] but the bundle has " + std::to_string(free_groups.size()) +
-                    " unused layer(s) with mean and var [" + lays + "]");
-      }
-      for (std::size_t k = 0; k < rest.size(); ++k) pairs.emplace_back(rest[k], free_groups[k]);
+    if (rest.empty() || free_groups.empty()) return pairs;
+    if (free_groups.size() != rest.size()) {
+      std::string bns, lays;
+      for (std::size_t i : rest)
+        bns += (bns.empty() ? "" : ", ") + rec.layers[i].name + " (" + rec.layers[i].location + ")";
+      for (const auto& id : free_groups) lays += (lays.empty() ? "" : ", ") + groups[id].layer;
+      throw Error(b.source + ": cannot map parameters by role: the model has " +
+                  std::to_string(rest.size()) + " batch norm(s) with unnamed parameters [" + bns +
+                  "] but the bundle has " + std::to_string(free_groups.size()) +
+                  " unused layer(s) with mean and var [" + lays + "]");
     }
-    for (const auto& [i, id] : pairs) {
-      const auto& m = rec.layers[i];
-      const LayerGroup& grp = groups[id];
-      const std::pair<const char*, int> roles[] = {{"gamma", m.gamma_value},
-                                                   {"beta", m.beta_value},
-                                                   {"mean", m.mean_value},
-                                                   {"var", m.var_value}};
-      for (const auto& [role, v] : roles) {
-        if (v < 0 || !empty_input(v)) continue;
-        auto kit = grp.keys.find(role);
-        if (kit == grp.keys.end()) continue;  // reported below as missing
-        const Constant& arr = b.arrays.at(kit->second);
-        std::int64_t n = 1;
-        for (auto d : arr.shape) n *= d;
-        if (n != m.channels) {
-          throw Error(b.source + ": key '" + kit->second + "' (" + role + " of layer '" +
-                      grp.layer + "', mapped to batch norm '" + m.name + "' at " + m.location +
-                      "): expected shape [" + std::to_string(m.channels) + "], found " +
-                      shape_str(arr.shape));
-        }
-        fill(g, v, b, kit->second,
-             std::string("by role: ") + role + " of layer '" + grp.layer + "'", rep, used);
+    for (std::size_t k = 0; k < rest.size(); ++k) pairs.emplace_back(rest[k], free_groups[k]);
+    return pairs;
+  }
+
+  void fill_roles(const BnMatch& m, const LayerGroup& grp) {
+    const std::pair<const char*, int> roles[] = {{"gamma", m.gamma_value},
+                                                 {"beta", m.beta_value},
+                                                 {"mean", m.mean_value},
+                                                 {"var", m.var_value}};
+    for (const auto& [role, v] : roles) {
+      if (v < 0 || !empty_input(v)) continue;
+      auto kit = grp.keys.find(role);
+      if (kit == grp.keys.end()) continue;  // reported below as missing
+      const Constant& arr = b_.arrays.at(kit->second);
+      std::int64_t n = 1;
+      for (auto d : arr.shape) n *= d;
+      if (n != m.channels) {
+        throw Error(b_.source + ": key '" + kit->second + "' (" + role + " of layer '" + grp.layer +
+                    "', mapped to batch norm '" + m.name + "' at " + m.location +
+                    "): expected shape [" + std::to_string(m.channels) + "], found " +
+                    shape_str(arr.shape));
       }
+      fill(g_, v, b_, kit->second,
+           std::string("by role: ") + role + " of layer '" + grp.layer + "'", rep_, used_);
     }
   }
 
+  // 3: by role through the recognised batch norms.
+  void by_role() {
+    const Recognition rec = recognise(g_);
+    std::vector<std::size_t> need;  // layers with an empty role leaf
+    for (std::size_t i = 0; i < rec.layers.size(); ++i) {
+      const auto& m = rec.layers[i];
+      for (int v : {m.gamma_value, m.beta_value, m.mean_value, m.var_value}) {
+        if (v >= 0 && empty_input(v)) {
+          need.push_back(i);
+          break;
+        }
+      }
+    }
+    if (need.empty()) return;
+    auto groups = layer_groups();
+    for (const auto& [i, id] : pair_layers(b_, rec, need, groups))
+      fill_roles(rec.layers[i], groups[id]);
+  }
+
+  [[nodiscard]] static std::string role_of(const BnMatch& m, int v) {
+    if (v == m.gamma_value) return "gamma (scale)";
+    if (v == m.beta_value) return "beta (bias)";
+    if (v == m.mean_value) return "mean";
+    if (v == m.var_value) return "var";
+    if (v == m.eps_value) return "eps";
+    return {};
+  }
+
+  // A parameter of a recognised batch norm without data: the keys tried and close keys.
+  [[noreturn]] void missing(const BnMatch& m, int v) const {
+    const std::string role = role_of(m, v);
+    const Value& val = g_.values[static_cast<std::size_t>(v)];
+    std::string tried;
+    for (const auto& n : value_names(val)) tried += (tried.empty() ? "'" : ", '") + n + "'";
+    if (auto pn = param_number(val)) {
+      const std::string s = std::to_string(*pn);
+      tried += (tried.empty() ? "'" : ", '") + std::string("param") + s + "', '" + s +
+               "', 'parameter." + s + "'";
+    }
+    std::set<std::string> close;
+    std::vector<std::string> list;
+    for (const auto& n : value_names(val)) {
+      for (auto& k : close_keys(b_, n, 3)) {
+        if (close.insert(k).second) list.push_back(k);
+      }
+    }
+    if (!role.empty()) {
+      for (const auto& [k, a] : b_.arrays) {
+        auto lk = split_layer_key(k);
+        if (lk && role.rfind(lk->second, 0) == 0 && close.insert(k).second) list.push_back(k);
+      }
+    }
+    std::string cl;
+    for (std::size_t i = 0; i < list.size() && i < 6; ++i) cl += (i > 0 ? ", " : "") + list[i];
+    throw Error(b_.source + ": no key for " + who(g_, v) +
+                (role.empty() ? std::string(" (read by") : " (the " + role + " of") +
+                " batch norm '" + m.name + "' at " + m.location + "): tried " + tried +
+                (cl.empty() ? std::string() : "; close keys: " + cl));
+  }
+
   // Every parameter of a recognised batch norm must now have data.
-  rec = recognise(g);
-  for (const auto& m : rec.layers) {
-    for (int v : m.leaves) {
-      if (!empty_input(v)) continue;
-      std::string role;
-      if (v == m.gamma_value)
-        role = "gamma (scale)";
-      else if (v == m.beta_value)
-        role = "beta (bias)";
-      else if (v == m.mean_value)
-        role = "mean";
-      else if (v == m.var_value)
-        role = "var";
-      else if (v == m.eps_value)
-        role = "eps";
-      const Value& val = g.values[static_cast<std::size_t>(v)];
-      std::string tried;
-      for (const auto& n : value_names(val)) tried += (tried.empty() ? "'" : ", '") + n + "'";
-      if (auto pn = param_number(val)) {
-        const std::string s = std::to_string(*pn);
-        tried += (tried.empty() ? "'" : ", '") + std::string("param") + s + "', '" + s +
-                 "', 'parameter." + s + "'";
+  void check_complete() const {
+    const Recognition rec = recognise(g_);
+    for (const auto& m : rec.layers) {
+      for (int v : m.leaves) {
+        if (empty_input(v)) missing(m, v);
       }
-      std::set<std::string> close;
-      std::vector<std::string> list;
-      for (const auto& n : value_names(val)) {
-        for (auto& k : close_keys(b, n, 3)) {
-          if (close.insert(k).second) list.push_back(k);
-        }
-      }
-      if (!role.empty()) {
-        for (const auto& [k, a] : b.arrays) {
-          auto lk = split_layer_key(k);
-          if (lk && role.rfind(lk->second, 0) == 0 && close.insert(k).second) list.push_back(k);
-        }
-      }
-      std::string cl;
-      for (std::size_t i = 0; i < list.size() && i < 6; ++i) cl += (i > 0 ? ", " : "") + list[i];
-      throw Error(b.source + ": no key for " + who(g, v) +
-                  (role.empty() ? std::string(" (read by") : " (the " + role + " of") +
-                  " batch norm '" + m.name + "' at " + m.location + "): tried " + tried +
-                  (cl.empty() ? std::string() : "; close keys: " + cl));
     }
   }
-  for (const auto& [k, a] : b.arrays) {
-    if (!used.contains(k)) rep.unused_keys.push_back(k);
-  }
-  return rep;
+};
+
+}  // namespace
+
+AttachReport attach_bundle(Graph& g, const Bundle& b) {
+  return Attacher(g, b).run();
 }
 
 }  // namespace normcore::import

@@ -13,242 +13,13 @@
 #include <utility>
 
 #include "normcore/npz.hpp"  // read_file_bytes
+#include "onnx_internal.hpp"
 
 namespace normcore::import {
 
 namespace {
 
-using Shape = std::vector<std::int64_t>;
-using DT = onnx::TensorProto_DataType;
-
-std::string shape_str(const Shape& s) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (i) out += ",";
-    out += s[i] < 0 ? std::string("?") : std::to_string(s[i]);
-  }
-  return out + "]";
-}
-
-// Element type names as graph.hpp spells them ("" for types the IR has no name for).
-std::string dtype_name(int t) {
-  switch (t) {
-    case onnx::TensorProto_DataType_FLOAT:
-      return "f32";
-    case onnx::TensorProto_DataType_DOUBLE:
-      return "f64";
-    case onnx::TensorProto_DataType_FLOAT16:
-      return "f16";
-    case onnx::TensorProto_DataType_BFLOAT16:
-      return "bf16";
-    case onnx::TensorProto_DataType_INT8:
-      return "i8";
-    case onnx::TensorProto_DataType_UINT8:
-      return "u8";
-    case onnx::TensorProto_DataType_INT16:
-      return "i16";
-    case onnx::TensorProto_DataType_UINT16:
-      return "u16";
-    case onnx::TensorProto_DataType_INT32:
-      return "i32";
-    case onnx::TensorProto_DataType_UINT32:
-      return "u32";
-    case onnx::TensorProto_DataType_INT64:
-      return "i64";
-    case onnx::TensorProto_DataType_UINT64:
-      return "u64";
-    case onnx::TensorProto_DataType_BOOL:
-      return "bool";
-    case onnx::TensorProto_DataType_STRING:
-      return "string";
-    case onnx::TensorProto_DataType_COMPLEX64:
-      return "c64";
-    case onnx::TensorProto_DataType_COMPLEX128:
-      return "c128";
-    default:
-      return "";
-  }
-}
-
-std::string dtype_label(int t) {
-  if (onnx::TensorProto_DataType_IsValid(t)) {
-    return onnx::TensorProto_DataType_Name(static_cast<DT>(t));
-  }
-  return "data type " + std::to_string(t);
-}
-
-// Bytes per element in raw_data, 0 for types this front end does not decode.
-std::size_t raw_size(int t) {
-  switch (t) {
-    case onnx::TensorProto_DataType_FLOAT:
-    case onnx::TensorProto_DataType_INT32:
-    case onnx::TensorProto_DataType_UINT32:
-      return 4;
-    case onnx::TensorProto_DataType_DOUBLE:
-    case onnx::TensorProto_DataType_INT64:
-    case onnx::TensorProto_DataType_UINT64:
-      return 8;
-    case onnx::TensorProto_DataType_FLOAT16:
-    case onnx::TensorProto_DataType_BFLOAT16:
-    case onnx::TensorProto_DataType_INT16:
-    case onnx::TensorProto_DataType_UINT16:
-      return 2;
-    case onnx::TensorProto_DataType_INT8:
-    case onnx::TensorProto_DataType_UINT8:
-    case onnx::TensorProto_DataType_BOOL:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
-double half_to_double(std::uint32_t bits) {
-  const bool neg = (bits & 0x8000U) != 0;
-  const std::uint32_t exp = (bits >> 10) & 0x1fU;
-  const std::uint32_t mant = bits & 0x3ffU;
-  double v = 0;
-  if (exp == 0) {
-    v = std::ldexp(static_cast<double>(mant), -24);
-  } else if (exp == 31) {
-    v = mant == 0 ? std::numeric_limits<double>::infinity()
-                  : std::numeric_limits<double>::quiet_NaN();
-  } else {
-    v = std::ldexp(static_cast<double>(mant | 0x400U), static_cast<int>(exp) - 25);
-  }
-  return neg ? -v : v;
-}
-
-double bf16_to_double(std::uint32_t bits) {
-  const std::uint32_t f32 = (bits & 0xffffU) << 16;
-  float f = 0;
-  std::memcpy(&f, &f32, sizeof f);
-  return static_cast<double>(f);
-}
-
-double float_bits(std::uint64_t bits) {
-  const auto b = static_cast<std::uint32_t>(bits);
-  float f = 0;
-  std::memcpy(&f, &b, sizeof f);
-  return static_cast<double>(f);
-}
-
-double double_bits(std::uint64_t bits) {
-  double d = 0;
-  std::memcpy(&d, &bits, sizeof d);
-  return d;
-}
-
-// One element of a decoded integer-ish payload (raw bytes or int32_data / uint64_data) as double.
-double element_from_bits(int t, std::uint64_t bits) {
-  switch (t) {
-    case onnx::TensorProto_DataType_FLOAT:
-      return float_bits(bits);
-    case onnx::TensorProto_DataType_DOUBLE:
-      return double_bits(bits);
-    case onnx::TensorProto_DataType_FLOAT16:
-      return half_to_double(static_cast<std::uint32_t>(bits));
-    case onnx::TensorProto_DataType_BFLOAT16:
-      return bf16_to_double(static_cast<std::uint32_t>(bits));
-    case onnx::TensorProto_DataType_INT8:
-      return static_cast<double>(static_cast<std::int8_t>(static_cast<std::uint8_t>(bits)));
-    case onnx::TensorProto_DataType_INT16:
-      return static_cast<double>(static_cast<std::int16_t>(static_cast<std::uint16_t>(bits)));
-    case onnx::TensorProto_DataType_INT32:
-      return static_cast<double>(static_cast<std::int32_t>(static_cast<std::uint32_t>(bits)));
-    case onnx::TensorProto_DataType_INT64:
-      return static_cast<double>(static_cast<std::int64_t>(bits));
-    case onnx::TensorProto_DataType_BOOL:
-      return (bits & 0xffU) != 0 ? 1.0 : 0.0;
-    case onnx::TensorProto_DataType_UINT8:
-      return static_cast<double>(bits & 0xffU);
-    case onnx::TensorProto_DataType_UINT16:
-      return static_cast<double>(bits & 0xffffU);
-    case onnx::TensorProto_DataType_UINT32:
-      return static_cast<double>(bits & 0xffffffffU);
-    default:
-      return static_cast<double>(bits);  // UINT64
-  }
-}
-
-// A decoded tensor: the constant, or why there is none (unsupported data type, external data).
-struct Decoded {
-  std::optional<Constant> constant;
-  std::string problem;
-};
-
-// `what` names the tensor in messages ("<source>: initializer 'w'").
-Decoded decode_tensor(const onnx::TensorProto& t, const std::string& what) {
-  Decoded out;
-  Constant c;
-  std::size_t count = 1;
-  for (const auto d : t.dims()) {
-    if (d < 0) throw Error(what + ": negative dimension " + std::to_string(d));
-    c.shape.push_back(d);
-    count *= static_cast<std::size_t>(d);
-  }
-  const int type = t.data_type();
-  if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
-    out.problem =
-        "is stored as external data (not supported; save the model with its weights inside)";
-    return out;
-  }
-  const std::size_t esize = raw_size(type);
-  if (esize == 0) {
-    out.problem = "has unsupported data type " + dtype_label(type);
-    return out;
-  }
-  c.data.reserve(count);
-  if (t.has_raw_data()) {
-    const std::string& raw = t.raw_data();
-    if (raw.size() != count * esize) {
-      throw Error(what + ": raw_data holds " + std::to_string(raw.size()) + " bytes, expected " +
-                  std::to_string(count * esize) + " for shape " + shape_str(c.shape) + " of " +
-                  dtype_label(type));
-    }
-    for (std::size_t i = 0; i < count; ++i) {
-      std::uint64_t bits = 0;
-      for (std::size_t b = 0; b < esize; ++b) {  // little endian, independent of the host
-        bits |= static_cast<std::uint64_t>(static_cast<unsigned char>(raw[i * esize + b]))
-                << (8 * b);
-      }
-      c.data.push_back(element_from_bits(type, bits));
-    }
-  } else {
-    std::size_t have = 0;
-    switch (type) {
-      case onnx::TensorProto_DataType_FLOAT:
-        have = static_cast<std::size_t>(t.float_data_size());
-        for (const float v : t.float_data()) c.data.push_back(static_cast<double>(v));
-        break;
-      case onnx::TensorProto_DataType_DOUBLE:
-        have = static_cast<std::size_t>(t.double_data_size());
-        for (const double v : t.double_data()) c.data.push_back(v);
-        break;
-      case onnx::TensorProto_DataType_INT64:
-        have = static_cast<std::size_t>(t.int64_data_size());
-        for (const auto v : t.int64_data()) c.data.push_back(static_cast<double>(v));
-        break;
-      case onnx::TensorProto_DataType_UINT32:
-      case onnx::TensorProto_DataType_UINT64:
-        have = static_cast<std::size_t>(t.uint64_data_size());
-        for (const auto v : t.uint64_data()) c.data.push_back(static_cast<double>(v));
-        break;
-      default:  // int32_data carries INT32/16/8, UINT16/8, BOOL and the bits of FLOAT16/BFLOAT16
-        have = static_cast<std::size_t>(t.int32_data_size());
-        for (const auto v : t.int32_data()) {
-          c.data.push_back(
-              element_from_bits(type, static_cast<std::uint64_t>(static_cast<std::uint32_t>(v))));
-        }
-        break;
-    }
-    if (have != count) {
-      throw Error(what + ": holds " + std::to_string(have) + " values, expected " +
-                  std::to_string(count) + " for shape " + shape_str(c.shape));
-    }
-  }
-  out.constant = std::move(c);
-  return out;
-}
+using namespace onnx_detail;
 
 bool default_domain(const std::string& d) {
   return d.empty() || d == "ai.onnx";
@@ -280,55 +51,6 @@ const std::map<std::string, std::string>& op_table() {
       {"MatMul", "matmul"},
   };
   return t;
-}
-
-const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const std::string& name) {
-  for (const auto& a : n.attribute()) {
-    if (a.name() == name) return &a;
-  }
-  return nullptr;
-}
-
-std::int64_t attr_int(const onnx::NodeProto& n, const std::string& name, std::int64_t dflt) {
-  const auto* a = find_attr(n, name);
-  return a ? a->i() : dflt;
-}
-
-std::optional<Shape> attr_ints(const onnx::NodeProto& n, const std::string& name) {
-  const auto* a = find_attr(n, name);
-  if (!a) return std::nullopt;
-  return Shape(a->ints().begin(), a->ints().end());
-}
-
-// Generic attribute copy for ops the recogniser does not interpret ("other:*", conv, matmul).
-Attr convert_attr(const onnx::AttributeProto& a) {
-  Attr out;
-  switch (a.type()) {
-    case onnx::AttributeProto_AttributeType_INT:
-      out.i = a.i();
-      break;
-    case onnx::AttributeProto_AttributeType_FLOAT:
-      out.f = static_cast<double>(a.f());
-      break;
-    case onnx::AttributeProto_AttributeType_INTS:
-      out.ints.assign(a.ints().begin(), a.ints().end());
-      break;
-    case onnx::AttributeProto_AttributeType_STRING:
-      out.s = a.s();
-      break;
-    default:
-      break;
-  }
-  return out;
-}
-
-std::int64_t product(const Shape& s) {
-  std::int64_t p = 1;
-  for (const auto d : s) {
-    if (d < 0) return -1;
-    p *= d;
-  }
-  return p;
 }
 
 class Builder {
@@ -663,11 +385,8 @@ class Builder {
     add_constant(n.output(0), d, dtype, "output of " + loc);
   }
 
-  void add_node(int k) {
-    const auto& n = g_.node(k);
-    const std::string loc = n.name().empty()
-                                ? "node #" + std::to_string(k) + " (" + n.op_type() + ")"
-                                : "node '" + n.name() + "' (" + n.op_type() + ")";
+  // The value indices of a node's inputs (-1: an optional input left empty).
+  std::vector<int> input_indices(const onnx::NodeProto& n, const std::string& loc) const {
     std::vector<int> ins;
     for (const auto& name : n.input()) {
       if (name.empty()) {
@@ -681,112 +400,101 @@ class Builder {
       }
       ins.push_back(it->second);
     }
-    const bool std_op = default_domain(n.domain());
-    if (std_op && n.op_type() == "Constant") {
-      add_constant_node(n, loc);
-      return;
-    }
+    return ins;
+  }
 
-    Node node;
-    node.name = !n.name().empty() ? n.name() : (n.output_size() > 0 ? n.output(0) : std::string());
-    node.location = loc;
-    const auto it = std_op ? op_table().find(n.op_type()) : op_table().end();
-    node.op = it != op_table().end() ? it->second : "other:" + n.op_type();
+  void need_inputs(const std::vector<int>& ins, std::size_t count, const char* what,
+                   const std::string& loc) const {
+    if (ins.size() < count || ins[0] < 0) {
+      fail(loc + ": needs " + what + ", got " + std::to_string(ins.size()) + " input(s)");
+    }
+  }
+
+  // Clip: bounds as inputs (opset >= 11) or attributes (older), always inputs 1 and 2.
+  void clip_inputs(Node& node, const onnx::NodeProto& n, const std::vector<int>& ins, int k) {
+    const std::string nm = node.name.empty() ? "Clip#" + std::to_string(k) : node.name;
+    int lo = ins.size() > 1 ? ins[1] : -1;
+    int hi = ins.size() > 2 ? ins[2] : -1;
+    if (ins.size() <= 1) {  // opset < 11: bounds are attributes
+      lo = bound_constant(n, "min", node.location, nm);
+      hi = bound_constant(n, "max", node.location, nm);
+    }
+    node.inputs = {ins[0], lo, hi};
+  }
+
+  std::optional<Shape> reshape_like_shape(const onnx::NodeProto& n,
+                                          const std::vector<int>& ins) const {
+    if (n.op_type() == "Reshape") return reshape_shape(n, ins);
+    if (n.op_type() == "Unsqueeze") return unsqueeze_shape(n, ins);
+    if (n.op_type() == "Squeeze") return squeeze_shape(n, ins);
+    return flatten_shape(n, ins);
+  }
+
+  // BatchNormalization: inference mode, spatial statistics, all five inputs.
+  void bn_inputs(Node& node, const onnx::NodeProto& n, const std::vector<int>& ins) const {
+    const std::string& loc = node.location;
+    need_inputs(ins, 5, "5 inputs (X, scale, B, input_mean, input_var)", loc);
+    for (std::size_t i = 1; i < 5; ++i) {
+      if (ins[i] < 0) fail(loc + ": input " + std::to_string(i) + " is missing");
+    }
+    if (attr_int(n, "training_mode", 0) != 0) {
+      fail(loc +
+           ": training_mode=1 (training-mode batch normalisation) is not supported; "
+           "export the model in inference (eval) mode");
+    }
+    if (attr_int(n, "spatial", 1) == 0) {
+      fail(loc + ": spatial=0 (per-activation statistics) is not supported");
+    }
+    node.inputs = {ins[0], ins[1], ins[2], ins[3], ins[4]};
+    const auto* eps = find_attr(n, "epsilon");
+    node.attrs["epsilon"].f = static_cast<double>(eps ? eps->f() : 1e-5f);
+    node.attrs["axis"].i = 1;
+  }
+
+  // The node's inputs and attributes by op, and the propagated shape of output 0 (dtype: its
+  // dtype, changed by a Cast).
+  std::optional<Shape> translate(Node& node, const onnx::NodeProto& n, const std::vector<int>& ins,
+                                 int k, std::string& dtype) {
     const std::string& op = node.op;
-
-    if (op != "conv" && op != "matmul" && op.rfind("other:", 0) != 0) {
-      for (const int i : ins) {
-        if (i >= 0) require_data(i, loc);
-      }
-    }
-    auto need_inputs = [&](std::size_t count, const char* what) {
-      if (ins.size() < count || ins[0] < 0) {
-        fail(loc + ": needs " + what + ", got " + std::to_string(ins.size()) + " input(s)");
-      }
-    };
-
-    std::optional<Shape> shape;  // propagated shape of output 0
-    std::string dtype;           // propagated dtype of output 0
-    if (!ins.empty() && ins[0] >= 0) dtype = graph_.values[ins[0]].dtype;
-
+    const std::string& loc = node.location;
     if (op == "add" || op == "sub" || op == "mul" || op == "div" || op == "pow" || op == "max" ||
         op == "min") {
-      need_inputs(op == "max" || op == "min" ? 1 : 2,
-                  op == "max" || op == "min" ? "at least 1 input" : "2 inputs");
+      const bool variadic = op == "max" || op == "min";
+      need_inputs(ins, variadic ? 1 : 2, variadic ? "at least 1 input" : "2 inputs", loc);
       node.inputs = ins;
-      shape = broadcast(ins, loc);
-    } else if (op == "sqrt" || op == "reciprocal" || op == "neg" || op == "relu" ||
-               op == "identity") {
-      need_inputs(1, "1 input");
-      node.inputs = {ins[0]};
-      shape = known(val(ins[0]));
-    } else if (op == "convert") {
-      need_inputs(1, "1 input");
-      node.inputs = {ins[0]};
-      shape = known(val(ins[0]));
-      dtype = dtype_name(static_cast<int>(attr_int(n, "to", 0)));
-    } else if (op == "clamp") {
-      need_inputs(1, "1 input");
-      const std::string nm = node.name.empty() ? "Clip#" + std::to_string(k) : node.name;
-      int lo = ins.size() > 1 ? ins[1] : -1;
-      int hi = ins.size() > 2 ? ins[2] : -1;
-      if (ins.size() <= 1) {  // opset < 11: bounds are attributes
-        lo = bound_constant(n, "min", loc, nm);
-        hi = bound_constant(n, "max", loc, nm);
-      }
-      node.inputs = {ins[0], lo, hi};
-      shape = known(val(ins[0]));
-    } else if (op == "reshape") {
-      need_inputs(1, "1 input");
-      node.inputs = {ins[0]};
-      if (n.op_type() == "Reshape") {
-        shape = reshape_shape(n, ins);
-      } else if (n.op_type() == "Unsqueeze") {
-        shape = unsqueeze_shape(n, ins);
-      } else if (n.op_type() == "Squeeze") {
-        shape = squeeze_shape(n, ins);
-      } else {
-        shape = flatten_shape(n, ins);
-      }
-    } else if (op == "bn") {
-      need_inputs(5, "5 inputs (X, scale, B, input_mean, input_var)");
-      for (std::size_t i = 1; i < 5; ++i) {
-        if (ins[i] < 0) fail(loc + ": input " + std::to_string(i) + " is missing");
-      }
-      if (attr_int(n, "training_mode", 0) != 0) {
-        fail(loc +
-             ": training_mode=1 (training-mode batch normalisation) is not supported; "
-             "export the model in inference (eval) mode");
-      }
-      if (attr_int(n, "spatial", 1) == 0) {
-        fail(loc + ": spatial=0 (per-activation statistics) is not supported");
-      }
-      node.inputs = {ins[0], ins[1], ins[2], ins[3], ins[4]};
-      const auto* eps = find_attr(n, "epsilon");
-      node.attrs["epsilon"].f = static_cast<double>(eps ? eps->f() : 1e-5f);
-      node.attrs["axis"].i = 1;
-      shape = known(val(ins[0]));
-    } else if (op == "conv") {
-      node.inputs = ins;
-      for (const auto& a : n.attribute()) node.attrs[a.name()] = convert_attr(a);
-      shape = conv_shape(n, ins);
-    } else if (op == "matmul") {
-      node.inputs = ins;
-      for (const auto& a : n.attribute()) node.attrs[a.name()] = convert_attr(a);
-      shape = matmul_shape(n, ins);
-    } else {
-      node.inputs = ins;
-      for (const auto& a : n.attribute()) node.attrs[a.name()] = convert_attr(a);
+      return broadcast(ins, loc);
     }
-    if (op == "reshape" && shape) node.attrs["shape"].ints = *shape;
+    if (op == "sqrt" || op == "reciprocal" || op == "neg" || op == "relu" || op == "identity" ||
+        op == "convert" || op == "clamp" || op == "reshape") {
+      need_inputs(ins, 1, "1 input", loc);
+      node.inputs = {ins[0]};
+      if (op == "convert") dtype = dtype_name(static_cast<int>(attr_int(n, "to", 0)));
+      if (op == "clamp") clip_inputs(node, n, ins, k);
+      if (op == "reshape") return reshape_like_shape(n, ins);
+      return known(val(ins[0]));
+    }
+    if (op == "bn") {
+      bn_inputs(node, n, ins);
+      return known(val(ins[0]));
+    }
+    node.inputs = ins;
+    for (const auto& a : n.attribute()) node.attrs[a.name()] = convert_attr(a);
+    if (op == "conv") return conv_shape(n, ins);
+    if (op == "matmul") return matmul_shape(n, ins);
+    return std::nullopt;
+  }
 
+  // The node's output values: the propagated shape / dtype of output 0, the model's declared
+  // shape information where it has any.
+  void add_outputs(Node& node, const onnx::NodeProto& n, const std::optional<Shape>& shape,
+                   const std::string& dtype) {
     const int node_idx = static_cast<int>(graph_.nodes.size());
     for (int o = 0; o < n.output_size(); ++o) {
       if (n.output(o).empty()) continue;
       Value v;
       v.name = n.output(o);
       v.producer = node_idx;
-      v.origin = "output " + std::to_string(o) + " of " + loc;
+      v.origin = "output " + std::to_string(o) + " of " + node.location;
       if (o == 0) {
         v.dtype = dtype;
         if (shape) {
@@ -802,6 +510,36 @@ class Builder {
       if (!declared.dtype.empty()) v.dtype = declared.dtype;
       node.outputs.push_back(add(std::move(v)));
     }
+  }
+
+  void add_node(int k) {
+    const auto& n = g_.node(k);
+    const std::string loc = n.name().empty()
+                                ? "node #" + std::to_string(k) + " (" + n.op_type() + ")"
+                                : "node '" + n.name() + "' (" + n.op_type() + ")";
+    const std::vector<int> ins = input_indices(n, loc);
+    const bool std_op = default_domain(n.domain());
+    if (std_op && n.op_type() == "Constant") {
+      add_constant_node(n, loc);
+      return;
+    }
+
+    Node node;
+    node.name = !n.name().empty() ? n.name() : (n.output_size() > 0 ? n.output(0) : std::string());
+    node.location = loc;
+    const auto it = std_op ? op_table().find(n.op_type()) : op_table().end();
+    node.op = it != op_table().end() ? it->second : "other:" + n.op_type();
+    const std::string& op = node.op;
+    if (op != "conv" && op != "matmul" && op.rfind("other:", 0) != 0) {
+      for (const int i : ins) {
+        if (i >= 0) require_data(i, loc);
+      }
+    }
+    std::string dtype;  // propagated dtype of output 0
+    if (!ins.empty() && ins[0] >= 0) dtype = graph_.values[ins[0]].dtype;
+    const std::optional<Shape> shape = translate(node, n, ins, k, dtype);
+    if (op == "reshape" && shape) node.attrs["shape"].ints = *shape;
+    add_outputs(node, n, shape, dtype);
     graph_.nodes.push_back(std::move(node));
   }
 };

@@ -83,11 +83,89 @@ void write_text(const fs::path& path, const std::string& text) {
   if (!os) throw Error(path.string() + ": write error");
 }
 
-std::uint64_t splitmix64(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+}  // namespace
+
+namespace {
+
+void require_complete(const BnMatch& m, const std::string& where) {
+  if (m.complete) return;
+  std::string miss;
+  for (const auto& s : m.missing) miss += (miss.empty() ? "" : ", ") + s;
+  if (!miss.empty()) {
+    throw Error(where + ": parameters without data: " + miss +
+                " (give a parameter bundle with --params)");
+  }
+  throw Error(where + ": parameters could not be evaluated");
+}
+
+// The concrete input shape (unknown dimensions -> 1, with warnings) and the job.
+void plan_shape(PlanLayer& l, const BnMatch& m, const std::string& where) {
+  std::vector<std::int64_t> shape = m.shape;
+  const int axis = m.channel_axis;
+  if (shape.empty()) {
+    shape.assign(static_cast<std::size_t>(std::max(axis + 1, 2)), 1);
+    l.warnings.push_back("input shape unknown: planned as " + shape_str(shape) +
+                         " with the channels on axis " + std::to_string(axis));
+  }
+  if (axis < 0 || axis >= static_cast<int>(shape.size())) {
+    throw Error(where + ": channel axis " + std::to_string(axis) + " outside the input shape " +
+                shape_str(shape));
+  }
+  shape[static_cast<std::size_t>(axis)] = m.channels;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) {
+      l.warnings.push_back("dimension " + std::to_string(i) + " of the input " +
+                           shape_str(m.shape) + " is unknown: planned as 1");
+      shape[i] = 1;
+    }
+  }
+  l.shape = shape;
+  auto prod = [&](std::size_t from, std::size_t to) {
+    std::uint64_t p = 1;
+    for (std::size_t i = from; i < to; ++i) p *= static_cast<std::uint64_t>(shape[i]);
+    return p;
+  };
+  const auto r = shape.size();
+  const auto a = static_cast<std::size_t>(axis);
+  if (m.layout == Layout::nhwc && r >= 3 && a == r - 1) {
+    l.job = PlanJob{static_cast<std::uint64_t>(shape[0]), static_cast<std::uint64_t>(m.channels),
+                    prod(1, r - 1), Layout::nhwc};
+  } else {
+    l.job =
+        PlanJob{prod(0, a), static_cast<std::uint64_t>(m.channels), prod(a + 1, r), Layout::nchw};
+  }
+}
+
+void fold_layer(PlanLayer& l, const BnMatch& m, const PlanOptions& options) {
+  FoldOptions fo;
+  fo.rounding = options.rounding;
+  try {
+    l.fold = fold(l.bn, options.spec, fo);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (" + m.pattern + " at " + m.location + ")");
+  }
+  for (const auto& w : l.fold.warnings) l.warnings.push_back(w);
+  if (options.max_channels > 0 && m.channels > options.max_channels) {
+    l.warnings.push_back(std::to_string(m.channels) + " channels exceed the core's max_channels " +
+                         std::to_string(options.max_channels) +
+                         ": the runtime runs the layer in channel groups");
+  }
+}
+
+std::string layer_report(const Graph& g, const PlanLayer& l, const PlanOptions& options) {
+  const BnMatch& m = l.match;
+  std::ostringstream rep;
+  rep << "layer " << m.name << ": " << m.pattern << " (" << m.ops << ") at " << m.location
+      << "\n  input " << describe_value(g, m.input) << " shape " << shape_str(l.shape) << ", "
+      << to_string(l.job.layout) << ", channel axis " << m.channel_axis << ", " << m.channels
+      << " channels\n  eps " << g6(m.eps) << ", activation " << activation_text(m)
+      << "\n  job n=" << l.job.n << " c=" << l.job.c << " hw=" << l.job.hw << "\n";
+  rep << format_report(l.fold, options.spec, l.bn);
+  for (const auto& w : m.warnings) rep << "warning: " << w << "\n";
+  for (std::size_t i = m.warnings.size() + l.fold.warnings.size(); i < l.warnings.size(); ++i) {
+    rep << "warning: " << l.warnings[i] << "\n";
+  }
+  return rep.str();
 }
 
 }  // namespace
@@ -102,15 +180,7 @@ Plan make_plan(const Graph& g, const Recognition& rec, const PlanOptions& option
   for (const auto& m : rec.layers) {
     const std::string where = (g.source.empty() ? std::string() : g.source + ": ") +
                               "batch norm '" + m.name + "' at " + m.location;
-    if (!m.complete) {
-      std::string miss;
-      for (const auto& s : m.missing) miss += (miss.empty() ? "" : ", ") + s;
-      if (!miss.empty()) {
-        throw Error(where + ": parameters without data: " + miss +
-                    " (give a parameter bundle with --params)");
-      }
-      throw Error(where + ": parameters could not be evaluated");
-    }
+    require_complete(m, where);
     PlanLayer l;
     l.match = m;
     l.warnings = m.warnings;
@@ -119,69 +189,12 @@ Plan make_plan(const Graph& g, const Recognition& rec, const PlanOptions& option
     l.bn.in = options.in;
     l.bn.out = options.out;
     l.bn.source = where;
-    // Concrete shape.
-    std::vector<std::int64_t> shape = m.shape;
-    const int axis = m.channel_axis;
-    if (shape.empty()) {
-      shape.assign(static_cast<std::size_t>(std::max(axis + 1, 2)), 1);
-      l.warnings.push_back("input shape unknown: planned as " + shape_str(shape) +
-                           " with the channels on axis " + std::to_string(axis));
-    }
-    if (axis < 0 || axis >= static_cast<int>(shape.size())) {
-      throw Error(where + ": channel axis " + std::to_string(axis) + " outside the input shape " +
-                  shape_str(shape));
-    }
-    shape[static_cast<std::size_t>(axis)] = m.channels;
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-      if (shape[i] < 0) {
-        l.warnings.push_back("dimension " + std::to_string(i) + " of the input " +
-                             shape_str(m.shape) + " is unknown: planned as 1");
-        shape[i] = 1;
-      }
-    }
-    l.shape = shape;
-    auto prod = [&](std::size_t from, std::size_t to) {
-      std::uint64_t p = 1;
-      for (std::size_t i = from; i < to; ++i) p *= static_cast<std::uint64_t>(shape[i]);
-      return p;
-    };
-    const auto r = shape.size();
-    const auto a = static_cast<std::size_t>(axis);
-    if (m.layout == Layout::nhwc && r >= 3 && a == r - 1) {
-      l.job = JobShape{static_cast<std::uint64_t>(shape[0]), static_cast<std::uint64_t>(m.channels),
-                       prod(1, r - 1), Layout::nhwc};
-    } else {
-      l.job = JobShape{prod(0, a), static_cast<std::uint64_t>(m.channels), prod(a + 1, r),
-                       Layout::nchw};
-    }
-    FoldOptions fo;
-    fo.rounding = options.rounding;
-    try {
-      l.fold = fold(l.bn, options.spec, fo);
-    } catch (const Error& e) {
-      throw Error(std::string(e.what()) + " (" + m.pattern + " at " + m.location + ")");
-    }
-    for (const auto& w : l.fold.warnings) l.warnings.push_back(w);
-    if (options.max_channels > 0 && m.channels > options.max_channels) {
-      l.warnings.push_back(
-          std::to_string(m.channels) + " channels exceed the core's max_channels " +
-          std::to_string(options.max_channels) + ": the runtime runs the layer in channel groups");
-    }
+    plan_shape(l, m, where);
+    fold_layer(l, m, options);
     l.params_file = m.name + ".params.bin";
     l.bn_file = m.name + ".bn.json";
     l.report_file = m.name + ".report.txt";
-    std::ostringstream rep;
-    rep << "layer " << m.name << ": " << m.pattern << " (" << m.ops << ") at " << m.location
-        << "\n  input " << describe_value(g, m.input) << " shape " << shape_str(l.shape) << ", "
-        << to_string(l.job.layout) << ", channel axis " << axis << ", " << m.channels
-        << " channels\n  eps " << g6(m.eps) << ", activation " << activation_text(m)
-        << "\n  job n=" << l.job.n << " c=" << l.job.c << " hw=" << l.job.hw << "\n";
-    rep << format_report(l.fold, options.spec, l.bn);
-    for (const auto& w : m.warnings) rep << "warning: " << w << "\n";
-    for (std::size_t i = m.warnings.size() + l.fold.warnings.size(); i < l.warnings.size(); ++i) {
-      rep << "warning: " << l.warnings[i] << "\n";
-    }
-    l.report = rep.str();
+    l.report = layer_report(g, l, options);
     plan.layers.push_back(std::move(l));
   }
   return plan;
@@ -361,91 +374,6 @@ LoadedPlan read_plan(const fs::path& dir) {
     throw Error(file.string() + ": " + ex.what());
   }
   return p;
-}
-
-std::vector<std::int64_t> random_input(const ArithSpec& spec, std::size_t count,
-                                       std::uint64_t seed) {
-  std::vector<std::int64_t> x(count);
-  const std::int64_t lo = spec.x_min();
-  const auto range = static_cast<std::uint64_t>(spec.x_max() - spec.x_min()) + 1;
-  std::uint64_t s = seed;
-  for (auto& v : x) v = lo + static_cast<std::int64_t>(splitmix64(s) % range);
-  return x;
-}
-
-std::vector<double> reference_output(const BnParams& bn, const ArithSpec& spec,
-                                     std::span<const std::int64_t> x, const JobShape& job) {
-  const Quant in = bn.integer_io ? Quant{} : bn.in;
-  const Quant out = bn.integer_io ? Quant{} : bn.out;
-  const auto [lo, hi] = activation_bounds(bn, spec);
-  const auto c = static_cast<std::int64_t>(job.c);
-  const auto inner = static_cast<std::int64_t>(job.hw);
-  std::vector<double> k(job.c);
-  for (std::size_t i = 0; i < job.c; ++i) k[i] = bn.gamma[i] / std::sqrt(bn.var[i] + bn.eps);
-  std::vector<double> y(x.size());
-  for (std::size_t e = 0; e < x.size(); ++e) {
-    const auto ch =
-        static_cast<std::size_t>(channel_of(static_cast<std::int64_t>(e), c, inner, job.layout));
-    const double xr = in.scale * static_cast<double>(x[e] - in.zero_point);
-    const double v = (xr - bn.mean[ch]) * k[ch] + bn.beta[ch];
-    const double q = v / out.scale + static_cast<double>(out.zero_point);
-    y[e] = std::clamp(q, static_cast<double>(lo), static_cast<double>(hi));
-  }
-  return y;
-}
-
-LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<const std::int64_t> x) {
-  const ParamImage image = read_params(layer.params_file);
-  const BnParams bn = load_bn_json(layer.bn_file);
-  if (bn.channels() != layer.job.c || image.scale.size() != layer.job.c) {
-    throw Error(layer.name + ": " + layer.bn_file.string() + " has " +
-                std::to_string(bn.channels()) + " channels, " + layer.params_file.string() + " " +
-                std::to_string(image.scale.size()) + ", the job " + std::to_string(layer.job.c));
-  }
-  if (x.size() != layer.job.elements()) {
-    throw Error(layer.name + ": the input has " + std::to_string(x.size()) +
-                " elements, the layer's shape " + shape_str(layer.shape) + " needs " +
-                std::to_string(layer.job.elements()));
-  }
-  const auto [lo, hi] = activation_bounds(bn, image.spec);
-  if (lo != image.job.lo || hi != image.job.hi) {
-    throw Error(layer.name + ": " + layer.params_file.string() + " clamps to [" +
-                std::to_string(image.job.lo) + ", " + std::to_string(image.job.hi) + "] but " +
-                layer.bn_file.string() + " quantises its activation to [" + std::to_string(lo) +
-                ", " + std::to_string(hi) + "]");
-  }
-  std::vector<std::int32_t> xin(x.size()), yout(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    if (x[i] < image.spec.x_min() || x[i] > image.spec.x_max()) {
-      throw Error(layer.name + ": input element " + std::to_string(i) + " = " +
-                  std::to_string(x[i]) + " is outside the input range " +
-                  std::to_string(image.spec.x_min()) + ".." + std::to_string(image.spec.x_max()));
-    }
-    xin[i] = static_cast<std::int32_t>(x[i]);
-  }
-  auto params = acc.upload(image);
-  acc.run(params, view(xin), view(yout), layer.job);
-  const auto ref = reference_output(bn, image.spec, x, layer.job);
-  LayerCheck r;
-  r.name = layer.name;
-  r.job = layer.job;
-  r.elements = x.size();
-  r.bound = layer.worst_err;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double err = std::fabs(static_cast<double>(yout[i]) - ref[i]);
-    if (err > r.max_err || i == 0) {
-      r.max_err = err;
-      r.worst_index = i;
-      r.worst_x = x[i];
-      r.worst_y = yout[i];
-      r.worst_ref = ref[i];
-      r.worst_channel =
-          channel_of(static_cast<std::int64_t>(i), static_cast<std::int64_t>(layer.job.c),
-                     static_cast<std::int64_t>(layer.job.hw), layer.job.layout);
-    }
-  }
-  r.within = r.max_err <= r.bound + 1e-6;
-  return r;
 }
 
 }  // namespace normcore::import

@@ -201,6 +201,56 @@ void fill_defaults(BnParams& p) {
   if (p.beta.empty()) p.beta.assign(p.mean.size(), 0.0);
 }
 
+// "activation": none | relu | relu6 | {"min": lo, "max": hi} (clamp).
+void read_activation(const Reader& rd, const json& val, BnParams& p) {
+  if (val.is_null()) {
+    p.activation = "none";
+  } else if (val.is_string()) {
+    p.activation = val.get<std::string>();
+    if (p.activation != "none" && p.activation != "relu" && p.activation != "relu6") {
+      rd.fail("activation '" + p.activation +
+              "' is not one of none, relu, relu6 or {\"min\": lo, \"max\": hi}");
+    }
+  } else if (val.is_object()) {
+    p.activation = "clamp";
+    bool have_min = false, have_max = false;
+    for (const auto& [k, v] : val.items()) {
+      if (k == "min") {
+        p.act_min = rd.number(v, "activation.min");
+        have_min = true;
+      } else if (k == "max") {
+        p.act_max = rd.number(v, "activation.max");
+        have_max = true;
+      } else {
+        rd.fail("activation: unknown key '" + k + "' (expected min, max)");
+      }
+    }
+    if (!have_min || !have_max) rd.fail("activation clamp needs both \"min\" and \"max\"");
+  } else {
+    rd.fail("activation must be a string or {\"min\": lo, \"max\": hi}, got " +
+            Reader::describe(val));
+  }
+}
+
+// Either "quant": "integer" or both "input" and "output".
+void check_quant(const Reader& rd, BnParams& p, bool have_in, bool have_out, bool have_quant) {
+  if (have_quant && (have_in || have_out)) {
+    rd.fail("\"quant\": \"integer\" conflicts with \"" + std::string(have_in ? "input" : "output") +
+            "\" quantisation; give one or the other");
+  }
+  if (have_quant) {
+    p.integer_io = true;
+    p.in = Quant{};
+    p.out = Quant{};
+  } else if (!have_in && !have_out) {
+    rd.fail(
+        "no quantisation: give \"input\" and \"output\" {\"scale\", \"zero_point\"} or "
+        "\"quant\": \"integer\"");
+  } else if (!have_in || !have_out) {
+    rd.fail(std::string(have_in ? "output" : "input") + " quantisation is missing");
+  }
+}
+
 }  // namespace
 
 BnParams parse_bn_json(std::string_view text, const std::string& source, Arrays arrays) {
@@ -235,33 +285,7 @@ BnParams parse_bn_json(std::string_view text, const std::string& source, Arrays 
       }
       have_quant = true;
     } else if (key == "activation") {
-      if (val.is_null()) {
-        p.activation = "none";
-      } else if (val.is_string()) {
-        p.activation = val.get<std::string>();
-        if (p.activation != "none" && p.activation != "relu" && p.activation != "relu6") {
-          rd.fail("activation '" + p.activation +
-                  "' is not one of none, relu, relu6 or {\"min\": lo, \"max\": hi}");
-        }
-      } else if (val.is_object()) {
-        p.activation = "clamp";
-        bool have_min = false, have_max = false;
-        for (const auto& [k, v] : val.items()) {
-          if (k == "min") {
-            p.act_min = rd.number(v, "activation.min");
-            have_min = true;
-          } else if (k == "max") {
-            p.act_max = rd.number(v, "activation.max");
-            have_max = true;
-          } else {
-            rd.fail("activation: unknown key '" + k + "' (expected min, max)");
-          }
-        }
-        if (!have_min || !have_max) rd.fail("activation clamp needs both \"min\" and \"max\"");
-      } else {
-        rd.fail("activation must be a string or {\"min\": lo, \"max\": hi}, got " +
-                Reader::describe(val));
-      }
+      read_activation(rd, val, p);
     } else if (key == "rounding") {
       if (!val.is_string()) rd.fail("rounding must be a string, got " + Reader::describe(val));
       try {
@@ -276,21 +300,7 @@ BnParams parse_bn_json(std::string_view text, const std::string& source, Arrays 
     }
   }
 
-  if (have_quant && (have_in || have_out)) {
-    rd.fail("\"quant\": \"integer\" conflicts with \"" + std::string(have_in ? "input" : "output") +
-            "\" quantisation; give one or the other");
-  }
-  if (have_quant) {
-    p.integer_io = true;
-    p.in = Quant{};
-    p.out = Quant{};
-  } else if (!have_in && !have_out) {
-    rd.fail(
-        "no quantisation: give \"input\" and \"output\" {\"scale\", \"zero_point\"} or "
-        "\"quant\": \"integer\"");
-  } else if (!have_in || !have_out) {
-    rd.fail(std::string(have_in ? "output" : "input") + " quantisation is missing");
-  }
+  check_quant(rd, p, have_in, have_out, have_quant);
 
   if (arrays == Arrays::required) {
     if (p.mean.empty() && !doc.contains("mean")) rd.fail("mean is missing");

@@ -7,25 +7,25 @@
 #include <limits>
 #include <numeric>
 
+#include "fold_text.hpp"
+
 namespace normcore {
 
+using fold_text::format;
+using fold_text::g;
+
 namespace {
-
-template <typename... Args>
-std::string format(const char* fmt, Args... args) {
-  std::array<char, 256> buf{};
-  std::snprintf(buf.data(), buf.size(), fmt, args...);
-  return buf.data();
-}
-
-std::string g(long double v) { return format("%.6Lg", v); }
 
 std::string source_of(const BnParams& bn) {
   return bn.source.empty() ? std::string("bn params") : bn.source;
 }
 
-Quant input_quant(const BnParams& bn) { return bn.integer_io ? Quant{} : bn.in; }
-Quant output_quant(const BnParams& bn) { return bn.integer_io ? Quant{} : bn.out; }
+Quant input_quant(const BnParams& bn) {
+  return bn.integer_io ? Quant{} : bn.in;
+}
+Quant output_quant(const BnParams& bn) {
+  return bn.integer_io ? Quant{} : bn.out;
+}
 
 // v, snapped to the nearest integer when it is within floating-point noise of it, so that e.g.
 // min = -1.0 at scale 0.1 gives exactly -10 rather than ceil(-9.9999999999) = -9.
@@ -194,219 +194,275 @@ struct Candidate {
   long double bound_worst = 0;  // max over channels of affine_err + 0.5 (the reported bound)
 };
 
-}  // namespace
+// The steps of fold(): validation and the ideal per-channel (a, d); the per-channel scale /
+// offset at a given R; the choice of R (forced, by the error bound, or by the exact worst
+// error); the per-channel report at the chosen R.
+class Folder {
+ public:
+  Folder(const BnParams& bn, const ArithSpec& spec, const FoldOptions& options)
+      : spec_(spec),
+        options_(options),
+        ad_(validated_affine(bn, spec)),
+        aw_(spec.acc_bits()),
+        channels_(ad_.size()) {
+    const auto [lo, hi] = activation_bounds(bn, spec);
+    res_.job.rounding = options.rounding.value_or(bn.rounding.value_or(Rounding::half_even));
+    res_.job.lo = lo;
+    res_.job.hi = hi;
+    // Floor mode folds the half-LSB rounding offset into b: floor((x*s + b) / 2^R) with
+    // b = round((d + 0.5) * 2^R) is round-half-up of the ideal a*x + d, as accurate as the
+    // nearest modes. At R = 0 nothing is rounded (y = acc), so there is no offset.
+    floor_mode_ = res_.job.rounding == Rounding::floor;
+  }
 
-FoldResult fold(const BnParams& bn, const ArithSpec& spec, const FoldOptions& options) {
-  if (const auto e = spec.check(); !e.empty()) throw Error("datapath: " + e);
-  const auto ad = ideal_affine(bn);  // validates bn
-  const auto [lo, hi] = activation_bounds(bn, spec);
-  const int aw = spec.acc_bits();
-  const std::size_t channels = ad.size();
+  FoldResult run() {
+    fit_shift();
+    setup_errors();
+    const int r = choose_shift();
+    res_.job.shift = r;
+    ctx_.job.shift = r;
+    if (const auto e = res_.job.check(spec_); !e.empty()) throw Error("fold: job settings: " + e);
+    report(r);
+    return std::move(res_);
+  }
 
-  FoldResult res;
-  res.job.rounding = options.rounding.value_or(bn.rounding.value_or(Rounding::half_even));
-  res.job.lo = lo;
-  res.job.hi = hi;
+ private:
+  const ArithSpec& spec_;
+  const FoldOptions& options_;
+  std::vector<std::pair<long double, long double>> ad_;
+  int aw_;
+  std::size_t channels_;
+  FoldResult res_;
+  bool floor_mode_ = false;
+  std::vector<bool> s_ok_, b_ok_;  // per channel: s / b fit at R = 0
+  int fit_r_ = 0;
+  std::int64_t x_lo_ = 0, x_hi_ = 0;
+  std::uint64_t range_ = 0;
+  bool exhaustive_ = false;
+  ErrorContext ctx_;
+  long double x_abs_ = 0;
+  std::vector<std::int64_t> probes_;
 
-  // Floor mode folds the half-LSB rounding offset into b: floor((x*s + b) / 2^R) with
-  // b = round((d + 0.5) * 2^R) is round-half-up of the ideal a*x + d, as accurate as the nearest
-  // modes. At R = 0 nothing is rounded (y = acc), so there is no offset.
-  const bool floor_mode = res.job.rounding == Rounding::floor;
-  auto offset_at = [&](int r) { return floor_mode && r >= 1 ? 0.5L : 0.0L; };
-  auto s_at = [&](std::size_t c, int r) {
-    return fold_value(std::ldexp(ad[c].first, r), spec.s_min(), spec.s_max());
-  };
-  auto b_at = [&](std::size_t c, int r) {
-    return fold_value(std::ldexp(ad[c].second + offset_at(r), r), spec.b_min(), spec.b_max());
-  };
+  static std::vector<std::pair<long double, long double>> validated_affine(const BnParams& bn,
+                                                                           const ArithSpec& spec) {
+    if (const auto e = spec.check(); !e.empty()) throw Error("datapath: " + e);
+    return ideal_affine(bn);  // validates bn
+  }
+
+  [[nodiscard]] long double offset_at(int r) const { return floor_mode_ && r >= 1 ? 0.5L : 0.0L; }
+  [[nodiscard]] Folded s_at(std::size_t c, int r) const {
+    return fold_value(std::ldexp(ad_[c].first, r), spec_.s_min(), spec_.s_max());
+  }
+  [[nodiscard]] Folded b_at(std::size_t c, int r) const {
+    return fold_value(std::ldexp(ad_[c].second + offset_at(r), r), spec_.b_min(), spec_.b_max());
+  }
 
   // fit_shift: the largest R at which no s or b saturates. Channels that cannot be represented
   // even at R = 0 do not constrain it (they saturate at every R).
-  std::vector<bool> s_ok(channels), b_ok(channels);
-  for (std::size_t c = 0; c < channels; ++c) {
-    s_ok[c] = !s_at(c, 0).saturated;
-    b_ok[c] = !b_at(c, 0).saturated;
-  }
-  int fit_r = aw;
-  for (; fit_r > 0; --fit_r) {
-    bool fits = true;
-    for (std::size_t c = 0; c < channels && fits; ++c) {
-      fits = (!s_ok[c] || !s_at(c, fit_r).saturated) && (!b_ok[c] || !b_at(c, fit_r).saturated);
+  void fit_shift() {
+    s_ok_.resize(channels_);
+    b_ok_.resize(channels_);
+    for (std::size_t c = 0; c < channels_; ++c) {
+      s_ok_[c] = !s_at(c, 0).saturated;
+      b_ok_[c] = !b_at(c, 0).saturated;
     }
-    if (fits) break;
+    int fit_r = aw_;
+    for (; fit_r > 0; --fit_r) {
+      bool fits = true;
+      for (std::size_t c = 0; c < channels_ && fits; ++c) {
+        fits = (!s_ok_[c] || !s_at(c, fit_r).saturated) && (!b_ok_[c] || !b_at(c, fit_r).saturated);
+      }
+      if (fits) break;
+    }
+    fit_r_ = fit_r;
+    res_.fit_shift = fit_r;
   }
-  res.fit_shift = fit_r;
 
-  const auto x_lo = spec.x_min(), x_hi = spec.x_max();
-  const auto range = static_cast<std::uint64_t>(x_hi - x_lo) + 1;
-  const bool exhaustive = range <= kExhaustiveBudget / channels;
-  ErrorContext ctx;
-  ctx.job = res.job;
-  ctx.lo = static_cast<long double>(lo);
-  ctx.hi = static_cast<long double>(hi);
-  ctx.x_lo = x_lo;
-  ctx.x_hi = x_hi;
-  const long double x_abs =
-      std::max(std::fabs(static_cast<long double>(x_lo)), std::fabs(static_cast<long double>(x_hi)));
-
-  // Probe inputs for the search's lower bounds: both ends, 0 and 15 interior points.
-  std::vector<std::int64_t> probes = {x_lo, x_hi};
-  if (x_lo <= 0 && 0 <= x_hi) probes.push_back(0);
-  for (std::uint64_t k = 1; k < 16; ++k) {
-    probes.push_back(x_lo + static_cast<std::int64_t>((range - 1) / 16 * k));
+  // The error context, whether every input is evaluated, and the probe inputs for the search's
+  // lower bounds: both ends, 0 and 15 interior points.
+  void setup_errors() {
+    x_lo_ = spec_.x_min();
+    x_hi_ = spec_.x_max();
+    range_ = static_cast<std::uint64_t>(x_hi_ - x_lo_) + 1;
+    exhaustive_ = range_ <= kExhaustiveBudget / channels_;
+    ctx_.job = res_.job;
+    ctx_.lo = static_cast<long double>(res_.job.lo);
+    ctx_.hi = static_cast<long double>(res_.job.hi);
+    ctx_.x_lo = x_lo_;
+    ctx_.x_hi = x_hi_;
+    x_abs_ = std::max(std::fabs(static_cast<long double>(x_lo_)),
+                      std::fabs(static_cast<long double>(x_hi_)));
+    probes_ = {x_lo_, x_hi_};
+    if (x_lo_ <= 0 && 0 <= x_hi_) probes_.push_back(0);
+    for (std::uint64_t k = 1; k < 16; ++k) {
+      probes_.push_back(x_lo_ + static_cast<std::int64_t>((range_ - 1) / 16 * k));
+    }
+    std::sort(probes_.begin(), probes_.end());
+    probes_.erase(std::unique(probes_.begin(), probes_.end()), probes_.end());
   }
-  std::sort(probes.begin(), probes.end());
-  probes.erase(std::unique(probes.begin(), probes.end()), probes.end());
 
-  auto make_candidate = [&](int r) {
+  [[nodiscard]] Candidate make_candidate(int r) const {
     Candidate cand;
     cand.r = r;
-    cand.s.resize(channels);
-    cand.b.resize(channels);
-    cand.ub.resize(channels);
-    ErrorContext at = ctx;
+    cand.s.resize(channels_);
+    cand.b.resize(channels_);
+    cand.ub.resize(channels_);
+    ErrorContext at = ctx_;
     at.job.shift = r;
-    for (std::size_t c = 0; c < channels; ++c) {
-      const auto [a, d] = ad[c];
+    for (std::size_t c = 0; c < channels_; ++c) {
+      const auto [a, d] = ad_[c];
       cand.s[c] = s_at(c, r).value;
       cand.b[c] = b_at(c, r).value;
       const long double affine = affine_error(at, a, d, cand.s[c], cand.b[c], r, offset_at(r));
       cand.bound_worst = std::max(cand.bound_worst, affine + 0.5L);
       // Slack for long-double noise in the computed errors: far above it, far below an LSB.
-      const long double slack = 1e-12L * (1 + std::fabs(a) * x_abs + std::fabs(d));
+      const long double slack = 1e-12L * (1 + std::fabs(a) * x_abs_ + std::fabs(d));
       cand.ub[c] = affine + 0.5L + slack;
       cand.ub_max = std::max(cand.ub_max, cand.ub[c]);
-      if (exhaustive) {
-        for (const auto x : probes) {
+      if (exhaustive_) {
+        for (const auto x : probes_) {
           cand.lb = std::max(cand.lb, point_err(at, x, a, d, cand.s[c], cand.b[c]));
         }
       }
     }
     return cand;
-  };
+  }
 
-  int r = fit_r;
-  if (options.force_shift) {
-    r = *options.force_shift;
-    if (r < 0 || r > aw) {
-      throw Error("fold: forced shift R = " + std::to_string(r) + " is out of range 0.." +
-                  std::to_string(aw));
+  int choose_shift() {
+    if (options_.force_shift) {
+      const int r = *options_.force_shift;
+      if (r < 0 || r > aw_) {
+        throw Error("fold: forced shift R = " + std::to_string(r) + " is out of range 0.." +
+                    std::to_string(aw_));
+      }
+      res_.shift_choice = "forced";
+      return r;
     }
-    res.shift_choice = "forced";
-  } else if (!exhaustive) {
-    // Errors are bounds here (affine_err + 0.5): minimise the worst bound over every R.
+    return exhaustive_ ? choose_exact() : choose_by_bound();
+  }
+
+  // Errors are bounds here (affine_err + 0.5): minimise the worst bound over every R.
+  int choose_by_bound() {
+    int r = fit_r_;
     long double best = std::numeric_limits<long double>::infinity();
-    for (int cr = aw; cr >= 0; --cr) {  // descending, so a tie keeps the larger R
+    for (int cr = aw_; cr >= 0; --cr) {  // descending, so a tie keeps the larger R
       const long double w = make_candidate(cr).bound_worst;
       if (w < best) {
         best = w;
         r = cr;
       }
     }
-    res.shift_choice = "smallest worst-case error bound over R = 0.." + std::to_string(aw);
-  } else {
-    // Exact search. A candidate R wins if its exact worst-case error over all channels is smaller
-    // than the best so far, or equal and R is larger. Pruning never changes the result:
-    //  * lb (exact errors at the probe inputs) <= the exact worst: a candidate whose lb already
-    //    loses is skipped;
-    //  * channels are evaluated in decreasing order of their bound ub >= exact error, and once
-    //    ub <= the running worst the remaining channels cannot raise it;
-    //  * a channel's evaluation stops as soon as its running error makes the candidate lose.
+    res_.shift_choice = "smallest worst-case error bound over R = 0.." + std::to_string(aw_);
+    return r;
+  }
+
+  // The exact search's state: the best candidate so far.
+  struct Best {
+    long double worst = std::numeric_limits<long double>::infinity();
+    int r = -1;
+    [[nodiscard]] bool loses(long double w, int cr) const {
+      return w > worst || (w == worst && cr < r);
+    }
+  };
+
+  // The exact worst error of a candidate, unless it loses to the best (then best is unchanged).
+  void evaluate(const Candidate& cand, Best& best) const {
+    if (best.loses(cand.lb, cand.r)) return;
+    ErrorContext at = ctx_;
+    at.job.shift = cand.r;
+    std::vector<std::size_t> order(channels_);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t i, std::size_t j) { return cand.ub[i] > cand.ub[j]; });
+    long double running = cand.lb;  // the exact error of some channel at some probe
+    const bool stop_at_equal = cand.r < best.r;
+    for (const auto c : order) {
+      if (cand.ub[c] <= running) break;
+      running = std::max(running, channel_err(at, ad_[c].first, ad_[c].second, cand.s[c], cand.b[c],
+                                              best.worst, stop_at_equal));
+      if (best.loses(running, cand.r)) return;
+    }
+    best.worst = running;
+    best.r = cand.r;
+  }
+
+  // Exact search. A candidate R wins if its exact worst-case error over all channels is smaller
+  // than the best so far, or equal and R is larger. Pruning never changes the result:
+  //  * lb (exact errors at the probe inputs) <= the exact worst: a candidate whose lb already
+  //    loses is skipped;
+  //  * channels are evaluated in decreasing order of their bound ub >= exact error, and once
+  //    ub <= the running worst the remaining channels cannot raise it;
+  //  * a channel's evaluation stops as soon as its running error makes the candidate lose.
+  int choose_exact() {
     std::vector<Candidate> all;
-    all.reserve(static_cast<std::size_t>(aw) + 1);
-    for (int cr = 0; cr <= aw; ++cr) all.push_back(make_candidate(cr));
-
-    long double best = std::numeric_limits<long double>::infinity();
-    int best_r = -1;
-    auto loses = [&](long double w, int cr) { return w > best || (w == best && cr < best_r); };
-    auto evaluate = [&](const Candidate& cand) {
-      if (loses(cand.lb, cand.r)) return;
-      ErrorContext at = ctx;
-      at.job.shift = cand.r;
-      std::vector<std::size_t> order(channels);
-      std::iota(order.begin(), order.end(), std::size_t{0});
-      std::stable_sort(order.begin(), order.end(),
-                       [&](std::size_t i, std::size_t j) { return cand.ub[i] > cand.ub[j]; });
-      long double running = cand.lb;  // the exact error of some channel at some probe
-      const bool stop_at_equal = cand.r < best_r;
-      for (const auto c : order) {
-        if (cand.ub[c] <= running) break;
-        running = std::max(running, channel_err(at, ad[c].first, ad[c].second, cand.s[c],
-                                                cand.b[c], best, stop_at_equal));
-        if (loses(running, cand.r)) return;
-      }
-      best = running;
-      best_r = cand.r;
-    };
-
-    const bool full = range * channels <= kShiftSearchBudget / (static_cast<std::uint64_t>(aw) + 1);
+    all.reserve(static_cast<std::size_t>(aw_) + 1);
+    for (int cr = 0; cr <= aw_; ++cr) all.push_back(make_candidate(cr));
+    Best best;
+    const bool full =
+        range_ * channels_ <= kShiftSearchBudget / (static_cast<std::uint64_t>(aw_) + 1);
     std::vector<const Candidate*> first, rest;
     for (const auto& cand : all) {
-      const bool in_window = cand.r >= fit_r && cand.r <= fit_r + kShiftSearchWindow;
+      const bool in_window = cand.r >= fit_r_ && cand.r <= fit_r_ + kShiftSearchWindow;
       (full || in_window ? first : rest).push_back(&cand);
     }
     // Most promising first (smallest lower bound, then the larger R), so that the rest prune.
     std::sort(first.begin(), first.end(), [](const Candidate* x, const Candidate* y) {
       return x->lb != y->lb ? x->lb < y->lb : x->r > y->r;
     });
-    for (const auto* cand : first) evaluate(*cand);
+    for (const auto* cand : first) evaluate(*cand, best);
     // Outside the window (budget exceeded only): an R is examined only when its bound ub_max
     // (>= its exact worst) says it cannot lose to the best found, i.e. the bound proves it helps.
     std::sort(rest.begin(), rest.end(), [](const Candidate* x, const Candidate* y) {
       return x->ub_max != y->ub_max ? x->ub_max < y->ub_max : x->r > y->r;
     });
     for (const auto* cand : rest) {
-      if (!loses(cand->ub_max, cand->r)) evaluate(*cand);
+      if (!best.loses(cand->ub_max, cand->r)) evaluate(*cand, best);
     }
-    r = best_r;
-    res.shift_choice =
-        full ? "smallest exact worst-case error over R = 0.." + std::to_string(aw)
-             : "smallest exact worst-case error over R = " + std::to_string(fit_r) + ".." +
-                   std::to_string(std::min(aw, fit_r + kShiftSearchWindow)) +
+    res_.shift_choice =
+        full ? "smallest exact worst-case error over R = 0.." + std::to_string(aw_)
+             : "smallest exact worst-case error over R = " + std::to_string(fit_r_) + ".." +
+                   std::to_string(std::min(aw_, fit_r_ + kShiftSearchWindow)) +
                    " (search budget exceeded: other R's only where their error bound beats that)";
+    return best.r;
   }
-  res.job.shift = r;
-  ctx.job.shift = r;
-  if (const auto e = res.job.check(spec); !e.empty()) throw Error("fold: job settings: " + e);
 
-  const long double offset = offset_at(r);
-  const std::string at_r =
-      options.force_shift
-          ? "at forced R = " + std::to_string(r)
-          : "at R = " + std::to_string(r) + " (chosen to minimise the worst-case error)";
-
-  res.channels.reserve(channels);
-  res.worst_err = -1;
-  for (std::size_t c = 0; c < channels; ++c) {
+  // Channel c at the chosen R: s, b, the exact (or bound) error.
+  [[nodiscard]] ChannelReport channel_at(std::size_t c, int r) const {
     ChannelReport ch;
     ch.channel = static_cast<int>(c);
-    ch.a = ad[c].first;
-    ch.d = ad[c].second;
+    ch.a = ad_[c].first;
+    ch.d = ad_[c].second;
     const Folded s = s_at(c, r), b = b_at(c, r);
     ch.s = s.value;
     ch.b = b.value;
     ch.s_saturated = s.saturated;
     ch.b_saturated = b.saturated;
-    ch.affine_err = affine_error(ctx, ch.a, ch.d, ch.s, ch.b, r, offset);
-    ch.exhaustive = exhaustive;
-    ch.max_err = exhaustive ? channel_err(ctx, ch.a, ch.d, ch.s, ch.b,
-                                          std::numeric_limits<long double>::infinity(), false)
-                            : ch.affine_err + 0.5L;
+    ch.affine_err = affine_error(ctx_, ch.a, ch.d, ch.s, ch.b, r, offset_at(r));
+    ch.exhaustive = exhaustive_;
+    ch.max_err = exhaustive_ ? channel_err(ctx_, ch.a, ch.d, ch.s, ch.b,
+                                           std::numeric_limits<long double>::infinity(), false)
+                             : ch.affine_err + 0.5L;
+    return ch;
+  }
 
+  void channel_warnings(ChannelReport& ch, std::size_t c, int r) const {
+    const std::string at_r =
+        options_.force_shift
+            ? "at forced R = " + std::to_string(r)
+            : "at R = " + std::to_string(r) + " (chosen to minimise the worst-case error)";
     const std::string err_text =
-        g(ch.max_err) + " LSB" + (exhaustive ? std::string() : std::string(" (bound)"));
+        g(ch.max_err) + " LSB" + (exhaustive_ ? std::string() : std::string(" (bound)"));
     if (ch.s_saturated) {
-      ch.warnings.push_back("scale a = " + g(ch.a) + " does not fit a " + std::to_string(spec.sw) +
-                            "-bit signed s " + (s_ok[c] ? at_r : "even at R = 0") +
+      ch.warnings.push_back("scale a = " + g(ch.a) + " does not fit a " + std::to_string(spec_.sw) +
+                            "-bit signed s " + (s_ok_[c] ? at_r : "even at R = 0") +
                             "; s saturated to " + std::to_string(ch.s) + ", max error " + err_text);
     }
     if (ch.b_saturated) {
-      ch.warnings.push_back("offset d = " + g(ch.d) + " output LSBs does not fit a " +
-                            std::to_string(spec.bw) + "-bit signed b " +
-                            (b_ok[c]
-                                 ? at_r
-                                 : "even at R = 0 (|mean| or |beta| too large for the datapath)") +
-                            "; b saturated to " + std::to_string(ch.b) + ", max error " + err_text);
+      ch.warnings.push_back(
+          "offset d = " + g(ch.d) + " output LSBs does not fit a " + std::to_string(spec_.bw) +
+          "-bit signed b " +
+          (b_ok_[c] ? at_r : "even at R = 0 (|mean| or |beta| too large for the datapath)") +
+          "; b saturated to " + std::to_string(ch.b) + ", max error " + err_text);
     }
     if (ch.s == 0 && ch.a != 0) {
       ch.warnings.push_back("scale underflow: a = " + g(ch.a) +
@@ -419,113 +475,33 @@ FoldResult fold(const BnParams& bn, const ArithSpec& spec, const FoldOptions& op
       ch.warnings.push_back("precision: max error " + err_text + " exceeds 1 LSB (s = " +
                             std::to_string(ch.s) + " at R = " + std::to_string(r) + ")");
     }
-    for (const auto& w : ch.warnings) {
-      res.warnings.push_back("channel " + std::to_string(c) + ": " + w);
-    }
-
-    if (ch.max_err > res.worst_err) {
-      res.worst_err = ch.max_err;
-      res.worst_channel = ch.channel;
-    }
-    res.scale.push_back(ch.s);
-    res.shift.push_back(ch.b);
-    res.channels.push_back(std::move(ch));
   }
-  return res;
-}
 
-namespace {
-
-std::string range_text(int bits, bool is_signed, std::int64_t lo, std::int64_t hi) {
-  return std::to_string(bits) + "-bit " + (is_signed ? "signed" : "unsigned") + " [" +
-         std::to_string(lo) + ", " + std::to_string(hi) + "]";
-}
-
-std::string channel_notes(const ChannelReport& ch) {
-  std::vector<std::string> notes;
-  if (ch.s_saturated) notes.emplace_back("s saturated");
-  if (ch.b_saturated) notes.emplace_back("b saturated");
-  if (ch.s == 0 && ch.a != 0) notes.emplace_back("scale underflow");
-  if (ch.max_err > 1) notes.emplace_back("> 1 LSB");
-  if (!ch.exhaustive) notes.emplace_back("bound");
-  std::string text;
-  for (const auto& n : notes) text += (text.empty() ? "" : ", ") + n;
-  return text;
-}
-
-std::string table_row(const ChannelReport& ch) {
-  return format("  %5d  %14.6Le  %14.6Le  %12lld  %20lld  %10.6Lf  ", ch.channel, ch.a, ch.d,
-                static_cast<long long>(ch.s), static_cast<long long>(ch.b), ch.max_err) +
-         channel_notes(ch) + "\n";
-}
+  // The error report: every channel at R, its warnings, the worst channel.
+  void report(int r) {
+    res_.channels.reserve(channels_);
+    res_.worst_err = -1;
+    for (std::size_t c = 0; c < channels_; ++c) {
+      ChannelReport ch = channel_at(c, r);
+      channel_warnings(ch, c, r);
+      for (const auto& w : ch.warnings) {
+        res_.warnings.push_back("channel " + std::to_string(c) + ": " + w);
+      }
+      if (ch.max_err > res_.worst_err) {
+        res_.worst_err = ch.max_err;
+        res_.worst_channel = ch.channel;
+      }
+      res_.scale.push_back(ch.s);
+      res_.shift.push_back(ch.b);
+      res_.channels.push_back(std::move(ch));
+    }
+  }
+};
 
 }  // namespace
 
-std::string format_report(const FoldResult& result, const ArithSpec& spec, const BnParams& bn) {
-  std::string out;
-  out += "normcore fold report" + (bn.source.empty() ? std::string() : ": " + bn.source) + "\n";
-  out += "  input  x: " + range_text(spec.xw, spec.x_signed, spec.x_min(), spec.x_max()) + "\n";
-  out += "  output y: " + range_text(spec.yw, spec.y_signed, spec.y_min(), spec.y_max()) + "\n";
-  out += "  scale  s: " + std::to_string(spec.sw) +
-         "-bit signed, shift b: " + std::to_string(spec.bw) +
-         "-bit signed, accumulator: " + std::to_string(spec.acc_bits()) + "-bit signed\n";
-  const bool floor_offset = result.job.rounding == Rounding::floor && result.job.shift >= 1;
-  out += "  R = " + std::to_string(result.job.shift) +
-         ", rounding = " + std::string(to_string(result.job.rounding)) +
-         (floor_offset ? " (half-LSB offset folded into b)" : "") + ", clamp [lo, hi] = [" +
-         std::to_string(result.job.lo) + ", " + std::to_string(result.job.hi) +
-         "], activation = " + bn.activation + "\n";
-  if (!result.shift_choice.empty()) {
-    out += "  R choice: " + result.shift_choice + "; largest R without saturation: " +
-           std::to_string(result.fit_shift) + "\n";
-  }
-  if (bn.integer_io) {
-    out += "  quantisation: integer in, integer out\n";
-  } else {
-    out += "  quantisation: in scale " + g(bn.in.scale) + " zero_point " +
-           std::to_string(bn.in.zero_point) + ", out scale " + g(bn.out.scale) + " zero_point " +
-           std::to_string(bn.out.zero_point) + "\n";
-  }
-  const std::size_t n = result.channels.size();
-  const bool exhaustive = n > 0 && result.channels.front().exhaustive;
-  out += "  channels: " + std::to_string(n) + ", error: " +
-         (exhaustive ? "exact, every input evaluated"
-                     : "bound (affine error + 0.5), input range too large to evaluate "
-                       "exhaustively") +
-         "; errors are in output LSBs versus the real-valued clamp(a*x + d, lo, hi)\n\n";
-
-  out += format("  %5s  %14s  %14s  %12s  %20s  %10s  %s\n", "c", "a", "d", "s", "b", "max err",
-                "notes");
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  if (n > 32) {
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) {
-      return result.channels[i].max_err > result.channels[j].max_err;
-    });
-    order.resize(8);
-  }
-  for (const auto c : order) out += table_row(result.channels[c]);
-  if (n > 32) {
-    long double sum = 0;
-    std::size_t over_half = 0, over_one = 0;
-    for (const auto& ch : result.channels) {
-      sum += ch.max_err;
-      over_half += ch.max_err > 0.5L + 1e-12L ? 1 : 0;
-      over_one += ch.max_err > 1 ? 1 : 0;
-    }
-    out += "  (the 8 worst of " + std::to_string(n) + " channels shown) mean max err " +
-           g(sum / static_cast<long double>(n)) +
-           " LSB; channels above 0.5 LSB: " + std::to_string(over_half) +
-           ", above 1 LSB: " + std::to_string(over_one) + "\n";
-  }
-  if (!result.warnings.empty()) {
-    out += "\nwarnings (" + std::to_string(result.warnings.size()) + "):\n";
-    for (const auto& w : result.warnings) out += "  - " + w + "\n";
-  }
-  out += "\nworst-case error: " + format("%.6Lf", result.worst_err) + " LSB (channel " +
-         std::to_string(result.worst_channel) + ", " + (exhaustive ? "exhaustive" : "bound") +
-         ")\n";
-  return out;
+FoldResult fold(const BnParams& bn, const ArithSpec& spec, const FoldOptions& options) {
+  return Folder(bn, spec, options).run();
 }
 
 }  // namespace normcore

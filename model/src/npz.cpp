@@ -2,9 +2,6 @@
 
 #include <unistd.h>
 
-#define ZLIB_CONST
-#include <zlib.h>
-
 #include <algorithm>
 #include <bit>
 #include <cctype>
@@ -14,11 +11,16 @@
 #include <optional>
 #include <system_error>
 
+#include "byte_order.hpp"
 #include "normcore/bn_params.hpp"
 
 namespace normcore {
 
 namespace fs = std::filesystem;
+using byte_order::le16;
+using byte_order::le32;
+using byte_order::load_le;
+using byte_order::store_le;
 
 // ---------------------------------------------------------------------------------------------
 // File helpers
@@ -41,27 +43,9 @@ std::vector<std::uint8_t> read_file_bytes(const fs::path& path) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Little-endian byte access
+// dtypes
 
 namespace {
-
-std::uint64_t load_le(std::span<const std::uint8_t> b, std::size_t at, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | b[at + static_cast<std::size_t>(i)];
-  return v;
-}
-std::uint16_t le16(std::span<const std::uint8_t> b, std::size_t at) {
-  return static_cast<std::uint16_t>(load_le(b, at, 2));
-}
-std::uint32_t le32(std::span<const std::uint8_t> b, std::size_t at) {
-  return static_cast<std::uint32_t>(load_le(b, at, 4));
-}
-void store_le(std::vector<std::uint8_t>& out, std::uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-
-// ---------------------------------------------------------------------------------------------
-// dtypes
 
 struct DType {
   char kind = 'f';  // f, i, u, b
@@ -326,7 +310,9 @@ NpyArray parse_npy(std::span<const std::uint8_t> bytes, std::string_view name) {
   return arr;
 }
 
-NpyArray read_npy(const fs::path& path) { return parse_npy(read_file_bytes(path), path.string()); }
+NpyArray read_npy(const fs::path& path) {
+  return parse_npy(read_file_bytes(path), path.string());
+}
 
 namespace {
 
@@ -443,175 +429,6 @@ void write_npy(const fs::path& path, std::span<const std::size_t> shape, std::st
 void write_npy(const fs::path& path, std::span<const std::size_t> shape, std::string_view dtype,
                std::span<const double> data) {
   write_file_atomic(path, encode_npy(shape, dtype, data));
-}
-
-// ---------------------------------------------------------------------------------------------
-// ZIP
-
-namespace {
-
-constexpr std::uint32_t kLocalSig = 0x04034b50;
-constexpr std::uint32_t kCentralSig = 0x02014b50;
-constexpr std::uint32_t kEndSig = 0x06054b50;
-constexpr std::uint32_t kZip64LocatorSig = 0x07064b50;
-constexpr std::size_t kEndSize = 22;
-constexpr std::size_t kCentralSize = 46;
-constexpr std::size_t kLocalSize = 30;
-
-// RAII raw-inflate stream.
-class Inflater {
- public:
-  Inflater() { ok_ = inflateInit2(&zs_, -MAX_WBITS) == Z_OK; }
-  Inflater(const Inflater&) = delete;
-  Inflater& operator=(const Inflater&) = delete;
-  ~Inflater() {
-    if (ok_) inflateEnd(&zs_);
-  }
-  [[nodiscard]] bool ok() const { return ok_; }
-  z_stream& stream() { return zs_; }
-
- private:
-  z_stream zs_{};
-  bool ok_ = false;
-};
-
-std::vector<std::uint8_t> inflate_raw(std::span<const std::uint8_t> in, std::size_t out_size,
-                                      const std::string& who) {
-  Inflater inf;
-  if (!inf.ok()) throw Error(who + ": zlib inflateInit2 failed");
-  std::vector<std::uint8_t> out(std::max<std::size_t>(out_size, 1));
-  z_stream& zs = inf.stream();
-  zs.next_in = in.data();
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = out.data();
-  zs.avail_out = static_cast<uInt>(out.size());
-  const int ret = inflate(&zs, Z_FINISH);
-  if (ret == Z_STREAM_END && zs.total_out == out_size) {
-    out.resize(out_size);
-    return out;
-  }
-  if (ret == Z_STREAM_END) {
-    throw Error(who + ": corrupt: inflates to " + std::to_string(zs.total_out) +
-                " bytes, the directory says " + std::to_string(out_size));
-  }
-  if (ret == Z_BUF_ERROR && zs.avail_in == 0) {
-    throw Error(who + ": truncated deflate data (stream ends early)");
-  }
-  if (ret == Z_BUF_ERROR || ret == Z_OK) {
-    throw Error(who + ": corrupt: inflates to more than the " + std::to_string(out_size) +
-                " bytes the directory says");
-  }
-  const std::string detail = zs.msg ? zs.msg : "zlib error " + std::to_string(ret);
-  throw Error(who + ": corrupt deflate data (" + detail + ")");
-}
-
-std::uint32_t crc_of(std::span<const std::uint8_t> data) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  constexpr std::size_t kChunk = 1u << 30;
-  for (std::size_t at = 0; at < data.size(); at += kChunk) {
-    const std::size_t n = std::min(kChunk, data.size() - at);
-    crc = crc32(crc, data.data() + at, static_cast<uInt>(n));
-  }
-  return static_cast<std::uint32_t>(crc);
-}
-
-}  // namespace
-
-std::map<std::string, std::vector<std::uint8_t>> read_zip(std::span<const std::uint8_t> bytes,
-                                                          std::string_view name) {
-  const std::string who(name);
-  if (bytes.size() < kEndSize) {
-    throw Error(who + ": truncated: " + std::to_string(bytes.size()) +
-                " bytes is too short for a ZIP archive");
-  }
-  // The end-of-central-directory record: the last 22 bytes plus a comment of up to 64 KiB.
-  std::optional<std::size_t> end_at;
-  const std::size_t last = bytes.size() - kEndSize;
-  const std::size_t first = last > 65535 ? last - 65535 : 0;
-  for (std::size_t p = last + 1; p-- > first;) {
-    if (le32(bytes, p) == kEndSig && p + kEndSize + le16(bytes, p + 20) <= bytes.size()) {
-      end_at = p;
-      break;
-    }
-  }
-  if (!end_at) {
-    throw Error(who + ": not a ZIP archive or truncated (no end-of-central-directory record)");
-  }
-  const std::size_t e = *end_at;
-  if (e >= 20 && le32(bytes, e - 20) == kZip64LocatorSig) {
-    throw Error(who + ": ZIP64 archives are not supported");
-  }
-  const std::uint16_t disk = le16(bytes, e + 4), cd_disk = le16(bytes, e + 6);
-  const std::uint16_t entries_here = le16(bytes, e + 8), entries = le16(bytes, e + 10);
-  const std::uint32_t cd_size = le32(bytes, e + 12), cd_offset = le32(bytes, e + 16);
-  if (entries == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_offset == 0xFFFFFFFFu) {
-    throw Error(who + ": ZIP64 archives are not supported");
-  }
-  if (disk != 0 || cd_disk != 0 || entries_here != entries) {
-    throw Error(who + ": multi-disk ZIP archives are not supported");
-  }
-  if (std::size_t{cd_offset} + cd_size > e) {
-    throw Error(who + ": truncated or corrupt: central directory (" + std::to_string(cd_size) +
-                " bytes at offset " + std::to_string(cd_offset) + ") lies outside the file");
-  }
-
-  std::map<std::string, std::vector<std::uint8_t>> members;
-  std::size_t p = cd_offset;
-  const std::size_t cd_end = std::size_t{cd_offset} + cd_size;
-  for (unsigned i = 0; i < entries; ++i) {
-    if (p + kCentralSize > cd_end || le32(bytes, p) != kCentralSig) {
-      throw Error(who + ": corrupt: central directory entry " + std::to_string(i) + " is damaged");
-    }
-    const std::uint16_t flags = le16(bytes, p + 8), method = le16(bytes, p + 10);
-    const std::uint32_t crc = le32(bytes, p + 16);
-    const std::uint32_t csize = le32(bytes, p + 20), usize = le32(bytes, p + 24);
-    const std::uint16_t nlen = le16(bytes, p + 28), xlen = le16(bytes, p + 30),
-                        clen = le16(bytes, p + 32);
-    const std::uint32_t local = le32(bytes, p + 42);
-    if (p + kCentralSize + nlen + xlen + clen > cd_end) {
-      throw Error(who + ": corrupt: central directory entry " + std::to_string(i) +
-                  " runs past the directory");
-    }
-    std::string member(reinterpret_cast<const char*>(bytes.data() + p + kCentralSize), nlen);
-    p += kCentralSize + nlen + xlen + clen;
-    const std::string mwho = who + ": member '" + member + "'";
-    // NumPy writes ZIP64 extra fields into the *local* headers of small members; only sizes or
-    // offsets that really need 64 bits (0xFFFFFFFF here) make the archive unsupported.
-    if (csize == 0xFFFFFFFFu || usize == 0xFFFFFFFFu || local == 0xFFFFFFFFu) {
-      throw Error(mwho + ": ZIP64 members (4 GiB or more) are not supported");
-    }
-    if (flags & 1u) throw Error(mwho + ": encrypted members are not supported");
-    if (!member.empty() && member.back() == '/') continue;  // a directory
-    if (std::size_t{local} + kLocalSize > bytes.size() || le32(bytes, local) != kLocalSig) {
-      throw Error(mwho + ": corrupt or truncated: no local header at offset " +
-                  std::to_string(local));
-    }
-    const std::size_t data_at =
-        std::size_t{local} + kLocalSize + le16(bytes, local + 26) + le16(bytes, local + 28);
-    if (data_at > bytes.size() || bytes.size() - data_at < csize) {
-      throw Error(mwho + ": truncated: " + std::to_string(csize) +
-                  " bytes of data run past the end of the file");
-    }
-    const auto raw = bytes.subspan(data_at, csize);
-    std::vector<std::uint8_t> data;
-    if (method == 0) {
-      if (csize != usize) {
-        throw Error(mwho + ": corrupt: stored member has compressed size " + std::to_string(csize) +
-                    " != size " + std::to_string(usize));
-      }
-      data.assign(raw.begin(), raw.end());
-    } else if (method == 8) {
-      data = inflate_raw(raw, usize, mwho);
-    } else {
-      throw Error(mwho + ": compression method " + std::to_string(method) +
-                  " is not supported (only stored and deflate)");
-    }
-    if (crc_of(data) != crc) throw Error(mwho + ": corrupt: CRC-32 mismatch");
-    if (!members.emplace(member, std::move(data)).second) {
-      throw Error(mwho + ": appears twice in the archive");
-    }
-  }
-  return members;
 }
 
 std::map<std::string, NpyArray> read_npz(const fs::path& path) {

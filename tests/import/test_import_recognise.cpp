@@ -26,6 +26,7 @@
 #include "normcore/manifest.hpp"
 #include "normcore/npz.hpp"
 #include "normcore/params_file.hpp"
+#include "run_plan.hpp"
 
 namespace {
 

@@ -8,26 +8,19 @@
 //                            quantisation) in bn.json form: `normcore fold --params` reads it
 //   <layer>.report.txt       layer summary + the fold's error report
 //
-// run_layer() checks a device against the model: it runs the layer's job and compares every
-// output with the float reference computed from the recovered BN (not from the folded
-// integers): y_ref = clamp(BN(in.scale * (x - in.zp)) / out.scale + out.zp, lo, hi) with
-// BN(v) = gamma * (v - mean) / sqrt(var + eps) + beta and [lo, hi] the output range intersected
-// with the quantised activation (activation_bounds(), fold.hpp: relu -> lo >= zp, relu6 ->
-// hi <= zp + round(6 / out.scale), clamp -> ceil / floor of the quantised bounds). The largest
-// |y - y_ref| in output LSBs must not exceed the fold's worst-case error bound.
+// Running a plan on a device (random inputs, the float reference, the per-layer check) is the
+// CLI's plan runner (cli/run_plan.hpp): model import itself depends on normcore::model only.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "normcore/bn_params.hpp"
 #include "normcore/contract.hpp"
-#include "normcore/driver.hpp"
 #include "normcore/fold.hpp"
 #include "normcore/import/graph.hpp"
 #include "normcore/import/recognise.hpp"
@@ -45,12 +38,20 @@ struct PlanOptions {
   std::string bundle;                // parameter bundle file name, recorded
 };
 
+// A layer's input as N x C x HW elements in `layout` (nchw: [N][C][HW], nhwc: [N][HW][C]); the
+// device job of the layer (JobShape, driver.hpp, has the same fields).
+struct PlanJob {
+  std::uint64_t n = 1, c = 1, hw = 1;
+  Layout layout = Layout::nchw;
+  [[nodiscard]] std::uint64_t elements() const { return n * c * hw; }
+};
+
 struct PlanLayer {
   BnMatch match;
   BnParams bn;  // recovered parameters + quantisation
   FoldResult fold;
   std::vector<std::int64_t> shape;  // concrete input shape (unknown dimensions -> 1)
-  JobShape job;
+  PlanJob job;
   std::string params_file, bn_file, report_file;  // names inside the plan directory
   std::string report;                             // text of report_file
   std::vector<std::string> warnings;              // recogniser + fold + planning warnings
@@ -81,7 +82,7 @@ struct PlannedLayer {
   std::string name;
   std::filesystem::path params_file, bn_file;
   std::vector<std::int64_t> shape;
-  JobShape job;
+  PlanJob job;
   double worst_err = 0;  // the fold's worst-case error bound, output LSBs
   std::string pattern, location;
 };
@@ -94,30 +95,5 @@ struct LoadedPlan {
 
 // Errors name plan.json and the field.
 LoadedPlan read_plan(const std::filesystem::path& dir);
-
-// Deterministic pseudo-random integers uniform over the spec's input range.
-std::vector<std::int64_t> random_input(const ArithSpec& spec, std::size_t count,
-                                       std::uint64_t seed);
-
-// The float reference (see above), output LSBs, one per element of x (layout / inner from job).
-std::vector<double> reference_output(const BnParams& bn, const ArithSpec& spec,
-                                     std::span<const std::int64_t> x, const JobShape& job);
-
-struct LayerCheck {
-  std::string name;
-  JobShape job;
-  std::uint64_t elements = 0;
-  double max_err = 0;   // max |y - y_ref|, output LSBs
-  double bound = 0;     // the fold's worst-case error
-  bool within = false;  // max_err <= bound (+ 1e-6 for floating-point noise)
-  std::uint64_t worst_index = 0;
-  std::int64_t worst_x = 0, worst_y = 0;
-  double worst_ref = 0;
-  std::int64_t worst_channel = 0;
-};
-
-// Uploads the layer's parameter image, runs x (int values, job.elements() of them) and compares.
-// Throws Error / DeviceError for bad inputs or a failing device.
-LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<const std::int64_t> x);
 
 }  // namespace normcore::import

@@ -1,0 +1,258 @@
+// The plan runner (run_plan.hpp): a planned layer on a device against the float reference, and
+// `normcore run --plan`.
+#include "run_plan.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <optional>
+
+#include "commands.hpp"
+#include "normcore/npz.hpp"
+#include "normcore/params_file.hpp"
+
+namespace normcore::import {
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::string shape_str(const std::vector<std::int64_t>& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) s += ",";
+    s += dims[i] < 0 ? std::string("?") : std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+}  // namespace
+
+JobShape job_shape(const PlanJob& job) {
+  return JobShape{job.n, job.c, job.hw, job.layout};
+}
+
+std::vector<std::int64_t> random_input(const ArithSpec& spec, std::size_t count,
+                                       std::uint64_t seed) {
+  std::vector<std::int64_t> x(count);
+  const std::int64_t lo = spec.x_min();
+  const auto range = static_cast<std::uint64_t>(spec.x_max() - spec.x_min()) + 1;
+  std::uint64_t s = seed;
+  for (auto& v : x) v = lo + static_cast<std::int64_t>(splitmix64(s) % range);
+  return x;
+}
+
+std::vector<double> reference_output(const BnParams& bn, const ArithSpec& spec,
+                                     std::span<const std::int64_t> x, const JobShape& job) {
+  const Quant in = bn.integer_io ? Quant{} : bn.in;
+  const Quant out = bn.integer_io ? Quant{} : bn.out;
+  const auto [lo, hi] = activation_bounds(bn, spec);
+  const auto c = static_cast<std::int64_t>(job.c);
+  const auto inner = static_cast<std::int64_t>(job.hw);
+  std::vector<double> k(job.c);
+  for (std::size_t i = 0; i < job.c; ++i) k[i] = bn.gamma[i] / std::sqrt(bn.var[i] + bn.eps);
+  std::vector<double> y(x.size());
+  for (std::size_t e = 0; e < x.size(); ++e) {
+    const auto ch =
+        static_cast<std::size_t>(channel_of(static_cast<std::int64_t>(e), c, inner, job.layout));
+    const double xr = in.scale * static_cast<double>(x[e] - in.zero_point);
+    const double v = (xr - bn.mean[ch]) * k[ch] + bn.beta[ch];
+    const double q = v / out.scale + static_cast<double>(out.zero_point);
+    y[e] = std::clamp(q, static_cast<double>(lo), static_cast<double>(hi));
+  }
+  return y;
+}
+
+LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<const std::int64_t> x) {
+  const ParamImage image = read_params(layer.params_file);
+  const BnParams bn = load_bn_json(layer.bn_file);
+  if (bn.channels() != layer.job.c || image.scale.size() != layer.job.c) {
+    throw Error(layer.name + ": " + layer.bn_file.string() + " has " +
+                std::to_string(bn.channels()) + " channels, " + layer.params_file.string() + " " +
+                std::to_string(image.scale.size()) + ", the job " + std::to_string(layer.job.c));
+  }
+  if (x.size() != layer.job.elements()) {
+    throw Error(layer.name + ": the input has " + std::to_string(x.size()) +
+                " elements, the layer's shape " + shape_str(layer.shape) + " needs " +
+                std::to_string(layer.job.elements()));
+  }
+  const auto [lo, hi] = activation_bounds(bn, image.spec);
+  if (lo != image.job.lo || hi != image.job.hi) {
+    throw Error(layer.name + ": " + layer.params_file.string() + " clamps to [" +
+                std::to_string(image.job.lo) + ", " + std::to_string(image.job.hi) + "] but " +
+                layer.bn_file.string() + " quantises its activation to [" + std::to_string(lo) +
+                ", " + std::to_string(hi) + "]");
+  }
+  std::vector<std::int32_t> xin(x.size()), yout(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (x[i] < image.spec.x_min() || x[i] > image.spec.x_max()) {
+      throw Error(layer.name + ": input element " + std::to_string(i) + " = " +
+                  std::to_string(x[i]) + " is outside the input range " +
+                  std::to_string(image.spec.x_min()) + ".." + std::to_string(image.spec.x_max()));
+    }
+    xin[i] = static_cast<std::int32_t>(x[i]);
+  }
+  auto params = acc.upload(image);
+  const JobShape job = job_shape(layer.job);
+  acc.run(params, view(xin), view(yout), job);
+  const auto ref = reference_output(bn, image.spec, x, job);
+  LayerCheck r;
+  r.name = layer.name;
+  r.job = job;
+  r.elements = x.size();
+  r.bound = layer.worst_err;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double err = std::fabs(static_cast<double>(yout[i]) - ref[i]);
+    if (err > r.max_err || i == 0) {
+      r.max_err = err;
+      r.worst_index = i;
+      r.worst_x = x[i];
+      r.worst_y = yout[i];
+      r.worst_ref = ref[i];
+      r.worst_channel =
+          channel_of(static_cast<std::int64_t>(i), static_cast<std::int64_t>(layer.job.c),
+                     static_cast<std::int64_t>(layer.job.hw), layer.job.layout);
+    }
+  }
+  r.within = r.max_err <= r.bound + 1e-6;
+  return r;
+}
+
+}  // namespace normcore::import
+
+namespace normcore::cli {
+
+namespace {
+
+// --input FILE / LAYER=FILE: the input file of each named layer.
+std::map<std::string, std::string> input_files(const import::LoadedPlan& plan,
+                                               const std::vector<std::string>& inputs) {
+  std::map<std::string, std::string> files;
+  for (const auto& in : inputs) {
+    const auto eq = in.find('=');
+    std::string layer, file;
+    if (eq == std::string::npos) {
+      if (plan.layers.size() != 1) {
+        throw Error("--input " + in + ": the plan has " + std::to_string(plan.layers.size()) +
+                    " layers: give LAYER=FILE");
+      }
+      layer = plan.layers[0].name;
+      file = in;
+    } else {
+      layer = in.substr(0, eq);
+      file = in.substr(eq + 1);
+    }
+    bool known = false;
+    std::string names;
+    for (const auto& l : plan.layers) {
+      known = known || l.name == layer;
+      names += (names.empty() ? "" : ", ") + l.name;
+    }
+    if (!known)
+      throw Error("--input " + in + ": no layer '" + layer + "' in the plan (layers: " + names +
+                  ")");
+    if (!files.emplace(layer, file).second)
+      throw Error("--input: layer '" + layer + "' given twice");
+  }
+  return files;
+}
+
+// The inputs of every layer (a file from --input, else random) and where they came from.
+struct PlanInputs {
+  std::vector<std::vector<std::int64_t>> xs;
+  std::vector<std::string> from;
+};
+
+PlanInputs plan_inputs(const PlanRunOptions& o, const import::LoadedPlan& plan, Accelerator& acc,
+                       const std::map<std::string, std::string>& files) {
+  PlanInputs in;
+  for (std::size_t i = 0; i < plan.layers.size(); ++i) {
+    const auto& l = plan.layers[i];
+    (void)acc.upload(read_params(l.params_file));  // widths and settings fit the device
+    auto it = files.find(l.name);
+    if (it == files.end()) {
+      in.xs.push_back(import::random_input(plan.spec, l.job.elements(), o.seed + i));
+      in.from.push_back("random (seed " + std::to_string(o.seed + i) + ")");
+      continue;
+    }
+    const NpyArray a = read_npy(it->second);
+    if (!a.is_integer()) {
+      throw Error("--input " + it->second + ": dtype " + a.dtype + " is not an integer type");
+    }
+    if (a.size() != l.job.elements()) {
+      throw Error("--input " + it->second + ": " + std::to_string(a.size()) + " elements, layer '" +
+                  l.name + "' needs " + std::to_string(l.job.elements()));
+    }
+    in.xs.push_back(a.as_int);
+    in.from.push_back(it->second);
+  }
+  return in;
+}
+
+void print_check(const PlanRunOptions& o, const import::PlannedLayer& l,
+                 const import::LayerCheck& c, const std::string& from) {
+  if (o.quiet && c.within) return;
+  std::printf(
+      "layer %s: %llux%llux%llu %s on %s, input %s: max error %.6f LSB (bound %.6f LSB) %s\n",
+      l.name.c_str(), static_cast<unsigned long long>(c.job.n),
+      static_cast<unsigned long long>(c.job.c), static_cast<unsigned long long>(c.job.hw),
+      std::string(to_string(c.job.layout)).c_str(), o.device.c_str(), from.c_str(), c.max_err,
+      c.bound, c.within ? "ok" : "EXCEEDS THE BOUND");
+  if (!c.within) {
+    std::printf("  worst: element %llu (channel %lld): x = %lld, y = %lld, reference %.6f\n",
+                static_cast<unsigned long long>(c.worst_index),
+                static_cast<long long>(c.worst_channel), static_cast<long long>(c.worst_x),
+                static_cast<long long>(c.worst_y), c.worst_ref);
+  }
+}
+
+}  // namespace
+
+// Every layer of the plan, with the given inputs or deterministic random ones, against the
+// float reference of the recovered BN.
+int run_plan(const PlanRunOptions& o) {
+  std::optional<Accelerator> acc;
+  import::LoadedPlan plan;
+  PlanInputs in;
+  try {
+    plan = import::read_plan(o.plan);
+    if (plan.layers.empty()) throw Error(o.plan + ": the plan has no layers");
+    const auto files = input_files(plan, o.inputs);
+    DriverOptions dopt;
+    dopt.job_timeout = std::chrono::milliseconds(o.timeout_ms);
+    if (o.tile > 0) dopt.max_tile_elements = o.tile;
+    acc.emplace(Accelerator::open(o.device, dopt));
+    in = plan_inputs(o, plan, *acc, files);
+  } catch (const std::exception& e) {
+    std::cerr << "normcore run: error: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  bool all_ok = true;
+  for (std::size_t i = 0; i < plan.layers.size(); ++i) {
+    const auto& l = plan.layers[i];
+    import::LayerCheck c;
+    try {
+      c = import::run_layer(*acc, l, in.xs[i]);
+    } catch (const std::exception& e) {
+      std::cerr << "normcore run: error: layer " << l.name << ": " << e.what() << "\n";
+      return kExitFailure;
+    }
+    all_ok = all_ok && c.within;
+    print_check(o, l, c, in.from[i]);
+  }
+  if (!all_ok) {
+    std::cerr << "normcore run: error: a layer's error exceeds its fold bound\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace normcore::cli

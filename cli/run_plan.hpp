@@ -1,0 +1,68 @@
+// The plan runner: `normcore run --plan DIR` runs every layer of an import plan (normcore
+// import, normcore/import/plan.hpp) on a device and checks the outputs against the float
+// reference computed from the recovered BN (not from the folded integers):
+//   y_ref = clamp(BN(in.scale * (x - in.zp)) / out.scale + out.zp, lo, hi)
+// with BN(v) = gamma * (v - mean) / sqrt(var + eps) + beta and [lo, hi] the output range
+// intersected with the quantised activation (activation_bounds(), fold.hpp: relu -> lo >= zp,
+// relu6 -> hi <= zp + round(6 / out.scale), clamp -> ceil / floor of the quantised bounds). The
+// largest |y - y_ref| in output LSBs must not exceed the fold's worst-case error bound.
+// Built into `normcore` when NORMCORE_IMPORT is ON (and into import_tests).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "normcore/driver.hpp"
+#include "normcore/import/plan.hpp"
+
+namespace normcore::import {
+
+// Deterministic pseudo-random integers uniform over the spec's input range.
+std::vector<std::int64_t> random_input(const ArithSpec& spec, std::size_t count,
+                                       std::uint64_t seed);
+
+// The float reference (see above), output LSBs, one per element of x (layout / inner from job).
+std::vector<double> reference_output(const BnParams& bn, const ArithSpec& spec,
+                                     std::span<const std::int64_t> x, const JobShape& job);
+
+struct LayerCheck {
+  std::string name;
+  JobShape job;
+  std::uint64_t elements = 0;
+  double max_err = 0;   // max |y - y_ref|, output LSBs
+  double bound = 0;     // the fold's worst-case error
+  bool within = false;  // max_err <= bound (+ 1e-6 for floating-point noise)
+  std::uint64_t worst_index = 0;
+  std::int64_t worst_x = 0, worst_y = 0;
+  double worst_ref = 0;
+  std::int64_t worst_channel = 0;
+};
+
+// The device job of a planned layer.
+JobShape job_shape(const PlanJob& job);
+
+// Uploads the layer's parameter image, runs x (int values, job.elements() of them) and compares.
+// Throws Error / DeviceError for bad inputs or a failing device.
+LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<const std::int64_t> x);
+
+}  // namespace normcore::import
+
+namespace normcore::cli {
+
+struct PlanRunOptions {
+  std::string plan;                 // the plan directory
+  std::string device;               // device string (Accelerator::open)
+  std::vector<std::string> inputs;  // FILE (one-layer plan) or LAYER=FILE, integer .npy
+  std::uint64_t seed = 1;           // layer i gets random inputs seeded seed + i
+  int timeout_ms = 30000;
+  std::uint64_t tile = 0;  // largest device job in elements (0: the driver's default)
+  bool quiet = false;      // print only failing layers
+};
+
+// `normcore run --plan`: the process exit code (0 every layer within its bound, 1 a layer
+// exceeds it or the device fails, 2 bad input).
+int run_plan(const PlanRunOptions& o);
+
+}  // namespace normcore::cli
