@@ -2,7 +2,6 @@
 // a device against the float reference (see plan.hpp).
 #include "normcore/import/plan.hpp"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +14,7 @@
 
 #include "normcore/npz.hpp"
 #include "normcore/params_file.hpp"
+#include "normcore/util/atomic_write.hpp"
 
 namespace normcore::import {
 
@@ -73,14 +73,6 @@ json bn_json(const PlanLayer& l) {
   }
   j["rounding"] = std::string(to_string(l.fold.job.rounding));
   return j;
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream os(path, std::ios::binary);
-  if (!os) throw Error(path.string() + ": cannot open for writing");
-  os << text;
-  os.close();
-  if (!os) throw Error(path.string() + ": write error");
 }
 
 }  // namespace
@@ -269,56 +261,22 @@ std::string plan_json(const Plan& plan) {
   return j.dump(2) + "\n";
 }
 
-void write_plan(const Plan& plan, const fs::path& dir_in) {
-  fs::path dir = dir_in.lexically_normal();
-  if (dir.filename().empty()) dir = dir.parent_path();
-  if (dir.empty()) throw Error("plan directory: empty path");
-  const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
-  const std::string base = dir.filename().string();
-  const std::string pid = std::to_string(::getpid());
-  const fs::path tmp = parent / ("." + base + ".tmp." + pid);
-  const fs::path old = parent / ("." + base + ".old." + pid);
-  std::error_code ec;
+void write_plan(const Plan& plan, const fs::path& dir) {
+  std::vector<DirFile> files;
+  for (const auto& l : plan.layers) {
+    const auto image = encode_params(
+        ParamImage{plan.options.spec, l.fold.job, l.fold.scale, l.fold.shift});
+    files.push_back({l.params_file, std::string(image.begin(), image.end())});
+    files.push_back({l.bn_file, bn_json(l).dump(2) + "\n"});
+    files.push_back({l.report_file, l.report});
+  }
+  files.push_back({"plan.json", plan_json(plan)});
   // An existing directory is only replaced when it is a plan (or empty).
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) {
-      throw Error(dir.string() + ": exists and is not a directory");
-    }
-    if (!fs::is_empty(dir, ec) && !fs::exists(dir / "plan.json", ec)) {
-      throw Error(dir.string() +
-                  ": exists and is not a normcore plan (no plan.json): not replaced");
-    }
-  }
-  fs::remove_all(tmp, ec);
-  try {
-    if (!fs::create_directories(tmp, ec) || ec) {
-      throw Error(tmp.string() + ": cannot create directory: " + ec.message());
-    }
-    for (const auto& l : plan.layers) {
-      write_params(tmp / l.params_file,
-                   ParamImage{plan.options.spec, l.fold.job, l.fold.scale, l.fold.shift});
-      write_text(tmp / l.bn_file, bn_json(l).dump(2) + "\n");
-      write_text(tmp / l.report_file, l.report);
-    }
-    write_text(tmp / "plan.json", plan_json(plan));
-    bool moved_old = false;
-    if (fs::exists(dir, ec)) {
-      fs::remove_all(old, ec);
-      fs::rename(dir, old, ec);
-      if (ec) throw Error(dir.string() + ": cannot move the old plan aside: " + ec.message());
-      moved_old = true;
-    }
-    fs::rename(tmp, dir, ec);
-    if (ec) {
-      const std::string msg = ec.message();
-      if (moved_old) fs::rename(old, dir, ec);
-      throw Error(dir.string() + ": cannot rename " + tmp.string() + ": " + msg);
-    }
-    if (moved_old) fs::remove_all(old, ec);
-  } catch (...) {
-    fs::remove_all(tmp, ec);
-    throw;
-  }
+  write_dir_atomic(dir, files, [](const fs::path& d) -> std::string {
+    std::error_code ec;
+    if (fs::is_regular_file(d / "plan.json", ec)) return {};
+    return "it is not a normcore plan (no plan.json)";
+  });
 }
 
 LoadedPlan read_plan(const fs::path& dir) {
