@@ -1,22 +1,69 @@
 #include "normcore/gen/ir.hpp"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
+#include "layout.hpp"
+
 namespace normcore::gen {
 
-void Module::port(std::string pname, bool output, int width, std::string comment) {
+Expr Module::port(std::string pname, bool output, int width, std::string comment) {
+  Expr r = ex::ref(pname, width);
   ports.push_back(Port{std::move(pname), output, width, std::move(comment)});
+  return r;
 }
-void Module::wire(std::string n, int width, std::string comment, bool is_signed) {
+Expr Module::wire(std::string n, int width, std::string comment, bool is_signed) {
+  Expr r = ex::ref(n, width, is_signed);
   items.emplace_back(Net{std::move(n), width, false, is_signed, 0, std::move(comment), {}});
+  return r;
 }
-void Module::reg(std::string n, int width, std::string comment, bool is_signed) {
+Expr Module::reg(std::string n, int width, std::string comment, bool is_signed) {
+  Expr r = ex::ref(n, width, is_signed);
   items.emplace_back(Net{std::move(n), width, true, is_signed, 0, std::move(comment), {}});
+  return r;
 }
-void Module::memory(std::string n, int width, int depth, std::string comment) {
+Expr Module::memory(std::string n, int width, int depth, std::string comment) {
+  Expr r = ex::mem(n, width, depth);
   items.emplace_back(Net{std::move(n), width, true, false, depth, std::move(comment), {}});
+  return r;
+}
+Expr Module::localparam(std::string n, int width, std::uint64_t value, std::string comment) {
+  ex::lit(width, value);  // checks that the value fits
+  Expr r = ex::ref(n, width);
+  items.emplace_back(Params{{LocalParam{std::move(n), width, value, {}}}, std::move(comment)});
+  return r;
+}
+std::vector<Expr> Module::states(const std::vector<std::string>& names, std::string comment) {
+  if (names.empty()) throw std::logic_error("module " + name + ": no states");
+  int w = 1;
+  while ((std::size_t{1} << w) < names.size()) ++w;
+  Params ps{{}, std::move(comment)};
+  std::vector<Expr> refs;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    ps.params.push_back(LocalParam{names[i], w, i, {}});
+    refs.push_back(ex::ref(names[i], w));
+  }
+  items.emplace_back(std::move(ps));
+  return refs;
+}
+Expr Module::ref(const std::string& rname) const {
+  for (const auto& p : ports) {
+    if (p.name == rname) return ex::ref(p.name, p.width);
+  }
+  for (const auto& it : items) {
+    if (const auto* n = std::get_if<Net>(&it); n != nullptr && n->name == rname) {
+      return n->depth > 0 ? ex::mem(n->name, n->width, n->depth)
+                          : ex::ref(n->name, n->width, n->is_signed);
+    }
+    if (const auto* ps = std::get_if<Params>(&it)) {
+      for (const auto& p : ps->params) {
+        if (p.name == rname) return ex::ref(p.name, p.width);
+      }
+    }
+  }
+  throw std::logic_error("module " + name + ": no declaration of '" + rname + "'");
 }
 void Module::attr_last(std::string a) {
   if (items.empty() || !std::holds_alternative<Net>(items.back())) {
@@ -24,29 +71,52 @@ void Module::attr_last(std::string a) {
   }
   std::get<Net>(items.back()).attr = std::move(a);
 }
-void Module::assign(std::string lhs, std::string rhs, std::string comment) {
-  items.emplace_back(ContAssign{std::move(lhs), std::move(rhs), std::move(comment)});
+void Module::assign(Expr lhs, Expr rhs, std::string comment) {
+  auto s = gen::assign(std::move(lhs), std::move(rhs));  // the checks
+  auto& a = std::get<Assign>(s.node);
+  items.emplace_back(ContAssign{std::move(a.lhs), std::move(a.rhs), std::move(comment)});
 }
-void Module::section(std::string text) { items.emplace_back(Section{std::move(text)}); }
+void Module::section(std::string text) {
+  items.emplace_back(Section{std::move(text)});
+}
 void Module::always_ff(Block body, std::string comment) {
   items.emplace_back(Always{true, std::move(body), std::move(comment)});
 }
 void Module::always_comb(Block body, std::string comment) {
   items.emplace_back(Always{false, std::move(body), std::move(comment)});
 }
-void Module::instance(Instance inst) { items.emplace_back(std::move(inst)); }
+void Module::flops(const std::vector<Flop>& fs, std::string comment) {
+  Block rst, run, plain;
+  for (const auto& f : fs) {
+    if (f.reset.valid()) {
+      rst.push_back(gen::assign(f.q, f.reset));
+      run.push_back(gen::assign(f.q, f.d));
+    } else {
+      plain.push_back(gen::assign(f.q, f.d));
+    }
+  }
+  Block body;
+  if (!rst.empty()) body.push_back(if_(ex::lnot(ref("rst_ni")), std::move(rst), std::move(run)));
+  for (auto& s : plain) body.push_back(std::move(s));
+  always_ff(std::move(body), std::move(comment));
+}
+void Module::instance(Instance inst) {
+  items.emplace_back(std::move(inst));
+}
 
 namespace {
 // Verilog-2005 / SystemVerilog keywords a generated name could plausibly collide with.
 const std::set<std::string>& keywords() {
   static const std::set<std::string> k = {
-      "always", "and", "assign", "begin", "buf", "case", "default", "do", "else", "end",
-      "endcase", "endmodule", "final", "for", "force", "function", "generate", "if", "initial",
-      "inout", "input", "int", "integer", "large", "logic", "medium", "module", "nand", "nor",
-      "not", "or", "output", "parameter", "reg", "release", "repeat", "signed", "small",
-      "strong0", "strong1", "supply0", "supply1", "table", "task", "time", "tri", "unsigned",
-      "weak0", "weak1", "while", "wire", "xor", "xnor", "bit", "byte", "shortint", "longint",
-      "type", "struct", "union", "enum", "const", "static", "return", "break", "continue"};
+      "always",    "and",     "assign",  "begin",     "buf",    "case",  "default",  "do",
+      "else",      "end",     "endcase", "endmodule", "final",  "for",   "force",    "function",
+      "generate",  "if",      "initial", "inout",     "input",  "int",   "integer",  "large",
+      "logic",     "medium",  "module",  "nand",      "nor",    "not",   "or",       "output",
+      "parameter", "reg",     "release", "repeat",    "signed", "small", "strong0",  "strong1",
+      "supply0",   "supply1", "table",   "task",      "time",   "tri",   "unsigned", "weak0",
+      "weak1",     "while",   "wire",    "xor",       "xnor",   "bit",   "byte",     "shortint",
+      "longint",   "type",    "struct",  "union",     "enum",   "const", "static",   "return",
+      "break",     "continue"};
   return k;
 }
 }  // namespace
@@ -67,24 +137,61 @@ void Module::validate() const {
   }
   for (const auto& it : items) {
     if (const auto* n = std::get_if<Net>(&it)) {
-      if (n->width < 1) throw std::logic_error("module " + name + ": net " + n->name + " width < 1");
+      if (n->width < 1)
+        throw std::logic_error("module " + name + ": net " + n->name + " width < 1");
       add(n->name);
     } else if (const auto* i = std::get_if<Instance>(&it)) {
       add(i->name);
+    } else if (const auto* ps = std::get_if<Params>(&it)) {
+      for (const auto& p : ps->params) add(p.name);
     }
   }
 }
 
-Stmt assign(std::string lhs, std::string rhs) {
+namespace {
+[[noreturn]] void bad(const std::string& what) {
+  throw std::logic_error("ir: " + what);
+}
+}  // namespace
+
+Stmt assign(Expr lhs, Expr rhs) {
+  if (!lhs.valid() || !rhs.valid()) bad("assignment with an empty side");
+  if (lhs.typed() && rhs.typed() && lhs.width() != rhs.width()) {
+    bad("WIDTH: " + lhs.str() + " (" + std::to_string(lhs.width()) + " bits) = " + rhs.str() +
+        " (" + std::to_string(rhs.width()) + " bits)");
+  }
   return Stmt{Assign{std::move(lhs), std::move(rhs)}};
 }
-Stmt if_(std::string cond, Block then_body, Block else_body) {
+Stmt if_(Expr cond, Block then_body, Block else_body) {
+  if (!cond.valid()) bad("if without a condition");
+  if (cond.typed() && cond.width() != 1) {
+    bad("if condition " + cond.str() + " is " + std::to_string(cond.width()) + " bits, not 1");
+  }
   return Stmt{If{std::move(cond), std::move(then_body), std::move(else_body)}};
 }
-Stmt case_(std::string subject, std::vector<std::pair<std::string, Block>> arms) {
+Stmt case_(Expr subject, std::vector<CaseArm> arms) {
+  if (!subject.valid()) bad("case without a subject");
+  for (const auto& a : arms) {
+    for (const auto& l : a.labels) {
+      if (subject.typed() && l.typed() && l.width() != subject.width()) {
+        bad("WIDTH: case label " + l.str() + " is not as wide as " + subject.str());
+      }
+    }
+  }
   return Stmt{Case{std::move(subject), std::move(arms)}};
 }
-Stmt note(std::string text) { return Stmt{Note{std::move(text)}}; }
+Stmt case_(Expr subject, std::vector<std::pair<std::string, Block>> arms) {
+  std::vector<CaseArm> typed;
+  for (auto& [label, body] : arms) {
+    typed.push_back(
+        CaseArm{label == "default" ? std::vector<Expr>{} : std::vector<Expr>{Expr(label)},
+                std::move(body)});
+  }
+  return case_(std::move(subject), std::move(typed));
+}
+Stmt note(std::string text) {
+  return Stmt{Note{std::move(text)}};
+}
 
 namespace {
 
@@ -92,55 +199,115 @@ std::string range(int width) {
   return width == 1 ? std::string{} : "[" + std::to_string(width - 1) + ":0] ";
 }
 
-void emit_block(std::ostringstream& os, const Block& body, int indent, bool clocked);
+using detail::Doc;
 
-void emit_stmt(std::ostringstream& os, const Stmt& s, int indent, bool clocked) {
-  const std::string pad(static_cast<std::size_t>(indent), ' ');
-  if (const auto* a = std::get_if<Assign>(&s.node)) {
-    os << pad << a->lhs << (clocked ? " <= " : " = ") << a->rhs << ";\n";
-  } else if (const auto* i = std::get_if<If>(&s.node)) {
-    os << pad << "if (" << i->cond << ") begin\n";
-    emit_block(os, i->then_body, indent + 2, clocked);
-    const If* cur = i;
-    // Chain "else if" for readability when the else branch is a single if.
-    while (cur->else_body.size() == 1 && std::holds_alternative<If>(cur->else_body[0].node)) {
-      cur = &std::get<If>(cur->else_body[0].node);
-      os << pad << "end else if (" << cur->cond << ") begin\n";
-      emit_block(os, cur->then_body, indent + 2, clocked);
-    }
-    if (!cur->else_body.empty()) {
-      os << pad << "end else begin\n";
-      emit_block(os, cur->else_body, indent + 2, clocked);
-    }
-    os << pad << "end\n";
-  } else if (const auto* c = std::get_if<Case>(&s.node)) {
-    os << pad << "case (" << c->subject << ")\n";
-    for (const auto& [label, body] : c->arms) {
-      const auto* single = body.size() == 1 ? std::get_if<Assign>(&body[0].node) : nullptr;
-      if (single != nullptr) {  // one assignment: keep the arm on one line
-        os << pad << "  " << label << ": " << single->lhs << (clocked ? " <= " : " = ")
-           << single->rhs << ";\n";
-        continue;
+struct Emitter {
+  const EmitOptions& opts;
+  std::ostringstream os;
+
+  // One logical line: `pad` + the document, broken within the line limit, continuation lines
+  // indented by 4 more than `pad`.
+  void line(const std::string& pad, std::vector<Doc> parts, const std::string& comment = {}) {
+    Doc d = detail::cat(std::move(parts));
+    const int ind = static_cast<int>(pad.size());
+    const std::string flat = detail::layout(d, ind + 4, ind, 1 << 30);
+    if (!comment.empty()) {
+      const std::string c = "  // " + comment;
+      if (ind + static_cast<int>(flat.size() + c.size()) <= opts.line_limit) {
+        os << pad << flat << c << "\n";
+        return;
       }
-      os << pad << "  " << label << ": begin\n";
-      emit_block(os, body, indent + 4, clocked);
-      os << pad << "  end\n";
+      os << pad << "// " << comment << "\n";  // too long with the comment: comment above
     }
-    os << pad << "endcase\n";
-  } else if (const auto* n = std::get_if<Note>(&s.node)) {
-    os << pad << "// " << n->text << "\n";
+    os << pad << detail::layout(d, ind + 4, ind, opts.line_limit) << "\n";
   }
-}
 
-void emit_block(std::ostringstream& os, const Block& body, int indent, bool clocked) {
-  for (const auto& s : body) emit_stmt(os, s, indent, clocked);
-}
+  void block(const Block& body, int indent, bool clocked) {
+    for (const auto& s : body) stmt(s, indent, clocked);
+  }
+
+  std::vector<Doc> assign_parts(const Assign& a, bool clocked) {
+    return {detail::to_doc(a.lhs), detail::text(clocked ? " <= " : " = "), detail::to_doc(a.rhs),
+            detail::text(";")};
+  }
+
+  void stmt(const Stmt& s, int indent, bool clocked) {
+    const std::string pad(static_cast<std::size_t>(indent), ' ');
+    if (const auto* a = std::get_if<Assign>(&s.node)) {
+      line(pad, assign_parts(*a, clocked));
+    } else if (const auto* i = std::get_if<If>(&s.node)) {
+      line(pad, {detail::text("if ("), detail::to_doc(i->cond), detail::text(") begin")});
+      block(i->then_body, indent + 2, clocked);
+      const If* cur = i;
+      // Chain "else if" for readability when the else branch is a single if.
+      while (cur->else_body.size() == 1 && std::holds_alternative<If>(cur->else_body[0].node)) {
+        cur = &std::get<If>(cur->else_body[0].node);
+        line(pad,
+             {detail::text("end else if ("), detail::to_doc(cur->cond), detail::text(") begin")});
+        block(cur->then_body, indent + 2, clocked);
+      }
+      if (!cur->else_body.empty()) {
+        os << pad << "end else begin\n";
+        block(cur->else_body, indent + 2, clocked);
+      }
+      os << pad << "end\n";
+    } else if (const auto* c = std::get_if<Case>(&s.node)) {
+      line(pad, {detail::text("case ("), detail::to_doc(c->subject), detail::text(")")});
+      for (const auto& arm : c->arms) {
+        std::vector<Doc> label;
+        if (arm.labels.empty()) {
+          label.push_back(detail::text("default"));
+        } else {
+          std::vector<Doc> items;
+          std::vector<std::string> seps;
+          for (const auto& l : arm.labels) {
+            items.push_back(detail::to_doc(l));
+            seps.emplace_back(",");
+          }
+          seps.back().clear();
+          label.push_back(detail::fill(std::move(items), std::move(seps)));
+        }
+        label.push_back(detail::text(": "));
+        const auto* single =
+            arm.body.size() == 1 ? std::get_if<Assign>(&arm.body[0].node) : nullptr;
+        if (single != nullptr) {  // one assignment: keep the arm on one line
+          for (auto& p : assign_parts(*single, clocked)) label.push_back(std::move(p));
+          line(pad + "  ", std::move(label));
+          continue;
+        }
+        label.push_back(detail::text("begin"));
+        line(pad + "  ", std::move(label));
+        block(arm.body, indent + 4, clocked);
+        os << pad << "  end\n";
+      }
+      os << pad << "endcase\n";
+    } else if (const auto* n = std::get_if<Note>(&s.node)) {
+      os << pad << "// " << n->text << "\n";
+    }
+  }
+
+  void params(const Params& ps) {
+    if (!ps.comment.empty()) os << "  // " << ps.comment << "\n";
+    const int w = ps.params.front().width;
+    const std::string head = "  localparam " + range(w);
+    const std::string cont(head.size(), ' ');
+    for (std::size_t i = 0; i < ps.params.size(); ++i) {
+      const auto& p = ps.params[i];
+      os << (i == 0 ? head : cont) << p.name << " = " << ex::lit(p.width, p.value).str()
+         << (i + 1 < ps.params.size() ? "," : ";");
+      if (!p.comment.empty()) os << "  // " << p.comment;
+      os << "\n";
+    }
+  }
+};
 
 }  // namespace
 
-std::string emit_module(const Module& m, const std::vector<std::string>& header) {
+std::string emit_module(const Module& m, const std::vector<std::string>& header,
+                        const EmitOptions& opts) {
   m.validate();
-  std::ostringstream os;
+  Emitter e{opts, {}};
+  auto& os = e.os;
   for (const auto& h : header) os << "// " << h << "\n";
   os << "`default_nettype none\n\n";
   for (const auto& d : m.description) os << "// " << d << "\n";
@@ -167,27 +334,30 @@ std::string emit_module(const Module& m, const std::vector<std::string>& header)
       if (!n->comment.empty()) os << "  // " << n->comment;
       os << "\n";
     } else if (const auto* a = std::get_if<ContAssign>(&it)) {
-      os << "  assign " << a->lhs << " = " << a->rhs << ";";
-      if (!a->comment.empty()) os << "  // " << a->comment;
-      os << "\n";
+      e.line("  ",
+             {detail::text("assign "), detail::to_doc(a->lhs), detail::text(" = "),
+              detail::to_doc(a->rhs), detail::text(";")},
+             a->comment);
     } else if (const auto* al = std::get_if<Always>(&it)) {
       if (!al->comment.empty()) os << "  // " << al->comment << "\n";
       os << "  always " << (al->clocked ? "@(posedge clk_i)" : "@*") << " begin\n";
-      emit_block(os, al->body, 4, al->clocked);
+      e.block(al->body, 4, al->clocked);
       os << "  end\n";
     } else if (const auto* in = std::get_if<Instance>(&it)) {
       if (!in->comment.empty()) os << "  // " << in->comment << "\n";
       os << "  " << in->module << " " << in->name << " (\n";
       for (std::size_t i = 0; i < in->connections.size(); ++i) {
         const auto& [port, expr] = in->connections[i];
-        os << "    ." << port << "(" << expr << ")" << (i + 1 < in->connections.size() ? "," : "")
-           << "\n";
+        e.line("    ", {detail::text("." + port + "("), detail::to_doc(expr),
+                        detail::text(i + 1 < in->connections.size() ? ")," : ")")});
       }
       os << "  );\n";
     } else if (const auto* s = std::get_if<Section>(&it)) {
       // Consecutive sections are one comment block: a blank line only before the first.
       const bool continued = &it != &m.items.front() && std::holds_alternative<Section>(*(&it - 1));
       os << (continued ? "" : "\n") << "  // " << s->text << "\n";
+    } else if (const auto* ps = std::get_if<Params>(&it)) {
+      e.params(*ps);
     }
   }
   os << "endmodule\n\n`default_nettype wire\n";

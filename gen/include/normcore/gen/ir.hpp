@@ -1,12 +1,17 @@
-// A small in-memory description of Verilog modules: ports, nets, continuous assignments, always
-// blocks with structured statements, and instances. Builders create it; emit_module() prints it.
-// Expressions are kept as text built by the helpers in vexpr.hpp, which size every operand.
+// A small in-memory description of Verilog modules: ports, nets, localparams, continuous
+// assignments, always blocks with structured statements, and instances. Expressions are typed
+// trees (expr.hpp). Builders create it; emit_module() only prints it (deterministic, lines
+// wrapped at EmitOptions::line_limit columns).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "normcore/gen/expr.hpp"
 
 namespace normcore::gen {
 
@@ -31,15 +36,19 @@ struct Stmt;
 using Block = std::vector<Stmt>;
 
 struct Assign {  // blocking in a combinational block, non-blocking in a clocked one
-  std::string lhs, rhs;
+  Expr lhs, rhs;
 };
 struct If {
-  std::string cond;
+  Expr cond;
   Block then_body, else_body;
 };
+struct CaseArm {
+  std::vector<Expr> labels;  // empty: default
+  Block body;
+};
 struct Case {
-  std::string subject;
-  std::vector<std::pair<std::string, Block>> arms;  // label text ("default" allowed)
+  Expr subject;
+  std::vector<CaseArm> arms;
 };
 struct Note {
   std::string text;
@@ -49,7 +58,8 @@ struct Stmt {
 };
 
 struct ContAssign {
-  std::string lhs, rhs, comment;
+  Expr lhs, rhs;
+  std::string comment;
 };
 struct Always {
   bool clocked = false;  // true: always @(posedge clk_i); false: always @*
@@ -58,13 +68,49 @@ struct Always {
 };
 struct Instance {
   std::string module, name;
-  std::vector<std::pair<std::string, std::string>> connections;  // port -> expression
+  std::vector<std::pair<std::string, Expr>> connections;  // port -> expression
   std::string comment;
+
+  Instance() = default;
+  Instance(std::string mod, std::string inst, std::vector<std::pair<std::string, Expr>> conns,
+           std::string cmt = {})
+      : module(std::move(mod)),
+        name(std::move(inst)),
+        connections(std::move(conns)),
+        comment(std::move(cmt)) {}
+  // Transitional: connections as text (builders not yet ported).
+  template <class S>
+  requires std::is_same_v<S, std::string> Instance(
+      std::string mod, std::string inst, const std::vector<std::pair<std::string, S>>& conns,
+      std::string cmt = {})
+      : module(std::move(mod)), name(std::move(inst)), comment(std::move(cmt)) {
+    for (const auto& [port, e] : conns) connections.emplace_back(port, Expr(e));
+  }
 };
 struct Section {  // a comment line that separates groups of items
   std::string text;
 };
-using Item = std::variant<Net, ContAssign, Always, Instance, Section>;
+struct LocalParam {
+  std::string name;
+  int width = 1;
+  std::uint64_t value = 0;
+  std::string comment;
+};
+struct Params {  // one localparam declaration (one or more names of the same width)
+  std::vector<LocalParam> params;
+  std::string comment;
+};
+using Item = std::variant<Net, ContAssign, Always, Instance, Section, Params>;
+
+// A flop: q <= reset value (when it has one) while rst_ni is low, else q <= d.
+struct Flop {
+  Expr q, d;
+  Expr reset;  // empty: no reset
+};
+
+struct EmitOptions {
+  int line_limit = 100;  // expressions are broken at operators and commas to stay within it
+};
 
 struct Module {
   std::string name;
@@ -72,33 +118,48 @@ struct Module {
   std::vector<Port> ports;
   std::vector<Item> items;
 
-  void port(std::string pname, bool output, int width, std::string comment = {});
-  void in(std::string pname, int width, std::string comment = {}) {
-    port(std::move(pname), false, width, std::move(comment));
+  // Declarations return a reference to what they declare.
+  Expr port(std::string pname, bool output, int width, std::string comment = {});
+  Expr in(std::string pname, int width, std::string comment = {}) {
+    return port(std::move(pname), false, width, std::move(comment));
   }
-  void out(std::string pname, int width, std::string comment = {}) {
-    port(std::move(pname), true, width, std::move(comment));
+  Expr out(std::string pname, int width, std::string comment = {}) {
+    return port(std::move(pname), true, width, std::move(comment));
   }
-  void wire(std::string wname, int width, std::string comment = {}, bool is_signed = false);
-  void reg(std::string rname, int width, std::string comment = {}, bool is_signed = false);
-  void memory(std::string mname, int width, int depth, std::string comment = {});
+  Expr wire(std::string wname, int width, std::string comment = {}, bool is_signed = false);
+  Expr reg(std::string rname, int width, std::string comment = {}, bool is_signed = false);
+  Expr memory(std::string mname, int width, int depth, std::string comment = {});
+  // localparam [width-1:0] name = value;
+  Expr localparam(std::string pname, int width, std::uint64_t value, std::string comment = {});
+  // Named FSM states: one localparam block, state i = i, the width the fewest bits that hold
+  // them all. Returns the names as references, in order.
+  std::vector<Expr> states(const std::vector<std::string>& names, std::string comment = {});
+  // A reference to the port, net or localparam declared as `rname` (throws if there is none).
+  [[nodiscard]] Expr ref(const std::string& rname) const;
   void attr_last(std::string a);  // (* a *) on the net declared last
-  void assign(std::string lhs, std::string rhs, std::string comment = {});
+  // Throws std::logic_error when both sides are typed and their widths differ.
+  void assign(Expr lhs, Expr rhs, std::string comment = {});
   void section(std::string text);
   void always_ff(Block body, std::string comment = {});
   void always_comb(Block body, std::string comment = {});
+  // One clocked block: the flops with a reset under `if (!rst_ni)`, then the others; only q <= d.
+  void flops(const std::vector<Flop>& fs, std::string comment = {});
   void instance(Instance inst);
   // Throws std::logic_error on a duplicate or missing name (a generator bug, not user input).
   void validate() const;
 };
 
-// Statement helpers.
-Stmt assign(std::string lhs, std::string rhs);
-Stmt if_(std::string cond, Block then_body, Block else_body = {});
-Stmt case_(std::string subject, std::vector<std::pair<std::string, Block>> arms);
+// Statement helpers. Typed operands are checked: assignment sides of equal width, a 1-bit
+// condition, case labels as wide as the subject (std::logic_error otherwise).
+Stmt assign(Expr lhs, Expr rhs);
+Stmt if_(Expr cond, Block then_body, Block else_body = {});
+Stmt case_(Expr subject, std::vector<CaseArm> arms);
+// Transitional: labels as text ("default" for the default arm).
+Stmt case_(Expr subject, std::vector<std::pair<std::string, Block>> arms);
 Stmt note(std::string text);
 
 // Prints one module with `header` (comment lines) at the top of the file.
-std::string emit_module(const Module& m, const std::vector<std::string>& header);
+std::string emit_module(const Module& m, const std::vector<std::string>& header,
+                        const EmitOptions& opts = {});
 
 }  // namespace normcore::gen

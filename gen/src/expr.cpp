@@ -1,0 +1,626 @@
+#include "normcore/gen/expr.hpp"
+
+#include <stdexcept>
+
+#include "layout.hpp"
+
+namespace normcore::gen {
+namespace {
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::logic_error("expr: " + what);
+}
+
+Expr make(Op op, int width, bool is_signed, std::string text, std::vector<Expr> kids, int hi = 0,
+          int lo = 0) {
+  auto n = std::make_shared<ExprNode>();
+  n->op = op;
+  n->width = width;
+  n->is_signed = is_signed;
+  n->text = std::move(text);
+  n->kids = std::move(kids);
+  n->hi = hi;
+  n->lo = lo;
+  return Expr(std::shared_ptr<const ExprNode>(std::move(n)));
+}
+
+// An operand: a typed expression (not a memory, not untyped raw text).
+const Expr& operand(const Expr& e, const char* where) {
+  if (!e.valid()) fail(std::string(where) + ": empty operand");
+  if (e.op() == Op::mem) fail(std::string(where) + ": memory " + e.str() + " used without index");
+  if (!e.typed()) fail(std::string(where) + ": untyped text '" + e.str() + "' as an operand");
+  return e;
+}
+
+std::string desc(const Expr& e) {
+  return "'" + e.str() + "' (" + std::to_string(e.width()) + (e.is_signed() ? " signed" : "") + ")";
+}
+
+void same_width(const Expr& a, const Expr& b, const char* op) {
+  if (a.width() != b.width()) {
+    fail(std::string("WIDTH: operands of ") + op + " differ: " + desc(a) + " vs " + desc(b));
+  }
+}
+void same_sign(const Expr& a, const Expr& b, const char* op) {
+  if (a.is_signed() != b.is_signed()) {
+    fail(std::string("signed and unsigned operands of ") + op + ": " + desc(a) + " vs " + desc(b));
+  }
+}
+void one_bit(const Expr& a, const char* op) {
+  if (a.width() != 1) fail(std::string("operand of ") + op + " must be 1 bit: " + desc(a));
+}
+
+const char* op_text(Op op) {
+  switch (op) {
+    case Op::bnot:
+      return "~";
+    case Op::lnot:
+      return "!";
+    case Op::neg:
+      return "-";
+    case Op::rand:
+      return "&";
+    case Op::ror:
+      return "|";
+    case Op::rxor:
+      return "^";
+    case Op::rnand:
+      return "~&";
+    case Op::rnor:
+      return "~|";
+    case Op::rxnor:
+      return "~^";
+    case Op::add:
+      return "+";
+    case Op::sub:
+      return "-";
+    case Op::mul:
+      return "*";
+    case Op::band:
+      return "&";
+    case Op::bor:
+      return "|";
+    case Op::bxor:
+      return "^";
+    case Op::shl:
+      return "<<";
+    case Op::shr:
+      return ">>";
+    case Op::sra:
+      return ">>>";
+    case Op::eq:
+      return "==";
+    case Op::ne:
+      return "!=";
+    case Op::lt:
+      return "<";
+    case Op::le:
+      return "<=";
+    case Op::gt:
+      return ">";
+    case Op::ge:
+      return ">=";
+    case Op::land:
+      return "&&";
+    case Op::lor:
+      return "||";
+    default:
+      return "?";
+  }
+}
+
+bool is_binary(Op op) {
+  return op >= Op::add;
+}
+bool is_unary(Op op) {
+  return op >= Op::bnot && op <= Op::rxnor;
+}
+
+Expr unary(Op op, const Expr& e) {
+  operand(e, op_text(op));
+  if (op == Op::lnot) one_bit(e, "!");
+  const bool reduce = op >= Op::rand;
+  return make(op, reduce ? 1 : e.width(), reduce ? false : e.is_signed(), {}, {e});
+}
+
+}  // namespace
+
+Expr::Expr(const char* text) : Expr(std::string(text)) {}
+Expr::Expr(std::string text) : n_(make(Op::raw, 0, false, std::move(text), {}).n_) {}
+
+const ExprNode& Expr::node() const {
+  if (!n_) fail("empty expression");
+  return *n_;
+}
+Op Expr::op() const {
+  return node().op;
+}
+int Expr::width() const {
+  return node().width;
+}
+bool Expr::is_signed() const {
+  return node().is_signed;
+}
+std::string Expr::str() const {
+  return detail::layout(detail::to_doc(*this), 0, 0, 1 << 30);
+}
+
+namespace ex {
+
+Expr ref(std::string name, int width, bool is_signed) {
+  if (width < 1) fail("ref " + name + ": width < 1");
+  return make(Op::ref, width, is_signed, std::move(name), {});
+}
+Expr mem(std::string name, int width, int depth) {
+  if (width < 1 || depth < 1) fail("mem " + name + ": width or depth < 1");
+  return make(Op::mem, width, false, std::move(name), {}, depth);
+}
+Expr lit(int width, std::uint64_t value) {
+  if (width < 1) fail("literal of width < 1");
+  if (width < 64 && (value >> width) != 0) {
+    fail("literal " + std::to_string(value) + " does not fit " + std::to_string(width) + " bits");
+  }
+  const std::string t = width == 1 ? std::string("1'b") + (value != 0 ? "1" : "0")
+                                   : std::to_string(width) + "'d" + std::to_string(value);
+  return make(Op::lit, width, false, t, {});
+}
+Expr ones(int width) {
+  return width == 1 ? lit(1, 1) : make(Op::repl, width, false, {}, {lit(1, 1)}, width);
+}
+Expr raw(std::string text, int width, bool is_signed) {
+  if (width < 1) fail("raw '" + text + "': width < 1");
+  return make(Op::raw, width, is_signed, std::move(text), {});
+}
+
+Expr bit(const Expr& e, int i) {
+  return slice(e, i, 1);
+}
+Expr slice(const Expr& e, int lo, int n) {
+  operand(e, "slice");
+  if (lo < 0 || n < 1 || lo + n > e.width()) {
+    fail("slice [" + std::to_string(lo + n - 1) + ":" + std::to_string(lo) + "] of " + desc(e));
+  }
+  if (lo == 0 && n == e.width()) return e;
+  if (e.op() != Op::ref && e.op() != Op::raw) fail("slice of a non-name " + desc(e));
+  return make(Op::slice, n, false, {}, {e}, lo + n - 1, lo);
+}
+Expr index(const Expr& memory, const Expr& addr) {
+  if (!memory.valid() || memory.op() != Op::mem) fail("index of a non-memory");
+  operand(addr, "index");
+  return make(Op::index, memory.width(), false, {}, {memory, addr});
+}
+Expr cat(std::vector<Expr> parts) {
+  if (parts.empty()) fail("empty concatenation");
+  if (parts.size() == 1) return operand(parts[0], "concatenation");
+  int w = 0;
+  for (const auto& p : parts) w += operand(p, "concatenation").width();
+  return make(Op::concat, w, false, {}, std::move(parts));
+}
+Expr repl(int count, const Expr& e) {
+  operand(e, "replication");
+  if (count < 1) fail("replication count < 1");
+  if (count == 1) return e;
+  return make(Op::repl, count * e.width(), false, {}, {e}, count);
+}
+
+Expr zext(const Expr& e, int to) {
+  operand(e, "zext");
+  if (to < e.width()) fail("zext of " + desc(e) + " to " + std::to_string(to) + " bits");
+  if (to == e.width()) return e;
+  return cat({lit(to - e.width(), 0), e});
+}
+Expr sext(const Expr& e, int to) {
+  operand(e, "sext");
+  if (to < e.width()) fail("sext of " + desc(e) + " to " + std::to_string(to) + " bits");
+  if (to == e.width()) return e;
+  return cat({repl(to - e.width(), bit(e, e.width() - 1)), e});
+}
+Expr trunc(const Expr& e, int to) {
+  operand(e, "trunc");
+  if (to > e.width() || to < 1) fail("trunc of " + desc(e) + " to " + std::to_string(to) + " bits");
+  return slice(e, 0, to);
+}
+Expr fit(const Expr& e, int to) {
+  return to >= operand(e, "fit").width() ? zext(e, to) : trunc(e, to);
+}
+Expr as_signed(const Expr& e) {
+  return make(Op::cast_s, operand(e, "$signed").width(), true, {}, {e});
+}
+Expr as_unsigned(const Expr& e) {
+  return make(Op::cast_u, operand(e, "$unsigned").width(), false, {}, {e});
+}
+
+Expr bnot(const Expr& e) {
+  return unary(Op::bnot, e);
+}
+Expr lnot(const Expr& e) {
+  return unary(Op::lnot, e);
+}
+Expr neg(const Expr& e) {
+  return unary(Op::neg, e);
+}
+Expr red_and(const Expr& e) {
+  return unary(Op::rand, e);
+}
+Expr red_or(const Expr& e) {
+  return unary(Op::ror, e);
+}
+Expr red_xor(const Expr& e) {
+  return unary(Op::rxor, e);
+}
+Expr red_nand(const Expr& e) {
+  return unary(Op::rnand, e);
+}
+Expr red_nor(const Expr& e) {
+  return unary(Op::rnor, e);
+}
+Expr red_xnor(const Expr& e) {
+  return unary(Op::rxnor, e);
+}
+
+Expr binary(Op op, const Expr& a, const Expr& b) {
+  if (!is_binary(op)) fail("not a binary operator");
+  const char* t = op_text(op);
+  operand(a, t);
+  operand(b, t);
+  switch (op) {
+    case Op::shl:
+    case Op::shr:
+    case Op::sra:  // the amount is self-determined; the result is the left operand's type
+      if (b.is_signed()) fail(std::string("signed shift amount of ") + t + ": " + desc(b));
+      return make(op, a.width(), a.is_signed(), {}, {a, b});
+    case Op::eq:
+    case Op::ne:
+    case Op::lt:
+    case Op::le:
+    case Op::gt:
+    case Op::ge:
+      same_width(a, b, t);
+      same_sign(a, b, t);
+      return make(op, 1, false, {}, {a, b});
+    case Op::land:
+    case Op::lor:
+      one_bit(a, t);
+      one_bit(b, t);
+      return make(op, 1, false, {}, {a, b});
+    default:  // + - * & | ^: the operands' common width, no implicit extension
+      same_width(a, b, t);
+      same_sign(a, b, t);
+      return make(op, a.width(), a.is_signed(), {}, {a, b});
+  }
+}
+Expr shl(const Expr& a, const Expr& amount) {
+  return binary(Op::shl, a, amount);
+}
+Expr shr(const Expr& a, const Expr& amount) {
+  return binary(Op::shr, a, amount);
+}
+Expr sra(const Expr& a, const Expr& amount) {
+  return binary(Op::sra, a, amount);
+}
+Expr eq(const Expr& a, const Expr& b) {
+  return binary(Op::eq, a, b);
+}
+Expr ne(const Expr& a, const Expr& b) {
+  return binary(Op::ne, a, b);
+}
+Expr lt(const Expr& a, const Expr& b) {
+  return binary(Op::lt, a, b);
+}
+Expr le(const Expr& a, const Expr& b) {
+  return binary(Op::le, a, b);
+}
+Expr gt(const Expr& a, const Expr& b) {
+  return binary(Op::gt, a, b);
+}
+Expr ge(const Expr& a, const Expr& b) {
+  return binary(Op::ge, a, b);
+}
+Expr land(const Expr& a, const Expr& b) {
+  return binary(Op::land, a, b);
+}
+Expr lor(const Expr& a, const Expr& b) {
+  return binary(Op::lor, a, b);
+}
+Expr mux(const Expr& c, const Expr& t, const Expr& f) {
+  operand(c, "?:");
+  operand(t, "?:");
+  operand(f, "?:");
+  one_bit(c, "?: (condition)");
+  same_width(t, f, "?:");
+  same_sign(t, f, "?:");
+  return make(Op::cond, t.width(), t.is_signed(), {}, {c, t, f});
+}
+Expr all_and(const std::vector<Expr>& es) {
+  if (es.empty()) fail("all_and of nothing");
+  Expr r = es[0];
+  for (std::size_t i = 1; i < es.size(); ++i) r = r & es[i];
+  return operand(r, "&");
+}
+Expr all_or(const std::vector<Expr>& es) {
+  if (es.empty()) fail("all_or of nothing");
+  Expr r = es[0];
+  for (std::size_t i = 1; i < es.size(); ++i) r = r | es[i];
+  return operand(r, "|");
+}
+
+}  // namespace ex
+
+Expr operator+(const Expr& a, const Expr& b) {
+  return ex::binary(Op::add, a, b);
+}
+Expr operator-(const Expr& a, const Expr& b) {
+  return ex::binary(Op::sub, a, b);
+}
+Expr operator*(const Expr& a, const Expr& b) {
+  return ex::binary(Op::mul, a, b);
+}
+Expr operator&(const Expr& a, const Expr& b) {
+  return ex::binary(Op::band, a, b);
+}
+Expr operator|(const Expr& a, const Expr& b) {
+  return ex::binary(Op::bor, a, b);
+}
+Expr operator^(const Expr& a, const Expr& b) {
+  return ex::binary(Op::bxor, a, b);
+}
+Expr operator~(const Expr& a) {
+  return ex::bnot(a);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layout.
+namespace detail {
+
+Doc text(std::string s) {
+  return Doc{Doc::text, std::move(s), {}, {}, 0};
+}
+Doc cat(std::vector<Doc> kids) {
+  return Doc{Doc::cat, {}, std::move(kids), {}, 0};
+}
+Doc nest(int indent, Doc d) {
+  return Doc{Doc::nest, {}, {std::move(d)}, {}, indent};
+}
+Doc fill(std::vector<Doc> items, std::vector<std::string> seps) {
+  return Doc{Doc::fill, {}, std::move(items), std::move(seps), 0};
+}
+
+namespace {
+
+// Verilog precedence, higher binds tighter.
+int prec(Op op) {
+  if (is_unary(op)) return 12;
+  switch (op) {
+    case Op::mul:
+      return 11;
+    case Op::add:
+    case Op::sub:
+      return 10;
+    case Op::shl:
+    case Op::shr:
+    case Op::sra:
+      return 9;
+    case Op::lt:
+    case Op::le:
+    case Op::gt:
+    case Op::ge:
+      return 8;
+    case Op::eq:
+    case Op::ne:
+      return 7;
+    case Op::band:
+      return 6;
+    case Op::bxor:
+      return 5;
+    case Op::bor:
+      return 4;
+    case Op::land:
+      return 3;
+    case Op::lor:
+      return 2;
+    case Op::cond:
+      return 1;
+    default:
+      return 13;  // primaries
+  }
+}
+bool bitwise_or_logic(Op op) {
+  return op == Op::band || op == Op::bor || op == Op::bxor || op == Op::land || op == Op::lor;
+}
+
+Doc paren(Doc d) {
+  return cat({text("("), nest(2, std::move(d)), text(")")});
+}
+
+// Whether operand `c` of binary `p` needs parentheses (`right`: the right operand).
+bool needs_paren(Op p, const Expr& c, bool right) {
+  const Op co = c.op();
+  if (co == Op::cond) return true;
+  if (!is_binary(co)) return false;
+  if (prec(co) < prec(p)) return true;
+  if (prec(co) == prec(p))
+    return right ? !(co == p && bitwise_or_logic(p)) : prec(p) <= 9 && prec(p) >= 7;
+  // Tighter-binding operands stay bare only for arithmetic under arithmetic or a compare
+  // (a + b < c, a + b * c); otherwise parentheses make the grouping plain (a & (b == c)).
+  const bool arith_child = co == Op::add || co == Op::sub || co == Op::mul;
+  const bool arith_or_cmp_parent = p == Op::add || p == Op::sub || (prec(p) >= 7 && prec(p) <= 8);
+  return !(arith_child && arith_or_cmp_parent);
+}
+
+// The left-nested chain of same-precedence operators under `e`: operands and the operators
+// between them.
+void chain(const Expr& e, std::vector<Doc>& items, std::vector<std::string>& seps) {
+  const auto& n = e.node();
+  const Expr& a = n.kids[0];
+  if (is_binary(a.op()) && prec(a.op()) == prec(n.op) && !needs_paren(n.op, a, false)) {
+    chain(a, items, seps);
+  } else {
+    items.push_back(needs_paren(n.op, a, false) ? paren(to_doc(a)) : to_doc(a));
+  }
+  seps.push_back(std::string(" ") + op_text(n.op));
+  const Expr& b = n.kids[1];
+  items.push_back(needs_paren(n.op, b, true) ? paren(to_doc(b)) : to_doc(b));
+}
+
+}  // namespace
+
+Doc to_doc(const Expr& e) {
+  const auto& n = e.node();
+  switch (n.op) {
+    case Op::ref:
+    case Op::mem:
+    case Op::lit:
+    case Op::raw:
+      return text(n.text);
+    case Op::slice: {
+      const std::string r =
+          n.hi == n.lo ? std::to_string(n.lo) : std::to_string(n.hi) + ":" + std::to_string(n.lo);
+      return cat({to_doc(n.kids[0]), text("[" + r + "]")});
+    }
+    case Op::index:
+      return cat({to_doc(n.kids[0]), text("["), nest(2, to_doc(n.kids[1])), text("]")});
+    case Op::concat: {
+      std::vector<Doc> items;
+      std::vector<std::string> seps;
+      for (const auto& k : n.kids) {
+        items.push_back(to_doc(k));
+        seps.emplace_back(",");
+      }
+      seps.back().clear();
+      return cat({text("{"), fill(std::move(items), std::move(seps)), text("}")});
+    }
+    case Op::repl:
+      return cat({text("{" + std::to_string(n.hi) + "{"), to_doc(n.kids[0]), text("}}")});
+    case Op::cast_s:
+      return cat({text("$signed("), nest(2, to_doc(n.kids[0])), text(")")});
+    case Op::cast_u:
+      return cat({text("$unsigned("), nest(2, to_doc(n.kids[0])), text(")")});
+    case Op::cond: {
+      // c1 ? t1 : c2 ? t2 : f — an else arm that is itself a ?: continues the chain.
+      std::vector<Doc> items;
+      std::vector<std::string> seps;
+      const Expr* cur = &e;
+      while (true) {
+        const auto& cn = cur->node();
+        const Expr& c = cn.kids[0];
+        items.push_back(is_binary(c.op()) || c.op() == Op::cond ? paren(to_doc(c)) : to_doc(c));
+        seps.emplace_back(" ?");
+        const Expr& t = cn.kids[1];
+        items.push_back(t.op() == Op::cond ? paren(to_doc(t)) : to_doc(t));
+        seps.emplace_back(" :");
+        if (cn.kids[2].op() != Op::cond) break;
+        cur = &cn.kids[2];
+      }
+      items.push_back(to_doc(cur->node().kids[2]));
+      seps.emplace_back();
+      return fill(std::move(items), std::move(seps));
+    }
+    default:
+      break;
+  }
+  if (is_unary(n.op)) {
+    const Expr& k = n.kids[0];
+    const bool bare = prec(k.op()) == 13;
+    return cat({text(op_text(n.op)), bare ? to_doc(k) : paren(to_doc(k))});
+  }
+  std::vector<Doc> items;
+  std::vector<std::string> seps;
+  chain(e, items, seps);
+  seps.emplace_back();
+  return fill(std::move(items), std::move(seps));
+}
+
+namespace {
+
+// Width of `d` printed on one line.
+int flat_width(const Doc& d) {
+  int w = static_cast<int>(d.s.size());
+  for (const auto& k : d.kids) w += flat_width(k);
+  if (d.kind == Doc::fill) {
+    for (const auto& s : d.seps) w += static_cast<int>(s.size());
+    w += static_cast<int>(d.kids.size()) - 1;  // the spaces after the separators
+  }
+  return w;
+}
+
+struct Printer {
+  int limit;
+  std::string out;
+  int col = 0;
+
+  void newline(int indent) {
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += '\n';
+    out.append(static_cast<std::size_t>(indent), ' ');
+    col = indent;
+  }
+  void put(const std::string& s) {
+    out += s;
+    col += static_cast<int>(s.size());
+  }
+  // `trail`: the width of what must follow `d` on its last line before the next break.
+  void print(const Doc& d, int indent, int trail) {
+    switch (d.kind) {
+      case Doc::text:
+        put(d.s);
+        return;
+      case Doc::nest:
+        print(d.kids[0], indent + d.indent, trail);
+        return;
+      case Doc::cat: {
+        for (std::size_t i = 0; i < d.kids.size(); ++i) {
+          int t = trail;
+          // Conservative: everything after this part up to the end of the cat.
+          for (std::size_t j = i + 1; j < d.kids.size(); ++j) t += flat_width(d.kids[j]);
+          print(d.kids[i], indent, t);
+        }
+        return;
+      }
+      case Doc::fill: {
+        if (col + flat_width(d) + trail <= limit) {
+          print_flat(d);
+          return;
+        }
+        for (std::size_t i = 0; i < d.kids.size(); ++i) {
+          const bool last = i + 1 == d.kids.size();
+          const int after = static_cast<int>(d.seps[i].size()) + (last ? trail : 0);
+          if (i > 0) {
+            const int need = 1 + flat_width(d.kids[i]) + after;
+            if (col + need <= limit) {
+              put(" ");
+            } else {
+              newline(indent);
+            }
+          }
+          print(d.kids[i], indent, after);
+          put(d.seps[i]);
+        }
+        return;
+      }
+    }
+  }
+  void print_flat(const Doc& d) {
+    if (d.kind == Doc::text) {
+      put(d.s);
+      return;
+    }
+    for (std::size_t i = 0; i < d.kids.size(); ++i) {
+      print_flat(d.kids[i]);
+      if (d.kind == Doc::fill) {
+        put(d.seps[i]);
+        if (i + 1 < d.kids.size()) put(" ");
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::string layout(const Doc& d, int indent, int col, int limit) {
+  Printer p{limit, {}, col};
+  p.print(d, indent, 0);
+  return p.out;
+}
+
+}  // namespace detail
+}  // namespace normcore::gen

@@ -1,0 +1,33 @@
+// Line layout for the emitter: a document of texts and break points, printed within a column
+// limit. A Fill breaks only where the next item would not fit; a Group breaks everywhere or
+// nowhere. Deterministic: the same document and limit always give the same text.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "normcore/gen/expr.hpp"
+
+namespace normcore::gen::detail {
+
+struct Doc {
+  enum Kind { text, cat, fill, nest } kind = text;
+  std::string s;                  // text; fill: unused
+  std::vector<Doc> kids;          // cat / fill items / nest body (one)
+  std::vector<std::string> seps;  // fill: seps[i] follows kids[i], then a space or a line break
+  int indent = 0;                 // nest: added to the indentation of the lines it breaks
+};
+
+Doc text(std::string s);
+Doc cat(std::vector<Doc> kids);
+Doc nest(int indent, Doc d);
+Doc fill(std::vector<Doc> items, std::vector<std::string> seps);
+
+// The expression as a document (parentheses from precedence, breaks at operators and commas).
+Doc to_doc(const Expr& e);
+
+// Prints `d` starting at column `col` of a line whose breaks indent by `indent`; lines stay
+// within `limit` columns where the breaks allow.
+std::string layout(const Doc& d, int indent, int col, int limit);
+
+}  // namespace normcore::gen::detail
