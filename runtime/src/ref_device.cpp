@@ -46,6 +46,7 @@
 
 #include "addr_alloc.hpp"
 #include "backends.hpp"
+#include "device_options.hpp"
 #include "normcore/contract.hpp"
 
 namespace normcore::detail {
@@ -431,9 +432,7 @@ void parallel_for(std::uint64_t parts, unsigned threads, F&& f) {
 
 struct Options {
   std::uint64_t mem = std::uint64_t{1} << 30;
-  std::uint64_t fail_job = 0;  // 0: never
-  bool fail_write = false;
-  std::uint64_t hang_job = 0;  // 0: never
+  FaultOptions faults;
   unsigned threads = 1;
 };
 
@@ -850,13 +849,13 @@ void RefDevice::start_job() {
   }
 
   ++jobs_;
-  if (opt_.hang_job != 0 && jobs_ == opt_.hang_job) {
+  if (opt_.faults.hang_job != 0 && jobs_ == opt_.faults.hang_job) {
     set(busy_, 1);  // until CTRL.soft_reset
     return;
   }
-  if (opt_.fail_job != 0 && jobs_ == opt_.fail_job) {
+  if (opt_.faults.fail_job != 0 && jobs_ == opt_.faults.fail_job) {
     set_perf(kSizingCycles, 0);
-    if (opt_.fail_write) {
+    if (opt_.faults.fail_write) {
       finish(false, code_write_, dst);
     } else {
       finish(false, code_read_, src);
@@ -1010,25 +1009,12 @@ void RefDevice::compute(const Kernel& base, std::uint64_t total, bool in_place, 
 }  // namespace
 
 std::unique_ptr<Device> open_ref_device(const DeviceSpec& spec) {
+  const OptionReader r(spec);
   Options opt;
-  opt.mem = spec.get_u64("mem", opt.mem);
-  opt.fail_job = spec.get_u64("fail_job", 0);
-  const std::string fail = spec.get("fail", "read");
-  opt.hang_job = spec.get_u64("hang_job", 0);
+  opt.mem = r.at_least("mem", opt.mem, 1);
+  opt.faults = r.faults();
   const unsigned hw = std::thread::hardware_concurrency();
-  const std::uint64_t threads = spec.get_u64("threads", std::clamp(hw, 1u, 8u));
-  if (opt.mem == 0)
-    throw DeviceError("device '" + spec.text + "': option mem=0: need at least 1 byte");
-  if (fail != "read" && fail != "write") {
-    throw DeviceError("device '" + spec.text + "': option fail=" + fail +
-                      " (expected read or write)");
-  }
-  opt.fail_write = fail == "write";
-  if (threads < 1 || threads > 256) {
-    throw DeviceError("device '" + spec.text + "': option threads=" + std::to_string(threads) +
-                      " is outside 1..256");
-  }
-  opt.threads = static_cast<unsigned>(threads);
+  opt.threads = static_cast<unsigned>(r.u64("threads", std::clamp(hw, 1u, 8u), 1, 256));
   Manifest m;
   try {
     m = load_manifest(spec.target);
