@@ -46,19 +46,20 @@ struct CoreJob {
 };
 
 struct StreamResult {
-  std::vector<std::int64_t> y;        // one per input element, in order
-  std::vector<std::uint64_t> keeps;   // tkeep of each output beat
-  std::vector<bool> lasts;            // tlast of each output beat
-  std::uint64_t first_in_cycle = 0;   // cycle of the first accepted input beat
-  std::uint64_t last_out_cycle = 0;   // cycle of the last delivered output beat
+  std::vector<std::int64_t> y;       // one per input element, in order
+  std::vector<std::uint64_t> keeps;  // tkeep of each output beat
+  std::vector<bool> lasts;           // tlast of each output beat
+  std::uint64_t first_in_cycle = 0;  // cycle of the first accepted input beat
+  std::uint64_t last_out_cycle = 0;  // cycle of the last delivered output beat
   std::uint64_t in_beats = 0, out_beats = 0;
-  std::vector<std::string> errors;    // protocol violations, time-outs
+  std::vector<std::string> errors;  // protocol violations, time-outs
 };
 
 class CoreDriver {
  public:
   explicit CoreDriver(std::uint64_t seed = 1)
-      : ctx_(std::make_unique<VerilatedContext>()), top_(std::make_unique<Vcore>(ctx_.get())),
+      : ctx_(std::make_unique<VerilatedContext>()),
+        top_(std::make_unique<Vcore>(ctx_.get())),
         rng_(seed) {
     top_->clk_i = 0;
     top_->rst_ni = 0;
@@ -101,10 +102,8 @@ class CoreDriver {
     top_->cfg_layout_i = job.layout == Layout::nhwc ? 1 : 0;
     put(top_->cfg_shift_i, job.settings.shift);
     top_->cfg_round_i = static_cast<std::uint8_t>(job.settings.rounding);
-    put(top_->cfg_lo_i, 
-        get_bits(static_cast<std::uint64_t>(job.settings.lo), 0, shape_.yw));
-    put(top_->cfg_hi_i, 
-        get_bits(static_cast<std::uint64_t>(job.settings.hi), 0, shape_.yw));
+    put(top_->cfg_lo_i, get_bits(static_cast<std::uint64_t>(job.settings.lo), 0, shape_.yw));
+    put(top_->cfg_hi_i, get_bits(static_cast<std::uint64_t>(job.settings.hi), 0, shape_.yw));
     std::uint64_t waited = 0;
     top_->clk_i = 0;
     top_->eval();
@@ -141,9 +140,9 @@ class CoreDriver {
       while (idle(rng_)) tick();
       top_->prm_valid_i = 1;
       put(top_->prm_chan_i, c);
-      put(top_->prm_scale_i, 
+      put(top_->prm_scale_i,
           get_bits(static_cast<std::uint64_t>(scale[static_cast<std::size_t>(c)]), 0, shape_.sw));
-      put(top_->prm_shift_i, 
+      put(top_->prm_shift_i,
           get_bits(static_cast<std::uint64_t>(shift[static_cast<std::size_t>(c)]), 0, shape_.bw));
       top_->clk_i = 0;
       top_->eval();
@@ -174,7 +173,8 @@ class CoreDriver {
                       std::uint64_t limit_per_beat = 200) {
     StreamResult r;
     const int L = shape_.lanes;
-    const std::size_t beats = (x.size() + static_cast<std::size_t>(L) - 1) / static_cast<std::size_t>(L);
+    const std::size_t beats =
+        (x.size() + static_cast<std::size_t>(L) - 1) / static_cast<std::size_t>(L);
     std::bernoulli_distribution in_idle(p_in), out_stall(p_out);
     std::size_t next = 0;  // next input beat
     bool presenting = false;
@@ -225,8 +225,8 @@ class CoreDriver {
         r.keeps.push_back(keep);
         r.lasts.push_back(top_->m_axis_tlast != 0);
         for (int i = 0; i < L; ++i) {
-          const std::int64_t v = to_signed(get_bits(top_->m_axis_tdata, i * shape_.yw, shape_.yw),
-                                           shape_.yw, shape_.y_signed);
+          const std::int64_t v = bits::to_int(
+              get_bits(top_->m_axis_tdata, i * shape_.yw, shape_.yw), shape_.yw, shape_.y_signed);
           if ((keep >> i) & 1U) {
             r.y.push_back(v);
           } else if (v != 0) {

@@ -51,8 +51,8 @@ RefDevice::JobRegs RefDevice::snapshot() const {
   j.rounding = static_cast<Rounding>(get(rounding_) & 3);
   j.shift = static_cast<int>(get(shift_));
   const std::uint64_t lo_raw = get(clamp_lo_), hi_raw = get(clamp_hi_);
-  j.lo = cfg.out_signed ? sign_extend(lo_raw, yw) : static_cast<std::int64_t>(lo_raw);
-  j.hi = cfg.out_signed ? sign_extend(hi_raw, yw) : static_cast<std::int64_t>(hi_raw);
+  j.lo = cfg.out_signed ? bits::sign_extend(lo_raw, yw) : static_cast<std::int64_t>(lo_raw);
+  j.hi = cfg.out_signed ? bits::sign_extend(hi_raw, yw) : static_cast<std::int64_t>(hi_raw);
   j.src = get64(src_lo_, src_hi_);
   j.dst = get64(dst_lo_, dst_hi_);
   j.param = get64(param_lo_, param_hi_);
@@ -149,14 +149,12 @@ void RefDevice::read_params(const JobRegs& j, std::vector<std::int64_t>& scale,
   scale.resize(static_cast<std::size_t>(j.channels));
   shift.resize(static_cast<std::size_t>(j.channels));
   for (std::uint64_t c = 0; c < j.channels; ++c) {
-    u128 entry = 0;
-    for (std::uint64_t k = pe; k-- > 0;)
-      entry = entry << 8 | prm[static_cast<std::size_t>(c * pe + k)];
-    const auto sbits = static_cast<std::uint64_t>(entry) & low_mask(cfg.scale_bits);
-    const auto bbits =
-        static_cast<std::uint64_t>(entry >> cfg.scale_bits) & low_mask(cfg.shift_bits);
-    scale[static_cast<std::size_t>(c)] = sign_extend(sbits, cfg.scale_bits);
-    shift[static_cast<std::size_t>(c)] = sign_extend(bbits, cfg.shift_bits);
+    const std::uint64_t at = c * pe * 8;
+    const auto i = static_cast<std::size_t>(c);
+    scale[i] = bits::sign_extend(bits::get(prm, at, cfg.scale_bits), cfg.scale_bits);
+    shift[i] = bits::sign_extend(
+        bits::get(prm, at + static_cast<std::uint64_t>(cfg.scale_bits), cfg.shift_bits),
+        cfg.shift_bits);
   }
 }
 

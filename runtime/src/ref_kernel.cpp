@@ -106,9 +106,9 @@ void Kernel::run(std::uint64_t e0, std::uint64_t e1) const {
     run8(e0, e1, c, r);
     return;
   }
-  BitReader rd(in + e0 * static_cast<std::uint64_t>(xw) / 8);
-  BitWriter wr(out + e0 * static_cast<std::uint64_t>(yw) / 8);
-  const std::uint64_t ymask = low_mask(yw);
+  bits::Reader rd(in + e0 * static_cast<std::uint64_t>(xw) / 8);
+  bits::Writer wr(out + e0 * static_cast<std::uint64_t>(yw) / 8);
+  const std::uint64_t ymask = bits::mask(yw);
   const int xs = xw;
   for (std::uint64_t e = e0; e < e1; ++e) {
     const std::uint64_t raw = rd.get(xw);
@@ -116,7 +116,7 @@ void Kernel::run(std::uint64_t e0, std::uint64_t e1) const {
     if (lut != nullptr) {
       y = lut[(c << xs) | raw];
     } else {
-      const std::int64_t x = x_signed ? sign_extend(raw, xw) : static_cast<std::int64_t>(raw);
+      const std::int64_t x = bits::to_int(raw, xw, x_signed);
       y = static_cast<std::uint64_t>(apply(x, scale[c], shift[c], job)) & ymask;
     }
     wr.put(y, yw);

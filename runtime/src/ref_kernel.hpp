@@ -9,66 +9,12 @@
 #include <vector>
 
 #include "normcore/contract.hpp"
+#include "normcore/util/bits.hpp"
 
 namespace normcore::detail::ref {
 
-inline std::int64_t sign_extend(std::uint64_t v, int width) {
-  const int sh = 64 - width;
-  return static_cast<std::int64_t>(v << sh) >> sh;
-}
-
-inline std::uint64_t low_mask(int width) {
-  return width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
-}
-
-// LSB-first bit stream reader that reads a byte only when its bits are needed (so an in-place
-// job with out_bits <= in_bits never reads a byte the writer has already replaced).
-class BitReader {
- public:
-  explicit BitReader(const std::uint8_t* p) : p_(p) {}
-  std::uint64_t get(int width) {
-    while (nbits_ < width) {
-      acc_ |= static_cast<std::uint64_t>(*p_++) << nbits_;
-      nbits_ += 8;
-    }
-    const std::uint64_t v = acc_ & low_mask(width);
-    acc_ >>= width;
-    nbits_ -= width;
-    return v;
-  }
-
- private:
-  const std::uint8_t* p_;
-  std::uint64_t acc_ = 0;
-  int nbits_ = 0;
-};
-
-// LSB-first bit stream writer; whole bytes only, a final partial byte is padded with zeros (the
-// RTL's output gearbox does the same and writes the byte whole).
-class BitWriter {
- public:
-  explicit BitWriter(std::uint8_t* p) : p_(p) {}
-  void put(std::uint64_t v, int width) {
-    acc_ |= v << nbits_;
-    nbits_ += width;
-    while (nbits_ >= 8) {
-      *p_++ = static_cast<std::uint8_t>(acc_);
-      acc_ >>= 8;
-      nbits_ -= 8;
-    }
-  }
-  void flush() {
-    if (nbits_ > 0) *p_++ = static_cast<std::uint8_t>(acc_);
-    acc_ = 0;
-    nbits_ = 0;
-  }
-
- private:
-  std::uint8_t* p_;
-  std::uint64_t acc_ = 0;
-  int nbits_ = 0;
-};
-
+// The compute kernel: element range [e0, e1) of a job (run), every input element through the
+// golden model or through lookup tables filled with it (fill_row).
 struct Kernel {
   const std::uint8_t* in = nullptr;  // packed input, element 0 at bit 0
   std::uint8_t* out = nullptr;       // packed output, element 0 at bit 0
@@ -86,9 +32,9 @@ struct Kernel {
   template <typename T>
   void fill_row(T* row, std::uint64_t c) const {
     const std::uint64_t codes = std::uint64_t{1} << xw;
-    const std::uint64_t ymask = low_mask(yw);
+    const std::uint64_t ymask = bits::mask(yw);
     for (std::uint64_t v = 0; v < codes; ++v) {
-      const std::int64_t x = x_signed ? sign_extend(v, xw) : static_cast<std::int64_t>(v);
+      const std::int64_t x = bits::to_int(v, xw, x_signed);
       row[v] =
           static_cast<T>(static_cast<std::uint64_t>(apply(x, scale[c], shift[c], job)) & ymask);
     }
