@@ -17,6 +17,7 @@
 #include "normcore/contract.hpp"
 #include "normcore/util/bits.hpp"
 #include "verilated.h"
+#include "vharness.hpp"
 
 namespace normcore::sim {
 
@@ -57,18 +58,13 @@ inline std::uint64_t bytes_for_bits(std::uint64_t n) {
 class AccelDriver {
  public:
   explicit AccelDriver(AxiMemConfig mc, std::uint64_t seed = 1)
-      : ctx_(std::make_unique<VerilatedContext>()),
-        top_(std::make_unique<Vtop>(ctx_.get())),
-        mem_(std::make_unique<AxiMemory>(with_bus(std::move(mc)))),
+      : mem_(std::make_unique<AxiMemory>(with_bus(std::move(mc)))),
         sig_(mem_->make_signals()),
         axil_(std::make_unique<AxilMaster<Vtop>>(
             *top_, [this] { tick(); }, seed)),
         rng_(seed) {
-    top_->clk_i = 0;
-    top_->rst_ni = 0;
     axil_->idle();
   }
-  ~AccelDriver() { top_->final(); }
   AccelDriver(const AccelDriver&) = delete;
   AccelDriver& operator=(const AccelDriver&) = delete;
 
@@ -76,33 +72,25 @@ class AccelDriver {
   AxiMemory& mem() { return *mem_; }
   AxilMaster<Vtop>& axil() { return *axil_; }
   const AccelShape& shape() const { return shape_; }
-  std::uint64_t cycle() const { return cycle_; }
+  std::uint64_t cycle() const { return h_.cycle(); }
   std::mt19937_64& rng() { return rng_; }
 
   // One clock with the memory model stepped (the AXI4-Lite master calls this too).
   void tick() {
-    if (in_reset_) {
-      top_->clk_i = 0;
-      top_->eval();
-    } else {
-      mem_->drive(sig_);
-      to_top(sig_, *top_);
-      top_->clk_i = 0;
-      top_->eval();
-      from_top(*top_, sig_);
-      mem_->sample(sig_);
-    }
-    top_->clk_i = 1;
-    top_->eval();
-    ++cycle_;
+    h_.tick(
+        [this] {
+          mem_->drive(sig_);
+          to_top(sig_, *top_);
+        },
+        [this] {
+          from_top(*top_, sig_);
+          mem_->sample(sig_);
+        });
   }
 
+  // Four clocks in reset (the memory model not stepped), then the memory model's reset.
   void reset() {
-    in_reset_ = true;
-    top_->rst_ni = 0;
-    for (int i = 0; i < 4; ++i) tick();
-    top_->rst_ni = 1;
-    in_reset_ = false;
+    h_.reset(4);
     mem_->reset();
   }
 
@@ -186,14 +174,12 @@ class AccelDriver {
     return mc;
   }
   AccelShape shape_;
-  std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Vtop> top_;
+  VHarness<Vtop> h_;
+  Vtop* const top_ = &h_.top();  // the harness's model
   std::unique_ptr<AxiMemory> mem_;
   AxiSignals sig_;
   std::unique_ptr<AxilMaster<Vtop>> axil_;
   std::mt19937_64 rng_;
-  std::uint64_t cycle_ = 0;
-  bool in_reset_ = false;
 };
 
 }  // namespace normcore::sim

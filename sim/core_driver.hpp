@@ -15,6 +15,7 @@
 #include "normcore/contract.hpp"
 #include "verilated.h"
 #include "verilated_bits.hpp"
+#include "vharness.hpp"
 
 namespace normcore::sim {
 
@@ -57,42 +58,24 @@ struct StreamResult {
 
 class CoreDriver {
  public:
-  explicit CoreDriver(std::uint64_t seed = 1)
-      : ctx_(std::make_unique<VerilatedContext>()),
-        top_(std::make_unique<Vcore>(ctx_.get())),
-        rng_(seed) {
-    top_->clk_i = 0;
-    top_->rst_ni = 0;
+  explicit CoreDriver(std::uint64_t seed = 1) : rng_(seed) {
     top_->start_i = 0;
     top_->prm_valid_i = 0;
     top_->s_axis_tvalid = 0;
     top_->m_axis_tready = 0;
     top_->eval();
   }
-  ~CoreDriver() { top_->final(); }
   CoreDriver(const CoreDriver&) = delete;
   CoreDriver& operator=(const CoreDriver&) = delete;
 
   Vcore& top() { return *top_; }
-  std::uint64_t cycle() const { return cycle_; }
+  std::uint64_t cycle() const { return h_.cycle(); }
   const CoreShape& shape() const { return shape_; }
 
   // One clock: inputs must be set before; the rising edge happens here.
-  void tick() {
-    top_->clk_i = 0;
-    top_->eval();
-    top_->clk_i = 1;
-    top_->eval();
-    ++cycle_;
-  }
+  void tick() { h_.tick(); }
 
-  void reset(int cycles = 3) {
-    top_->rst_ni = 0;
-    for (int i = 0; i < cycles; ++i) tick();
-    top_->rst_ni = 1;
-    top_->clk_i = 0;
-    top_->eval();
-  }
+  void reset(int cycles = 3) { h_.reset(cycles); }
 
   // Presents the configuration and pulses start. Returns the cycles from start until
   // configured_o (or -1 if the core flagged cfg_error_o, -2 on a time-out).
@@ -183,13 +166,13 @@ class CoreDriver {
     std::remove_reference_t<decltype(top_->m_axis_tkeep)> prev_keep{};
     std::uint8_t prev_last = 0;
     const std::uint64_t limit = (beats + 10) * limit_per_beat + 1000;
-    const std::uint64_t start = cycle_;
+    const std::uint64_t start = h_.cycle();
     r.y.reserve(x.size());
     while (r.out_beats < beats) {
-      if (cycle_ - start > limit) {
+      if (h_.cycle() - start > limit) {
         r.errors.push_back("time-out: " + std::to_string(r.out_beats) + " of " +
                            std::to_string(beats) + " output beats after " +
-                           std::to_string(cycle_ - start) + " cycles");
+                           std::to_string(h_.cycle() - start) + " cycles");
         break;
       }
       if (!presenting && next < beats && !in_idle(rng_)) {
@@ -215,7 +198,7 @@ class CoreDriver {
         if (!equal_ports(prev_data, top_->m_axis_tdata) || prev_keep != top_->m_axis_tkeep ||
             prev_last != top_->m_axis_tlast) {
           r.errors.push_back("m_axis payload changed while stalled at cycle " +
-                             std::to_string(cycle_));
+                             std::to_string(h_.cycle()));
         }
       }
       const bool in_fire = top_->s_axis_tvalid && top_->s_axis_tready;
@@ -234,10 +217,10 @@ class CoreDriver {
           }
         }
         ++r.out_beats;
-        r.last_out_cycle = cycle_;
+        r.last_out_cycle = h_.cycle();
       }
       if (in_fire) {
-        if (r.in_beats == 0) r.first_in_cycle = cycle_;
+        if (r.in_beats == 0) r.first_in_cycle = h_.cycle();
         ++r.in_beats;
         ++next;
         presenting = false;
@@ -268,10 +251,9 @@ class CoreDriver {
 
  private:
   CoreShape shape_;
-  std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Vcore> top_;
+  VHarness<Vcore> h_;
+  Vcore* const top_ = &h_.top();  // the harness's model
   std::mt19937_64 rng_;
-  std::uint64_t cycle_ = 0;
 };
 
 }  // namespace normcore::sim

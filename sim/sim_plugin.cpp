@@ -34,7 +34,7 @@
 #include "normcore/util/hex.hpp"
 #include "plugin_common.hpp"
 #include "verilated.h"
-#include "verilated_vcd_c.h"
+#include "vharness.hpp"
 
 namespace normcore::sim {
 namespace {
@@ -111,31 +111,19 @@ class SimDevice final : public plugin::PluginDevice {
     mem_->counters = &mutable_counters();
     sig_ = mem_->axi.make_signals();
 
-    ctx_ = std::make_unique<VerilatedContext>();
-    if (!opt_.trace.empty()) ctx_->traceEverOn(true);
-    top_ = std::make_unique<Top>(ctx_.get(), "TOP");
+    h_ = std::make_unique<VHarness<Top>>(!opt_.trace.empty());
+    top_ = &h_->top();
     if (!opt_.trace.empty()) {
-      vcd_ = std::make_unique<VerilatedVcdC>();
-      top_->trace(vcd_.get(), 99);
-      vcd_->open(opt_.trace.c_str());
-      if (!vcd_->isOpen()) {
-        throw DeviceError(name() + ": cannot write the trace file " + opt_.trace);
+      try {
+        h_->open_trace(opt_.trace);
+      } catch (const std::runtime_error& e) {
+        throw DeviceError(name() + ": " + e.what());
       }
     }
     axil_ = std::make_unique<AxilMaster<Top>>(
         *top_, [this] { tick(); }, opt_.seed);
-    top_->clk_i = 0;
-    top_->rst_ni = 0;
     axil_->idle();
     reset();
-  }
-
-  ~SimDevice() override {
-    if (vcd_) {
-      vcd_->flush();
-      vcd_->close();
-    }
-    top_->final();
   }
 
   std::unique_ptr<DmaBuffer> alloc(std::size_t bytes, std::size_t align) override {
@@ -209,35 +197,20 @@ class SimDevice final : public plugin::PluginDevice {
  private:
   // One clock with the memory model stepped (the AXI4-Lite master calls this too).
   void tick() {
-    if (in_reset_) {
-      top_->clk_i = 0;
-      top_->eval();
-    } else {
-      mem_->axi.drive(sig_);
-      to_top(sig_, *top_);
-      top_->clk_i = 0;
-      top_->eval();
-      from_top(*top_, sig_);
-      mem_->axi.sample(sig_);
-    }
-    dump();
-    top_->clk_i = 1;
-    top_->eval();
-    dump();
+    h_->tick(
+        [this] {
+          mem_->axi.drive(sig_);
+          to_top(sig_, *top_);
+        },
+        [this] {
+          from_top(*top_, sig_);
+          mem_->axi.sample(sig_);
+        });
   }
 
-  void dump() {
-    if (!vcd_) return;
-    vcd_->dump(static_cast<std::uint64_t>(ctx_->time()));
-    ctx_->timeInc(1);
-  }
-
+  // Four clocks in reset (the memory model not stepped), then the memory model's reset.
   void reset() {
-    in_reset_ = true;
-    top_->rst_ni = 0;
-    for (int i = 0; i < 4; ++i) tick();
-    top_->rst_ni = 1;
-    in_reset_ = false;
+    h_->reset(4);
     mem_->axi.reset();
   }
 
@@ -275,13 +248,11 @@ class SimDevice final : public plugin::PluginDevice {
 
   Options opt_;
   bool reported_ = false;  // a violation was reported (only the first is)
-  bool in_reset_ = false;
 
   std::shared_ptr<Memory> mem_;
   AxiSignals sig_;
-  std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Top> top_;
-  std::unique_ptr<VerilatedVcdC> vcd_;
+  std::unique_ptr<VHarness<Top>> h_;  // clock, reset, trace; owns the model
+  Top* top_ = nullptr;                // h_'s model
   std::unique_ptr<AxilMaster<Top>> axil_;
 };
 
