@@ -1,22 +1,16 @@
 #include "normcore/manifest.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "normcore/npz.hpp"
+#include "normcore/util/hex.hpp"
 
 namespace normcore {
 
 using nlohmann::json;
 
 namespace {
-
-std::string hex(std::uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%03X", v);
-  return buf;
-}
 
 const json& need(const json& j, const char* key, const std::string& where) {
   if (!j.is_object() || !j.contains(key)) throw Error(where + ": missing key '" + key + "'");
@@ -77,7 +71,9 @@ void parse_registers(const json& j, const std::string& source, Manifest& m) {
     rd.name = str(rj, "name", rw);
     const std::string where = rw + ": " + rd.name;
     rd.offset = num<std::uint32_t>(rj, "offset", where, 0, m.window_bytes() - 4);
-    if (rd.offset % 4 != 0) throw Error(where + ": offset " + hex(rd.offset) + " is not 4-aligned");
+    if (rd.offset % 4 != 0) {
+      throw Error(where + ": offset " + hex(rd.offset, 3) + " is not 4-aligned");
+    }
     rd.reset = num<std::uint32_t>(rj, "reset", where, 0, 0xFFFFFFFFu);
     const json& fs = need(rj, "fields", where);
     if (!fs.is_array()) throw Error(where + ": 'fields' must be an array");
@@ -91,7 +87,7 @@ void parse_registers(const json& j, const std::string& source, Manifest& m) {
     }
     for (const auto& o : m.registers) {
       if (o.offset == rd.offset) {
-        throw Error(where + ": offset " + hex(rd.offset) + " also used by " + o.name);
+        throw Error(where + ": offset " + hex(rd.offset, 3) + " also used by " + o.name);
       }
     }
     m.registers.push_back(std::move(rd));
