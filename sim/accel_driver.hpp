@@ -15,7 +15,9 @@
 #include "axi_mem.hpp"
 #include "axil_master.hpp"
 #include "normcore/contract.hpp"
+#include "normcore/util/bits.hpp"
 #include "verilated.h"
+#include "vharness.hpp"
 
 namespace normcore::sim {
 
@@ -49,20 +51,20 @@ struct AccelJob {
   std::uint64_t elements() const { return static_cast<std::uint64_t>(channels) * inner * outer; }
 };
 
-inline std::uint64_t bytes_for_bits(std::uint64_t bits) { return (bits + 7) / 8; }
+inline std::uint64_t bytes_for_bits(std::uint64_t n) {
+  return bits::bytes_for(n);
+}
 
 class AccelDriver {
  public:
   explicit AccelDriver(AxiMemConfig mc, std::uint64_t seed = 1)
-      : ctx_(std::make_unique<VerilatedContext>()), top_(std::make_unique<Vtop>(ctx_.get())),
-        mem_(std::make_unique<AxiMemory>(with_bus(std::move(mc)))), sig_(mem_->make_signals()),
-        axil_(std::make_unique<AxilMaster<Vtop>>(*top_, [this] { tick(); }, seed)),
+      : mem_(std::make_unique<AxiMemory>(with_bus(std::move(mc)))),
+        sig_(mem_->make_signals()),
+        axil_(std::make_unique<AxilMaster<Vtop>>(
+            *top_, [this] { tick(); }, seed)),
         rng_(seed) {
-    top_->clk_i = 0;
-    top_->rst_ni = 0;
     axil_->idle();
   }
-  ~AccelDriver() { top_->final(); }
   AccelDriver(const AccelDriver&) = delete;
   AccelDriver& operator=(const AccelDriver&) = delete;
 
@@ -70,33 +72,25 @@ class AccelDriver {
   AxiMemory& mem() { return *mem_; }
   AxilMaster<Vtop>& axil() { return *axil_; }
   const AccelShape& shape() const { return shape_; }
-  std::uint64_t cycle() const { return cycle_; }
+  std::uint64_t cycle() const { return h_.cycle(); }
   std::mt19937_64& rng() { return rng_; }
 
   // One clock with the memory model stepped (the AXI4-Lite master calls this too).
   void tick() {
-    if (in_reset_) {
-      top_->clk_i = 0;
-      top_->eval();
-    } else {
-      mem_->drive(sig_);
-      to_top(sig_, *top_);
-      top_->clk_i = 0;
-      top_->eval();
-      from_top(*top_, sig_);
-      mem_->sample(sig_);
-    }
-    top_->clk_i = 1;
-    top_->eval();
-    ++cycle_;
+    h_.tick(
+        [this] {
+          mem_->drive(sig_);
+          to_top(sig_, *top_);
+        },
+        [this] {
+          from_top(*top_, sig_);
+          mem_->sample(sig_);
+        });
   }
 
+  // Four clocks in reset (the memory model not stepped), then the memory model's reset.
   void reset() {
-    in_reset_ = true;
-    top_->rst_ni = 0;
-    for (int i = 0; i < 4; ++i) tick();
-    top_->rst_ni = 1;
-    in_reset_ = false;
+    h_.reset(4);
     mem_->reset();
   }
 
@@ -114,17 +108,14 @@ class AccelDriver {
     const int eb = shape_.entry_bytes();
     std::vector<std::uint8_t> pb(static_cast<std::size_t>(j.channels * eb), 0);
     for (int c = 0; c < j.channels; ++c) {
-      const auto s = static_cast<unsigned __int128>(static_cast<std::uint64_t>(j.scale[c]) &
-                                                    mask(a.sw));
-      const auto b = static_cast<unsigned __int128>(static_cast<std::uint64_t>(j.shift[c]) &
-                                                    mask(a.bw));
-      const unsigned __int128 e = s | (b << a.sw);
-      for (int k = 0; k < eb; ++k) {
-        pb[static_cast<std::size_t>(c * eb + k)] = static_cast<std::uint8_t>(e >> (8 * k));
-      }
+      // {b, s}: s in the low sw bits, b above it.
+      const std::uint64_t at = static_cast<std::uint64_t>(c * eb) * 8;
+      const auto i = static_cast<std::size_t>(c);
+      bits::put(pb, at, a.sw, bits::truncate(j.scale[i], a.sw));
+      bits::put(pb, at + static_cast<std::uint64_t>(a.sw), a.bw, bits::truncate(j.shift[i], a.bw));
     }
     mem_->write_bytes(j.param, pb);
-    mem_->write_bytes(j.src, pack(j.x, a.xw));
+    mem_->write_bytes(j.src, bits::pack(j.x, a.xw));
     mem_->clear_regions();
     const std::uint64_t bb = static_cast<std::uint64_t>(shape_.bus_bytes());
     auto up = [&](std::uint64_t n) { return (n + bb - 1) / bb * bb; };
@@ -146,8 +137,8 @@ class AccelDriver {
     mode = R::field_set(mode, R::MODE_SHIFT_MASK, R::MODE_SHIFT_SHIFT,
                         static_cast<std::uint32_t>(st.shift));
     wr(R::MODE_OFFSET, mode);
-    wr(R::CLAMP_LO_OFFSET, static_cast<std::uint32_t>(static_cast<std::uint64_t>(st.lo) & mask(shape_.yw)));
-    wr(R::CLAMP_HI_OFFSET, static_cast<std::uint32_t>(static_cast<std::uint64_t>(st.hi) & mask(shape_.yw)));
+    wr(R::CLAMP_LO_OFFSET, static_cast<std::uint32_t>(bits::truncate(st.lo, shape_.yw)));
+    wr(R::CLAMP_HI_OFFSET, static_cast<std::uint32_t>(bits::truncate(st.hi, shape_.yw)));
     wr64(R::SRC_LO_OFFSET, j.src);
     wr64(R::DST_LO_OFFSET, j.dst);
     wr64(R::PARAM_LO_OFFSET, j.param);
@@ -171,37 +162,9 @@ class AccelDriver {
   std::vector<std::int64_t> read_output(const AccelJob& j) {
     const ArithSpec a = shape_.arith();
     const auto n = j.elements();
-    const auto bytes = mem_->read_bytes(j.dst, bytes_for_bits(n * static_cast<std::uint64_t>(a.yw)));
-    return unpack(bytes, n, a.yw, a.y_signed);
-  }
-
-  static std::uint64_t mask(int w) { return w >= 64 ? ~0ULL : ((1ULL << w) - 1); }
-
-  static std::vector<std::uint8_t> pack(const std::vector<std::int64_t>& v, int w) {
-    std::vector<std::uint8_t> out(bytes_for_bits(v.size() * static_cast<std::uint64_t>(w)), 0);
-    std::uint64_t bit = 0;
-    for (auto x : v) {
-      const std::uint64_t u = static_cast<std::uint64_t>(x) & mask(w);
-      for (int i = 0; i < w; ++i, ++bit) {
-        if ((u >> i) & 1U) out[bit / 8] |= static_cast<std::uint8_t>(1U << (bit % 8));
-      }
-    }
-    return out;
-  }
-
-  static std::vector<std::int64_t> unpack(const std::vector<std::uint8_t>& b, std::uint64_t n,
-                                          int w, bool is_signed) {
-    std::vector<std::int64_t> out(n);
-    std::uint64_t bit = 0;
-    for (std::uint64_t e = 0; e < n; ++e) {
-      std::uint64_t u = 0;
-      for (int i = 0; i < w; ++i, ++bit) {
-        if ((b[bit / 8] >> (bit % 8)) & 1U) u |= 1ULL << i;
-      }
-      if (is_signed && ((u >> (w - 1)) & 1U)) u |= ~0ULL << w;
-      out[e] = static_cast<std::int64_t>(u);
-    }
-    return out;
+    const auto bytes =
+        mem_->read_bytes(j.dst, bytes_for_bits(n * static_cast<std::uint64_t>(a.yw)));
+    return bits::unpack(bytes, n, a.yw, a.y_signed);
   }
 
  private:
@@ -211,14 +174,12 @@ class AccelDriver {
     return mc;
   }
   AccelShape shape_;
-  std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Vtop> top_;
+  VHarness<Vtop> h_;
+  Vtop* const top_ = &h_.top();  // the harness's model
   std::unique_ptr<AxiMemory> mem_;
   AxiSignals sig_;
   std::unique_ptr<AxilMaster<Vtop>> axil_;
   std::mt19937_64 rng_;
-  std::uint64_t cycle_ = 0;
-  bool in_reset_ = false;
 };
 
 }  // namespace normcore::sim

@@ -457,6 +457,8 @@ class AxiMemory {
   const AxiMemStats& stats() const { return stats_; }
   void clear_stats() { stats_ = AxiMemStats{}; }
 
+  // Lower-case digits, unlike normcore::hex (util/hex.hpp): the memory model's violation texts
+  // have always used them, and tests/sim/test_axi_mem.cpp matches them ("AR burst at 0x1ff8").
   static std::string hex(std::uint64_t v) {
     char buf[20];
     const auto r = std::to_chars(buf, buf + sizeof buf, v, 16);

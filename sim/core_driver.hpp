@@ -15,6 +15,7 @@
 #include "normcore/contract.hpp"
 #include "verilated.h"
 #include "verilated_bits.hpp"
+#include "vharness.hpp"
 
 namespace normcore::sim {
 
@@ -46,52 +47,35 @@ struct CoreJob {
 };
 
 struct StreamResult {
-  std::vector<std::int64_t> y;        // one per input element, in order
-  std::vector<std::uint64_t> keeps;   // tkeep of each output beat
-  std::vector<bool> lasts;            // tlast of each output beat
-  std::uint64_t first_in_cycle = 0;   // cycle of the first accepted input beat
-  std::uint64_t last_out_cycle = 0;   // cycle of the last delivered output beat
+  std::vector<std::int64_t> y;       // one per input element, in order
+  std::vector<std::uint64_t> keeps;  // tkeep of each output beat
+  std::vector<bool> lasts;           // tlast of each output beat
+  std::uint64_t first_in_cycle = 0;  // cycle of the first accepted input beat
+  std::uint64_t last_out_cycle = 0;  // cycle of the last delivered output beat
   std::uint64_t in_beats = 0, out_beats = 0;
-  std::vector<std::string> errors;    // protocol violations, time-outs
+  std::vector<std::string> errors;  // protocol violations, time-outs
 };
 
 class CoreDriver {
  public:
-  explicit CoreDriver(std::uint64_t seed = 1)
-      : ctx_(std::make_unique<VerilatedContext>()), top_(std::make_unique<Vcore>(ctx_.get())),
-        rng_(seed) {
-    top_->clk_i = 0;
-    top_->rst_ni = 0;
+  explicit CoreDriver(std::uint64_t seed = 1) : rng_(seed) {
     top_->start_i = 0;
     top_->prm_valid_i = 0;
     top_->s_axis_tvalid = 0;
     top_->m_axis_tready = 0;
     top_->eval();
   }
-  ~CoreDriver() { top_->final(); }
   CoreDriver(const CoreDriver&) = delete;
   CoreDriver& operator=(const CoreDriver&) = delete;
 
   Vcore& top() { return *top_; }
-  std::uint64_t cycle() const { return cycle_; }
+  std::uint64_t cycle() const { return h_.cycle(); }
   const CoreShape& shape() const { return shape_; }
 
   // One clock: inputs must be set before; the rising edge happens here.
-  void tick() {
-    top_->clk_i = 0;
-    top_->eval();
-    top_->clk_i = 1;
-    top_->eval();
-    ++cycle_;
-  }
+  void tick() { h_.tick(); }
 
-  void reset(int cycles = 3) {
-    top_->rst_ni = 0;
-    for (int i = 0; i < cycles; ++i) tick();
-    top_->rst_ni = 1;
-    top_->clk_i = 0;
-    top_->eval();
-  }
+  void reset(int cycles = 3) { h_.reset(cycles); }
 
   // Presents the configuration and pulses start. Returns the cycles from start until
   // configured_o (or -1 if the core flagged cfg_error_o, -2 on a time-out).
@@ -101,10 +85,8 @@ class CoreDriver {
     top_->cfg_layout_i = job.layout == Layout::nhwc ? 1 : 0;
     put(top_->cfg_shift_i, job.settings.shift);
     top_->cfg_round_i = static_cast<std::uint8_t>(job.settings.rounding);
-    put(top_->cfg_lo_i, 
-        get_bits(static_cast<std::uint64_t>(job.settings.lo), 0, shape_.yw));
-    put(top_->cfg_hi_i, 
-        get_bits(static_cast<std::uint64_t>(job.settings.hi), 0, shape_.yw));
+    put(top_->cfg_lo_i, get_bits(static_cast<std::uint64_t>(job.settings.lo), 0, shape_.yw));
+    put(top_->cfg_hi_i, get_bits(static_cast<std::uint64_t>(job.settings.hi), 0, shape_.yw));
     std::uint64_t waited = 0;
     top_->clk_i = 0;
     top_->eval();
@@ -141,9 +123,9 @@ class CoreDriver {
       while (idle(rng_)) tick();
       top_->prm_valid_i = 1;
       put(top_->prm_chan_i, c);
-      put(top_->prm_scale_i, 
+      put(top_->prm_scale_i,
           get_bits(static_cast<std::uint64_t>(scale[static_cast<std::size_t>(c)]), 0, shape_.sw));
-      put(top_->prm_shift_i, 
+      put(top_->prm_shift_i,
           get_bits(static_cast<std::uint64_t>(shift[static_cast<std::size_t>(c)]), 0, shape_.bw));
       top_->clk_i = 0;
       top_->eval();
@@ -174,7 +156,8 @@ class CoreDriver {
                       std::uint64_t limit_per_beat = 200) {
     StreamResult r;
     const int L = shape_.lanes;
-    const std::size_t beats = (x.size() + static_cast<std::size_t>(L) - 1) / static_cast<std::size_t>(L);
+    const std::size_t beats =
+        (x.size() + static_cast<std::size_t>(L) - 1) / static_cast<std::size_t>(L);
     std::bernoulli_distribution in_idle(p_in), out_stall(p_out);
     std::size_t next = 0;  // next input beat
     bool presenting = false;
@@ -183,13 +166,13 @@ class CoreDriver {
     std::remove_reference_t<decltype(top_->m_axis_tkeep)> prev_keep{};
     std::uint8_t prev_last = 0;
     const std::uint64_t limit = (beats + 10) * limit_per_beat + 1000;
-    const std::uint64_t start = cycle_;
+    const std::uint64_t start = h_.cycle();
     r.y.reserve(x.size());
     while (r.out_beats < beats) {
-      if (cycle_ - start > limit) {
+      if (h_.cycle() - start > limit) {
         r.errors.push_back("time-out: " + std::to_string(r.out_beats) + " of " +
                            std::to_string(beats) + " output beats after " +
-                           std::to_string(cycle_ - start) + " cycles");
+                           std::to_string(h_.cycle() - start) + " cycles");
         break;
       }
       if (!presenting && next < beats && !in_idle(rng_)) {
@@ -215,7 +198,7 @@ class CoreDriver {
         if (!equal_ports(prev_data, top_->m_axis_tdata) || prev_keep != top_->m_axis_tkeep ||
             prev_last != top_->m_axis_tlast) {
           r.errors.push_back("m_axis payload changed while stalled at cycle " +
-                             std::to_string(cycle_));
+                             std::to_string(h_.cycle()));
         }
       }
       const bool in_fire = top_->s_axis_tvalid && top_->s_axis_tready;
@@ -225,8 +208,8 @@ class CoreDriver {
         r.keeps.push_back(keep);
         r.lasts.push_back(top_->m_axis_tlast != 0);
         for (int i = 0; i < L; ++i) {
-          const std::int64_t v = to_signed(get_bits(top_->m_axis_tdata, i * shape_.yw, shape_.yw),
-                                           shape_.yw, shape_.y_signed);
+          const std::int64_t v = bits::to_int(
+              get_bits(top_->m_axis_tdata, i * shape_.yw, shape_.yw), shape_.yw, shape_.y_signed);
           if ((keep >> i) & 1U) {
             r.y.push_back(v);
           } else if (v != 0) {
@@ -234,10 +217,10 @@ class CoreDriver {
           }
         }
         ++r.out_beats;
-        r.last_out_cycle = cycle_;
+        r.last_out_cycle = h_.cycle();
       }
       if (in_fire) {
-        if (r.in_beats == 0) r.first_in_cycle = cycle_;
+        if (r.in_beats == 0) r.first_in_cycle = h_.cycle();
         ++r.in_beats;
         ++next;
         presenting = false;
@@ -268,10 +251,9 @@ class CoreDriver {
 
  private:
   CoreShape shape_;
-  std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Vcore> top_;
+  VHarness<Vcore> h_;
+  Vcore* const top_ = &h_.top();  // the harness's model
   std::mt19937_64 rng_;
-  std::uint64_t cycle_ = 0;
 };
 
 }  // namespace normcore::sim

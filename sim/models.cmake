@@ -1,7 +1,8 @@
 # Verilator plugins of the generated devices (cmake/devices.cmake) for the runtime's `sim` backend.
 # For each device <name> in NORMCORE_DEVICES, at build time:
 #   verilator --cc --build (+ trace)  ->  devices/<name>/obj/V<name>__ALL.a, libverilated.a
-#   sim_plugin.cpp + both archives + normcore::runtime  ->  devices/<name>/libnormcore_sim.so
+#   sim_plugin.cpp + plugin_common.cpp + both archives + normcore::runtime
+#       ->  devices/<name>/libnormcore_sim.so
 # (target normcore_sim_<name>; sim_<name> builds it with everything it needs). The runtime
 # dlopen()s the plugin beside the manifest (runtime/src/sim_loader.cpp). Verilator 5.006 builds
 # only V<name>__ALL.a for --cc without --exe; its runtime objects (VM_GLOBAL_FAST in
@@ -67,7 +68,8 @@ function(normcore_sim_plugin name)
   add_custom_target(verilate_${name} DEPENDS ${model_a} ${vlib_a} ${header})
 
   set(tgt normcore_sim_${name})
-  add_library(${tgt} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/sim_plugin.cpp)
+  add_library(${tgt} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/sim_plugin.cpp
+                            ${CMAKE_CURRENT_SOURCE_DIR}/plugin_common.cpp)
   add_dependencies(${tgt} verilate_${name})
   target_include_directories(${tgt} SYSTEM PRIVATE ${obj} ${NORMCORE_VERILATOR_ROOT}/include
                                                    ${NORMCORE_VERILATOR_ROOT}/include/vltstd)

@@ -20,49 +20,27 @@
 // shadow (map()) that sync_to_device()/sync_from_device() copy into/out of the memory model. The
 // memory model's allowed regions are always exactly the live buffers (reads: whole bus words), so
 // any DMA outside a buffer is an AXI violation, reported once as a DeviceError after ticking.
-#include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <functional>
-#include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
-#include <vector>
 
-#include "../runtime/src/addr_alloc.hpp"
 #include "axi_mem.hpp"
 #include "axil_master.hpp"
 #include "nc_sim_model.hpp"  // generated: normcore::sim::model::{Top, kConfigJson, kManifest}
-#include "normcore/device.hpp"
-#include "normcore/manifest.hpp"
+#include "normcore/util/hex.hpp"
+#include "plugin_common.hpp"
 #include "verilated.h"
-#include "verilated_vcd_c.h"
-
-#define NC_SIM_EXPORT __attribute__((visibility("default")))
+#include "vharness.hpp"
 
 namespace normcore::sim {
 namespace {
 
 using Top = model::Top;
-constexpr int kAbi = 1;  // runtime/src/sim_loader.cpp: kSimPluginAbi
-constexpr std::uint64_t kRegionBase = 0x4000'0000;
 constexpr std::uint64_t kClockCheckCycles = 1024;
-
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llX", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-const std::string& built_config() {
-  static const std::string canonical = nlohmann::json::parse(model::kConfigJson).dump();
-  return canonical;
-}
 
 struct Options {
   unsigned latency = 8;
@@ -70,138 +48,56 @@ struct Options {
   std::uint64_t seed = 1;
   std::string trace;
   std::uint64_t mem = std::uint64_t{1} << 30;
-  std::uint64_t fail_job = 0;  // 0: never
-  bool fail_write = false;
-  std::uint64_t hang_job = 0;  // 0: never
+  detail::FaultOptions faults;
 
   static Options read(const DeviceSpec& spec) {
-    const std::string who = "device '" + spec.text + "': ";
+    const detail::OptionReader r(spec);
     Options o;
-    const std::uint64_t lat = spec.get_u64("latency", o.latency);
-    if (lat < 1 || lat > 1'000'000) {
-      throw DeviceError(who + "option latency=" + std::to_string(lat) + " must be 1..1000000");
-    }
-    o.latency = static_cast<unsigned>(lat);
-    o.stall = spec.get_double("stall", o.stall);
-    if (!(o.stall >= 0.0 && o.stall < 1.0)) {
-      throw DeviceError(who + "option stall=" + spec.get("stall", "") +
-                        " must be a probability in [0, 1)");
-    }
+    o.latency = static_cast<unsigned>(r.u64("latency", o.latency, 1, 1'000'000));
+    o.stall = r.probability("stall", o.stall);
     o.seed = spec.get_u64("seed", o.seed);
-    o.trace = spec.get("trace", "");
-    o.mem = spec.get_u64("mem", o.mem);
-    if (o.mem < 4096) {
-      throw DeviceError(who + "option mem=" + std::to_string(o.mem) + " must be at least 4096");
-    }
-    o.fail_job = spec.get_u64("fail_job", 0);
-    const std::string fail = spec.get("fail", "read");
-    if (fail != "read" && fail != "write") {
-      throw DeviceError(who + "option fail=" + fail + " must be read or write");
-    }
-    o.fail_write = fail == "write";
-    o.hang_job = spec.get_u64("hang_job", 0);
+    o.trace = r.text("trace", "");
+    o.mem = r.at_least("mem", o.mem, 4096);
+    o.faults = r.faults();
     return o;
   }
 };
 
-// The memory side, shared with the buffers (weakly: a buffer may outlive its device).
-struct Memory {
+// The AXI4 memory model as the plugin's buffer region.
+struct Memory final : plugin::BufferRegion {
   Memory(AxiMemConfig cfg, std::uint64_t base, std::uint64_t size)
-      : axi(std::move(cfg)), alloc(base, size), bus_bytes(axi.data_bytes()) {}
+      : plugin::BufferRegion(base, size, static_cast<std::uint64_t>(cfg.data_bits / 8)),
+        axi(std::move(cfg)) {
+    on_buffers_changed();
+  }
 
+  void write(std::uint64_t addr, std::span<const std::uint8_t> bytes) override {
+    axi.write_bytes(addr, bytes);
+  }
+  void read(std::uint64_t addr, std::span<std::uint8_t> bytes) override {
+    axi.memory().read_into(addr, bytes);
+  }
+
+  AxiMemory axi;
+
+ protected:
   // Allowed AXI regions = the live buffers. A zero-size range keeps the lists non-empty, so with
   // no buffer at all every access is outside (an empty list would allow everything).
-  void update_regions() {
+  void on_buffers_changed() override {
     axi.clear_regions();
     axi.allow_read(0, 0);
     axi.allow_write(0, 0);
-    for (const auto& [addr, bytes] : live) {
+    for (const auto& [addr, bytes] : live()) {
       axi.allow_read(addr, round_up(bytes));
       axi.allow_write(addr, bytes);
     }
   }
-  std::uint64_t round_up(std::uint64_t n) const {
-    return (n + bus_bytes - 1) / bus_bytes * bus_bytes;
-  }
-
-  void release(std::uint64_t addr) {
-    const auto it = live.find(addr);
-    if (it == live.end()) return;
-    if (counters != nullptr) counters->buffer_bytes -= it->second;
-    live.erase(it);
-    alloc.release(addr);
-    update_regions();
-  }
-
-  AxiMemory axi;
-  detail::AddressAllocator alloc;
-  std::uint64_t bus_bytes;
-  std::map<std::uint64_t, std::uint64_t> live;  // device address -> bytes
-  DeviceCounters* counters = nullptr;           // the device's (valid while it lives)
 };
 
-class SimBuffer final : public DmaBuffer {
- public:
-  SimBuffer(std::weak_ptr<Memory> mem, std::string device, std::uint64_t addr, std::size_t bytes)
-      : mem_(std::move(mem)), device_(std::move(device)), addr_(addr), shadow_(bytes, 0) {}
-  ~SimBuffer() override {
-    if (auto m = mem_.lock()) m->release(addr_);
-  }
-
-  [[nodiscard]] std::uint64_t device_address() const override { return addr_; }
-  [[nodiscard]] std::size_t size() const override { return shadow_.size(); }
-  [[nodiscard]] std::span<std::uint8_t> map() override { return shadow_; }
-
-  void sync_to_device(std::size_t offset, std::size_t length) override {
-    auto m = checked(offset, length, "sync_to_device");
-    m->axi.write_bytes(addr_ + offset,
-                       std::span<const std::uint8_t>(shadow_).subspan(offset, length));
-  }
-  void sync_from_device(std::size_t offset, std::size_t length) override {
-    auto m = checked(offset, length, "sync_from_device");
-    m->axi.memory().read_into(addr_ + offset,
-                              std::span<std::uint8_t>(shadow_).subspan(offset, length));
-  }
-
- private:
-  std::shared_ptr<Memory> checked(std::size_t offset, std::size_t length, const char* what) const {
-    if (offset > shadow_.size() || length > shadow_.size() - offset) {
-      throw DeviceError(device_ + ": " + what + "(" + std::to_string(offset) + ", " +
-                        std::to_string(length) + ") is outside the " +
-                        std::to_string(shadow_.size()) + "-byte buffer at " + hex(addr_));
-    }
-    auto m = mem_.lock();
-    if (!m) throw DeviceError(device_ + ": " + what + " on a buffer whose device was closed");
-    return m;
-  }
-
-  std::weak_ptr<Memory> mem_;
-  std::string device_;
-  std::uint64_t addr_;
-  std::vector<std::uint8_t> shadow_;
-};
-
-std::optional<std::uint32_t> find_offset(const Manifest& m, const char* name) {
-  for (const auto& r : m.registers) {
-    if (r.name == name) return r.offset;
-  }
-  return std::nullopt;
-}
-
-class SimDevice final : public Device {
+class SimDevice final : public plugin::PluginDevice {
  public:
   SimDevice(const DeviceSpec& spec, const Manifest& manifest, Options opt)
-      : Device(spec.text, manifest),
-        opt_(std::move(opt)),
-        ctrl_(manifest.offset("CTRL")),
-        status_(manifest.offset("STATUS")),
-        start_(manifest.field("CTRL", "start")),
-        soft_reset_(manifest.field("CTRL", "soft_reset")),
-        busy_(manifest.field("STATUS", "busy")),
-        src_lo_(find_offset(manifest, "SRC_LO")),
-        src_hi_(find_offset(manifest, "SRC_HI")),
-        dst_lo_(find_offset(manifest, "DST_LO")),
-        dst_hi_(find_offset(manifest, "DST_HI")) {
+      : plugin::PluginDevice(spec, manifest, opt.faults), opt_(std::move(opt)) {
     const DeviceConfig& c = manifest.config;
     AxiMemConfig mc;
     mc.data_bits = c.bus_bits;
@@ -210,62 +106,28 @@ class SimDevice final : public Device {
     mc.write_latency = opt_.latency;
     mc.p_arready_low = mc.p_awready_low = mc.p_wready_low = mc.p_r_idle = opt_.stall;
     mc.seed = opt_.seed;
-    std::uint64_t size = opt_.mem;
-    if (c.addr_bits < 64) size = std::min(size, (std::uint64_t{1} << c.addr_bits) - kRegionBase);
-    mem_ = std::make_shared<Memory>(std::move(mc), kRegionBase, size);
+    mem_ = std::make_shared<Memory>(std::move(mc), plugin::kRegionBase,
+                                    plugin::region_size(opt_.mem, c.addr_bits));
     mem_->counters = &mutable_counters();
-    mem_->update_regions();
     sig_ = mem_->axi.make_signals();
 
-    ctx_ = std::make_unique<VerilatedContext>();
-    if (!opt_.trace.empty()) ctx_->traceEverOn(true);
-    top_ = std::make_unique<Top>(ctx_.get(), "TOP");
+    h_ = std::make_unique<VHarness<Top>>(!opt_.trace.empty());
+    top_ = &h_->top();
     if (!opt_.trace.empty()) {
-      vcd_ = std::make_unique<VerilatedVcdC>();
-      top_->trace(vcd_.get(), 99);
-      vcd_->open(opt_.trace.c_str());
-      if (!vcd_->isOpen()) {
-        throw DeviceError(name() + ": cannot write the trace file " + opt_.trace);
+      try {
+        h_->open_trace(opt_.trace);
+      } catch (const std::runtime_error& e) {
+        throw DeviceError(name() + ": " + e.what());
       }
     }
     axil_ = std::make_unique<AxilMaster<Top>>(
         *top_, [this] { tick(); }, opt_.seed);
-    top_->clk_i = 0;
-    top_->rst_ni = 0;
     axil_->idle();
     reset();
   }
 
-  ~SimDevice() override {
-    if (vcd_) {
-      vcd_->flush();
-      vcd_->close();
-    }
-    top_->final();
-  }
-
   std::unique_ptr<DmaBuffer> alloc(std::size_t bytes, std::size_t align) override {
-    if (bytes == 0) throw DeviceError(name() + ": alloc of 0 bytes");
-    if (align == 0 || (align & (align - 1)) != 0) {
-      throw DeviceError(name() + ": alloc alignment " + std::to_string(align) +
-                        " is not a power of two");
-    }
-    Memory& m = *mem_;
-    const std::uint64_t a = std::max<std::uint64_t>(align, m.bus_bytes);
-    std::optional<std::uint64_t> at;
-    if (bytes <= m.alloc.size()) at = m.alloc.allocate(m.round_up(bytes), a);
-    if (!at) {
-      throw DeviceError(name() + ": out of device memory: " + std::to_string(bytes) +
-                        " bytes (alignment " + std::to_string(a) + ") requested, " +
-                        std::to_string(m.alloc.in_use()) + " of " + std::to_string(m.alloc.size()) +
-                        " bytes in use (option mem=)");
-    }
-    auto buf = std::make_unique<SimBuffer>(mem_, name(), *at, bytes);
-    m.live[*at] = bytes;
-    m.update_regions();
-    ++mutable_counters().buffers;
-    mutable_counters().buffer_bytes += bytes;
-    return buf;
+    return plugin::alloc_buffer(mem_, name(), bytes, align);
   }
 
   bool wait_irq(std::chrono::milliseconds timeout) override {
@@ -295,8 +157,7 @@ class SimDevice final : public Device {
     return v;
   }
 
-  void do_write32(std::uint32_t offset, std::uint32_t value) override {
-    if (offset == ctrl_) before_ctrl_write(value);
+  void write_register(std::uint32_t offset, std::uint32_t value) override {
     AxilResp resp = AxilResp::okay;
     lite(
         [&] {
@@ -308,48 +169,48 @@ class SimDevice final : public Device {
       throw DeviceError(name() + ": register write of " + hex(value) + " at offset " + hex(offset) +
                         " answered " + to_string(resp));
     }
-    auto set = [&](std::uint64_t& reg, bool high) {
-      const unsigned sh = high ? 32U : 0U;
-      reg = (reg & ~(std::uint64_t{0xFFFFFFFFu} << sh)) | (std::uint64_t{value} << sh);
-    };
-    if (offset == src_lo_) set(src_, false);
-    if (offset == src_hi_) set(src_, true);
-    if (offset == dst_lo_) set(dst_, false);
-    if (offset == dst_hi_) set(dst_, true);
+  }
+
+  std::optional<std::uint32_t> read_status_before_start(std::uint32_t status) override {
+    AxilResp resp = AxilResp::okay;
+    const std::uint32_t st =
+        lite([&] { return axil_->read(status, &resp); }, "read (STATUS before START)", status);
+    if (resp != AxilResp::okay) return std::nullopt;
+    return st;
+  }
+
+  void end_hang() override { mem_->axi.set_hang(false); }
+
+  void arm(const JobFaults& f) override {
+    mem_->axi.clear_read_errors();
+    mem_->axi.clear_write_errors();
+    if (f.fail) {
+      if (f.fail_write) {
+        mem_->axi.add_write_error({f.addr, 1, AxiResp::slverr});
+      } else {
+        mem_->axi.add_read_error({f.addr, 1, AxiResp::slverr});
+      }
+    }
+    mem_->axi.set_hang(f.hang);
   }
 
  private:
   // One clock with the memory model stepped (the AXI4-Lite master calls this too).
   void tick() {
-    if (in_reset_) {
-      top_->clk_i = 0;
-      top_->eval();
-    } else {
-      mem_->axi.drive(sig_);
-      to_top(sig_, *top_);
-      top_->clk_i = 0;
-      top_->eval();
-      from_top(*top_, sig_);
-      mem_->axi.sample(sig_);
-    }
-    dump();
-    top_->clk_i = 1;
-    top_->eval();
-    dump();
+    h_->tick(
+        [this] {
+          mem_->axi.drive(sig_);
+          to_top(sig_, *top_);
+        },
+        [this] {
+          from_top(*top_, sig_);
+          mem_->axi.sample(sig_);
+        });
   }
 
-  void dump() {
-    if (!vcd_) return;
-    vcd_->dump(static_cast<std::uint64_t>(ctx_->time()));
-    ctx_->timeInc(1);
-  }
-
+  // Four clocks in reset (the memory model not stepped), then the memory model's reset.
   void reset() {
-    in_reset_ = true;
-    top_->rst_ni = 0;
-    for (int i = 0; i < 4; ++i) tick();
-    top_->rst_ni = 1;
-    in_reset_ = false;
+    h_->reset(4);
     mem_->axi.reset();
   }
 
@@ -385,86 +246,23 @@ class SimDevice final : public Device {
     }
   }
 
-  // Fault injection: watches CTRL writes. A soft reset ends a hang; a START accepted while idle
-  // is counted, clears the faults of the previous job and arms the ones of this job.
-  void before_ctrl_write(std::uint32_t value) {
-    if (opt_.fail_job == 0 && opt_.hang_job == 0) return;
-    if (soft_reset_.get(value) != 0) {
-      mem_->axi.set_hang(false);  // soft reset wins over a START in the same write
-      return;
-    }
-    if (start_.get(value) == 0) return;
-    AxilResp resp = AxilResp::okay;
-    const std::uint32_t st =
-        lite([&] { return axil_->read(status_, &resp); }, "read (STATUS before START)", status_);
-    if (resp != AxilResp::okay || busy_.get(st) != 0) return;  // START ignored while busy
-    ++jobs_;
-    mem_->axi.clear_read_errors();
-    mem_->axi.clear_write_errors();
-    if (jobs_ == opt_.fail_job) {
-      if (opt_.fail_write) {
-        mem_->axi.add_write_error({dst_, 1, AxiResp::slverr});
-      } else {
-        mem_->axi.add_read_error({src_, 1, AxiResp::slverr});
-      }
-    }
-    mem_->axi.set_hang(jobs_ == opt_.hang_job);
-  }
-
   Options opt_;
-  std::uint32_t ctrl_, status_;
-  FieldDesc start_, soft_reset_, busy_;
-  std::optional<std::uint32_t> src_lo_, src_hi_, dst_lo_, dst_hi_;
-  std::uint64_t src_ = 0, dst_ = 0;  // as written by the host
-  std::uint64_t jobs_ = 0;           // STARTs accepted while idle (when faults are configured)
-  bool reported_ = false;            // a violation was reported (only the first is)
-  bool in_reset_ = false;
+  bool reported_ = false;  // a violation was reported (only the first is)
 
   std::shared_ptr<Memory> mem_;
   AxiSignals sig_;
-  std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Top> top_;
-  std::unique_ptr<VerilatedVcdC> vcd_;
+  std::unique_ptr<VHarness<Top>> h_;  // clock, reset, trace; owns the model
+  Top* top_ = nullptr;                // h_'s model
   std::unique_ptr<AxilMaster<Top>> axil_;
 };
 
 }  // namespace
 }  // namespace normcore::sim
 
-extern "C" {
-
-NC_SIM_EXPORT int normcore_sim_abi() {
-  return normcore::sim::kAbi;
-}
-
-NC_SIM_EXPORT const char* normcore_sim_config() {
-  try {
-    return normcore::sim::built_config().c_str();
-  } catch (...) {
-    return nullptr;
-  }
-}
-
-NC_SIM_EXPORT normcore::Device* normcore_sim_open(const normcore::DeviceSpec& spec,
-                                                  const normcore::Manifest& manifest,
-                                                  std::string* error) {
-  using namespace normcore;
-  try {
-    const auto want = nlohmann::json::parse(manifest.config_json);
-    if (want.dump() != sim::built_config()) {
-      throw DeviceError("device '" + spec.text + "': manifest mismatch: " + manifest.source +
-                        " describes config " + manifest.config_json +
-                        " but the plugin was built for " + sim::built_config() + " (from " +
-                        sim::model::kManifest + ")");
-    }
-    const sim::Options opt = sim::Options::read(spec);
-    return std::make_unique<sim::SimDevice>(spec, manifest, opt).release();
-  } catch (const std::exception& e) {
-    if (error != nullptr) *error = e.what();
-  } catch (...) {
-    if (error != nullptr) *error = "device '" + spec.text + "': unknown error in the sim plugin";
-  }
-  return nullptr;
-}
-
-}  // extern "C"
+namespace normcore::plugin {
+const PluginInfo kPlugin{"sim", sim::model::kConfigJson, sim::model::kManifest,
+                         [](const DeviceSpec& spec, const Manifest& manifest) {
+                           return std::unique_ptr<Device>(std::make_unique<sim::SimDevice>(
+                               spec, manifest, sim::Options::read(spec)));
+                         }};
+}  // namespace normcore::plugin

@@ -2,36 +2,37 @@
 // model: cfg.hex, prm.hex, in.hex, out.hex and iverilog_params.txt (the -P options for the
 // Icarus test bench hw/tb/normcore_smoke_tb.v).
 // Usage: smoke_vectors <manifest.json> <out-dir> [seed]
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "normcore/contract.hpp"
 #include "normcore/gen/config.hpp"
+#include "normcore/util/bits.hpp"
 
 namespace {
 
-// Little bit vector that prints as hex.
+// Little LSB-first bit vector that prints as hex (most significant digit first).
 struct Bits {
-  std::vector<bool> b;
+  std::vector<std::uint8_t> bytes;
+  std::uint64_t size = 0;  // bits
   void push(std::uint64_t v, int width) {
-    for (int i = 0; i < width; ++i) b.push_back(((v >> i) & 1U) != 0);
+    bytes.resize(static_cast<std::size_t>(
+                     normcore::bits::bytes_for(size + static_cast<std::uint64_t>(width))),
+                 0);
+    normcore::bits::put(bytes, size, width, v);
+    size += static_cast<std::uint64_t>(width);
   }
   std::string hex() const {
     std::string s;
-    const std::size_t n = (b.size() + 3) / 4;
-    for (std::size_t d = n; d-- > 0;) {
-      int v = 0;
-      for (int k = 3; k >= 0; --k) {
-        const std::size_t i = d * 4 + static_cast<std::size_t>(k);
-        v = v * 2 + ((i < b.size() && b[i]) ? 1 : 0);
-      }
-      s += "0123456789abcdef"[v];
+    for (std::uint64_t d = (size + 3) / 4; d-- > 0;) {
+      const int w = static_cast<int>(std::min<std::uint64_t>(4, size - 4 * d));
+      s += "0123456789abcdef"[normcore::bits::get(bytes, 4 * d, w)];
     }
     return s;
   }
@@ -86,14 +87,15 @@ int main(int argc, char** argv) {
   const std::size_t beats = (n + static_cast<std::size_t>(L) - 1) / static_cast<std::size_t>(L);
   std::ofstream cf(dir + "/cfg.hex"), pf(dir + "/prm.hex"), inf(dir + "/in.hex"),
       of(dir + "/out.hex"), pp(dir + "/iverilog_params.txt");
-  auto mask = [](std::int64_t v, int w) {
-    return static_cast<std::uint64_t>(v) & (w >= 64 ? ~0ULL : ((1ULL << w) - 1));
-  };
-  const std::uint64_t cfg_words[] = {static_cast<std::uint64_t>(C), static_cast<std::uint64_t>(hw),
-                          static_cast<std::uint64_t>(layout == Layout::nhwc ? 1 : 0),
-                          static_cast<std::uint64_t>(job.shift),
-                          static_cast<std::uint64_t>(job.rounding), mask(job.lo, a.yw),
-                          mask(job.hi, a.yw), std::uint64_t{beats}};
+  auto mask = [](std::int64_t v, int w) { return normcore::bits::truncate(v, w); };
+  const std::uint64_t cfg_words[] = {static_cast<std::uint64_t>(C),
+                                     static_cast<std::uint64_t>(hw),
+                                     static_cast<std::uint64_t>(layout == Layout::nhwc ? 1 : 0),
+                                     static_cast<std::uint64_t>(job.shift),
+                                     static_cast<std::uint64_t>(job.rounding),
+                                     mask(job.lo, a.yw),
+                                     mask(job.hi, a.yw),
+                                     std::uint64_t{beats}};
   for (std::uint64_t v : cfg_words) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%016llx\n", static_cast<unsigned long long>(v));

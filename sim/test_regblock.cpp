@@ -22,6 +22,7 @@
 #include "normcore/gen/accel.hpp"  // AccelConfig{}: the configuration regs_gen generated
 #include "normcore_regs.h"
 #include "verilated.h"
+#include "vharness.hpp"
 
 namespace normcore::sim {
 namespace {
@@ -52,35 +53,28 @@ std::uint32_t strb_mask(unsigned strb) {
 class Regblock : public ::testing::Test {
  protected:
   Regblock()
-      : ctx_(std::make_unique<VerilatedContext>()),
-        top_(std::make_unique<Vcore>(ctx_.get())),
-        axil_(*top_, [this] { tick(); }, 12345) {}
+      : axil_(
+            *top_, [this] { tick(); }, 12345) {}
 
   void SetUp() override {
-    top_->clk_i = 0;
-    top_->rst_ni = 0;
     for (const auto& [name, set] : ro_inputs_) set(0);
     for (const auto& [name, set] : w1c_sets_) set(0);
     axil_.idle();
-    for (int i = 0; i < 4; ++i) tick();
-    top_->rst_ni = 1;
-    top_->eval();
+    h_.reset(4);  // before_edge_ / after_edge_ are not set yet
   }
 
   void TearDown() override {
     for (const auto& e : axil_.errors()) ADD_FAILURE() << "protocol: " << e;
-    top_->final();
   }
 
-  // One rising edge, with optional hooks just before and after it.
+  // One rising edge, with optional hooks just before and after it (given the edges so far).
   void tick() {
-    if (before_edge_) before_edge_(edges_);
-    top_->clk_i = 0;
-    top_->eval();
-    top_->clk_i = 1;
-    top_->eval();
-    ++edges_;
-    if (after_edge_) after_edge_(edges_);
+    h_.tick(
+        [this] {
+          if (before_edge_) before_edge_(h_.cycle());
+        },
+        [] {});
+    if (after_edge_) after_edge_(h_.cycle());
   }
 
   void set_timing(int max_delay, double stall, bool after_valid) {
@@ -114,27 +108,36 @@ class Regblock : public ::testing::Test {
     return v;
   }
 
-  std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Vcore> top_;
+  VHarness<Vcore> h_;
+  Vcore* const top_ = &h_.top();  // the harness's model
   AxilMaster<Vcore> axil_;
-  std::uint64_t edges_ = 0;
   std::function<void(std::uint64_t)> before_edge_, after_edge_;
 
 #define NC_F(REG, FIELD, port) place(top_->port, R::REG##_##FIELD##_SHIFT, R::REG##_##FIELD##_MASK)
-#define NC_V(REG, port) \
-  { #REG, [this] { return NC_F(REG, VALUE, port); } }
+#define NC_V(REG, port)                             \
+  {                                                 \
+#REG, [this] { return NC_F(REG, VALUE, port); } \
+  }
   std::map<std::string, std::function<std::uint32_t()>> hw_views_ = {
-      {"CTRL", [this] { return NC_F(CTRL, IRQ_EN_DONE, ctrl_irq_en_done_o) |
-                               NC_F(CTRL, IRQ_EN_ERROR, ctrl_irq_en_error_o); }},
+      {"CTRL",
+       [this] {
+         return NC_F(CTRL, IRQ_EN_DONE, ctrl_irq_en_done_o) |
+                NC_F(CTRL, IRQ_EN_ERROR, ctrl_irq_en_error_o);
+       }},
       {"STATUS", [this] { return NC_F(STATUS, START_IGNORED, status_start_ignored_o); }},
-      {"IRQ_STATUS", [this] { return NC_F(IRQ_STATUS, DONE, irq_status_done_o) |
-                                     NC_F(IRQ_STATUS, ERROR, irq_status_error_o); }},
+      {"IRQ_STATUS",
+       [this] {
+         return NC_F(IRQ_STATUS, DONE, irq_status_done_o) |
+                NC_F(IRQ_STATUS, ERROR, irq_status_error_o);
+       }},
       NC_V(CHANNELS, channels_value_o),
       NC_V(INNER, inner_value_o),
       NC_V(OUTER, outer_value_o),
-      {"MODE", [this] { return NC_F(MODE, LAYOUT, mode_layout_o) |
-                               NC_F(MODE, ROUNDING, mode_rounding_o) |
-                               NC_F(MODE, SHIFT, mode_shift_o); }},
+      {"MODE",
+       [this] {
+         return NC_F(MODE, LAYOUT, mode_layout_o) | NC_F(MODE, ROUNDING, mode_rounding_o) |
+                NC_F(MODE, SHIFT, mode_shift_o);
+       }},
       NC_V(CLAMP_LO, clamp_lo_value_o),
       NC_V(CLAMP_HI, clamp_hi_value_o),
       NC_V(SRC_LO, src_lo_value_o),
@@ -153,8 +156,10 @@ class Regblock : public ::testing::Test {
 
   // Drivers of the RO hardware inputs, from a register-positioned value.
 #define NC_G(v, REG, FIELD) R::field_get(v, R::REG##_##FIELD##_MASK, R::REG##_##FIELD##_SHIFT)
-#define NC_S(REG, port) \
-  { #REG, [this](std::uint32_t v) { top_->port = NC_G(v, REG, VALUE); } }
+#define NC_S(REG, port)                                                 \
+  {                                                                     \
+#REG, [this](std::uint32_t v) { top_->port = NC_G(v, REG, VALUE); } \
+  }
   std::map<std::string, std::function<void(std::uint32_t)>> ro_inputs_ = {
       {"STATUS",
        [this](std::uint32_t v) {
@@ -250,8 +255,8 @@ TEST_F(Regblock, ConstantsOfTheDefaultConfig) {
   EXPECT_EQ(rd(R::CAPS0_OFFSET), u(c.core.lanes) | u(a.xw) << 8 | u(a.x_signed) << 14 |
                                      u(a.yw) << 16 | u(a.y_signed) << 22 | 0xFu << 24);
   EXPECT_EQ(rd(R::CAPS1_OFFSET), u(c.core.max_channels));
-  EXPECT_EQ(rd(R::CAPS2_OFFSET), u(c.bus_bits / 8) | u(c.addr_bits) << 8 |
-                                     u(c.outstanding) << 16 | log2(c.max_burst) << 24);
+  EXPECT_EQ(rd(R::CAPS2_OFFSET), u(c.bus_bits / 8) | u(c.addr_bits) << 8 | u(c.outstanding) << 16 |
+                                     log2(c.max_burst) << 24);
   EXPECT_EQ(rd(R::CAPS3_OFFSET), u(a.sw) | u(a.bw) << 8 | u(c.core.inner_bits) << 16 |
                                      (a.sw + a.bw <= 64 ? 8u : 16u) << 24);
   EXPECT_EQ(R::kAddrBits, u(c.axil_addr_bits));
@@ -378,7 +383,7 @@ TEST_F(Regblock, W1cSetClear) {
       // (deterministic timing: no delays, no stalls), then raise set_i for exactly that edge.
       set_timing(0, 0.0, false);
       pulse_set();
-      std::uint64_t base = edges_;
+      std::uint64_t base = h_.cycle();
       std::optional<std::uint64_t> clear_edge;
       after_edge_ = [&](std::uint64_t e) {
         if (!clear_edge && out() == 0) clear_edge = e - base;
@@ -387,7 +392,7 @@ TEST_F(Regblock, W1cSetClear) {
       after_edge_ = nullptr;
       ASSERT_TRUE(clear_edge.has_value());
       pulse_set();
-      base = edges_;
+      base = h_.cycle();
       bool dropped = false;
       before_edge_ = [&](std::uint64_t e) { set(e + 1 - base == *clear_edge ? 1 : 0); };
       after_edge_ = [&](std::uint64_t) { dropped = dropped || out() == 0; };
@@ -503,8 +508,8 @@ TEST_F(Regblock, WriteChannelOrders) {
 TEST_F(Regblock, BackToBackTransactions) {
   set_timing(0, 0.0, false);
   const std::vector<std::uint32_t> rw_regs = {
-      R::OUTER_OFFSET,    R::SRC_LO_OFFSET,      R::SRC_HI_OFFSET,      R::DST_LO_OFFSET,
-      R::DST_HI_OFFSET,   R::PARAM_LO_OFFSET,    R::PARAM_HI_OFFSET,    R::WIN_BASE_LO_OFFSET,
+      R::OUTER_OFFSET,       R::SRC_LO_OFFSET,      R::SRC_HI_OFFSET,     R::DST_LO_OFFSET,
+      R::DST_HI_OFFSET,      R::PARAM_LO_OFFSET,    R::PARAM_HI_OFFSET,   R::WIN_BASE_LO_OFFSET,
       R::WIN_BASE_HI_OFFSET, R::WIN_LAST_LO_OFFSET, R::WIN_LAST_HI_OFFSET};
   std::vector<AxilOp> writes;
   for (std::uint32_t i = 0; i < 16; ++i) {

@@ -3,7 +3,8 @@
 # NORMCORE_TLM_DEVICES, at build time:
 #   verilator --sc --build  ->  devices/<name>/obj_sc/V<name>__ALL.a, libverilated_sc.a and
 #                               nc_sim_model.hpp (models.cmake's script mode)
-#   tlm_plugin.cpp + both archives + libsystemc  ->  devices/<name>/libnormcore_tlm.so
+#   tlm_plugin.cpp + plugin_common.cpp + both archives + libsystemc
+#       ->  devices/<name>/libnormcore_tlm.so
 #       (target normcore_tlm_<name>; tlm_<name> builds it with everything it needs), loaded by
 #       the runtime's tlm backend (runtime/src/sim_loader.cpp): tlm:<manifest>
 #   examples/tlm_sc_main.cpp  ->  tlm_sc_main_<name>  (ctest tlm.sc_main.<name>)
@@ -73,7 +74,8 @@ function(normcore_tlm_model name)
   # The plugin: only the normcore_sim_* functions (and sc_main, which libsystemc.so refers to)
   # are exported; the runtime, Verilator's library and the model stay private.
   set(tgt normcore_tlm_${name})
-  add_library(${tgt} MODULE ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/tlm_plugin.cpp)
+  add_library(${tgt} MODULE ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/tlm_plugin.cpp
+                            ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/plugin_common.cpp)
   add_dependencies(${tgt} verilate_sc_${name})
   target_link_libraries(${tgt} PRIVATE ${model} normcore::runtime nlohmann_json::nlohmann_json
                                        normcore_warnings)

@@ -48,7 +48,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <optional>
@@ -61,6 +60,7 @@
 #include <vector>
 
 #include "axi_mem.hpp"  // normcore::sim::SparseMemory (TlmMemory's store)
+#include "normcore/util/hex.hpp"
 
 namespace normcore::vp {
 
@@ -597,17 +597,11 @@ class TlmAccelerator : public sc_core::sc_module {
       if (idle > cfg_.axil_timeout_cycles) {
         r.timeout = true;
         violation("AXI4-Lite: no handshake for " + std::to_string(cfg_.axil_timeout_cycles) +
-                  " cycles on a register " + (r.write ? "write" : "read") + " at 0x" + hex(r.addr));
+                  " cycles on a register " + (r.write ? "write" : "read") + " at " + hex(r.addr));
         break;
       }
     }
     axil_idle();
-  }
-
-  static std::string hex(std::uint64_t v) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "%llX", static_cast<unsigned long long>(v));
-    return buf;
   }
 
   // ---- AXI4 slave side of the DMA master: handshakes at every rising edge (the values sampled
@@ -864,7 +858,7 @@ class TlmAccelerator : public sc_core::sc_module {
       Bresp br;
       br.id = a.id;
       if (w.beats != a.len + 1) {
-        violation("write burst at 0x" + hex(a.addr) + ": AWLEN " + std::to_string(a.len) +
+        violation("write burst at " + hex(a.addr) + ": AWLEN " + std::to_string(a.len) +
                   " but WLAST after " + std::to_string(w.beats) + " beats");
         br.resp = kAxiSlverr;
       } else if (!check_burst(a, "write")) {

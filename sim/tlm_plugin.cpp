@@ -22,33 +22,25 @@
 // process ends. Later opens of the same plugin reuse it (RTL reset, memory cleared, options
 // applied); only one device may be open at a time, and another device configuration's tlm
 // plugin cannot elaborate in a process whose kernel has started (both are clear DeviceErrors).
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
-#include <vector>
 
-#include "../runtime/src/addr_alloc.hpp"
 #include "nc_sim_model.hpp"  // generated: normcore::sim::model::{Top, kConfigJson, kManifest}
-#include "normcore/device.hpp"
-#include "normcore/manifest.hpp"
+#include "normcore/util/hex.hpp"
+#include "plugin_common.hpp"
 #include "tlm_bridge.hpp"
-
-#define NC_TLM_EXPORT __attribute__((visibility("default")))
 
 namespace normcore::tlmdev {
 namespace {
 
 using Top = sim::model::Top;
-constexpr int kAbi = 1;  // runtime/src/sim_loader.cpp: kPluginAbi
-constexpr std::uint64_t kRegionBase = 0x4000'0000;
+using plugin::kRegionBase;
 constexpr std::uint64_t kSliceCycles = 20000;
 constexpr unsigned kAccessSlices = 50;  // a register access completes within 50 slices
 
@@ -56,43 +48,17 @@ sc_core::sc_time period() {
   return sc_core::sc_time(10, sc_core::SC_NS);
 }
 
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llX", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-const std::string& built_config() {
-  static const std::string canonical = nlohmann::json::parse(sim::model::kConfigJson).dump();
-  return canonical;
-}
-
 struct Options {
   std::uint64_t latency = 8;
   std::uint64_t mem = std::uint64_t{1} << 30;
-  std::uint64_t fail_job = 0;  // 0: never
-  bool fail_write = false;
-  std::uint64_t hang_job = 0;  // 0: never
+  detail::FaultOptions faults;
 
   static Options read(const DeviceSpec& spec) {
-    const std::string who = "device '" + spec.text + "': ";
+    const detail::OptionReader r(spec);
     Options o;
-    o.latency = spec.get_u64("latency", o.latency);
-    if (o.latency > 1'000'000) {
-      throw DeviceError(who + "option latency=" + std::to_string(o.latency) +
-                        " must be 0..1000000");
-    }
-    o.mem = spec.get_u64("mem", o.mem);
-    if (o.mem < 4096) {
-      throw DeviceError(who + "option mem=" + std::to_string(o.mem) + " must be at least 4096");
-    }
-    o.fail_job = spec.get_u64("fail_job", 0);
-    const std::string fail = spec.get("fail", "read");
-    if (fail != "read" && fail != "write") {
-      throw DeviceError(who + "option fail=" + fail + " must be read or write");
-    }
-    o.fail_write = fail == "write";
-    o.hang_job = spec.get_u64("hang_job", 0);
+    o.latency = r.u64("latency", o.latency, 0, 1'000'000);
+    o.mem = r.at_least("mem", o.mem, 4096);
+    o.faults = r.faults();
     return o;
   }
 };
@@ -163,90 +129,25 @@ Platform& platform(const std::string& who, const Manifest& manifest) {
   return *p;
 }
 
-// State shared with the buffers (weakly: a buffer may outlive its device).
-struct Session {
-  Session(std::uint64_t base, std::uint64_t size, std::uint64_t bus)
-      : alloc(base, size), bus_bytes(bus) {}
-  std::uint64_t round_up(std::uint64_t n) const {
-    return (n + bus_bytes - 1) / bus_bytes * bus_bytes;
+// The TLM memory as the plugin's buffer region (mem is null once the device is closed).
+struct Session final : plugin::BufferRegion {
+  using plugin::BufferRegion::BufferRegion;
+  void write(std::uint64_t addr, std::span<const std::uint8_t> bytes) override {
+    mem->write(addr, bytes);
   }
-  void release(std::uint64_t addr) {
-    const auto it = live.find(addr);
-    if (it == live.end()) return;
-    if (counters != nullptr) counters->buffer_bytes -= it->second;
-    live.erase(it);
-    alloc.release(addr);
-  }
-  detail::AddressAllocator alloc;
-  std::uint64_t bus_bytes;
-  std::map<std::uint64_t, std::uint64_t> live;
+  void read(std::uint64_t addr, std::span<std::uint8_t> bytes) override { mem->read(addr, bytes); }
+  [[nodiscard]] bool is_open() const override { return mem != nullptr; }
   vp::TlmMemory<32>* mem = nullptr;
-  DeviceCounters* counters = nullptr;
 };
 
-class TlmBuffer final : public DmaBuffer {
- public:
-  TlmBuffer(std::weak_ptr<Session> s, std::string device, std::uint64_t addr, std::size_t bytes)
-      : s_(std::move(s)), device_(std::move(device)), addr_(addr), shadow_(bytes, 0) {}
-  ~TlmBuffer() override {
-    if (auto s = s_.lock()) s->release(addr_);
-  }
-  [[nodiscard]] std::uint64_t device_address() const override { return addr_; }
-  [[nodiscard]] std::size_t size() const override { return shadow_.size(); }
-  [[nodiscard]] std::span<std::uint8_t> map() override { return shadow_; }
-  void sync_to_device(std::size_t offset, std::size_t length) override {
-    auto s = checked(offset, length, "sync_to_device");
-    s->mem->write(addr_ + offset, std::span<const std::uint8_t>(shadow_).subspan(offset, length));
-  }
-  void sync_from_device(std::size_t offset, std::size_t length) override {
-    auto s = checked(offset, length, "sync_from_device");
-    s->mem->read(addr_ + offset, std::span<std::uint8_t>(shadow_).subspan(offset, length));
-  }
-
- private:
-  std::shared_ptr<Session> checked(std::size_t offset, std::size_t length, const char* what) const {
-    if (offset > shadow_.size() || length > shadow_.size() - offset) {
-      throw DeviceError(device_ + ": " + what + "(" + std::to_string(offset) + ", " +
-                        std::to_string(length) + ") is outside the " +
-                        std::to_string(shadow_.size()) + "-byte buffer at " + hex(addr_));
-    }
-    auto s = s_.lock();
-    if (!s || s->mem == nullptr) {
-      throw DeviceError(device_ + ": " + what + " on a buffer whose device was closed");
-    }
-    return s;
-  }
-  std::weak_ptr<Session> s_;
-  std::string device_;
-  std::uint64_t addr_;
-  std::vector<std::uint8_t> shadow_;
-};
-
-std::optional<std::uint32_t> find_offset(const Manifest& m, const char* name) {
-  for (const auto& r : m.registers) {
-    if (r.name == name) return r.offset;
-  }
-  return std::nullopt;
-}
-
-class TlmDevice final : public Device {
+class TlmDevice final : public plugin::PluginDevice {
  public:
   TlmDevice(const DeviceSpec& spec, const Manifest& manifest, Options opt)
-      : Device(spec.text, manifest),
+      : plugin::PluginDevice(spec, manifest, opt.faults),
         opt_(opt),
-        p_(platform(spec.text, manifest)),
-        ctrl_(manifest.offset("CTRL")),
-        status_(manifest.offset("STATUS")),
-        start_(manifest.field("CTRL", "start")),
-        soft_reset_(manifest.field("CTRL", "soft_reset")),
-        busy_(manifest.field("STATUS", "busy")),
-        src_lo_(find_offset(manifest, "SRC_LO")),
-        src_hi_(find_offset(manifest, "SRC_HI")),
-        dst_lo_(find_offset(manifest, "DST_LO")),
-        dst_hi_(find_offset(manifest, "DST_HI")) {
+        p_(platform(spec.text, manifest)) {
     const DeviceConfig& c = manifest.config;
-    std::uint64_t size = opt_.mem;
-    if (c.addr_bits < 64) size = std::min(size, (std::uint64_t{1} << c.addr_bits) - kRegionBase);
+    const std::uint64_t size = plugin::region_size(opt_.mem, c.addr_bits);
     session_ =
         std::make_shared<Session>(kRegionBase, size, static_cast<std::uint64_t>(c.bus_bytes()));
     session_->mem = &p_.mem;
@@ -273,26 +174,7 @@ class TlmDevice final : public Device {
   TlmDevice& operator=(const TlmDevice&) = delete;
 
   std::unique_ptr<DmaBuffer> alloc(std::size_t bytes, std::size_t align) override {
-    if (bytes == 0) throw DeviceError(name() + ": alloc of 0 bytes");
-    if (align == 0 || (align & (align - 1)) != 0) {
-      throw DeviceError(name() + ": alloc alignment " + std::to_string(align) +
-                        " is not a power of two");
-    }
-    Session& s = *session_;
-    const std::uint64_t a = std::max<std::uint64_t>(align, s.bus_bytes);
-    std::optional<std::uint64_t> at;
-    if (bytes <= s.alloc.size()) at = s.alloc.allocate(s.round_up(bytes), a);
-    if (!at) {
-      throw DeviceError(name() + ": out of device memory: " + std::to_string(bytes) +
-                        " bytes (alignment " + std::to_string(a) + ") requested, " +
-                        std::to_string(s.alloc.in_use()) + " of " + std::to_string(s.alloc.size()) +
-                        " bytes in use (option mem=)");
-    }
-    auto buf = std::make_unique<TlmBuffer>(session_, name(), *at, bytes);
-    s.live[*at] = bytes;
-    ++mutable_counters().buffers;
-    mutable_counters().buffer_bytes += bytes;
-    return buf;
+    return plugin::alloc_buffer(session_, name(), bytes, align);
   }
 
   bool wait_irq(std::chrono::milliseconds timeout) override {
@@ -325,21 +207,32 @@ class TlmDevice final : public Device {
     return v;
   }
 
-  void do_write32(std::uint32_t offset, std::uint32_t value) override {
-    if (offset == ctrl_) before_ctrl_write(value);
+  void write_register(std::uint32_t offset, std::uint32_t value) override {
     const auto s = access(::tlm::TLM_WRITE_COMMAND, offset, &value, "write");
     if (s != ::tlm::TLM_OK_RESPONSE) {
       throw DeviceError(name() + ": register write of " + hex(value) + " at offset " + hex(offset) +
                         " answered " + describe(s));
     }
-    auto set = [&](std::uint64_t& reg, bool high) {
-      const unsigned sh = high ? 32U : 0U;
-      reg = (reg & ~(std::uint64_t{0xFFFFFFFFu} << sh)) | (std::uint64_t{value} << sh);
-    };
-    if (offset == src_lo_) set(src_, false);
-    if (offset == src_hi_) set(src_, true);
-    if (offset == dst_lo_) set(dst_, false);
-    if (offset == dst_hi_) set(dst_, true);
+  }
+
+  std::optional<std::uint32_t> read_status_before_start(std::uint32_t status) override {
+    std::uint32_t st = 0;
+    if (access(::tlm::TLM_READ_COMMAND, status, &st, "read (STATUS before START)") !=
+        ::tlm::TLM_OK_RESPONSE) {
+      return std::nullopt;
+    }
+    return st;
+  }
+
+  void end_hang() override { p_.mem.set_hang(false); }
+
+  void arm(const JobFaults& f) override {
+    p_.mem.set_fault(std::nullopt);
+    if (f.fail) {
+      p_.mem.set_fault(
+          vp::TlmMemory<32>::Fault{f.fail_write, f.addr, ::tlm::TLM_GENERIC_ERROR_RESPONSE});
+    }
+    p_.mem.set_hang(f.hang);
   }
 
  private:
@@ -387,86 +280,32 @@ class TlmDevice final : public Device {
     }
   }
 
-  // Fault injection (as the sim backend): a START accepted while idle is counted, clears the
-  // faults of the previous job and arms the ones of this job; a soft reset ends a hang.
-  void before_ctrl_write(std::uint32_t value) {
-    if (opt_.fail_job == 0 && opt_.hang_job == 0) return;
-    if (soft_reset_.get(value) != 0) {
-      p_.mem.set_hang(false);
-      return;
-    }
-    if (start_.get(value) == 0) return;
-    std::uint32_t st = 0;
-    if (access(::tlm::TLM_READ_COMMAND, status_, &st, "read (STATUS before START)") !=
-            ::tlm::TLM_OK_RESPONSE ||
-        busy_.get(st) != 0) {
-      return;  // START ignored while busy
-    }
-    ++jobs_;
-    p_.mem.set_fault(std::nullopt);
-    if (jobs_ == opt_.fail_job) {
-      p_.mem.set_fault(vp::TlmMemory<32>::Fault{opt_.fail_write, opt_.fail_write ? dst_ : src_,
-                                                ::tlm::TLM_GENERIC_ERROR_RESPONSE});
-    }
-    p_.mem.set_hang(jobs_ == opt_.hang_job);
-  }
-
   Options opt_;
   Platform& p_;
   std::shared_ptr<Session> session_;
-  std::uint32_t ctrl_, status_;
-  FieldDesc start_, soft_reset_, busy_;
-  std::optional<std::uint32_t> src_lo_, src_hi_, dst_lo_, dst_hi_;
-  std::uint64_t src_ = 0, dst_ = 0;
-  std::uint64_t jobs_ = 0;
   bool reported_ = false;
 };
 
 }  // namespace
 }  // namespace normcore::tlmdev
 
+namespace normcore::plugin {
+const PluginInfo kPlugin{"tlm", sim::model::kConfigJson, sim::model::kManifest,
+                         [](const DeviceSpec& spec, const Manifest& manifest) {
+                           return std::unique_ptr<Device>(std::make_unique<tlmdev::TlmDevice>(
+                               spec, manifest, tlmdev::Options::read(spec)));
+                         }};
+}  // namespace normcore::plugin
+
 extern "C" {
 
-NC_TLM_EXPORT int normcore_sim_abi() {
-  return normcore::tlmdev::kAbi;
-}
-
-NC_TLM_EXPORT const char* normcore_sim_kind() {
+// The tlm kind (plugin_common.cpp exports the rest of the ABI).
+__attribute__((visibility("default"))) const char* normcore_sim_kind() {
   return "tlm";
 }
 
-NC_TLM_EXPORT const char* normcore_sim_config() {
-  try {
-    return normcore::tlmdev::built_config().c_str();
-  } catch (...) {
-    return nullptr;
-  }
-}
-
-NC_TLM_EXPORT normcore::Device* normcore_sim_open(const normcore::DeviceSpec& spec,
-                                                  const normcore::Manifest& manifest,
-                                                  std::string* error) {
-  using namespace normcore;
-  try {
-    const auto want = nlohmann::json::parse(manifest.config_json);
-    if (want.dump() != tlmdev::built_config()) {
-      throw DeviceError("device '" + spec.text + "': manifest mismatch: " + manifest.source +
-                        " describes config " + manifest.config_json +
-                        " but the plugin was built for " + tlmdev::built_config() + " (from " +
-                        sim::model::kManifest + ")");
-    }
-    const tlmdev::Options opt = tlmdev::Options::read(spec);
-    return std::make_unique<tlmdev::TlmDevice>(spec, manifest, opt).release();
-  } catch (const std::exception& e) {
-    if (error != nullptr) *error = e.what();
-  } catch (...) {
-    if (error != nullptr) *error = "device '" + spec.text + "': unknown error in the tlm plugin";
-  }
-  return nullptr;
-}
-
 // libsystemc.so refers to sc_main (its own main() calls it); a plugin is no SystemC program.
-NC_TLM_EXPORT int sc_main(int, char**) {
+__attribute__((visibility("default"))) int sc_main(int, char**) {
   std::fprintf(stderr, "libnormcore_tlm.so is a plugin of the normcore runtime, not a program\n");
   return 1;
 }

@@ -6,6 +6,7 @@
 
 #include "normcore/bn_params.hpp"
 #include "normcore/npz.hpp"
+#include "normcore/util/bits.hpp"
 
 namespace normcore {
 
@@ -14,15 +15,11 @@ namespace {
 constexpr std::string_view kMagic = "NCPB";
 
 void put(std::vector<std::uint8_t>& out, std::size_t at, std::uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) {
-    out[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v >> (8 * i));
-  }
+  bits::store_le(out, at, v, bytes);
 }
 
 std::uint64_t get(std::span<const std::uint8_t> in, std::size_t at, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | in[at + static_cast<std::size_t>(i)];
-  return v;
+  return bits::load_le(in, at, bytes);
 }
 
 std::int64_t get_i64(std::span<const std::uint8_t> in, std::size_t at) {
@@ -33,7 +30,9 @@ std::int32_t get_i32(std::span<const std::uint8_t> in, std::size_t at) {
   return static_cast<std::int32_t>(static_cast<std::uint32_t>(get(in, at, 4)));
 }
 
-std::string bits_text(int bits) { return std::to_string(bits) + "-bit signed"; }
+std::string bits_text(int bits) {
+  return std::to_string(bits) + "-bit signed";
+}
 
 }  // namespace
 

@@ -2,21 +2,15 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <mutex>
 #include <vector>
 
 #include "backends.hpp"
+#include "normcore/util/hex.hpp"
 
 namespace normcore {
 
 namespace {
-
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llX", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 struct Registry {
   std::mutex mu;

@@ -1,23 +1,17 @@
 #include "normcore/manifest.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "normcore/config.hpp"
 #include "normcore/npz.hpp"
+#include "normcore/util/hex.hpp"
 
 namespace normcore {
 
 using nlohmann::json;
 
 namespace {
-
-std::string hex(std::uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%03X", v);
-  return buf;
-}
 
 const json& need(const json& j, const char* key, const std::string& where) {
   if (!j.is_object() || !j.contains(key)) throw Error(where + ": missing key '" + key + "'");
@@ -40,6 +34,91 @@ std::string str(const json& j, const char* key, const std::string& where) {
   const json& v = need(j, key, where);
   if (!v.is_string()) throw Error(where + ": '" + key + "' must be a string");
   return v.get<std::string>();
+}
+
+// One field of a register (its bits not yet checked against the others).
+FieldDesc parse_field(const json& fj, const std::string& where) {
+  FieldDesc f;
+  f.name = str(fj, "name", where);
+  const std::string fw = where + "." + f.name;
+  f.lsb = num<int>(fj, "lsb", fw, 0, 31);
+  f.width = num<int>(fj, "width", fw, 1, 32);
+  if (f.lsb + f.width > 32) throw Error(fw + ": bits beyond 31");
+  f.access = str(fj, "access", fw);
+  if (f.access != "ro" && f.access != "rw" && f.access != "w1c" && f.access != "w1s_sc") {
+    throw Error(fw + ": unknown access '" + f.access + "'");
+  }
+  f.reset = num<std::uint64_t>(fj, "reset", fw, 0, 0xFFFFFFFFull);
+  f.hw_const =
+      fj.contains("hw_const") && fj.at("hw_const").is_boolean() && fj.at("hw_const").get<bool>();
+  return f;
+}
+
+// The register map: every register with its fields, sorted by offset.
+void parse_registers(const json& j, const std::string& source, Manifest& m) {
+  const std::string rw = source + ": registers";
+  const json& r = need(j, "registers", source);
+  m.reg_addr_bits = num<int>(r, "addr_bits", rw, 4, 20);
+  const json& regs = need(r, "registers", rw);
+  if (!regs.is_array()) throw Error(rw + ": 'registers' must be an array");
+  for (const json& rj : regs) {
+    RegDesc rd;
+    rd.name = str(rj, "name", rw);
+    const std::string where = rw + ": " + rd.name;
+    rd.offset = num<std::uint32_t>(rj, "offset", where, 0, m.window_bytes() - 4);
+    if (rd.offset % 4 != 0) {
+      throw Error(where + ": offset " + hex(rd.offset, 3) + " is not 4-aligned");
+    }
+    rd.reset = num<std::uint32_t>(rj, "reset", where, 0, 0xFFFFFFFFu);
+    const json& fs = need(rj, "fields", where);
+    if (!fs.is_array()) throw Error(where + ": 'fields' must be an array");
+    std::uint32_t used = 0;
+    for (const json& fj : fs) {
+      FieldDesc f = parse_field(fj, where);
+      const std::string fw = where + "." + f.name;
+      if ((used & f.mask()) != 0) throw Error(fw + ": overlaps another field");
+      used |= f.mask();
+      rd.fields.push_back(std::move(f));
+    }
+    for (const auto& o : m.registers) {
+      if (o.offset == rd.offset) {
+        throw Error(where + ": offset " + hex(rd.offset, 3) + " also used by " + o.name);
+      }
+    }
+    m.registers.push_back(std::move(rd));
+  }
+  std::sort(m.registers.begin(), m.registers.end(),
+            [](const RegDesc& a, const RegDesc& b) { return a.offset < b.offset; });
+  // The registers and fields the driver programs must exist.
+  static const std::pair<const char*, const char*> needed[] = {
+      {"ID", "magic"},           {"VERSION", "contract"},  {"CAPS0", "lanes"},
+      {"CAPS1", "max_channels"}, {"CAPS2", "bus_bytes"},   {"CAPS3", "inner_bits"},
+      {"CTRL", "start"},         {"CTRL", "soft_reset"},   {"CTRL", "irq_en_done"},
+      {"CTRL", "irq_en_error"},  {"STATUS", "busy"},       {"STATUS", "done"},
+      {"STATUS", "error"},       {"IRQ_STATUS", "done"},   {"IRQ_STATUS", "error"},
+      {"ERR_CODE", "code"},      {"ERR_ADDR_LO", "value"}, {"ERR_ADDR_HI", "value"},
+      {"CHANNELS", "value"},     {"INNER", "value"},       {"OUTER", "value"},
+      {"MODE", "layout"},        {"MODE", "rounding"},     {"MODE", "shift"},
+      {"CLAMP_LO", "value"},     {"CLAMP_HI", "value"},    {"SRC_LO", "value"},
+      {"SRC_HI", "value"},       {"DST_LO", "value"},      {"DST_HI", "value"},
+      {"PARAM_LO", "value"},     {"PARAM_HI", "value"},
+  };
+  for (const auto& [rn, fn] : needed) {
+    try {
+      (void)m.field(rn, fn);
+    } catch (const Error& e) {
+      throw Error(source + ": " + e.what());
+    }
+  }
+}
+
+void parse_error_codes(const json& j, const std::string& source, Manifest& m) {
+  const json& ec = need(j, "error_codes", source);
+  if (!ec.is_object()) throw Error(source + ": 'error_codes' must be an object");
+  for (const auto& [k, v] : ec.items()) {
+    if (!v.is_number_integer()) throw Error(source + ": error_codes." + k + " must be an integer");
+    m.error_codes[k] = v.get<int>();
+  }
 }
 
 }  // namespace
@@ -135,75 +214,8 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
   m.config = device_config(c, cw);
   m.config_json = c.dump();  // nlohmann's object is a sorted map: canonical
 
-  const std::string rw = source + ": registers";
-  const json& r = need(j, "registers", source);
-  m.reg_addr_bits = num<int>(r, "addr_bits", rw, 4, 20);
-  const json& regs = need(r, "registers", rw);
-  if (!regs.is_array()) throw Error(rw + ": 'registers' must be an array");
-  for (const json& rj : regs) {
-    RegDesc rd;
-    rd.name = str(rj, "name", rw);
-    const std::string where = rw + ": " + rd.name;
-    rd.offset = num<std::uint32_t>(rj, "offset", where, 0, m.window_bytes() - 4);
-    if (rd.offset % 4 != 0) throw Error(where + ": offset " + hex(rd.offset) + " is not 4-aligned");
-    rd.reset = num<std::uint32_t>(rj, "reset", where, 0, 0xFFFFFFFFu);
-    const json& fs = need(rj, "fields", where);
-    if (!fs.is_array()) throw Error(where + ": 'fields' must be an array");
-    std::uint32_t used = 0;
-    for (const json& fj : fs) {
-      FieldDesc f;
-      f.name = str(fj, "name", where);
-      const std::string fw = where + "." + f.name;
-      f.lsb = num<int>(fj, "lsb", fw, 0, 31);
-      f.width = num<int>(fj, "width", fw, 1, 32);
-      if (f.lsb + f.width > 32) throw Error(fw + ": bits beyond 31");
-      f.access = str(fj, "access", fw);
-      if (f.access != "ro" && f.access != "rw" && f.access != "w1c" && f.access != "w1s_sc") {
-        throw Error(fw + ": unknown access '" + f.access + "'");
-      }
-      f.reset = num<std::uint64_t>(fj, "reset", fw, 0, 0xFFFFFFFFull);
-      f.hw_const = fj.contains("hw_const") && fj.at("hw_const").is_boolean() &&
-                   fj.at("hw_const").get<bool>();
-      if ((used & f.mask()) != 0) throw Error(fw + ": overlaps another field");
-      used |= f.mask();
-      rd.fields.push_back(std::move(f));
-    }
-    for (const auto& o : m.registers) {
-      if (o.offset == rd.offset) {
-        throw Error(where + ": offset " + hex(rd.offset) + " also used by " + o.name);
-      }
-    }
-    m.registers.push_back(std::move(rd));
-  }
-  std::sort(m.registers.begin(), m.registers.end(),
-            [](const RegDesc& a, const RegDesc& b) { return a.offset < b.offset; });
-  // The registers and fields the driver programs must exist.
-  static const std::pair<const char*, const char*> needed[] = {
-      {"ID", "magic"},           {"VERSION", "contract"},  {"CAPS0", "lanes"},
-      {"CAPS1", "max_channels"}, {"CAPS2", "bus_bytes"},   {"CAPS3", "inner_bits"},
-      {"CTRL", "start"},         {"CTRL", "soft_reset"},   {"CTRL", "irq_en_done"},
-      {"CTRL", "irq_en_error"},  {"STATUS", "busy"},       {"STATUS", "done"},
-      {"STATUS", "error"},       {"IRQ_STATUS", "done"},   {"IRQ_STATUS", "error"},
-      {"ERR_CODE", "code"},      {"ERR_ADDR_LO", "value"}, {"ERR_ADDR_HI", "value"},
-      {"CHANNELS", "value"},     {"INNER", "value"},       {"OUTER", "value"},
-      {"MODE", "layout"},        {"MODE", "rounding"},     {"MODE", "shift"},
-      {"CLAMP_LO", "value"},     {"CLAMP_HI", "value"},    {"SRC_LO", "value"},
-      {"SRC_HI", "value"},       {"DST_LO", "value"},      {"DST_HI", "value"},
-      {"PARAM_LO", "value"},     {"PARAM_HI", "value"},
-  };
-  for (const auto& [rn, fn] : needed) {
-    try {
-      (void)m.field(rn, fn);
-    } catch (const Error& e) {
-      throw Error(source + ": " + e.what());
-    }
-  }
-  const json& ec = need(j, "error_codes", source);
-  if (!ec.is_object()) throw Error(source + ": 'error_codes' must be an object");
-  for (const auto& [k, v] : ec.items()) {
-    if (!v.is_number_integer()) throw Error(source + ": error_codes." + k + " must be an integer");
-    m.error_codes[k] = v.get<int>();
-  }
+  parse_registers(j, source, m);
+  parse_error_codes(j, source, m);
   return m;
 }
 

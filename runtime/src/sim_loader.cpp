@@ -83,18 +83,19 @@ std::string config_diff(const nlohmann::json& want, const nlohmann::json& have) 
   return out;
 }
 
-std::unique_ptr<Device> open_plugin_device(const DeviceSpec& spec, const PluginKind& kind) {
-  const std::string who = "device '" + spec.text + "'";
-  Manifest manifest;
+Manifest load_plugin_manifest(const DeviceSpec& spec, const std::string& who) {
   try {
-    manifest = load_manifest(spec.target);
+    return load_manifest(spec.target);
   } catch (const DeviceError&) {
     throw;
   } catch (const Error& e) {
     throw DeviceError(who + ": " + e.what());
   }
+}
 
-  // Where the plugin is: lib=<path>, else beside the rtl/ directory of the manifest, else in it.
+// Where the plugin is: lib=<path>, else beside the rtl/ directory of the manifest, else in it.
+fs::path find_plugin(const DeviceSpec& spec, const PluginKind& kind, const Manifest& manifest,
+                     const std::string& who) {
   std::vector<fs::path> tried;
   const std::string lib = spec.get("lib", "");
   if (!lib.empty()) {
@@ -105,23 +106,24 @@ std::unique_ptr<Device> open_plugin_device(const DeviceSpec& spec, const PluginK
     tried.push_back(dir / ".." / kind.file);
     tried.push_back(dir / kind.file);
   }
-  fs::path plugin;
   for (const auto& p : tried) {
     std::error_code ec;
-    if (fs::is_regular_file(p, ec)) {
-      plugin = fs::absolute(p, ec).lexically_normal();
-      break;
-    }
+    if (fs::is_regular_file(p, ec)) return fs::absolute(p, ec).lexically_normal();
   }
-  if (plugin.empty()) {
-    std::string list;
-    for (const auto& p : tried) list += (list.empty() ? "" : ", ") + display(p);
-    throw DeviceError(who + ": no " + kind.kind + " plugin for " + manifest.config.name +
-                      " (tried " + list + "); " + kind.missing + manifest.config.name +
-                      ", or give lib=<path>");
-  }
-  const std::string where = plugin.string();
+  std::string list;
+  for (const auto& p : tried) list += (list.empty() ? "" : ", ") + display(p);
+  throw DeviceError(who + ": no " + kind.kind + " plugin for " + manifest.config.name + " (tried " +
+                    list + "); " + kind.missing + manifest.config.name + ", or give lib=<path>");
+}
 
+// The plugin's entry points, its kind checked.
+struct PluginApi {
+  AbiFn abi = nullptr;
+  ConfigFn config = nullptr;
+  OpenFn open = nullptr;
+};
+
+PluginApi load_plugin(const std::string& where, const PluginKind& kind, const std::string& who) {
   // Never dlclose()d: devices, buffers and their code may outlive anything here.
   void* handle = dlopen(where.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -139,9 +141,10 @@ std::unique_ptr<Device> open_plugin_device(const DeviceSpec& spec, const PluginK
     return p;
   };
   // dlsym returns data pointers; POSIX guarantees they convert to function pointers.
-  const auto abi = reinterpret_cast<AbiFn>(sym("normcore_sim_abi"));
-  const auto config = reinterpret_cast<ConfigFn>(sym("normcore_sim_config"));
-  const auto open = reinterpret_cast<OpenFn>(sym("normcore_sim_open"));
+  PluginApi api;
+  api.abi = reinterpret_cast<AbiFn>(sym("normcore_sim_abi"));
+  api.config = reinterpret_cast<ConfigFn>(sym("normcore_sim_config"));
+  api.open = reinterpret_cast<OpenFn>(sym("normcore_sim_open"));
   dlerror();
   const auto kind_fn = reinterpret_cast<KindFn>(dlsym(handle, "normcore_sim_kind"));
   const char* kind_text = kind_fn != nullptr ? kind_fn() : "sim";
@@ -151,15 +154,19 @@ std::unique_ptr<Device> open_plugin_device(const DeviceSpec& spec, const PluginK
                       " plugin: use " + have_kind + ":<manifest> or give lib=<path> of a " +
                       kind.kind + " plugin (" + kind.file + ")");
   }
+  return api;
+}
 
-  if (const int v = abi(); v != kPluginAbi) {
+// The plugin's ABI version and the config it was built for against the manifest's.
+void check_plugin(const PluginApi& api, const std::string& where, const PluginKind& kind,
+                  const Manifest& manifest, const std::string& who) {
+  if (const int v = api.abi(); v != kPluginAbi) {
     throw DeviceError(who + ": " + kind.kind + " plugin " + where + " has ABI version " +
                       std::to_string(v) + ", this runtime needs version " +
                       std::to_string(kPluginAbi) + ": rebuild it with this runtime (target " +
                       kind.kind + "_" + manifest.config.name + ")");
   }
-
-  const char* built_text = config();
+  const char* built_text = api.config();
   const std::string built = built_text != nullptr ? built_text : "";
   const auto have = nlohmann::json::parse(built, nullptr, /*allow_exceptions=*/false);
   const auto want = nlohmann::json::parse(manifest.config_json, nullptr, false);
@@ -170,9 +177,16 @@ std::unique_ptr<Device> open_plugin_device(const DeviceSpec& spec, const PluginK
                       (built.empty() ? std::string("(nothing)") : built) +
                       (diff.empty() ? "" : " (differs in: " + diff + ")"));
   }
+}
 
+std::unique_ptr<Device> open_plugin_device(const DeviceSpec& spec, const PluginKind& kind) {
+  const std::string who = "device '" + spec.text + "'";
+  const Manifest manifest = load_plugin_manifest(spec, who);
+  const std::string where = find_plugin(spec, kind, manifest, who).string();
+  const PluginApi api = load_plugin(where, kind, who);
+  check_plugin(api, where, kind, manifest, who);
   std::string error;
-  Device* dev = open(spec, manifest, &error);
+  Device* dev = api.open(spec, manifest, &error);
   if (dev == nullptr) {
     throw DeviceError(error.empty() ? who + ": " + kind.kind + " plugin " + where +
                                           " failed to open the device"

@@ -22,7 +22,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -31,18 +30,13 @@
 
 #include "addr_alloc.hpp"
 #include "backends.hpp"
+#include "normcore/util/hex.hpp"
 
 namespace normcore::detail {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llX", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 std::string errno_text(int err) {
   return std::error_code(err, std::generic_category()).message();

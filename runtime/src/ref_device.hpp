@@ -1,0 +1,154 @@
+// The ref device (ref_device.cpp describes it): options, register-file fields, DMA buffers and
+// the device class. Its parts: ref_device.cpp (registers, buffers, open), ref_job.cpp (a job:
+// snapshot, validation, DMA, kernel), ref_kernel.cpp (arithmetic), ref_memory.hpp (memory).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "device_options.hpp"
+#include "normcore/device.hpp"
+#include "normcore/util/hex.hpp"
+#include "ref_kernel.hpp"
+#include "ref_memory.hpp"
+
+namespace normcore::detail::ref {
+
+struct Options {
+  std::uint64_t mem = std::uint64_t{1} << 30;
+  FaultOptions faults;
+  unsigned threads = 1;
+};
+
+// A field of the register file: its register's slot (offset / 4) and description.
+struct Field {
+  std::size_t slot = 0;
+  const FieldDesc* desc = nullptr;
+  explicit operator bool() const { return desc != nullptr; }
+};
+
+class RefBuffer final : public DmaBuffer {
+ public:
+  RefBuffer(std::shared_ptr<Memory> mem, std::uint64_t addr, std::size_t size,
+            std::unique_ptr<std::uint8_t[]> data)
+      : mem_(std::move(mem)), addr_(addr), size_(size), data_(std::move(data)) {}
+  ~RefBuffer() override;
+
+  [[nodiscard]] std::uint64_t device_address() const override { return addr_; }
+  [[nodiscard]] std::size_t size() const override { return size_; }
+  [[nodiscard]] std::span<std::uint8_t> map() override { return {data_.get(), size_}; }
+  // Coherent memory: only the bounds are checked.
+  void sync_to_device(std::size_t offset, std::size_t length) override {
+    check(offset, length, "sync_to_device");
+  }
+  void sync_from_device(std::size_t offset, std::size_t length) override {
+    check(offset, length, "sync_from_device");
+  }
+
+ private:
+  void check(std::size_t offset, std::size_t length, const char* what) const {
+    if (offset > size_ || length > size_ - offset) {
+      throw DeviceError("ref: " + std::string(what) + "(offset " + std::to_string(offset) +
+                        ", length " + std::to_string(length) + ") is outside the " +
+                        std::to_string(size_) + "-byte DMA buffer at " + hex(addr_));
+    }
+  }
+  std::shared_ptr<Memory> mem_;
+  std::uint64_t addr_;
+  std::size_t size_;
+  std::unique_ptr<std::uint8_t[]> data_;
+};
+
+class RefDevice final : public Device {
+ public:
+  RefDevice(const DeviceSpec& spec, Manifest manifest, const Options& opt);
+  ~RefDevice() override {
+    std::lock_guard lock(mem_->mu);
+    mem_->owner = nullptr;
+  }
+
+  std::unique_ptr<DmaBuffer> alloc(std::size_t bytes, std::size_t align) override;
+  bool wait_irq(std::chrono::milliseconds timeout) override;
+
+  // Called by a buffer's destructor with the memory lock held.
+  void on_release(std::uint64_t bytes) { mutable_counters().buffer_bytes -= bytes; }
+
+ protected:
+  std::uint32_t do_read32(std::uint32_t offset) override;
+  void do_write32(std::uint32_t offset, std::uint32_t value) override;
+
+ private:
+  struct Slot {
+    const RegDesc* reg = nullptr;
+    std::uint32_t value = 0;
+    std::uint32_t readable = 0;  // every field bit except w1s_sc
+    std::uint32_t rw = 0, w1c = 0, w1s = 0;
+  };
+
+  void build_register_file();
+  void resolve_fields();
+  Field field(const char* reg, const char* name, bool required = true) const;
+  int code(const char* name) const;
+  [[nodiscard]] std::uint64_t get(Field f) const {
+    return f ? f.desc->get(slots_[f.slot].value) : 0;
+  }
+  void set(Field f, std::uint64_t v) {
+    if (f) slots_[f.slot].value = f.desc->put(slots_[f.slot].value, v);
+  }
+  [[nodiscard]] std::uint64_t get64(Field lo, Field hi) const { return get(lo) | get(hi) << 32; }
+  void set64(Field lo, Field hi, std::uint64_t v) {
+    set(lo, v & 0xFFFFFFFFu);
+    set(hi, v >> 32);
+  }
+  [[nodiscard]] bool irq_line() const {
+    return (get(irq_done_) != 0 && get(en_done_) != 0) ||
+           (get(irq_error_) != 0 && get(en_error_) != 0);
+  }
+  [[nodiscard]] bool busy() const { return get(busy_) != 0; }
+
+  // The job registers as START took them, and the sizes they give (ref_job.cpp).
+  struct JobRegs {
+    std::uint64_t channels = 0, inner = 0, outer = 0;
+    Layout layout = Layout::nchw;
+    Rounding rounding = Rounding::half_up;
+    int shift = 0;
+    std::int64_t lo = 0, hi = 0;
+    std::uint64_t src = 0, dst = 0, param = 0, win_base = 0, win_last = 0;
+    u128 total = 0, in_bytes = 0, out_bytes = 0, prm_bytes = 0;
+  };
+
+  void start_job();
+  [[nodiscard]] JobRegs snapshot() const;
+  [[nodiscard]] int check(const JobRegs& j) const;
+  [[nodiscard]] std::uint64_t ideal_cycles(const JobRegs& j) const;
+  void read_params(const JobRegs& j, std::vector<std::int64_t>& scale,
+                   std::vector<std::int64_t>& shift) const;
+  void run_job(const JobRegs& j);
+  void clear_for_start();
+  void soft_reset();
+  void finish(bool ok, int err_code, std::uint64_t err_addr);
+  void set_perf(std::uint64_t active, std::uint64_t elements);
+
+  Options opt_;
+  std::shared_ptr<Memory> mem_;
+  std::vector<Slot> slots_;
+  std::uint64_t jobs_ = 0;  // jobs that passed validation
+
+  // Fields, resolved by name from the manifest.
+  Field start_, soft_reset_, en_done_, en_error_;
+  Field busy_, done_, error_, start_ignored_, irq_done_, irq_error_;
+  Field err_code_, err_lo_, err_hi_;
+  Field channels_, inner_, outer_, layout_, rounding_, shift_, clamp_lo_, clamp_hi_;
+  Field src_lo_, src_hi_, dst_lo_, dst_hi_, param_lo_, param_hi_;
+  Field win_base_lo_, win_base_hi_, win_last_lo_, win_last_hi_;
+  Field perf_active_, perf_rd_stall_, perf_wr_stall_, perf_elems_lo_, perf_elems_hi_;
+  int code_channels_ = 0, code_zero_ = 0, code_shift_ = 0, code_misaligned_ = 0;
+  int code_window_ = 0, code_overlap_ = 0, code_read_ = 0, code_write_ = 0;
+};
+
+}  // namespace normcore::detail::ref

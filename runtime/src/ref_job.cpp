@@ -1,0 +1,226 @@
+// A job of the ref device (ref_device.cpp describes the device): START takes a snapshot of the
+// job registers, validates it as <n>_ctrl does, applies the configured faults, then runs the DMA
+// against the live buffers and the kernel (ref_kernel.cpp) and reports like the RTL.
+#include <algorithm>
+#include <vector>
+
+#include "ref_device.hpp"
+
+namespace normcore::detail::ref {
+
+namespace {
+
+// PERF_ACTIVE of a job that stops after validation: the 64 sizing cycles plus the check, as the
+// RTL counts busy cycles.
+constexpr std::uint64_t kSizingCycles = 64 + 3;
+
+// Where the write bursts from DST fail: bursts of at most max_burst words, never across 4 KiB.
+// The burst holding the first unwritable byte fails; the bursts before it are written.
+struct WritePlan {
+  std::uint64_t bytes = 0;                 // bytes to write
+  std::optional<std::uint64_t> bad_burst;  // start of the failing burst
+};
+
+WritePlan plan_writes(const Memory& mem, std::uint64_t dst, std::uint64_t n_out,
+                      std::uint64_t max_burst_bytes) {
+  WritePlan plan;
+  plan.bytes = n_out;
+  const auto bad_write = mem.first_bad_write(dst, n_out);
+  if (!bad_write) return plan;
+  std::uint64_t a = dst;
+  for (;;) {
+    const std::uint64_t len = std::min(max_burst_bytes, 4096 - (a & 4095));
+    if (*bad_write - a < len) break;
+    a += len;
+  }
+  plan.bad_burst = a;
+  plan.bytes = a - dst;
+  return plan;
+}
+
+}  // namespace
+
+RefDevice::JobRegs RefDevice::snapshot() const {
+  const DeviceConfig& cfg = manifest().config;
+  const int yw = cfg.out_bits;
+  JobRegs j;
+  j.channels = get(channels_);
+  j.inner = get(inner_);
+  j.outer = get(outer_);
+  j.layout = get(layout_) != 0 ? Layout::nhwc : Layout::nchw;
+  j.rounding = static_cast<Rounding>(get(rounding_) & 3);
+  j.shift = static_cast<int>(get(shift_));
+  const std::uint64_t lo_raw = get(clamp_lo_), hi_raw = get(clamp_hi_);
+  j.lo = cfg.out_signed ? bits::sign_extend(lo_raw, yw) : static_cast<std::int64_t>(lo_raw);
+  j.hi = cfg.out_signed ? bits::sign_extend(hi_raw, yw) : static_cast<std::int64_t>(hi_raw);
+  j.src = get64(src_lo_, src_hi_);
+  j.dst = get64(dst_lo_, dst_hi_);
+  j.param = get64(param_lo_, param_hi_);
+  j.win_base = win_base_lo_ ? get64(win_base_lo_, win_base_hi_) : 0;
+  j.win_last = win_last_lo_ ? get64(win_last_lo_, win_last_hi_) : ~std::uint64_t{0};
+
+  // Sizes (exact: C * HW * N needs up to 11 + 24 + 32 bits; 128-bit arithmetic throughout).
+  j.total = static_cast<u128>(j.channels) * j.inner * j.outer;
+  j.in_bytes = (j.total * static_cast<unsigned>(cfg.in_bits) + 7) / 8;
+  j.out_bytes = (j.total * static_cast<unsigned>(yw) + 7) / 8;
+  j.prm_bytes = static_cast<u128>(j.channels) * static_cast<unsigned>(cfg.param_entry_bytes());
+  return j;
+}
+
+// The RTL's checks, in its priority order; 0 when the job is valid.
+int RefDevice::check(const JobRegs& j) const {
+  const DeviceConfig& cfg = manifest().config;
+  const std::uint64_t bus = static_cast<std::uint64_t>(cfg.bus_bytes());
+  const u128 in_end = static_cast<u128>(j.src) + j.in_bytes - 1;
+  const u128 out_end = static_cast<u128>(j.dst) + j.out_bytes - 1;
+  const u128 prm_end = static_cast<u128>(j.param) + j.prm_bytes - 1;
+  const u128 addr_limit = u128{1} << cfg.addr_bits;
+  auto in_window = [&](std::uint64_t start, u128 end) {
+    return start >= j.win_base && end <= j.win_last && end < addr_limit;
+  };
+  if (j.channels == 0 || j.channels > static_cast<std::uint64_t>(cfg.max_channels)) {
+    return code_channels_;
+  }
+  if (j.inner == 0 || j.outer == 0) return code_zero_;
+  if (j.shift > cfg.arith().acc_bits()) return code_shift_;
+  if (j.src % bus != 0 || j.dst % bus != 0 || j.param % bus != 0) return code_misaligned_;
+  if (!in_window(j.src, in_end) || !in_window(j.dst, out_end) || !in_window(j.param, prm_end)) {
+    return code_window_;
+  }
+  if (static_cast<u128>(j.src) <= out_end && static_cast<u128>(j.dst) <= in_end &&
+      !(cfg.out_bits <= cfg.in_bits && j.src == j.dst)) {
+    return code_overlap_;
+  }
+  return 0;
+}
+
+void RefDevice::start_job() {
+  clear_for_start();
+  const JobRegs j = snapshot();
+  // Validation fails with no memory access.
+  if (const int fail = check(j); fail != 0) {
+    set_perf(kSizingCycles, 0);
+    finish(false, fail, 0);
+    return;
+  }
+  ++jobs_;
+  if (opt_.faults.hang_job != 0 && jobs_ == opt_.faults.hang_job) {
+    set(busy_, 1);  // until CTRL.soft_reset
+    return;
+  }
+  if (opt_.faults.fail_job != 0 && jobs_ == opt_.faults.fail_job) {
+    set_perf(kSizingCycles, 0);
+    if (opt_.faults.fail_write) {
+      finish(false, code_write_, j.dst);
+    } else {
+      finish(false, code_read_, j.src);
+    }
+    return;
+  }
+  std::lock_guard lock(mem_->mu);
+  run_job(j);
+}
+
+// PERF_ACTIVE, an ideal cycle estimate (no memory stalls): sizing and checks (67), core set-up
+// (2 * lanes + 2), the parameter load (one cycle per bus word or table entry, whichever is
+// more), the stream (one beat of `lanes` elements per cycle unless the bus words in or out are
+// more), the pipeline drain (pipeline + 1) and the final flush (2).
+std::uint64_t RefDevice::ideal_cycles(const JobRegs& j) const {
+  const DeviceConfig& cfg = manifest().config;
+  const std::uint64_t bus = static_cast<std::uint64_t>(cfg.bus_bytes());
+  const std::uint64_t lanes = static_cast<std::uint64_t>(std::max(1, cfg.lanes));
+  const std::uint64_t prm_words = ceil_div(static_cast<std::uint64_t>(j.prm_bytes), bus);
+  const std::uint64_t in_words = static_cast<std::uint64_t>((j.in_bytes + bus - 1) / bus);
+  const std::uint64_t out_words = static_cast<std::uint64_t>((j.out_bytes + bus - 1) / bus);
+  const std::uint64_t stream =
+      std::max({ceil_div(static_cast<std::uint64_t>(j.total), lanes), in_words, out_words});
+  return kSizingCycles + 2 * lanes + 2 + std::max(prm_words, j.channels) + stream +
+         static_cast<std::uint64_t>(cfg.pipeline) + 1 + 2;
+}
+
+// Parameters: C entries, little endian, s in the low scale_bits bits, b above it.
+void RefDevice::read_params(const JobRegs& j, std::vector<std::int64_t>& scale,
+                            std::vector<std::int64_t>& shift) const {
+  const DeviceConfig& cfg = manifest().config;
+  const std::uint64_t pe = static_cast<std::uint64_t>(cfg.param_entry_bytes());
+  const std::uint64_t n_prm = static_cast<std::uint64_t>(j.prm_bytes);
+  std::vector<std::uint8_t> prm(static_cast<std::size_t>(n_prm));
+  mem_->read(j.param, prm.data(), n_prm);
+  scale.resize(static_cast<std::size_t>(j.channels));
+  shift.resize(static_cast<std::size_t>(j.channels));
+  for (std::uint64_t c = 0; c < j.channels; ++c) {
+    const std::uint64_t at = c * pe * 8;
+    const auto i = static_cast<std::size_t>(c);
+    scale[i] = bits::sign_extend(bits::get(prm, at, cfg.scale_bits), cfg.scale_bits);
+    shift[i] = bits::sign_extend(
+        bits::get(prm, at + static_cast<std::uint64_t>(cfg.scale_bits), cfg.shift_bits),
+        cfg.shift_bits);
+  }
+}
+
+// The DMA and the arithmetic of a valid job (memory lock held).
+void RefDevice::run_job(const JobRegs& j) {
+  const DeviceConfig& cfg = manifest().config;
+  const std::uint64_t bus = static_cast<std::uint64_t>(cfg.bus_bytes());
+  const std::uint64_t prm_words = ceil_div(static_cast<std::uint64_t>(j.prm_bytes), bus);
+  const std::uint64_t in_words = static_cast<std::uint64_t>((j.in_bytes + bus - 1) / bus);
+  const Memory& mem = *mem_;
+  // Reads: the parameter table, then the input, in bus words; the first failing word stops it.
+  if (auto bad = mem.first_bad_read(j.param, prm_words, bus)) {
+    set_perf(kSizingCycles, 0);
+    finish(false, code_read_, *bad);
+    return;
+  }
+  if (auto bad = mem.first_bad_read(j.src, in_words, bus)) {
+    set_perf(kSizingCycles + prm_words, 0);
+    finish(false, code_read_, *bad);
+    return;
+  }
+  const std::uint64_t n_out = static_cast<std::uint64_t>(j.out_bytes);
+  const WritePlan wp =
+      plan_writes(mem, j.dst, n_out, static_cast<std::uint64_t>(cfg.max_burst) * bus);
+  std::vector<std::int64_t> scale, shift;
+  read_params(j, scale, shift);
+
+  // Input and output: in place in the buffers when each lies inside one, else staged.
+  const std::uint64_t n_in = static_cast<std::uint64_t>(j.in_bytes);
+  std::vector<std::uint8_t> in_stage, out_stage;
+  const std::uint8_t* in_ptr = mem.contiguous(j.src, n_in, false);
+  if (in_ptr == nullptr) {
+    in_stage.resize(static_cast<std::size_t>(n_in));
+    mem.read(j.src, in_stage.data(), n_in);
+    in_ptr = in_stage.data();
+  }
+  std::uint8_t* out_ptr = wp.bad_burst ? nullptr : mem.contiguous(j.dst, n_out, true);
+  if (out_ptr == nullptr) {
+    out_stage.resize(static_cast<std::size_t>(n_out));
+    out_ptr = out_stage.data();
+  }
+
+  Kernel k;
+  k.in = in_ptr;
+  k.out = out_ptr;
+  k.xw = cfg.in_bits;
+  k.yw = cfg.out_bits;
+  k.x_signed = cfg.in_signed;
+  k.channels = j.channels;
+  k.stride = j.layout == Layout::nchw ? j.inner : 1;
+  k.scale = scale.data();
+  k.shift = shift.data();
+  k.job = JobSettings{j.shift, j.rounding, j.lo, j.hi};
+  const std::uint64_t n_total = static_cast<std::uint64_t>(j.total);
+  compute(k, n_total, in_ptr == out_ptr, opt_.threads);
+
+  if (!out_stage.empty()) mem.write(j.dst, out_stage.data(), wp.bytes);
+  if (wp.bad_burst) {
+    const std::uint64_t elems =
+        std::min<std::uint64_t>(n_total, wp.bytes * 8 / static_cast<std::uint64_t>(cfg.out_bits));
+    set_perf(kSizingCycles + prm_words + wp.bytes / bus, elems);
+    finish(false, code_write_, *wp.bad_burst);
+    return;
+  }
+  set_perf(ideal_cycles(j), n_total);
+  finish(true, 0, 0);
+}
+
+}  // namespace normcore::detail::ref
