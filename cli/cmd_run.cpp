@@ -180,7 +180,7 @@ int do_run(RunCli o) {
   // Everything up to the submit is the user's input: errors exit 2.
   Accelerator* acc_p = nullptr;
   std::optional<Accelerator> acc;
-  std::shared_ptr<const Params> params;
+  Params params;
   HostTensor in, out;
   JobShape shape;
   std::vector<std::size_t> out_shape;

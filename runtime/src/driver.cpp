@@ -236,13 +236,12 @@ struct RunShared {
   std::exception_ptr exc;
   RunStats stats;
   // The job.
-  std::shared_ptr<const Params> params;
+  std::shared_ptr<const ParamsImpl> params;
   TensorView in;
   MutableTensorView out;
   JobShape shape;
   RunOptions opt;
-  Buffer* bin = nullptr;  // zero-copy
-  Buffer* bout = nullptr;
+  std::shared_ptr<BufferImpl> bin, bout;  // zero-copy
 };
 
 struct Regs {
@@ -483,54 +482,68 @@ struct DriverCore {
 
 // ---------------------------------------------------------------------------------------------
 
-struct Params::Group {
+namespace detail {
+
+// One channel group's table on the device.
+struct ParamGroup {
   std::uint64_t c0 = 0, channels = 0;
   std::unique_ptr<DmaBuffer> buf;
 };
 
-namespace detail {
-// The worker's view of Params and Buffer internals.
-struct Access {
-  static const Params::Group& group(const Params& p, std::size_t g) { return *p.groups_[g]; }
-  static std::size_t groups(const Params& p) { return p.groups_.size(); }
-  static std::uint64_t group_channels(const Params& p) { return p.group_channels_; }
-  static DmaBuffer& dma(Buffer& b) { return *b.buf_; }
+struct ParamsImpl {
+  ParamImage image;
+  std::shared_ptr<DriverCore> core;
+  std::vector<ParamGroup> groups;  // channel groups of <= MAX_CHANNELS
+  std::uint64_t group_channels = 0;
+
+  ParamsImpl() = default;
+  ParamsImpl(const ParamsImpl&) = delete;
+  ParamsImpl& operator=(const ParamsImpl&) = delete;
+  ~ParamsImpl() {
+    if (core) {
+      std::lock_guard lk(core->dev_mu);
+      groups.clear();
+    }
+  }
 };
+
+struct BufferImpl {
+  std::shared_ptr<DriverCore> core;
+  std::unique_ptr<DmaBuffer> buf;
+
+  BufferImpl() = default;
+  BufferImpl(const BufferImpl&) = delete;
+  BufferImpl& operator=(const BufferImpl&) = delete;
+  ~BufferImpl() {
+    if (core && buf) {
+      std::lock_guard lk(core->dev_mu);
+      buf.reset();
+    }
+  }
+};
+
 }  // namespace detail
 
-Params::~Params() {
-  if (core_) {
-    std::lock_guard lk(core_->dev_mu);
-    groups_.clear();
-  }
+const ParamImage& Params::image() const {
+  if (!impl_) throw DeviceError("Params: empty parameter handle");
+  return impl_->image;
 }
 
-Buffer::~Buffer() {
-  if (core_ && buf_) {
-    std::lock_guard lk(core_->dev_mu);
-    buf_.reset();
-  }
+namespace {
+DmaBuffer& buffer_of(const std::shared_ptr<detail::BufferImpl>& b) {
+  if (!b) throw DeviceError("Buffer: empty buffer handle");
+  return *b->buf;
 }
-Buffer::Buffer(Buffer&&) noexcept = default;
-Buffer& Buffer::operator=(Buffer&& o) noexcept {
-  if (this != &o) {
-    if (core_ && buf_) {
-      std::lock_guard lk(core_->dev_mu);
-      buf_.reset();
-    }
-    core_ = std::move(o.core_);
-    buf_ = std::move(o.buf_);
-  }
-  return *this;
-}
+}  // namespace
+
 std::span<std::uint8_t> Buffer::map() {
-  return buf_->map();
+  return buffer_of(impl_).map();
 }
 std::size_t Buffer::size() const {
-  return buf_->size();
+  return buffer_of(impl_).size();
 }
 std::uint64_t Buffer::device_address() const {
-  return buf_->device_address();
+  return buffer_of(impl_).device_address();
 }
 
 bool Run::wait(std::chrono::milliseconds timeout) const {
@@ -703,14 +716,14 @@ DriverStats Accelerator::stats() const {
 }
 
 Buffer Accelerator::alloc(std::size_t bytes) {
-  Buffer b;
-  b.core_ = core_;
+  auto b = std::make_shared<detail::BufferImpl>();
+  b->core = core_;
   std::lock_guard lk(core_->dev_mu);
-  b.buf_ = core_->dev->alloc(bytes, 4096);
-  return b;
+  b->buf = core_->dev->alloc(bytes, 4096);
+  return Buffer(std::move(b));
 }
 
-std::shared_ptr<const Params> Accelerator::upload(const ParamImage& image) {
+Params Accelerator::upload(const ParamImage& image) {
   const ArithSpec& d = core_->spec;
   const ArithSpec& p = image.spec;
   auto differ = [&](const char* what, long long got, long long want) {
@@ -733,23 +746,23 @@ std::shared_ptr<const Params> Accelerator::upload(const ParamImage& image) {
     throw DeviceError("params: rounding " + std::string(to_string(image.job.rounding)) +
                       " is not supported by device " + core_->dev->name());
   }
-  auto prm = std::shared_ptr<Params>(new Params());
-  prm->image_ = image;
-  prm->core_ = core_;
+  auto prm = std::make_shared<detail::ParamsImpl>();
+  prm->image = image;
+  prm->core = core_;
   const std::uint64_t c = image.scale.size();
   const std::uint64_t maxc = static_cast<std::uint64_t>(core_->info.max_channels);
   const std::uint64_t groups = ceil_div(c, maxc);
-  prm->group_channels_ = ceil_div(c, groups);
+  prm->group_channels = ceil_div(c, groups);
   const int eb = core_->info.param_entry_bytes;
   std::lock_guard lk(core_->dev_mu);
-  for (std::uint64_t c0 = 0; c0 < c; c0 += prm->group_channels_) {
-    auto g = std::make_unique<Params::Group>();
-    g->c0 = c0;
-    g->channels = std::min(prm->group_channels_, c - c0);
-    g->buf = core_->dev->alloc(static_cast<std::size_t>(g->channels) * static_cast<std::size_t>(eb),
-                               4096);
-    auto bytes = g->buf->map();
-    for (std::uint64_t i = 0; i < g->channels; ++i) {
+  for (std::uint64_t c0 = 0; c0 < c; c0 += prm->group_channels) {
+    detail::ParamGroup g;
+    g.c0 = c0;
+    g.channels = std::min(prm->group_channels, c - c0);
+    g.buf = core_->dev->alloc(static_cast<std::size_t>(g.channels) * static_cast<std::size_t>(eb),
+                              4096);
+    auto bytes = g.buf->map();
+    for (std::uint64_t i = 0; i < g.channels; ++i) {
       const auto s =
           static_cast<u128>(static_cast<std::uint64_t>(image.scale[c0 + i]) & mask_bits(p.sw));
       const auto b =
@@ -760,15 +773,15 @@ std::shared_ptr<const Params> Accelerator::upload(const ParamImage& image) {
               static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(e >> (8 * k));
       }
     }
-    g->buf->sync_to_device(0, static_cast<std::size_t>(g->channels) * static_cast<std::size_t>(eb));
-    prm->groups_.push_back(std::move(g));
+    g.buf->sync_to_device(0, static_cast<std::size_t>(g.channels) * static_cast<std::size_t>(eb));
+    prm->groups.push_back(std::move(g));
   }
-  return prm;
+  return Params(std::move(prm));
 }
 
 namespace {
 
-void check_common(const detail::DriverCore& k, const Params& p, const JobShape& s) {
+void check_common(const detail::DriverCore& k, const detail::ParamsImpl& p, const JobShape& s) {
   if (s.n == 0 || s.c == 0 || s.hw == 0) {
     throw DeviceError("bad shape N=" + std::to_string(s.n) + " C=" + std::to_string(s.c) +
                       " HW=" + std::to_string(s.hw) + ": every dimension must be >= 1");
@@ -778,21 +791,22 @@ void check_common(const detail::DriverCore& k, const Params& p, const JobShape& 
       s.elements() / s.n / s.c != s.hw) {
     throw DeviceError("bad shape: N*C*HW is too large");
   }
-  if (s.c != p.channels()) {
+  if (s.c != p.image.scale.size()) {
     throw DeviceError("bad shape: C=" + std::to_string(s.c) + " but the parameters have " +
-                      std::to_string(p.channels()) + " channels");
+                      std::to_string(p.image.scale.size()) + " channels");
   }
   (void)k;
 }
 
 }  // namespace
 
-Run Accelerator::submit(std::shared_ptr<const Params> params, TensorView input,
-                        MutableTensorView output, const JobShape& shape,
-                        const RunOptions& options) {
-  if (!params) throw DeviceError("submit: no parameters");
-  if (params->core_ != core_) throw DeviceError("submit: parameters uploaded to another device");
-  check_common(*core_, *params, shape);
+Run Accelerator::submit(const Params& params, TensorView input, MutableTensorView output,
+                        const JobShape& shape, const RunOptions& options) {
+  if (!params.valid()) throw DeviceError("submit: no parameters");
+  if (params.impl_->core != core_) {
+    throw DeviceError("submit: parameters uploaded to another device");
+  }
+  check_common(*core_, *params.impl_, shape);
   const std::uint64_t n = shape.elements();
   if (input.count != n) {
     throw DeviceError("input has " + std::to_string(input.count) + " elements, the shape " +
@@ -822,7 +836,7 @@ Run Accelerator::submit(std::shared_ptr<const Params> params, TensorView input,
     }
   } else {
     const auto [lo, hi] = dtype_range(output.dtype);
-    const auto& js = params->image().job;
+    const auto& js = params.image().job;
     if (js.lo < lo || js.hi > hi) {
       throw DeviceError("output type " + std::string(to_string(output.dtype)) +
                         " cannot hold the results (clamp " + std::to_string(js.lo) + ".." +
@@ -838,7 +852,7 @@ Run Accelerator::submit(std::shared_ptr<const Params> params, TensorView input,
     throw DeviceError("input and output tensors overlap (use separate host buffers)");
   }
   auto r = std::make_shared<detail::RunShared>();
-  r->params = std::move(params);
+  r->params = params.impl_;
   r->in = input;
   r->out = output;
   r->shape = shape;
@@ -853,16 +867,17 @@ Run Accelerator::submit(std::shared_ptr<const Params> params, TensorView input,
   return Run(r);
 }
 
-Run Accelerator::submit(std::shared_ptr<const Params> params, Buffer& input, Buffer& output,
+Run Accelerator::submit(const Params& params, const Buffer& input, const Buffer& output,
                         const JobShape& shape) {
-  if (!params) throw DeviceError("submit: no parameters");
-  if (params->core_ != core_ || input.core_ != core_ || output.core_ != core_) {
+  if (!params.valid()) throw DeviceError("submit: no parameters");
+  if (!input.valid() || !output.valid()) throw DeviceError("submit: empty buffer handle");
+  if (params.impl_->core != core_ || input.impl_->core != core_ || output.impl_->core != core_) {
     throw DeviceError("submit: parameters or buffers belong to another device");
   }
-  check_common(*core_, *params, shape);
+  check_common(*core_, *params.impl_, shape);
   const DeviceConfig& c = core_->cfg();
   const std::uint64_t n = shape.elements();
-  if (params->groups_.size() != 1) {
+  if (params.impl_->groups.size() != 1) {
     throw DeviceError("zero-copy run: C=" + std::to_string(shape.c) + " exceeds the device's " +
                       std::to_string(c.max_channels) + " channels; use host tensors (tiled)");
   }
@@ -886,9 +901,9 @@ Run Accelerator::submit(std::shared_ptr<const Params> params, Buffer& input, Buf
                       " bytes, the shape needs " + std::to_string(need_out));
   }
   auto r = std::make_shared<detail::RunShared>();
-  r->params = std::move(params);
-  r->bin = &input;
-  r->bout = &output;
+  r->params = params.impl_;
+  r->bin = input.impl_;
+  r->bout = output.impl_;
   r->shape = shape;
   r->stats.elements = n;
   {
@@ -900,9 +915,14 @@ Run Accelerator::submit(std::shared_ptr<const Params> params, Buffer& input, Buf
   return Run(r);
 }
 
-void Accelerator::run(std::shared_ptr<const Params> params, TensorView input,
-                      MutableTensorView output, const JobShape& shape, const RunOptions& options) {
-  submit(std::move(params), input, output, shape, options).get();
+void Accelerator::run(const Params& params, TensorView input, MutableTensorView output,
+                      const JobShape& shape, const RunOptions& options) {
+  submit(params, input, output, shape, options).get();
+}
+
+void Accelerator::run(const Params& params, const Buffer& input, const Buffer& output,
+                      const JobShape& shape) {
+  submit(params, input, output, shape).get();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -978,7 +998,7 @@ void scatter_run(const MutableTensorView& out, const RunOptions& opt, const Arit
   });
 }
 
-std::vector<Tile> plan_tiles(const detail::DriverCore& k, const Params& prm, const JobShape& s,
+std::vector<Tile> plan_tiles(const detail::DriverCore& k, const JobShape& s,
                              std::uint64_t group_channels) {
   const DeviceConfig& c = k.cfg();
   const std::uint64_t budget = k.opt.max_tile_elements;
@@ -997,7 +1017,6 @@ std::vector<Tile> plan_tiles(const detail::DriverCore& k, const Params& prm, con
       nn = std::min(nn, std::max<std::uint64_t>(1, c.max_outer() / s.hw));
     }
   }
-  (void)prm;
   std::vector<Tile> t;
   for (std::uint64_t n0 = 0; n0 < s.n; n0 += nn) {
     for (std::uint64_t g = 0; g < groups; ++g) {
@@ -1010,13 +1029,13 @@ std::vector<Tile> plan_tiles(const detail::DriverCore& k, const Params& prm, con
 }
 
 void run_host(detail::DriverCore& k, detail::RunShared& r) {
-  const Params& prm = *r.params;
+  const detail::ParamsImpl& prm = *r.params;
   const JobShape& s = r.shape;
   const ArithSpec& a = k.spec;
-  const auto tiles = plan_tiles(k, prm, s, detail::Access::group_channels(prm));
+  const auto tiles = plan_tiles(k, s, prm.group_channels);
   std::uint64_t done = 0;
   for (const Tile& t : tiles) {
-    const auto& g = detail::Access::group(prm, static_cast<std::size_t>(t.g));
+    const auto& g = prm.groups[static_cast<std::size_t>(t.g)];
     const std::uint64_t cg = g.channels, c0 = g.c0;
     const std::uint64_t elems = t.nn * cg * t.pw;
     const std::uint64_t in_bytes = ceil_div(elems * static_cast<std::uint64_t>(a.xw), 8);
@@ -1050,7 +1069,7 @@ void run_host(detail::DriverCore& k, detail::RunShared& r) {
       j.inner = 1;
       j.outer = t.nn * t.pw;
     }
-    j.settings = prm.image().job;
+    j.settings = prm.image.job;
     j.src = bi.device_address();
     j.dst = bo.device_address();
     j.param = g.buf->device_address();
@@ -1077,25 +1096,25 @@ void run_host(detail::DriverCore& k, detail::RunShared& r) {
 }
 
 void run_zero_copy(detail::DriverCore& k, detail::RunShared& r) {
-  const Params& prm = *r.params;
+  const detail::ParamsImpl& prm = *r.params;
   const JobShape& s = r.shape;
   const ArithSpec& a = k.spec;
   const std::uint64_t n = s.elements();
   std::lock_guard lk(k.dev_mu);
   const std::uint64_t reads0 = k.dev->counters().reads, writes0 = k.dev->counters().writes;
-  detail::Access::dma(*r.bin).sync_to_device(
+  r.bin->buf->sync_to_device(
       0, static_cast<std::size_t>(ceil_div(n * static_cast<std::uint64_t>(a.xw), 8)));
   detail::DevJob j;
   j.channels = s.c;
   j.layout = s.layout;
   j.inner = s.layout == Layout::nchw ? s.hw : 1;
   j.outer = s.layout == Layout::nchw ? s.n : s.n * s.hw;
-  j.settings = prm.image().job;
-  j.src = r.bin->device_address();
-  j.dst = r.bout->device_address();
-  j.param = detail::Access::group(prm, 0).buf->device_address();
+  j.settings = prm.image.job;
+  j.src = r.bin->buf->device_address();
+  j.dst = r.bout->buf->device_address();
+  j.param = prm.groups[0].buf->device_address();
   k.execute(j, r.stats);
-  detail::Access::dma(*r.bout).sync_from_device(
+  r.bout->buf->sync_from_device(
       0, static_cast<std::size_t>(ceil_div(n * static_cast<std::uint64_t>(a.yw), 8)));
   r.stats.mmio_reads += k.dev->counters().reads - reads0;
   r.stats.mmio_writes += k.dev->counters().writes - writes0;
@@ -1141,6 +1160,8 @@ void worker_loop(detail::DriverCore& k) {
       r->exc = exc;
       r->error = err;
       r->params.reset();
+      r->bin.reset();
+      r->bout.reset();
     }
     r->cv.notify_all();
   }
