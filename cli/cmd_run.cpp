@@ -159,137 +159,162 @@ void write_output(const std::string& path, const std::vector<std::size_t>& shape
 
 int do_run_plan(const RunCli& o);
 
-int do_run(RunCli o) {
-  if (!o.plan.empty()) return do_run_plan(o);
+// --params, --output and one --input are required without --plan; prints the error and returns
+// false if one is missing.
+bool check_required(RunCli& o) {
   for (const auto& [name, value] :
        {std::pair<const char*, const std::string*>{"--params", &o.params},
         {"--output", &o.output}}) {
     if (value->empty()) {
       std::cerr << "normcore run: error: " << name
                 << " is required (or run a plan with --plan DIR)\n";
-      return kExitBadInput;
+      return false;
     }
   }
   if (o.inputs.size() != 1) {
     std::cerr << "normcore run: error: "
               << (o.inputs.empty() ? "--input is required" : "give one --input")
               << " (or run a plan with --plan DIR)\n";
-    return kExitBadInput;
+    return false;
   }
   o.input = o.inputs[0];
-  // Everything up to the submit is the user's input: errors exit 2.
-  Accelerator* acc_p = nullptr;
+  return true;
+}
+
+// N, C, HW from --shape (or the array's own shape) and --layout; Error unless it matches the
+// input's element count and the parameters' channels.
+JobShape job_shape(const RunCli& o, const NpyArray& x, const ParamImage& image) {
+  JobShape shape;
+  shape.layout = parse_layout(o.layout);
+  std::vector<std::uint64_t> dims;
+  if (!o.shape.empty()) {
+    dims = parse_shape(o.shape);
+  } else {
+    for (auto d : x.shape) dims.push_back(d);
+    if (dims.size() < 2 || dims.size() > 4) {
+      throw Error("--input " + o.input + ": a " + std::to_string(dims.size()) +
+                  "-D array needs --shape N,C,H,W");
+    }
+  }
+  if (shape.layout == Layout::nchw) {
+    shape.n = dims[0];
+    shape.c = dims[1];
+    shape.hw = 1;
+    for (std::size_t i = 2; i < dims.size(); ++i) shape.hw *= dims[i];
+  } else {
+    shape.n = dims[0];
+    shape.c = dims.back();
+    shape.hw = 1;
+    for (std::size_t i = 1; i + 1 < dims.size(); ++i) shape.hw *= dims[i];
+  }
+  if (shape.elements() != x.size()) {
+    throw Error("--shape: " + std::to_string(shape.n) + "x" + std::to_string(shape.c) + "x" +
+                std::to_string(shape.hw) + " = " + std::to_string(shape.elements()) +
+                " elements, but " + o.input + " has " + std::to_string(x.size()));
+  }
+  if (shape.c != image.scale.size()) {
+    throw Error("--shape: C = " + std::to_string(shape.c) + " but " + o.params + " has " +
+                std::to_string(image.scale.size()) + " channels");
+  }
+  return shape;
+}
+
+// --timeout-ms, --tile and the progress display (--progress, or a large tensor on a terminal).
+DriverOptions driver_options(const RunCli& o, std::size_t elements) {
+  DriverOptions dopt;
+  dopt.job_timeout = std::chrono::milliseconds(o.timeout_ms);
+  if (o.tile > 0) dopt.max_tile_elements = o.tile;
+  const bool show = o.progress || (!o.quiet && isatty(2) != 0 && elements >= (1u << 22));
+  if (show) {
+    dopt.progress = [](std::uint64_t done, std::uint64_t total) {
+      std::fprintf(stderr, "\rnormcore run: %3.0f%% (%llu / %llu elements)",
+                   100.0 * static_cast<double>(done) / static_cast<double>(total),
+                   static_cast<unsigned long long>(done), static_cast<unsigned long long>(total));
+      if (done == total) std::fprintf(stderr, "\n");
+    };
+  }
+  return dopt;
+}
+
+// --out-dtype, or the device's smallest, or float32 when a float input has --out-scale.
+DType output_dtype(const RunCli& o, const DeviceConfig& c, DType in_t) {
+  DType out_t = default_out_dtype(c);
+  if (!o.out_dtype.empty()) {
+    out_t = parse_dtype(o.out_dtype);
+  } else if (in_t == DType::float32 && o.out_scale > 0) {
+    out_t = DType::float32;
+  }
+  return out_t;
+}
+
+// Everything a run needs, prepared from the user's input.
+struct PreparedRun {
   std::optional<Accelerator> acc;
-  std::shared_ptr<const Params> params;
+  Params params;
   HostTensor in, out;
   JobShape shape;
   std::vector<std::size_t> out_shape;
   RunOptions ro;
-  try {
-    const ParamImage image = read_params(o.params);
-    const NpyArray x = read_npy(o.input);
-    const DType in_t = host_dtype(x, o.input);
-    shape.layout = parse_layout(o.layout);
-    std::vector<std::uint64_t> dims;
-    if (!o.shape.empty()) {
-      dims = parse_shape(o.shape);
-    } else {
-      for (auto d : x.shape) dims.push_back(d);
-      if (dims.size() < 2 || dims.size() > 4) {
-        throw Error("--input " + o.input + ": a " + std::to_string(dims.size()) +
-                    "-D array needs --shape N,C,H,W");
-      }
-    }
-    if (shape.layout == Layout::nchw) {
-      shape.n = dims[0];
-      shape.c = dims[1];
-      shape.hw = 1;
-      for (std::size_t i = 2; i < dims.size(); ++i) shape.hw *= dims[i];
-    } else {
-      shape.n = dims[0];
-      shape.c = dims.back();
-      shape.hw = 1;
-      for (std::size_t i = 1; i + 1 < dims.size(); ++i) shape.hw *= dims[i];
-    }
-    if (shape.elements() != x.size()) {
-      throw Error("--shape: " + std::to_string(shape.n) + "x" + std::to_string(shape.c) + "x" +
-                  std::to_string(shape.hw) + " = " + std::to_string(shape.elements()) +
-                  " elements, but " + o.input + " has " + std::to_string(x.size()));
-    }
-    if (shape.c != image.scale.size()) {
-      throw Error("--shape: C = " + std::to_string(shape.c) + " but " + o.params + " has " +
-                  std::to_string(image.scale.size()) + " channels");
-    }
-    out_shape = x.shape.empty() ? std::vector<std::size_t>{x.size()} : x.shape;
-    if (in_t == DType::float32) {
-      if (!(o.in_scale > 0))
-        throw Error("--input " + o.input + " is float: give --in-scale (and --in-zero-point)");
-      ro.in_quant = Quant{o.in_scale, o.in_zp};
-    }
-    DriverOptions dopt;
-    dopt.job_timeout = std::chrono::milliseconds(o.timeout_ms);
-    if (o.tile > 0) dopt.max_tile_elements = o.tile;
-    const bool show = o.progress || (!o.quiet && isatty(2) != 0 && x.size() >= (1u << 22));
-    if (show) {
-      dopt.progress = [](std::uint64_t done, std::uint64_t total) {
-        std::fprintf(stderr, "\rnormcore run: %3.0f%% (%llu / %llu elements)",
-                     100.0 * static_cast<double>(done) / static_cast<double>(total),
-                     static_cast<unsigned long long>(done), static_cast<unsigned long long>(total));
-        if (done == total) std::fprintf(stderr, "\n");
-      };
-    }
-    acc.emplace(Accelerator::open(o.device, dopt));
-    acc_p = &*acc;
-    DType out_t = default_out_dtype(acc_p->manifest().config);
-    if (!o.out_dtype.empty()) {
-      out_t = parse_dtype(o.out_dtype);
-    } else if (in_t == DType::float32 && o.out_scale > 0) {
-      out_t = DType::float32;
-    }
-    if (out_t == DType::float32) {
-      if (!(o.out_scale > 0))
-        throw Error("--out-dtype float32 needs --out-scale (and --out-zero-point)");
-      ro.out_quant = Quant{o.out_scale, o.out_zp};
-    }
-    fill_from_npy(in, x, in_t);
-    out.resize(out_t, x.size());
-    params = acc_p->upload(image);
-  } catch (const std::exception& e) {
-    std::cerr << "normcore run: error: " << e.what() << "\n";
-    return kExitBadInput;
+};
+
+// Reads the files, opens the device and uploads the parameters; throws on bad input.
+void prepare(const RunCli& o, PreparedRun& p) {
+  const ParamImage image = read_params(o.params);
+  const NpyArray x = read_npy(o.input);
+  const DType in_t = host_dtype(x, o.input);
+  p.shape = job_shape(o, x, image);
+  p.out_shape = x.shape.empty() ? std::vector<std::size_t>{x.size()} : x.shape;
+  if (in_t == DType::float32) {
+    if (!(o.in_scale > 0))
+      throw Error("--input " + o.input + " is float: give --in-scale (and --in-zero-point)");
+    p.ro.in_quant = Quant{o.in_scale, o.in_zp};
   }
+  Accelerator& acc = p.acc.emplace(Accelerator::open(o.device, driver_options(o, x.size())));
+  const DType out_t = output_dtype(o, acc.manifest().config, in_t);
+  if (out_t == DType::float32) {
+    if (!(o.out_scale > 0))
+      throw Error("--out-dtype float32 needs --out-scale (and --out-zero-point)");
+    p.ro.out_quant = Quant{o.out_scale, o.out_zp};
+  }
+  fill_from_npy(p.in, x, in_t);
+  p.out.resize(out_t, x.size());
+  p.params = acc.upload(image);
+}
+
+void print_summary(const RunCli& o, const JobShape& shape, const RunStats& s) {
+  std::printf(
+      "normcore run: %llu elements (%llux%llux%llu %s) on %s in %llu device job(s); "
+      "device %.3f s, host %.3f s; %llu register reads, %llu writes; wrote %s\n",
+      static_cast<unsigned long long>(s.elements), static_cast<unsigned long long>(shape.n),
+      static_cast<unsigned long long>(shape.c), static_cast<unsigned long long>(shape.hw),
+      std::string(to_string(shape.layout)).c_str(), o.device.c_str(),
+      static_cast<unsigned long long>(s.tiles), s.device_seconds, s.host_seconds,
+      static_cast<unsigned long long>(s.mmio_reads), static_cast<unsigned long long>(s.mmio_writes),
+      o.output.c_str());
+}
+
+int do_run(RunCli o) {
+  if (!o.plan.empty()) return do_run_plan(o);
+  if (!check_required(o)) return kExitBadInput;
+  // Everything up to the submit is the user's input: errors exit 2.
+  PreparedRun p;
   Run r;
   try {
-    r = acc_p->submit(params, TensorView{in.dtype, in.data(), in.count},
-                      MutableTensorView{out.dtype, out.data(), out.count}, shape, ro);
+    prepare(o, p);
+    r = p.acc->submit(p.params, TensorView{p.in.dtype, p.in.data(), p.in.count},
+                      MutableTensorView{p.out.dtype, p.out.data(), p.out.count}, p.shape, p.ro);
   } catch (const std::exception& e) {
     std::cerr << "normcore run: error: " << e.what() << "\n";
     return kExitBadInput;
   }
   try {
     r.get();
+    write_output(o.output, p.out_shape, p.out);
   } catch (const std::exception& e) {
     std::cerr << "normcore run: error: " << e.what() << "\n";
     return kExitFailure;
   }
-  try {
-    write_output(o.output, out_shape, out);
-  } catch (const std::exception& e) {
-    std::cerr << "normcore run: error: " << e.what() << "\n";
-    return kExitFailure;
-  }
-  if (!o.quiet) {
-    const RunStats s = r.stats();
-    std::printf(
-        "normcore run: %llu elements (%llux%llux%llu %s) on %s in %llu device job(s); "
-        "device %.3f s, host %.3f s; %llu register reads, %llu writes; wrote %s\n",
-        static_cast<unsigned long long>(s.elements), static_cast<unsigned long long>(shape.n),
-        static_cast<unsigned long long>(shape.c), static_cast<unsigned long long>(shape.hw),
-        std::string(to_string(shape.layout)).c_str(), o.device.c_str(),
-        static_cast<unsigned long long>(s.tiles), s.device_seconds, s.host_seconds,
-        static_cast<unsigned long long>(s.mmio_reads),
-        static_cast<unsigned long long>(s.mmio_writes), o.output.c_str());
-  }
+  if (!o.quiet) print_summary(o, p.shape, r.stats());
   return kExitOk;
 }
 

@@ -53,31 +53,18 @@ ParamImage params_for(const ArithSpec& a, int channels) {
   return im;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <devices dir> [MiB]\n", argv[0]);
-    return 2;
-  }
-  const std::string dir = argv[1];
-  const std::size_t mib = argc > 2 ? std::stoul(argv[2]) : 64;
-  const std::size_t bytes = mib << 20;
-  const std::string man = dir + "/normcore/rtl/manifest.json";
-
-  // 1. memcpy.
+// 1. memcpy of `bytes` (best of 5); returns its time.
+double bench_memcpy(std::size_t mib, std::size_t bytes) {
   std::vector<std::uint8_t> a(bytes, 1), b(bytes, 2);
   const double t_memcpy = best_of(5, [&] { std::memcpy(b.data(), a.data(), bytes); });
   std::printf("memcpy %zu MiB: %.2f ms, %.2f GB/s\n", mib, t_memcpy * 1e3,
               static_cast<double>(bytes) / t_memcpy / 1e9);
+  return t_memcpy;
+}
 
-  // 2. ref backend.
-  auto acc = Accelerator::open("ref:" + man);
-  const ArithSpec spec = acc.manifest().config.arith();
-  const std::uint64_t c = 64, n = 1, hw = bytes / c;
-  const JobShape shape{n, c, hw, Layout::nchw};
-  auto p = acc.upload(params_for(spec, static_cast<int>(c)));
-  std::mt19937_64 rng(2);
+// 2a. Zero-copy device buffers in both layouts.
+void bench_zero_copy(Accelerator& acc, const Params& p, const JobShape& shape, std::size_t mib,
+                     std::size_t bytes, double t_memcpy, std::mt19937_64& rng) {
   for (const Layout lay : {Layout::nchw, Layout::nhwc}) {
     Buffer bi = acc.alloc(bytes), bo = acc.alloc(bytes);
     for (std::size_t i = 0; i < bytes; ++i) bi.map()[i] = static_cast<std::uint8_t>(rng());
@@ -89,49 +76,58 @@ int main(int argc, char** argv) {
       r = acc.submit(p, bi, bo, ls);
       r.get();
     });
-    std::printf("ref, zero-copy buffers, %zu MiB int8 (1x64x%llu %s): %.2f ms, %.3f G elements/s, "
-                "%.2f x memcpy\n",
-                mib, static_cast<unsigned long long>(hw), std::string(to_string(lay)).c_str(),
-                t * 1e3, static_cast<double>(bytes) / t / 1e9, t_memcpy / t);
-  }
-  {
-    std::vector<std::int8_t> x(bytes), y(bytes);
-    for (auto& v : x) v = static_cast<std::int8_t>(rng());
-    normcore::Run r;
-    const double t = best_of(3, [&] {
-      r = acc.submit(p, view(x), view(y), shape);
-      r.get();
-    });
     std::printf(
-        "ref, host tensors (staged, %llu device jobs), %zu MiB int8: %.2f ms, %.3f G "
-        "elements/s, %.2f x memcpy\n",
-        static_cast<unsigned long long>(r.stats().tiles), mib, t * 1e3,
-        static_cast<double>(bytes) / t / 1e9, t_memcpy / t);
+        "ref, zero-copy buffers, %zu MiB int8 (1x64x%llu %s): %.2f ms, %.3f G elements/s, %.2f x "
+        "memcpy\n",
+        mib, static_cast<unsigned long long>(shape.hw), std::string(to_string(lay)).c_str(),
+        t * 1e3, static_cast<double>(bytes) / t / 1e9, t_memcpy / t);
   }
-  {
-    auto fresh = Accelerator::open("ref:" + man);
-    auto q = fresh.upload(params_for(spec, 16));
-    std::vector<std::int8_t> x(16 * 64), y(16 * 64);
-    normcore::Run r1 = fresh.submit(q, view(x), view(y), JobShape{1, 16, 64, Layout::nchw});
-    r1.get();
-    normcore::Run r2 = fresh.submit(q, view(x), view(y), JobShape{1, 16, 64, Layout::nchw});
-    r2.get();
-    std::printf(
-        "register accesses per job: first %llu (%llu reads + %llu writes), repeated %llu "
-        "(%llu + %llu)\n",
-        static_cast<unsigned long long>(r1.stats().mmio_reads + r1.stats().mmio_writes),
-        static_cast<unsigned long long>(r1.stats().mmio_reads),
-        static_cast<unsigned long long>(r1.stats().mmio_writes),
-        static_cast<unsigned long long>(r2.stats().mmio_reads + r2.stats().mmio_writes),
-        static_cast<unsigned long long>(r2.stats().mmio_reads),
-        static_cast<unsigned long long>(r2.stats().mmio_writes));
-  }
+}
 
-  // 4. sim backend.
+// 2b. Host tensors through the driver (staged, tiled).
+void bench_host_tensors(Accelerator& acc, const Params& p, const JobShape& shape, std::size_t mib,
+                        std::size_t bytes, double t_memcpy, std::mt19937_64& rng) {
+  std::vector<std::int8_t> x(bytes), y(bytes);
+  for (auto& v : x) v = static_cast<std::int8_t>(rng());
+  normcore::Run r;
+  const double t = best_of(3, [&] {
+    r = acc.submit(p, view(x), view(y), shape);
+    r.get();
+  });
+  std::printf(
+      "ref, host tensors (staged, %llu device jobs), %zu MiB int8: %.2f ms, %.3f G elements/s, "
+      "%.2f x memcpy\n",
+      static_cast<unsigned long long>(r.stats().tiles), mib, t * 1e3,
+      static_cast<double>(bytes) / t / 1e9, t_memcpy / t);
+}
+
+// 3. Register accesses of a first and a repeated job on a fresh device.
+void bench_register_traffic(const std::string& man, const ArithSpec& spec) {
+  auto fresh = Accelerator::open("ref:" + man);
+  auto q = fresh.upload(params_for(spec, 16));
+  std::vector<std::int8_t> x(16 * 64), y(16 * 64);
+  normcore::Run r1 = fresh.submit(q, view(x), view(y), JobShape{1, 16, 64, Layout::nchw});
+  r1.get();
+  normcore::Run r2 = fresh.submit(q, view(x), view(y), JobShape{1, 16, 64, Layout::nchw});
+  r2.get();
+  std::printf(
+      "register accesses per job: first %llu (%llu reads + %llu writes), repeated %llu (%llu + "
+      "%llu)\n",
+      static_cast<unsigned long long>(r1.stats().mmio_reads + r1.stats().mmio_writes),
+      static_cast<unsigned long long>(r1.stats().mmio_reads),
+      static_cast<unsigned long long>(r1.stats().mmio_writes),
+      static_cast<unsigned long long>(r2.stats().mmio_reads + r2.stats().mmio_writes),
+      static_cast<unsigned long long>(r2.stats().mmio_reads),
+      static_cast<unsigned long long>(r2.stats().mmio_writes));
+}
+
+// 4. The sim backend, if its plugin is built: wall and driver host time per
+// small job.
+void bench_sim(const std::string& dir, const std::string& man, const ArithSpec& spec) {
   const auto plugin = std::filesystem::path(dir) / "normcore" / "libnormcore_sim.so";
   if (!std::filesystem::exists(plugin)) {
     std::printf("sim: no plugin at %s (built with the co-simulation); skipped\n", plugin.c_str());
-    return 0;
+    return;
   }
   auto sim = Accelerator::open("sim:" + man);
   auto q = sim.upload(params_for(spec, 8));
@@ -147,9 +143,34 @@ int main(int argc, char** argv) {
   }
   const double wall = secs(Clock::now() - t0);
   std::printf(
-      "sim, %d jobs of 1x8x256 int8: %.3f ms wall per job; driver host time %.1f us per "
-      "job (staging, conversion, register programming incl. simulated AXI4-Lite cycles), "
-      "device wait %.3f ms per job\n",
+      "sim, %d jobs of 1x8x256 int8: %.3f ms wall per job; driver host time %.1f us per job "
+      "(staging, conversion, register programming incl. simulated AXI4-Lite cycles), device wait "
+      "%.3f ms per job\n",
       jobs, wall / jobs * 1e3, host / jobs * 1e6, dev / jobs * 1e3);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s <devices dir> [MiB]\n", argv[0]);
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const std::size_t mib = argc > 2 ? std::stoul(argv[2]) : 64;
+  const std::size_t bytes = mib << 20;
+  const std::string man = dir + "/normcore/rtl/manifest.json";
+
+  const double t_memcpy = bench_memcpy(mib, bytes);
+  auto acc = Accelerator::open("ref:" + man);
+  const ArithSpec spec = acc.manifest().config.arith();
+  const std::uint64_t c = 64, n = 1, hw = bytes / c;
+  const JobShape shape{n, c, hw, Layout::nchw};
+  const Params p = acc.upload(params_for(spec, static_cast<int>(c)));
+  std::mt19937_64 rng(2);
+  bench_zero_copy(acc, p, shape, mib, bytes, t_memcpy, rng);
+  bench_host_tensors(acc, p, shape, mib, bytes, t_memcpy, rng);
+  bench_register_traffic(man, spec);
+  bench_sim(dir, man, spec);
   return 0;
 }

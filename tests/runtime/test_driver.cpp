@@ -2,9 +2,13 @@
 // model, tiling, float tensors, zero-copy buffers, the queue, concurrent submitters and every
 // error path.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <random>
 #include <thread>
 
@@ -64,6 +68,154 @@ std::vector<std::int64_t> golden(const ParamImage& im, const std::vector<std::in
 template <typename T>
 std::vector<T> cast(const std::vector<std::int64_t>& v) {
   return std::vector<T>(v.begin(), v.end());
+}
+
+// The example at the top of driver.hpp, line for line (only the device and the file name are
+// the test's). Returns y, the zero-copy output and the run's final state.
+struct ExampleResult {
+  std::vector<std::int8_t> x, y, zero_copy;
+  RunState state = RunState::queued;
+};
+ExampleResult header_example(const std::string& device, const std::string& params_file) {
+  auto acc = normcore::Accelerator::open(device);
+  normcore::Params params = acc.upload(normcore::read_params(params_file));  // s, b, R
+  const normcore::JobShape shape{.n = 1, .c = 64, .hw = 56 * 56};
+  std::vector<std::int8_t> x(shape.elements()), y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::int8_t>(i * 37 + i / 256);
+  acc.run(params, normcore::view(x), normcore::view(y), shape);                       // blocking
+  normcore::Run r = acc.submit(params, normcore::view(x), normcore::view(y), shape);  // queued
+  if (r.wait(std::chrono::seconds(1))) r.get();  // get() rethrows the job's DeviceError
+  normcore::Buffer in = acc.alloc(x.size()), out = acc.alloc(y.size());  // zero-copy
+  std::memcpy(in.map().data(), x.data(), x.size());
+  acc.run(params, in, out, shape);  // out.map() holds y
+  ExampleResult res{x, y, std::vector<std::int8_t>(y.size()), r.state()};
+  std::memcpy(res.zero_copy.data(), out.map().data(), y.size());
+  return res;
+}
+
+// README.md's snippet ("The host runtime"), line for line except the device and file names;
+// n, c, h, w are the caller's.
+struct ReadmeResult {
+  std::vector<std::int8_t> x, y, zero_copy;
+  std::vector<float> yf;
+};
+ReadmeResult readme_example(const std::string& device, const std::string& params_file,
+                            std::uint64_t n, std::uint64_t c, std::uint64_t h, std::uint64_t w) {
+  auto acc = normcore::Accelerator::open(device);    // or ref:, uio:
+  std::printf("%s", acc.info().describe().c_str());  // ID/CAPS, checked against the manifest
+  normcore::Params params = acc.upload(normcore::read_params(params_file));  // s[c], b[c], R
+  const normcore::JobShape shape{.n = n, .c = c, .hw = h * w};
+  std::vector<std::int8_t> x(shape.elements()), y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::int8_t>(i * 11 + 3);
+  acc.run(params, normcore::view(x), normcore::view(y), shape);
+  normcore::Run r = acc.submit(params, normcore::view(x), normcore::view(y), shape);  // queued
+  r.wait(std::chrono::seconds(1));
+  r.get();  // rethrows a DeviceError if it failed
+  // float tensors: quantised on the way in, dequantised on the way out
+  std::vector<float> xf(x.size()), yf(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) xf[i] = 0.02f * static_cast<float>(x[i]);
+  acc.run(params, normcore::view(xf), normcore::view(yf), shape,
+          {.in_quant = normcore::Quant{0.02, 0}, .out_quant = normcore::Quant{0.03, 5}});
+  // zero-copy: device buffers, filled with packed in_bits elements
+  normcore::Buffer in = acc.alloc(x.size()), out = acc.alloc(y.size());
+  std::memcpy(in.map().data(), x.data(), x.size());
+  acc.submit(params, in, out, shape).get();  // out.map() holds y
+  ReadmeResult res{x, y, std::vector<std::int8_t>(y.size()), yf};
+  std::memcpy(res.zero_copy.data(), out.map().data(), y.size());
+  return res;
+}
+
+// A params.bin for the default device, removed at the end of the scope.
+struct TempParams {
+  ParamImage image;
+  std::filesystem::path path;
+  TempParams(const ArithSpec& a, int channels, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    image = random_image(a, channels, rng);
+    path = std::filesystem::temp_directory_path() /
+           ("normcore_driver_example_" + std::to_string(::getpid()) + "_" + std::to_string(seed) +
+            ".params.bin");
+    write_params(path, image);
+  }
+  ~TempParams() {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+  TempParams(const TempParams&) = delete;
+  TempParams& operator=(const TempParams&) = delete;
+};
+
+std::vector<std::int64_t> widen(const std::vector<std::int8_t>& v) {
+  return {v.begin(), v.end()};
+}
+
+TEST(Driver, HeaderExampleRuns) {
+  const ArithSpec a = load_manifest(manifest("normcore")).config.arith();
+  const TempParams prm(a, 64, 11);
+  const ExampleResult res = header_example(ref("normcore"), prm.path.string());
+  const auto want = golden(prm.image, widen(res.x), JobShape{1, 64, 56 * 56, Layout::nchw});
+  EXPECT_EQ(res.state, RunState::completed);
+  EXPECT_EQ(widen(res.y), want);
+  EXPECT_EQ(widen(res.zero_copy), want);
+}
+
+TEST(Driver, ReadmeExampleRuns) {
+  const ArithSpec a = load_manifest(manifest("normcore")).config.arith();
+  const TempParams prm(a, 6, 12);
+  const JobShape s{2, 6, 5 * 7, Layout::nchw};
+  const ReadmeResult res = readme_example(ref("normcore"), prm.path.string(), 2, 6, 5, 7);
+  const auto want = golden(prm.image, widen(res.x), s);
+  EXPECT_EQ(widen(res.y), want);
+  EXPECT_EQ(widen(res.zero_copy), want);
+  ASSERT_EQ(res.yf.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {  // xf quantises back to x exactly
+    EXPECT_FLOAT_EQ(res.yf[i], static_cast<float>(0.03 * static_cast<double>(want[i] - 5))) << i;
+  }
+}
+
+TEST(Driver, HandlesAreValuesSharingOneObject) {
+  auto acc = Accelerator::open(ref("normcore"));
+  std::mt19937_64 rng(13);
+  const ArithSpec a = acc.manifest().config.arith();
+  const JobShape s{1, 3, 16, Layout::nchw};
+  const auto im = random_image(a, 3, rng);
+  const auto x = random_x(a, s.elements(), rng);
+  const std::uint64_t buffers0 = acc.device().counters().buffer_bytes;
+  Params p;
+  EXPECT_FALSE(p.valid());
+  EXPECT_NE(error_of([&] { (void)p.image(); }).find("empty parameter handle"), std::string::npos);
+  {
+    Params up = acc.upload(im);
+    p = up;  // copy: same device table
+  }
+  ASSERT_TRUE(p.valid());
+  EXPECT_EQ(p.channels(), 3u);
+  Buffer empty;
+  EXPECT_FALSE(empty.valid());
+  EXPECT_NE(error_of([&] { (void)empty.size(); }).find("empty buffer handle"), std::string::npos);
+  normcore::Run r;
+  {
+    Buffer bi = acc.alloc(x.size()), bo = acc.alloc(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) bi.map()[i] = static_cast<std::uint8_t>(x[i]);
+    Buffer alias = bi;  // copy: same device buffer
+    EXPECT_EQ(alias.device_address(), bi.device_address());
+    empty = bo;
+    r = acc.submit(Params(p), alias, bo, s);  // the run keeps its handles' objects alive
+  }
+  r.get();
+  const auto want = golden(im, x, s);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(static_cast<std::int8_t>(empty.map()[i]), want[i]) << i;
+  }
+  std::vector<std::int8_t> xi(s.elements()), yi(s.elements());
+  EXPECT_NE(error_of([&] { (void)acc.submit(p, Buffer(), empty, s); }).find("empty buffer handle"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { (void)acc.submit(Params(), view(xi), view(yi), s); }).find("no parameters"),
+      std::string::npos);
+  p = Params();
+  empty = Buffer();
+  EXPECT_EQ(acc.device().counters().buffer_bytes, buffers0);  // every table and buffer freed
 }
 
 TEST(Driver, InfoMatchesManifest) {
@@ -256,7 +408,7 @@ TEST(Driver, QueueOfManyJobs) {
   const ArithSpec a = acc.manifest().config.arith();
   struct J {
     JobShape s;
-    std::shared_ptr<const Params> p;
+    Params p;
     std::vector<std::int8_t> x, y;
     std::vector<std::int64_t> want;
     normcore::Run r;

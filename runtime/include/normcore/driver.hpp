@@ -1,9 +1,19 @@
 // The host driver API: what an application uses to run batch norm on a normcore device.
 //
 //   auto acc = normcore::Accelerator::open("ref:build/devices/normcore/rtl/manifest.json");
-//   auto params = acc.upload(normcore::read_params("layer.params.bin"));     // folded s, b, R
-//   acc.run(*params, normcore::view(x), normcore::view(y), {.n = 1, .c = 64, .hw = 56 * 56});
-//   normcore::Run r = acc.submit(...); ...; r.wait(1s); r.get();             // async, queued
+//   normcore::Params params = acc.upload(normcore::read_params("layer.params.bin"));  // s, b, R
+//   const normcore::JobShape shape{.n = 1, .c = 64, .hw = 56 * 56};
+//   std::vector<std::int8_t> x(shape.elements()), y(x.size());
+//   acc.run(params, normcore::view(x), normcore::view(y), shape);               // blocking
+//   normcore::Run r = acc.submit(params, normcore::view(x), normcore::view(y), shape);  // queued
+//   if (r.wait(std::chrono::seconds(1))) r.get();  // get() rethrows the job's DeviceError
+//   normcore::Buffer in = acc.alloc(x.size()), out = acc.alloc(y.size());  // zero-copy
+//   std::memcpy(in.map().data(), x.data(), x.size());
+//   acc.run(params, in, out, shape);  // out.map() holds y
+//
+// Params, Buffer and Run are handles in XRT's manner: cheap to copy or move, every copy refers
+// to the same parameters, buffer or job, and what they refer to lives while a copy does (a
+// queued run keeps its parameters and buffers alive). A default-constructed handle is empty.
 //
 // Host tensors (int8/uint8/int16/uint16/int32, or float32 with quantisation parameters) are
 // copied into device buffers tile by tile: tensors beyond the device's limits (channels above
@@ -25,6 +35,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "normcore/bn_params.hpp"  // Quant
 #include "normcore/contract.hpp"
@@ -137,7 +148,8 @@ std::string_view to_string(RunState s);
 namespace detail {
 struct RunShared;
 struct DriverCore;
-struct Access;
+struct ParamsImpl;
+struct BufferImpl;
 }  // namespace detail
 
 // Handle of a submitted job (copyable; all copies refer to the same job).
@@ -159,43 +171,36 @@ class Run {
   std::shared_ptr<detail::RunShared> s_;
 };
 
-// Folded parameters resident on the device (one table per channel group). Immutable.
+// Handle of folded parameters resident on the device (one table per channel group), from
+// Accelerator::upload(). Immutable; copies share the device tables, freed with the last copy.
 class Params {
  public:
-  ~Params();
-  Params(const Params&) = delete;
-  Params& operator=(const Params&) = delete;
-  [[nodiscard]] const ParamImage& image() const { return image_; }
-  [[nodiscard]] std::size_t channels() const { return image_.scale.size(); }
+  Params() = default;  // empty: valid() is false, image() and channels() throw DeviceError
+  [[nodiscard]] const ParamImage& image() const;
+  [[nodiscard]] std::size_t channels() const { return image().scale.size(); }
+  [[nodiscard]] bool valid() const { return impl_ != nullptr; }
 
  private:
   friend class Accelerator;
-  friend struct detail::Access;
-  struct Group;
-  Params() = default;
-  ParamImage image_;
-  std::shared_ptr<detail::DriverCore> core_;
-  std::vector<std::unique_ptr<Group>> groups_;  // channel groups of <= MAX_CHANNELS
-  std::uint64_t group_channels_ = 0;
+  explicit Params(std::shared_ptr<const detail::ParamsImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<const detail::ParamsImpl> impl_;
 };
 
-// A device buffer for zero-copy runs (XRT's bo): fill map() with packed elements (in_bits each,
-// LSB first), submit, then read map() after the run (the driver syncs both ways).
+// Handle of a device buffer for zero-copy runs (XRT's bo), from Accelerator::alloc(): fill map()
+// with packed elements (in_bits each, LSB first), submit, then read map() after the run (the
+// driver syncs both ways). Copies share the buffer, freed with the last copy.
 class Buffer {
  public:
-  ~Buffer();
-  Buffer(Buffer&&) noexcept;
-  Buffer& operator=(Buffer&&) noexcept;
+  Buffer() = default;  // empty: valid() is false, the accessors throw DeviceError
   [[nodiscard]] std::span<std::uint8_t> map();
   [[nodiscard]] std::size_t size() const;
   [[nodiscard]] std::uint64_t device_address() const;
+  [[nodiscard]] bool valid() const { return impl_ != nullptr; }
 
  private:
   friend class Accelerator;
-  friend struct detail::Access;
-  Buffer() = default;
-  std::shared_ptr<detail::DriverCore> core_;
-  std::unique_ptr<DmaBuffer> buf_;
+  explicit Buffer(std::shared_ptr<detail::BufferImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::BufferImpl> impl_;
 };
 
 struct DriverOptions {
@@ -228,19 +233,20 @@ class Accelerator {
 
   // Checks the image against the device (widths equal to the device's, settings supported)
   // and copies its table to the device. DeviceError naming the mismatch.
-  std::shared_ptr<const Params> upload(const ParamImage& image);
+  Params upload(const ParamImage& image);
 
   // Queues a job on host tensors. Checks synchronously (DeviceError): element counts equal to
   // shape.elements(), shape non-zero, channels equal to the params', dtypes able to hold the
   // device's input/output ranges (or float32 with quantisation), in/out not overlapping.
-  Run submit(std::shared_ptr<const Params> params, TensorView input, MutableTensorView output,
+  Run submit(const Params& params, TensorView input, MutableTensorView output,
              const JobShape& shape, const RunOptions& options = {});
   // Queues a zero-copy job on device buffers (no tiling: the shape must fit the device).
-  Run submit(std::shared_ptr<const Params> params, Buffer& input, Buffer& output,
+  Run submit(const Params& params, const Buffer& input, const Buffer& output,
              const JobShape& shape);
   // submit(...).get()
-  void run(std::shared_ptr<const Params> params, TensorView input, MutableTensorView output,
-           const JobShape& shape, const RunOptions& options = {});
+  void run(const Params& params, TensorView input, MutableTensorView output, const JobShape& shape,
+           const RunOptions& options = {});
+  void run(const Params& params, const Buffer& input, const Buffer& output, const JobShape& shape);
 
   Buffer alloc(std::size_t bytes);
 

@@ -1,0 +1,25 @@
+// Splitting a run into device jobs: tiles of a host tensor (channel groups, HW pieces, images)
+// staged and converted through the staging buffers, or one zero-copy job on device buffers.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "driver_core.hpp"
+
+namespace normcore::detail {
+
+// Images [n0, n0 + nn), channel group g, positions [p0, p0 + pw) of the HW plane.
+struct Tile {
+  std::uint64_t n0, nn, g, p0, pw;
+};
+
+// The tiles of shape `s` for channel groups of `group_channels`, within the device's INNER and
+// OUTER limits and DriverOptions::max_tile_elements, in the order they run.
+std::vector<Tile> plan_tiles(const DriverCore& k, const JobShape& s, std::uint64_t group_channels);
+
+// Executes run `r` (host tensors tiled, or zero-copy buffers); takes dev_mu per device job and
+// reports progress. Throws DeviceError on failure.
+void run_job(DriverCore& k, RunShared& r);
+
+}  // namespace normcore::detail
