@@ -1,26 +1,23 @@
-// normcore gen: emit the streaming core's Verilog, manifest and filelist for one configuration.
+// normcore gen: emit the streaming core's (or the accelerator's, or a PPA reference design's)
+// Verilog, manifest and filelist for one configuration. The options come from the one config
+// schema (normcore/config.hpp): names, ranges and help.
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "normcore/gen/accel.hpp"
-#include "normcore/gen/core.hpp"
 #include "normcore/bn_params.hpp"  // normcore::Error
 #include "normcore/config.hpp"
+#include "normcore/gen/accel.hpp"
+#include "normcore/gen/core.hpp"
 #include "normcore/gen/ref_designs.hpp"
 
 namespace normcore::cli {
 
 namespace {
-// An option's help from the one config schema (its range included), with an optional tail.
-std::string schema_help(const char* key, const char* tail = "") {
-  return config_field(key).help_text() + tail;
-}
 
 struct GenOptions {
-  gen::AccelConfig acfg;
-  gen::CoreConfig& cfg = acfg.core;
+  AccelConfig acfg;
   bool accel = false;
   std::string config_file;
   std::string out_dir = "normcore_rtl";
@@ -29,137 +26,137 @@ struct GenOptions {
   bool dry_run = false;
   std::string design = "core";
 };
+
+// Extra help after the schema's line for the options that need it.
+const char* help_tail(std::string_view key) {
+  if (key == "pipeline") {
+    return ": 4 adds lane input registers, 5 registers the >>> R shift, 6 the rounded quotient, "
+           "7 splits the shifter, 8 registers the saturated quotient (default: by --target)";
+  }
+  if (key == "target") {
+    return ": picks the default --pipeline (3, 8, 4, 5) and target attributes (xilinx: "
+           "ram_style, use_dsp)";
+  }
+  return "";
+}
+
+// One option per schema field; the two signedness fields are flags that clear them.
+void add_schema_options(CLI::App* sub, GenOptions& o) {
+  for (const auto& f : config_schema()) {
+    const std::string help = f.help_text() + help_tail(f.key);
+    if (f.int_ref != nullptr)
+      sub->add_option(f.option, *f.int_ref(o.acfg), help)->capture_default_str();
+    if (f.str_ref != nullptr)
+      sub->add_option(f.option, *f.str_ref(o.acfg), help)->capture_default_str();
+  }
+  sub->add_flag("--in-unsigned", o.in_unsigned, config_field("in_signed").help_text());
+  sub->add_flag("--out-unsigned", o.out_unsigned, config_field("out_signed").help_text());
+}
+
+void add_other_options(CLI::App* sub, GenOptions& o) {
+  sub->add_option("--config", o.config_file,
+                  "Core config JSON (keys as in manifest.json \"config\"); options given on the "
+                  "command line override it");
+  sub->add_option("-o,--out-dir", o.out_dir,
+                  "Output directory (replaced atomically; an existing directory only if it is "
+                  "empty or an earlier output, with a manifest.json)")
+      ->capture_default_str();
+  sub->add_flag("--dry-run", o.dry_run, "Validate and print the manifest; write nothing");
+  sub->add_flag("--accel", o.accel,
+                "Generate the memory-mapped accelerator (<name>_top: AXI4-Lite registers, AXI4 "
+                "DMA) around the core");
+  sub->add_option("--design", o.design,
+                  "What to generate: core (the product), or a PPA reference design sized like "
+                  "the core: bare-mac (one registered a*b+c per lane), decomposed (framework-style "
+                  "(x-mean)*inv_std*gamma+beta stages), decomposed-core (those stages inside the "
+                  "whole core: same table, tracking, flow control, round and clamp); see "
+                  "docs/ppa.md")
+      ->check(CLI::IsMember({"core", "bare-mac", "decomposed", "decomposed-core"}))
+      ->capture_default_str();
+}
+
+// --config FILE (a config object or a manifest), then the options given on the command line on
+// top. Returns "" or the error.
+std::string read_config(const CLI::App* sub, const GenOptions& o, AccelConfig& acfg, bool& accel) {
+  std::ifstream is(o.config_file);
+  if (!is) return "--config: cannot open " + o.config_file;
+  try {
+    nlohmann::json j = nlohmann::json::parse(is);
+    if (j.contains("kind") && j["kind"] == "accelerator") accel = true;
+    if (j.contains("config") && j["config"].is_object()) j = j["config"];  // a manifest
+    acfg = AccelConfig::from_json(j);
+    if (j.contains("bus_bits")) accel = true;
+  } catch (const std::exception& e) {
+    return "--config " + o.config_file + ": " + e.what();
+  }
+  AccelConfig given = o.acfg;
+  for (const auto& f : config_schema()) {
+    if (sub->count(f.option) == 0) continue;
+    if (f.int_ref != nullptr) *f.int_ref(acfg) = *f.int_ref(given);
+    if (f.str_ref != nullptr) *f.str_ref(acfg) = *f.str_ref(given);
+  }
+  return {};
+}
+
+int generate(const CLI::App* sub, const GenOptions& o) {
+  AccelConfig acfg = o.acfg;
+  CoreConfig& cfg = acfg.core;
+  bool accel = o.accel;
+  if (!o.config_file.empty()) {
+    if (auto err = read_config(sub, o, acfg, accel); !err.empty()) {
+      std::cerr << "normcore gen: error: " << err << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (sub->count("--target") && !sub->count("--pipeline")) {
+    if (const int p = CoreConfig::default_pipeline(cfg.target); p != 0) cfg.pipeline = p;
+  }
+  if (o.in_unsigned) cfg.arith.x_signed = false;
+  if (o.out_unsigned) cfg.arith.y_signed = false;
+  if (const auto err = accel ? acfg.check() : cfg.check(); !err.empty()) {
+    std::cerr << "normcore gen: error: " << err << "\n";
+    return kExitBadInput;
+  }
+  const bool ref = o.design != "core";
+  if (ref && accel) {
+    std::cerr << "normcore gen: error: --design: " << o.design
+              << " cannot be combined with --accel\n";
+    return kExitBadInput;
+  }
+  const auto rdesign = o.design == "bare-mac"     ? gen::RefDesign::bare_mac
+                       : o.design == "decomposed" ? gen::RefDesign::decomposed
+                                                  : gen::RefDesign::decomposed_core;
+  const auto files = accel ? gen::render_accel(acfg)
+                     : ref ? gen::render_ref(cfg, rdesign)
+                           : gen::render_core(cfg);
+  if (o.dry_run) {
+    for (const auto& f : files) {
+      if (f.name == "manifest.json") std::cout << f.content;
+    }
+    return kExitOk;
+  }
+  try {
+    gen::write_files_atomically(o.out_dir, files);
+  } catch (const Error& e) {
+    std::cerr << "normcore gen: error: -o: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  const std::string top = accel ? acfg.top_name()
+                          : ref ? gen::ref_top_name(cfg, rdesign)
+                                : cfg.top_name();
+  std::cout << "normcore gen: wrote " << files.size() << " files for " << top << " to " << o.out_dir
+            << "\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 Action add_gen(CLI::App& app) {
   auto opt = std::make_shared<GenOptions>();
   auto* sub = app.add_subcommand("gen", "Generate the streaming BN-inference core (Verilog)");
-  auto& c = opt->cfg;
-  sub->add_option("--config", opt->config_file,
-                  "Core config JSON (keys as in manifest.json \"config\"); options given on the "
-                  "command line override it");
-  sub->add_option("--name", c.name, schema_help("name"))->capture_default_str();
-  sub->add_option("--lanes", c.lanes, schema_help("lanes"))->capture_default_str();
-  sub->add_option("--in-bits", c.arith.xw, schema_help("in_bits"))->capture_default_str();
-  sub->add_flag("--in-unsigned", opt->in_unsigned, "Input elements are unsigned");
-  sub->add_option("--out-bits", c.arith.yw, schema_help("out_bits"))
-      ->capture_default_str();
-  sub->add_flag("--out-unsigned", opt->out_unsigned, "Output elements are unsigned");
-  sub->add_option("--scale-bits", c.arith.sw, schema_help("scale_bits"))
-      ->capture_default_str();
-  sub->add_option("--shift-bits", c.arith.bw, schema_help("shift_bits"))
-      ->capture_default_str();
-  sub->add_option("--max-channels", c.max_channels, schema_help("max_channels"))
-      ->capture_default_str();
-  sub->add_option("--inner-bits", c.inner_bits, schema_help("inner_bits"))
-      ->capture_default_str();
-  sub->add_option("--pipeline", c.pipeline,
-                  schema_help("pipeline",
-                              ": 4 adds lane input registers, 5 registers the >>> R shift, 6 the "
-                              "rounded quotient, 7 splits the shifter, 8 registers the saturated "
-                              "quotient (default: by --target)"))
-      ->capture_default_str();
-  sub->add_option("--target", c.target,
-                  schema_help("target",
-                              ": picks the default --pipeline (3, 8, 4, 5) and target attributes "
-                              "(xilinx: ram_style, use_dsp)"))
-      ->capture_default_str();
-  sub->add_option("-o,--out-dir", opt->out_dir, "Output directory (replaced atomically)")
-      ->capture_default_str();
-  sub->add_flag("--dry-run", opt->dry_run, "Validate and print the manifest; write nothing");
-  sub->add_flag("--accel", opt->accel,
-                "Generate the memory-mapped accelerator (<name>_top: AXI4-Lite registers, AXI4 "
-                "DMA) around the core");
-  sub->add_option("--design", opt->design,
-                  "What to generate: core (the product), or a PPA reference design sized like "
-                  "the core: bare-mac (one registered a*b+c per lane), decomposed (framework-style "
-                  "(x-mean)*inv_std*gamma+beta stages), decomposed-core (those stages inside the "
-                  "whole core: "
-                  "same table, tracking, flow control, round and clamp); see docs/ppa.md")
-      ->check(CLI::IsMember({"core", "bare-mac", "decomposed", "decomposed-core"}))
-      ->capture_default_str();
-  auto& a = opt->acfg;
-  sub->add_option("--bus-bits", a.bus_bits, schema_help("bus_bits"))
-      ->capture_default_str();
-  sub->add_option("--addr-bits", a.addr_bits, schema_help("addr_bits"))
-      ->capture_default_str();
-  sub->add_option("--id-bits", a.id_bits, schema_help("id_bits"))
-      ->capture_default_str();
-  sub->add_option("--max-burst", a.max_burst, schema_help("max_burst"))
-      ->capture_default_str();
-  sub->add_option("--outstanding", a.outstanding, schema_help("outstanding"))
-      ->capture_default_str();
-
-  return [opt, sub]() -> int {
-    gen::AccelConfig acfg = opt->acfg;
-    gen::CoreConfig& cfg = acfg.core;
-    bool accel = opt->accel;
-    if (!opt->config_file.empty()) {
-      std::ifstream is(opt->config_file);
-      if (!is) {
-        std::cerr << "normcore gen: error: --config: cannot open " << opt->config_file << "\n";
-        return kExitBadInput;
-      }
-      nlohmann::json j;
-      try {
-        j = nlohmann::json::parse(is);
-        if (j.contains("kind") && j["kind"] == "accelerator") accel = true;
-        if (j.contains("config") && j["config"].is_object()) j = j["config"];  // a manifest
-        acfg = gen::AccelConfig::from_json(j);
-        if (j.contains("bus_bits")) accel = true;
-      } catch (const std::exception& e) {
-        std::cerr << "normcore gen: error: --config " << opt->config_file << ": " << e.what()
-                  << "\n";
-        return kExitBadInput;
-      }
-      // Command-line options override the file (the flags --in-unsigned/--out-unsigned below).
-      AccelConfig given = opt->acfg;
-      for (const auto& f : config_schema()) {
-        if (sub->count(f.option) == 0) continue;
-        if (f.int_ref != nullptr) *f.int_ref(acfg) = *f.int_ref(given);
-        if (f.str_ref != nullptr) *f.str_ref(acfg) = *f.str_ref(given);
-      }
-    }
-    if (sub->count("--target") && !sub->count("--pipeline")) {
-      if (const int p = gen::CoreConfig::default_pipeline(cfg.target); p != 0) cfg.pipeline = p;
-    }
-    if (opt->in_unsigned) cfg.arith.x_signed = false;
-    if (opt->out_unsigned) cfg.arith.y_signed = false;
-    if (const auto err = accel ? acfg.check() : cfg.check(); !err.empty()) {
-      std::cerr << "normcore gen: error: " << err << "\n";
-      return kExitBadInput;
-    }
-    const bool ref = opt->design != "core";
-    if (ref && accel) {
-      std::cerr << "normcore gen: error: --design: " << opt->design
-                << " cannot be combined with --accel\n";
-      return kExitBadInput;
-    }
-    const auto rdesign = opt->design == "bare-mac"     ? gen::RefDesign::bare_mac
-                         : opt->design == "decomposed" ? gen::RefDesign::decomposed
-                                                       : gen::RefDesign::decomposed_core;
-    const auto files = accel ? gen::render_accel(acfg)
-                       : ref ? gen::render_ref(cfg, rdesign)
-                             : gen::render_core(cfg);
-    if (opt->dry_run) {
-      for (const auto& f : files) {
-        if (f.name == "manifest.json") std::cout << f.content;
-      }
-      return kExitOk;
-    }
-    try {
-      gen::write_files_atomically(opt->out_dir, files);
-    } catch (const Error& e) {
-      std::cerr << "normcore gen: error: -o: " << e.what() << "\n";
-      return kExitBadInput;
-    }
-    std::cout << "normcore gen: wrote " << files.size() << " files for "
-              << (accel ? acfg.top_name()
-                  : ref ? gen::ref_top_name(cfg, rdesign)
-                        : cfg.top_name())
-              << " to " << opt->out_dir << "\n";
-    return kExitOk;
-  };
+  add_other_options(sub, *opt);
+  add_schema_options(sub, *opt);
+  return [opt, sub]() -> int { return generate(sub, *opt); };
 }
 
 }  // namespace normcore::cli
