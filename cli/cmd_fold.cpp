@@ -2,13 +2,12 @@
 // clamp) for a core configuration, with the exact error report.
 #include <fstream>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "normcore/config.hpp"
 #include "normcore/fold.hpp"
 #include "normcore/npz.hpp"
-#include "normcore/config.hpp"
 #include "normcore/params_file.hpp"
 
 namespace normcore::cli {
@@ -92,7 +91,8 @@ Action add_fold(CLI::App& app) {
         std::vector<std::uint8_t> bytes(text.begin(), text.end());
         write_file_atomic(o->report, bytes);
       }
-      std::cout << text << tiling_note << "wrote " << o->out << " (" << res.scale.size() << " channels)\n";
+      std::cout << text << tiling_note << "wrote " << o->out << " (" << res.scale.size()
+                << " channels)\n";
       return kExitOk;
     } catch (const Error& e) {
       std::cerr << "normcore fold: error: " << e.what() << "\n";

@@ -2,9 +2,8 @@
 // action to run when that sub-command was chosen. Actions return the process exit code.
 #pragma once
 
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 namespace normcore::cli {
 

@@ -9,6 +9,7 @@ pkgs=(
   libsystemc-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   nextpnr-ice40 fpga-icestorm gnuplot-nox
+  clang-format python3
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what it needs, builds (Release), runs every ctest test
-# (unit, CLI, reference drift, co-simulation of the swept configs, RTL lint/Yosys/Icarus), then
-# builds the C++ unit tests with ASan+UBSan and runs them.
+# The whole test suite: installs what it needs, builds (Release), runs every ctest test (unit,
+# CLI, reference drift, co-simulation of the swept configs, RTL lint/Yosys/Icarus, the installed
+# package), builds the CLI without model import, then builds
+# the C++ unit tests with ASan+UBSan and runs them.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/bootstrap.sh"
 build=${BUILD_DIR:-$root/build}
 start=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - start )) s] $*"; }
+
+stamp "== build (Release)"
 BUILD_DIR=$build bash "$root/scripts/build.sh"
-echo "build: $(( $(date +%s) - start )) s"
+stamp "== ctest"
 (cd "$build" && ctest -j "$(nproc)" --output-on-failure --timeout 1200)
-echo "== sanitizer build (ASan + UBSan) of the unit tests"
+
+stamp "== the CLI without model import (NORMCORE_IMPORT=OFF: no ONNX, no protobuf)"
+BUILD_DIR=$build-minimal TARGETS="normcore" bash "$root/scripts/build.sh" \
+  -DNORMCORE_IMPORT=OFF -DNORMCORE_TESTS=OFF -DNORMCORE_SIM_BACKEND=OFF -DNORMCORE_TLM=OFF
+bash "$root/tests/cli/cli_minimal.sh" "$build-minimal/cli/normcore" "$root"
+
+stamp "== sanitizer build (ASan + UBSan) of the unit tests"
 BUILD_DIR=$build-asan TARGETS="unit_tests runtime_tests import_tests normcore device_normcore device_nc_small" bash "$root/scripts/build.sh" \
-  -DNORMCORE_SANITIZE=ON -DNORMCORE_COSIM=OFF
+  -DNORMCORE_SANITIZE=ON -DNORMCORE_COSIM=OFF -DNORMCORE_SIM_BACKEND=OFF -DNORMCORE_TLM=OFF \
+  -DNORMCORE_INSTALL=OFF
 (cd "$build-asan" && ctest -j "$(nproc)" --output-on-failure -L "unit|cli")
-echo "test.sh: total $(( $(date +%s) - start )) s"
+stamp "test.sh: total"

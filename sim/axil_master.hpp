@@ -35,10 +35,14 @@ enum class AxilResp : std::uint8_t { okay = 0, exokay = 1, slverr = 2, decerr = 
 
 inline const char* to_string(AxilResp r) {
   switch (r) {
-    case AxilResp::okay: return "OKAY";
-    case AxilResp::exokay: return "EXOKAY";
-    case AxilResp::slverr: return "SLVERR";
-    case AxilResp::decerr: return "DECERR";
+    case AxilResp::okay:
+      return "OKAY";
+    case AxilResp::exokay:
+      return "EXOKAY";
+    case AxilResp::slverr:
+      return "SLVERR";
+    case AxilResp::decerr:
+      return "DECERR";
   }
   return "?";
 }
@@ -52,9 +56,9 @@ enum class AxilOrder : std::uint8_t {
 };
 
 struct AxilTiming {
-  int max_valid_delay = 0;        // idle cycles before each AWVALID / WVALID / ARVALID: 0..max
-  double ready_stall = 0.0;       // probability that BREADY / RREADY is low in a cycle
-  bool ready_after_valid = false;  // keep BREADY / RREADY low until the slave raises VALID
+  int max_valid_delay = 0;           // idle cycles before each AWVALID / WVALID / ARVALID: 0..max
+  double ready_stall = 0.0;          // probability that BREADY / RREADY is low in a cycle
+  bool ready_after_valid = false;    // keep BREADY / RREADY low until the slave raises VALID
   std::uint64_t stall_limit = 2000;  // cycles without any handshake before run() gives up
 };
 
@@ -93,7 +97,7 @@ class AxilMaster {
   AxilTiming& timing() { return timing_; }
   const std::vector<std::string>& errors() const { return errors_; }
   void clear_errors() { errors_.clear(); }
-  std::uint64_t cycle() const { return cycle_; }        // edges made by this master
+  std::uint64_t cycle() const { return cycle_; }              // edges made by this master
   std::uint64_t last_cycles() const { return last_cycles_; }  // edges of the last run()
 
   // Every master output low (call before reset and between transactions if desired).
@@ -171,12 +175,12 @@ class AxilMaster {
     while (b_i < nw || r_i < nr) {
       if (cycle_ - last_progress > timing_.stall_limit) {
         idle();
-        throw std::runtime_error(
-            "AXI4-Lite master: no handshake for " + std::to_string(timing_.stall_limit) +
-            " cycles (writes: AW " + std::to_string(aw_i) + ", W " + std::to_string(w_i) +
-            ", B " + std::to_string(b_i) + " of " + std::to_string(nw) + "; reads: AR " +
-            std::to_string(ar_i) + ", R " + std::to_string(r_i) + " of " + std::to_string(nr) +
-            ")");
+        throw std::runtime_error("AXI4-Lite master: no handshake for " +
+                                 std::to_string(timing_.stall_limit) + " cycles (writes: AW " +
+                                 std::to_string(aw_i) + ", W " + std::to_string(w_i) + ", B " +
+                                 std::to_string(b_i) + " of " + std::to_string(nw) +
+                                 "; reads: AR " + std::to_string(ar_i) + ", R " +
+                                 std::to_string(r_i) + " of " + std::to_string(nr) + ")");
       }
       // ---- Master outputs for this cycle.
       if (aw_i < nw && !aw_on) {

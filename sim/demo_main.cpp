@@ -39,12 +39,18 @@ int main(int argc, char** argv) {
   double stall = 0.2;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--params") params_path = v;
-    else if (k == "--bn") bn_path = v;
-    else if (k == "--shape") shape_text = v;
-    else if (k == "--layout") layout_text = v;
-    else if (k == "--seed") seed = std::stoull(v);
-    else if (k == "--stall") stall = std::stod(v);
+    if (k == "--params")
+      params_path = v;
+    else if (k == "--bn")
+      bn_path = v;
+    else if (k == "--shape")
+      shape_text = v;
+    else if (k == "--layout")
+      layout_text = v;
+    else if (k == "--seed")
+      seed = std::stoull(v);
+    else if (k == "--stall")
+      stall = std::stod(v);
     else {
       std::cerr << "demo_runner: unknown option " << k << "\n";
       return 2;
@@ -101,7 +107,8 @@ int main(int argc, char** argv) {
       long double ref = ad[c].first * static_cast<long double>(x[e]) + ad[c].second;
       ref = std::clamp<long double>(ref, static_cast<long double>(img.job.lo),
                                     static_cast<long double>(img.job.hi));
-      const long double err = std::fabs(static_cast<long double>(e < r.y.size() ? r.y[e] : 0) - ref);
+      const long double err =
+          std::fabs(static_cast<long double>(e < r.y.size() ? r.y[e] : 0) - ref);
       max_err = std::max(max_err, err);
       sum_err += err;
     }

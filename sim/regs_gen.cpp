@@ -8,9 +8,8 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "normcore/gen/regs.hpp"
 
@@ -36,11 +35,13 @@ RegisterMap odd_map() {
   m.desc = "Edge cases: gaps, multi-bit w1c and w1s_sc fields, fields across byte lanes";
   m.addr_bits = 4;
   m.regs = {
-      Register{"A", 0x0, "mixed", {
-          Field{"lo", 4, 7, Access::rw, 0x55, "rw across byte lanes 0 and 1", false},
-          Field{"flags", 12, 3, Access::w1c, 0, "three sticky bits", false},
-          Field{"go", 20, 2, Access::w1s_sc, 0, "two pulse bits", false},
-          Field{"k", 28, 3, Access::ro, 5, "constant", true}}},
+      Register{"A",
+               0x0,
+               "mixed",
+               {Field{"lo", 4, 7, Access::rw, 0x55, "rw across byte lanes 0 and 1", false},
+                Field{"flags", 12, 3, Access::w1c, 0, "three sticky bits", false},
+                Field{"go", 20, 2, Access::w1s_sc, 0, "two pulse bits", false},
+                Field{"k", 28, 3, Access::ro, 5, "constant", true}}},
       Register{"B", 0x8, "inputs only", {Field{"v", 3, 9, Access::ro, 0, "hw value", false}}},
   };
   return m;

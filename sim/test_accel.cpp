@@ -29,8 +29,10 @@ AccelJob random_job(std::mt19937_64& rng, const AccelShape& s, std::uint64_t max
   AccelJob j;
   const int L = s.lanes;
   j.channels = std::clamp(std::uniform_int_distribution<int>(1, 3 * L + 5)(rng), 1, s.max_channels);
-  if (std::uniform_int_distribution<int>(0, 7)(rng) == 0) j.channels = std::min(s.max_channels, 200);
-  const std::uint64_t hw_max = std::min<std::uint64_t>((1ULL << std::min(s.inner_bits, 40)) - 1, 64);
+  if (std::uniform_int_distribution<int>(0, 7)(rng) == 0)
+    j.channels = std::min(s.max_channels, 200);
+  const std::uint64_t hw_max =
+      std::min<std::uint64_t>((1ULL << std::min(s.inner_bits, 40)) - 1, 64);
   j.inner = std::uniform_int_distribution<std::uint64_t>(1, hw_max)(rng);
   if (std::uniform_int_distribution<int>(0, 3)(rng) == 0) j.inner = 1;
   j.outer = std::uniform_int_distribution<std::uint64_t>(1, 3)(rng);
@@ -46,7 +48,8 @@ AccelJob random_job(std::mt19937_64& rng, const AccelShape& s, std::uint64_t max
   st.rounding = static_cast<Rounding>(std::uniform_int_distribution<int>(0, 3)(rng));
   st.lo = a.y_min();
   st.hi = a.y_max();
-  if (std::uniform_int_distribution<int>(0, 2)(rng) == 0) st.lo = std::max<std::int64_t>(0, a.y_min());
+  if (std::uniform_int_distribution<int>(0, 2)(rng) == 0)
+    st.lo = std::max<std::int64_t>(0, a.y_min());
   j.scale.resize(static_cast<std::size_t>(j.channels));
   j.shift.resize(static_cast<std::size_t>(j.channels));
   for (int c = 0; c < j.channels; ++c) {
@@ -60,7 +63,8 @@ AccelJob random_job(std::mt19937_64& rng, const AccelShape& s, std::uint64_t max
   const std::uint64_t bb = static_cast<std::uint64_t>(s.bus_bytes());
   auto place = [&](std::uint64_t base) {
     std::uint64_t off = std::uniform_int_distribution<std::uint64_t>(0, 4095)(rng) / bb * bb;
-    if (std::uniform_int_distribution<int>(0, 2)(rng) == 0) off = 4096 - bb * std::uniform_int_distribution<std::uint64_t>(1, 3)(rng);
+    if (std::uniform_int_distribution<int>(0, 2)(rng) == 0)
+      off = 4096 - bb * std::uniform_int_distribution<std::uint64_t>(1, 3)(rng);
     return base + off;
   };
   j.param = place(0x10000);
@@ -128,8 +132,8 @@ void run_good_job(AccelDriver& d, const AccelJob& j) {
     }
   }
   EXPECT_EQ(bad, 0U) << describe(j);
-  const std::uint64_t elems = d.rd(R::PERF_ELEMS_LO_OFFSET) |
-                              (std::uint64_t{d.rd(R::PERF_ELEMS_HI_OFFSET)} << 32);
+  const std::uint64_t elems =
+      d.rd(R::PERF_ELEMS_LO_OFFSET) | (std::uint64_t{d.rd(R::PERF_ELEMS_HI_OFFSET)} << 32);
   EXPECT_EQ(elems, j.elements()) << describe(j);
   // Busy cycles: at least one per output beat, at most the cycles from START to the interrupt.
   const std::uint64_t active = d.rd(R::PERF_ACTIVE_OFFSET);
@@ -164,11 +168,15 @@ TEST(Accel, IdentificationAndCapabilities) {
   const AccelShape& s = d.shape();
   EXPECT_EQ(d.rd(R::ID_OFFSET), 0x4E43424EU);
   const auto caps0 = d.rd(R::CAPS0_OFFSET);
-  EXPECT_EQ(R::field_get(caps0, R::CAPS0_LANES_MASK, R::CAPS0_LANES_SHIFT), static_cast<std::uint32_t>(s.lanes));
-  EXPECT_EQ(R::field_get(caps0, R::CAPS0_IN_BITS_MASK, R::CAPS0_IN_BITS_SHIFT), static_cast<std::uint32_t>(s.xw));
-  EXPECT_EQ(R::field_get(caps0, R::CAPS0_OUT_BITS_MASK, R::CAPS0_OUT_BITS_SHIFT), static_cast<std::uint32_t>(s.yw));
-  EXPECT_EQ(R::field_get(d.rd(R::CAPS1_OFFSET), R::CAPS1_MAX_CHANNELS_MASK, R::CAPS1_MAX_CHANNELS_SHIFT),
-            static_cast<std::uint32_t>(s.max_channels));
+  EXPECT_EQ(R::field_get(caps0, R::CAPS0_LANES_MASK, R::CAPS0_LANES_SHIFT),
+            static_cast<std::uint32_t>(s.lanes));
+  EXPECT_EQ(R::field_get(caps0, R::CAPS0_IN_BITS_MASK, R::CAPS0_IN_BITS_SHIFT),
+            static_cast<std::uint32_t>(s.xw));
+  EXPECT_EQ(R::field_get(caps0, R::CAPS0_OUT_BITS_MASK, R::CAPS0_OUT_BITS_SHIFT),
+            static_cast<std::uint32_t>(s.yw));
+  EXPECT_EQ(
+      R::field_get(d.rd(R::CAPS1_OFFSET), R::CAPS1_MAX_CHANNELS_MASK, R::CAPS1_MAX_CHANNELS_SHIFT),
+      static_cast<std::uint32_t>(s.max_channels));
   // Reset values of the job registers, read through the whole top.
   for (std::uint32_t i = 0; i < R::kRegisterCount; ++i) {
     const auto& reg = R::kRegisters[i];
@@ -190,8 +198,9 @@ TEST(Accel, RandomJobsBitExact) {
   const unsigned latencies[] = {1, 8, 40, 100};
   const double stalls[] = {0.0, 0.2, 0.5};
   for (int round = 0; round < 4 && !HasFailure(); ++round) {
-    AccelDriver d(mem_config(NC_SEED + static_cast<unsigned>(round), latencies[round], stalls[round % 3]),
-                  NC_SEED + static_cast<unsigned>(round));
+    AccelDriver d(
+        mem_config(NC_SEED + static_cast<unsigned>(round), latencies[round], stalls[round % 3]),
+        NC_SEED + static_cast<unsigned>(round));
     d.reset();
     for (int k = 0; k < NC_JOBS / 4 && !HasFailure(); ++k) {
       run_good_job(d, random_job(rng, d.shape(), 3000));
@@ -227,15 +236,18 @@ TEST(Accel, InvalidJobsRejectedWithoutBusTraffic) {
        [](AccelDriver& dd) { dd.wr64(R::WIN_LAST_LO_OFFSET, 0x7FFFFF); }},
   };
   if (s.max_channels < (1 << R::CHANNELS_VALUE_WIDTH) - 1) {
-    cases.push_back({"C > MAX_CHANNELS", 1, [&](AccelJob& j) { j.channels = s.max_channels + 1; }, {}});
+    cases.push_back(
+        {"C > MAX_CHANNELS", 1, [&](AccelJob& j) { j.channels = s.max_channels + 1; }, {}});
   }
   const int aw = s.arith().acc_bits();
   if (aw < (1 << R::MODE_SHIFT_WIDTH) - 1) {
     cases.push_back({"R > accumulator", 3, [&](AccelJob& j) { j.settings.shift = aw + 1; }, {}});
   }
   if (s.addr_bits < 64) {
-    cases.push_back({"beyond the address width", 5,
-                     [&](AccelJob& j) { j.dst = (std::uint64_t{1} << s.addr_bits) - bb; }, {}});
+    cases.push_back({"beyond the address width",
+                     5,
+                     [&](AccelJob& j) { j.dst = (std::uint64_t{1} << s.addr_bits) - bb; },
+                     {}});
   }
   for (const auto& c : cases) {
     AccelJob j = random_job(rng, s, 500);
@@ -248,7 +260,8 @@ TEST(Accel, InvalidJobsRejectedWithoutBusTraffic) {
     EXPECT_TRUE(o.irq) << c.what;
     EXPECT_EQ(o.err_code, c.code) << c.what;
     EXPECT_EQ(o.status & (R::STATUS_BUSY_MASK | R::STATUS_DONE_MASK | R::STATUS_ERROR_MASK),
-              R::STATUS_ERROR_MASK) << c.what;
+              R::STATUS_ERROR_MASK)
+        << c.what;
     EXPECT_EQ(o.irq_status, R::IRQ_STATUS_ERROR_MASK) << c.what;
     const auto after = d.mem().stats();
     EXPECT_EQ(after.read_bursts, before.read_bursts) << c.what << ": bus traffic";
@@ -270,7 +283,10 @@ TEST(Accel, ReadErrorAbortsCleanly) {
     d.stage(j);
     d.program(j);
     const std::uint64_t bb = static_cast<std::uint64_t>(d.shape().bus_bytes());
-    const std::uint64_t bad = which == 0 ? j.param : (j.src + (j.elements() * static_cast<std::uint64_t>(d.shape().xw) / 8) / 2) / bb * bb;
+    const std::uint64_t bad =
+        which == 0
+            ? j.param
+            : (j.src + (j.elements() * static_cast<std::uint64_t>(d.shape().xw) / 8) / 2) / bb * bb;
     d.mem().add_read_error({bad, bb, AxiResp::slverr});
     const auto o = run_started(d, 100000);
     EXPECT_TRUE(o.irq);
@@ -295,7 +311,8 @@ TEST(Accel, WriteErrorAbortsCleanly) {
   d.reset();
   std::mt19937_64 rng(NC_SEED + 30);
   AccelJob j = random_job(rng, d.shape(), 2500);
-  while (j.elements() * static_cast<std::uint64_t>(d.shape().yw) / 8 < 4 * static_cast<std::uint64_t>(d.shape().bus_bytes())) {
+  while (j.elements() * static_cast<std::uint64_t>(d.shape().yw) / 8 <
+         4 * static_cast<std::uint64_t>(d.shape().bus_bytes())) {
     j = random_job(rng, d.shape(), 2500);
   }
   d.stage(j);
@@ -362,8 +379,9 @@ TEST(Accel, SoftResetFromAnyPhaseReturnsToIdle) {
 class Summary : public ::testing::Environment {
  public:
   void TearDown() override {
-    std::printf("accel cosim summary [%s]: %llu jobs, %llu elements, %llu cycles\n", NC_STR(NC_NAME),
-                static_cast<unsigned long long>(g_jobs), static_cast<unsigned long long>(g_elements),
+    std::printf("accel cosim summary [%s]: %llu jobs, %llu elements, %llu cycles\n",
+                NC_STR(NC_NAME), static_cast<unsigned long long>(g_jobs),
+                static_cast<unsigned long long>(g_elements),
                 static_cast<unsigned long long>(g_cycles));
   }
 };
@@ -372,10 +390,12 @@ const auto* const g_env = ::testing::AddGlobalTestEnvironment(new Summary);  // 
 // Throughput of a 1x64x56x56 job (NCHW) including parameter load and job start.
 int bench() {
   const AccelShape s;
-  const double bound = std::min({static_cast<double>(s.lanes), static_cast<double>(s.bus_bits) / s.xw,
-                                 static_cast<double>(s.bus_bits) / s.yw});
-  std::printf("config %s: lanes %d, bus %d bits, in %d bits, out %d bits; bound %.2f elements/cycle\n",
-              NC_STR(NC_NAME), s.lanes, s.bus_bits, s.xw, s.yw, bound);
+  const double bound =
+      std::min({static_cast<double>(s.lanes), static_cast<double>(s.bus_bits) / s.xw,
+                static_cast<double>(s.bus_bits) / s.yw});
+  std::printf(
+      "config %s: lanes %d, bus %d bits, in %d bits, out %d bits; bound %.2f elements/cycle\n",
+      NC_STR(NC_NAME), s.lanes, s.bus_bits, s.xw, s.yw, bound);
   std::printf("| read latency | cycles | elements/cycle | ratio to bound |\n|---|---|---|---|\n");
   int rc = 0;
   for (unsigned lat : {16U, 64U, 128U}) {
@@ -394,8 +414,8 @@ int bench() {
     d.program(j);
     const auto o = run_started(d, 10'000'000);
     const double epc = static_cast<double>(j.elements()) / static_cast<double>(o.cycles);
-    std::printf("| %u | %llu | %.3f | %.3f |\n", lat, static_cast<unsigned long long>(o.cycles), epc,
-                epc / bound);
+    std::printf("| %u | %llu | %.3f | %.3f |\n", lat, static_cast<unsigned long long>(o.cycles),
+                epc, epc / bound);
     if (!o.irq || o.err_code != 0 || d.read_output(j) != golden(j)) {
       std::printf("bench job failed\n");
       rc = 1;

@@ -57,16 +57,24 @@ JobData random_job(std::mt19937_64& rng, const CoreShape& s, std::size_t max_ele
   }
   const int aw = a.acc_bits();
   auto& st = d.job.settings;
-  st.shift = std::uniform_int_distribution<int>(0, 1)(rng)
-                 ? std::uniform_int_distribution<int>(0, aw)(rng)
-                 : std::uniform_int_distribution<int>(std::clamp(a.sw + a.xw - a.yw - 4, 0, aw),
-                                                      std::clamp(a.sw + a.xw - a.yw + 2, 0, aw))(rng);
+  st.shift =
+      std::uniform_int_distribution<int>(0, 1)(rng)
+          ? std::uniform_int_distribution<int>(0, aw)(rng)
+          : std::uniform_int_distribution<int>(std::clamp(a.sw + a.xw - a.yw - 4, 0, aw),
+                                               std::clamp(a.sw + a.xw - a.yw + 2, 0, aw))(rng);
   st.rounding = static_cast<Rounding>(std::uniform_int_distribution<int>(0, 3)(rng));
   switch (std::uniform_int_distribution<int>(0, 4)(rng)) {
-    case 0: st.lo = a.y_min(); st.hi = a.y_max(); break;
-    case 1: st.lo = std::max<std::int64_t>(0, a.y_min()); st.hi = a.y_max(); break;  // ReLU
+    case 0:
+      st.lo = a.y_min();
+      st.hi = a.y_max();
+      break;
+    case 1:
+      st.lo = std::max<std::int64_t>(0, a.y_min());
+      st.hi = a.y_max();
+      break;   // ReLU
     case 2: {  // quantised ReLU6-like window at a zero point
-      const std::int64_t zp = std::uniform_int_distribution<std::int64_t>(a.y_min(), a.y_max())(rng);
+      const std::int64_t zp =
+          std::uniform_int_distribution<std::int64_t>(a.y_min(), a.y_max())(rng);
       st.lo = zp;
       st.hi = std::uniform_int_distribution<std::int64_t>(zp, a.y_max())(rng);
       break;
@@ -99,8 +107,8 @@ JobData random_job(std::mt19937_64& rng, const CoreShape& s, std::size_t max_ele
 std::vector<std::int64_t> golden(const JobData& d) {
   std::vector<std::int64_t> y(d.x.size());
   for (std::size_t e = 0; e < d.x.size(); ++e) {
-    const auto c = static_cast<std::size_t>(channel_of(static_cast<std::int64_t>(e),
-                                                       d.job.channels, d.job.inner, d.job.layout));
+    const auto c = static_cast<std::size_t>(
+        channel_of(static_cast<std::int64_t>(e), d.job.channels, d.job.inner, d.job.layout));
     y[e] = apply(d.x[e], d.scale[c], d.shift[c], d.job.settings);
   }
   return y;
@@ -112,8 +120,8 @@ std::string describe(const JobData& d) {
                 d.job.channels, static_cast<long long>(d.job.inner),
                 std::string(to_string(d.job.layout)).c_str(), d.job.settings.shift,
                 std::string(to_string(d.job.settings.rounding)).c_str(),
-                static_cast<long long>(d.job.settings.lo), static_cast<long long>(d.job.settings.hi),
-                d.x.size());
+                static_cast<long long>(d.job.settings.lo),
+                static_cast<long long>(d.job.settings.hi), d.x.size());
   return buf;
 }
 
@@ -132,13 +140,15 @@ std::size_t check_result(const JobData& d, const StreamResult& r, int lanes) {
       ++bad;
     }
   }
-  const std::size_t beats = (d.x.size() + static_cast<std::size_t>(lanes) - 1) / static_cast<std::size_t>(lanes);
+  const std::size_t beats =
+      (d.x.size() + static_cast<std::size_t>(lanes) - 1) / static_cast<std::size_t>(lanes);
   EXPECT_EQ(r.out_beats, beats) << describe(d);
   EXPECT_EQ(r.in_beats, beats) << describe(d);
   for (std::size_t b = 0; b < r.lasts.size(); ++b) {
     EXPECT_EQ(r.lasts[b], b + 1 == beats) << "tlast on beat " << b << " " << describe(d);
     const std::size_t first = b * static_cast<std::size_t>(lanes);
-    const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(lanes), d.x.size() - first);
+    const std::size_t n =
+        std::min<std::size_t>(static_cast<std::size_t>(lanes), d.x.size() - first);
     const std::uint64_t want_keep = n >= 64 ? ~0ULL : ((1ULL << n) - 1);
     EXPECT_EQ(r.keeps[b], want_keep) << "tkeep on beat " << b << " " << describe(d);
   }
@@ -209,7 +219,8 @@ TEST(Cosim, OneBeatPerCycleWhenUnstalled) {
     const auto r = drv.stream(d.x, 0.0, 0.0);
     check_result(d, r, drv.shape().lanes);
     // Exact cycle count: B beats leave the core B - 1 + latency cycles after the first enters.
-    EXPECT_EQ(r.last_out_cycle - r.first_in_cycle, r.in_beats - 1 + static_cast<std::uint64_t>(drv.shape().latency))
+    EXPECT_EQ(r.last_out_cycle - r.first_in_cycle,
+              r.in_beats - 1 + static_cast<std::uint64_t>(drv.shape().latency))
         << describe(d);
     g_elements += d.x.size();
   }
@@ -227,22 +238,30 @@ TEST(Cosim, InvalidConfigurationIsFlaggedThenRecovers) {
   b = good.job;
   b.inner = 0;
   bad.push_back(b);
-  const int cw = [&] { int w = 1; while ((drv.shape().max_channels >> w) != 0) ++w; return w; }();
+  const int cw = [&] {
+    int w = 1;
+    while ((drv.shape().max_channels >> w) != 0) ++w;
+    return w;
+  }();
   if (drv.shape().max_channels < (1 << cw) - 1) {
     b = good.job;
     b.channels = drv.shape().max_channels + 1;
     bad.push_back(b);
   }
   const int aw = drv.shape().arith().acc_bits();
-  const int rw = [&] { int w = 1; while ((aw >> w) != 0) ++w; return w; }();
+  const int rw = [&] {
+    int w = 1;
+    while ((aw >> w) != 0) ++w;
+    return w;
+  }();
   if (aw < (1 << rw) - 1) {
     b = good.job;
     b.settings.shift = aw + 1;
     bad.push_back(b);
   }
   for (const auto& job : bad) {
-    EXPECT_EQ(drv.configure(job), -1) << "C=" << job.channels << " HW=" << job.inner
-                                      << " R=" << job.settings.shift;
+    EXPECT_EQ(drv.configure(job), -1)
+        << "C=" << job.channels << " HW=" << job.inner << " R=" << job.settings.shift;
     EXPECT_TRUE(drv.top().cfg_error_o);
     // The stream stays closed and nothing comes out.
     drv.top().s_axis_tvalid = 1;

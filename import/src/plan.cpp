@@ -2,7 +2,6 @@
 // a device against the float reference (see plan.hpp).
 #include "normcore/import/plan.hpp"
 
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -264,8 +263,8 @@ std::string plan_json(const Plan& plan) {
 void write_plan(const Plan& plan, const fs::path& dir) {
   std::vector<DirFile> files;
   for (const auto& l : plan.layers) {
-    const auto image = encode_params(
-        ParamImage{plan.options.spec, l.fold.job, l.fold.scale, l.fold.shift});
+    const auto image =
+        encode_params(ParamImage{plan.options.spec, l.fold.job, l.fold.scale, l.fold.shift});
     files.push_back({l.params_file, std::string(image.begin(), image.end())});
     files.push_back({l.bn_file, bn_json(l).dump(2) + "\n"});
     files.push_back({l.report_file, l.report});

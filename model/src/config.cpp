@@ -1,10 +1,9 @@
 #include "normcore/config.hpp"
 
 #include <cctype>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace normcore {
 
@@ -33,19 +32,21 @@ constexpr ConfigField int_field(const char* key, const char* option, G group, lo
 
 // The one table. Ranges are the generator's: the RTL is only built (and tested) inside them.
 const ConfigField kSchema[] = {
-    {"name", "--name", K::string, G::core, 0, 0, false, "", "Module name prefix (a Verilog identifier)",
-     nullptr, nullptr, [](AccelConfig& a) { return &a.core.name; }},
+    {"name", "--name", K::string, G::core, 0, 0, false, "",
+     "Module name prefix (a Verilog identifier)", nullptr, nullptr,
+     [](AccelConfig& a) { return &a.core.name; }},
     int_field("lanes", "--lanes", G::core, 1, 64, false, "Elements per beat",
               [](AccelConfig& a) { return &a.core.lanes; }),
     int_field("in_bits", "--in-bits", G::core, 2, 32, false, "Input element bits XW",
               [](AccelConfig& a) { return &a.core.arith.xw; }),
-    {"in_signed", "--in-unsigned", K::boolean, G::core, 0, 0, false, "", "Input elements are unsigned (JSON: in_signed false)",
-     nullptr, [](AccelConfig& a) { return &a.core.arith.x_signed; }, nullptr},
+    {"in_signed", "--in-unsigned", K::boolean, G::core, 0, 0, false, "",
+     "Input elements are unsigned (JSON: in_signed false)", nullptr,
+     [](AccelConfig& a) { return &a.core.arith.x_signed; }, nullptr},
     int_field("out_bits", "--out-bits", G::core, 2, 32, false, "Output element bits YW",
               [](AccelConfig& a) { return &a.core.arith.yw; }),
     {"out_signed", "--out-unsigned", K::boolean, G::core, 0, 0, false, "",
-     "Output elements are unsigned (JSON: out_signed false)", nullptr, [](AccelConfig& a) { return &a.core.arith.y_signed; },
-     nullptr},
+     "Output elements are unsigned (JSON: out_signed false)", nullptr,
+     [](AccelConfig& a) { return &a.core.arith.y_signed; }, nullptr},
     int_field("scale_bits", "--scale-bits", G::core, 2, 32, false, "Signed scale bits SW",
               [](AccelConfig& a) { return &a.core.arith.sw; }),
     int_field("shift_bits", "--shift-bits", G::core, 2, 62, false, "Signed shift (bias) bits BW",
@@ -53,7 +54,8 @@ const ConfigField kSchema[] = {
     int_field("max_channels", "--max-channels", G::core, 1, 65536, false, "Parameter table size",
               [](AccelConfig& a) { return &a.core.max_channels; }),
     int_field("inner_bits", "--inner-bits", G::core, 1, 32, false,
-              "Width of the HW (inner size) input", [](AccelConfig& a) { return &a.core.inner_bits; }),
+              "Width of the HW (inner size) input",
+              [](AccelConfig& a) { return &a.core.inner_bits; }),
     int_field("pipeline", "--pipeline", G::core, 3, 8, false,
               "Register stages before the output buffer",
               [](AccelConfig& a) { return &a.core.pipeline; }),
@@ -71,7 +73,9 @@ const ConfigField kSchema[] = {
               "Accelerator: read bursts in flight", [](AccelConfig& a) { return &a.outstanding; }),
 };
 
-bool is_pow2(long long v) { return v > 0 && (v & (v - 1)) == 0; }
+bool is_pow2(long long v) {
+  return v > 0 && (v & (v - 1)) == 0;
+}
 
 std::string field_name(const char* key, FieldNames names) {
   return config_field(key).name(names);
@@ -80,7 +84,8 @@ std::string field_name(const char* key, FieldNames names) {
 std::string check_name(const std::string& name, FieldNames names) {
   bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
   for (char ch : name) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
-  return ok ? std::string{} : field_name("name", names) + ": '" + name + "' is not a Verilog identifier";
+  return ok ? std::string{}
+            : field_name("name", names) + ": '" + name + "' is not a Verilog identifier";
 }
 
 // Checks the fields of one group, in table order; then the string fields.
@@ -111,14 +116,16 @@ void read_fields(const nlohmann::json& j, AccelConfig& a, bool accel, bool requi
     }
     const auto& v = j.at(key);
     if (f.kind == K::integer) {
-      if (!v.is_number_integer()) throw std::invalid_argument("config: '" + key + "' must be an integer");
+      if (!v.is_number_integer())
+        throw std::invalid_argument("config: '" + key + "' must be an integer");
       const auto n = v.get<long long>();
       if (n < -(1LL << 31) || n > (1LL << 31) - 1) {
         throw std::invalid_argument(f.check(n, FieldNames::json));
       }
       *f.int_ref(a) = static_cast<int>(n);
     } else if (f.kind == K::boolean) {
-      if (!v.is_boolean()) throw std::invalid_argument("config: '" + key + "' must be true or false");
+      if (!v.is_boolean())
+        throw std::invalid_argument("config: '" + key + "' must be true or false");
       *f.bool_ref(a) = v.get<bool>();
     } else {
       if (!v.is_string()) throw std::invalid_argument("config: '" + key + "' must be a string");
@@ -157,8 +164,8 @@ std::string ConfigField::name(FieldNames names) const {
 std::string ConfigField::check(long long v, FieldNames names) const {
   if (kind != K::integer) return {};
   if (v < lo || v > hi) {
-    return name(names) + ": " + std::to_string(v) + " is out of range " +
-           std::to_string(lo) + ".." + std::to_string(hi);
+    return name(names) + ": " + std::to_string(v) + " is out of range " + std::to_string(lo) +
+           ".." + std::to_string(hi);
   }
   if (pow2 && !is_pow2(v)) {
     std::vector<long long> allowed;
@@ -176,7 +183,9 @@ std::string ConfigField::check(long long v, FieldNames names) const {
   return {};
 }
 
-std::span<const ConfigField> config_schema() { return kSchema; }
+std::span<const ConfigField> config_schema() {
+  return kSchema;
+}
 
 const ConfigField& config_field(std::string_view key) {
   for (const auto& f : kSchema) {
@@ -204,8 +213,9 @@ std::string CoreConfig::check(FieldNames names) const {
   }
   if (acc_bits() > 64) {
     return field_name("in_bits", names) + "/" + field_name("scale_bits", names) + "/" +
-           field_name("shift_bits", names) + ": accumulator max(in+scale, shift)+1 = " +
-           std::to_string(acc_bits()) + " bits exceeds 64";
+           field_name("shift_bits", names) +
+           ": accumulator max(in+scale, shift)+1 = " + std::to_string(acc_bits()) +
+           " bits exceeds 64";
   }
   if (arith.yw > acc_bits()) {
     return field_name("out_bits", names) + ": " + std::to_string(arith.yw) +

@@ -8,15 +8,21 @@ namespace normcore {
 
 std::string_view to_string(Rounding r) {
   switch (r) {
-    case Rounding::floor: return "floor";
-    case Rounding::half_up: return "half_up";
-    case Rounding::half_even: return "half_even";
-    case Rounding::half_away: return "half_away";
+    case Rounding::floor:
+      return "floor";
+    case Rounding::half_up:
+      return "half_up";
+    case Rounding::half_even:
+      return "half_even";
+    case Rounding::half_away:
+      return "half_away";
   }
   return "?";
 }
 
-std::string_view to_string(Layout l) { return l == Layout::nchw ? "nchw" : "nhwc"; }
+std::string_view to_string(Layout l) {
+  return l == Layout::nchw ? "nchw" : "nhwc";
+}
 
 Rounding parse_rounding(std::string_view text) {
   for (auto r : {Rounding::floor, Rounding::half_up, Rounding::half_even, Rounding::half_away}) {
@@ -44,10 +50,18 @@ std::int64_t range_max(int bits, bool is_signed) {
 }
 }  // namespace
 
-std::int64_t ArithSpec::x_min() const { return range_min(xw, x_signed); }
-std::int64_t ArithSpec::x_max() const { return range_max(xw, x_signed); }
-std::int64_t ArithSpec::y_min() const { return range_min(yw, y_signed); }
-std::int64_t ArithSpec::y_max() const { return range_max(yw, y_signed); }
+std::int64_t ArithSpec::x_min() const {
+  return range_min(xw, x_signed);
+}
+std::int64_t ArithSpec::x_max() const {
+  return range_max(xw, x_signed);
+}
+std::int64_t ArithSpec::y_min() const {
+  return range_min(yw, y_signed);
+}
+std::int64_t ArithSpec::y_max() const {
+  return range_max(yw, y_signed);
+}
 
 std::string ArithSpec::check() const {
   auto bad = [](const char* what, int v, int lo, int hi) {
@@ -98,8 +112,11 @@ std::int64_t round_shift(std::int64_t acc, int shift, Rounding mode) {
   const i128 half = one << (shift - 1);
   i128 r = q;
   switch (mode) {
-    case Rounding::floor: break;
-    case Rounding::half_up: r = q + (rem >= half ? 1 : 0); break;
+    case Rounding::floor:
+      break;
+    case Rounding::half_up:
+      r = q + (rem >= half ? 1 : 0);
+      break;
     case Rounding::half_even:
       if (rem > half || (rem == half && (q & 1) != 0)) r = q + 1;
       break;
@@ -127,8 +144,8 @@ void apply_tensor(std::span<const std::int64_t> x, std::span<std::int64_t> y,
   if (inner < 1) throw std::invalid_argument("inner size must be >= 1");
   const auto channels = static_cast<std::int64_t>(scale.size());
   for (std::size_t e = 0; e < x.size(); ++e) {
-    const auto c = static_cast<std::size_t>(
-        channel_of(static_cast<std::int64_t>(e), channels, inner, layout));
+    const auto c =
+        static_cast<std::size_t>(channel_of(static_cast<std::int64_t>(e), channels, inner, layout));
     y[e] = apply(x[e], scale[c], shift[c], job);
   }
 }

@@ -2,10 +2,9 @@
 // unknown and missing keys, messages naming the CLI option or the JSON key.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "normcore/config.hpp"
 
@@ -35,8 +34,7 @@ TEST(ConfigSchema, RangesComeFromTheTable) {
     AccelConfig a;
     *f.int_ref(a) = static_cast<int>(f.lo - 1);
     EXPECT_NE(a.check().find(std::string(f.option) + ": "), std::string::npos) << f.key;
-    EXPECT_NE(a.check(FieldNames::json).find("'" + std::string(f.key) + "': "),
-              std::string::npos)
+    EXPECT_NE(a.check(FieldNames::json).find("'" + std::string(f.key) + "': "), std::string::npos)
         << f.key;
     *f.int_ref(a) = static_cast<int>(f.hi + 1);
     EXPECT_NE(a.check().find(f.option), std::string::npos) << f.key;

@@ -31,7 +31,9 @@ constexpr Rounding kEven = Rounding::half_even;
 constexpr Rounding kAway = Rounding::half_away;
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
-constexpr std::int64_t p2(int n) { return std::int64_t{1} << n; }
+constexpr std::int64_t p2(int n) {
+  return std::int64_t{1} << n;
+}
 
 JobSettings job(int shift, Rounding mode, std::int64_t lo = -128, std::int64_t hi = 127) {
   JobSettings j;

@@ -661,9 +661,9 @@ TEST(Fold, FloorModeFoldsTheHalfLsbOffsetIntoB) {
     const auto& ch = fl.channels[c];
     const auto b0 = static_cast<std::int64_t>(std::round(std::ldexp(ch.d, fl.job.shift)));
     for (std::int64_t x = spec.x_min(); x <= spec.x_max(); ++x) {
-      const long double ref = std::clamp(ideal_output(exact, c, static_cast<long double>(x)),
-                                         static_cast<long double>(fl.job.lo),
-                                         static_cast<long double>(fl.job.hi));
+      const long double ref =
+          std::clamp(ideal_output(exact, c, static_cast<long double>(x)),
+                     static_cast<long double>(fl.job.lo), static_cast<long double>(fl.job.hi));
       const auto y = normcore::apply(x, ch.s, b0, fl.job);
       plain = std::max(plain, std::fabs(static_cast<long double>(y) - ref));
     }
@@ -743,9 +743,9 @@ TEST(Fold, AboveTheSearchBudgetOnlyTheWindowIsCompared) {
   check_fold_consistency(p, spec, r);
   for (const auto& ch : r.channels) EXPECT_TRUE(ch.exhaustive);
   const int top = std::min(spec.acc_bits(), r.fit_shift + normcore::kShiftSearchWindow);
-  EXPECT_NE(r.shift_choice.find("over R = " + std::to_string(r.fit_shift) + ".." +
-                                std::to_string(top)),
-            std::string::npos)
+  EXPECT_NE(
+      r.shift_choice.find("over R = " + std::to_string(r.fit_shift) + ".." + std::to_string(top)),
+      std::string::npos)
       << r.shift_choice;
   EXPECT_GE(r.job.shift, r.fit_shift);
   EXPECT_LE(r.job.shift, top);

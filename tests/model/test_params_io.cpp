@@ -55,7 +55,9 @@ void write_bytes(const fs::path& p, const Bytes& bytes) {
             static_cast<std::streamsize>(bytes.size()));
 }
 
-Bytes read_bytes(const fs::path& p) { return normcore::read_file_bytes(p); }
+Bytes read_bytes(const fs::path& p) {
+  return normcore::read_file_bytes(p);
+}
 
 template <typename F>
 std::string error_of(F&& f) {

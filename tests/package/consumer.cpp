@@ -52,8 +52,8 @@ int main(int argc, char** argv) {
   acc.run(params, normcore::view(x), normcore::view(y), shape);
   int bad = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    const auto c = static_cast<std::size_t>(normcore::channel_of(
-        static_cast<std::int64_t>(i), 3, 5, normcore::Layout::nchw));
+    const auto c = static_cast<std::size_t>(
+        normcore::channel_of(static_cast<std::int64_t>(i), 3, 5, normcore::Layout::nchw));
     const auto want = normcore::apply(x[i], folded.scale[c], folded.shift[c], folded.job);
     bad += want != y[i];
   }

@@ -4,11 +4,10 @@
 #pragma once
 
 #include <algorithm>
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "normcore/contract.hpp"
 

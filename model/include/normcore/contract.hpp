@@ -1,5 +1,5 @@
-// The arithmetic contract of normcore: the one implementation of the per-channel affine map that the
-// generated RTL, the tests, the CLI and the runtime's reference device all agree on.
+// The arithmetic contract of normcore: the one implementation of the per-channel affine map that
+// the generated RTL, the tests, the CLI and the runtime's reference device all agree on.
 //
 //   acc = x * s[c] + b[c]                       (exact, AW = max(XW + SW, BW) + 1 bits, signed)
 //   y   = clamp(round(acc / 2^R), lo, hi)       (R in 0..AW, rounding mode per job)
@@ -27,19 +27,20 @@ enum class Layout : std::uint8_t { nchw = 0, nhwc = 1 };
 
 std::string_view to_string(Rounding r);
 std::string_view to_string(Layout l);
-// Parse "floor" / "half_up" / "half_even" / "half_away"; throws std::invalid_argument naming the text.
+// Parse "floor" / "half_up" / "half_even" / "half_away"; throws std::invalid_argument naming the
+// text.
 Rounding parse_rounding(std::string_view text);
 // Parse "nchw" / "nhwc" (case-insensitive); throws std::invalid_argument.
 Layout parse_layout(std::string_view text);
 
 // Number widths of one datapath. Limits: XW 2..32, SW 2..32, BW 2..62, YW 2..32, AW <= 64.
 struct ArithSpec {
-  int xw = 8;             // input element bits
-  bool x_signed = true;   // input is two's complement (else unsigned)
-  int sw = 16;            // scale bits (always signed)
-  int bw = 32;            // shift (bias) bits (always signed), in product units (scaled by 2^R)
-  int yw = 8;             // output element bits
-  bool y_signed = true;   // output is two's complement (else unsigned)
+  int xw = 8;            // input element bits
+  bool x_signed = true;  // input is two's complement (else unsigned)
+  int sw = 16;           // scale bits (always signed)
+  int bw = 32;           // shift (bias) bits (always signed), in product units (scaled by 2^R)
+  int yw = 8;            // output element bits
+  bool y_signed = true;  // output is two's complement (else unsigned)
 
   // Accumulator width: x * s needs XW + SW bits (signed or unsigned x); + b needs one more.
   [[nodiscard]] int acc_bits() const { return (xw + sw > bw ? xw + sw : bw) + 1; }
@@ -57,9 +58,9 @@ struct ArithSpec {
 
 // Per-job settings (the same for every channel).
 struct JobSettings {
-  int shift = 0;                         // R, 0..acc_bits()
+  int shift = 0;  // R, 0..acc_bits()
   Rounding rounding = Rounding::half_even;
-  std::int64_t lo = -128;                // clamp bounds, inside the output range, lo <= hi
+  std::int64_t lo = -128;  // clamp bounds, inside the output range, lo <= hi
   std::int64_t hi = 127;
   // Empty if valid for `spec`, else a message naming the offending field.
   [[nodiscard]] std::string check(const ArithSpec& spec) const;

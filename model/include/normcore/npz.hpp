@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "normcore/bn_params.hpp"  // normcore::Error
+#include "normcore/bn_params.hpp"          // normcore::Error
 #include "normcore/util/atomic_write.hpp"  // write_file_atomic
 
 namespace normcore {

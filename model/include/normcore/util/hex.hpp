@@ -15,7 +15,8 @@ inline std::string hex(std::uint64_t v, int digits = 1) {
     s.insert(s.begin(), kDigits[v & 0xF]);
     v >>= 4;
   } while (v != 0);
-  if (static_cast<int>(s.size()) < digits) s.insert(0, static_cast<std::size_t>(digits) - s.size(), '0');
+  if (static_cast<int>(s.size()) < digits)
+    s.insert(0, static_cast<std::size_t>(digits) - s.size(), '0');
   return "0x" + s;
 }
 
