@@ -48,7 +48,7 @@ module normcore_l16_i16_lane (
   wire signed [33:0] prod;  // exact: |x * s| < 2^33
   assign prod = x_e * s_e;
   wire [40:0] acc_d;
-  assign acc_d = {{7{prod[33]}}, prod} + {{1{b_q[39]}}, b_q};
+  assign acc_d = {{7{prod[33]}}, prod} + {b_q[39], b_q};
   reg [40:0] acc_q;
   always @(posedge clk_i) begin
     acc_q <= acc_d;
@@ -67,7 +67,7 @@ module normcore_l16_i16_lane (
   wire signed [41:0] zr2;
   assign zr2 = zr3 >>> {shift_i[2], 2'd0};
   wire signed [41:0] zr1;
-  assign zr1 = zr2 >>> {shift_i[1], 1'd0};
+  assign zr1 = zr2 >>> {shift_i[1], 1'b0};
   assign z = zr1 >>> shift_i[0];
   wire sticky;  // a bit below R-1 is set
   assign sticky = |(acc_q & smask_i);
@@ -116,14 +116,18 @@ module normcore_l16_i16_lane (
   wire [7:0] rq;  // qn + inc, low bits: the result when inside [lo, hi]
   assign rq = qn[7:0] + {7'd0, inc};
   wire below;  // qn + inc < lo
-  assign below = inc ? (qn_u < lom1_i) : (qn_u < lox_i);
+  assign below = inc ? qn_u < lom1_i : qn_u < lox_i;
   wire above;  // qn + inc > hi
   assign above = inc ? ~(qn_u < hix_i) : ~(qn_u < hip1_i);
 
   // Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)
   reg [7:0] y_q;
+  reg [7:0] y_d;
+  always @* begin
+    y_d = below ? lo_i : above ? hi_i : rq;
+  end
   always @(posedge clk_i) begin
-    y_q <= below ? lo_i : above ? hi_i : rq;
+    y_q <= y_d;
   end
   assign y_o = y_q;
 endmodule
