@@ -78,8 +78,8 @@ std::vector<std::string> lane_description(const CoreConfig& c, const Variant& v,
       "below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or",
       "acc >= 0). q is saturated to " + std::to_string(w.nw) +
           " bits first, so the +1 and the clamp are narrow.",
-      "Stages (each [] ends in a register): " + stages + "; latency " +
-          std::to_string(v.ns(c) - 1) + " cycles.",
+      "Stages (each [] ends in a register), latency " + std::to_string(v.ns(c) - 1) + " cycles:",
+      "  " + stages,
       "No reset (pure datapath)."};
 }
 
@@ -92,8 +92,8 @@ void lane_ports(Module& m, const Variant& v, const LaneWidths& w) {
   m.in("smask_i", w.aw, "2^(R-1) - 1 (0 when R = 0): the bits below the half bit");
   if (w.sat()) {
     m.in("omask_i", w.aw - 1,
-         "bits >= R + " + std::to_string(w.nw - 1) +
-             ": must equal the sign for the quotient to fit " + std::to_string(w.nw) + " bits");
+         "bits >= R + " + std::to_string(w.nw - 1) + ": all the sign iff q fits " +
+             std::to_string(w.nw) + " bits");
   }
   m.in("round_i", 2, "0 floor, 1 half_up, 2 half_even, 3 half_away");
   m.in("lo_i", w.yw, "min(lo, hi)");
@@ -166,8 +166,8 @@ Expr groups(Module& m, const LaneWidths& w, const std::string& name, int width, 
 
 // The shifter and the sticky / fits trees; returns z, sticky and fits (empty when no saturation).
 std::vector<Expr> lane_shift(Module& m, const CoreConfig& c, const LaneWidths& w) {
-  m.section("Shift: z = {acc, 0} >>> R, so z[" + std::to_string(w.aw) +
-            ":1] = floor(acc / 2^R) and z[0] = bit R-1 of acc (0 when R = 0)");
+  m.section("Shift: z = {acc, 0} >>> R, so z[" + std::to_string(w.aw) + ":1] = floor(acc / 2^R)");
+  m.section("and z[0] = bit R-1 of acc (0 when R = 0)");
   const Expr ext = m.wire("ext", w.ew, "", true);
   m.assign(ext, cat({m.ref("acc_q"), lit(1, 0)}));
   const auto stk = [&](int lo, int n) { return stk_term(m, lo, n); };

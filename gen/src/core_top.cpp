@@ -180,9 +180,8 @@ States top_config(Module& m, const CoreConfig& c, const Variant& v) {
 void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   const auto& a = c.arith;
   const int yw = a.yw, aw = v.aw, rw = v.rw, nw = yw + 1;
-  m.section(
-      "Per-job lane constants, registered from the latched configuration (valid long before the "
-      "first beat)");
+  m.section("Per-job lane constants, registered from the latched configuration");
+  m.section("(valid long before the first beat)");
   const Expr smask_n = m.reg("smask_n_q", rw + 1, std::to_string(aw + 1) + " - R");
   const Expr smask = m.reg("smask_q", aw, "2^(R-1) - 1, 0 when R = 0: the bits below the half bit");
   const Expr shift = m.ref("shift_q"), lo = m.ref("lo_q"), hi = m.ref("hi_q");
@@ -465,19 +464,21 @@ Module build_top(const CoreConfig& c, const Variant& v) {
   m.name = c.top_name();
   m.description = {
       v.dec ? "PPA reference (decomposed-core): the normcore core with " + std::to_string(L) +
-                  " decomposed-BN lanes, per element y = clamp(round(a / 2^R), lo, hi),"
+                  " decomposed-BN lanes, per element"
             : "normcore streaming batch-norm inference core: " + std::to_string(L) +
-                  " lanes, per element y = clamp(round((x*s[c] + b[c]) / 2^R), lo, hi).",
+                  " lanes, per element",
+      v.dec ? "y = clamp(round(a / 2^R), lo, hi),"
+            : "y = clamp(round((x*s[c] + b[c]) / 2^R), lo, hi).",
       "Job: hold cfg_* and pulse start_i while ready_o; load parameters on prm_*; then",
       "stream N*C*HW elements on s_axis (lane 0 in the low bits, tlast on the final beat,",
       "tkeep one bit per element/lane, only the final beat may be partial).",
       "Latency " + std::to_string(v.latency(c)) +
           " cycles; one beat per cycle under any back-pressure."};
   if (v.dec) {
-    m.description.insert(
-        m.description.begin() + 1,
-        "a = sat(round((x*2^f - mean[c]) * inv_std[c] / 2^k1)) * gamma[c] + beta[c]. Not bit-exact "
-        "with anything: measured only.");
+    m.description.insert(m.description.begin() + 2,
+                         "a = sat(round((x*2^f - mean[c]) * inv_std[c] / 2^k1)) * gamma[c] + "
+                         "beta[c].");
+    m.description.insert(m.description.begin() + 3, "Not bit-exact with anything: measured only.");
   }
   top_ports(m, c, v);
   const States s = top_config(m, c, v);

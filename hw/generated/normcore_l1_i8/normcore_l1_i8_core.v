@@ -5,7 +5,8 @@
 // -----------------------------------------------------------------------------------------
 `default_nettype none
 
-// normcore streaming batch-norm inference core: 1 lanes, per element y = clamp(round((x*s[c] + b[c]) / 2^R), lo, hi).
+// normcore streaming batch-norm inference core: 1 lanes, per element
+// y = clamp(round((x*s[c] + b[c]) / 2^R), lo, hi).
 // Job: hold cfg_* and pulse start_i while ready_o; load parameters on prm_*; then
 // stream N*C*HW elements on s_axis (lane 0 in the low bits, tlast on the final beat,
 // tkeep one bit per element/lane, only the final beat may be partial).
@@ -176,7 +177,8 @@ module normcore_l1_i8_core (
   assign configured_o = st_q == S_RUN;
   assign cfg_error_o = err_q;
 
-  // Per-job lane constants, registered from the latched configuration (valid long before the first beat)
+  // Per-job lane constants, registered from the latched configuration
+  // (valid long before the first beat)
   reg [6:0] smask_n_q;  // 34 - R
   reg [32:0] smask_q;  // 2^(R-1) - 1, 0 when R = 0: the bits below the half bit
   reg [5:0] omask_n_q;  // R + 8
