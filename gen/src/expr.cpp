@@ -33,7 +33,12 @@ const Expr& operand(const Expr& e, const char* where) {
 }
 
 std::string desc(const Expr& e) {
-  return "'" + e.str() + "' (" + std::to_string(e.width()) + (e.is_signed() ? " signed" : "") + ")";
+  std::string s = "'";  // appends: GCC 12 warns falsely on "literal" + temporary (bug 105329)
+  s += e.str();
+  s += "' (";
+  s += std::to_string(e.width());
+  s += e.is_signed() ? " signed)" : ")";
+  return s;
 }
 
 void same_width(const Expr& a, const Expr& b, const char* op) {

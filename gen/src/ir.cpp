@@ -340,7 +340,7 @@ Stmt note(std::string text) {
 namespace {
 
 std::string range(int width) {
-  return width == 1 ? std::string{} : "[" + std::to_string(width - 1) + ":0] ";
+  return width == 1 ? std::string{} : std::string("[") + std::to_string(width - 1) + ":0] ";
 }
 
 using detail::Doc;

@@ -121,7 +121,8 @@ Doc to_doc(const Expr& e) {
       return cat({text("{"), fill(std::move(items), std::move(seps)), text("}")});
     }
     case Op::repl:
-      return cat({text("{" + std::to_string(n.hi) + "{"), to_doc(n.kids[0]), text("}}")});
+      return cat(
+          {text(std::string("{") + std::to_string(n.hi) + "{"), to_doc(n.kids[0]), text("}}")});
     case Op::cast_s:
       return cat({text("$signed("), nest(2, to_doc(n.kids[0])), text(")")});
     case Op::cast_u:

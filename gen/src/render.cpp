@@ -80,7 +80,8 @@ void write_files_atomically(const std::filesystem::path& dir,
   std::error_code ec;
   fs::create_directories(parent, ec);
   if (ec) throw std::runtime_error("cannot create " + parent.string() + ": " + ec.message());
-  const std::string stem = "." + target.filename().string() + ".tmp." + std::to_string(getpid());
+  const std::string stem =
+      std::string(".") + target.filename().string() + ".tmp." + std::to_string(getpid());
   const fs::path tmp = parent / stem;
   const fs::path old = parent / (stem + ".old");
   fs::remove_all(tmp, ec);
