@@ -357,7 +357,8 @@ TEST(Emit, InstanceConnections) {
 TEST(Emit, LongLinesBreakAtOperatorsAndCommas) {
   Module m = small();
   std::vector<Expr> parts;
-  for (int i = 0; i < 12; ++i) parts.push_back(m.in("in_" + std::to_string(i) + "_i", 8));
+  for (int i = 0; i < 12; ++i)
+    parts.push_back(m.in(std::string("in_") + std::to_string(i) + "_i", 8));
   const Expr y = m.wire("y", 96);
   m.assign(y, ex::cat(parts));
   const Expr z = m.wire("z", 8);
@@ -390,7 +391,7 @@ TEST(Emit, LongCommentMovesAboveTheAssignment) {
   const Expr y = m.wire("y", 1);
   m.assign(y, x, std::string(90, 'c'));
   EXPECT_EQ(body(m).substr(body(m).find("  //")),
-            "  // " + std::string(90, 'c') + "\n  assign y = x_i;\n");
+            std::string("  // ") + std::string(90, 'c') + "\n  assign y = x_i;\n");
 }
 
 TEST(Emit, IsDeterministic) {
