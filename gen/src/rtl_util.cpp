@@ -74,16 +74,25 @@ struct Renamer {
 
 }  // namespace
 
+namespace {
+
+// Names of the registers that a top-level assignment of `b` sets (so every path sets them).
+std::set<std::string> always_set(const Block& b) {
+  std::set<std::string> out;
+  for (const auto& s : b) {
+    if (const auto* a = std::get_if<Assign>(&s.node)) out.insert(a->lhs.node().text);
+  }
+  return out;
+}
+
+}  // namespace
+
 void process(Module& m, const Process& p) {
   Renamer r;
-  Block resets;
   for (const auto& [q, v] : p.resets) r.note(q);
-  for (const auto& [q, v] : p.resets) resets.push_back(assign(q, v));
   Block body = r.rename(p.body);
   std::set<std::string> in_body;
   for (const auto& [n, d] : r.d) in_body.insert(n);
-  const Block always = r.rename(p.always);
-  // Registers `always` assigns must not be assigned elsewhere.
   Renamer only_always;
   only_always.rename(p.always);
   for (const auto& q : only_always.order) {
@@ -91,31 +100,41 @@ void process(Module& m, const Process& p) {
       throw std::logic_error("process: " + q.str() + " in both the body and the always part");
     }
   }
+  const Block always = r.rename(p.always);
+  std::set<std::string> no_default = always_set(p.always);
+  if (!p.clear.valid()) no_default.merge(always_set(p.body));
   Block comb;
-  for (const auto& q : r.order) comb.push_back(assign(r.d.at(q.node().text), q));
+  for (const auto& q : r.order) {
+    if (no_default.count(q.node().text) == 0) comb.push_back(assign(r.d.at(q.node().text), q));
+  }
   if (p.clear.valid()) {
-    comb.push_back(if_(p.clear, r.rename(resets), std::move(body)));
+    Block cleared;
+    for (const auto& [q, v] : p.resets) cleared.push_back(assign(r.d.at(q.node().text), v));
+    comb.push_back(if_(p.clear, std::move(cleared), std::move(body)));
   } else {
     for (auto& s : body) comb.push_back(std::move(s));
   }
   for (const auto& s : always) comb.push_back(s);
-  for (const auto& q : r.order)
-    m.reg(r.d.at(q.node().text).node().text, q.width(), {}, q.is_signed());
-  m.always_comb(std::move(comb), p.comment);
-  std::map<std::string, Expr> reset_of;
-  for (const auto& [q, v] : p.resets) reset_of.emplace(q.node().text, v);
-  std::vector<Flop> flops;
   for (const auto& q : r.order) {
-    const std::string& n = q.node().text;
-    Expr rv;
-    if (reset_of.count(n) != 0) {
-      rv = reset_of.at(n);
-    } else if (only_always.d.count(n) == 0) {
-      rv = q;  // assigned only out of reset: holds while in reset
-    }
-    flops.push_back({q, r.d.at(n), rv});
+    m.reg(r.d.at(q.node().text).node().text, q.width(), {}, q.is_signed());
   }
-  m.flops(flops);
+  m.always_comb(std::move(comb), p.comment);
+  // Flops: under reset the reset values (the body's other registers hold), else q <= d; the
+  // always part's registers q <= d every cycle.
+  Block rst, run, plain;
+  for (const auto& [q, v] : p.resets) rst.push_back(assign(q, v));
+  for (const auto& q : r.order) {
+    const Stmt s = assign(q, r.d.at(q.node().text));
+    (only_always.d.count(q.node().text) != 0 ? plain : run).push_back(s);
+  }
+  Block ff;
+  if (!rst.empty()) {
+    ff.push_back(if_(ex::lnot(m.ref("rst_ni")), std::move(rst), std::move(run)));
+  } else if (!run.empty()) {
+    ff.push_back(if_(m.ref("rst_ni"), std::move(run)));
+  }
+  for (auto& s : plain) ff.push_back(std::move(s));
+  m.always_ff(std::move(ff));
 }
 
 Expr hex_lit(int width, std::uint64_t value) {

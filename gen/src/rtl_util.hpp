@@ -25,7 +25,7 @@ RegPair reg_pair(Module& m, const std::string& stem, int width, const std::strin
 // A clocked process written as "if (reset) resets else body; always", turned into next-state
 // logic: a <x>_d for every <x>_q the statements assign, one always @* block (x_d = x_q, then the
 // statements with x_d on the left), and one flop block of q <= d. A register that `body` assigns
-// and `resets` does not holds its value during reset, as in the clocked process.
+// and `resets` does not is only loaded out of reset, as in the clocked process.
 struct Process {
   std::vector<std::pair<Expr, Expr>> resets;  // q, value while rst_ni is low
   Expr clear;           // optional: also take the reset values when this is high (not rst_ni)
