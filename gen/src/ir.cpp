@@ -100,6 +100,150 @@ void Module::flops(const std::vector<Flop>& fs, std::string comment) {
   for (auto& s : plain) body.push_back(std::move(s));
   always_ff(std::move(body), std::move(comment));
 }
+namespace {
+
+void assigned(const Block& b, std::vector<Expr>& out) {
+  for (const auto& s : b) {
+    if (const auto* a = std::get_if<Assign>(&s.node)) {
+      if (a->lhs.op() != Op::ref) {
+        throw std::logic_error("seq: assignment to " + a->lhs.str() + ", not a typed name");
+      }
+      const bool seen = std::any_of(out.begin(), out.end(),
+                                    [&](const Expr& e) { return e.str() == a->lhs.str(); });
+      if (!seen) out.push_back(a->lhs);
+    } else if (const auto* i = std::get_if<If>(&s.node)) {
+      assigned(i->then_body, out);
+      assigned(i->else_body, out);
+    } else if (const auto* c = std::get_if<Case>(&s.node)) {
+      for (const auto& arm : c->arms) assigned(arm.body, out);
+    }
+  }
+}
+
+Block renamed(const Block& b, const std::vector<std::pair<std::string, Expr>>& map) {
+  Block out;
+  for (const auto& s : b) {
+    if (const auto* a = std::get_if<Assign>(&s.node)) {
+      Expr lhs = a->lhs;
+      for (const auto& [q, d] : map) {
+        if (q == lhs.str()) lhs = d;
+      }
+      out.push_back(assign(lhs, a->rhs));
+    } else if (const auto* i = std::get_if<If>(&s.node)) {
+      out.push_back(if_(i->cond, renamed(i->then_body, map), renamed(i->else_body, map)));
+    } else if (const auto* c = std::get_if<Case>(&s.node)) {
+      std::vector<CaseArm> arms;
+      for (const auto& arm : c->arms) arms.push_back(CaseArm{arm.labels, renamed(arm.body, map)});
+      out.push_back(case_(c->subject, std::move(arms)));
+    } else {
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+bool contains(const std::vector<Expr>& es, const Expr& e) {
+  return std::any_of(es.begin(), es.end(), [&](const Expr& x) { return x.str() == e.str(); });
+}
+
+// Splits a clocked process into its reset assignments and its update logic (the else branch
+// followed by the statements after the reset if), checking that the registers with a reset are
+// exactly those of the else branch.
+void split_reset(const Block& body, Block& rst, Block& logic) {
+  std::size_t first = 0;
+  std::vector<Expr> with_reset;
+  const auto* i = body.empty() ? nullptr : std::get_if<If>(&body[0].node);
+  if (i != nullptr && i->cond.str() == "!rst_ni") {
+    rst = i->then_body;
+    logic = i->else_body;
+    first = 1;
+    assigned(rst, with_reset);
+    std::vector<Expr> run;
+    assigned(logic, run);
+    for (const auto& r : run) {
+      if (!contains(with_reset, r)) {
+        throw std::logic_error("seq: " + r.str() + " is updated only out of reset, no reset");
+      }
+    }
+  }
+  Block rest(body.begin() + static_cast<std::ptrdiff_t>(first), body.end());
+  std::vector<Expr> plain;
+  assigned(rest, plain);
+  for (const auto& r : plain) {
+    if (contains(with_reset, r)) {
+      throw std::logic_error("seq: " + r.str() + " has a reset and is assigned outside of it");
+    }
+  }
+  for (auto& st : rest) logic.push_back(std::move(st));
+}
+
+// The name q is kept as `q <= name` from: its only assignment, unconditional, from a name (else
+// empty).
+Expr direct_source(const Block& logic, const Expr& q) {
+  Expr d;
+  int n = 0;
+  std::vector<Expr> nested;
+  for (const auto& st : logic) {
+    if (const auto* a = std::get_if<Assign>(&st.node)) {
+      if (a->lhs.str() == q.str()) {
+        ++n;
+        d = a->rhs;
+      }
+    } else {
+      assigned(Block{st}, nested);
+    }
+  }
+  return n == 1 && !contains(nested, q) && d.op() == Op::ref ? d : Expr{};
+}
+
+}  // namespace
+
+void Module::seq(const Block& body, std::string comment) {
+  Block rst, logic;
+  split_reset(body, rst, logic);
+  std::vector<Expr> regs;
+  assigned(logic, regs);
+  std::vector<std::pair<std::string, Expr>> map;
+  std::vector<Flop> fs;
+  std::vector<std::string> drop;
+  for (const auto& q : regs) {
+    Expr reset;
+    for (const auto& st : rst) {
+      const auto& a = std::get<Assign>(st.node);
+      if (a.lhs.str() == q.str()) reset = a.rhs;
+    }
+    if (Expr d = direct_source(logic, q); d.valid()) {
+      fs.push_back(Flop{q, d, reset});
+      drop.push_back(q.str());
+      continue;
+    }
+    std::string base = q.str();
+    if (base.size() > 2 && base.compare(base.size() - 2, 2, "_q") == 0)
+      base.resize(base.size() - 2);
+    const Expr d = reg(base + "_d", q.width(), {}, q.is_signed());
+    map.emplace_back(q.str(), d);
+    fs.push_back(Flop{q, d, reset});
+  }
+  // Next-state logic: each d starts from its q unless an unconditional statement sets it.
+  Block comb;
+  for (const auto& [qn, d] : map) {
+    const bool outright = std::any_of(logic.begin(), logic.end(), [&, &qn = qn](const Stmt& st) {
+      const auto* a = std::get_if<Assign>(&st.node);
+      return a != nullptr && a->lhs.str() == qn;
+    });
+    if (!outright) comb.push_back(gen::assign(d, ref(qn)));
+  }
+  Block kept;
+  for (const auto& st : logic) {
+    const auto* a = std::get_if<Assign>(&st.node);
+    if (a != nullptr && std::find(drop.begin(), drop.end(), a->lhs.str()) != drop.end()) continue;
+    kept.push_back(st);
+  }
+  for (auto& st : renamed(kept, map)) comb.push_back(std::move(st));
+  if (!comb.empty()) always_comb(std::move(comb), comment.empty() ? "" : comment + ": next state");
+  flops(fs, std::move(comment));
+}
+
 void Module::instance(Instance inst) {
   items.emplace_back(std::move(inst));
 }

@@ -23,6 +23,11 @@ Doc cat(std::vector<Doc> kids);
 Doc nest(int indent, Doc d);
 Doc fill(std::vector<Doc> items, std::vector<std::string> seps);
 
+// Operator text and classes (expr.cpp).
+const char* op_text(Op op);
+bool is_binary(Op op);
+bool is_unary(Op op);
+
 // The expression as a document (parentheses from precedence, breaks at operators and commas).
 Doc to_doc(const Expr& e);
 

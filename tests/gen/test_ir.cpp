@@ -249,6 +249,61 @@ TEST(Emit, FlopsAreQGetsD) {
             "  end\n");
 }
 
+TEST(Emit, SeqSplitsNextStateLogicFromFlops) {
+  Module m = small();
+  const Expr go = m.in("go_i", 1);
+  const Expr x = m.in("x_i", 4);
+  const Expr run = m.reg("run_q", 1);
+  const Expr cnt = m.reg("cnt_q", 4);
+  const Expr xq = m.reg("x_q", 4);
+  const Expr sum = m.reg("sum_q", 4);
+  m.seq({if_(ex::lnot(m.ref("rst_ni")), {assign(run, lit(1, 0))},
+             {if_(go, {assign(run, lit(1, 1))})}),
+         if_(run, {assign(cnt, cnt + lit(4, 1))}), assign(xq, x), assign(sum, x + xq)},
+        "counter");
+  EXPECT_EQ(body(m).substr(body(m).find("  reg run_d;")),
+            "  reg run_d;\n"
+            "  reg [3:0] cnt_d;\n"
+            "  reg [3:0] sum_d;\n"
+            "  // counter: next state\n"
+            "  always @* begin\n"
+            "    run_d = run_q;\n"
+            "    cnt_d = cnt_q;\n"
+            "    if (go_i) begin\n"
+            "      run_d = 1'b1;\n"
+            "    end\n"
+            "    if (run_q) begin\n"
+            "      cnt_d = cnt_q + 4'd1;\n"
+            "    end\n"
+            "    sum_d = x_i + x_q;\n"
+            "  end\n"
+            "  // counter\n"
+            "  always @(posedge clk_i) begin\n"
+            "    if (!rst_ni) begin\n"
+            "      run_q <= 1'b0;\n"
+            "    end else begin\n"
+            "      run_q <= run_d;\n"
+            "    end\n"
+            "    cnt_q <= cnt_d;\n"
+            "    x_q <= x_i;\n"
+            "    sum_q <= sum_d;\n"
+            "  end\n");
+}
+
+TEST(Emit, SeqRejectsMixedResets) {
+  Module m = small();
+  const Expr ra = m.reg("a_q", 1), rb = m.reg("b_q", 1);
+  // b_q is updated under the reset's else branch but has no reset value.
+  EXPECT_THROW(m.seq({if_(ex::lnot(m.ref("rst_ni")), {assign(ra, lit(1, 0))},
+                          {assign(ra, rb), assign(rb, ra)})}),
+               std::logic_error);
+  // a_q has a reset and is also assigned after it.
+  EXPECT_THROW(m.seq({if_(ex::lnot(m.ref("rst_ni")), {assign(ra, lit(1, 0))}, {assign(ra, rb)}),
+                      assign(ra, rb)}),
+               std::logic_error);
+  EXPECT_THROW(m.seq({assign("raw_q", rb)}), std::logic_error);  // untyped target
+}
+
 TEST(Emit, LocalparamsAndStates) {
   Module m = small();
   const Expr k = m.localparam("K", 4, 9, "a constant");

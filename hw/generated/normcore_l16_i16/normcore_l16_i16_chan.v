@@ -46,15 +46,15 @@ module normcore_l16_i16_chan (
   reg pb_q;  // borrow pending: h_q is one too high
   reg neg_q;  // rem <= L: c0 moves on with this beat
   wire [6:0] lo_sub;  // lo - L: top bit the borrow
-  assign lo_sub = {1'd0, lo_q} - 7'd16;
+  assign lo_sub = {1'b0, lo_q} - 7'd16;
   wire [6:0] lo_add;  // lo + (S - L)_low: top bit the carry (after a wrap)
-  assign lo_add = {1'd0, lo_q} + {1'd0, remw_i[5:0]};
+  assign lo_add = {1'b0, lo_q} + {1'b0, remw_i[5:0]};
   wire [18:0] h_dec;
   assign h_dec = h_q - {18'd0, pb_q};
   wire hi_zero;  // h - pb == 0: rem < 2^6
-  assign hi_zero = pb_q ? (h_q == 19'd1) : (h_q == 19'd0);
+  assign hi_zero = pb_q ? h_q == 19'd1 : h_q == 19'd0;
   wire neg_nx;  // the next rem <= L
-  assign neg_nx = neg_q ? (lo_q <= t2_i) : (hi_zero & (lo_q <= 6'd32));
+  assign neg_nx = neg_q ? lo_q <= t2_i : hi_zero & (lo_q <= 6'd32);
 
   // S < L: per lane q_i = (r0 + i) mod S and d_i
   reg [4:0] q_0_q;
@@ -73,7 +73,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_1;
   assign d_nx_1 = d_1_q + {3'd0, cy_1} - {3'd0, cy_0};
   wire [3:0] d_out_1;
-  assign d_out_1 = small_i ? d_1_q : {3'd0, (neg_q & (lo_q <= 6'd1))};
+  assign d_out_1 = small_i ? d_1_q : {3'd0, neg_q & (lo_q <= 6'd1)};
   reg [4:0] q_2_q;
   wire cy_2;  // q_2 + k_r >= S
   assign cy_2 = q_2_q >= sk_i;
@@ -85,7 +85,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_2;
   assign d_nx_2 = d_2_q + {3'd0, cy_2} - {3'd0, cy_0};
   wire [3:0] d_out_2;
-  assign d_out_2 = small_i ? d_2_q : {3'd0, (neg_q & (lo_q <= 6'd2))};
+  assign d_out_2 = small_i ? d_2_q : {3'd0, neg_q & (lo_q <= 6'd2)};
   reg [4:0] q_3_q;
   wire cy_3;  // q_3 + k_r >= S
   assign cy_3 = q_3_q >= sk_i;
@@ -97,7 +97,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_3;
   assign d_nx_3 = d_3_q + {3'd0, cy_3} - {3'd0, cy_0};
   wire [3:0] d_out_3;
-  assign d_out_3 = small_i ? d_3_q : {3'd0, (neg_q & (lo_q <= 6'd3))};
+  assign d_out_3 = small_i ? d_3_q : {3'd0, neg_q & (lo_q <= 6'd3)};
   reg [4:0] q_4_q;
   wire cy_4;  // q_4 + k_r >= S
   assign cy_4 = q_4_q >= sk_i;
@@ -109,7 +109,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_4;
   assign d_nx_4 = d_4_q + {3'd0, cy_4} - {3'd0, cy_0};
   wire [3:0] d_out_4;
-  assign d_out_4 = small_i ? d_4_q : {3'd0, (neg_q & (lo_q <= 6'd4))};
+  assign d_out_4 = small_i ? d_4_q : {3'd0, neg_q & (lo_q <= 6'd4)};
   reg [4:0] q_5_q;
   wire cy_5;  // q_5 + k_r >= S
   assign cy_5 = q_5_q >= sk_i;
@@ -121,7 +121,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_5;
   assign d_nx_5 = d_5_q + {3'd0, cy_5} - {3'd0, cy_0};
   wire [3:0] d_out_5;
-  assign d_out_5 = small_i ? d_5_q : {3'd0, (neg_q & (lo_q <= 6'd5))};
+  assign d_out_5 = small_i ? d_5_q : {3'd0, neg_q & (lo_q <= 6'd5)};
   reg [4:0] q_6_q;
   wire cy_6;  // q_6 + k_r >= S
   assign cy_6 = q_6_q >= sk_i;
@@ -133,7 +133,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_6;
   assign d_nx_6 = d_6_q + {3'd0, cy_6} - {3'd0, cy_0};
   wire [3:0] d_out_6;
-  assign d_out_6 = small_i ? d_6_q : {3'd0, (neg_q & (lo_q <= 6'd6))};
+  assign d_out_6 = small_i ? d_6_q : {3'd0, neg_q & (lo_q <= 6'd6)};
   reg [4:0] q_7_q;
   wire cy_7;  // q_7 + k_r >= S
   assign cy_7 = q_7_q >= sk_i;
@@ -145,7 +145,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_7;
   assign d_nx_7 = d_7_q + {3'd0, cy_7} - {3'd0, cy_0};
   wire [3:0] d_out_7;
-  assign d_out_7 = small_i ? d_7_q : {3'd0, (neg_q & (lo_q <= 6'd7))};
+  assign d_out_7 = small_i ? d_7_q : {3'd0, neg_q & (lo_q <= 6'd7)};
   reg [4:0] q_8_q;
   wire cy_8;  // q_8 + k_r >= S
   assign cy_8 = q_8_q >= sk_i;
@@ -157,7 +157,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_8;
   assign d_nx_8 = d_8_q + {3'd0, cy_8} - {3'd0, cy_0};
   wire [3:0] d_out_8;
-  assign d_out_8 = small_i ? d_8_q : {3'd0, (neg_q & (lo_q <= 6'd8))};
+  assign d_out_8 = small_i ? d_8_q : {3'd0, neg_q & (lo_q <= 6'd8)};
   reg [4:0] q_9_q;
   wire cy_9;  // q_9 + k_r >= S
   assign cy_9 = q_9_q >= sk_i;
@@ -169,7 +169,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_9;
   assign d_nx_9 = d_9_q + {3'd0, cy_9} - {3'd0, cy_0};
   wire [3:0] d_out_9;
-  assign d_out_9 = small_i ? d_9_q : {3'd0, (neg_q & (lo_q <= 6'd9))};
+  assign d_out_9 = small_i ? d_9_q : {3'd0, neg_q & (lo_q <= 6'd9)};
   reg [4:0] q_10_q;
   wire cy_10;  // q_10 + k_r >= S
   assign cy_10 = q_10_q >= sk_i;
@@ -181,7 +181,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_10;
   assign d_nx_10 = d_10_q + {3'd0, cy_10} - {3'd0, cy_0};
   wire [3:0] d_out_10;
-  assign d_out_10 = small_i ? d_10_q : {3'd0, (neg_q & (lo_q <= 6'd10))};
+  assign d_out_10 = small_i ? d_10_q : {3'd0, neg_q & (lo_q <= 6'd10)};
   reg [4:0] q_11_q;
   wire cy_11;  // q_11 + k_r >= S
   assign cy_11 = q_11_q >= sk_i;
@@ -193,7 +193,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_11;
   assign d_nx_11 = d_11_q + {3'd0, cy_11} - {3'd0, cy_0};
   wire [3:0] d_out_11;
-  assign d_out_11 = small_i ? d_11_q : {3'd0, (neg_q & (lo_q <= 6'd11))};
+  assign d_out_11 = small_i ? d_11_q : {3'd0, neg_q & (lo_q <= 6'd11)};
   reg [4:0] q_12_q;
   wire cy_12;  // q_12 + k_r >= S
   assign cy_12 = q_12_q >= sk_i;
@@ -205,7 +205,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_12;
   assign d_nx_12 = d_12_q + {3'd0, cy_12} - {3'd0, cy_0};
   wire [3:0] d_out_12;
-  assign d_out_12 = small_i ? d_12_q : {3'd0, (neg_q & (lo_q <= 6'd12))};
+  assign d_out_12 = small_i ? d_12_q : {3'd0, neg_q & (lo_q <= 6'd12)};
   reg [4:0] q_13_q;
   wire cy_13;  // q_13 + k_r >= S
   assign cy_13 = q_13_q >= sk_i;
@@ -217,7 +217,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_13;
   assign d_nx_13 = d_13_q + {3'd0, cy_13} - {3'd0, cy_0};
   wire [3:0] d_out_13;
-  assign d_out_13 = small_i ? d_13_q : {3'd0, (neg_q & (lo_q <= 6'd13))};
+  assign d_out_13 = small_i ? d_13_q : {3'd0, neg_q & (lo_q <= 6'd13)};
   reg [4:0] q_14_q;
   wire cy_14;  // q_14 + k_r >= S
   assign cy_14 = q_14_q >= sk_i;
@@ -229,7 +229,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_14;
   assign d_nx_14 = d_14_q + {3'd0, cy_14} - {3'd0, cy_0};
   wire [3:0] d_out_14;
-  assign d_out_14 = small_i ? d_14_q : {3'd0, (neg_q & (lo_q <= 6'd14))};
+  assign d_out_14 = small_i ? d_14_q : {3'd0, neg_q & (lo_q <= 6'd14)};
   reg [4:0] q_15_q;
   wire cy_15;  // q_15 + k_r >= S
   assign cy_15 = q_15_q >= sk_i;
@@ -241,7 +241,7 @@ module normcore_l16_i16_chan (
   wire [3:0] d_nx_15;
   assign d_nx_15 = d_15_q + {3'd0, cy_15} - {3'd0, cy_0};
   wire [3:0] d_out_15;
-  assign d_out_15 = small_i ? d_15_q : {3'd0, (neg_q & (lo_q <= 6'd15))};
+  assign d_out_15 = small_i ? d_15_q : {3'd0, neg_q & (lo_q <= 6'd15)};
 
   // c0
   reg [11:0] c_q;
@@ -250,165 +250,366 @@ module normcore_l16_i16_chan (
   wire [11:0] c_add_0;
   assign c_add_0 = c_q + kc0_i;
   wire [12:0] c_sub_0;
-  assign c_sub_0 = {1'd0, c_q} + kw0_i;
+  assign c_sub_0 = {1'b0, c_q} + kw0_i;
   wire [11:0] c_nx_0;
   assign c_nx_0 = ~c_sub_0[12] ? c_sub_0[11:0] : c_add_0;
   wire [11:0] c_add_1;
   assign c_add_1 = c_q + kc1_i;
   wire [12:0] c_sub_1;
-  assign c_sub_1 = {1'd0, c_q} + kw1_i;
+  assign c_sub_1 = {1'b0, c_q} + kw1_i;
   wire [11:0] c_nx_1;
   assign c_nx_1 = ~c_sub_1[12] ? c_sub_1[11:0] : c_add_1;
-  always @(posedge clk_i) begin
+  reg [5:0] lo_d;
+  reg [18:0] h_d;
+  reg pb_d;
+  reg neg_d;
+  reg [11:0] c_d;
+  reg [4:0] q_0_d;
+  reg [4:0] q_1_d;
+  reg [3:0] d_1_d;
+  reg [4:0] q_2_d;
+  reg [3:0] d_2_d;
+  reg [4:0] q_3_d;
+  reg [3:0] d_3_d;
+  reg [4:0] q_4_d;
+  reg [3:0] d_4_d;
+  reg [4:0] q_5_d;
+  reg [3:0] d_5_d;
+  reg [4:0] q_6_d;
+  reg [3:0] d_6_d;
+  reg [4:0] q_7_d;
+  reg [3:0] d_7_d;
+  reg [4:0] q_8_d;
+  reg [3:0] d_8_d;
+  reg [4:0] q_9_d;
+  reg [3:0] d_9_d;
+  reg [4:0] q_10_d;
+  reg [3:0] d_10_d;
+  reg [4:0] q_11_d;
+  reg [3:0] d_11_d;
+  reg [4:0] q_12_d;
+  reg [3:0] d_12_d;
+  reg [4:0] q_13_d;
+  reg [3:0] d_13_d;
+  reg [4:0] q_14_d;
+  reg [3:0] d_14_d;
+  reg [4:0] q_15_d;
+  reg [3:0] d_15_d;
+  reg [4:0] q0_1_d;
+  reg [3:0] d0_1_d;
+  reg [4:0] q0_2_d;
+  reg [3:0] d0_2_d;
+  reg [4:0] q0_3_d;
+  reg [3:0] d0_3_d;
+  reg [4:0] q0_4_d;
+  reg [3:0] d0_4_d;
+  reg [4:0] q0_5_d;
+  reg [3:0] d0_5_d;
+  reg [4:0] q0_6_d;
+  reg [3:0] d0_6_d;
+  reg [4:0] q0_7_d;
+  reg [3:0] d0_7_d;
+  reg [4:0] q0_8_d;
+  reg [3:0] d0_8_d;
+  reg [4:0] q0_9_d;
+  reg [3:0] d0_9_d;
+  reg [4:0] q0_10_d;
+  reg [3:0] d0_10_d;
+  reg [4:0] q0_11_d;
+  reg [3:0] d0_11_d;
+  reg [4:0] q0_12_d;
+  reg [3:0] d0_12_d;
+  reg [4:0] q0_13_d;
+  reg [3:0] d0_13_d;
+  reg [4:0] q0_14_d;
+  reg [3:0] d0_14_d;
+  reg [4:0] q0_15_d;
+  reg [3:0] d0_15_d;
+  always @* begin
+    lo_d = lo_q;
+    h_d = h_q;
+    pb_d = pb_q;
+    neg_d = neg_q;
+    c_d = c_q;
+    q_0_d = q_0_q;
+    q_1_d = q_1_q;
+    d_1_d = d_1_q;
+    q_2_d = q_2_q;
+    d_2_d = d_2_q;
+    q_3_d = q_3_q;
+    d_3_d = d_3_q;
+    q_4_d = q_4_q;
+    d_4_d = d_4_q;
+    q_5_d = q_5_q;
+    d_5_d = d_5_q;
+    q_6_d = q_6_q;
+    d_6_d = d_6_q;
+    q_7_d = q_7_q;
+    d_7_d = d_7_q;
+    q_8_d = q_8_q;
+    d_8_d = d_8_q;
+    q_9_d = q_9_q;
+    d_9_d = d_9_q;
+    q_10_d = q_10_q;
+    d_10_d = d_10_q;
+    q_11_d = q_11_q;
+    d_11_d = d_11_q;
+    q_12_d = q_12_q;
+    d_12_d = d_12_q;
+    q_13_d = q_13_q;
+    d_13_d = d_13_q;
+    q_14_d = q_14_q;
+    d_14_d = d_14_q;
+    q_15_d = q_15_q;
+    d_15_d = d_15_q;
+    q0_1_d = q0_1_q;
+    d0_1_d = d0_1_q;
+    q0_2_d = q0_2_q;
+    d0_2_d = d0_2_q;
+    q0_3_d = q0_3_q;
+    d0_3_d = d0_3_q;
+    q0_4_d = q0_4_q;
+    d0_4_d = d0_4_q;
+    q0_5_d = q0_5_q;
+    d0_5_d = d0_5_q;
+    q0_6_d = q0_6_q;
+    d0_6_d = d0_6_q;
+    q0_7_d = q0_7_q;
+    d0_7_d = d0_7_q;
+    q0_8_d = q0_8_q;
+    d0_8_d = d0_8_q;
+    q0_9_d = q0_9_q;
+    d0_9_d = d0_9_q;
+    q0_10_d = q0_10_q;
+    d0_10_d = d0_10_q;
+    q0_11_d = q0_11_q;
+    d0_11_d = d0_11_q;
+    q0_12_d = q0_12_q;
+    d0_12_d = d0_12_q;
+    q0_13_d = q0_13_q;
+    d0_13_d = d0_13_q;
+    q0_14_d = q0_14_q;
+    d0_14_d = d0_14_q;
+    q0_15_d = q0_15_q;
+    d0_15_d = d0_15_q;
     if (en_i) begin
       if (ld_i) begin
-        lo_q <= stride_i[5:0];
-        h_q <= {1'd0, stride_i[23:6]};
-        pb_q <= 1'b0;
-        neg_q <= sle_i;
-        c_q <= 12'd0;
+        lo_d = stride_i[5:0];
+        h_d = {1'b0, stride_i[23:6]};
+        pb_d = 1'b0;
+        neg_d = sle_i;
+        c_d = 12'd0;
       end else begin
         if (neg_q) begin
-          lo_q <= lo_add[5:0];
-          h_q <= lo_add[6] ? remw1_i : remw_i[24:6];
-          pb_q <= 1'b0;
+          lo_d = lo_add[5:0];
+          h_d = lo_add[6] ? remw1_i : remw_i[24:6];
+          pb_d = 1'b0;
         end else begin
-          lo_q <= lo_sub[5:0];
-          h_q <= h_dec;
-          pb_q <= lo_sub[6];
+          lo_d = lo_sub[5:0];
+          h_d = h_dec;
+          pb_d = lo_sub[6];
         end
-        neg_q <= neg_nx;
-        c_q <= cy0 ? c_nx_1 : c_nx_0;
+        neg_d = neg_nx;
+        c_d = cy0 ? c_nx_1 : c_nx_0;
       end
       if (ld_i) begin
-        q_0_q <= 5'd0;
-        q_1_q <= q0_1_q;
-        d_1_q <= d0_1_q;
-        q_2_q <= q0_2_q;
-        d_2_q <= d0_2_q;
-        q_3_q <= q0_3_q;
-        d_3_q <= d0_3_q;
-        q_4_q <= q0_4_q;
-        d_4_q <= d0_4_q;
-        q_5_q <= q0_5_q;
-        d_5_q <= d0_5_q;
-        q_6_q <= q0_6_q;
-        d_6_q <= d0_6_q;
-        q_7_q <= q0_7_q;
-        d_7_q <= d0_7_q;
-        q_8_q <= q0_8_q;
-        d_8_q <= d0_8_q;
-        q_9_q <= q0_9_q;
-        d_9_q <= d0_9_q;
-        q_10_q <= q0_10_q;
-        d_10_q <= d0_10_q;
-        q_11_q <= q0_11_q;
-        d_11_q <= d0_11_q;
-        q_12_q <= q0_12_q;
-        d_12_q <= d0_12_q;
-        q_13_q <= q0_13_q;
-        d_13_q <= d0_13_q;
-        q_14_q <= q0_14_q;
-        d_14_q <= d0_14_q;
-        q_15_q <= q0_15_q;
-        d_15_q <= d0_15_q;
+        q_0_d = 5'd0;
+        q_1_d = q0_1_q;
+        d_1_d = d0_1_q;
+        q_2_d = q0_2_q;
+        d_2_d = d0_2_q;
+        q_3_d = q0_3_q;
+        d_3_d = d0_3_q;
+        q_4_d = q0_4_q;
+        d_4_d = d0_4_q;
+        q_5_d = q0_5_q;
+        d_5_d = d0_5_q;
+        q_6_d = q0_6_q;
+        d_6_d = d0_6_q;
+        q_7_d = q0_7_q;
+        d_7_d = d0_7_q;
+        q_8_d = q0_8_q;
+        d_8_d = d0_8_q;
+        q_9_d = q0_9_q;
+        d_9_d = d0_9_q;
+        q_10_d = q0_10_q;
+        d_10_d = d0_10_q;
+        q_11_d = q0_11_q;
+        d_11_d = d0_11_q;
+        q_12_d = q0_12_q;
+        d_12_d = d0_12_q;
+        q_13_d = q0_13_q;
+        d_13_d = d0_13_q;
+        q_14_d = q0_14_q;
+        d_14_d = d0_14_q;
+        q_15_d = q0_15_q;
+        d_15_d = d0_15_q;
       end else begin
-        q_0_q <= q_nx_0;
-        q_1_q <= q_nx_1;
-        d_1_q <= d_nx_1;
-        q_2_q <= q_nx_2;
-        d_2_q <= d_nx_2;
-        q_3_q <= q_nx_3;
-        d_3_q <= d_nx_3;
-        q_4_q <= q_nx_4;
-        d_4_q <= d_nx_4;
-        q_5_q <= q_nx_5;
-        d_5_q <= d_nx_5;
-        q_6_q <= q_nx_6;
-        d_6_q <= d_nx_6;
-        q_7_q <= q_nx_7;
-        d_7_q <= d_nx_7;
-        q_8_q <= q_nx_8;
-        d_8_q <= d_nx_8;
-        q_9_q <= q_nx_9;
-        d_9_q <= d_nx_9;
-        q_10_q <= q_nx_10;
-        d_10_q <= d_nx_10;
-        q_11_q <= q_nx_11;
-        d_11_q <= d_nx_11;
-        q_12_q <= q_nx_12;
-        d_12_q <= d_nx_12;
-        q_13_q <= q_nx_13;
-        d_13_q <= d_nx_13;
-        q_14_q <= q_nx_14;
-        d_14_q <= d_nx_14;
-        q_15_q <= q_nx_15;
-        d_15_q <= d_nx_15;
+        q_0_d = q_nx_0;
+        q_1_d = q_nx_1;
+        d_1_d = d_nx_1;
+        q_2_d = q_nx_2;
+        d_2_d = d_nx_2;
+        q_3_d = q_nx_3;
+        d_3_d = d_nx_3;
+        q_4_d = q_nx_4;
+        d_4_d = d_nx_4;
+        q_5_d = q_nx_5;
+        d_5_d = d_nx_5;
+        q_6_d = q_nx_6;
+        d_6_d = d_nx_6;
+        q_7_d = q_nx_7;
+        d_7_d = d_nx_7;
+        q_8_d = q_nx_8;
+        d_8_d = d_nx_8;
+        q_9_d = q_nx_9;
+        d_9_d = d_nx_9;
+        q_10_d = q_nx_10;
+        d_10_d = d_nx_10;
+        q_11_d = q_nx_11;
+        d_11_d = d_nx_11;
+        q_12_d = q_nx_12;
+        d_12_d = d_nx_12;
+        q_13_d = q_nx_13;
+        d_13_d = d_nx_13;
+        q_14_d = q_nx_14;
+        d_14_d = d_nx_14;
+        q_15_d = q_nx_15;
+        d_15_d = d_nx_15;
       end
     end
     if (sv_i[0]) begin
-      q0_1_q <= wr_i;
-      d0_1_q <= wd_i;
+      q0_1_d = wr_i;
+      d0_1_d = wd_i;
     end
     if (sv_i[1]) begin
-      q0_2_q <= wr_i;
-      d0_2_q <= wd_i;
+      q0_2_d = wr_i;
+      d0_2_d = wd_i;
     end
     if (sv_i[2]) begin
-      q0_3_q <= wr_i;
-      d0_3_q <= wd_i;
+      q0_3_d = wr_i;
+      d0_3_d = wd_i;
     end
     if (sv_i[3]) begin
-      q0_4_q <= wr_i;
-      d0_4_q <= wd_i;
+      q0_4_d = wr_i;
+      d0_4_d = wd_i;
     end
     if (sv_i[4]) begin
-      q0_5_q <= wr_i;
-      d0_5_q <= wd_i;
+      q0_5_d = wr_i;
+      d0_5_d = wd_i;
     end
     if (sv_i[5]) begin
-      q0_6_q <= wr_i;
-      d0_6_q <= wd_i;
+      q0_6_d = wr_i;
+      d0_6_d = wd_i;
     end
     if (sv_i[6]) begin
-      q0_7_q <= wr_i;
-      d0_7_q <= wd_i;
+      q0_7_d = wr_i;
+      d0_7_d = wd_i;
     end
     if (sv_i[7]) begin
-      q0_8_q <= wr_i;
-      d0_8_q <= wd_i;
+      q0_8_d = wr_i;
+      d0_8_d = wd_i;
     end
     if (sv_i[8]) begin
-      q0_9_q <= wr_i;
-      d0_9_q <= wd_i;
+      q0_9_d = wr_i;
+      d0_9_d = wd_i;
     end
     if (sv_i[9]) begin
-      q0_10_q <= wr_i;
-      d0_10_q <= wd_i;
+      q0_10_d = wr_i;
+      d0_10_d = wd_i;
     end
     if (sv_i[10]) begin
-      q0_11_q <= wr_i;
-      d0_11_q <= wd_i;
+      q0_11_d = wr_i;
+      d0_11_d = wd_i;
     end
     if (sv_i[11]) begin
-      q0_12_q <= wr_i;
-      d0_12_q <= wd_i;
+      q0_12_d = wr_i;
+      d0_12_d = wd_i;
     end
     if (sv_i[12]) begin
-      q0_13_q <= wr_i;
-      d0_13_q <= wd_i;
+      q0_13_d = wr_i;
+      d0_13_d = wd_i;
     end
     if (sv_i[13]) begin
-      q0_14_q <= wr_i;
-      d0_14_q <= wd_i;
+      q0_14_d = wr_i;
+      d0_14_d = wd_i;
     end
     if (sv_i[14]) begin
-      q0_15_q <= wr_i;
-      d0_15_q <= wd_i;
+      q0_15_d = wr_i;
+      d0_15_d = wd_i;
     end
   end
+  always @(posedge clk_i) begin
+    lo_q <= lo_d;
+    h_q <= h_d;
+    pb_q <= pb_d;
+    neg_q <= neg_d;
+    c_q <= c_d;
+    q_0_q <= q_0_d;
+    q_1_q <= q_1_d;
+    d_1_q <= d_1_d;
+    q_2_q <= q_2_d;
+    d_2_q <= d_2_d;
+    q_3_q <= q_3_d;
+    d_3_q <= d_3_d;
+    q_4_q <= q_4_d;
+    d_4_q <= d_4_d;
+    q_5_q <= q_5_d;
+    d_5_q <= d_5_d;
+    q_6_q <= q_6_d;
+    d_6_q <= d_6_d;
+    q_7_q <= q_7_d;
+    d_7_q <= d_7_d;
+    q_8_q <= q_8_d;
+    d_8_q <= d_8_d;
+    q_9_q <= q_9_d;
+    d_9_q <= d_9_d;
+    q_10_q <= q_10_d;
+    d_10_q <= d_10_d;
+    q_11_q <= q_11_d;
+    d_11_q <= d_11_d;
+    q_12_q <= q_12_d;
+    d_12_q <= d_12_d;
+    q_13_q <= q_13_d;
+    d_13_q <= d_13_d;
+    q_14_q <= q_14_d;
+    d_14_q <= d_14_d;
+    q_15_q <= q_15_d;
+    d_15_q <= d_15_d;
+    q0_1_q <= q0_1_d;
+    d0_1_q <= d0_1_d;
+    q0_2_q <= q0_2_d;
+    d0_2_q <= d0_2_d;
+    q0_3_q <= q0_3_d;
+    d0_3_q <= d0_3_d;
+    q0_4_q <= q0_4_d;
+    d0_4_q <= d0_4_d;
+    q0_5_q <= q0_5_d;
+    d0_5_q <= d0_5_d;
+    q0_6_q <= q0_6_d;
+    d0_6_q <= d0_6_d;
+    q0_7_q <= q0_7_d;
+    d0_7_q <= d0_7_d;
+    q0_8_q <= q0_8_d;
+    d0_8_q <= d0_8_d;
+    q0_9_q <= q0_9_d;
+    d0_9_q <= d0_9_d;
+    q0_10_q <= q0_10_d;
+    d0_10_q <= d0_10_d;
+    q0_11_q <= q0_11_d;
+    d0_11_q <= d0_11_d;
+    q0_12_q <= q0_12_d;
+    d0_12_q <= d0_12_d;
+    q0_13_q <= q0_13_d;
+    d0_13_q <= d0_13_d;
+    q0_14_q <= q0_14_d;
+    d0_14_q <= d0_14_d;
+    q0_15_q <= q0_15_d;
+    d0_15_q <= d0_15_d;
+  end
   assign c0_o = c_q;
-  assign d_o = {d_out_15, d_out_14, d_out_13, d_out_12, d_out_11, d_out_10, d_out_9, d_out_8, d_out_7, d_out_6, d_out_5, d_out_4, d_out_3, d_out_2, d_out_1};
+  assign d_o = {d_out_15, d_out_14, d_out_13, d_out_12, d_out_11, d_out_10, d_out_9, d_out_8,
+      d_out_7, d_out_6, d_out_5, d_out_4, d_out_3, d_out_2, d_out_1};
 endmodule
 
 `default_nettype wire

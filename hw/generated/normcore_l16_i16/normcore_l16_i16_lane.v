@@ -10,7 +10,8 @@
 // Rounding without a wide adder: q = acc >>> R (floor), h = bit R-1 of acc, t = any bit
 // below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or
 // acc >= 0). q is saturated to 9 bits first, so the +1 and the clamp are narrow.
-// Stages (each [] ends in a register): [input regs] [x*s+b] [>>> R] [round clamp]; latency 4 cycles.
+// Stages (each [] ends in a register), latency 4 cycles:
+//   [input regs] [x*s+b] [>>> R] [round clamp]
 // No reset (pure datapath).
 module normcore_l16_i16_lane (
   input  wire        clk_i,
@@ -19,7 +20,7 @@ module normcore_l16_i16_lane (
   input  wire [39:0] b_i,
   input  wire [5:0]  shift_i,  // R, 0..41 (job constant)
   input  wire [40:0] smask_i,  // 2^(R-1) - 1 (0 when R = 0): the bits below the half bit
-  input  wire [39:0] omask_i,  // bits >= R + 8: must equal the sign for the quotient to fit 9 bits
+  input  wire [39:0] omask_i,  // bits >= R + 8: all the sign iff q fits 9 bits
   input  wire [1:0]  round_i,  // 0 floor, 1 half_up, 2 half_even, 3 half_away
   input  wire [7:0]  lo_i,  // min(lo, hi)
   input  wire [7:0]  hi_i,
@@ -48,13 +49,14 @@ module normcore_l16_i16_lane (
   wire signed [33:0] prod;  // exact: |x * s| < 2^33
   assign prod = x_e * s_e;
   wire [40:0] acc_d;
-  assign acc_d = {{7{prod[33]}}, prod} + {{1{b_q[39]}}, b_q};
+  assign acc_d = {{7{prod[33]}}, prod} + {b_q[39], b_q};
   reg [40:0] acc_q;
   always @(posedge clk_i) begin
     acc_q <= acc_d;
   end
 
-  // Shift: z = {acc, 0} >>> R, so z[41:1] = floor(acc / 2^R) and z[0] = bit R-1 of acc (0 when R = 0)
+  // Shift: z = {acc, 0} >>> R, so z[41:1] = floor(acc / 2^R)
+  // and z[0] = bit R-1 of acc (0 when R = 0)
   wire signed [41:0] ext;
   assign ext = {acc_q, 1'b0};
   wire signed [41:0] z;
@@ -67,7 +69,7 @@ module normcore_l16_i16_lane (
   wire signed [41:0] zr2;
   assign zr2 = zr3 >>> {shift_i[2], 2'd0};
   wire signed [41:0] zr1;
-  assign zr1 = zr2 >>> {shift_i[1], 1'd0};
+  assign zr1 = zr2 >>> {shift_i[1], 1'b0};
   assign z = zr1 >>> shift_i[0];
   wire sticky;  // a bit below R-1 is set
   assign sticky = |(acc_q & smask_i);
@@ -116,14 +118,18 @@ module normcore_l16_i16_lane (
   wire [7:0] rq;  // qn + inc, low bits: the result when inside [lo, hi]
   assign rq = qn[7:0] + {7'd0, inc};
   wire below;  // qn + inc < lo
-  assign below = inc ? (qn_u < lom1_i) : (qn_u < lox_i);
+  assign below = inc ? qn_u < lom1_i : qn_u < lox_i;
   wire above;  // qn + inc > hi
   assign above = inc ? ~(qn_u < hix_i) : ~(qn_u < hip1_i);
 
   // Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)
   reg [7:0] y_q;
+  reg [7:0] y_d;
+  always @* begin
+    y_d = below ? lo_i : above ? hi_i : rq;
+  end
   always @(posedge clk_i) begin
-    y_q <= below ? lo_i : above ? hi_i : rq;
+    y_q <= y_d;
   end
   assign y_o = y_q;
 endmodule

@@ -39,22 +39,37 @@ module normcore_l16_i16_ptable (
   assign ld_ok = ~ld_first_q | ld_in_q;
   wire ld_last;  // this copy is the last: u >= L - 1
   assign ld_last = (ld_u_q[12:5] != 8'd0) | (ld_u_q[4:0] >= 5'd15);
+  reg ld_busy_d;
+  reg ld_in_d;
+  reg [12:0] ld_u_d;
+  reg [57:0] ld_data_d;
+  always @* begin
+    ld_busy_d = ld_busy_q;
+    ld_u_d = ld_u_q;
+    ld_data_d = ld_data_q;
+    if (ld_accept) begin
+      ld_busy_d = 1'b1;
+    end else if (ld_last | ~ld_ok) begin
+      ld_busy_d = 1'b0;
+    end
+    ld_in_d = prm_chan_i < chans_i;
+    if (ld_accept) begin
+      ld_u_d = {1'b0, prm_chan_i};
+      ld_data_d = {prm_shift_i, prm_scale_i};
+    end else if (ld_busy_q) begin
+      ld_u_d = ld_u_q + {1'b0, chans_i};
+    end
+  end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       ld_busy_q <= 1'b0;
-    end else if (ld_accept) begin
-      ld_busy_q <= 1'b1;
-    end else if (ld_last | ~ld_ok) begin
-      ld_busy_q <= 1'b0;
+    end else begin
+      ld_busy_q <= ld_busy_d;
     end
     ld_first_q <= ld_accept;
-    ld_in_q <= prm_chan_i < chans_i;
-    if (ld_accept) begin
-      ld_u_q <= {1'd0, prm_chan_i};
-      ld_data_q <= {prm_shift_i, prm_scale_i};
-    end else if (ld_busy_q) begin
-      ld_u_q <= ld_u_q + {1'd0, chans_i};
-    end
+    ld_in_q <= ld_in_d;
+    ld_u_q <= ld_u_d;
+    ld_data_q <= ld_data_d;
   end
   assign busy_o = ld_busy_q;
   wire [7:0] ld_addr;
@@ -73,77 +88,77 @@ module normcore_l16_i16_ptable (
   assign we_15 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd15);
   wire [57:0] rdata_15;
   wire [7:0] raddr_14;
-  assign raddr_14 = c0_hi + {7'd0, (c0_lo > 4'd14)};
+  assign raddr_14 = c0_hi + {7'd0, c0_lo > 4'd14};
   wire we_14;
   assign we_14 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd14);
   wire [57:0] rdata_14;
   wire [7:0] raddr_13;
-  assign raddr_13 = c0_hi + {7'd0, (c0_lo > 4'd13)};
+  assign raddr_13 = c0_hi + {7'd0, c0_lo > 4'd13};
   wire we_13;
   assign we_13 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd13);
   wire [57:0] rdata_13;
   wire [7:0] raddr_12;
-  assign raddr_12 = c0_hi + {7'd0, (c0_lo > 4'd12)};
+  assign raddr_12 = c0_hi + {7'd0, c0_lo > 4'd12};
   wire we_12;
   assign we_12 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd12);
   wire [57:0] rdata_12;
   wire [7:0] raddr_11;
-  assign raddr_11 = c0_hi + {7'd0, (c0_lo > 4'd11)};
+  assign raddr_11 = c0_hi + {7'd0, c0_lo > 4'd11};
   wire we_11;
   assign we_11 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd11);
   wire [57:0] rdata_11;
   wire [7:0] raddr_10;
-  assign raddr_10 = c0_hi + {7'd0, (c0_lo > 4'd10)};
+  assign raddr_10 = c0_hi + {7'd0, c0_lo > 4'd10};
   wire we_10;
   assign we_10 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd10);
   wire [57:0] rdata_10;
   wire [7:0] raddr_9;
-  assign raddr_9 = c0_hi + {7'd0, (c0_lo > 4'd9)};
+  assign raddr_9 = c0_hi + {7'd0, c0_lo > 4'd9};
   wire we_9;
   assign we_9 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd9);
   wire [57:0] rdata_9;
   wire [7:0] raddr_8;
-  assign raddr_8 = c0_hi + {7'd0, (c0_lo > 4'd8)};
+  assign raddr_8 = c0_hi + {7'd0, c0_lo > 4'd8};
   wire we_8;
   assign we_8 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd8);
   wire [57:0] rdata_8;
   wire [7:0] raddr_7;
-  assign raddr_7 = c0_hi + {7'd0, (c0_lo > 4'd7)};
+  assign raddr_7 = c0_hi + {7'd0, c0_lo > 4'd7};
   wire we_7;
   assign we_7 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd7);
   wire [57:0] rdata_7;
   wire [7:0] raddr_6;
-  assign raddr_6 = c0_hi + {7'd0, (c0_lo > 4'd6)};
+  assign raddr_6 = c0_hi + {7'd0, c0_lo > 4'd6};
   wire we_6;
   assign we_6 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd6);
   wire [57:0] rdata_6;
   wire [7:0] raddr_5;
-  assign raddr_5 = c0_hi + {7'd0, (c0_lo > 4'd5)};
+  assign raddr_5 = c0_hi + {7'd0, c0_lo > 4'd5};
   wire we_5;
   assign we_5 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd5);
   wire [57:0] rdata_5;
   wire [7:0] raddr_4;
-  assign raddr_4 = c0_hi + {7'd0, (c0_lo > 4'd4)};
+  assign raddr_4 = c0_hi + {7'd0, c0_lo > 4'd4};
   wire we_4;
   assign we_4 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd4);
   wire [57:0] rdata_4;
   wire [7:0] raddr_3;
-  assign raddr_3 = c0_hi + {7'd0, (c0_lo > 4'd3)};
+  assign raddr_3 = c0_hi + {7'd0, c0_lo > 4'd3};
   wire we_3;
   assign we_3 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd3);
   wire [57:0] rdata_3;
   wire [7:0] raddr_2;
-  assign raddr_2 = c0_hi + {7'd0, (c0_lo > 4'd2)};
+  assign raddr_2 = c0_hi + {7'd0, c0_lo > 4'd2};
   wire we_2;
   assign we_2 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd2);
   wire [57:0] rdata_2;
   wire [7:0] raddr_1;
-  assign raddr_1 = c0_hi + {7'd0, (c0_lo > 4'd1)};
+  assign raddr_1 = c0_hi + {7'd0, c0_lo > 4'd1};
   wire we_1;
   assign we_1 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd1);
   wire [57:0] rdata_1;
   wire [7:0] raddr_0;
-  assign raddr_0 = c0_hi + {7'd0, (c0_lo > 4'd0)};
+  assign raddr_0 = c0_hi + {7'd0, c0_lo > 4'd0};
   wire we_0;
   assign we_0 = ld_busy_q & ld_ok & (ld_u_q[3:0] == 4'd0);
   wire [57:0] rdata_0;
@@ -679,8 +694,12 @@ module normcore_l16_i16_ptable (
       4'd15: word_15 = rdata_15;
     endcase
   end
-  assign scale_o = {word_15[17:0], word_14[17:0], word_13[17:0], word_12[17:0], word_11[17:0], word_10[17:0], word_9[17:0], word_8[17:0], word_7[17:0], word_6[17:0], word_5[17:0], word_4[17:0], word_3[17:0], word_2[17:0], word_1[17:0], word_0[17:0]};
-  assign shift_o = {word_15[57:18], word_14[57:18], word_13[57:18], word_12[57:18], word_11[57:18], word_10[57:18], word_9[57:18], word_8[57:18], word_7[57:18], word_6[57:18], word_5[57:18], word_4[57:18], word_3[57:18], word_2[57:18], word_1[57:18], word_0[57:18]};
+  assign scale_o = {word_15[17:0], word_14[17:0], word_13[17:0], word_12[17:0], word_11[17:0],
+      word_10[17:0], word_9[17:0], word_8[17:0], word_7[17:0], word_6[17:0], word_5[17:0],
+      word_4[17:0], word_3[17:0], word_2[17:0], word_1[17:0], word_0[17:0]};
+  assign shift_o = {word_15[57:18], word_14[57:18], word_13[57:18], word_12[57:18], word_11[57:18],
+      word_10[57:18], word_9[57:18], word_8[57:18], word_7[57:18], word_6[57:18], word_5[57:18],
+      word_4[57:18], word_3[57:18], word_2[57:18], word_1[57:18], word_0[57:18]};
 endmodule
 
 `default_nettype wire

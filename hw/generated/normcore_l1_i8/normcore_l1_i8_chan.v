@@ -39,15 +39,15 @@ module normcore_l1_i8_chan (
   reg pb_q;  // borrow pending: h_q is one too high
   reg neg_q;  // rem <= L: c0 moves on with this beat
   wire [2:0] lo_sub;  // lo - L: top bit the borrow
-  assign lo_sub = {1'd0, lo_q} - 3'd1;
+  assign lo_sub = {1'b0, lo_q} - 3'd1;
   wire [2:0] lo_add;  // lo + (S - L)_low: top bit the carry (after a wrap)
-  assign lo_add = {1'd0, lo_q} + {1'd0, remw_i[1:0]};
+  assign lo_add = {1'b0, lo_q} + {1'b0, remw_i[1:0]};
   wire [14:0] h_dec;
   assign h_dec = h_q - {14'd0, pb_q};
   wire hi_zero;  // h - pb == 0: rem < 2^2
-  assign hi_zero = pb_q ? (h_q == 15'd1) : (h_q == 15'd0);
+  assign hi_zero = pb_q ? h_q == 15'd1 : h_q == 15'd0;
   wire neg_nx;  // the next rem <= L
-  assign neg_nx = neg_q ? (lo_q <= t2_i) : (hi_zero & (lo_q <= 2'd2));
+  assign neg_nx = neg_q ? lo_q <= t2_i : hi_zero & (lo_q <= 2'd2);
 
   // c0
   reg [9:0] c_q;
@@ -56,37 +56,54 @@ module normcore_l1_i8_chan (
   wire [9:0] c_add_0;
   assign c_add_0 = c_q + kc0_i;
   wire [10:0] c_sub_0;
-  assign c_sub_0 = {1'd0, c_q} + kw0_i;
+  assign c_sub_0 = {1'b0, c_q} + kw0_i;
   wire [9:0] c_nx_0;
   assign c_nx_0 = ~c_sub_0[10] ? c_sub_0[9:0] : c_add_0;
   wire [9:0] c_add_1;
   assign c_add_1 = c_q + kc1_i;
   wire [10:0] c_sub_1;
-  assign c_sub_1 = {1'd0, c_q} + kw1_i;
+  assign c_sub_1 = {1'b0, c_q} + kw1_i;
   wire [9:0] c_nx_1;
   assign c_nx_1 = ~c_sub_1[10] ? c_sub_1[9:0] : c_add_1;
-  always @(posedge clk_i) begin
+  reg [1:0] lo_d;
+  reg [14:0] h_d;
+  reg pb_d;
+  reg neg_d;
+  reg [9:0] c_d;
+  always @* begin
+    lo_d = lo_q;
+    h_d = h_q;
+    pb_d = pb_q;
+    neg_d = neg_q;
+    c_d = c_q;
     if (en_i) begin
       if (ld_i) begin
-        lo_q <= stride_i[1:0];
-        h_q <= {1'd0, stride_i[15:2]};
-        pb_q <= 1'b0;
-        neg_q <= sle_i;
-        c_q <= 10'd0;
+        lo_d = stride_i[1:0];
+        h_d = {1'b0, stride_i[15:2]};
+        pb_d = 1'b0;
+        neg_d = sle_i;
+        c_d = 10'd0;
       end else begin
         if (neg_q) begin
-          lo_q <= lo_add[1:0];
-          h_q <= lo_add[2] ? remw1_i : remw_i[16:2];
-          pb_q <= 1'b0;
+          lo_d = lo_add[1:0];
+          h_d = lo_add[2] ? remw1_i : remw_i[16:2];
+          pb_d = 1'b0;
         end else begin
-          lo_q <= lo_sub[1:0];
-          h_q <= h_dec;
-          pb_q <= lo_sub[2];
+          lo_d = lo_sub[1:0];
+          h_d = h_dec;
+          pb_d = lo_sub[2];
         end
-        neg_q <= neg_nx;
-        c_q <= cy0 ? c_nx_1 : c_nx_0;
+        neg_d = neg_nx;
+        c_d = cy0 ? c_nx_1 : c_nx_0;
       end
     end
+  end
+  always @(posedge clk_i) begin
+    lo_q <= lo_d;
+    h_q <= h_d;
+    pb_q <= pb_d;
+    neg_q <= neg_d;
+    c_q <= c_d;
   end
   assign c0_o = c_q;
 endmodule

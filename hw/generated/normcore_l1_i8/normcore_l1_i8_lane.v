@@ -10,7 +10,8 @@
 // Rounding without a wide adder: q = acc >>> R (floor), h = bit R-1 of acc, t = any bit
 // below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or
 // acc >= 0). q is saturated to 9 bits first, so the +1 and the clamp are narrow.
-// Stages (each [] ends in a register): [x*s+b] [>>> R round clamp]; latency 2 cycles.
+// Stages (each [] ends in a register), latency 2 cycles:
+//   [x*s+b] [>>> R round clamp]
 // No reset (pure datapath).
 module normcore_l1_i8_lane (
   input  wire        clk_i,
@@ -19,7 +20,7 @@ module normcore_l1_i8_lane (
   input  wire [31:0] b_i,
   input  wire [5:0]  shift_i,  // R, 0..33 (job constant)
   input  wire [32:0] smask_i,  // 2^(R-1) - 1 (0 when R = 0): the bits below the half bit
-  input  wire [31:0] omask_i,  // bits >= R + 8: must equal the sign for the quotient to fit 9 bits
+  input  wire [31:0] omask_i,  // bits >= R + 8: all the sign iff q fits 9 bits
   input  wire [1:0]  round_i,  // 0 floor, 1 half_up, 2 half_even, 3 half_away
   input  wire [7:0]  lo_i,  // min(lo, hi)
   input  wire [7:0]  hi_i,
@@ -38,13 +39,14 @@ module normcore_l1_i8_lane (
   wire signed [23:0] prod;  // exact: |x * s| < 2^23
   assign prod = x_e * s_e;
   wire [32:0] acc_d;
-  assign acc_d = {{9{prod[23]}}, prod} + {{1{b_i[31]}}, b_i};
+  assign acc_d = {{9{prod[23]}}, prod} + {b_i[31], b_i};
   reg [32:0] acc_q;
   always @(posedge clk_i) begin
     acc_q <= acc_d;
   end
 
-  // Shift: z = {acc, 0} >>> R, so z[33:1] = floor(acc / 2^R) and z[0] = bit R-1 of acc (0 when R = 0)
+  // Shift: z = {acc, 0} >>> R, so z[33:1] = floor(acc / 2^R)
+  // and z[0] = bit R-1 of acc (0 when R = 0)
   wire signed [33:0] ext;
   assign ext = {acc_q, 1'b0};
   wire signed [33:0] z;
@@ -57,7 +59,7 @@ module normcore_l1_i8_lane (
   wire signed [33:0] zr2;
   assign zr2 = zr3 >>> {shift_i[2], 2'd0};
   wire signed [33:0] zr1;
-  assign zr1 = zr2 >>> {shift_i[1], 1'd0};
+  assign zr1 = zr2 >>> {shift_i[1], 1'b0};
   assign z = zr1 >>> shift_i[0];
   wire sticky;  // a bit below R-1 is set
   assign sticky = |(acc_q & smask_i);
@@ -97,14 +99,18 @@ module normcore_l1_i8_lane (
   wire [7:0] rq;  // qn + inc, low bits: the result when inside [lo, hi]
   assign rq = qn[7:0] + {7'd0, inc};
   wire below;  // qn + inc < lo
-  assign below = inc ? (qn_u < lom1_i) : (qn_u < lox_i);
+  assign below = inc ? qn_u < lom1_i : qn_u < lox_i;
   wire above;  // qn + inc > hi
   assign above = inc ? ~(qn_u < hix_i) : ~(qn_u < hip1_i);
 
   // Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)
   reg [7:0] y_q;
+  reg [7:0] y_d;
+  always @* begin
+    y_d = below ? lo_i : above ? hi_i : rq;
+  end
   always @(posedge clk_i) begin
-    y_q <= below ? lo_i : above ? hi_i : rq;
+    y_q <= y_d;
   end
   assign y_o = y_q;
 endmodule

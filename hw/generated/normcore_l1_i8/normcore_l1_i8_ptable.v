@@ -36,22 +36,37 @@ module normcore_l1_i8_ptable (
   assign prm_ready_o = en_i & ~ld_busy_q;
   assign ld_accept = prm_valid_i & en_i & ~ld_busy_q;
   assign ld_ok = ~ld_first_q | ld_in_q;
+  reg ld_busy_d;
+  reg ld_in_d;
+  reg [10:0] ld_u_d;
+  reg [47:0] ld_data_d;
+  always @* begin
+    ld_busy_d = ld_busy_q;
+    ld_u_d = ld_u_q;
+    ld_data_d = ld_data_q;
+    if (ld_accept) begin
+      ld_busy_d = 1'b1;
+    end else if (1'b1 | ~ld_ok) begin
+      ld_busy_d = 1'b0;
+    end
+    ld_in_d = prm_chan_i < chans_i;
+    if (ld_accept) begin
+      ld_u_d = {1'b0, prm_chan_i};
+      ld_data_d = {prm_shift_i, prm_scale_i};
+    end else if (ld_busy_q) begin
+      ld_u_d = ld_u_q + {1'b0, chans_i};
+    end
+  end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       ld_busy_q <= 1'b0;
-    end else if (ld_accept) begin
-      ld_busy_q <= 1'b1;
-    end else if (1'b1 | ~ld_ok) begin
-      ld_busy_q <= 1'b0;
+    end else begin
+      ld_busy_q <= ld_busy_d;
     end
     ld_first_q <= ld_accept;
-    ld_in_q <= prm_chan_i < chans_i;
-    if (ld_accept) begin
-      ld_u_q <= {1'd0, prm_chan_i};
-      ld_data_q <= {prm_shift_i, prm_scale_i};
-    end else if (ld_busy_q) begin
-      ld_u_q <= ld_u_q + {1'd0, chans_i};
-    end
+    ld_in_q <= ld_in_d;
+    ld_u_q <= ld_u_d;
+    ld_data_q <= ld_data_d;
   end
   assign busy_o = ld_busy_q;
   wire [8:0] ld_addr;

@@ -46,15 +46,15 @@ module normcore_l8_i8_chan (
   reg pb_q;  // borrow pending: h_q is one too high
   reg neg_q;  // rem <= L: c0 moves on with this beat
   wire [5:0] lo_sub;  // lo - L: top bit the borrow
-  assign lo_sub = {1'd0, lo_q} - 6'd8;
+  assign lo_sub = {1'b0, lo_q} - 6'd8;
   wire [5:0] lo_add;  // lo + (S - L)_low: top bit the carry (after a wrap)
-  assign lo_add = {1'd0, lo_q} + {1'd0, remw_i[4:0]};
+  assign lo_add = {1'b0, lo_q} + {1'b0, remw_i[4:0]};
   wire [19:0] h_dec;
   assign h_dec = h_q - {19'd0, pb_q};
   wire hi_zero;  // h - pb == 0: rem < 2^5
-  assign hi_zero = pb_q ? (h_q == 20'd1) : (h_q == 20'd0);
+  assign hi_zero = pb_q ? h_q == 20'd1 : h_q == 20'd0;
   wire neg_nx;  // the next rem <= L
-  assign neg_nx = neg_q ? (lo_q <= t2_i) : (hi_zero & (lo_q <= 5'd16));
+  assign neg_nx = neg_q ? lo_q <= t2_i : hi_zero & (lo_q <= 5'd16);
 
   // S < L: per lane q_i = (r0 + i) mod S and d_i
   reg [3:0] q_0_q;
@@ -73,7 +73,7 @@ module normcore_l8_i8_chan (
   wire [2:0] d_nx_1;
   assign d_nx_1 = d_1_q + {2'd0, cy_1} - {2'd0, cy_0};
   wire [2:0] d_out_1;
-  assign d_out_1 = small_i ? d_1_q : {2'd0, (neg_q & (lo_q <= 5'd1))};
+  assign d_out_1 = small_i ? d_1_q : {2'd0, neg_q & (lo_q <= 5'd1)};
   reg [3:0] q_2_q;
   wire cy_2;  // q_2 + k_r >= S
   assign cy_2 = q_2_q >= sk_i;
@@ -85,7 +85,7 @@ module normcore_l8_i8_chan (
   wire [2:0] d_nx_2;
   assign d_nx_2 = d_2_q + {2'd0, cy_2} - {2'd0, cy_0};
   wire [2:0] d_out_2;
-  assign d_out_2 = small_i ? d_2_q : {2'd0, (neg_q & (lo_q <= 5'd2))};
+  assign d_out_2 = small_i ? d_2_q : {2'd0, neg_q & (lo_q <= 5'd2)};
   reg [3:0] q_3_q;
   wire cy_3;  // q_3 + k_r >= S
   assign cy_3 = q_3_q >= sk_i;
@@ -97,7 +97,7 @@ module normcore_l8_i8_chan (
   wire [2:0] d_nx_3;
   assign d_nx_3 = d_3_q + {2'd0, cy_3} - {2'd0, cy_0};
   wire [2:0] d_out_3;
-  assign d_out_3 = small_i ? d_3_q : {2'd0, (neg_q & (lo_q <= 5'd3))};
+  assign d_out_3 = small_i ? d_3_q : {2'd0, neg_q & (lo_q <= 5'd3)};
   reg [3:0] q_4_q;
   wire cy_4;  // q_4 + k_r >= S
   assign cy_4 = q_4_q >= sk_i;
@@ -109,7 +109,7 @@ module normcore_l8_i8_chan (
   wire [2:0] d_nx_4;
   assign d_nx_4 = d_4_q + {2'd0, cy_4} - {2'd0, cy_0};
   wire [2:0] d_out_4;
-  assign d_out_4 = small_i ? d_4_q : {2'd0, (neg_q & (lo_q <= 5'd4))};
+  assign d_out_4 = small_i ? d_4_q : {2'd0, neg_q & (lo_q <= 5'd4)};
   reg [3:0] q_5_q;
   wire cy_5;  // q_5 + k_r >= S
   assign cy_5 = q_5_q >= sk_i;
@@ -121,7 +121,7 @@ module normcore_l8_i8_chan (
   wire [2:0] d_nx_5;
   assign d_nx_5 = d_5_q + {2'd0, cy_5} - {2'd0, cy_0};
   wire [2:0] d_out_5;
-  assign d_out_5 = small_i ? d_5_q : {2'd0, (neg_q & (lo_q <= 5'd5))};
+  assign d_out_5 = small_i ? d_5_q : {2'd0, neg_q & (lo_q <= 5'd5)};
   reg [3:0] q_6_q;
   wire cy_6;  // q_6 + k_r >= S
   assign cy_6 = q_6_q >= sk_i;
@@ -133,7 +133,7 @@ module normcore_l8_i8_chan (
   wire [2:0] d_nx_6;
   assign d_nx_6 = d_6_q + {2'd0, cy_6} - {2'd0, cy_0};
   wire [2:0] d_out_6;
-  assign d_out_6 = small_i ? d_6_q : {2'd0, (neg_q & (lo_q <= 5'd6))};
+  assign d_out_6 = small_i ? d_6_q : {2'd0, neg_q & (lo_q <= 5'd6)};
   reg [3:0] q_7_q;
   wire cy_7;  // q_7 + k_r >= S
   assign cy_7 = q_7_q >= sk_i;
@@ -145,7 +145,7 @@ module normcore_l8_i8_chan (
   wire [2:0] d_nx_7;
   assign d_nx_7 = d_7_q + {2'd0, cy_7} - {2'd0, cy_0};
   wire [2:0] d_out_7;
-  assign d_out_7 = small_i ? d_7_q : {2'd0, (neg_q & (lo_q <= 5'd7))};
+  assign d_out_7 = small_i ? d_7_q : {2'd0, neg_q & (lo_q <= 5'd7)};
 
   // c0
   reg [10:0] c_q;
@@ -154,98 +154,202 @@ module normcore_l8_i8_chan (
   wire [10:0] c_add_0;
   assign c_add_0 = c_q + kc0_i;
   wire [11:0] c_sub_0;
-  assign c_sub_0 = {1'd0, c_q} + kw0_i;
+  assign c_sub_0 = {1'b0, c_q} + kw0_i;
   wire [10:0] c_nx_0;
   assign c_nx_0 = ~c_sub_0[11] ? c_sub_0[10:0] : c_add_0;
   wire [10:0] c_add_1;
   assign c_add_1 = c_q + kc1_i;
   wire [11:0] c_sub_1;
-  assign c_sub_1 = {1'd0, c_q} + kw1_i;
+  assign c_sub_1 = {1'b0, c_q} + kw1_i;
   wire [10:0] c_nx_1;
   assign c_nx_1 = ~c_sub_1[11] ? c_sub_1[10:0] : c_add_1;
-  always @(posedge clk_i) begin
+  reg [4:0] lo_d;
+  reg [19:0] h_d;
+  reg pb_d;
+  reg neg_d;
+  reg [10:0] c_d;
+  reg [3:0] q_0_d;
+  reg [3:0] q_1_d;
+  reg [2:0] d_1_d;
+  reg [3:0] q_2_d;
+  reg [2:0] d_2_d;
+  reg [3:0] q_3_d;
+  reg [2:0] d_3_d;
+  reg [3:0] q_4_d;
+  reg [2:0] d_4_d;
+  reg [3:0] q_5_d;
+  reg [2:0] d_5_d;
+  reg [3:0] q_6_d;
+  reg [2:0] d_6_d;
+  reg [3:0] q_7_d;
+  reg [2:0] d_7_d;
+  reg [3:0] q0_1_d;
+  reg [2:0] d0_1_d;
+  reg [3:0] q0_2_d;
+  reg [2:0] d0_2_d;
+  reg [3:0] q0_3_d;
+  reg [2:0] d0_3_d;
+  reg [3:0] q0_4_d;
+  reg [2:0] d0_4_d;
+  reg [3:0] q0_5_d;
+  reg [2:0] d0_5_d;
+  reg [3:0] q0_6_d;
+  reg [2:0] d0_6_d;
+  reg [3:0] q0_7_d;
+  reg [2:0] d0_7_d;
+  always @* begin
+    lo_d = lo_q;
+    h_d = h_q;
+    pb_d = pb_q;
+    neg_d = neg_q;
+    c_d = c_q;
+    q_0_d = q_0_q;
+    q_1_d = q_1_q;
+    d_1_d = d_1_q;
+    q_2_d = q_2_q;
+    d_2_d = d_2_q;
+    q_3_d = q_3_q;
+    d_3_d = d_3_q;
+    q_4_d = q_4_q;
+    d_4_d = d_4_q;
+    q_5_d = q_5_q;
+    d_5_d = d_5_q;
+    q_6_d = q_6_q;
+    d_6_d = d_6_q;
+    q_7_d = q_7_q;
+    d_7_d = d_7_q;
+    q0_1_d = q0_1_q;
+    d0_1_d = d0_1_q;
+    q0_2_d = q0_2_q;
+    d0_2_d = d0_2_q;
+    q0_3_d = q0_3_q;
+    d0_3_d = d0_3_q;
+    q0_4_d = q0_4_q;
+    d0_4_d = d0_4_q;
+    q0_5_d = q0_5_q;
+    d0_5_d = d0_5_q;
+    q0_6_d = q0_6_q;
+    d0_6_d = d0_6_q;
+    q0_7_d = q0_7_q;
+    d0_7_d = d0_7_q;
     if (en_i) begin
       if (ld_i) begin
-        lo_q <= stride_i[4:0];
-        h_q <= {1'd0, stride_i[23:5]};
-        pb_q <= 1'b0;
-        neg_q <= sle_i;
-        c_q <= 11'd0;
+        lo_d = stride_i[4:0];
+        h_d = {1'b0, stride_i[23:5]};
+        pb_d = 1'b0;
+        neg_d = sle_i;
+        c_d = 11'd0;
       end else begin
         if (neg_q) begin
-          lo_q <= lo_add[4:0];
-          h_q <= lo_add[5] ? remw1_i : remw_i[24:5];
-          pb_q <= 1'b0;
+          lo_d = lo_add[4:0];
+          h_d = lo_add[5] ? remw1_i : remw_i[24:5];
+          pb_d = 1'b0;
         end else begin
-          lo_q <= lo_sub[4:0];
-          h_q <= h_dec;
-          pb_q <= lo_sub[5];
+          lo_d = lo_sub[4:0];
+          h_d = h_dec;
+          pb_d = lo_sub[5];
         end
-        neg_q <= neg_nx;
-        c_q <= cy0 ? c_nx_1 : c_nx_0;
+        neg_d = neg_nx;
+        c_d = cy0 ? c_nx_1 : c_nx_0;
       end
       if (ld_i) begin
-        q_0_q <= 4'd0;
-        q_1_q <= q0_1_q;
-        d_1_q <= d0_1_q;
-        q_2_q <= q0_2_q;
-        d_2_q <= d0_2_q;
-        q_3_q <= q0_3_q;
-        d_3_q <= d0_3_q;
-        q_4_q <= q0_4_q;
-        d_4_q <= d0_4_q;
-        q_5_q <= q0_5_q;
-        d_5_q <= d0_5_q;
-        q_6_q <= q0_6_q;
-        d_6_q <= d0_6_q;
-        q_7_q <= q0_7_q;
-        d_7_q <= d0_7_q;
+        q_0_d = 4'd0;
+        q_1_d = q0_1_q;
+        d_1_d = d0_1_q;
+        q_2_d = q0_2_q;
+        d_2_d = d0_2_q;
+        q_3_d = q0_3_q;
+        d_3_d = d0_3_q;
+        q_4_d = q0_4_q;
+        d_4_d = d0_4_q;
+        q_5_d = q0_5_q;
+        d_5_d = d0_5_q;
+        q_6_d = q0_6_q;
+        d_6_d = d0_6_q;
+        q_7_d = q0_7_q;
+        d_7_d = d0_7_q;
       end else begin
-        q_0_q <= q_nx_0;
-        q_1_q <= q_nx_1;
-        d_1_q <= d_nx_1;
-        q_2_q <= q_nx_2;
-        d_2_q <= d_nx_2;
-        q_3_q <= q_nx_3;
-        d_3_q <= d_nx_3;
-        q_4_q <= q_nx_4;
-        d_4_q <= d_nx_4;
-        q_5_q <= q_nx_5;
-        d_5_q <= d_nx_5;
-        q_6_q <= q_nx_6;
-        d_6_q <= d_nx_6;
-        q_7_q <= q_nx_7;
-        d_7_q <= d_nx_7;
+        q_0_d = q_nx_0;
+        q_1_d = q_nx_1;
+        d_1_d = d_nx_1;
+        q_2_d = q_nx_2;
+        d_2_d = d_nx_2;
+        q_3_d = q_nx_3;
+        d_3_d = d_nx_3;
+        q_4_d = q_nx_4;
+        d_4_d = d_nx_4;
+        q_5_d = q_nx_5;
+        d_5_d = d_nx_5;
+        q_6_d = q_nx_6;
+        d_6_d = d_nx_6;
+        q_7_d = q_nx_7;
+        d_7_d = d_nx_7;
       end
     end
     if (sv_i[0]) begin
-      q0_1_q <= wr_i;
-      d0_1_q <= wd_i;
+      q0_1_d = wr_i;
+      d0_1_d = wd_i;
     end
     if (sv_i[1]) begin
-      q0_2_q <= wr_i;
-      d0_2_q <= wd_i;
+      q0_2_d = wr_i;
+      d0_2_d = wd_i;
     end
     if (sv_i[2]) begin
-      q0_3_q <= wr_i;
-      d0_3_q <= wd_i;
+      q0_3_d = wr_i;
+      d0_3_d = wd_i;
     end
     if (sv_i[3]) begin
-      q0_4_q <= wr_i;
-      d0_4_q <= wd_i;
+      q0_4_d = wr_i;
+      d0_4_d = wd_i;
     end
     if (sv_i[4]) begin
-      q0_5_q <= wr_i;
-      d0_5_q <= wd_i;
+      q0_5_d = wr_i;
+      d0_5_d = wd_i;
     end
     if (sv_i[5]) begin
-      q0_6_q <= wr_i;
-      d0_6_q <= wd_i;
+      q0_6_d = wr_i;
+      d0_6_d = wd_i;
     end
     if (sv_i[6]) begin
-      q0_7_q <= wr_i;
-      d0_7_q <= wd_i;
+      q0_7_d = wr_i;
+      d0_7_d = wd_i;
     end
+  end
+  always @(posedge clk_i) begin
+    lo_q <= lo_d;
+    h_q <= h_d;
+    pb_q <= pb_d;
+    neg_q <= neg_d;
+    c_q <= c_d;
+    q_0_q <= q_0_d;
+    q_1_q <= q_1_d;
+    d_1_q <= d_1_d;
+    q_2_q <= q_2_d;
+    d_2_q <= d_2_d;
+    q_3_q <= q_3_d;
+    d_3_q <= d_3_d;
+    q_4_q <= q_4_d;
+    d_4_q <= d_4_d;
+    q_5_q <= q_5_d;
+    d_5_q <= d_5_d;
+    q_6_q <= q_6_d;
+    d_6_q <= d_6_d;
+    q_7_q <= q_7_d;
+    d_7_q <= d_7_d;
+    q0_1_q <= q0_1_d;
+    d0_1_q <= d0_1_d;
+    q0_2_q <= q0_2_d;
+    d0_2_q <= d0_2_d;
+    q0_3_q <= q0_3_d;
+    d0_3_q <= d0_3_d;
+    q0_4_q <= q0_4_d;
+    d0_4_q <= d0_4_d;
+    q0_5_q <= q0_5_d;
+    d0_5_q <= d0_5_d;
+    q0_6_q <= q0_6_d;
+    d0_6_q <= d0_6_d;
+    q0_7_q <= q0_7_d;
+    d0_7_q <= d0_7_d;
   end
   assign c0_o = c_q;
   assign d_o = {d_out_7, d_out_6, d_out_5, d_out_4, d_out_3, d_out_2, d_out_1};

@@ -5,7 +5,8 @@
 // -----------------------------------------------------------------------------------------
 `default_nettype none
 
-// normcore streaming batch-norm inference core: 8 lanes, per element y = clamp(round((x*s[c] + b[c]) / 2^R), lo, hi).
+// normcore streaming batch-norm inference core: 8 lanes, per element
+// y = clamp(round((x*s[c] + b[c]) / 2^R), lo, hi).
 // Job: hold cfg_* and pulse start_i while ready_o; load parameters on prm_*; then
 // stream N*C*HW elements on s_axis (lane 0 in the low bits, tlast on the final beat,
 // tkeep one bit per element/lane, only the final beat may be partial).
@@ -42,7 +43,12 @@ module normcore_l8_i8_core (
 );
 
   // Job configuration and set-up
-  reg [1:0] st_q;  // 0 unconfigured, 3 check, 1 set-up, 2 run
+  // set-up states
+  localparam [1:0] S_UNCONF = 2'd0,
+                   S_SETUP = 2'd1,
+                   S_RUN = 2'd2,
+                   S_CHECK = 2'd3;
+  reg [1:0] st_q;  // S_UNCONF -> S_CHECK -> S_SETUP -> S_RUN
   reg [1:0] st_d;
   reg err_q;
   reg err_d;
@@ -67,29 +73,82 @@ module normcore_l8_i8_core (
   reg ready_q;
   assign ready_o = ready_q;
   assign start_fire = start_i & ready_q;
-  assign cfg_ok = (cfg_channels_i != 11'd0) & (cfg_inner_i != 24'd0) & (cfg_channels_i <= 11'd1024) & (cfg_shift_i <= 6'd33);
+  assign cfg_ok = (cfg_channels_i != 11'd0) & (cfg_inner_i != 24'd0) &
+      (cfg_channels_i <= 11'd1024) & (cfg_shift_i <= 6'd33);
   reg ok_q;  // cfg_ok, latched with the configuration and acted on in the check cycle
-  assign arm = (st_q == 2'd1) & wait_q & sdone_q & step_done;
+  assign arm = (st_q == S_SETUP) & wait_q & sdone_q & step_done;
   always @* begin
     st_d = st_q;
     err_d = err_q;
     if (start_fire) begin
-      st_d = 2'd3;
+      st_d = S_CHECK;
       err_d = 1'b0;
-    end else if (st_q == 2'd3) begin
-      st_d = ok_q ? 2'd1 : 2'd0;
+    end else if (st_q == S_CHECK) begin
+      st_d = ok_q ? S_SETUP : S_UNCONF;
       err_d = ~ok_q;
     end else if (reb_q) begin
-      st_d = 2'd2;
+      st_d = S_RUN;
     end
   end
   reg s_big_q;  // S >= 2^4 (u_step compares only the low bits)
   reg [10:0] chm1_q;  // C - 1
   reg [3:0] sm1_q;  // S - 1, low bits (the walker's r < L)
   reg ge0_q;  // L >= S: u_step's first compare
+  reg wait_d;
+  reg sdone_d;
+  reg ok_d;
+  reg [10:0] ch_d;
+  reg [23:0] stride_d;
+  reg [5:0] shift_d;
+  reg [1:0] round_d;
+  reg [7:0] lo_d;
+  reg [7:0] hi_d;
+  reg s_big_d;
+  reg [10:0] chm1_d;
+  reg [3:0] sm1_d;
+  reg ge0_d;
+  always @* begin
+    wait_d = wait_q;
+    sdone_d = sdone_q;
+    ok_d = ok_q;
+    ch_d = ch_q;
+    stride_d = stride_q;
+    shift_d = shift_q;
+    round_d = round_q;
+    lo_d = lo_q;
+    hi_d = hi_q;
+    s_big_d = s_big_q;
+    chm1_d = chm1_q;
+    sm1_d = sm1_q;
+    ge0_d = ge0_q;
+    if (st_q == S_CHECK) begin
+      wait_d = 1'b1;
+      sdone_d = 1'b0;
+    end else begin
+      if (arm) begin
+        wait_d = 1'b0;
+      end
+      if (wsave_q[7]) begin
+        sdone_d = 1'b1;
+      end
+    end
+    if (start_fire) begin
+      ok_d = cfg_ok;
+      ch_d = cfg_channels_i;
+      stride_d = cfg_layout_i ? 24'd1 : cfg_inner_i;
+      shift_d = cfg_shift_i;
+      round_d = cfg_round_i;
+      lo_d = cfg_lo_i;
+      hi_d = cfg_hi_i;
+      s_big_d = ~cfg_layout_i & (cfg_inner_i[23:4] != 20'd0);
+      chm1_d = cfg_channels_i - 11'd1;
+      sm1_d = cfg_layout_i ? 4'd0 : cfg_inner_i[3:0] - 4'd1;
+      ge0_d = cfg_layout_i | ((cfg_inner_i[23:4] == 20'd0) & (cfg_inner_i[3:0] <= 4'd8));
+    end
+  end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      st_q <= 2'd0;
+      st_q <= S_UNCONF;
       err_q <= 1'b0;
       wait_q <= 1'b0;
       sdone_q <= 1'b0;
@@ -98,38 +157,28 @@ module normcore_l8_i8_core (
     end else begin
       st_q <= st_d;
       err_q <= err_d;
-      if (st_q == 2'd3) begin
-        wait_q <= 1'b1;
-        sdone_q <= 1'b0;
-      end else begin
-        if (arm) begin
-          wait_q <= 1'b0;
-        end
-        if (wsave_q[7]) begin
-          sdone_q <= 1'b1;
-        end
-      end
+      wait_q <= wait_d;
+      sdone_q <= sdone_d;
       rbk_q <= arm;
       reb_q <= rbk_q;
     end
-    if (start_fire) begin
-      ok_q <= cfg_ok;
-      ch_q <= cfg_channels_i;
-      stride_q <= cfg_layout_i ? 24'd1 : cfg_inner_i;
-      shift_q <= cfg_shift_i;
-      round_q <= cfg_round_i;
-      lo_q <= cfg_lo_i;
-      hi_q <= cfg_hi_i;
-      s_big_q <= ~cfg_layout_i & (cfg_inner_i[23:4] != 20'd0);
-      chm1_q <= cfg_channels_i - 11'd1;
-      sm1_q <= cfg_layout_i ? 4'd0 : cfg_inner_i[3:0] - 4'd1;
-      ge0_q <= cfg_layout_i | ((cfg_inner_i[23:4] == 20'd0) & (cfg_inner_i[3:0] <= 4'd8));
-    end
+    ok_q <= ok_d;
+    ch_q <= ch_d;
+    stride_q <= stride_d;
+    shift_q <= shift_d;
+    round_q <= round_d;
+    lo_q <= lo_d;
+    hi_q <= hi_d;
+    s_big_q <= s_big_d;
+    chm1_q <= chm1_d;
+    sm1_q <= sm1_d;
+    ge0_q <= ge0_d;
   end
-  assign configured_o = st_q == 2'd2;
+  assign configured_o = st_q == S_RUN;
   assign cfg_error_o = err_q;
 
-  // Per-job lane constants, registered from the latched configuration (valid long before the first beat)
+  // Per-job lane constants, registered from the latched configuration
+  // (valid long before the first beat)
   reg [6:0] smask_n_q;  // 34 - R
   reg [32:0] smask_q;  // 2^(R-1) - 1, 0 when R = 0: the bits below the half bit
   reg [5:0] omask_n_q;  // R + 8
@@ -143,20 +192,44 @@ module normcore_l8_i8_core (
   reg [9:0] lom1_q;  // lo - 1
   reg [9:0] hix_q;  // hi
   reg [9:0] hip1_q;  // hi + 1
-  always @(posedge clk_i) begin
-    lox_q <= {{2{loe_q[7]}}, loe_q} ^ {1'b1, 9'd0};
-    lom1_q <= ({{2{loe_q[7]}}, loe_q} - 10'd1) ^ {1'b1, 9'd0};
-    hix_q <= {{2{hi_q[7]}}, hi_q} ^ {1'b1, 9'd0};
-    hip1_q <= ({{2{hi_q[7]}}, hi_q} + 10'd1) ^ {1'b1, 9'd0};
+  reg [9:0] lox_d;
+  reg [9:0] lom1_d;
+  reg [9:0] hix_d;
+  reg [9:0] hip1_d;
+  always @* begin
+    lox_d = {{2{loe_q[7]}}, loe_q} ^ {1'b1, 9'd0};
+    lom1_d = ({{2{loe_q[7]}}, loe_q} - 10'd1) ^ {1'b1, 9'd0};
+    hix_d = {{2{hi_q[7]}}, hi_q} ^ {1'b1, 9'd0};
+    hip1_d = ({{2{hi_q[7]}}, hi_q} + 10'd1) ^ {1'b1, 9'd0};
   end
   always @(posedge clk_i) begin
-    smask_n_q <= 7'd34 - {1'd0, shift_q};
-    smask_q <= {33{1'b1}} >> smask_n_q;
-    loe_q <= (lo_cmp > hi_cmp) ? hi_q : lo_q;
+    lox_q <= lox_d;
+    lom1_q <= lom1_d;
+    hix_q <= hix_d;
+    hip1_q <= hip1_d;
+  end
+  reg [6:0] smask_n_d;
+  reg [32:0] smask_d;
+  reg [7:0] loe_d;
+  always @* begin
+    smask_n_d = 7'd34 - {1'b0, shift_q};
+    smask_d = {33{1'b1}} >> smask_n_q;
+    loe_d = (lo_cmp > hi_cmp) ? hi_q : lo_q;
   end
   always @(posedge clk_i) begin
-    omask_n_q <= shift_q + 6'd8;
-    omask_q <= {32{1'b1}} << omask_n_q;
+    smask_n_q <= smask_n_d;
+    smask_q <= smask_d;
+    loe_q <= loe_d;
+  end
+  reg [5:0] omask_n_d;
+  reg [31:0] omask_d;
+  always @* begin
+    omask_n_d = shift_q + 6'd8;
+    omask_d = {32{1'b1}} << omask_n_q;
+  end
+  always @(posedge clk_i) begin
+    omask_n_q <= omask_n_d;
+    omask_q <= omask_d;
   end
 
   // Lane positions: S = HW (nchw) or 1 (nhwc)
@@ -165,7 +238,7 @@ module normcore_l8_i8_core (
   normcore_l8_i8_step u_step (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .start_i(st_q == 2'd3),
+    .start_i(st_q == S_CHECK),
     .stride_i(stride_q[3:0]),
     .s_big_i(s_big_q),
     .chm1_i(chm1_q),
@@ -178,27 +251,47 @@ module normcore_l8_i8_core (
   reg [4:0] t2_q;  // 2L - S when S < 2L, else 0
   reg [19:0] remw1_q;  // (S - L) high part + 1
   reg small_q;  // S < L: every lane tracks its offset
+  reg [24:0] remw_d;
+  reg [4:0] t2_d;
+  reg [19:0] remw1_d;
+  reg small_d;
+  always @* begin
+    remw_d = {1'b0, stride_q} - 25'd8;
+    t2_d = (stride_q[23:4] == 20'd0) ? 5'd16 - stride_q[4:0] : 5'd0;
+    remw1_d = remw_q[24:5] + 20'd1;
+    small_d = stride_q[23:3] == 21'd0;
+  end
   always @(posedge clk_i) begin
-    remw_q <= {1'd0, stride_q} - 25'd8;
-    t2_q <= ((stride_q[23:4] == 20'd0)) ? 5'd16 - stride_q[4:0] : 5'd0;
-    remw1_q <= remw_q[24:5] + 20'd1;
-    small_q <= (stride_q[23:3] == 21'd0);
+    remw_q <= remw_d;
+    t2_q <= t2_d;
+    remw1_q <= remw1_d;
+    small_q <= small_d;
   end
   reg [3:0] wr_q;  // walker: r (< L: the walker stops at element L - 1)
   wire w_end;  // r == S - 1
   assign w_end = ~s_big_q & (wr_q == sm1_q);
   reg [2:0] wd_q;  // walker: i div S (not wrapped at C; only read for i < L)
-  always @(posedge clk_i) begin
-    if (st_q == 2'd3) begin
-      wr_q <= 4'd0;
-      wd_q <= 3'd0;
+  reg [3:0] wr_d;
+  reg [2:0] wd_d;
+  reg [7:0] wsave_d;
+  always @* begin
+    wr_d = wr_q;
+    wd_d = wd_q;
+    if (st_q == S_CHECK) begin
+      wr_d = 4'd0;
+      wd_d = 3'd0;
     end else begin
-      wr_q <= w_end ? 4'd0 : wr_q + 4'd1;
+      wr_d = w_end ? 4'd0 : wr_q + 4'd1;
       if (w_end) begin
-        wd_q <= wd_q + 3'd1;
+        wd_d = wd_q + 3'd1;
       end
     end
-    wsave_q <= (st_q == 2'd3) ? 8'd1 : {wsave_q[6:0], 1'b0};
+    wsave_d = (st_q == S_CHECK) ? 8'd1 : {wsave_q[6:0], 1'b0};
+  end
+  always @(posedge clk_i) begin
+    wr_q <= wr_d;
+    wd_q <= wd_d;
+    wsave_q <= wsave_d;
   end
   reg [10:0] kc0_q;  // c0 step without a carry
   reg [10:0] kc1_q;  // c0 step with a carry
@@ -208,17 +301,27 @@ module normcore_l8_i8_core (
   assign kcs = small_q ? lstep_c : 11'd0;
   reg [3:0] kr_q;  // k_r = L mod S
   reg [3:0] sk_q;  // S - k_r
+  reg [3:0] sk_d;
+  reg [10:0] kc1_d;
+  reg [11:0] kw0_d;
+  reg [11:0] kw1_d;
+  always @* begin
+    sk_d = stride_q[3:0] - lstep_r;
+    kc1_d = kcs + 11'd1;
+    kw0_d = {1'b0, kcs} - {1'b0, ch_q};
+    kw1_d = {1'b0, kcs} - {1'b0, chm1_q};
+  end
   always @(posedge clk_i) begin
     kr_q <= lstep_r;
-    sk_q <= stride_q[3:0] - lstep_r;
+    sk_q <= sk_d;
     kc0_q <= kcs;
-    kc1_q <= kcs + 11'd1;
-    kw0_q <= {1'd0, kcs} - {1'd0, ch_q};
-    kw1_q <= {1'd0, kcs} - {1'd0, chm1_q};
+    kc1_q <= kc1_d;
+    kw0_q <= kw0_d;
+    kw1_q <= kw1_d;
   end
   wire in_fire;
   wire pos_restart;  // a beat taken now restores the packet start (no in_fire: fewer loads on it)
-  assign pos_restart = s_axis_tlast & (st_q == 2'd2);
+  assign pos_restart = s_axis_tlast & (st_q == S_RUN);
   wire [10:0] pos_c0;
   wire [20:0] pos_d;
   normcore_l8_i8_chan u_chan (
@@ -250,7 +353,7 @@ module normcore_l8_i8_core (
   normcore_l8_i8_ptable u_ptable (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .en_i(st_q == 2'd2),
+    .en_i(st_q == S_RUN),
     .chans_i(ch_q),
     .c0_i(pos_c0),
     .lane_d_i(pos_d),
@@ -272,7 +375,14 @@ module normcore_l8_i8_core (
   assign out_fire = m_axis_tvalid & m_axis_tready;
   assign occ_d = occ_q + {2'd0, in_fire} - {2'd0, out_fire};
   wire room;  // occ_d < 5
-  assign room = out_fire | (in_fire ? (occ_q < 3'd4) : (occ_q < 3'd5));
+  assign room = out_fire | (in_fire ? occ_q < 3'd4 : occ_q < 3'd5);
+  reg tready_d;
+  reg ready_d;
+  always @* begin
+    tready_d = (st_d == S_RUN) & room & ~ld_busy & ~(prm_valid_i & prm_ready_o);
+    ready_d = ~st_q[0] & (occ_q == 3'd0) & ~ld_busy & ~in_fire & ~(prm_valid_i & prm_ready_o) &
+        ~start_fire;
+  end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       occ_q <= 3'd0;
@@ -280,8 +390,8 @@ module normcore_l8_i8_core (
       ready_q <= 1'b0;
     end else begin
       occ_q <= occ_d;
-      tready_q <= (st_d == 2'd2) & room & ~ld_busy & ~(prm_valid_i & prm_ready_o);
-      ready_q <= ~st_q[0] & (occ_q == 3'd0) & ~ld_busy & ~in_fire & ~(prm_valid_i & prm_ready_o) & ~start_fire;
+      tready_q <= tready_d;
+      ready_q <= ready_d;
     end
   end
   assign s_axis_tready = tready_q;
@@ -466,7 +576,9 @@ module normcore_l8_i8_core (
 
   // Output buffer (lanes with tkeep = 0 output 0)
   wire [72:0] fifo_wdata;
-  assign fifo_wdata = {last_3_q, keep_3_q, y_7 & {8{keep_3_q[7]}}, y_6 & {8{keep_3_q[6]}}, y_5 & {8{keep_3_q[5]}}, y_4 & {8{keep_3_q[4]}}, y_3 & {8{keep_3_q[3]}}, y_2 & {8{keep_3_q[2]}}, y_1 & {8{keep_3_q[1]}}, y_0 & {8{keep_3_q[0]}}};
+  assign fifo_wdata = {last_3_q, keep_3_q, y_7 & {8{keep_3_q[7]}}, y_6 & {8{keep_3_q[6]}},
+      y_5 & {8{keep_3_q[5]}}, y_4 & {8{keep_3_q[4]}}, y_3 & {8{keep_3_q[3]}},
+      y_2 & {8{keep_3_q[2]}}, y_1 & {8{keep_3_q[1]}}, y_0 & {8{keep_3_q[0]}}};
   wire [72:0] fifo_rdata;
   normcore_l8_i8_fifo u_fifo (
     .clk_i(clk_i),

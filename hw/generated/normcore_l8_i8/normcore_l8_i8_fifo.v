@@ -20,20 +20,32 @@ module normcore_l8_i8_fifo (
   reg [2:0] wptr_q;
   reg [2:0] rptr_q;
   reg [2:0] cnt_q;
+  reg [2:0] wptr_d;
+  reg [2:0] rptr_d;
+  reg [2:0] cnt_d;
+  always @* begin
+    wptr_d = wptr_q;
+    rptr_d = rptr_q;
+    if (wr_i) begin
+      wptr_d = (wptr_q == 3'd4) ? 3'd0 : wptr_q + 3'd1;
+    end
+    if (rd_i) begin
+      rptr_d = (rptr_q == 3'd4) ? 3'd0 : rptr_q + 3'd1;
+    end
+    cnt_d = cnt_q + {2'd0, wr_i} - {2'd0, rd_i};
+  end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       wptr_q <= 3'd0;
       rptr_q <= 3'd0;
       cnt_q <= 3'd0;
     end else begin
-      if (wr_i) begin
-        wptr_q <= (wptr_q == 3'd4) ? 3'd0 : wptr_q + 3'd1;
-      end
-      if (rd_i) begin
-        rptr_q <= (rptr_q == 3'd4) ? 3'd0 : rptr_q + 3'd1;
-      end
-      cnt_q <= cnt_q + {2'd0, wr_i} - {2'd0, rd_i};
+      wptr_q <= wptr_d;
+      rptr_q <= rptr_d;
+      cnt_q <= cnt_d;
     end
+  end
+  always @(posedge clk_i) begin
     if (wr_i) begin
       mem_q[wptr_q] <= wdata_i;
     end

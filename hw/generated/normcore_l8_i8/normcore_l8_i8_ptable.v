@@ -39,22 +39,37 @@ module normcore_l8_i8_ptable (
   assign ld_ok = ~ld_first_q | ld_in_q;
   wire ld_last;  // this copy is the last: u >= L - 1
   assign ld_last = (ld_u_q[11:4] != 8'd0) | (ld_u_q[3:0] >= 4'd7);
+  reg ld_busy_d;
+  reg ld_in_d;
+  reg [11:0] ld_u_d;
+  reg [47:0] ld_data_d;
+  always @* begin
+    ld_busy_d = ld_busy_q;
+    ld_u_d = ld_u_q;
+    ld_data_d = ld_data_q;
+    if (ld_accept) begin
+      ld_busy_d = 1'b1;
+    end else if (ld_last | ~ld_ok) begin
+      ld_busy_d = 1'b0;
+    end
+    ld_in_d = prm_chan_i < chans_i;
+    if (ld_accept) begin
+      ld_u_d = {1'b0, prm_chan_i};
+      ld_data_d = {prm_shift_i, prm_scale_i};
+    end else if (ld_busy_q) begin
+      ld_u_d = ld_u_q + {1'b0, chans_i};
+    end
+  end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       ld_busy_q <= 1'b0;
-    end else if (ld_accept) begin
-      ld_busy_q <= 1'b1;
-    end else if (ld_last | ~ld_ok) begin
-      ld_busy_q <= 1'b0;
+    end else begin
+      ld_busy_q <= ld_busy_d;
     end
     ld_first_q <= ld_accept;
-    ld_in_q <= prm_chan_i < chans_i;
-    if (ld_accept) begin
-      ld_u_q <= {1'd0, prm_chan_i};
-      ld_data_q <= {prm_shift_i, prm_scale_i};
-    end else if (ld_busy_q) begin
-      ld_u_q <= ld_u_q + {1'd0, chans_i};
-    end
+    ld_in_q <= ld_in_d;
+    ld_u_q <= ld_u_d;
+    ld_data_q <= ld_data_d;
   end
   assign busy_o = ld_busy_q;
   wire [7:0] ld_addr;
@@ -73,37 +88,37 @@ module normcore_l8_i8_ptable (
   assign we_7 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd7);
   wire [47:0] rdata_7;
   wire [7:0] raddr_6;
-  assign raddr_6 = c0_hi + {7'd0, (c0_lo > 3'd6)};
+  assign raddr_6 = c0_hi + {7'd0, c0_lo > 3'd6};
   wire we_6;
   assign we_6 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd6);
   wire [47:0] rdata_6;
   wire [7:0] raddr_5;
-  assign raddr_5 = c0_hi + {7'd0, (c0_lo > 3'd5)};
+  assign raddr_5 = c0_hi + {7'd0, c0_lo > 3'd5};
   wire we_5;
   assign we_5 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd5);
   wire [47:0] rdata_5;
   wire [7:0] raddr_4;
-  assign raddr_4 = c0_hi + {7'd0, (c0_lo > 3'd4)};
+  assign raddr_4 = c0_hi + {7'd0, c0_lo > 3'd4};
   wire we_4;
   assign we_4 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd4);
   wire [47:0] rdata_4;
   wire [7:0] raddr_3;
-  assign raddr_3 = c0_hi + {7'd0, (c0_lo > 3'd3)};
+  assign raddr_3 = c0_hi + {7'd0, c0_lo > 3'd3};
   wire we_3;
   assign we_3 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd3);
   wire [47:0] rdata_3;
   wire [7:0] raddr_2;
-  assign raddr_2 = c0_hi + {7'd0, (c0_lo > 3'd2)};
+  assign raddr_2 = c0_hi + {7'd0, c0_lo > 3'd2};
   wire we_2;
   assign we_2 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd2);
   wire [47:0] rdata_2;
   wire [7:0] raddr_1;
-  assign raddr_1 = c0_hi + {7'd0, (c0_lo > 3'd1)};
+  assign raddr_1 = c0_hi + {7'd0, c0_lo > 3'd1};
   wire we_1;
   assign we_1 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd1);
   wire [47:0] rdata_1;
   wire [7:0] raddr_0;
-  assign raddr_0 = c0_hi + {7'd0, (c0_lo > 3'd0)};
+  assign raddr_0 = c0_hi + {7'd0, c0_lo > 3'd0};
   wire we_0;
   assign we_0 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd0);
   wire [47:0] rdata_0;
@@ -311,8 +326,10 @@ module normcore_l8_i8_ptable (
       3'd7: word_7 = rdata_7;
     endcase
   end
-  assign scale_o = {word_7[15:0], word_6[15:0], word_5[15:0], word_4[15:0], word_3[15:0], word_2[15:0], word_1[15:0], word_0[15:0]};
-  assign shift_o = {word_7[47:16], word_6[47:16], word_5[47:16], word_4[47:16], word_3[47:16], word_2[47:16], word_1[47:16], word_0[47:16]};
+  assign scale_o = {word_7[15:0], word_6[15:0], word_5[15:0], word_4[15:0], word_3[15:0],
+      word_2[15:0], word_1[15:0], word_0[15:0]};
+  assign shift_o = {word_7[47:16], word_6[47:16], word_5[47:16], word_4[47:16], word_3[47:16],
+      word_2[47:16], word_1[47:16], word_0[47:16]};
 endmodule
 
 `default_nettype wire

@@ -32,23 +32,38 @@ module normcore_l8_i8_step (
   assign r_ge = first_q ? ge0_i : rge_q;
   wire q_wrap;  // q_q == C - 1
   assign q_wrap = {7'd0, q_q} == chm1_i;
+  reg run_d;
+  reg [3:0] r_d;
+  reg [3:0] q_d;
+  reg rge_d;
+  always @* begin
+    run_d = run_q;
+    r_d = r_q;
+    q_d = q_q;
+    if (start_i) begin
+      run_d = 1'b1;
+    end else if (~r_ge) begin
+      run_d = 1'b0;
+    end
+    if (start_i) begin
+      r_d = 4'd8;
+      q_d = 4'd0;
+    end else if (run_q & r_ge) begin
+      r_d = r_q - stride_i;
+      q_d = q_wrap ? 4'd0 : q_q + 4'd1;
+    end
+    rge_d = ~s_big_i & ({1'b0, r_q} >= {stride_i, 1'b0});
+  end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       run_q <= 1'b0;
-    end else if (start_i) begin
-      run_q <= 1'b1;
-    end else if (~r_ge) begin
-      run_q <= 1'b0;
+    end else begin
+      run_q <= run_d;
     end
-    if (start_i) begin
-      r_q <= 4'd8;
-      q_q <= 4'd0;
-    end else if (run_q & r_ge) begin
-      r_q <= r_q - stride_i;
-      q_q <= q_wrap ? 4'd0 : q_q + 4'd1;
-    end
+    r_q <= r_d;
+    q_q <= q_d;
     first_q <= start_i;
-    rge_q <= ~s_big_i & ({1'd0, r_q} >= {stride_i, 1'b0});
+    rge_q <= rge_d;
   end
   assign done_o = ~run_q;
   assign rem_o = r_q;

@@ -144,6 +144,13 @@ struct Module {
   void always_comb(Block body, std::string comment = {});
   // One clocked block: the flops with a reset under `if (!rst_ni)`, then the others; only q <= d.
   void flops(const std::vector<Flop>& fs, std::string comment = {});
+  // A clocked process written as statements (`if (!rst_ni) <resets> else <updates>`, then
+  // updates without reset), split the way STYLE asks: the next-state logic into one always @*
+  // block on `<base>_d` regs (declared here; <base>_q without the _q) that start from their
+  // `_q`, and a flops() block of `q <= d`. A register whose only assignment is an unconditional
+  // `q <= <name>` keeps it as its d. Assigned names must be typed references; a register with a
+  // reset must not be assigned outside the else branch, one without outside of it.
+  void seq(const Block& body, std::string comment = {});
   void instance(Instance inst);
   // Throws std::logic_error on a duplicate or missing name (a generator bug, not user input).
   void validate() const;

@@ -1,0 +1,53 @@
+// The streaming core's builders (one file per group of modules) and what they share.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "normcore/gen/config.hpp"
+#include "normcore/gen/core.hpp"
+#include "normcore/gen/ir.hpp"
+
+namespace normcore::gen::core {
+
+inline std::string idx(const std::string& base, int i) {
+  return base + "_" + std::to_string(i);
+}
+
+// One per-channel parameter: prm_<prm>_i on the top and the table, <prm>_o out of the table
+// (every lane's value), <lane>_i into a lane, <wire> the top's net between them.
+struct Field {
+  std::string prm;
+  int width;
+  std::string lane;
+  std::string wire;
+  std::string comment;
+};
+
+// What the folded lanes (the product) and the decomposed reference lanes differ in.
+struct Variant {
+  bool dec = false;
+  std::vector<Field> fields;  // the parameter word, low bits first
+  int pw = 0;                 // its width
+  int aw = 0;                 // the accumulator the output stage rounds (R is 0..aw)
+  int rw = 0;                 // width of R
+  int extra = 0;              // lane stages in front of the multiply-add
+  int k1w = 0;                // decomposed: width of the requantisation shift k1
+  [[nodiscard]] int ns(const CoreConfig& c) const { return c.pipeline + extra; }
+  [[nodiscard]] int fifo_depth(const CoreConfig& c) const { return c.fifo_depth() + extra; }
+  [[nodiscard]] int latency(const CoreConfig& c) const { return c.latency() + extra; }
+  // The fields high to low as text, for comments: "{shift, scale}".
+  [[nodiscard]] std::string word() const;
+  // The fields high to low as a concatenation of the ports prm_<prm>_i.
+  [[nodiscard]] Expr word_ports() const;
+};
+
+Variant variant(const CoreConfig& c, LaneArith arith);
+
+Module build_step(const CoreConfig& c);
+Module build_chan(const CoreConfig& c);
+Module build_ptable(const CoreConfig& c, const Variant& v);
+Module build_lane(const CoreConfig& c, const Variant& v);
+Module build_top(const CoreConfig& c, const Variant& v);
+
+}  // namespace normcore::gen::core

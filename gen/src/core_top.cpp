@@ -1,0 +1,497 @@
+// The core's top <n>_core: configuration latch and set-up FSM, per-job constants, positions,
+// table, flow control, lanes and output buffer.
+#include <algorithm>
+
+#include "core_internal.hpp"
+#include "normcore/gen/ref_designs.hpp"
+
+namespace normcore::gen::core {
+
+using ex::bit;
+using ex::cat;
+using ex::lit;
+using ex::mux;
+using ex::slice;
+using ex::zext;
+
+namespace {
+
+using U = std::uint64_t;
+using Conns = std::vector<std::pair<std::string, Expr>>;
+
+// The set-up FSM's states (values: the old encoding, ~st_q[0] = unconfigured or run).
+struct States {
+  Expr unconf, setup, run, check;
+};
+
+void top_ports(Module& m, const CoreConfig& c, const Variant& v) {
+  const int L = c.lanes, cw = c.chan_bits(), hw = c.inner_bits, yw = c.arith.yw;
+  m.in("clk_i", 1);
+  m.in("rst_ni", 1, "synchronous, active low");
+  m.in("cfg_channels_i", cw, "C, 1.." + std::to_string(c.max_channels));
+  m.in("cfg_inner_i", hw, "HW >= 1");
+  m.in("cfg_layout_i", 1, "0 nchw, 1 nhwc");
+  m.in("cfg_shift_i", v.rw, "R, 0.." + std::to_string(v.aw));
+  if (v.dec) m.in("cfg_k1_i", v.k1w, "requantisation shift after inv_std");
+  m.in("cfg_round_i", 2, "0 floor, 1 half_up, 2 half_even, 3 half_away");
+  m.in("cfg_lo_i", yw, "clamp low");
+  m.in("cfg_hi_i", yw, "clamp high");
+  m.in("start_i", 1, "latch cfg_* (taken when ready_o)");
+  m.out("ready_o", 1, "idle: no set-up, load or beat in flight");
+  m.out("configured_o", 1, "set-up done: prm_* and s_axis open");
+  m.out("cfg_error_o", 1, "last start had an invalid configuration");
+  m.in("prm_valid_i", 1);
+  m.out("prm_ready_o", 1);
+  m.in("prm_chan_i", cw);
+  for (const auto& f : v.fields) m.in("prm_" + f.prm + "_i", f.width);
+  m.in("s_axis_tvalid", 1);
+  m.out("s_axis_tready", 1);
+  m.in("s_axis_tdata", L * c.arith.xw);
+  m.in("s_axis_tkeep", L);
+  m.in("s_axis_tlast", 1);
+  m.out("m_axis_tvalid", 1);
+  m.in("m_axis_tready", 1);
+  m.out("m_axis_tdata", L * yw);
+  m.out("m_axis_tkeep", L);
+  m.out("m_axis_tlast", 1);
+}
+
+// cfg_ok: the configuration's checks (registered into ok_q, acted on in the check cycle).
+Expr config_ok(const Module& m, const CoreConfig& c, const Variant& v) {
+  const int cw = c.chan_bits(), hw = c.inner_bits, rw = v.rw;
+  Expr ok = ex::ne(m.ref("cfg_channels_i"), lit(cw, 0)) & ex::ne(m.ref("cfg_inner_i"), lit(hw, 0));
+  if (c.max_channels != (1LL << cw) - 1)
+    ok = ok & ex::le(m.ref("cfg_channels_i"), lit(cw, static_cast<U>(c.max_channels)));
+  if (v.dec) {
+    const auto w = decomposed_widths(c);
+    const int k1max = w.dw + w.iw - 1;
+    if (k1max != (1 << v.k1w) - 1)
+      ok = ok & ex::le(m.ref("cfg_k1_i"), lit(v.k1w, static_cast<U>(k1max)));
+  }
+  if (v.aw != (1 << rw) - 1) ok = ok & ex::le(m.ref("cfg_shift_i"), lit(rw, static_cast<U>(v.aw)));
+  return ok;
+}
+
+// ge0: L >= S without a wide compare: S < 2^nb (its high bits 0) and the low bits <= L.
+Expr config_ge0(const Module& m, const CoreConfig& c) {
+  const int hw = c.inner_bits, nb = c.lane_count_bits();
+  const long long L = c.lanes;
+  const Expr layout = m.ref("cfg_layout_i"), inner = m.ref("cfg_inner_i");
+  if (hw <= nb) {
+    return L >= (1LL << hw) - 1 ? lit(1, 1) : layout | ex::le(inner, lit(hw, static_cast<U>(L)));
+  }
+  const Expr lo_le =
+      L == (1LL << nb) - 1 ? lit(1, 1) : ex::le(slice(inner, 0, nb), lit(nb, static_cast<U>(L)));
+  return layout | (ex::eq(slice(inner, nb, hw - nb), lit(hw - nb, 0)) & lo_le);
+}
+
+// The configuration latched with start_i (the statements of `if (start_fire)`).
+Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
+  const int hw = c.inner_bits, nb = c.lane_count_bits(), cw = c.chan_bits();
+  const Expr layout = m.ref("cfg_layout_i"), inner = m.ref("cfg_inner_i");
+  Block latch{assign(m.ref("ok_q"), m.ref("cfg_ok")),
+              assign(m.ref("ch_q"), m.ref("cfg_channels_i")),
+              assign(m.ref("stride_q"), mux(layout, lit(hw, 1), inner)),
+              assign(m.ref("shift_q"), m.ref("cfg_shift_i")),
+              assign(m.ref("round_q"), m.ref("cfg_round_i")),
+              assign(m.ref("lo_q"), m.ref("cfg_lo_i")),
+              assign(m.ref("hi_q"), m.ref("cfg_hi_i"))};
+  if (v.dec) latch.push_back(assign(m.ref("k1_q"), m.ref("cfg_k1_i")));
+  if (hw > nb) {
+    const Expr s_big = m.reg(
+        "s_big_q", 1, "S >= 2^" + std::to_string(nb) + " (u_step compares only the low bits)");
+    latch.push_back(assign(s_big, ~layout & ex::ne(slice(inner, nb, hw - nb), lit(hw - nb, 0))));
+  }
+  const Expr chm1 = m.reg("chm1_q", cw, "C - 1");
+  latch.push_back(assign(chm1, m.ref("cfg_channels_i") - lit(cw, 1)));
+  const int ml0 = c.chan_low_bits();
+  const Expr sm1 = m.reg("sm1_q", ml0, "S - 1, low bits (the walker's r < L)");
+  latch.push_back(assign(sm1, mux(layout, lit(ml0, 0), slice(inner, 0, ml0) - lit(ml0, 1))));
+  const Expr ge0 = m.reg("ge0_q", 1, "L >= S: u_step's first compare");
+  latch.push_back(assign(ge0, config_ge0(m, c)));
+  return latch;
+}
+
+States top_config(Module& m, const CoreConfig& c, const Variant& v) {
+  const int L = c.lanes, cw = c.chan_bits(), hw = c.inner_bits, yw = c.arith.yw;
+  m.section("Job configuration and set-up");
+  const auto sv = m.states({"S_UNCONF", "S_SETUP", "S_RUN", "S_CHECK"}, "set-up states");
+  const States s{sv[0], sv[1], sv[2], sv[3]};
+  const Expr st = m.reg("st_q", 2, "S_UNCONF -> S_CHECK -> S_SETUP -> S_RUN");
+  const Expr st_d = m.reg("st_d", 2);
+  const Expr err = m.reg("err_q", 1), err_d = m.reg("err_d", 1);
+  m.reg("ch_q", cw);
+  m.reg("stride_q", hw, "S: HW (nchw) or 1 (nhwc)");
+  m.reg("shift_q", v.rw);
+  if (v.dec) m.reg("k1_q", v.k1w);
+  m.reg("round_q", 2);
+  m.reg("lo_q", yw);
+  m.reg("hi_q", yw);
+  const Expr start_fire = m.wire("start_fire", 1), cfg_ok = m.wire("cfg_ok", 1);
+  m.wire("ld_busy", 1);
+  const Expr step_done = m.wire("step_done", 1, "u_step's result is final");
+  const Expr wait = m.reg("wait_q", 1, "set-up: waiting for the walker and u_step");
+  const Expr sdone = m.reg("sdone_q", 1, "every lane has saved its start position (as r)");
+  const Expr wsave = m.reg("wsave_q", L, "lane i saves the walker's position (one-hot, shifts)");
+  const Expr rbk = m.reg("rbk_q", 1, "arm + 1: the beat constants (k*_q) have settled");
+  const Expr reb = m.reg("reb_q", 1, "arm + 2: the lanes load their start; the last set-up cycle");
+  const Expr arm = m.wire("arm", 1, "walker and u_step done");
+  m.reg("occ_q", bits_for(v.fifo_depth(c)), "beats accepted and not yet delivered");
+  m.wire("occ_d", bits_for(v.fifo_depth(c)));
+  // ready_o is a register: idle now and nothing starting now (no start, beat or parameter
+  // taken), so idle in the next cycle too (it may lag the idle state by one cycle).
+  const Expr ready = m.reg("ready_q", 1);
+  m.assign(m.ref("ready_o"), ready);
+  m.assign(start_fire, m.ref("start_i") & ready);
+  m.assign(cfg_ok, config_ok(m, c, v));
+  const Expr ok_q =
+      m.reg("ok_q", 1, "cfg_ok, latched with the configuration and acted on in the check cycle");
+  // start -> check (one cycle: the checks are registered, off the start path) -> set-up or
+  // unconfigured with cfg_error_o. u_step and the walker start in the check cycle (and are
+  // simply restarted by the next start if the configuration was invalid). Set-up:
+  //   check + 1 + i   the walker is at element i: lane i saves it as its start (r, c)
+  //   arm             every lane saved, u_step done (its result is final)
+  //   arm + 1         the lanes convert their start to v = r + k_r - S (k registers now valid)
+  //   arm + 2         the lanes load their start (reb_q); then run.
+  m.assign(arm, ex::eq(st, s.setup) & wait & sdone & step_done);
+  m.always_comb({
+      assign(st_d, st),
+      assign(err_d, err),
+      if_(start_fire, {assign(st_d, s.check), assign(err_d, lit(1, 0))},
+          {if_(ex::eq(st, s.check),
+               {assign(st_d, mux(ok_q, s.setup, s.unconf)), assign(err_d, ~ok_q)},
+               {if_(reb, {assign(st_d, s.run)})})}),
+  });
+  Block latch = config_latch(m, c, v);
+  m.seq({if_(ex::lnot(m.ref("rst_ni")),
+             {assign(st, s.unconf), assign(err, lit(1, 0)), assign(wait, lit(1, 0)),
+              assign(sdone, lit(1, 0)), assign(rbk, lit(1, 0)), assign(reb, lit(1, 0))},
+             {assign(st, st_d), assign(err, err_d),
+              if_(ex::eq(st, s.check), {assign(wait, lit(1, 1)), assign(sdone, lit(1, 0))},
+                  {if_(arm, {assign(wait, lit(1, 0))}),
+                   if_(bit(wsave, L - 1), {assign(sdone, lit(1, 1))})}),
+              assign(rbk, arm), assign(reb, rbk)}),
+         if_(start_fire, std::move(latch))});
+  m.assign(m.ref("configured_o"), ex::eq(st, s.run));
+  m.assign(m.ref("cfg_error_o"), err);
+  return s;
+}
+
+void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
+  const auto& a = c.arith;
+  const int yw = a.yw, aw = v.aw, rw = v.rw, nw = yw + 1;
+  m.section("Per-job lane constants, registered from the latched configuration");
+  m.section("(valid long before the first beat)");
+  const Expr smask_n = m.reg("smask_n_q", rw + 1, std::to_string(aw + 1) + " - R");
+  const Expr smask = m.reg("smask_q", aw, "2^(R-1) - 1, 0 when R = 0: the bits below the half bit");
+  const Expr shift = m.ref("shift_q"), lo = m.ref("lo_q"), hi = m.ref("hi_q");
+  Block omask;
+  if (nw < aw) {
+    const int onw = bits_for(aw + nw - 1);
+    const Expr omask_n = m.reg("omask_n_q", onw, "R + " + std::to_string(nw - 1));
+    const Expr om = m.reg("omask_q", aw - 1,
+                          "bits >= R + " + std::to_string(nw - 1) + ": the lanes' saturation test");
+    omask.push_back(assign(omask_n, zext(shift, onw) + lit(onw, static_cast<U>(nw - 1))));
+    omask.push_back(assign(om, ex::shl(ex::ones(aw - 1), omask_n)));
+  }
+  const Expr loe = m.reg("loe_q", yw, "min(lo, hi): the clamp's lower bound (hi wins if lo > hi)");
+  const Expr lo_cmp = m.wire("lo_cmp", yw, "", a.y_signed);
+  m.assign(lo_cmp, lo);
+  const Expr hi_cmp = m.wire("hi_cmp", yw, "", a.y_signed);
+  m.assign(hi_cmp, hi);
+  // All ones >> (aw + 1 - R), in two register steps (R = 0 shifts everything out).
+  const int xw2 = yw + 2;
+  const auto ext = [&](const Expr& n) { return a.y_signed ? ex::sext(n, xw2) : zext(n, xw2); };
+  const Expr lox =
+      m.reg("lox_q", xw2,
+            "lo (min(lo, hi)), " + std::to_string(xw2) + "-bit signed: the lanes' compares");
+  const Expr lom1 = m.reg("lom1_q", xw2, "lo - 1");
+  const Expr hix = m.reg("hix_q", xw2, "hi");
+  const Expr hip1 = m.reg("hip1_q", xw2, "hi + 1");
+  // Offset binary (top bit flipped): the lanes compare signed values with unsigned compares.
+  const Expr flip = cat({lit(1, 1), lit(xw2 - 1, 0)});
+  const Expr one = lit(xw2, 1);
+  m.seq({assign(lox, ext(loe) ^ flip), assign(lom1, (ext(loe) - one) ^ flip),
+         assign(hix, ext(hi) ^ flip), assign(hip1, (ext(hi) + one) ^ flip)});
+  m.seq({assign(smask_n, lit(rw + 1, static_cast<U>(aw + 1)) - zext(shift, rw + 1)),
+         assign(smask, ex::shr(ex::ones(aw), smask_n)),
+         assign(loe, mux(ex::gt(lo_cmp, hi_cmp), hi, lo))});
+  if (!omask.empty()) m.seq(omask);
+}
+
+// S <= K for a constant K < 2^(nb+1), from the latched configuration's registers (narrow).
+Expr stride_le(const Module& m, const CoreConfig& c, long long k) {
+  const int hw = c.inner_bits;
+  const Expr stride = m.ref("stride_q");  // already 1 for nhwc
+  if (k <= 0) return lit(1, 0);
+  const int kb = bits_for(k);
+  if (hw <= kb)
+    return k >= (1LL << hw) - 1 ? lit(1, 1) : ex::le(stride, lit(hw, static_cast<U>(k)));
+  Expr e = ex::eq(slice(stride, kb, hw - kb), lit(hw - kb, 0));
+  if (k != (1LL << kb) - 1) e = e & ex::le(slice(stride, 0, kb), lit(kb, static_cast<U>(k)));
+  return e;
+}
+
+void top_step(Module& m, const CoreConfig& c, const States& s) {
+  const int hw = c.inner_bits, nb = c.lane_count_bits(), L = c.lanes, W = std::max(hw, nb + 1) + 1;
+  m.section("Lane positions: S = HW (nchw) or 1 (nhwc)");
+  const Expr lstep_r = m.wire("lstep_r", c.chan_low_bits(), "L mod S");
+  const Expr lstep_c = m.wire("lstep_c", c.chan_bits(), "(L div S) mod C");
+  Conns conns = {{"clk_i", m.ref("clk_i")},
+                 {"rst_ni", m.ref("rst_ni")},
+                 {"start_i", ex::eq(m.ref("st_q"), s.check)},
+                 {"stride_i", slice(m.ref("stride_q"), 0, std::min(hw, nb))}};
+  if (hw > nb) conns.emplace_back("s_big_i", m.ref("s_big_q"));
+  conns.emplace_back("chm1_i", m.ref("chm1_q"));
+  conns.emplace_back("ge0_i", m.ref("ge0_q"));
+  conns.emplace_back("done_o", m.ref("step_done"));
+  conns.emplace_back("rem_o", lstep_r);
+  conns.emplace_back("quo_o", lstep_c);
+  m.instance(Instance{c.name + "_step", "u_step", std::move(conns)});
+  const Expr remw = m.reg("remw_q", W, "S - L");
+  const Expr t2 = m.reg("t2_q", nb + 1, "2L - S when S < 2L, else 0");
+  const Expr remw1 = m.reg("remw1_q", W - nb - 1, "(S - L) high part + 1");
+  const Expr stride = m.ref("stride_q");
+  Block consts{assign(remw, zext(stride, W) - lit(W, static_cast<U>(L))),
+               assign(t2, mux(stride_le(m, c, 2LL * L - 1),
+                              lit(nb + 1, 2ULL * static_cast<U>(L)) - ex::fit(stride, nb + 1),
+                              lit(nb + 1, 0))),
+               assign(remw1, slice(remw, nb + 1, W - nb - 1) + lit(W - nb - 1, 1))};
+  if (L > 1) {
+    const Expr small = m.reg("small_q", 1, "S < L: every lane tracks its offset");
+    consts.push_back(assign(small, stride_le(m, c, L - 1)));
+  }
+  m.seq(consts);
+}
+
+// Walker: the position (r, i div S) of element 0, 1, 2, ... (one per cycle from the check
+// cycle on); lane i saves it when wsave_q[i] (one-hot, a shift register).
+void top_walker(Module& m, const CoreConfig& c, const States& s) {
+  const int hw = c.inner_bits, nb = c.lane_count_bits(), L = c.lanes, ml = c.chan_low_bits();
+  const int p = c.bank_sel_bits();
+  const Expr wr = m.reg("wr_q", ml, "walker: r (< L: the walker stops at element L - 1)");
+  const Expr w_end = m.wire("w_end", 1, "r == S - 1");
+  const Expr at_end = ex::eq(wr, m.ref("sm1_q"));
+  m.assign(w_end, hw > nb ? ~m.ref("s_big_q") & at_end : at_end);
+  Block walk_reset{assign(wr, lit(ml, 0))};
+  Block walk_step{assign(wr, mux(w_end, lit(ml, 0), wr + lit(ml, 1)))};
+  if (L > 1) {
+    const Expr wd = m.reg("wd_q", p, "walker: i div S (not wrapped at C; only read for i < L)");
+    walk_reset.push_back(assign(wd, lit(p, 0)));
+    walk_step.push_back(if_(w_end, {assign(wd, wd + lit(p, 1))}));
+  }
+  const Expr check = ex::eq(m.ref("st_q"), s.check);
+  const Expr wsave = m.ref("wsave_q");
+  m.seq({if_(check, std::move(walk_reset), std::move(walk_step)),
+         assign(wsave,
+                L == 1 ? check : mux(check, lit(L, 1), cat({slice(wsave, 0, L - 1), lit(1, 0)})))});
+}
+
+// Beat constants, registers (valid the cycle after u_step is done). S >= L: c0 moves by 0 or 1
+// channel (rem decides); S < L: by k_c = (L div S) mod C plus the carry of lane 0.
+void top_beat_consts(Module& m, const CoreConfig& c) {
+  const int cw = c.chan_bits(), ml = c.chan_low_bits(), L = c.lanes;
+  const Expr kc0 = m.reg("kc0_q", cw, "c0 step without a carry");
+  const Expr kc1 = m.reg("kc1_q", cw, "c0 step with a carry");
+  const Expr kw0 = m.reg("kw0_q", cw + 1, "kc0 - C");
+  const Expr kw1 = m.reg("kw1_q", cw + 1, "kc1 - C");
+  const Expr kcs = m.wire("kcs", cw, "k_c when S < L, else 0");
+  const Expr lstep_r = m.ref("lstep_r"), lstep_c = m.ref("lstep_c");
+  Block kff;
+  if (L > 1) {
+    m.assign(kcs, mux(m.ref("small_q"), lstep_c, lit(cw, 0)));
+    const Expr kr = m.reg("kr_q", ml, "k_r = L mod S");
+    const Expr sk = m.reg("sk_q", ml, "S - k_r");
+    kff.push_back(assign(kr, lstep_r));
+    kff.push_back(assign(sk, slice(m.ref("stride_q"), 0, ml) - lstep_r));
+  } else {
+    m.assign(kcs, lit(cw, 0));
+    m.assign(m.wire("unused_lstep", 1, "one lane: S >= L always, the step is 0 or 1 channel"),
+             ex::red_xor(cat({lstep_r, lstep_c})));
+  }
+  kff.push_back(assign(kc0, kcs));
+  kff.push_back(assign(kc1, kcs + lit(cw, 1)));
+  kff.push_back(assign(kw0, zext(kcs, cw + 1) - zext(m.ref("ch_q"), cw + 1)));
+  kff.push_back(assign(kw1, zext(kcs, cw + 1) - zext(m.ref("chm1_q"), cw + 1)));
+  m.seq(kff);
+}
+
+void top_chan(Module& m, const CoreConfig& c, const States& s) {
+  const int L = c.lanes, p = c.bank_sel_bits();
+  const Expr in_fire = m.wire("in_fire", 1);
+  const Expr restart =
+      m.wire("pos_restart", 1,
+             "a beat taken now restores the packet start (no in_fire: fewer loads on it)");
+  m.assign(restart, m.ref("s_axis_tlast") & ex::eq(m.ref("st_q"), s.run));
+  const Expr c0 = m.wire("pos_c0", c.chan_bits());
+  const Expr reb = m.ref("reb_q");
+  Conns cc = {{"clk_i", m.ref("clk_i")}, {"en_i", in_fire | reb}, {"ld_i", restart | reb}};
+  Expr pos_d;
+  if (L > 1) {
+    pos_d = m.wire("pos_d", (L - 1) * p);
+    cc.emplace_back("small_i", m.ref("small_q"));
+    cc.emplace_back("sv_i", slice(m.ref("wsave_q"), 1, L - 1));
+    for (const char* n : {"wr", "wd", "kr", "sk"}) {
+      cc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
+    }
+  }
+  cc.emplace_back("stride_i", m.ref("stride_q"));
+  cc.emplace_back("sle_i", m.ref("ge0_q"));
+  for (const char* n : {"t2", "remw", "remw1", "kc0", "kc1", "kw0", "kw1"}) {
+    cc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
+  }
+  cc.emplace_back("c0_o", c0);
+  if (L > 1) cc.emplace_back("d_o", pos_d);
+  m.instance(Instance{c.name + "_chan", "u_chan", std::move(cc)});
+}
+
+void top_table(Module& m, const CoreConfig& c, const Variant& v, const States& s) {
+  const int L = c.lanes;
+  m.section("Parameter table");
+  for (const auto& f : v.fields) m.wire(f.wire, L * f.width);
+  Conns tc = {{"clk_i", m.ref("clk_i")},
+              {"rst_ni", m.ref("rst_ni")},
+              {"en_i", ex::eq(m.ref("st_q"), s.run)},
+              {"chans_i", m.ref("ch_q")},
+              {"c0_i", m.ref("pos_c0")}};
+  if (L > 1) tc.emplace_back("lane_d_i", m.ref("pos_d"));
+  for (const char* n : {"prm_valid_i", "prm_ready_o", "prm_chan_i"}) tc.emplace_back(n, m.ref(n));
+  for (const auto& f : v.fields)
+    tc.emplace_back("prm_" + f.prm + "_i", m.ref("prm_" + f.prm + "_i"));
+  tc.emplace_back("busy_o", m.ref("ld_busy"));
+  for (const auto& f : v.fields) tc.emplace_back(f.prm + "_o", m.ref(f.wire));
+  m.instance(Instance{c.name + "_ptable", "u_ptable", std::move(tc)});
+}
+
+void top_flow(Module& m, const CoreConfig& c, const Variant& v, const States& s) {
+  const int d = v.fifo_depth(c), on = bits_for(d);
+  m.section("Flow control: admit a beat only if the output buffer can hold all beats in flight");
+  m.section("(and not while the parameter loader may write: table reads never meet writes)");
+  const Expr tready = m.reg("tready_q", 1);
+  const Expr out_fire = m.wire("out_fire", 1);
+  const Expr in_fire = m.ref("in_fire"), occ = m.ref("occ_q"), occ_d = m.ref("occ_d");
+  m.assign(in_fire, m.ref("s_axis_tvalid") & tready);
+  m.assign(out_fire, m.ref("m_axis_tvalid") & m.ref("m_axis_tready"));
+  m.assign(occ_d, occ + zext(in_fire, on) - zext(out_fire, on));
+  // occ_d < d without waiting for occ_d: a beat is only taken while occ_q < d, so a delivered
+  // beat always leaves room, and otherwise it is occ_q + in_fire < d.
+  const Expr room = m.wire("room", 1, "occ_d < " + std::to_string(d));
+  m.assign(room, out_fire | mux(in_fire, ex::lt(occ, lit(on, static_cast<U>(d - 1))),
+                                ex::lt(occ, lit(on, static_cast<U>(d)))));
+  const Expr busy = m.ref("ld_busy");
+  const Expr prm_fire = m.ref("prm_valid_i") & m.ref("prm_ready_o");
+  const Expr ready = m.ref("ready_q");
+  m.seq({if_(
+      ex::lnot(m.ref("rst_ni")),
+      {assign(occ, lit(on, 0)), assign(tready, lit(1, 0)), assign(ready, lit(1, 0))},
+      {assign(occ, occ_d), assign(tready, ex::eq(m.ref("st_d"), s.run) & room & ~busy & ~prm_fire),
+       assign(ready, ~bit(m.ref("st_q"), 0) & ex::eq(occ, lit(on, 0)) & ~busy & ~in_fire &
+                         ~prm_fire & ~m.ref("start_fire"))})});
+  m.assign(m.ref("s_axis_tready"), tready);
+}
+
+// Stage 1 (the input beat beside the table read) and valid / keep / last beside the lanes for
+// stages 1..ns.
+void top_side(Module& m, const CoreConfig& c, const Variant& v) {
+  const int L = c.lanes, ns = v.ns(c);
+  m.section("Stage 1: input beat registered alongside the table read");
+  m.flops({{m.reg("x1_q", L * c.arith.xw), m.ref("s_axis_tdata"), {}}});
+  Block reset, run, side;
+  for (int k = 1; k <= ns; ++k) {
+    const Expr vq = m.reg(idx("v", k) + "_q", 1);
+    const Expr keep = m.reg(idx("keep", k) + "_q", L);
+    const Expr last = m.reg(idx("last", k) + "_q", 1);
+    reset.push_back(assign(vq, lit(1, 0)));
+    run.push_back(assign(vq, k == 1 ? m.ref("in_fire") : m.ref(idx("v", k - 1) + "_q")));
+    side.push_back(assign(keep, k == 1 ? m.ref("s_axis_tkeep") : m.ref(idx("keep", k - 1) + "_q")));
+    side.push_back(assign(last, k == 1 ? m.ref("s_axis_tlast") : m.ref(idx("last", k - 1) + "_q")));
+  }
+  Block vff{if_(ex::lnot(m.ref("rst_ni")), std::move(reset), std::move(run))};
+  for (auto& st : side) vff.push_back(std::move(st));
+  m.seq(vff);
+}
+
+void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
+  const int L = c.lanes, xw = c.arith.xw, yw = c.arith.yw, ns = v.ns(c);
+  const int fw = L * yw + L + 1;
+  m.section("Lanes");
+  const Expr keep = m.ref(idx("keep", ns) + "_q");
+  std::vector<Expr> ycat;
+  for (int i = 0; i < L; ++i) {
+    const Expr y = m.wire(idx("y", i), yw);
+    Conns lc = {{"clk_i", m.ref("clk_i")}, {"x_i", slice(m.ref("x1_q"), i * xw, xw)}};
+    for (const auto& f : v.fields)
+      lc.emplace_back(f.lane + "_i", slice(m.ref(f.wire), i * f.width, f.width));
+    if (v.dec) lc.emplace_back("k1_i", m.ref("k1_q"));
+    lc.emplace_back("shift_i", m.ref("shift_q"));
+    lc.emplace_back("smask_i", m.ref("smask_q"));
+    if (yw + 1 < v.aw) lc.emplace_back("omask_i", m.ref("omask_q"));  // else no saturation test
+    lc.emplace_back("round_i", m.ref("round_q"));
+    lc.emplace_back("lo_i", m.ref("loe_q"));
+    lc.emplace_back("hi_i", m.ref("hi_q"));
+    for (const char* n : {"lox", "lom1", "hix", "hip1"}) {
+      lc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
+    }
+    lc.emplace_back("y_o", y);
+    m.instance(Instance{c.name + "_lane", idx("u_lane", i), std::move(lc)});
+    ycat.insert(ycat.begin(), y & ex::repl(yw, bit(keep, i)));
+  }
+  m.section("Output buffer (lanes with tkeep = 0 output 0)");
+  const Expr wdata = m.wire("fifo_wdata", fw);
+  ycat.insert(ycat.begin(), keep);
+  ycat.insert(ycat.begin(), m.ref(idx("last", ns) + "_q"));
+  m.assign(wdata, cat(std::move(ycat)));
+  const Expr rdata = m.wire("fifo_rdata", fw);
+  m.instance(Instance{c.name + "_fifo",
+                      "u_fifo",
+                      {{"clk_i", m.ref("clk_i")},
+                       {"rst_ni", m.ref("rst_ni")},
+                       {"wr_i", m.ref(idx("v", ns) + "_q")},
+                       {"wdata_i", wdata},
+                       {"rd_i", m.ref("out_fire")},
+                       {"rdata_o", rdata},
+                       {"valid_o", m.ref("m_axis_tvalid")}}});
+  m.assign(m.ref("m_axis_tdata"), slice(rdata, 0, L * yw));
+  m.assign(m.ref("m_axis_tkeep"), slice(rdata, L * yw, L));
+  m.assign(m.ref("m_axis_tlast"), bit(rdata, fw - 1));
+}
+
+}  // namespace
+
+Module build_top(const CoreConfig& c, const Variant& v) {
+  const int L = c.lanes;
+  Module m;
+  m.name = c.top_name();
+  m.description = {
+      v.dec ? "PPA reference (decomposed-core): the normcore core with " + std::to_string(L) +
+                  " decomposed-BN lanes, per element"
+            : "normcore streaming batch-norm inference core: " + std::to_string(L) +
+                  " lanes, per element",
+      v.dec ? "y = clamp(round(a / 2^R), lo, hi),"
+            : "y = clamp(round((x*s[c] + b[c]) / 2^R), lo, hi).",
+      "Job: hold cfg_* and pulse start_i while ready_o; load parameters on prm_*; then",
+      "stream N*C*HW elements on s_axis (lane 0 in the low bits, tlast on the final beat,",
+      "tkeep one bit per element/lane, only the final beat may be partial).",
+      "Latency " + std::to_string(v.latency(c)) +
+          " cycles; one beat per cycle under any back-pressure."};
+  if (v.dec) {
+    m.description.insert(m.description.begin() + 2,
+                         "a = sat(round((x*2^f - mean[c]) * inv_std[c] / 2^k1)) * gamma[c] + "
+                         "beta[c].");
+    m.description.insert(m.description.begin() + 3, "Not bit-exact with anything: measured only.");
+  }
+  top_ports(m, c, v);
+  const States s = top_config(m, c, v);
+  top_lane_consts(m, c, v);
+  top_step(m, c, s);
+  top_walker(m, c, s);
+  top_beat_consts(m, c);
+  top_chan(m, c, s);
+  top_table(m, c, v, s);
+  top_flow(m, c, v, s);
+  top_side(m, c, v);
+  top_lanes(m, c, v);
+  return m;
+}
+
+}  // namespace normcore::gen::core
