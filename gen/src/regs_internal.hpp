@@ -1,4 +1,5 @@
-// Helpers shared by regs.cpp and regs_emit.cpp (not part of the library's interface).
+// Helpers shared by regs.cpp, regs_map.cpp, regs_block.cpp and regs_emit.cpp (not part of the
+// library's interface).
 #pragma once
 
 #include <cstdint>
@@ -19,5 +20,8 @@ std::string hex(std::uint64_t v, int digits);
 std::string base_name(const Register& r, const Field& f);
 // The fields of r in increasing bit order.
 std::vector<const Field*> fields_by_lsb(const Register& r);
+// The register block of `map` without checking the map first (RegisterMap::check uses it to
+// validate the Verilog names).
+Module build_regblock_unchecked(const RegisterMap& map, const std::string& module_name);
 
 }  // namespace normcore::gen::regs_detail

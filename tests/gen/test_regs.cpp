@@ -5,10 +5,9 @@
 
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "normcore/gen/regs.hpp"
 
@@ -110,18 +109,39 @@ TEST(RegsMap, ChecksPassForSeveralConfigs) {
 
 TEST(RegsMap, OffsetsAndAccessAsSpecified) {
   const RegisterMap m = accel_register_map(pinned_config());
-  const std::vector<std::pair<std::string, std::uint32_t>> expect = {
-      {"ID", 0x000},          {"VERSION", 0x004},     {"CAPS0", 0x008},
-      {"CAPS1", 0x00C},       {"CAPS2", 0x010},       {"CAPS3", 0x014},
-      {"CTRL", 0x020},        {"STATUS", 0x024},      {"IRQ_STATUS", 0x028},
-      {"ERR_CODE", 0x02C},    {"ERR_ADDR_LO", 0x030}, {"ERR_ADDR_HI", 0x034},
-      {"CHANNELS", 0x040},    {"INNER", 0x044},       {"OUTER", 0x048},
-      {"MODE", 0x04C},        {"CLAMP_LO", 0x050},    {"CLAMP_HI", 0x054},
-      {"SRC_LO", 0x060},      {"SRC_HI", 0x064},      {"DST_LO", 0x068},
-      {"DST_HI", 0x06C},      {"PARAM_LO", 0x070},    {"PARAM_HI", 0x074},
-      {"WIN_BASE_LO", 0x078}, {"WIN_BASE_HI", 0x07C}, {"WIN_LAST_LO", 0x080},
-      {"WIN_LAST_HI", 0x084}, {"PERF_ACTIVE", 0x090}, {"PERF_RD_STALL", 0x094},
-      {"PERF_WR_STALL", 0x098}, {"PERF_ELEMS_LO", 0x09C}, {"PERF_ELEMS_HI", 0x0A0}};
+  const std::vector<std::pair<std::string, std::uint32_t>> expect = {{"ID", 0x000},
+                                                                     {"VERSION", 0x004},
+                                                                     {"CAPS0", 0x008},
+                                                                     {"CAPS1", 0x00C},
+                                                                     {"CAPS2", 0x010},
+                                                                     {"CAPS3", 0x014},
+                                                                     {"CTRL", 0x020},
+                                                                     {"STATUS", 0x024},
+                                                                     {"IRQ_STATUS", 0x028},
+                                                                     {"ERR_CODE", 0x02C},
+                                                                     {"ERR_ADDR_LO", 0x030},
+                                                                     {"ERR_ADDR_HI", 0x034},
+                                                                     {"CHANNELS", 0x040},
+                                                                     {"INNER", 0x044},
+                                                                     {"OUTER", 0x048},
+                                                                     {"MODE", 0x04C},
+                                                                     {"CLAMP_LO", 0x050},
+                                                                     {"CLAMP_HI", 0x054},
+                                                                     {"SRC_LO", 0x060},
+                                                                     {"SRC_HI", 0x064},
+                                                                     {"DST_LO", 0x068},
+                                                                     {"DST_HI", 0x06C},
+                                                                     {"PARAM_LO", 0x070},
+                                                                     {"PARAM_HI", 0x074},
+                                                                     {"WIN_BASE_LO", 0x078},
+                                                                     {"WIN_BASE_HI", 0x07C},
+                                                                     {"WIN_LAST_LO", 0x080},
+                                                                     {"WIN_LAST_HI", 0x084},
+                                                                     {"PERF_ACTIVE", 0x090},
+                                                                     {"PERF_RD_STALL", 0x094},
+                                                                     {"PERF_WR_STALL", 0x098},
+                                                                     {"PERF_ELEMS_LO", 0x09C},
+                                                                     {"PERF_ELEMS_HI", 0x0A0}};
   ASSERT_EQ(m.regs.size(), expect.size());
   for (std::size_t i = 0; i < expect.size(); ++i) {
     EXPECT_EQ(m.regs[i].name, expect[i].first);
@@ -156,7 +176,7 @@ TEST(RegsMap, ConstantsOfAPinnedConfig) {
   EXPECT_EQ(m.reg("VERSION")->reset_value(), 0x01000100u);  // contract 1, "0.1.0"
   EXPECT_EQ(m.reg("CAPS0")->reset_value(), 0x0F484808u);
   EXPECT_EQ(m.reg("CAPS1")->reset_value(), 1024u);
-  EXPECT_EQ(m.reg("CAPS2")->reset_value(), 0x04082008u);    // log2(16) = 4, 8 outstanding
+  EXPECT_EQ(m.reg("CAPS2")->reset_value(), 0x04082008u);  // log2(16) = 4, 8 outstanding
   EXPECT_EQ(m.reg("CAPS3")->reset_value(), 0x08182010u);
 }
 
@@ -184,8 +204,7 @@ TEST(RegsMap, WidthsFollowTheConfig) {
     EXPECT_EQ(m.reg("CAPS1")->reset_value(), u(cfg.core.max_channels));
     EXPECT_EQ(m.reg("CAPS2")->reset_value(), u(cfg.bus_bits / 8) | u(cfg.addr_bits) << 8 |
                                                  u(cfg.outstanding) << 16 | burst_log2 << 24);
-    EXPECT_EQ(m.reg("CAPS3")->reset_value(), u(a.sw) | u(a.bw) << 8 |
-                                                 u(cfg.core.inner_bits) << 16 |
+    EXPECT_EQ(m.reg("CAPS3")->reset_value(), u(a.sw) | u(a.bw) << 8 | u(cfg.core.inner_bits) << 16 |
                                                  (a.sw + a.bw <= 64 ? 8u : 16u) << 24);
     // The regblock's ports have the same widths.
     const Module rb = build_regblock(m, "rb");
@@ -210,8 +229,11 @@ RegisterMap tiny() {
   RegisterMap m;
   m.block = std::string("t_regs");
   m.addr_bits = 4;
-  m.regs = {Register{"A", 0x0, "a", {Field{"x", 0, 4, Access::rw, 3, "x", false},
-                                     Field{"y", 8, 8, Access::ro, 0, "y", false}}},
+  m.regs = {Register{"A",
+                     0x0,
+                     "a",
+                     {Field{"x", 0, 4, Access::rw, 3, "x", false},
+                      Field{"y", 8, 8, Access::ro, 0, "y", false}}},
             Register{"B", 0x4, "b", {Field{"z", 0, 1, Access::w1c, 0, "z", false}}}};
   return m;
 }
@@ -270,18 +292,18 @@ TEST(RegsBlock, PortsFollowAccess) {
   const Module rb = build_regblock(m, "normcore_regs");
   std::set<std::string> in, out;
   for (const auto& p : rb.ports) (p.output ? out : in).insert(p.name);
-  for (const char* p : {"clk_i", "rst_ni", "s_axil_awaddr", "s_axil_awprot", "s_axil_awvalid",
-                        "s_axil_wdata", "s_axil_wstrb", "s_axil_wvalid", "s_axil_bready",
-                        "s_axil_araddr", "s_axil_arprot", "s_axil_arvalid", "s_axil_rready",
-                        "status_busy_i", "status_start_ignored_set_i", "irq_status_done_set_i",
-                        "err_code_code_i", "perf_elems_hi_value_i"}) {
+  for (const char* p :
+       {"clk_i", "rst_ni", "s_axil_awaddr", "s_axil_awprot", "s_axil_awvalid", "s_axil_wdata",
+        "s_axil_wstrb", "s_axil_wvalid", "s_axil_bready", "s_axil_araddr", "s_axil_arprot",
+        "s_axil_arvalid", "s_axil_rready", "status_busy_i", "status_start_ignored_set_i",
+        "irq_status_done_set_i", "err_code_code_i", "perf_elems_hi_value_i"}) {
     EXPECT_EQ(in.count(p), 1u) << p;
   }
-  for (const char* p : {"s_axil_awready", "s_axil_wready", "s_axil_bresp", "s_axil_bvalid",
-                        "s_axil_arready", "s_axil_rdata", "s_axil_rresp", "s_axil_rvalid",
-                        "ctrl_start_o", "ctrl_soft_reset_o", "ctrl_irq_en_done_o",
-                        "status_start_ignored_o", "irq_status_error_o", "channels_value_o",
-                        "mode_rounding_o", "win_last_hi_value_o"}) {
+  for (const char* p :
+       {"s_axil_awready", "s_axil_wready", "s_axil_bresp", "s_axil_bvalid", "s_axil_arready",
+        "s_axil_rdata", "s_axil_rresp", "s_axil_rvalid", "ctrl_start_o", "ctrl_soft_reset_o",
+        "ctrl_irq_en_done_o", "status_start_ignored_o", "irq_status_error_o", "channels_value_o",
+        "mode_rounding_o", "win_last_hi_value_o"}) {
     EXPECT_EQ(out.count(p), 1u) << p;
   }
   for (const char* p : {"id_magic_i", "version_major_i", "caps0_lanes_i", "irq_o", "status_busy_o",
@@ -294,11 +316,15 @@ TEST(RegsBlock, PortsFollowAccess) {
   EXPECT_TRUE(has(v, "channels_value_q <= 11'h1;"));
   EXPECT_TRUE(has(v, "win_last_lo_value_q <= 32'hffffffff;"));
   EXPECT_TRUE(has(v, "assign id_rd = 32'h4e43424e;"));
-  EXPECT_TRUE(has(v, "status_start_ignored_q <= status_start_ignored_set_i | "
-                     "(status_start_ignored_q & ~status_start_ignored_clr);"));
-  EXPECT_TRUE(has(v, "ctrl_start_q <= ctrl_wr ? (w_data_q[0] & wr_mask[0]) : 1'b0;"));
-  EXPECT_TRUE(has(v, "b_resp_q <= wr_hit ? 2'b00 : 2'b10;"));
-  EXPECT_TRUE(has(v, "r_resp_q <= rd_hit ? 2'b00 : 2'b10;"));
+  EXPECT_TRUE(has(v,
+                  "status_start_ignored_d = status_start_ignored_set_i |\n"
+                  "        (status_start_ignored_q & ~status_start_ignored_clr);"));
+  EXPECT_TRUE(has(v, "ctrl_start_d = ctrl_wr ? w_data_q[0] & wr_mask[0] : 1'b0;"));
+  EXPECT_TRUE(has(v, "b_resp_d = wr_hit ? 2'b00 : 2'b10;"));
+  EXPECT_TRUE(has(v, "r_resp_d = rd_hit ? 2'b00 : 2'b10;"));
+  // Flops only take their next value (q <= d).
+  EXPECT_TRUE(has(v, "status_start_ignored_q <= status_start_ignored_d;"));
+  EXPECT_TRUE(has(v, "r_resp_q <= r_resp_d;"));
   EXPECT_FALSE(has(v, "lint_off"));
 }
 
@@ -405,8 +431,12 @@ TEST(RegsEmit, Json) {
   const auto& ctrl = j["registers"][6];
   EXPECT_EQ(ctrl["name"], "CTRL");
   EXPECT_EQ(ctrl["fields"][0],
-            (nlohmann::json{{"name", "start"}, {"lsb", 0}, {"width", 1}, {"access", "w1s_sc"},
-                            {"hw_const", false}, {"reset", 0},
+            (nlohmann::json{{"name", "start"},
+                            {"lsb", 0},
+                            {"width", 1},
+                            {"access", "w1s_sc"},
+                            {"hw_const", false},
+                            {"reset", 0},
                             {"desc", "write 1: start a job with the current settings"}}));
   EXPECT_EQ(j["registers"][0]["fields"][0]["hw_const"], true);
   EXPECT_EQ(j["registers"][0]["fields"][0]["reset"], 0x4E43424E);

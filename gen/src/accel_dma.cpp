@@ -1,0 +1,214 @@
+// The accelerator's read and write DMA engines, both built around the shared burst issuer
+// (prim_axi.hpp).
+#include "accel_parts.hpp"
+#include "prim_axi.hpp"
+#include "rtl_util.hpp"
+
+namespace normcore::gen {
+
+namespace {
+
+using ex::lit;
+
+std::uint64_t u(int v) {
+  return static_cast<std::uint64_t>(v);
+}
+
+void rdma_ports(Module& m, const AccelConfig& c, int wb, int crb) {
+  const int aw = c.addr_bits;
+  m.in("clk_i", 1);
+  m.in("rst_ni", 1);
+  m.in("start_i", 1, "only while idle_o");
+  m.in("addr_i", aw, "bus-aligned");
+  m.in("words_i", wb);
+  m.in("abort_i", 1, "issue nothing more");
+  m.in("credit_i", crb, "free words in the consumer FIFO");
+  prim::axi_addr_ports(m, c, "ar");
+  m.in("m_axi_rid", c.id_bits);
+  m.in("m_axi_rdata", c.bus_bits);
+  m.in("m_axi_rresp", 2);
+  m.in("m_axi_rlast", 1);
+  m.in("m_axi_rvalid", 1);
+  m.out("m_axi_rready", 1);
+  m.out("data_valid_o", 1, "write data_o into the consumer FIFO");
+  m.out("data_o", c.bus_bits);
+  m.out("idle_o", 1, "no request pending or outstanding");
+  m.out("done_o", 1, "idle and every word requested");
+  m.out("err_o", 1, "a read returned SLVERR/DECERR");
+  m.out("err_addr_o", aw, "bus word of the first error");
+}
+
+void wdma_ports(Module& m, const AccelConfig& c, int wb, int fcb) {
+  const int aw = c.addr_bits, bb = c.bus_bytes();
+  m.in("clk_i", 1);
+  m.in("rst_ni", 1);
+  m.in("start_i", 1, "only while idle_o");
+  m.in("addr_i", aw);
+  m.in("words_i", wb);
+  m.in("last_strb_i", bb, "byte strobes of the final word");
+  m.in("abort_i", 1);
+  m.in("fifo_count_i", fcb, "words waiting in the FIFO");
+  m.in("fifo_valid_i", 1);
+  m.in("fifo_data_i", c.bus_bits);
+  m.out("fifo_pop_o", 1);
+  prim::axi_addr_ports(m, c, "aw");
+  m.out("m_axi_wdata", c.bus_bits);
+  m.out("m_axi_wstrb", bb);
+  m.out("m_axi_wlast", 1);
+  m.out("m_axi_wvalid", 1);
+  m.in("m_axi_wready", 1);
+  m.in("m_axi_bid", c.id_bits);
+  m.in("m_axi_bresp", 2);
+  m.in("m_axi_bvalid", 1);
+  m.out("m_axi_bready", 1);
+  m.out("idle_o", 1);
+  m.out("done_o", 1);
+  m.out("err_o", 1);
+  m.out("err_addr_o", aw, "start of the burst that failed");
+}
+
+// A flop FIFO instance of the write DMA (u_lenq / u_adrq).
+void wdma_queue(Module& m, const std::string& module, const std::string& q, const Expr& wdata,
+                const Expr& rd, const std::string& comment) {
+  m.instance(Instance{module,
+                      "u_" + q,
+                      {{"clk_i", m.ref("clk_i")},
+                       {"rst_ni", m.ref("rst_ni")},
+                       {"wr_i", m.ref("issue")},
+                       {"wdata_i", wdata},
+                       {"rd_i", rd},
+                       {"rdata_o", m.ref(q + "_head")},
+                       {"valid_o", m.ref(q + "_valid")},
+                       {"full_o", m.ref(q + "_full")}},
+                      comment});
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+Module build_rdma(const AccelConfig& c, const std::string& name, int wb, int crb) {
+  const int aw = c.addr_bits;
+  const int bl = clog2(c.bus_bytes());
+  const int ob = bits_for(c.outstanding);
+  Module m;
+  m.name = name;
+  m.description = {
+      "Read DMA: reads `words` bus words from `addr` in INCR bursts of up to " +
+          std::to_string(c.max_burst) + " beats that never",
+      "cross 4 KiB, with up to " + std::to_string(c.outstanding) +
+          " bursts outstanding. A burst is issued only when the consumer FIFO has",
+      "room for it and every beat already requested (credit_i), so RREADY stays high and the",
+      "buffering is bounded. A SLVERR/DECERR stops new requests; outstanding beats are drained."};
+  rdma_ports(m, c, wb, crb);
+  const prim::BurstIssuer b = prim::burst_issuer(m, c, "ar", wb, "words not yet requested");
+  const Expr infl_q = m.reg("infl_q", crb, "beats requested, not yet received");
+  const Expr out_q = m.reg("out_q", ob, "bursts outstanding");
+  const Expr rbase_q = m.reg("rbase_q", aw);
+  const Expr rcnt_q = m.reg("rcnt_q", wb, "beats received");
+  const Expr err_q = m.reg("err_q", 1);
+  const Expr eaddr_q = m.reg("eaddr_q", aw);
+  const Expr room = m.wire("room", 1, "consumer can take this burst on top of the beats in flight");
+  const int rw = std::max(crb, b.len_bits) + 1;
+  m.assign(room,
+           ex::ge(ex::zext(m.ref("credit_i"), rw), ex::zext(infl_q, rw) + ex::zext(b.len, rw)));
+  const Expr issue =
+      prim::burst_issue(m, b, err_q, {ex::lt(out_q, lit(ob, u(c.outstanding))), room});
+  const Expr rfire = m.wire("rfire", 1);
+  m.assign(rfire, m.ref("m_axi_rvalid"));
+  const Expr rerr = m.wire("rerr", 1);
+  m.assign(rerr, rfire & ex::bit(m.ref("m_axi_rresp"), 1));
+  prim::burst_logic(m, c, b, issue);
+  rtl::Process p;
+  p.resets = {{infl_q, lit(crb, 0)}, {out_q, lit(ob, 0)}, {err_q, lit(1, 0)}};
+  p.body = {
+      if_(m.ref("start_i"),
+          {assign(rbase_q, m.ref("addr_i")), assign(rcnt_q, lit(wb, 0)), assign(err_q, lit(1, 0))},
+          {if_(rfire, {assign(rcnt_q, rcnt_q + lit(wb, 1))}),
+           if_(rerr & ~err_q, {assign(err_q, lit(1, 1)),
+                               assign(eaddr_q, rbase_q + rtl::shl_by(ex::fit(rcnt_q, aw), bl))})}),
+      assign(infl_q,
+             infl_q + ex::mux(issue, ex::fit(b.len, crb), lit(crb, 0)) - ex::zext(rfire, crb)),
+      assign(out_q, out_q + ex::zext(issue, ob) - ex::zext(rfire & m.ref("m_axi_rlast"), ob))};
+  p.comment = "Beats in flight, bursts outstanding, the first error";
+  rtl::process(m, p);
+  m.assign(m.ref("m_axi_rready"), lit(1, 1), "credits guarantee room");
+  m.assign(m.ref("data_valid_o"), rfire & ~err_q & ~rerr);
+  m.assign(m.ref("data_o"), m.ref("m_axi_rdata"));
+  m.assign(m.ref("idle_o"), ~b.valid_q & ex::eq(out_q, lit(ob, 0)));
+  m.assign(m.ref("done_o"), m.ref("idle_o") & ex::eq(b.left_q, lit(wb, 0)));
+  m.assign(m.ref("err_o"), err_q);
+  m.assign(m.ref("err_addr_o"), eaddr_q);
+  rtl::sink(m, "unused_rid", {m.ref("m_axi_rid"), ex::bit(m.ref("m_axi_rresp"), 0)});
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+Module build_wdma(const AccelConfig& c, const std::string& name, int wb, int fcb) {
+  const int aw = c.addr_bits, bb = c.bus_bytes();
+  Module m;
+  m.name = name;
+  m.description = {
+      "Write DMA: writes `words` bus words to `addr` in INCR bursts that never cross 4 KiB.",
+      "A burst's address goes out only once all its data waits in the FIFO, so W never stalls",
+      "the interconnect; up to " + std::to_string(std::max(2, c.outstanding)) +
+          " bursts await their response. WSTRB of the last word covers",
+      "exactly the job's bytes. A SLVERR/DECERR stops new bursts; issued ones complete."};
+  wdma_ports(m, c, wb, fcb);
+  const prim::BurstIssuer b =
+      prim::burst_issuer(m, c, "aw", wb, "words not yet covered by a burst");
+  const Expr owed_q = m.reg("owed_q", fcb, "words of issued bursts not yet sent");
+  const Expr words_q = m.reg("words_q", wb);
+  const Expr sent_q = m.reg("sent_q", wb, "words sent");
+  const Expr beat_q = m.reg("beat_q", 8, "beat inside the current burst");
+  const Expr err_q = m.reg("err_q", 1);
+  const Expr eaddr_q = m.reg("eaddr_q", aw);
+  const Expr lenq_valid = m.wire("lenq_valid", 1);
+  const Expr lenq_head = m.wire("lenq_head", 8);
+  const Expr lenq_full = m.wire("lenq_full", 1);
+  const Expr adrq_valid = m.wire("adrq_valid", 1);
+  const Expr adrq_head = m.wire("adrq_head", aw);
+  const Expr adrq_full = m.wire("adrq_full", 1);
+  const Expr have = m.wire("have", 1, "the FIFO holds the next burst's data");
+  const int hw = std::max(fcb, b.len_bits) + 1;
+  m.assign(have,
+           ex::ge(ex::zext(m.ref("fifo_count_i"), hw), ex::zext(owed_q, hw) + ex::zext(b.len, hw)));
+  const Expr issue = prim::burst_issue(m, b, err_q, {~adrq_full, ~lenq_full, have});
+  const Expr wfire = m.wire("wfire", 1);
+  const Expr wlast = m.ref("m_axi_wlast");
+  m.assign(wfire, m.ref("m_axi_wvalid") & m.ref("m_axi_wready"));
+  const Expr bfire = m.wire("bfire", 1);
+  m.assign(bfire, m.ref("m_axi_bvalid"));
+  m.assign(m.ref("m_axi_wvalid"), m.ref("fifo_valid_i") & lenq_valid);
+  m.assign(wlast, ex::eq(beat_q, lenq_head));
+  m.assign(m.ref("m_axi_wdata"), m.ref("fifo_data_i"));
+  m.assign(m.ref("m_axi_wstrb"),
+           ex::mux(ex::eq(sent_q, words_q - lit(wb, 1)), m.ref("last_strb_i"), ex::ones(bb)));
+  m.assign(m.ref("fifo_pop_o"), wfire);
+  prim::burst_logic(m, c, b, issue);
+  rtl::Process p;
+  p.resets = {{owed_q, lit(fcb, 0)}, {beat_q, lit(8, 0)}, {err_q, lit(1, 0)}};
+  p.body = {
+      if_(m.ref("start_i"),
+          {assign(words_q, m.ref("words_i")), assign(sent_q, lit(wb, 0)), assign(err_q, lit(1, 0))},
+          {if_(wfire, {assign(sent_q, sent_q + lit(wb, 1)),
+                       assign(beat_q, ex::mux(wlast, lit(8, 0), beat_q + lit(8, 1)))}),
+           if_(bfire & ex::bit(m.ref("m_axi_bresp"), 1) & ~err_q,
+               {assign(err_q, lit(1, 1)), assign(eaddr_q, adrq_head)})}),
+      assign(owed_q,
+             owed_q + ex::mux(issue, ex::fit(b.len, fcb), lit(fcb, 0)) - ex::zext(wfire, fcb))};
+  p.comment = "Words owed to issued bursts, beats, the first error";
+  rtl::process(m, p);
+  wdma_queue(m, name + "_lenq", "lenq", ex::fit(b.len, 8) - lit(8, 1), wfire & wlast,
+             "burst lengths whose data is still to be sent");
+  wdma_queue(m, name + "_adrq", "adrq", b.addr_q, bfire,
+             "addresses of bursts awaiting their response");
+  m.assign(m.ref("m_axi_bready"), lit(1, 1));
+  m.assign(m.ref("idle_o"), ~b.valid_q & ~adrq_valid);
+  m.assign(m.ref("done_o"), m.ref("idle_o") & ex::eq(b.left_q, lit(wb, 0)));
+  m.assign(m.ref("err_o"), err_q);
+  m.assign(m.ref("err_addr_o"), eaddr_q);
+  rtl::sink(m, "unused_bid", {m.ref("m_axi_bid"), ex::bit(m.ref("m_axi_bresp"), 0)});
+  return m;
+}
+
+}  // namespace normcore::gen

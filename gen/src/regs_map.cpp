@@ -1,0 +1,200 @@
+// The accelerator's register description (accel_register_map): identification, capabilities,
+// control and status, job settings, addresses and performance counters.
+#include <cctype>
+
+#include "normcore/gen/regs.hpp"
+#include "regs_internal.hpp"
+
+namespace normcore::gen {
+
+using regs_detail::ones;
+
+namespace {
+
+struct Version {
+  std::uint64_t major = 0, minor = 0, patch = 0;
+};
+
+Version parse_version(const std::string& text) {
+  Version v;
+  std::uint64_t* parts[] = {&v.major, &v.minor, &v.patch};
+  std::size_t i = 0;
+  for (char ch : text) {
+    if (ch == '.') {
+      if (++i >= 3) break;
+    } else if (std::isdigit(static_cast<unsigned char>(ch))) {
+      *parts[i] = *parts[i] * 10 + static_cast<std::uint64_t>(ch - '0');
+    } else {
+      break;  // pre-release suffix
+    }
+  }
+  return v;
+}
+
+Field ro_const(std::string name, int lsb, int width, std::uint64_t value, std::string desc) {
+  return Field{std::move(name), lsb, width, Access::ro, value, std::move(desc), true};
+}
+Field ro_in(std::string name, int lsb, int width, std::string desc) {
+  return Field{std::move(name), lsb, width, Access::ro, 0, std::move(desc), false};
+}
+Field rw(std::string name, int lsb, int width, std::uint64_t reset, std::string desc) {
+  return Field{std::move(name), lsb, width, Access::rw, reset, std::move(desc), false};
+}
+Field w1c(std::string name, int lsb, int width, std::string desc) {
+  return Field{std::move(name), lsb, width, Access::w1c, 0, std::move(desc), false};
+}
+Field w1s_sc(std::string name, int lsb, std::string desc) {
+  return Field{std::move(name), lsb, 1, Access::w1s_sc, 0, std::move(desc), false};
+}
+
+// Appends registers to a map.
+struct MapBuilder {
+  RegisterMap& m;
+  void add(std::string name, std::uint32_t offset, std::string desc, std::vector<Field> f) {
+    m.regs.push_back(Register{std::move(name), offset, std::move(desc), std::move(f)});
+  }
+  void whole_rw(std::string name, std::uint32_t offset, std::uint64_t reset, std::string desc,
+                std::string fdesc) {
+    add(std::move(name), offset, std::move(desc), {rw("value", 0, 32, reset, std::move(fdesc))});
+  }
+  void whole_ro(std::string name, std::uint32_t offset, const std::string& desc) {
+    add(std::move(name), offset, desc, {ro_in("value", 0, 32, desc)});
+  }
+};
+
+// Identification and capabilities (constants).
+void ident_and_caps(MapBuilder& b, const AccelConfig& cfg) {
+  const CoreConfig& c = cfg.core;
+  const ArithSpec& a = c.arith;
+  const Version ver = parse_version(kGeneratorVersion);
+  b.add("ID", 0x000, "Identification", {ro_const("magic", 0, 32, kRegsMagic, "\"NCBN\" in ASCII")});
+  b.add("VERSION", 0x004, "Generator and contract versions",
+        {ro_const("patch", 0, 8, ver.patch, "generator version, patch"),
+         ro_const("minor", 8, 8, ver.minor, "generator version, minor"),
+         ro_const("major", 16, 8, ver.major, "generator version, major"),
+         ro_const("contract", 24, 8, static_cast<std::uint64_t>(kContractVersion),
+                  "arithmetic contract version")});
+  b.add(
+      "CAPS0", 0x008, "Capabilities: datapath",
+      {ro_const("lanes", 0, 8, static_cast<std::uint64_t>(c.lanes), "elements per stream beat"),
+       ro_const("in_bits", 8, 6, static_cast<std::uint64_t>(a.xw), "input element bits"),
+       ro_const("in_signed", 14, 1, a.x_signed ? 1 : 0, "input is two's complement"),
+       ro_const("out_bits", 16, 6, static_cast<std::uint64_t>(a.yw), "output element bits"),
+       ro_const("out_signed", 22, 1, a.y_signed ? 1 : 0, "output is two's complement"),
+       ro_const("round_modes", 24, 4, 0xF,
+                "supported rounding modes, bit per mode (floor, half_up, half_even, half_away)")});
+  b.add("CAPS1", 0x00C, "Capabilities: channel table",
+        {ro_const("max_channels", 0, 17, static_cast<std::uint64_t>(c.max_channels),
+                  "largest CHANNELS value")});
+  b.add(
+      "CAPS2", 0x010, "Capabilities: memory interface",
+      {ro_const("bus_bytes", 0, 8, static_cast<std::uint64_t>(cfg.bus_bytes()),
+                "AXI4 data bus width in bytes"),
+       ro_const("addr_bits", 8, 7, static_cast<std::uint64_t>(cfg.addr_bits), "AXI4 address bits"),
+       ro_const("outstanding", 16, 5, static_cast<std::uint64_t>(cfg.outstanding),
+                "read bursts in flight"),
+       ro_const("max_burst_log2", 24, 4, static_cast<std::uint64_t>(clog2(cfg.max_burst)),
+                "log2 of the beats per burst")});
+  b.add(
+      "CAPS3", 0x014, "Capabilities: parameter format",
+      {ro_const("scale_bits", 0, 6, static_cast<std::uint64_t>(a.sw), "scale s[c] bits (signed)"),
+       ro_const("shift_bits", 8, 6, static_cast<std::uint64_t>(a.bw), "shift b[c] bits (signed)"),
+       ro_const("inner_bits", 16, 6, static_cast<std::uint64_t>(c.inner_bits), "INNER.value bits"),
+       ro_const("param_entry_bytes", 24, 5, static_cast<std::uint64_t>(cfg.param_entry_bytes()),
+                "bytes per parameter entry in memory ({b, s}, s in the low bits)")});
+}
+
+// Control and status.
+void control_and_status(MapBuilder& b) {
+  b.add("CTRL", 0x020, "Control",
+        {w1s_sc("start", 0, "write 1: start a job with the current settings"),
+         w1s_sc("soft_reset", 1, "write 1: abort the job and reset the engine (not the registers)"),
+         rw("irq_en_done", 8, 1, 0, "raise irq_o when IRQ_STATUS.done is set"),
+         rw("irq_en_error", 9, 1, 0, "raise irq_o when IRQ_STATUS.error is set")});
+  b.add("STATUS", 0x024, "Status",
+        {ro_in("busy", 0, 1, "a job is running"), ro_in("done", 1, 1, "the last job completed"),
+         ro_in("error", 2, 1, "the last job stopped with an error (see ERR_CODE)"),
+         w1c("start_ignored", 3, 1, "START was written while busy (sticky; write 1 to clear)")});
+  b.add("IRQ_STATUS", 0x028, "Interrupt status (irq_o = |(IRQ_STATUS & CTRL.irq_en_*))",
+        {w1c("done", 0, 1, "a job completed (write 1 to clear)"),
+         w1c("error", 1, 1, "a job stopped with an error (write 1 to clear)")});
+  b.add("ERR_CODE", 0x02C, "Error code of the last failed job",
+        {ro_in("code", 0, 8, "0: none; see the accelerator documentation for the codes")});
+  b.whole_ro("ERR_ADDR_LO", 0x030, "Failing address, bits 31:0");
+  b.whole_ro("ERR_ADDR_HI", 0x034, "Failing address, bits 63:32");
+}
+
+// Job settings.
+void job_settings(MapBuilder& b, const CoreConfig& c) {
+  const ArithSpec& a = c.arith;
+  const int yw = a.yw;
+  const auto y_bits = [&](std::int64_t v) {
+    return static_cast<std::uint64_t>(v) & ones(yw);  // two's complement in yw bits
+  };
+  b.add("CHANNELS", 0x040, "Channels C of the tensor",
+        {rw("value", 0, c.chan_bits(), 1, "C, 1.." + std::to_string(c.max_channels))});
+  b.add("INNER", 0x044, "Inner size HW (elements per channel and image)",
+        {rw("value", 0, c.inner_bits, 1, "HW >= 1")});
+  b.whole_rw("OUTER", 0x048, 1, "Outer size N (images)", "N >= 1");
+  b.add("MODE", 0x04C, "Job mode",
+        {rw("layout", 0, 1, 0, "0: NCHW, 1: NHWC"),
+         rw("rounding", 4, 2, static_cast<std::uint64_t>(Rounding::half_even),
+            "0: floor, 1: half_up, 2: half_even, 3: half_away"),
+         rw("shift", 8, c.rshift_bits(), 0, "right shift R, 0.." + std::to_string(c.acc_bits()))});
+  b.add("CLAMP_LO", 0x050, "Lower clamp bound",
+        {rw("value", 0, yw, y_bits(a.y_min()),
+            "lo, " + std::string(a.y_signed ? "two's complement" : "unsigned"))});
+  b.add("CLAMP_HI", 0x054, "Upper clamp bound",
+        {rw("value", 0, yw, y_bits(a.y_max()),
+            "hi, " + std::string(a.y_signed ? "two's complement" : "unsigned"))});
+}
+
+// Addresses and performance counters.
+void addresses_and_perf(MapBuilder& b) {
+  b.whole_rw("SRC_LO", 0x060, 0, "Input tensor address, bits 31:0", "byte address");
+  b.whole_rw("SRC_HI", 0x064, 0, "Input tensor address, bits 63:32", "byte address");
+  b.whole_rw("DST_LO", 0x068, 0, "Output tensor address, bits 31:0", "byte address");
+  b.whole_rw("DST_HI", 0x06C, 0, "Output tensor address, bits 63:32", "byte address");
+  b.whole_rw("PARAM_LO", 0x070, 0, "Parameter table address, bits 31:0", "byte address");
+  b.whole_rw("PARAM_HI", 0x074, 0, "Parameter table address, bits 63:32", "byte address");
+  b.whole_rw("WIN_BASE_LO", 0x078, 0, "Allowed memory window: first byte address, bits 31:0",
+             "byte address");
+  b.whole_rw("WIN_BASE_HI", 0x07C, 0, "Allowed memory window: first byte address, bits 63:32",
+             "byte address");
+  b.whole_rw("WIN_LAST_LO", 0x080, 0xFFFFFFFF,
+             "Allowed memory window: last byte address (inclusive), bits 31:0", "byte address");
+  b.whole_rw("WIN_LAST_HI", 0x084, 0xFFFFFFFF,
+             "Allowed memory window: last byte address (inclusive), bits 63:32", "byte address");
+
+  b.whole_ro("PERF_ACTIVE", 0x090, "Cycles busy in the last job");
+  b.whole_ro("PERF_RD_STALL", 0x094, "Cycles the read path waited for memory");
+  b.whole_ro("PERF_WR_STALL", 0x098, "Cycles the write path waited for memory");
+  b.whole_ro("PERF_ELEMS_LO", 0x09C, "Elements processed, bits 31:0");
+  b.whole_ro("PERF_ELEMS_HI", 0x0A0, "Elements processed, bits 63:32");
+}
+
+}  // namespace
+
+RegisterMap accel_register_map(const AccelConfig& cfg) {
+  const CoreConfig& c = cfg.core;
+  const ArithSpec& a = c.arith;
+  const auto elem = [](int bits, bool sgn) {
+    return (sgn ? "int" : "uint") + std::to_string(bits);
+  };
+  RegisterMap m;
+  m.block = c.name + "_regs";
+  m.desc = "Registers of the " + c.name + " accelerator (" + std::to_string(c.lanes) + " lanes, " +
+           elem(a.xw, a.x_signed) + " -> " + elem(a.yw, a.y_signed) + ", up to " +
+           std::to_string(c.max_channels) + " channels, " + std::to_string(cfg.bus_bits) +
+           "-bit AXI4 master)";
+  m.data_bits = 32;
+  m.addr_bits = cfg.axil_addr_bits;
+  MapBuilder b{m};
+  ident_and_caps(b, cfg);
+  control_and_status(b);
+  job_settings(b, c);
+  addresses_and_perf(b);
+  return m;
+}
+
+}  // namespace normcore::gen
