@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what it needs, builds (Release), runs every ctest test (unit,
 # CLI, reference drift, co-simulation of the swept configs, RTL lint/Yosys/Icarus, the installed
-# package), builds the CLI without model import, then builds
+# package), checks formatting and size limits, builds the CLI without model import, then builds
 # the C++ unit tests with ASan+UBSan and runs them.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -9,6 +9,11 @@ bash "$root/scripts/bootstrap.sh"
 build=${BUILD_DIR:-$root/build}
 start=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - start )) s] $*"; }
+
+stamp "== format: clang-format --dry-run --Werror (the checked-in .clang-format)"
+bash "$root/scripts/check_format.sh"
+stamp "== sizes: files <= 600 lines, functions <= 80 (scripts/check_sizes.py)"
+python3 "$root/scripts/check_sizes.py"
 
 stamp "== build (Release)"
 BUILD_DIR=$build bash "$root/scripts/build.sh"

@@ -260,7 +260,8 @@ Module build_dlane(const CoreConfig& c) {
   return m;
 }
 
-Module build_decomposed_top(const CoreConfig& c) {
+// The reference's ports and description.
+void decomposed_top_ports(Module& m, const CoreConfig& c) {
   const auto& a = c.arith;
   const auto w = decomposed_widths(c);
   const int L = c.lanes, xw = a.xw, yw = a.yw, bw = a.bw;
@@ -268,9 +269,7 @@ Module build_decomposed_top(const CoreConfig& c) {
   const int ab = ref_addr_bits(c);
   const int db = bits_for(depth);
   const int lw = clog2(L);
-  const int pw = w.param_bits(bw);
   const int ns = 7;  // RAM read + six lane stages
-  Module m;
   m.name = ref_top_name(c, RefDesign::decomposed);
   m.description = {
       "Reference: decomposed batch norm, " + std::to_string(L) +
@@ -299,7 +298,18 @@ Module build_decomposed_top(const CoreConfig& c) {
   m.in("s_data_i", L * xw, "lane 0 in the low bits");
   m.out("m_valid_o", 1);
   m.out("m_data_o", L * yw);
+}
 
+// The channel-group counter and one parameter RAM per lane.
+void decomposed_top_tables(Module& m, const CoreConfig& c) {
+  const auto& a = c.arith;
+  const auto w = decomposed_widths(c);
+  const int L = c.lanes, bw = a.bw;
+  const int depth = ref_depth(c);
+  const int ab = ref_addr_bits(c);
+  const int db = bits_for(depth);
+  const int lw = clog2(L);
+  const int pw = w.param_bits(bw);
   m.section("Channel-group counter");
   m.reg("grp_q", ab);
   m.wire("rd_addr", ab);
@@ -327,7 +337,15 @@ Module build_decomposed_top(const CoreConfig& c) {
                          {"rdata_o", idx("prm", i)}},
                         {}});
   }
+}
 
+// The input register, the valid pipeline and the lanes.
+void decomposed_top_lanes(Module& m, const CoreConfig& c) {
+  const auto& a = c.arith;
+  const auto w = decomposed_widths(c);
+  const int L = c.lanes, xw = a.xw, yw = a.yw, bw = a.bw;
+  const int pw = w.param_bits(bw);
+  const int ns = 7;  // RAM read + six lane stages
   m.section("Input register beside the RAM read, valid pipeline");
   m.reg("x1_q", L * xw);
   m.always_ff({assign("x1_q", "s_data_i")});
@@ -360,6 +378,13 @@ Module build_decomposed_top(const CoreConfig& c) {
                         {}});
   }
   m.assign("m_data_o", lane_cat("y", L));
+}
+
+Module build_decomposed_top(const CoreConfig& c) {
+  Module m;
+  decomposed_top_ports(m, c);
+  decomposed_top_tables(m, c);
+  decomposed_top_lanes(m, c);
   return m;
 }
 

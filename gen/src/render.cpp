@@ -26,7 +26,9 @@ nlohmann::json core_manifest(const CoreConfig& cfg, const std::vector<Module>& m
   const Module& top = modules.back();
   nlohmann::json ports = nlohmann::json::array();
   for (const auto& p : top.ports) {
-    ports.push_back({{"name", p.name}, {"dir", p.output ? "output" : "input"}, {"width", p.width},
+    ports.push_back({{"name", p.name},
+                     {"dir", p.output ? "output" : "input"},
+                     {"width", p.width},
                      {"comment", p.comment}});
   }
   return nlohmann::json{

@@ -1,13 +1,12 @@
 // Generator tests: IR emission, config validation, determinism, atomic output.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
-
-#include <unistd.h>
 
 #include "normcore/contract.hpp"
 #include "normcore/gen/core.hpp"
@@ -52,7 +51,8 @@ TEST(Ir, CombinationalBlockUsesBlockingAssignAndCase) {
   m.in("s_i", 2);
   m.out("y_o", 1);
   m.reg("y", 1);
-  m.always_comb({case_("s_i", {{"2'd0", {assign("y", "1'b1")}}, {"default", {assign("y", "1'b0")}}})});
+  m.always_comb(
+      {case_("s_i", {{"2'd0", {assign("y", "1'b1")}}, {"default", {assign("y", "1'b0")}}})});
   m.assign("y_o", "y");
   const std::string v = emit_module(m, {});
   EXPECT_NE(v.find("always @* begin"), std::string::npos);
@@ -68,7 +68,9 @@ TEST(Ir, DuplicateNamesAreRejected) {
   EXPECT_THROW(m.validate(), std::logic_error);
 }
 
-TEST(Config, DefaultsAreValid) { EXPECT_EQ(CoreConfig{}.check(), ""); }
+TEST(Config, DefaultsAreValid) {
+  EXPECT_EQ(CoreConfig{}.check(), "");
+}
 
 TEST(Config, RejectionsNameTheOption) {
   auto bad = [](auto edit, const std::string& opt) {
@@ -89,8 +91,19 @@ TEST(Config, RejectionsNameTheOption) {
   bad([](CoreConfig& c) { c.pipeline = 9; }, "--pipeline");
   bad([](CoreConfig& c) { c.name = "9x"; }, "--name");
   bad([](CoreConfig& c) { c.target = "ecp5"; }, "--target");
-  bad([](CoreConfig& c) { c.arith.xw = 32; c.arith.sw = 32; }, "--in-bits/--scale-bits");
-  bad([](CoreConfig& c) { c.arith.xw = 2; c.arith.sw = 2; c.arith.bw = 2; c.arith.yw = 8; },
+  bad(
+      [](CoreConfig& c) {
+        c.arith.xw = 32;
+        c.arith.sw = 32;
+      },
+      "--in-bits/--scale-bits");
+  bad(
+      [](CoreConfig& c) {
+        c.arith.xw = 2;
+        c.arith.sw = 2;
+        c.arith.bw = 2;
+        c.arith.yw = 8;
+      },
       "--out-bits");
 }
 
@@ -119,7 +132,8 @@ TEST(Config, TargetPicksPipelineAndAttributes) {
   EXPECT_EQ(CoreConfig::default_pipeline("ecp5"), 0);
   auto find = [](const std::vector<GeneratedFile>& files, const std::string& suffix) {
     for (const auto& f : files) {
-      if (f.name.size() >= suffix.size() && f.name.compare(f.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      if (f.name.size() >= suffix.size() &&
+          f.name.compare(f.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
         return f.content;
       }
     }
@@ -132,8 +146,10 @@ TEST(Config, TargetPicksPipelineAndAttributes) {
   EXPECT_EQ(find(generic, "_lane.v").find("(*"), std::string::npos);
   c.target = "xilinx";
   const auto xil = render_core(c);
-  EXPECT_NE(find(xil, "_bank.v").find("(* ram_style = \"block\" *)\n  reg [47:0] mem_q"), std::string::npos);
-  EXPECT_NE(find(xil, "_lane.v").find("(* use_dsp = \"yes\" *)\n  reg [32:0] acc_q"), std::string::npos);
+  EXPECT_NE(find(xil, "_bank.v").find("(* ram_style = \"block\" *)\n  reg [47:0] mem_q"),
+            std::string::npos);
+  EXPECT_NE(find(xil, "_lane.v").find("(* use_dsp = \"yes\" *)\n  reg [32:0] acc_q"),
+            std::string::npos);
   EXPECT_NE(find(xil, "_core.v").find("\"target\":\"xilinx\""), std::string::npos);
 }
 
@@ -141,7 +157,7 @@ TEST(Config, DerivedSizes) {
   CoreConfig c;
   c.lanes = 3;
   c.max_channels = 10;
-  EXPECT_EQ(c.banks(), 4);                     // power of two >= lanes
+  EXPECT_EQ(c.banks(), 4);  // power of two >= lanes
   EXPECT_EQ(c.bank_depth(), (10 + 4 - 2) / 4 + 1);
   EXPECT_EQ(c.chan_bits(), 4);
   c.lanes = 1;
@@ -161,15 +177,16 @@ TEST(Render, OutputIsDeterministicAndComplete) {
   }
   std::vector<std::string> names;
   for (const auto& f : a) names.push_back(f.name);
-  for (const char* want : {"normcore_core.v", "normcore_lane.v", "normcore_ptable.v",
-                           "normcore_bank.v", "normcore_chan.v", "normcore_step.v",
-                           "normcore_fifo.v", "manifest.json", "filelist.f"}) {
+  for (const char* want :
+       {"normcore_core.v", "normcore_lane.v", "normcore_ptable.v", "normcore_bank.v",
+        "normcore_chan.v", "normcore_step.v", "normcore_fifo.v", "manifest.json", "filelist.f"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   }
   // Every Verilog file names the generator version and the exact config in its header.
   for (const auto& f : a) {
     if (f.name.ends_with(".v")) {
-      EXPECT_NE(f.content.find(std::string("normcore-gen ") + kGeneratorVersion), std::string::npos);
+      EXPECT_NE(f.content.find(std::string("normcore-gen ") + kGeneratorVersion),
+                std::string::npos);
       EXPECT_NE(f.content.find("config: " + c.to_json().dump()), std::string::npos) << f.name;
     }
   }
@@ -237,7 +254,8 @@ TEST(CoreLane, EveryPipelineValueAddsOneLaneRegister) {
     const auto& lane = module_named(mods, "normcore_lane");
     EXPECT_TRUE(has_net(lane, "acc_q"));
     EXPECT_TRUE(has_net(lane, "y_q"));
-    for (int k = 0; k < 5; ++k) EXPECT_EQ(has_net(lane, regs[k]), p >= 4 + k) << regs[k] << " p=" << p;
+    for (int k = 0; k < 5; ++k)
+      EXPECT_EQ(has_net(lane, regs[k]), p >= 4 + k) << regs[k] << " p=" << p;
     bool latency_line = false;
     for (const auto& d : lane.description) {
       latency_line |= d.find("latency " + std::to_string(p - 1) + " cycles") != std::string::npos;
@@ -257,14 +275,17 @@ TEST(CoreLane, RoundingAndClampIdentitiesMatchTheContract) {
     for (int yw = 2; yw <= aw; ++yw) {
       for (const bool ys : {false, true}) {
         const std::int64_t ymin = ys ? -(std::int64_t{1} << (yw - 1)) : 0;
-        const std::int64_t ymax = ys ? (std::int64_t{1} << (yw - 1)) - 1 : (std::int64_t{1} << yw) - 1;
-        const std::pair<std::int64_t, std::int64_t> clamps[] = {
-            {ymin, ymax}, {0, ymax}, {ymin, ymin}, {ymax, ymax}, {ymin + 1, ymax - 1}, {ymax, ymin}};
+        const std::int64_t ymax =
+            ys ? (std::int64_t{1} << (yw - 1)) - 1 : (std::int64_t{1} << yw) - 1;
+        const std::pair<std::int64_t, std::int64_t> clamps[] = {{ymin, ymax},         {0, ymax},
+                                                                {ymin, ymin},         {ymax, ymax},
+                                                                {ymin + 1, ymax - 1}, {ymax, ymin}};
         const int nw = yw + 1;
         for (int r = 0; r <= aw; ++r) {
           for (int mode = 0; mode < 4; ++mode) {
             for (const auto& [lo, hi] : clamps) {
-              for (std::int64_t acc = -(std::int64_t{1} << (aw - 1)); acc < (std::int64_t{1} << (aw - 1)); ++acc) {
+              for (std::int64_t acc = -(std::int64_t{1} << (aw - 1));
+                   acc < (std::int64_t{1} << (aw - 1)); ++acc) {
                 const std::int64_t q = acc >> r;  // arithmetic
                 const int h = r >= 1 ? static_cast<int>((acc >> (r - 1)) & 1) : 0;
                 const std::uint64_t smask = r >= 2 ? (std::uint64_t{1} << (r - 1)) - 1 : 0;
@@ -277,8 +298,10 @@ TEST(CoreLane, RoundingAndClampIdentitiesMatchTheContract) {
                 std::int64_t qn = q;
                 if (nw < aw) {
                   bool fits = true;  // omask: bits >= R + nw - 1 (below the sign) equal the sign
-                  for (int b = r + nw - 1; b < aw - 1; ++b) fits &= ((acc >> b) & 1) == (neg ? 1 : 0);
-                  if (!fits) qn = neg ? -(std::int64_t{1} << (nw - 1)) : (std::int64_t{1} << (nw - 1)) - 1;
+                  for (int b = r + nw - 1; b < aw - 1; ++b)
+                    fits &= ((acc >> b) & 1) == (neg ? 1 : 0);
+                  if (!fits)
+                    qn = neg ? -(std::int64_t{1} << (nw - 1)) : (std::int64_t{1} << (nw - 1)) - 1;
                 }
                 const std::int64_t loe = std::min(lo, hi);
                 const bool below = inc != 0 ? qn < loe - 1 : qn < loe;
@@ -287,8 +310,9 @@ TEST(CoreLane, RoundingAndClampIdentitiesMatchTheContract) {
                 const std::int64_t want =
                     std::min(std::max(round_shift(acc, r, static_cast<Rounding>(mode)), lo), hi);
                 ++checks;
-                ASSERT_EQ(y, want) << "aw " << aw << " yw " << yw << " signed " << ys << " R " << r
-                                   << " mode " << mode << " lo " << lo << " hi " << hi << " acc " << acc;
+                ASSERT_EQ(y, want)
+                    << "aw " << aw << " yw " << yw << " signed " << ys << " R " << r << " mode "
+                    << mode << " lo " << lo << " hi " << hi << " acc " << acc;
               }
             }
           }
@@ -310,11 +334,12 @@ TEST(CoreChan, SharedTrackerGivesEveryLanesChannel) {
       for (const int maxc : {1, 6}) {
         CoreConfig cfg;  // the widths the generator uses
         cfg.lanes = L, cfg.inner_bits = hw, cfg.max_channels = maxc;
-        const int nb = cfg.lane_count_bits(), cw = cfg.chan_bits(), ml = cfg.chan_low_bits(), lw = nb + 1;
+        const int nb = cfg.lane_count_bits(), cw = cfg.chan_bits(), ml = cfg.chan_low_bits(),
+                  lw = nb + 1;
         const int W = std::max(hw, lw) + 1, hb = W - lw, p = cfg.bank_sel_bits();
         const auto mask = [](int w) { return (std::uint64_t{1} << w) - 1; };
-        const std::uint64_t lm = mask(lw), hm = mask(hb), cm = mask(cw), cm1 = mask(cw + 1), qm = mask(ml),
-                            pm = mask(p), wm = mask(W);
+        const std::uint64_t lm = mask(lw), hm = mask(hb), cm = mask(cw), cm1 = mask(cw + 1),
+                            qm = mask(ml), pm = mask(p), wm = mask(W);
         for (std::int64_t S = 1; S < (1LL << hw); ++S) {
           for (std::int64_t C = 1; C <= maxc; ++C) {
             const bool small = S < L;
@@ -345,11 +370,14 @@ TEST(CoreChan, SharedTrackerGivesEveryLanesChannel) {
             for (int beat = 0; beat < 3 * maxc * 8; ++beat) {
               for (int i = 0; i < L; ++i) {
                 std::uint64_t di = 0;
-                if (i > 0) di = small ? d[i] : ((neg && lo <= static_cast<std::uint64_t>(i)) ? 1 : 0);
+                if (i > 0)
+                  di = small ? d[i] : ((neg && lo <= static_cast<std::uint64_t>(i)) ? 1 : 0);
                 const std::int64_t e = static_cast<std::int64_t>(beat) * L + i;
                 ASSERT_LT(di, static_cast<std::uint64_t>(L));
-                ASSERT_EQ(static_cast<std::int64_t>((c + di) % static_cast<std::uint64_t>(C)), (e / S) % C)
-                    << "L " << L << " hw " << hw << " S " << S << " C " << C << " beat " << beat << " lane " << i;
+                ASSERT_EQ(static_cast<std::int64_t>((c + di) % static_cast<std::uint64_t>(C)),
+                          (e / S) % C)
+                    << "L " << L << " hw " << hw << " S " << S << " C " << C << " beat " << beat
+                    << " lane " << i;
                 ++checks;
               }
               // One beat, as the RTL's next-state logic.
@@ -362,7 +390,8 @@ TEST(CoreChan, SharedTrackerGivesEveryLanesChannel) {
                 nx[j] = ((sub >> cw) & 1) == 0 ? (sub & cm) : add;
               }
               const bool hi_zero = ((h - pb) & hm) == 0;
-              const bool neg_nx = neg ? lo <= t2 : (hi_zero && lo <= static_cast<std::uint64_t>(2 * L));
+              const bool neg_nx =
+                  neg ? lo <= t2 : (hi_zero && lo <= static_cast<std::uint64_t>(2 * L));
               if (neg) {
                 const std::uint64_t sum = lo + (remw & lm);
                 h = (sum >> lw) & 1 ? remw1 : (remw >> lw) & hm;
@@ -375,7 +404,10 @@ TEST(CoreChan, SharedTrackerGivesEveryLanesChannel) {
               neg = neg_nx;
               c = nx[cy0];
               for (int i = L - 1; i >= 0; --i) {
-                if (i > 0) d[i] = (d[i] + static_cast<std::uint64_t>(cy[i]) - static_cast<std::uint64_t>(cy[0])) & pm;
+                if (i > 0)
+                  d[i] = (d[i] + static_cast<std::uint64_t>(cy[i]) -
+                          static_cast<std::uint64_t>(cy[0])) &
+                         pm;
                 q[i] = cy[i] ? (q[i] - sk) & qm : (q[i] + kr) & qm;
               }
             }

@@ -2,9 +2,8 @@
 // block and an AXI4 DMA master.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 #include "normcore/gen/config.hpp"
 #include "normcore/gen/core.hpp"
@@ -17,15 +16,15 @@ using normcore::AccelConfig;
 // Error codes in ERR_CODE.
 enum class AccelError : int {
   none = 0,
-  bad_channels = 1,   // C = 0 or C > MAX_CHANNELS
-  zero_length = 2,    // HW = 0 or N = 0
-  bad_shift = 3,      // R > accumulator width
-  misaligned = 4,     // SRC, DST or PARAM not aligned to the bus width
-  window = 5,         // a region outside [WIN_BASE, WIN_LAST] or the address width
-  overlap = 6,        // DST overlaps SRC (in place is allowed when DST == SRC and YW <= XW)
-  read = 7,           // SLVERR/DECERR on a read (ERR_ADDR: the bus word)
-  write = 8,          // SLVERR/DECERR on a write (ERR_ADDR: the burst)
-  core = 9,           // the core refused its configuration (not expected after validation)
+  bad_channels = 1,  // C = 0 or C > MAX_CHANNELS
+  zero_length = 2,   // HW = 0 or N = 0
+  bad_shift = 3,     // R > accumulator width
+  misaligned = 4,    // SRC, DST or PARAM not aligned to the bus width
+  window = 5,        // a region outside [WIN_BASE, WIN_LAST] or the address width
+  overlap = 6,       // DST overlaps SRC (in place is allowed when DST == SRC and YW <= XW)
+  read = 7,          // SLVERR/DECERR on a read (ERR_ADDR: the bus word)
+  write = 8,         // SLVERR/DECERR on a write (ERR_ADDR: the burst)
+  core = 9,          // the core refused its configuration (not expected after validation)
 };
 
 // All modules of the accelerator, the top (cfg.top_name()) last.

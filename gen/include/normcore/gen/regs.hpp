@@ -5,11 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "normcore/gen/accel.hpp"
 #include "normcore/gen/ir.hpp"
@@ -29,13 +28,13 @@ enum class Access : std::uint8_t {
 std::string_view to_string(Access a);
 
 struct Field {
-  std::string name;        // lower case identifier, unique in its register
-  int lsb = 0;             // bit position, 0..31
-  int width = 1;           // bits, lsb + width <= 32
+  std::string name;  // lower case identifier, unique in its register
+  int lsb = 0;       // bit position, 0..31
+  int width = 1;     // bits, lsb + width <= 32
   Access access = Access::rw;
   std::uint64_t reset = 0;  // value after reset (fits `width`); for a hw_const field the constant
   std::string desc;
-  bool hw_const = false;   // RO constant built into the block (ID, VERSION, CAPS*): no port
+  bool hw_const = false;  // RO constant built into the block (ID, VERSION, CAPS*): no port
 
   [[nodiscard]] int msb() const { return lsb + width - 1; }
   // The field's bits in place in the 32-bit register.
@@ -43,7 +42,7 @@ struct Field {
 };
 
 struct Register {
-  std::string name;  // upper case identifier, unique in the map
+  std::string name;          // upper case identifier, unique in the map
   std::uint32_t offset = 0;  // byte offset, a multiple of 4
   std::string desc;
   std::vector<Field> fields;  // any order; bits covered by no field are reserved (read 0)
@@ -58,10 +57,10 @@ struct Register {
 };
 
 struct RegisterMap {
-  std::string block;      // identifier: C++ namespace, SystemRDL addrmap name
-  std::string desc;       // one line describing the block and its configuration
-  int data_bits = 32;     // only 32 is supported
-  int addr_bits = 12;     // AXI4-Lite address width; the map occupies 2^addr_bits bytes
+  std::string block;           // identifier: C++ namespace, SystemRDL addrmap name
+  std::string desc;            // one line describing the block and its configuration
+  int data_bits = 32;          // only 32 is supported
+  int addr_bits = 12;          // AXI4-Lite address width; the map occupies 2^addr_bits bytes
   std::vector<Register> regs;  // in offset order
 
   // Empty if the map is consistent, else a message naming the register and field: alignment,
