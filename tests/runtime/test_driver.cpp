@@ -70,8 +70,8 @@ std::vector<T> cast(const std::vector<std::int64_t>& v) {
   return std::vector<T>(v.begin(), v.end());
 }
 
-// The example at the top of driver.hpp, line for line (only the device and the file name are
-// the test's). Returns y, the zero-copy output and the run's final state.
+// The example at the top of driver.hpp, line for line; the test's own are the device and file
+// names (parameters) and the line filling x. Returns x, y, the zero-copy output and the state.
 struct ExampleResult {
   std::vector<std::int8_t> x, y, zero_copy;
   RunState state = RunState::queued;
@@ -93,8 +93,8 @@ ExampleResult header_example(const std::string& device, const std::string& param
   return res;
 }
 
-// README.md's snippet ("The host runtime"), line for line except the device and file names;
-// n, c, h, w are the caller's.
+// README.md's snippet ("The host runtime"), line for line; the test's own are the device and
+// file names (parameters), n, c, h, w (parameters) and the lines filling x and xf.
 struct ReadmeResult {
   std::vector<std::int8_t> x, y, zero_copy;
   std::vector<float> yf;
