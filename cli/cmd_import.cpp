@@ -93,12 +93,6 @@ std::string act_text(const import::BnMatch& m) {
   return "clamp{" + b(m.act_min) + ", " + b(m.act_max) + "}";
 }
 
-std::string shape_text(const std::vector<std::int64_t>& s) {
-  std::string r = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) r += (i > 0 ? "," : "") + std::to_string(s[i]);
-  return r + "]";
-}
-
 // The core configuration (a config object or a generated manifest with "config") and the plan
 // options it gives with the quantisation and rounding options.
 normcore::import::PlanOptions plan_options(const ImportCli& o,
@@ -171,9 +165,10 @@ void print_plan(const normcore::import::Plan& plan, const std::string& out) {
         "activation %s; R = %d, %s, worst-case error %.6Lg LSB -> %s\n",
         m.name.c_str(), m.pattern.c_str(), m.ops.c_str(), m.location.c_str(),
         static_cast<long long>(m.channels), m.channel_axis,
-        std::string(to_string(l.job.layout)).c_str(), shape_text(l.shape).c_str(), m.eps,
-        act_text(m).c_str(), l.fold.job.shift, std::string(to_string(l.fold.job.rounding)).c_str(),
-        l.fold.worst_err, l.params_file.c_str());
+        std::string(to_string(l.job.layout)).c_str(), normcore::import::shape_str(l.shape).c_str(),
+        m.eps, act_text(m).c_str(), l.fold.job.shift,
+        std::string(to_string(l.fold.job.rounding)).c_str(), l.fold.worst_err,
+        l.params_file.c_str());
     for (const auto& w : l.warnings) std::printf("  warning: %s\n", w.c_str());
   }
   for (const auto& n : plan.near_misses) {

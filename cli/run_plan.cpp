@@ -25,15 +25,6 @@ std::uint64_t splitmix64(std::uint64_t& s) {
   return z ^ (z >> 31);
 }
 
-std::string shape_str(const std::vector<std::int64_t>& dims) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) s += ",";
-    s += dims[i] < 0 ? std::string("?") : std::to_string(dims[i]);
-  }
-  return s + "]";
-}
-
 }  // namespace
 
 JobShape job_shape(const PlanJob& job) {

@@ -17,15 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string shape_str(const std::vector<std::int64_t>& dims) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) s += ",";
-    s += dims[i] < 0 ? std::string("?") : std::to_string(dims[i]);
-  }
-  return s + "]";
-}
-
 std::string lower(std::string_view s) {
   std::string r(s);
   std::transform(r.begin(), r.end(), r.begin(),

@@ -16,7 +16,6 @@ namespace normcore::import::hlo_detail {
 
 using Shape = std::vector<std::int64_t>;
 
-std::string shape_str(const Shape& s);
 std::string trim(std::string_view s);
 
 // A parsed HLO type: an array shape or a tuple of types.

@@ -11,15 +11,6 @@
 
 namespace normcore::import::hlo_detail {
 
-std::string shape_str(const Shape& s) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (i) out += ",";
-    out += s[i] < 0 ? std::string("?") : std::to_string(s[i]);
-  }
-  return out + "]";
-}
-
 std::string trim(std::string_view s) {
   std::size_t b = 0;
   std::size_t e = s.size();

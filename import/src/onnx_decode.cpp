@@ -10,15 +10,6 @@ namespace normcore::import::onnx_detail {
 
 using DT = onnx::TensorProto_DataType;
 
-std::string shape_str(const Shape& s) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (i) out += ",";
-    out += s[i] < 0 ? std::string("?") : std::to_string(s[i]);
-  }
-  return out + "]";
-}
-
 // Element type names as graph.hpp spells them ("" for types the IR has no name for).
 std::string dtype_name(int t) {
   switch (t) {

@@ -14,7 +14,6 @@ namespace normcore::import::onnx_detail {
 
 using Shape = std::vector<std::int64_t>;
 
-std::string shape_str(const Shape& s);
 std::int64_t product(const Shape& s);  // -1 when a dimension is unknown
 
 // Element type names as graph.hpp spells them ("" for types the IR has no name for).

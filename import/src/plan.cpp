@@ -28,15 +28,6 @@ std::string g6(double v) {
   return buf;
 }
 
-std::string shape_str(const std::vector<std::int64_t>& dims) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) s += ",";
-    s += dims[i] < 0 ? std::string("?") : std::to_string(dims[i]);
-  }
-  return s + "]";
-}
-
 std::string activation_text(const BnMatch& m) {
   if (m.activation != "clamp") return m.activation;
   const double lowest = std::numeric_limits<double>::lowest();

@@ -16,15 +16,6 @@ std::string num(double v) {
   return buf.data();
 }
 
-std::string shape_str(const std::vector<std::int64_t>& dims) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) s += ",";
-    s += dims[i] < 0 ? std::string("?") : std::to_string(dims[i]);
-  }
-  return s + "]";
-}
-
 // ---------------------------------------------------------------------------------------------
 // Polynomials.
 

@@ -20,7 +20,6 @@
 namespace normcore::import::detail {
 
 std::string num(double v);  // "%.6g"
-std::string shape_str(const std::vector<std::int64_t>& dims);
 
 // ---------------------------------------------------------------------------------------------
 // Parameter expressions: sums of monomials over atoms.

@@ -7,12 +7,23 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "normcore/bn_params.hpp"  // normcore::Error
 
 namespace normcore::import {
+
+// "[1,16,?,8]": a shape in messages and reports (a negative dimension is unknown).
+inline std::string shape_str(std::span<const std::int64_t> dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) s += ",";
+    s += dims[i] < 0 ? std::string("?") : std::to_string(dims[i]);
+  }
+  return s + "]";
+}
 
 // Constant tensor data (any numeric dtype, stored as double; shape as in the model).
 struct Constant {
