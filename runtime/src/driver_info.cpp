@@ -57,13 +57,14 @@ std::uint32_t read_checked(Device& dev, const char* name, std::string& mismatch)
 
 // Decodes VERSION and CAPS0..3 (already read into `in`) with the manifest's fields.
 void decode(const Manifest& m, DeviceInfo& in) {
+  auto word = [&](std::string_view reg) -> std::uint32_t {
+    if (reg == "VERSION") return in.version;
+    if (reg == "ID") return in.id;
+    const auto i = static_cast<std::size_t>(reg.back() - '0');  // CAPS0..CAPS3
+    return i < std::size(in.caps) ? in.caps[i] : 0;
+  };
   auto f = [&](const char* reg, const char* field) {
-    const RegDesc& r = m.reg(reg);
-    const int idx = reg[4] - '0';
-    const std::uint32_t v = std::string_view(reg) == "VERSION" ? in.version
-                            : std::string_view(reg) == "ID"    ? in.id
-                                                               : in.caps[idx];
-    return static_cast<int>(r.field(field).get(v));
+    return static_cast<int>(m.reg(reg).field(field).get(word(reg)));
   };
   in.contract = f("VERSION", "contract");
   in.generator_version = std::to_string(f("VERSION", "major")) + "." +
