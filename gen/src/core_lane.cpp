@@ -281,15 +281,16 @@ Module build_lane(const CoreConfig& c, const Variant& v) {
   m.name = c.name + "_lane";
   m.description = lane_description(c, v, w);
   lane_ports(m, v, w);
+  Expr acc_d;
   if (v.dec) {
     // The multiply-add below is t * gamma + beta; the chain in front of it makes t.
-    decomposed_front(m, c, c.pipe_xbar());
+    acc_d = decomposed_front(m, c, c.pipe_xbar());
   } else {
     lane_mac(m, c, w);
+    acc_d = m.ref("acc_d");
   }
   const Expr acc = m.reg("acc_q", w.aw);
   if (c.xilinx_attrs()) m.attr_last("use_dsp = \"yes\"");
-  const Expr acc_d = v.dec ? ex::ref("acc_d", w.aw) : m.ref("acc_d");
   m.flops({{acc, acc_d, {}}});
   const auto zsf = lane_shift(m, c, w);
   const auto qi = lane_round(m, c, w, zsf);

@@ -8,28 +8,36 @@
 #include "normcore/gen/ref_designs.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 #include "ref_internal.hpp"
-#include "vexpr.hpp"
+#include "rtl_util.hpp"
 
 namespace normcore::gen {
 namespace {
 
-using v::lit;
-using v::part;
-using v::sext;
-using v::zext;
+using ex::cat;
+using ex::lit;
+using ex::mux;
+using ex::sext;
+using ex::slice;
+using ex::trunc;
+using ex::zext;
 
 std::string idx(const std::string& base, int i) {
   return base + "_" + std::to_string(i);
 }
 
+std::uint64_t u64(int v) {
+  return static_cast<std::uint64_t>(v);
+}
+
 // Concatenation of per-lane nets name_<L-1> .. name_0 (lane 0 in the low bits).
-std::string lane_cat(const std::string& base, int lanes) {
-  std::string s;
-  for (int i = lanes - 1; i >= 0; --i) s += (s.empty() ? "" : ", ") + idx(base, i);
-  return lanes == 1 ? s : "{" + s + "}";
+Expr lane_cat(const Module& m, const std::string& base, int lanes) {
+  std::vector<Expr> parts;
+  for (int i = lanes - 1; i >= 0; --i) parts.push_back(m.ref(idx(base, i)));
+  return cat(std::move(parts));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -45,23 +53,23 @@ Module build_mac(const CoreConfig& c) {
           std::to_string(sw) + ", c " + std::to_string(bw) + ", p " + std::to_string(aw) +
           " (signed)."};
   m.in("clk_i", 1);
-  m.in("a_i", xw);
-  m.in("b_i", sw);
-  m.in("c_i", bw);
-  m.out("p_o", aw);
-  m.reg("a_q", xw);
-  m.reg("b_q", sw);
-  m.reg("c_q", bw);
-  m.always_ff({assign("a_q", "a_i"), assign("b_q", "b_i"), assign("c_q", "c_i")});
-  m.wire("a_e", pw, "", true);
-  m.assign("a_e", a.x_signed ? sext("a_q", xw, pw) : zext("a_q", xw, pw));
-  m.wire("b_e", pw, "", true);
-  m.assign("b_e", sext("b_q", sw, pw));
-  m.wire("prod", pw, "", true);
-  m.assign("prod", "a_e * b_e");
-  m.reg("p_q", aw);
-  m.always_ff({assign("p_q", sext("prod", pw, aw) + " + " + sext("c_q", bw, aw))});
-  m.assign("p_o", "p_q");
+  const Expr ai = m.in("a_i", xw);
+  const Expr bi = m.in("b_i", sw);
+  const Expr ci = m.in("c_i", bw);
+  const Expr po = m.out("p_o", aw);
+  const Expr aq = m.reg("a_q", xw);
+  const Expr bq = m.reg("b_q", sw);
+  const Expr cq = m.reg("c_q", bw);
+  m.flops({{aq, ai, {}}, {bq, bi, {}}, {cq, ci, {}}});
+  const Expr ae = m.wire("a_e", pw, "", true);
+  m.assign(ae, a.x_signed ? sext(aq, pw) : zext(aq, pw));
+  const Expr be = m.wire("b_e", pw, "", true);
+  m.assign(be, sext(bq, pw));
+  const Expr prod = m.wire("prod", pw, "", true);
+  m.assign(prod, ae * be);
+  const Expr pq = m.reg("p_q", aw);
+  m.seq({assign(pq, sext(prod, aw) + sext(cq, aw))});
+  m.assign(po, pq);
   return m;
 }
 
@@ -72,23 +80,23 @@ Module build_bare_top(const CoreConfig& c) {
   m.name = ref_top_name(c, RefDesign::bare_mac);
   m.description = {"Reference: " + std::to_string(L) +
                    " bare MAC lanes (the DSP limit of the core's multiply-add). Latency 2."};
-  m.in("clk_i", 1);
-  m.in("x_i", L * xw, "lane 0 in the low bits");
-  m.in("s_i", L * sw);
-  m.in("b_i", L * bw);
-  m.out("y_o", L * aw);
+  const Expr clk = m.in("clk_i", 1);
+  const Expr x = m.in("x_i", L * xw, "lane 0 in the low bits");
+  const Expr s = m.in("s_i", L * sw);
+  const Expr b = m.in("b_i", L * bw);
+  const Expr y = m.out("y_o", L * aw);
   for (int i = 0; i < L; ++i) m.wire(idx("p", i), aw);
   for (int i = 0; i < L; ++i) {
     m.instance(Instance{c.name + "_mac",
                         idx("u_mac", i),
-                        {{"clk_i", "clk_i"},
-                         {"a_i", part("x_i", L * xw, i * xw, xw)},
-                         {"b_i", part("s_i", L * sw, i * sw, sw)},
-                         {"c_i", part("b_i", L * bw, i * bw, bw)},
-                         {"p_o", idx("p", i)}},
+                        {{"clk_i", clk},
+                         {"a_i", slice(x, i * xw, xw)},
+                         {"b_i", slice(s, i * sw, sw)},
+                         {"c_i", slice(b, i * bw, bw)},
+                         {"p_o", m.ref(idx("p", i))}},
                         {}});
   }
-  m.assign("y_o", lane_cat("p", L));
+  m.assign(y, lane_cat(m, "p", L));
   return m;
 }
 
@@ -110,84 +118,81 @@ Module build_dram(const CoreConfig& c) {
                        std::to_string(ref_depth(c)) + " words of {beta, gamma, inv_std, mean},",
                    "one write port, one read port with a registered output (block RAM)."};
   m.in("clk_i", 1);
-  m.in("we_i", 1);
-  m.in("waddr_i", ab);
-  m.in("wdata_i", pw);
-  m.in("raddr_i", ab);
-  m.out("rdata_o", pw);
-  m.memory("mem_q", pw, ref_depth(c));
-  m.reg("rdata_q", pw);
-  m.always_ff(
-      {if_("we_i", {assign("mem_q[waddr_i]", "wdata_i")}), assign("rdata_q", "mem_q[raddr_i]")});
-  m.assign("rdata_o", "rdata_q");
+  const Expr we = m.in("we_i", 1);
+  const Expr waddr = m.in("waddr_i", ab);
+  const Expr wdata = m.in("wdata_i", pw);
+  const Expr raddr = m.in("raddr_i", ab);
+  const Expr rdata = m.out("rdata_o", pw);
+  const Expr mem = m.memory("mem_q", pw, ref_depth(c));
+  const Expr rq = m.reg("rdata_q", pw);
+  m.always_ff({if_(we, {assign(ex::index(mem, waddr), wdata)}), assign(rq, ex::index(mem, raddr))});
+  m.assign(rdata, rq);
   return m;
 }
 
-// Round half up of a signed `ew`-bit net by a variable shift: emits half_<s>, sum_<s>, q_<s>.
-std::string round_half_up(Module& m, const std::string& sfx, const std::string& val, int ew,
-                          const std::string& shift) {
-  m.wire("half_" + sfx, ew, "2^(k-1), 0 when k = 0");
-  m.assign("half_" + sfx, "(" + lit(ew, 1) + " << " + shift + ") >> 1");
-  m.wire("sum_" + sfx, ew, "", true);
-  m.assign("sum_" + sfx, val + " + half_" + sfx);
-  m.wire("q_" + sfx, ew, "", true);
-  m.assign("q_" + sfx, "sum_" + sfx + " >>> " + shift);
-  return "q_" + sfx;
+// Round half up of the signed net `val` by a variable shift: emits half_<s>, sum_<s>, q_<s>.
+Expr round_half_up(Module& m, const std::string& sfx, const Expr& val, const Expr& shift) {
+  const int ew = val.width();
+  const Expr half = m.wire("half_" + sfx, ew, "2^(k-1), 0 when k = 0", true);
+  m.assign(half, rtl::shr_by(ex::shl(lit(ew, 1), shift), 1));
+  const Expr sum = m.wire("sum_" + sfx, ew, "", true);
+  m.assign(sum, val + half);
+  const Expr q = m.wire("q_" + sfx, ew, "", true);
+  m.assign(q, ex::sra(sum, shift));
+  return q;
 }
 
-// Stage "t = saturate(round_half_up(p / 2^k1))" to w.tw bits, registered as t_q (p signed, pw
-// bits).
-void requant_stage(Module& m, const DecomposedWidths& w, const std::string& p, int pw,
-                   const std::string& k1) {
+// Stage "t = saturate(round_half_up(p / 2^k1))" to w.tw bits, registered as t_q (p signed).
+Expr requant_stage(Module& m, const DecomposedWidths& w, const Expr& p, const Expr& k1) {
   m.section("Stage 3: t = saturate(round(p / 2^k1)) to " + std::to_string(w.tw) + " bits");
-  const int ew = pw + 1;
-  m.wire("p_x", ew, "", true);
-  m.assign("p_x", sext(p, pw, ew));
-  const std::string q1 = round_half_up(m, "t", "p_x", ew, k1);
-  m.wire("tmax_e", ew, "", true);
-  m.assign("tmax_e", lit(ew, (1ULL << (w.tw - 1)) - 1));
-  m.wire("tmin_e", ew, "", true);
-  m.assign("tmin_e", "~tmax_e");
-  m.reg("t_q", w.tw);
-  m.always_ff({assign("t_q", "(" + q1 + " > tmax_e) ? " + part("tmax_e", ew, 0, w.tw) + " : (" +
-                                 q1 + " < tmin_e) ? " + part("tmin_e", ew, 0, w.tw) + " : " +
-                                 part(q1, ew, 0, w.tw))});
+  const int ew = p.width() + 1;
+  const Expr px = m.wire("p_x", ew, "", true);
+  m.assign(px, sext(p, ew));
+  const Expr q1 = round_half_up(m, "t", px, k1);
+  const Expr tmax = m.wire("tmax_e", ew, "", true);
+  m.assign(tmax, lit(ew, (1ULL << (w.tw - 1)) - 1));
+  const Expr tmin = m.wire("tmin_e", ew, "", true);
+  m.assign(tmin, ~tmax);
+  const Expr tq = m.reg("t_q", w.tw);
+  m.seq({assign(tq, mux(ex::gt(q1, tmax), trunc(tmax, w.tw),
+                        mux(ex::lt(q1, tmin), trunc(tmin, w.tw), trunc(q1, w.tw))))});
+  return tq;
 }
 
-// Wires `an` and `bn` (signed a and b extended to the product width) and `out` = an * bn, exact;
-// returns the product width.
-int signed_product(Module& m, const std::string& a, int aw, const std::string& an,
-                   const std::string& b, int bw, const std::string& bn, const std::string& out) {
-  const int pw = aw + bw;
-  m.wire(an, pw, "", true);
-  m.assign(an, sext(a, aw, pw));
-  m.wire(bn, pw, "", true);
-  m.assign(bn, sext(b, bw, pw));
-  m.wire(out, pw, "", true);
-  m.assign(out, an + " * " + bn);
-  return pw;
+// Wires `an` and `bn` (signed a and b extended to the product width) and `out` = an * bn, exact.
+Expr signed_product(Module& m, const Expr& a, const std::string& an, const Expr& b,
+                    const std::string& bn, const std::string& out) {
+  const int pw = a.width() + b.width();
+  const Expr ae = m.wire(an, pw, "", true);
+  m.assign(ae, sext(a, pw));
+  const Expr be = m.wire(bn, pw, "", true);
+  m.assign(be, sext(b, pw));
+  const Expr o = m.wire(out, pw, "", true);
+  m.assign(o, ae * be);
+  return o;
 }
 
-// Stage "p = d * inv_std" (multiplier 1) from d_q and istd1_q, registered as p_q; returns its
-// width.
-int product_stage(Module& m, const DecomposedWidths& w) {
+// Stage "p = d * inv_std" (multiplier 1) from d_q and istd1_q, registered as p_q.
+Expr product_stage(Module& m, const Expr& dq, const Expr& istd1q) {
   m.section("Stage 2: p = d * inv_std (multiplier 1)");
-  const int pw = signed_product(m, "d_q", w.dw, "d_e", "istd1_q", w.iw, "i_e", "p");
-  m.reg("p_q", pw);
-  m.always_ff({assign("p_q", "p")});
-  return pw;
+  const Expr p = signed_product(m, dq, "d_e", istd1q, "i_e", "p");
+  const Expr pq = m.reg("p_q", p.width());
+  m.seq({assign(pq, p)});
+  return pq;
 }
 
-// Stage "d = x * 2^f - mean" from x and mean: emits x_s, x_e, mean_e and the register d_q.
-void diff_stage(Module& m, const CoreConfig& c, const DecomposedWidths& w, const std::string& x,
-                const std::string& mean) {
-  m.wire("x_s", w.mw);
-  m.assign("x_s", w.f > 0 ? "{" + x + ", " + lit(w.f, 0) + "}" : x);
-  m.wire("x_e", w.dw, "", true);
-  m.assign("x_e", c.arith.x_signed ? sext("x_s", w.mw, w.dw) : zext("x_s", w.mw, w.dw));
-  m.wire("mean_e", w.dw, "", true);
-  m.assign("mean_e", sext(mean, w.mw, w.dw));
-  m.reg("d_q", w.dw);
+// Stage "d = x * 2^f - mean" from x and mean: emits x_s, x_e, mean_e and the register d_q;
+// returns d_q <= x_e - mean_e.
+Stmt diff_stage(Module& m, const CoreConfig& c, const DecomposedWidths& w, const Expr& x,
+                const Expr& mean) {
+  const Expr xs = m.wire("x_s", w.mw);
+  m.assign(xs, w.f > 0 ? cat({x, lit(w.f, 0)}) : x);
+  const Expr xe = m.wire("x_e", w.dw, "", true);
+  m.assign(xe, c.arith.x_signed ? sext(xs, w.dw) : zext(xs, w.dw));
+  const Expr me = m.wire("mean_e", w.dw, "", true);
+  m.assign(me, sext(mean, w.dw));
+  const Expr dq = m.reg("d_q", w.dw);
+  return assign(dq, xe - me);
 }
 
 Module build_dlane(const CoreConfig& c) {
@@ -204,59 +209,57 @@ Module build_dlane(const CoreConfig& c) {
                    "  y = clamp(round(a / 2^R), lo, hi)   (round half up)",
                    "Six registered stages (d, d*inv_std, t, t*gamma, +beta, y); two multipliers."};
   m.in("clk_i", 1);
-  m.in("x_i", xw);
-  m.in("mean_i", w.mw, "signed, units of 2^-" + std::to_string(w.f) + " of x");
-  m.in("istd_i", w.iw, "signed");
-  m.in("gamma_i", w.gw, "signed");
-  m.in("beta_i", bw, "signed");
-  m.in("k1_i", w.k1w, "requantisation shift after inv_std");
-  m.in("shift_i", w.rw, "R");
-  m.in("lo_i", yw);
-  m.in("hi_i", yw);
-  m.out("y_o", yw);
+  const Expr x = m.in("x_i", xw);
+  const Expr mean = m.in("mean_i", w.mw, "signed, units of 2^-" + std::to_string(w.f) + " of x");
+  const Expr istd = m.in("istd_i", w.iw, "signed");
+  const Expr gamma = m.in("gamma_i", w.gw, "signed");
+  const Expr beta = m.in("beta_i", bw, "signed");
+  const Expr k1 = m.in("k1_i", w.k1w, "requantisation shift after inv_std");
+  const Expr shift = m.in("shift_i", w.rw, "R");
+  const Expr lo = m.in("lo_i", yw);
+  const Expr hi = m.in("hi_i", yw);
+  const Expr yo = m.out("y_o", yw);
 
   m.section("Stage 1: d = x * 2^f - mean");
-  diff_stage(m, c, w, "x_i", "mean_i");
-  m.reg("istd1_q", w.iw);
-  m.reg("gamma1_q", w.gw);
-  m.reg("gamma2_q", w.gw);
-  m.reg("gamma3_q", w.gw);
-  m.reg("beta1_q", bw);
-  m.reg("beta2_q", bw);
-  m.reg("beta3_q", bw);
-  m.reg("beta4_q", bw);
-  m.always_ff(
-      {assign("d_q", "x_e - mean_e"), assign("istd1_q", "istd_i"), assign("gamma1_q", "gamma_i"),
-       assign("gamma2_q", "gamma1_q"), assign("gamma3_q", "gamma2_q"), assign("beta1_q", "beta_i"),
-       assign("beta2_q", "beta1_q"), assign("beta3_q", "beta2_q"), assign("beta4_q", "beta3_q")});
+  const Stmt d = diff_stage(m, c, w, x, mean);
+  const Expr istd1 = m.reg("istd1_q", w.iw);
+  const Expr g1 = m.reg("gamma1_q", w.gw);
+  const Expr g2 = m.reg("gamma2_q", w.gw);
+  const Expr g3 = m.reg("gamma3_q", w.gw);
+  const Expr b1 = m.reg("beta1_q", bw);
+  const Expr b2 = m.reg("beta2_q", bw);
+  const Expr b3 = m.reg("beta3_q", bw);
+  const Expr b4 = m.reg("beta4_q", bw);
+  m.seq({d, assign(istd1, istd), assign(g1, gamma), assign(g2, g1), assign(g3, g2),
+         assign(b1, beta), assign(b2, b1), assign(b3, b2), assign(b4, b3)});
 
-  const int pw = product_stage(m, w);
+  const Expr pq = product_stage(m, std::get<Assign>(d.node).lhs, istd1);
 
-  requant_stage(m, w, "p_q", pw, "k1_i");
+  const Expr tq = requant_stage(m, w, pq, k1);
 
   m.section("Stage 4: g = t * gamma (multiplier 2)");
-  const int gw2 = signed_product(m, "t_q", w.tw, "t_e", "gamma3_q", w.gw, "g_e", "g");
-  m.reg("g_q", gw2);
-  m.always_ff({assign("g_q", "g")});
+  const Expr g = signed_product(m, tq, "t_e", g3, "g_e", "g");
+  const Expr gq = m.reg("g_q", g.width());
+  m.seq({assign(gq, g)});
 
   m.section("Stage 5: a = g + beta");
-  m.reg("a_q", w.aw);
-  m.always_ff({assign("a_q", sext("g_q", gw2, w.aw) + " + " + sext("beta4_q", bw, w.aw))});
+  const Expr aq = m.reg("a_q", w.aw);
+  m.seq({assign(aq, sext(gq, w.aw) + sext(b4, w.aw))});
 
   m.section("Stage 6: y = clamp(round(a / 2^R), lo, hi)");
   const int ew2 = w.aw + 1;
-  m.wire("a_x", ew2, "", true);
-  m.assign("a_x", sext("a_q", w.aw, ew2));
-  const std::string q2 = round_half_up(m, "y", "a_x", ew2, "shift_i");
-  m.wire("lo_e", ew2, "", true);
-  m.assign("lo_e", a.y_signed ? sext("lo_i", yw, ew2) : zext("lo_i", yw, ew2));
-  m.wire("hi_e", ew2, "", true);
-  m.assign("hi_e", a.y_signed ? sext("hi_i", yw, ew2) : zext("hi_i", yw, ew2));
-  m.wire("c_t", ew2, "", true);
-  m.assign("c_t", "(" + q2 + " < lo_e) ? lo_e : " + q2);
-  m.reg("y_q", yw);
-  m.always_ff({assign("y_q", "(c_t > hi_e) ? hi_i : " + part("c_t", ew2, 0, yw))});
-  m.assign("y_o", "y_q");
+  const Expr ax = m.wire("a_x", ew2, "", true);
+  m.assign(ax, sext(aq, ew2));
+  const Expr q2 = round_half_up(m, "y", ax, shift);
+  const Expr lo_e = m.wire("lo_e", ew2, "", true);
+  m.assign(lo_e, a.y_signed ? sext(lo, ew2) : zext(lo, ew2));
+  const Expr hi_e = m.wire("hi_e", ew2, "", true);
+  m.assign(hi_e, a.y_signed ? sext(hi, ew2) : zext(hi, ew2));
+  const Expr ct = m.wire("c_t", ew2, "", true);
+  m.assign(ct, mux(ex::lt(q2, lo_e), lo_e, q2));
+  const Expr yq = m.reg("y_q", yw);
+  m.seq({assign(yq, mux(ex::gt(ct, hi_e), hi, trunc(ct, yw)))});
+  m.assign(yo, yq);
   return m;
 }
 
@@ -311,30 +314,32 @@ void decomposed_top_tables(Module& m, const CoreConfig& c) {
   const int lw = clog2(L);
   const int pw = w.param_bits(bw);
   m.section("Channel-group counter");
-  m.reg("grp_q", ab);
-  m.wire("rd_addr", ab);
-  m.assign("rd_addr", "s_first_i ? " + lit(ab, 0) + " : grp_q");
-  m.wire("grp_nx", db);
-  m.assign("grp_nx", zext("rd_addr", ab, db) + " + " + lit(db, 1));
-  m.always_ff({if_("!rst_ni", {assign("grp_q", lit(ab, 0))},
-                   {if_("s_valid_i", {assign("grp_q", "(grp_nx >= cfg_groups_i) ? " + lit(ab, 0) +
-                                                          " : " + part("grp_nx", db, 0, ab))})})});
+  const Expr grp = m.reg("grp_q", ab);
+  const Expr rd = m.wire("rd_addr", ab);
+  m.assign(rd, mux(m.ref("s_first_i"), lit(ab, 0), grp));
+  const Expr nx = m.wire("grp_nx", db);
+  m.assign(nx, zext(rd, db) + lit(db, 1));
+  m.seq({if_(ex::lnot(m.ref("rst_ni")), {assign(grp, lit(ab, 0))},
+             {if_(m.ref("s_valid_i"), {assign(grp, mux(ex::ge(nx, m.ref("cfg_groups_i")),
+                                                       lit(ab, 0), trunc(nx, ab)))})})});
 
   m.section("Per-lane parameter RAMs");
-  m.wire("prm_word", pw);
-  m.assign("prm_word", "{prm_beta_i, prm_gamma_i, prm_istd_i, prm_mean_i}");
+  const Expr word = m.wire("prm_word", pw);
+  m.assign(word, cat({m.ref("prm_beta_i"), m.ref("prm_gamma_i"), m.ref("prm_istd_i"),
+                      m.ref("prm_mean_i")}));
+  const Expr pwe = m.ref("prm_we_i");
   for (int i = 0; i < L; ++i) {
-    m.wire(idx("we", i), 1);
-    m.assign(idx("we", i), L > 1 ? "prm_we_i & (prm_lane_i == " + lit(lw, i) + ")" : "prm_we_i");
-    m.wire(idx("prm", i), pw);
+    const Expr we = m.wire(idx("we", i), 1);
+    m.assign(we, L > 1 ? pwe & ex::eq(m.ref("prm_lane_i"), lit(lw, u64(i))) : pwe);
+    const Expr prm = m.wire(idx("prm", i), pw);
     m.instance(Instance{c.name + "_dram",
                         idx("u_dram", i),
-                        {{"clk_i", "clk_i"},
-                         {"we_i", idx("we", i)},
-                         {"waddr_i", "prm_addr_i"},
-                         {"wdata_i", "prm_word"},
-                         {"raddr_i", "rd_addr"},
-                         {"rdata_o", idx("prm", i)}},
+                        {{"clk_i", m.ref("clk_i")},
+                         {"we_i", we},
+                         {"waddr_i", m.ref("prm_addr_i")},
+                         {"wdata_i", word},
+                         {"raddr_i", rd},
+                         {"rdata_o", prm}},
                         {}});
   }
 }
@@ -344,40 +349,40 @@ void decomposed_top_lanes(Module& m, const CoreConfig& c) {
   const auto& a = c.arith;
   const auto w = decomposed_widths(c);
   const int L = c.lanes, xw = a.xw, yw = a.yw, bw = a.bw;
-  const int pw = w.param_bits(bw);
   const int ns = 7;  // RAM read + six lane stages
   m.section("Input register beside the RAM read, valid pipeline");
-  m.reg("x1_q", L * xw);
-  m.always_ff({assign("x1_q", "s_data_i")});
-  Block vr, vn;
+  const Expr x1 = m.reg("x1_q", L * xw);
+  m.flops({{x1, m.ref("s_data_i"), {}}});
+  std::vector<Flop> vs;
+  Expr prev = m.ref("s_valid_i");
   for (int k = 1; k <= ns; ++k) {
-    m.reg(idx("v", k) + "_q", 1);
-    vr.push_back(assign(idx("v", k) + "_q", "1'b0"));
-    vn.push_back(assign(idx("v", k) + "_q", k == 1 ? "s_valid_i" : idx("v", k - 1) + "_q"));
+    const Expr v = m.reg(idx("v", k) + "_q", 1);
+    vs.push_back({v, prev, rtl::hex_lit(1, 0)});
+    prev = v;
   }
-  m.always_ff({if_("!rst_ni", std::move(vr), std::move(vn))});
-  m.assign("m_valid_o", idx("v", ns) + "_q");
+  m.flops(vs);
+  m.assign(m.ref("m_valid_o"), prev);
 
   m.section("Lanes");
   for (int i = 0; i < L; ++i) m.wire(idx("y", i), yw);
   for (int i = 0; i < L; ++i) {
-    const std::string p = idx("prm", i);
+    const Expr p = m.ref(idx("prm", i));
     m.instance(Instance{c.name + "_dlane",
                         idx("u_dlane", i),
-                        {{"clk_i", "clk_i"},
-                         {"x_i", part("x1_q", L * xw, i * xw, xw)},
-                         {"mean_i", part(p, pw, 0, w.mw)},
-                         {"istd_i", part(p, pw, w.mw, w.iw)},
-                         {"gamma_i", part(p, pw, w.mw + w.iw, w.gw)},
-                         {"beta_i", part(p, pw, w.mw + w.iw + w.gw, bw)},
-                         {"k1_i", "cfg_k1_i"},
-                         {"shift_i", "cfg_shift_i"},
-                         {"lo_i", "cfg_lo_i"},
-                         {"hi_i", "cfg_hi_i"},
-                         {"y_o", idx("y", i)}},
+                        {{"clk_i", m.ref("clk_i")},
+                         {"x_i", slice(x1, i * xw, xw)},
+                         {"mean_i", slice(p, 0, w.mw)},
+                         {"istd_i", slice(p, w.mw, w.iw)},
+                         {"gamma_i", slice(p, w.mw + w.iw, w.gw)},
+                         {"beta_i", slice(p, w.mw + w.iw + w.gw, bw)},
+                         {"k1_i", m.ref("cfg_k1_i")},
+                         {"shift_i", m.ref("cfg_shift_i")},
+                         {"lo_i", m.ref("cfg_lo_i")},
+                         {"hi_i", m.ref("cfg_hi_i")},
+                         {"y_o", m.ref(idx("y", i))}},
                         {}});
   }
-  m.assign("m_data_o", lane_cat("y", L));
+  m.assign(m.ref("m_data_o"), lane_cat(m, "y", L));
 }
 
 Module build_decomposed_top(const CoreConfig& c) {
@@ -390,40 +395,39 @@ Module build_decomposed_top(const CoreConfig& c) {
 
 }  // namespace
 
-void decomposed_front(Module& m, const CoreConfig& c, bool input_regs) {
+Expr decomposed_front(Module& m, const CoreConfig& c, bool input_regs) {
   const auto w = decomposed_widths(c);
   const int xw = c.arith.xw, bw = c.arith.bw;
-  std::string x = "x_i", mean = "mean_i", istd = "istd_i", gamma = "gamma_i", beta = "beta_i";
+  Expr x = m.ref("x_i"), mean = m.ref("mean_i"), istd = m.ref("istd_i"), gamma = m.ref("gamma_i"),
+       beta = m.ref("beta_i");
   if (input_regs) {
     m.section("Input registers");
-    m.reg("x_q", xw);
-    m.reg("mean_q", w.mw);
-    m.reg("istd_q", w.iw);
-    m.reg("gamma_q", w.gw);
-    m.reg("beta_q", bw);
-    m.always_ff({assign("x_q", x), assign("mean_q", mean), assign("istd_q", istd),
-                 assign("gamma_q", gamma), assign("beta_q", beta)});
-    x = "x_q", mean = "mean_q", istd = "istd_q", gamma = "gamma_q", beta = "beta_q";
+    const Expr xq = m.reg("x_q", xw);
+    const Expr mq = m.reg("mean_q", w.mw);
+    const Expr iq = m.reg("istd_q", w.iw);
+    const Expr gq = m.reg("gamma_q", w.gw);
+    const Expr bq = m.reg("beta_q", bw);
+    m.flops({{xq, x, {}}, {mq, mean, {}}, {iq, istd, {}}, {gq, gamma, {}}, {bq, beta, {}}});
+    x = xq, mean = mq, istd = iq, gamma = gq, beta = bq;
   }
   m.section("Stage 1: d = x * 2^f - mean");
-  diff_stage(m, c, w, x, mean);
-  m.reg("istd1_q", w.iw);
-  m.reg("gamma1_q", w.gw);
-  m.reg("gamma2_q", w.gw);
-  m.reg("gamma3_q", w.gw);
-  m.reg("beta1_q", bw);
-  m.reg("beta2_q", bw);
-  m.reg("beta3_q", bw);
-  m.always_ff({assign("d_q", "x_e - mean_e"), assign("istd1_q", istd), assign("gamma1_q", gamma),
-               assign("gamma2_q", "gamma1_q"), assign("gamma3_q", "gamma2_q"),
-               assign("beta1_q", beta), assign("beta2_q", "beta1_q"),
-               assign("beta3_q", "beta2_q")});
-  const int pw = product_stage(m, w);
-  requant_stage(m, w, "p_q", pw, "k1_i");
+  const Stmt d = diff_stage(m, c, w, x, mean);
+  const Expr istd1 = m.reg("istd1_q", w.iw);
+  const Expr g1 = m.reg("gamma1_q", w.gw);
+  const Expr g2 = m.reg("gamma2_q", w.gw);
+  const Expr g3 = m.reg("gamma3_q", w.gw);
+  const Expr b1 = m.reg("beta1_q", bw);
+  const Expr b2 = m.reg("beta2_q", bw);
+  const Expr b3 = m.reg("beta3_q", bw);
+  m.seq({d, assign(istd1, istd), assign(g1, gamma), assign(g2, g1), assign(g3, g2),
+         assign(b1, beta), assign(b2, b1), assign(b3, b2)});
+  const Expr pq = product_stage(m, std::get<Assign>(d.node).lhs, istd1);
+  const Expr tq = requant_stage(m, w, pq, m.ref("k1_i"));
   m.section("Multiply-add (multiplier 2): acc = t * gamma + beta");
-  const int gw2 = signed_product(m, "t_q", w.tw, "t_e", "gamma3_q", w.gw, "g_e", "prod");
-  m.wire("acc_d", w.aw);
-  m.assign("acc_d", sext("prod", gw2, w.aw) + " + " + sext("beta3_q", bw, w.aw));
+  const Expr prod = signed_product(m, tq, "t_e", g3, "g_e", "prod");
+  const Expr acc_d = m.wire("acc_d", w.aw);
+  m.assign(acc_d, sext(prod, w.aw) + sext(b3, w.aw));
+  return acc_d;
 }
 
 std::string to_string(RefDesign d) {

@@ -8,9 +8,9 @@
 namespace normcore::gen {
 
 // Into a lane with inputs x_i, mean_i, istd_i, gamma_i, beta_i, k1_i: the decomposed chain up to
-// and including the wire acc_d = t * gamma + beta (DecomposedWidths::aw bits), which the caller
-// registers as acc_q. Three registered stages (d, p, t) in front, plus input registers when
-// `input_regs`.
-void decomposed_front(Module& m, const CoreConfig& c, bool input_regs);
+// and including the wire acc_d = t * gamma + beta (DecomposedWidths::aw bits), which it returns
+// and the caller registers as acc_q. Three registered stages (d, p, t) in front, plus input
+// registers when `input_regs`.
+Expr decomposed_front(Module& m, const CoreConfig& c, bool input_regs);
 
 }  // namespace normcore::gen

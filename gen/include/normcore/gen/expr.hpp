@@ -95,7 +95,7 @@ struct ExprNode {
   int hi = 0, lo = 0;      // slice range; repl count in hi; mem depth in hi
 };
 
-// Constructors. Names live in `ex` so they never collide with the text helpers in vexpr.hpp.
+// Constructors (in `ex`, apart from the statement helpers of ir.hpp).
 namespace ex {
 
 Expr ref(std::string name, int width, bool is_signed = false);
