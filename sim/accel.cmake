@@ -68,8 +68,20 @@ normcore_accel_cosim(b64_l8   LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 1024 HWW 24 
 normcore_accel_cosim(b128_l3  LANES 3  XW 4  YW 12 SW 10 BW 20 MAXC 100 HWW 12 PIPE 4 BUS 128
                      ADDR 40 MB 8 OUT 4 SEED 33 IN_UNSIGNED)
 normcore_accel_cosim(b256_l16 LANES 16 XW 16 YW 8  SW 18 BW 40 MAXC 300 HWW 16 PIPE 5 BUS 256
-                     ADDR 64 MB 16 OUT 8 SEED 34)
+                     ADDR 64 MB 32 OUT 8 SEED 34)
 normcore_accel_cosim(b64_l32  LANES 32 XW 8  YW 8  SW 16 BW 32 MAXC 128 HWW 16 PIPE 3 BUS 64
                      ADDR 32 MB 32 OUT 8 SEED 35)
 normcore_accel_cosim(b512_l5  LANES 5  XW 6  YW 10 SW 8  BW 16 MAXC 7 HWW 8 PIPE 6 BUS 512
                      ADDR 32 MB 4 OUT 4 SEED 36 OUT_UNSIGNED)
+# Throughput configurations of scripts/bench_accel.sh: LANES not dividing the elements per bus
+# word, the bus or the output width the limit.
+normcore_accel_cosim(b32_l3   LANES 3  XW 8  YW 8  SW 16 BW 32 MAXC 1024 HWW 24 PIPE 3 BUS 32
+                     ADDR 32 MB 32 OUT 8 SEED 37)
+normcore_accel_cosim(b128_l5  LANES 5  XW 12 YW 4  SW 16 BW 32 MAXC 1024 HWW 24 PIPE 3 BUS 128
+                     ADDR 32 MB 32 OUT 8 SEED 38)
+normcore_accel_cosim(b128_l6  LANES 6  XW 16 YW 16 SW 16 BW 32 MAXC 1024 HWW 24 PIPE 3 BUS 128
+                     ADDR 32 MB 32 OUT 8 SEED 39)
+normcore_accel_cosim(b64_l7   LANES 7  XW 12 YW 10 SW 16 BW 32 MAXC 1024 HWW 24 PIPE 3 BUS 64
+                     ADDR 32 MB 32 OUT 8 SEED 40)
+normcore_accel_cosim(b32_l4   LANES 4  XW 6  YW 12 SW 12 BW 24 MAXC 512 HWW 24 PIPE 4 BUS 32
+                     ADDR 32 MB 32 OUT 8 SEED 41 OUT_UNSIGNED)

@@ -246,7 +246,11 @@ TEST(Accel, InvalidJobsRejectedWithoutBusTraffic) {
   if (s.addr_bits < 64) {
     cases.push_back({"beyond the address width",
                      5,
-                     [&](AccelJob& j) { j.dst = (std::uint64_t{1} << s.addr_bits) - bb; },
+                     [&](AccelJob& j) {
+                       // The output must not fit in the last bus word below 2^addr_bits.
+                       while (bytes_for_bits(j.elements() * s.yw) <= bb) ++j.outer;
+                       j.dst = (std::uint64_t{1} << s.addr_bits) - bb;
+                     },
                      {}});
   }
   for (const auto& c : cases) {

@@ -1,6 +1,8 @@
 // Gearboxes and the AXI4 burst issuer shared by the accelerator's engines (prim_axi.hpp).
 #include "prim_axi.hpp"
 
+#include <algorithm>
+
 #include "rtl_util.hpp"
 
 namespace normcore::gen::prim {
@@ -17,6 +19,15 @@ int pow2_gcd(int pow2, int other) {
 
 std::uint64_t u(int v) {
   return static_cast<std::uint64_t>(v);
+}
+
+// Full rate: a gearbox whose words of `push` units come in and whose groups of `pop` units leave
+// takes a push whenever it holds at most this many units (a registered ready: it does not wait
+// for this cycle's pop). Then a pop every cycle never starves when pushes are the faster side
+// (the fill after a pop stays >= pop), and a push every cycle never stalls when pops are the
+// faster side (the fill after a push stays <= the threshold). The buffer holds threshold + push.
+int full_rate_threshold(int push, int pop) {
+  return pop - 1 + std::min(push, pop);
 }
 
 // {e, lg'd0} (e times 2^lg) for lg > 0, else e.
@@ -51,8 +62,9 @@ Module build_gear_in(const std::string& name, int in_bits, int ew, int k, int co
   const int kew = k * ew;
   const int g = pow2_gcd(in_bits, kew);
   const int lg = clog2(g);
-  const int cap = in_bits + kew;
   const int au = in_bits / g, ku = kew / g;
+  const int thr = full_rate_threshold(au, ku);
+  const int cap = (thr + au) * g;
   const int fw = bits_for(cap / g);
   const int nb = bits_for(kew);  // holds a bit count up to k*ew
   const int tc = count_bits;
@@ -62,7 +74,9 @@ Module build_gear_in(const std::string& name, int in_bits, int ew, int k, int co
                        std::to_string(k) + " x " + std::to_string(ew) + "-bit elements out.",
                    "start_i loads the element count; the final group may be partial (keep, last);",
                    "padding after the final element is dropped. Fill is kept in " +
-                       std::to_string(g) + "-bit units."};
+                       std::to_string(g) + "-bit units; a word is taken while at most " +
+                       std::to_string(thr) + " units are held",
+                   "(one word and one group per cycle at full rate)."};
   m.in("clk_i", 1);
   m.in("rst_ni", 1);
   const Expr start = m.in("start_i", 1);
@@ -86,7 +100,7 @@ Module build_gear_in(const std::string& name, int in_bits, int ew, int k, int co
                           ex::ge(ex::zext(fill_bits, cw), ex::zext(m.ref("need"), cw)));
   m.assign(out_last, ex::le(left_q, lit(tc, u(k))));
   m.assign(out_data, ex::slice(buf_q, 0, kew));
-  m.assign(in_ready, ex::le(fill_q, lit(fw, u(ku))));
+  m.assign(in_ready, ex::le(fill_q, lit(fw, u(thr))));
   const Expr pop = m.wire("pop", 1);
   m.assign(pop, out_valid & out_ready);
   const Expr push = m.wire("push", 1);
@@ -116,8 +130,9 @@ Module build_gear_out(const std::string& name, int out_bits, int ew, int k) {
   const int kew = k * ew;
   const int g = pow2_gcd(out_bits, kew);
   const int lg = clog2(g);
-  const int cap = out_bits + kew;
   const int au = out_bits / g, ku = kew / g;
+  const int thr = full_rate_threshold(ku, au);
+  const int cap = (thr + ku) * g;
   const int fw = bits_for(cap / g);
   const int nb = bits_for(kew + g);
   const int kb = bits_for(k);
@@ -126,7 +141,10 @@ Module build_gear_out(const std::string& name, int out_bits, int ew, int k) {
   m.description = {"Gearbox: groups of " + std::to_string(k) + " x " + std::to_string(ew) +
                        "-bit elements in (keep, last), " + std::to_string(out_bits) +
                        "-bit words out.",
-                   "After the group with last, the remaining bits leave as a final partial word."};
+                   "After the group with last, the remaining bits leave as a final partial word.",
+                   "A group is taken while at most " + std::to_string(thr) + " " +
+                       std::to_string(g) + "-bit units are held (one group and one word per",
+                   "cycle at full rate)."};
   m.in("clk_i", 1);
   m.in("rst_ni", 1);
   const Expr in_valid = m.in("in_valid_i", 1);
@@ -141,7 +159,7 @@ Module build_gear_out(const std::string& name, int out_bits, int ew, int k) {
   const Expr fill_q = m.reg("fill_q", fw, "units held");
   const Expr flush_q = m.reg("flush_q", 1, "the last group is in: drain everything");
   const Expr full = ex::ge(fill_q, lit(fw, u(au)));
-  m.assign(in_ready, ~flush_q & ex::le(fill_q, lit(fw, u(au))));
+  m.assign(in_ready, ~flush_q & ex::le(fill_q, lit(fw, u(thr))));
   m.assign(out_valid, full | (flush_q & ex::ne(fill_q, lit(fw, 0))));
   m.assign(out_data, ex::slice(buf_q, 0, out_bits));
   const Expr pop = m.wire("pop", 1);
