@@ -74,9 +74,9 @@ Module build_gear_in(const std::string& name, int in_bits, int ew, int k, int co
                        std::to_string(k) + " x " + std::to_string(ew) + "-bit elements out.",
                    "start_i loads the element count; the final group may be partial (keep, last);",
                    "padding after the final element is dropped. Fill is kept in " +
-                       std::to_string(g) + "-bit units; a word is taken while at most " +
-                       std::to_string(thr) + " units are held",
-                   "(one word and one group per cycle at full rate)."};
+                       std::to_string(g) + "-bit units;",
+                   "a word is taken while at most " + std::to_string(thr) +
+                       " units are held: a word and a group every cycle at full rate."};
   m.in("clk_i", 1);
   m.in("rst_ni", 1);
   const Expr start = m.in("start_i", 1);
@@ -143,8 +143,8 @@ Module build_gear_out(const std::string& name, int out_bits, int ew, int k) {
                        "-bit words out.",
                    "After the group with last, the remaining bits leave as a final partial word.",
                    "A group is taken while at most " + std::to_string(thr) + " " +
-                       std::to_string(g) + "-bit units are held (one group and one word per",
-                   "cycle at full rate)."};
+                       std::to_string(g) + "-bit units are held: a group and a word every",
+                   "cycle at full rate."};
   m.in("clk_i", 1);
   m.in("rst_ni", 1);
   const Expr in_valid = m.in("in_valid_i", 1);
