@@ -33,7 +33,8 @@ struct BurstIssuer {
 };
 BurstIssuer burst_issuer(Module& m, const AccelConfig& c, const std::string& ch, int wb,
                          const std::string& left_comment);
-// issue = ~<ch>_valid_q & (left_q != 0) & ~abort_i & ~err_q & all of `extra`.
+// issue = (~<ch>_valid_q | m_axi_<ch>ready) & (left_q != 0) & ~abort_i & ~err_q & all of
+// `extra`: a burst every cycle while the slave takes them.
 Expr burst_issue(Module& m, const BurstIssuer& b, const Expr& err_q,
                  const std::vector<Expr>& extra);
 // The issuer's registers (START loads addr_q / left_q; an issue presents the burst and advances
