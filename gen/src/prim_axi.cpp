@@ -251,8 +251,8 @@ Expr burst_issue(Module& m, const BurstIssuer& b, const Expr& err_q,
                  const std::vector<Expr>& extra) {
   // Back to back: the next burst may be presented in the cycle the current one is accepted.
   const Expr free = ~b.valid_q | m.ref("m_axi_" + b.ch + "ready");
-  std::vector<Expr> terms = {free, ex::ne(b.left_q, lit(b.left_q.width(), 0)),
-                             ~m.ref("abort_i"), ~err_q};
+  std::vector<Expr> terms = {free, ex::ne(b.left_q, lit(b.left_q.width(), 0)), ~m.ref("abort_i"),
+                             ~err_q};
   for (const auto& e : extra) terms.push_back(e);
   const Expr issue = m.wire("issue", 1);
   m.assign(issue, ex::all_and(terms));
