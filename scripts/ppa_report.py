@@ -438,12 +438,13 @@ def pareto_plot(results, png, title):
         return
     by = {r["id"]: r for r in results}
     tmp = Path(os.environ.get("TMPDIR", "/tmp"))
-    series, arrows, k = [], [], 0
+    series, arrows, k, ymax = [], [], 0, 10.0
     for fam, name, color, hkey in (("ice40", "UP5K", "#1f77b4", "fmax_mhz"),
                                    ("ecp5", "ECP5", "#d62728", "ecp5_fmax_mhz")):
         pts, front = pareto_points(results, fam)
         if not pts:
             continue
+        ymax = max([ymax] + [p[2] for p in pts])
         d_all, d_front = tmp / f"ppa_pareto_{fam}.dat", tmp / f"ppa_pareto_{fam}_front.dat"
         d_all.write_text("".join(f"{p[1]} {p[2]} {p[0]}\n" for p in pts))
         d_front.write_text("".join(f"{p[1]} {p[2]}\n" for p in front))
@@ -453,6 +454,7 @@ def pareto_plot(results, png, title):
         h = hard_ref(by, fam, 4)
         if h and h.get(hkey):
             k += 1
+            ymax = max(ymax, h[hkey])
             arrows.append(f"set arrow {k} from graph 0, first {h[hkey]} to graph 1, first {h[hkey]} nohead "
                           f"dt 2 lw 2 lc rgb '{color}'\nset label {k} '{name} hard block ({h['hard_block']['primitive']}"
                           f", {h['id']}): {h[hkey]} MHz' at graph 0.02, first {h[hkey]} offset 0,0.7 "
@@ -462,8 +464,8 @@ def pareto_plot(results, png, title):
         return
     gp = (f"set terminal pngcairo size 1000,600 noenhanced\nset output '{png}'\nset title '{title}'\n"
           "set xlabel 'LUT4 + DSP blocks (Yosys: synth_ice40 -dsp / synth_ecp5)'\n"
-          "set ylabel 'fmax MHz (nextpnr, median of seeds)'\nset grid\nset key bottom right\n"
-          "set yrange [0:*]\nset xrange [0:*]\n" + "\n".join(arrows) + "\nplot " + ", \\\n     ".join(series) + "\n")
+          "set ylabel 'fmax MHz (nextpnr, median of seeds)'\nset grid\nset key outside right top\n"
+          f"set yrange [0:{ymax * 1.12:.0f}]\nset xrange [0:*]\n" + "\n".join(arrows) + "\nplot " + ", \\\n     ".join(series) + "\n")
     gpf = tmp / "ppa_pareto.gp"
     gpf.write_text(gp)
     rc, log, _ = run(["gnuplot", str(gpf)])
