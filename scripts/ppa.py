@@ -490,7 +490,7 @@ def default_configs(args, targets, have, missing):
         configs[6:6] = [("core_l4_ecp5", "core", 4, ["--target", "ecp5"]),
                         ("core_l8_ecp5", "core", 8, ["--target", "ecp5"])]
     else:
-        print("[ppa] normcore gen has no --target ecp5: ECP5 cores at --pipeline 3 and 8 only", flush=True)
+        print("[ppa] normcore gen has no --target ecp5: ECP5 measured on the cores of the other targets", flush=True)
     if missing:
         print(f"[ppa] normcore gen --help lacks {', '.join(missing)}: "
               + ("no specialised core measured" if not have else "specialised core with the others only"),
@@ -553,9 +553,11 @@ def main():
                          "has them)")
     args = ap.parse_args()
     args.common = COMMON
+    args.argv = sys.argv[1:]
     if args.docs_only:
         doc = json.loads((ROOT / "docs" / "ppa.json").read_text())
         args.seeds = doc["seeds"]
+        args.argv = doc.get("generated_by", "python3 scripts/ppa.py").split()[2:]
         write_docs(doc["results"], doc["sim_speed"], args, doc["seconds"], doc.get("tools"), doc.get("extra_md"))
         plot(doc["results"])
         pareto_plot(doc["results"], ROOT / "docs" / "ppa_pareto.png", PARETO_TITLE)

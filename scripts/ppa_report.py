@@ -81,7 +81,8 @@ def write_docs(results, sim, args, elapsed, tools=None, extra_md=None):
                                      if r["design"] != "trivial" and r["ice40"]["lut4"] is not None}
     hard = hard_ratios(results, ratios)
     targets = target_rows(results, ratios)
-    doc = {"generated_by": "python3 scripts/ppa.py", "seconds": round(elapsed), "seeds": args.seeds,
+    cmd = "python3 scripts/ppa.py " + " ".join(getattr(args, "argv", []))
+    doc = {"generated_by": cmd.strip(), "seconds": round(elapsed), "seeds": args.seeds,
            "common_options": args.common, "results": results, "ratios": ratios, "targets": targets,
            "sim_speed": sim, "tools": tools or tool_versions(getattr(args, "ecp5_tool", None)),
            "extra_md": extra_md or {}}
@@ -212,7 +213,7 @@ def write_docs(results, sim, args, elapsed, tools=None, extra_md=None):
             .replace("@RATIO_TABLE@", t_ratio).replace("@HARD_TABLE@", hard_table(results))
             .replace("@HEADLINE_TABLE@", hard).replace("@TARGET_TABLE@", target_table(targets))
             .replace("@ECP5_TABLE@", ecp5_table(results)).replace("@PARETO_TABLE@", pareto_table(results)).replace("@PIPE_TABLE@", t_pipe).replace("@SIM_TABLE@", t_sim)
-            .replace("@SECONDS@", str(round(elapsed))).replace("@SEEDS@", str(args.seeds))
+            .replace("@RUN_CMD@", doc["generated_by"]).replace("@SECONDS@", str(round(elapsed))).replace("@SEEDS@", str(args.seeds))
             .replace("@TOOLS@", ", ".join(f"{k} {v}" for k, v in doc["tools"].items())))
     for k, v in (extra_md or {}).items():
         md = md.replace(k, v)
