@@ -69,9 +69,11 @@ void add_other_options(CLI::App* sub, GenOptions& o) {
                   "What to generate: core (the product), or a PPA reference design sized like "
                   "the core: bare-mac (one registered a*b+c per lane), decomposed (framework-style "
                   "(x-mean)*inv_std*gamma+beta stages), decomposed-core (those stages inside the "
-                  "whole core: same table, tracking, flow control, round and clamp); see "
-                  "docs/ppa.md")
-      ->check(CLI::IsMember({"core", "bare-mac", "decomposed", "decomposed-core"}))
+                  "whole core: same table, tracking, flow control, round and clamp), "
+                  "hard-mac-ice40 / hard-mac-ecp5 / hard-mac-xilinx (one DSP primitive per lane "
+                  "with its own registers: SB_MAC16, MULT18X18D, DSP48E1); see docs/ppa.md")
+      ->check(CLI::IsMember({"core", "bare-mac", "decomposed", "decomposed-core", "hard-mac-ice40",
+                             "hard-mac-ecp5", "hard-mac-xilinx"}))
       ->capture_default_str();
 }
 
@@ -123,9 +125,12 @@ int generate(const CLI::App* sub, const GenOptions& o) {
               << " cannot be combined with --accel\n";
     return kExitBadInput;
   }
-  const auto rdesign = o.design == "bare-mac"     ? gen::RefDesign::bare_mac
-                       : o.design == "decomposed" ? gen::RefDesign::decomposed
-                                                  : gen::RefDesign::decomposed_core;
+  const auto rdesign = o.design == "bare-mac"          ? gen::RefDesign::bare_mac
+                       : o.design == "decomposed"      ? gen::RefDesign::decomposed
+                       : o.design == "hard-mac-ice40"  ? gen::RefDesign::hard_mac_ice40
+                       : o.design == "hard-mac-ecp5"   ? gen::RefDesign::hard_mac_ecp5
+                       : o.design == "hard-mac-xilinx" ? gen::RefDesign::hard_mac_xilinx
+                                                       : gen::RefDesign::decomposed_core;
   const auto files = accel ? gen::render_accel(acfg)
                      : ref ? gen::render_ref(cfg, rdesign)
                            : gen::render_core(cfg);

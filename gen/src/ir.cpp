@@ -489,7 +489,22 @@ std::string emit_module(const Module& m, const std::vector<std::string>& header,
       os << "  end\n";
     } else if (const auto* in = std::get_if<Instance>(&it)) {
       if (!in->comment.empty()) os << "  // " << in->comment << "\n";
-      os << "  " << in->module << " " << in->name << " (\n";
+      os << "  " << in->module;
+      if (!in->parameters.empty()) {
+        os << " #(\n";
+        for (std::size_t i = 0; i < in->parameters.size(); ++i) {
+          const auto& p = in->parameters[i];
+          os << "    ." << p.name << "(";
+          if (p.width > 0) {
+            os << ex::lit(p.width, p.value).str();
+          } else {
+            os << '"' << p.text << '"';
+          }
+          os << (i + 1 < in->parameters.size() ? ")," : ")") << "\n";
+        }
+        os << "  )";
+      }
+      os << " " << in->name << " (\n";
       for (std::size_t i = 0; i < in->connections.size(); ++i) {
         const auto& [port, expr] = in->connections[i];
         e.line("    ", {detail::text("." + port + "("), detail::to_doc(expr),

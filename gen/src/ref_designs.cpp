@@ -436,6 +436,12 @@ std::string to_string(RefDesign d) {
       return "bare-mac";
     case RefDesign::decomposed:
       return "decomposed";
+    case RefDesign::hard_mac_ice40:
+      return "hard-mac-ice40";
+    case RefDesign::hard_mac_ecp5:
+      return "hard-mac-ecp5";
+    case RefDesign::hard_mac_xilinx:
+      return "hard-mac-xilinx";
     case RefDesign::decomposed_core:
       break;
   }
@@ -449,9 +455,13 @@ std::string ref_top_name(const CoreConfig& cfg, RefDesign d) {
     case RefDesign::decomposed:
       return cfg.name + "_decomposed";
     case RefDesign::decomposed_core:
+      return cfg.top_name();
+    case RefDesign::hard_mac_ice40:
+    case RefDesign::hard_mac_ecp5:
+    case RefDesign::hard_mac_xilinx:
       break;
   }
-  return cfg.top_name();
+  return cfg.name + "_hard_mac";
 }
 
 DecomposedWidths decomposed_widths(const CoreConfig& cfg) {
@@ -476,6 +486,8 @@ std::vector<Module> build_ref(const CoreConfig& cfg, RefDesign d) {
     mods = {build_mac(cfg), build_bare_top(cfg)};
   } else if (d == RefDesign::decomposed_core) {
     mods = build_core(cfg, LaneArith::decomposed);
+  } else if (is_hard_mac(d)) {
+    mods = {build_hard_mac(cfg, d)};
   } else {
     mods = {build_dram(cfg), build_dlane(cfg), build_decomposed_top(cfg)};
   }
@@ -511,13 +523,19 @@ std::vector<GeneratedFile> render_ref(const CoreConfig& cfg, RefDesign d) {
       {"design", to_string(d)},
       {"top", top.name},
       {"config", cfg.to_json()},
-      {"latency", d == RefDesign::bare_mac     ? 2
+      {"latency", is_hard_mac(d)               ? hard_mac_spec(d).latency
+                  : d == RefDesign::bare_mac   ? 2
                   : d == RefDesign::decomposed ? 7
                                                : cfg.latency() + kDecomposedExtraStages},
-      {"multipliers_per_lane", d == RefDesign::bare_mac ? 1 : 2},
+      {"multipliers_per_lane", d == RefDesign::bare_mac || is_hard_mac(d) ? 1 : 2},
       {"files", files},
       {"ports", ports}};
-  if (d != RefDesign::bare_mac) {
+  if (is_hard_mac(d)) {
+    const auto s = hard_mac_spec(d);
+    man["hard_block"] = {{"family", s.family},   {"primitive", s.primitive}, {"a_bits", s.aw},
+                         {"b_bits", s.bw},       {"c_bits", s.cw},           {"p_bits", s.pw},
+                         {"latency", s.latency}, {"c_latency", s.c_latency}};
+  } else if (d != RefDesign::bare_mac) {
     const auto w = decomposed_widths(cfg);
     man["widths"] = {{"mean", w.mw},
                      {"mean_frac", w.f},

@@ -4,6 +4,7 @@
 
 #include "normcore/gen/config.hpp"
 #include "normcore/gen/ir.hpp"
+#include "normcore/gen/ref_designs.hpp"
 
 namespace normcore::gen {
 
@@ -12,5 +13,8 @@ namespace normcore::gen {
 // and the caller registers as acc_q. Three registered stages (d, p, t) in front, plus input
 // registers when `input_regs`.
 Expr decomposed_front(Module& m, const CoreConfig& c, bool input_regs);
+
+// The top of a hard-mac design (ref_hard.cpp): LANES instances of the family's DSP primitive.
+Module build_hard_mac(const CoreConfig& c, RefDesign d);
 
 }  // namespace normcore::gen

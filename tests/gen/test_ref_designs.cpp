@@ -134,7 +134,8 @@ TEST(RefDesigns, UnsignedInputWidensTheDifference) {
 }
 
 TEST(RefDesigns, DeterministicAndValidated) {
-  for (auto d : {RefDesign::bare_mac, RefDesign::decomposed, RefDesign::decomposed_core}) {
+  for (auto d : {RefDesign::bare_mac, RefDesign::decomposed, RefDesign::decomposed_core,
+                 RefDesign::hard_mac_ice40, RefDesign::hard_mac_ecp5, RefDesign::hard_mac_xilinx}) {
     const auto a = render_ref(cfg_l(5), d);
     const auto b = render_ref(cfg_l(5), d);
     ASSERT_EQ(a.size(), b.size());
@@ -145,6 +146,45 @@ TEST(RefDesigns, DeterministicAndValidated) {
   EXPECT_EQ(to_string(RefDesign::bare_mac), "bare-mac");
   EXPECT_EQ(to_string(RefDesign::decomposed), "decomposed");
   EXPECT_EQ(to_string(RefDesign::decomposed_core), "decomposed-core");
+  EXPECT_EQ(to_string(RefDesign::hard_mac_ecp5), "hard-mac-ecp5");
+}
+
+// hard-mac: one instantiated primitive per lane with its registers on, nothing else in the
+// module (simulation and the synthesized netlist: tests/gen/ref_lint.sh, scripts/ppa_hard.py).
+TEST(RefDesigns, HardMacIsOnePrimitivePerLaneWithItsRegisters) {
+  struct Want {
+    RefDesign d;
+    const char* prim;
+    std::vector<std::string> regs;
+  };
+  const Want wants[] = {
+      {RefDesign::hard_mac_ice40,
+       "SB_MAC16 #(",
+       {".A_REG(1'b1)", ".B_REG(1'b1)", ".C_REG(1'b1)", ".D_REG(1'b1)",
+        ".PIPELINE_16x16_MULT_REG2(1'b1)", ".TOPOUTPUT_SELECT(2'd1)",
+        ".TOPADDSUB_UPPERINPUT(1'b1)"}},
+      {RefDesign::hard_mac_ecp5,
+       "MULT18X18D #(",
+       {".REG_INPUTA_CLK(\"CLK0\")", ".REG_PIPELINE_CLK(\"CLK0\")", ".REG_OUTPUT_CLK(\"CLK0\")"}},
+      {RefDesign::hard_mac_xilinx,
+       "DSP48E1 #(",
+       {".AREG(32'd1)", ".BREG(32'd1)", ".CREG(32'd1)", ".MREG(32'd1)", ".PREG(32'd1)"}}};
+  for (const auto& w : wants) {
+    const auto fs = render_ref(cfg_l(3), w.d);
+    ASSERT_EQ(fs.size(), 3U);  // the top, filelist.f, manifest.json
+    const std::string v = file(fs, "r_hard_mac.v").content;
+    EXPECT_EQ(count_of(v, w.prim), 3) << to_string(w.d);
+    for (const auto& r : w.regs) EXPECT_EQ(count_of(v, r), 3) << r;
+    EXPECT_EQ(count_of(v, "always"), 0);  // no fabric register or logic of its own
+    EXPECT_EQ(count_of(v, "assign"), 0);
+    const auto man = nlohmann::json::parse(file(fs, "manifest.json").content);
+    const auto s = hard_mac_spec(w.d);
+    EXPECT_EQ(man["hard_block"]["primitive"], s.primitive);
+    EXPECT_EQ(man["latency"], s.latency);
+    EXPECT_EQ(man["top"], "r_hard_mac");
+    EXPECT_EQ(man["ports"].size(), s.cw > 0 ? 5U : 4U);
+  }
+  EXPECT_THROW(hard_mac_spec(RefDesign::bare_mac), std::logic_error);
 }
 
 }  // namespace

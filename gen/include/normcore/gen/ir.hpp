@@ -66,10 +66,18 @@ struct Always {
   Block body;
   std::string comment;
 };
+// A parameter of an instance: a sized constant (width > 0: `width'dvalue`) or a string.
+struct InstParam {
+  std::string name;
+  int width = 0;  // 0: `text` is a string parameter ("CLK0")
+  std::uint64_t value = 0;
+  std::string text;
+};
 struct Instance {
   std::string module, name;
   std::vector<std::pair<std::string, Expr>> connections;  // port -> expression
   std::string comment;
+  std::vector<InstParam> parameters;  // #(.NAME(value), ...), in this order
 
   Instance() = default;
   Instance(std::string mod, std::string inst, std::vector<std::pair<std::string, Expr>> conns,

@@ -10,6 +10,9 @@
 //               buffer and round/clamp, so that whole-design ratios compare like with like
 //               (build_core with LaneArith::decomposed; --pipeline / --target apply as to the
 //               core).
+//   hard-mac-ice40 / hard-mac-ecp5 / hard-mac-xilinx  the hard multiplier's own limit: per lane
+//               one instantiated DSP primitive (SB_MAC16, MULT18X18D, DSP48E1) with its input,
+//               pipeline and output registers, at the primitive's native widths (ref_hard.cpp).
 // They are measuring sticks, not products: bare_mac and decomposed have no stream flow control and
 // the simplifications listed in docs/ppa.md (all of which make them smaller, never larger).
 #pragma once
@@ -23,11 +26,19 @@
 
 namespace normcore::gen {
 
-enum class RefDesign { bare_mac, decomposed, decomposed_core };
+enum class RefDesign {
+  bare_mac,
+  decomposed,
+  decomposed_core,
+  hard_mac_ice40,
+  hard_mac_ecp5,
+  hard_mac_xilinx
+};
 
-// "bare-mac" / "decomposed" / "decomposed-core".
+// "bare-mac" / "decomposed" / "decomposed-core" / "hard-mac-ice40" / ...
 std::string to_string(RefDesign d);
-// Top module name: <name>_bare_mac, <name>_decomposed, or <name>_core (decomposed-core).
+// Top module name: <name>_bare_mac, <name>_decomposed, <name>_core (decomposed-core) or
+// <name>_hard_mac (the hard-mac designs).
 std::string ref_top_name(const CoreConfig& cfg, RefDesign d);
 
 // Fixed-point widths of the decomposed design (derived from the core's widths).
@@ -44,6 +55,16 @@ struct DecomposedWidths {
   [[nodiscard]] int param_bits(int bw) const { return mw + iw + gw + bw; }
 };
 DecomposedWidths decomposed_widths(const CoreConfig& cfg);
+
+// The hard-block designs: family, primitive, signed operand widths a, b, addend c (0: no add),
+// product p; latency a/b -> p and c -> p in cycles (every register inside the primitive).
+struct HardMacSpec {
+  std::string family, primitive;
+  int aw, bw, cw, pw;
+  int latency, c_latency;
+};
+bool is_hard_mac(RefDesign d);
+HardMacSpec hard_mac_spec(RefDesign d);  // throws std::logic_error for another design
 
 // All modules of the design, the top last. cfg must pass check().
 std::vector<Module> build_ref(const CoreConfig& cfg, RefDesign d);

@@ -1,0 +1,145 @@
+"""Jobs of the PPA harness (scripts/ppa.py) and where they run.
+
+Every job is a module-level function of plain arguments (paths as strings) that runs one tool
+(Yosys, nextpnr-ice40, nextpnr-ecp5) and returns plain data, so it can run in a local process
+pool (default, --jobs N) or on a Ray cluster (--ray-address ADDR: the convention of OpenROAD's
+AutoTuner; the workers must see the same file system paths and tools). Ray is imported only
+then; without it the harness stops with a clear message (exit 2). Standard library only.
+"""
+import concurrent.futures as cf
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def run(cmd, cwd=None, timeout=None):
+    t0 = time.time()
+    p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=timeout)
+    return p.returncode, p.stdout, time.time() - t0
+
+
+def read_stat_json(path):
+    text = Path(path).read_text()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:  # Yosys 0.23 prints hierarchy lines into `stat -json`
+        text = re.sub(r"(?m)^\s+[\\$\w.]+\s+\d+\s*$\n?", "", text)  # stray hierarchy lines
+        return json.loads(re.sub(r",(\s*[}\]])", r"\1", text))
+
+
+def yosys_stat(files, script, workdir, tag, netlist=None):
+    """Runs yosys with `script` (ending in a synthesis command); returns (cells, cells by type,
+    seconds). With `netlist`, also writes the synthesized netlist there (JSON)."""
+    workdir = Path(workdir)
+    out = workdir / f"stat_{tag}.json"
+    wj = f"; write_json {netlist}" if netlist else ""
+    cmd = ["yosys", "-q", "-l", str(workdir / f"yosys_{tag}.log"), "-p",
+           f"read_verilog {' '.join(str(f) for f in files)}; {script}{wj}; tee -q -o {out} stat -json"]
+    rc, log, secs = run(cmd)
+    if rc != 0:
+        raise RuntimeError(f"yosys {tag} failed ({workdir}):\n{log[-3000:]}")
+    d = read_stat_json(out)
+    design = d.get("design") or next(iter(d["modules"].values()))
+    return design["num_cells"], design.get("num_cells_by_type", {}), round(secs, 1)
+
+
+def yosys_modules(files, top, workdir):
+    """(module -> cells by type) of `synth_ice40 -dsp -noflatten`: where the area goes."""
+    workdir = Path(workdir)
+    out = workdir / "stat_ice40_modules.json"
+    cmd = ["yosys", "-q", "-l", str(workdir / "yosys_ice40_modules.log"), "-p",
+           f"read_verilog {' '.join(str(f) for f in files)}; synth_ice40 -dsp -noflatten -top {top}; "
+           f"tee -q -o {out} stat -json"]
+    rc, log, _ = run(cmd)
+    if rc != 0:
+        raise RuntimeError(f"yosys module breakdown failed ({workdir}):\n{log[-3000:]}")
+    d = read_stat_json(out)
+    return {k.lstrip("\\"): v.get("num_cells_by_type", {}) for k, v in d["modules"].items()}
+
+
+def yosys_netlist(files, synth, netlist, log):
+    """Synthesis of the wrapped design for place and route; returns seconds."""
+    rc, out, secs = run(["yosys", "-q", "-l", str(log), "-p",
+                         f"read_verilog {' '.join(str(f) for f in files)}; {synth} -json {netlist}"])
+    if rc != 0:
+        raise RuntimeError(f"yosys for place and route failed ({log}):\n{out[-2000:]}")
+    return round(secs, 1)
+
+
+def nextpnr(tool, device_args, netlist, seed, workdir, freq):
+    """One place-and-route run; returns (fmax MHz or None, seconds, utilisation or error text)."""
+    workdir = Path(workdir)
+    fam = "ecp5" if "ecp5" in Path(tool).name else "ice40"
+    rep = workdir / f"nextpnr_{fam}_s{seed}.json"
+    # Paths relative to the work directory, the tool run there: the YoWASP (WebAssembly) build
+    # sees only its current directory.
+    net = Path(netlist).resolve().relative_to(workdir.resolve())
+    cmd = [tool, *device_args, "--json", str(net), "--freq", str(freq), "--timing-allow-fail",
+           "--seed", str(seed), "--report", rep.name, "-q", "--log", f"nextpnr_{fam}_s{seed}.log"]
+    rc, log, secs = run(cmd, cwd=workdir, timeout=1800)
+    if rc != 0 or not rep.exists():
+        return None, round(secs, 1), log[-2000:]
+    r = json.loads(rep.read_text())
+    fm = [v["achieved"] for v in r.get("fmax", {}).values()]
+    util = {k: v["used"] for k, v in r.get("utilization", {}).items() if v.get("used")}
+    return (min(fm) if fm else None), round(secs, 1), util
+
+
+class Runner:
+    """Runs jobs (fn, args) locally in a process pool or on Ray; prints progress."""
+
+    def __init__(self, jobs, ray_address=None):
+        self.jobs = max(1, jobs)
+        self.ray = None
+        if ray_address:
+            try:
+                import ray  # noqa: PLC0415 (optional: only with --ray-address)
+            except ImportError:
+                print("ppa: error: --ray-address: the 'ray' package is not installed in this "
+                      "Python (pip install ray; it is not part of scripts/requirements-ppa.txt)",
+                      file=sys.stderr)
+                sys.exit(2)
+            # The workers import this module (shipped with the job) and need the same paths.
+            ray.init(address=ray_address, runtime_env={"py_modules": [sys.modules[__name__]]})
+            self.ray = ray
+            self.remote = {}
+
+    def map(self, phase, tasks):
+        """tasks: [(weight, key, fn, args)]; runs heaviest first; returns {key: result}."""
+        tasks = sorted(tasks, key=lambda t: -t[0])
+        total, done, t0 = len(tasks), 0, time.time()
+        out = {}
+        step = max(1, total // 10)
+
+        def tick(key):
+            nonlocal done
+            done += 1
+            if done % step == 0 or done == total:
+                print(f"[ppa] {phase}: {done}/{total} done, {time.time() - t0:.0f} s ({key})",
+                      flush=True)
+        if total == 0:
+            return out
+        print(f"[ppa] {phase}: {total} jobs on "
+              f"{'Ray' if self.ray else f'{self.jobs} local processes'}", flush=True)
+        if self.ray:
+            refs = {}
+            for _, key, fn, args in tasks:
+                if fn not in self.remote:
+                    self.remote[fn] = self.ray.remote(fn)
+                refs[self.remote[fn].remote(*args)] = key
+            pending = list(refs)
+            while pending:
+                ready, pending = self.ray.wait(pending, num_returns=1)
+                out[refs[ready[0]]] = self.ray.get(ready[0])
+                tick(refs[ready[0]])
+            return out
+        with cf.ProcessPoolExecutor(max_workers=self.jobs) as ex:
+            futs = {ex.submit(fn, *args): key for _, key, fn, args in tasks}
+            for f in cf.as_completed(futs):
+                out[futs[f]] = f.result()
+                tick(futs[f])
+        return out
