@@ -117,16 +117,18 @@ Expr config_ge0(const Module& m, const CoreConfig& c) {
 }
 
 // The configuration latched with start_i (the statements of `if (start_fire)`). Settings the
-// core is specialised to are constants (top_config), not latched.
+// core is specialised to are latched as constants, not from cfg_*.
 Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
   const int hw = c.inner_bits, nb = c.lane_count_bits(), cw = c.chan_bits();
   const Expr inner = m.ref("cfg_inner_i");
   Block latch{assign(m.ref("ok_q"), m.ref("cfg_ok")),
               assign(m.ref("ch_q"), m.ref("cfg_channels_i"))};
-  if (!fixed_nhwc(c))
-    latch.push_back(assign(m.ref("stride_q"), by_layout(m, c, lit(hw, 1), inner)));
-  if (!c.has_fixed_shift()) latch.push_back(assign(m.ref("shift_q"), m.ref("cfg_shift_i")));
-  if (!c.has_fixed_rounding()) latch.push_back(assign(m.ref("round_q"), m.ref("cfg_round_i")));
+  latch.push_back(assign(m.ref("stride_q"), by_layout(m, c, lit(hw, 1), inner)));
+  latch.push_back(assign(m.ref("shift_q"), c.has_fixed_shift()
+                                               ? lit(v.rw, static_cast<U>(c.fixed_shift))
+                                               : m.ref("cfg_shift_i")));
+  latch.push_back(assign(m.ref("round_q"), c.has_fixed_rounding() ? lit(2, spec::rounding_code(c))
+                                                                  : m.ref("cfg_round_i")));
   latch.push_back(assign(m.ref("lo_q"), m.ref("cfg_lo_i")));
   latch.push_back(assign(m.ref("hi_q"), m.ref("cfg_hi_i")));
   if (v.dec) latch.push_back(assign(m.ref("k1_q"), m.ref("cfg_k1_i")));
@@ -148,25 +150,16 @@ Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
   return latch;
 }
 
-// The latched job settings, or (specialised) constants under the same names, so everything
-// that reads them is built for the fixed value and synthesis removes what it no longer needs.
+// The latched job settings. A fixed one (specialised) is loaded with its constant at start
+// instead of from cfg_*: a flop with a constant D, which synthesis removes together with the
+// logic it fed (a localparam would leave always @* blocks that read only constants, which
+// event-driven simulators such as Icarus never evaluate).
 void job_settings(Module& m, const CoreConfig& c, const Variant& v) {
-  if (fixed_nhwc(c)) {
-    m.localparam("stride_q", c.inner_bits, 1, "S = 1: fixed layout nhwc (a constant)");
-  } else {
-    m.reg("stride_q", c.inner_bits, "S: HW (nchw) or 1 (nhwc)");
-  }
-  if (c.has_fixed_shift()) {
-    m.localparam("shift_q", v.rw, static_cast<U>(c.fixed_shift), "R: fixed (a constant)");
-  } else {
-    m.reg("shift_q", v.rw);
-  }
+  m.reg("stride_q", c.inner_bits,
+        fixed_nhwc(c) ? "S = 1: fixed layout nhwc (a constant)" : "S: HW (nchw) or 1 (nhwc)");
+  m.reg("shift_q", v.rw, c.has_fixed_shift() ? "R: fixed (a constant)" : "");
   if (v.dec) m.reg("k1_q", v.k1w);
-  if (c.has_fixed_rounding()) {
-    m.localparam("round_q", 2, spec::rounding_code(c), "rounding: fixed " + c.fixed_rounding);
-  } else {
-    m.reg("round_q", 2);
-  }
+  m.reg("round_q", 2, c.has_fixed_rounding() ? "rounding: fixed " + c.fixed_rounding : "");
 }
 
 States top_config(Module& m, const CoreConfig& c, const Variant& v) {

@@ -72,11 +72,13 @@ TEST(Specialised, DriverRejectsJobsTheDeviceCannotRun) {
   EXPECT_EQ(error_of([&] { (void)acc.upload(image(a, 8, rng, 9)); }),
             "params: R: 9 differs from this core's fixed shift 10 (fixed_shift): device " +
                 acc.device().name() + " cannot run it");
-  EXPECT_NE(error_of([&] { (void)acc.upload(image(a, 8, rng, 10, Rounding::floor)); })
-                .find("rounding: floor differs from this core's fixed rounding half_even"),
+  EXPECT_NE(error_of([&] {
+              (void)acc.upload(image(a, 8, rng, 10, Rounding::floor));
+            }).find("rounding: floor differs from this core's fixed rounding half_even"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { (void)acc.upload(image(a, 6, rng)); })
-                .find("channels: 6 is not a multiple of this core's 4 lanes"),
+  EXPECT_NE(error_of([&] {
+              (void)acc.upload(image(a, 6, rng));
+            }).find("channels: 6 is not a multiple of this core's 4 lanes"),
             std::string::npos);
   // Nothing reached the device: no buffer was allocated.
   EXPECT_EQ(acc.device().counters().buffer_bytes, bytes0);
@@ -133,16 +135,16 @@ TEST(Specialised, RefDeviceRejectsWithErrUnsupported) {
     wr("MODE", field("MODE", "layout", static_cast<std::uint64_t>(k.layout)) |
                    field("MODE", "rounding", static_cast<std::uint64_t>(k.rounding)) |
                    field("MODE", "shift", static_cast<std::uint64_t>(k.shift)));
-    for (const auto& [reg, buf] : {std::pair{"SRC", in.get()}, {"DST", out.get()},
-                                   {"PARAM", prm.get()}}) {
+    for (const auto& [reg, buf] :
+         {std::pair{"SRC", in.get()}, {"DST", out.get()}, {"PARAM", prm.get()}}) {
       wr((std::string(reg) + "_LO").c_str(), static_cast<std::uint32_t>(buf->device_address()));
       wr((std::string(reg) + "_HI").c_str(),
          static_cast<std::uint32_t>(buf->device_address() >> 32));
     }
     wr("CTRL", field("CTRL", "start", 1));
     const std::uint32_t code = m.field("ERR_CODE", "code").get(d->read32(m.offset("ERR_CODE")));
-    const auto want_rule = m.config.accel.core.check_job(
-        k.shift, static_cast<Rounding>(k.rounding), static_cast<Layout>(k.layout), k.c);
+    const auto want_rule = m.config.accel.core.check_job(k.shift, static_cast<Rounding>(k.rounding),
+                                                         static_cast<Layout>(k.layout), k.c);
     // C = 0 is bad_channels first (the RTL's priority), whatever else is wrong.
     const int want = k.c == 0 ? m.error_codes.at("bad_channels")
                      : k.ok   ? 0
