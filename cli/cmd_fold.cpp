@@ -83,6 +83,12 @@ Action add_fold(CLI::App& app) {
           throw Error(std::string("--rounding: ") + e.what());
         }
       }
+      // A specialised core: its fixed R and rounding, unless given here (then `normcore run`
+      // reports the mismatch).
+      if (cfg.has_fixed_rounding() && o->rounding.empty()) {
+        fo.rounding = parse_rounding(cfg.fixed_rounding);
+      }
+      if (cfg.has_fixed_shift()) fo.force_shift = cfg.fixed_shift;
       if (o->shift >= 0) fo.force_shift = o->shift;
       const FoldResult res = fold(bn, cfg.arith, fo);
       const std::string text = format_report(res, cfg.arith, bn);

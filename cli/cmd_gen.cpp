@@ -3,6 +3,7 @@
 // schema (normcore/config.hpp): names, ranges and help.
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
@@ -21,8 +22,7 @@ struct GenOptions {
   bool accel = false;
   std::string config_file;
   std::string out_dir = "normcore_rtl";
-  bool in_unsigned = false;
-  bool out_unsigned = false;
+  std::map<std::string, bool> flags;  // boolean schema fields: flag given (by JSON key)
   bool dry_run = false;
   std::string design = "core";
 };
@@ -40,7 +40,8 @@ const char* help_tail(std::string_view key) {
   return "";
 }
 
-// One option per schema field; the two signedness fields are flags that clear them.
+// One option per schema field; a boolean field is a flag that flips its default (--in-unsigned
+// clears in_signed, --lanes-divide-channels sets lanes_divide_channels).
 void add_schema_options(CLI::App* sub, GenOptions& o) {
   for (const auto& f : config_schema()) {
     const std::string help = f.help_text() + help_tail(f.key);
@@ -48,9 +49,16 @@ void add_schema_options(CLI::App* sub, GenOptions& o) {
       sub->add_option(f.option, *f.int_ref(o.acfg), help)->capture_default_str();
     if (f.str_ref != nullptr)
       sub->add_option(f.option, *f.str_ref(o.acfg), help)->capture_default_str();
+    if (f.bool_ref != nullptr) sub->add_flag(f.option, o.flags[f.key], help);
   }
-  sub->add_flag("--in-unsigned", o.in_unsigned, config_field("in_signed").help_text());
-  sub->add_flag("--out-unsigned", o.out_unsigned, config_field("out_signed").help_text());
+}
+
+// Sets each boolean field whose flag was given to the opposite of its default.
+void apply_flags(const GenOptions& o, AccelConfig& acfg) {
+  AccelConfig defaults;
+  for (const auto& f : config_schema()) {
+    if (f.bool_ref != nullptr && o.flags.at(f.key)) *f.bool_ref(acfg) = !*f.bool_ref(defaults);
+  }
 }
 
 void add_other_options(CLI::App* sub, GenOptions& o) {
@@ -113,8 +121,7 @@ int generate(const CLI::App* sub, const GenOptions& o) {
   if (sub->count("--target") && !sub->count("--pipeline")) {
     if (const int p = CoreConfig::default_pipeline(cfg.target); p != 0) cfg.pipeline = p;
   }
-  if (o.in_unsigned) cfg.arith.x_signed = false;
-  if (o.out_unsigned) cfg.arith.y_signed = false;
+  apply_flags(o, acfg);
   if (const auto err = accel ? acfg.check() : cfg.check(); !err.empty()) {
     std::cerr << "normcore gen: error: " << err << "\n";
     return kExitBadInput;

@@ -22,3 +22,7 @@ normcore_device(normcore)
 # int16 -> uint8, 32-bit bus.
 normcore_device(nc_small --lanes 3 --in-bits 16 --out-bits 8 --out-unsigned --max-channels 5
                 --inner-bits 4 --bus-bits 32)
+# A specialised one (R 10, half_even, NHWC, C a multiple of its 4 lanes): the runtime's and
+# ref's rejection of jobs it cannot run, channel groups of whole beats (64 channels).
+normcore_device(nc_spec --lanes 4 --max-channels 64 --inner-bits 12 --fixed-shift 10
+                --fixed-rounding half_even --fixed-layout nhwc --lanes-divide-channels)

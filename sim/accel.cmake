@@ -2,11 +2,13 @@
 #   normcore gen --accel -> build/sim/accel_<name>/rtl ; verilator build of test_accel.cpp
 #   ctest: cosim_accel.<name> (GoogleTest) and rtl_accel.<name> (lint, Yosys, Icarus compile)
 # normcore_accel_cosim(<name> LANES n XW n YW n SW n BW n MAXC n HWW n PIPE n BUS n ADDR n
-#                      MB n OUT n [IN_UNSIGNED] [OUT_UNSIGNED] [SEED n])
+#                      MB n OUT n [IN_UNSIGNED] [OUT_UNSIGNED] [SEED n]
+#                      [FIXED_SHIFT n] [FIXED_ROUND mode] [FIXED_LAYOUT layout] [LDC])
 set(NORMCORE_ACCEL_JOBS 100 CACHE STRING "Random jobs per accelerator configuration")
 function(normcore_accel_cosim name)
-  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH"
-                        "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;BUS;ADDR;MB;OUT;SEED" "" ${ARGN})
+  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH;LDC"
+                        "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;BUS;ADDR;MB;OUT;SEED;FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT"
+                        "" ${ARGN})
   if(NOT A_SEED)
     set(A_SEED 1)
   endif()
@@ -26,6 +28,8 @@ function(normcore_accel_cosim name)
     list(APPEND gen_args --out-unsigned)
     set(ys 0)
   endif()
+  set(spec_defs)
+  normcore_spec_args(gen_args spec_defs ${ARGN})
   set(vfiles)
   foreach(m bank step chan ptable lane fifo core rfifo wfifo pgear igear ogear rdma wdma_lenq
             wdma_adrq wdma ctrl regs top)
@@ -41,7 +45,8 @@ function(normcore_accel_cosim name)
   set(defs -I${dir}/rtl -I${dir}/inc -DNC_NAME=${name} -DNC_LANES=${A_LANES} -DNC_XW=${A_XW}
            -DNC_XS=${xs} -DNC_YW=${A_YW} -DNC_YS=${ys} -DNC_SW=${A_SW} -DNC_BW=${A_BW}
            -DNC_MAXC=${A_MAXC} -DNC_HWW=${A_HWW} -DNC_PIPE=${A_PIPE} -DNC_BUS=${A_BUS}
-           -DNC_ADDR=${A_ADDR} -DNC_SEED=${A_SEED} -DNC_JOBS=${NORMCORE_ACCEL_JOBS})
+           -DNC_ADDR=${A_ADDR} -DNC_SEED=${A_SEED} -DNC_JOBS=${NORMCORE_ACCEL_JOBS}
+           ${spec_defs})
   set(exe ${dir}/obj/cosim_accel_${name})
   normcore_verilate_program(${exe} ${prefix}_top "${vfiles}" "${defs}"
     "${CMAKE_CURRENT_SOURCE_DIR}/test_accel.cpp;${PROJECT_SOURCE_DIR}/model/src/contract.cpp"
@@ -85,3 +90,7 @@ normcore_accel_cosim(b64_l7   LANES 7  XW 12 YW 10 SW 16 BW 32 MAXC 1024 HWW 24 
                      ADDR 32 MB 32 OUT 8 SEED 40)
 normcore_accel_cosim(b32_l4   LANES 4  XW 6  YW 12 SW 12 BW 24 MAXC 512 HWW 24 PIPE 4 BUS 32
                      ADDR 32 MB 32 OUT 8 SEED 41 OUT_UNSIGNED)
+# Specialised: R, rounding and layout fixed, C a multiple of the lanes (ERR_UNSUPPORTED otherwise).
+normcore_accel_cosim(b64_l4_spec LANES 4 XW 8 YW 8 SW 16 BW 32 MAXC 256 HWW 16 PIPE 3 BUS 64
+                     ADDR 32 MB 16 OUT 4 SEED 42 FIXED_SHIFT 14 FIXED_ROUND half_even
+                     FIXED_LAYOUT nhwc LDC)

@@ -33,10 +33,42 @@ function(normcore_verilate_program exe top vfiles defs sources ldflags deps)
     COMMENT "verilate + build ${ename}" VERBATIM)
 endfunction()
 
+# Specialisation options of normcore_cosim and normcore_accel_cosim: FIXED_SHIFT n,
+# FIXED_ROUND floor|half_up|half_even|half_away, FIXED_LAYOUT nchw|nhwc, LDC (lanes divide
+# channels). Appends the generator options to <gen_var> and the harness defines to <defs_var>.
+function(normcore_spec_args gen_var defs_var)
+  cmake_parse_arguments(S "LDC" "FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT" "" ${ARGN})
+  set(gen ${${gen_var}})
+  set(defs ${${defs_var}})
+  if(DEFINED S_FIXED_SHIFT)
+    list(APPEND gen --fixed-shift ${S_FIXED_SHIFT})
+    list(APPEND defs -DNC_FIXED_SHIFT=${S_FIXED_SHIFT})
+  endif()
+  if(S_FIXED_ROUND)  # the harness gets the mode's code (contract.hpp's Rounding)
+    set(modes floor half_up half_even half_away)
+    list(FIND modes ${S_FIXED_ROUND} code)
+    list(APPEND gen --fixed-rounding ${S_FIXED_ROUND})
+    list(APPEND defs -DNC_FIXED_ROUND=${code})
+  endif()
+  if(S_FIXED_LAYOUT)
+    set(layouts nchw nhwc)
+    list(FIND layouts ${S_FIXED_LAYOUT} code)
+    list(APPEND gen --fixed-layout ${S_FIXED_LAYOUT})
+    list(APPEND defs -DNC_FIXED_LAYOUT=${code})
+  endif()
+  if(S_LDC)
+    list(APPEND gen --lanes-divide-channels)
+    list(APPEND defs -DNC_LDC=1)
+  endif()
+  set(${gen_var} ${gen} PARENT_SCOPE)
+  set(${defs_var} ${defs} PARENT_SCOPE)
+endfunction()
+
 # normcore_cosim(<name> LANES n XW n YW n SW n BW n [IN_UNSIGNED] [OUT_UNSIGNED]
-#                MAXC n HWW n PIPE n [SEED n] [TARGET generic|ice40|xilinx|asic])
+#                MAXC n HWW n PIPE n [SEED n] [TARGET generic|ice40|xilinx|asic]
+#                [FIXED_SHIFT n] [FIXED_ROUND mode] [FIXED_LAYOUT layout] [LDC])
 function(normcore_cosim name)
-  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH" "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;SEED;PROGRAM;PREFIX;TARGET"
+  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH;LDC" "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;SEED;PROGRAM;PREFIX;TARGET;FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT"
                         "SOURCES" ${ARGN})
   if(NOT A_SEED)
     set(A_SEED 1)
@@ -62,6 +94,8 @@ function(normcore_cosim name)
     list(APPEND gen_args --out-unsigned)
     set(ys 0)
   endif()
+  set(spec_defs)
+  normcore_spec_args(gen_args spec_defs ${ARGN})
   set(vfiles)
   foreach(m bank step chan ptable lane fifo core)
     list(APPEND vfiles ${dir}/rtl/${prefix}_${m}.v)
@@ -74,6 +108,7 @@ function(normcore_cosim name)
   set(defs -DNC_NAME=${name} -DNC_LANES=${A_LANES} -DNC_XW=${A_XW} -DNC_XS=${xs} -DNC_YW=${A_YW}
            -DNC_YS=${ys} -DNC_SW=${A_SW} -DNC_BW=${A_BW} -DNC_MAXC=${A_MAXC} -DNC_HWW=${A_HWW}
            -DNC_PIPE=${A_PIPE} -DNC_SEED=${A_SEED} -DNC_JOBS=${NORMCORE_COSIM_JOBS})
+  list(APPEND defs ${spec_defs})
   if(A_PROGRAM)
     set(exe ${dir}/obj/${A_PROGRAM})
     normcore_verilate_program(${exe} ${prefix}_core "${vfiles}" "${defs}"

@@ -63,13 +63,17 @@ int main(int argc, char** argv) {
   const int L = cfg.lanes;
 
   // One job whose beats span channel boundaries and end with a partial beat.
-  const int C = std::min(cfg.max_channels, L + 3);
+  // A specialised core gets a job it runs: C a multiple of L, its fixed layout, R and rounding.
+  int C = std::min(cfg.max_channels, L + 3);
+  if (cfg.lanes_divide_channels) C = C / L * L;
   const std::int64_t hw = std::min<std::int64_t>((1LL << std::min(cfg.inner_bits, 20)) - 1, 3);
-  const Layout layout = Layout::nchw;
+  const Layout layout = cfg.has_fixed_layout() ? parse_layout(cfg.fixed_layout) : Layout::nchw;
   const std::size_t n = static_cast<std::size_t>(2 * C * hw + 1);  // two images and one element
   JobSettings job;
   job.shift = std::min(a.sw - 1, a.acc_bits());
   job.rounding = Rounding::half_away;
+  if (cfg.has_fixed_shift()) job.shift = cfg.fixed_shift;
+  if (cfg.has_fixed_rounding()) job.rounding = parse_rounding(cfg.fixed_rounding);
   job.lo = std::max<std::int64_t>(a.y_min(), a.y_min() / 2);
   job.hi = a.y_max();
   std::vector<std::int64_t> s(static_cast<std::size_t>(C)), b(static_cast<std::size_t>(C));

@@ -21,3 +21,13 @@ normcore_cosim(l5_x6_y10_u  LANES 5  XW 6  YW 10 SW 8  BW 16 MAXC 7    HWW 6  PI
                OUT_UNSIGNED)
 normcore_cosim(l64_x4_y4    LANES 64 XW 4  YW 4  SW 8  BW 14 MAXC 96   HWW 8  PIPE 3 SEED 20)
 normcore_cosim(l2_x16_y16   LANES 2  XW 16 YW 16 SW 24 BW 44 MAXC 2048 HWW 20 PIPE 8 SEED 21)
+# Specialised cores (normcore gen --fixed-shift/--fixed-rounding/--fixed-layout/
+# --lanes-divide-channels): the same random jobs made to fit, plus the jobs each one rejects.
+normcore_cosim(l4_spec_all  LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 16 PIPE 3 SEED 22
+               FIXED_SHIFT 14 FIXED_ROUND half_even FIXED_LAYOUT nhwc LDC SYNTH)
+normcore_cosim(l3_spec_r0   LANES 3  XW 6  YW 8  SW 10 BW 20 MAXC 45   HWW 8  PIPE 5 SEED 23
+               FIXED_SHIFT 0 FIXED_ROUND floor LDC)
+normcore_cosim(l8_spec_nchw LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 256  HWW 12 PIPE 8 SEED 24
+               FIXED_LAYOUT nchw FIXED_ROUND half_away)
+normcore_cosim(l6_spec_ldc  LANES 6  XW 8  YW 4  SW 12 BW 24 MAXC 100  HWW 10 PIPE 4 SEED 25
+               LDC FIXED_SHIFT 25)

@@ -24,6 +24,34 @@ std::int64_t rand_signed(std::mt19937_64& rng, int bits) {
                                                      (std::int64_t{1} << (b - 1)) - 1)(rng);
 }
 
+// Specialisation (as in test_core.cpp): -1 / 0 when the setting is per job.
+#ifndef NC_FIXED_SHIFT
+#define NC_FIXED_SHIFT -1
+#endif
+#ifndef NC_FIXED_ROUND
+#define NC_FIXED_ROUND -1
+#endif
+#ifndef NC_FIXED_LAYOUT
+#define NC_FIXED_LAYOUT -1
+#endif
+#ifndef NC_LDC
+#define NC_LDC 0
+#endif
+constexpr int kFixedShift = NC_FIXED_SHIFT, kFixedRound = NC_FIXED_ROUND;
+constexpr int kFixedLayout = NC_FIXED_LAYOUT;
+constexpr bool kLanesDivideChannels = NC_LDC != 0;
+
+// A job the specialised accelerator runs: its fixed settings, C a multiple of the lanes.
+void conform(AccelJob& j, const AccelShape& s) {
+  if (kFixedShift >= 0) j.settings.shift = kFixedShift;
+  if (kFixedRound >= 0) j.settings.rounding = static_cast<Rounding>(kFixedRound);
+  if (kFixedLayout >= 0) j.layout = static_cast<Layout>(kFixedLayout);
+  if (kLanesDivideChannels) {
+    const int L = s.lanes;
+    j.channels = std::min((j.channels + L - 1) / L * L, s.max_channels / L * L);
+  }
+}
+
 AccelJob random_job(std::mt19937_64& rng, const AccelShape& s, std::uint64_t max_elems) {
   const ArithSpec a = s.arith();
   AccelJob j;
@@ -50,6 +78,9 @@ AccelJob random_job(std::mt19937_64& rng, const AccelShape& s, std::uint64_t max
   st.hi = a.y_max();
   if (std::uniform_int_distribution<int>(0, 2)(rng) == 0)
     st.lo = std::max<std::int64_t>(0, a.y_min());
+  conform(j, s);
+  while (j.outer > 1 && j.elements() > max_elems) --j.outer;
+  while (j.inner > 1 && j.elements() > max_elems) j.inner /= 2;
   j.scale.resize(static_cast<std::size_t>(j.channels));
   j.shift.resize(static_cast<std::size_t>(j.channels));
   for (int c = 0; c < j.channels; ++c) {
@@ -242,6 +273,31 @@ TEST(Accel, InvalidJobsRejectedWithoutBusTraffic) {
   const int aw = s.arith().acc_bits();
   if (aw < (1 << R::MODE_SHIFT_WIDTH) - 1) {
     cases.push_back({"R > accumulator", 3, [&](AccelJob& j) { j.settings.shift = aw + 1; }, {}});
+  }
+  // A specialised accelerator: ERR_UNSUPPORTED (10) for a job it is not built for.
+  if (kFixedShift >= 0) {
+    const int r = kFixedShift > 0 ? kFixedShift - 1 : 1;
+    cases.push_back(
+        {"R other than the fixed one", 10, [r](AccelJob& j) { j.settings.shift = r; }, {}});
+  }
+  if (kFixedRound >= 0) {
+    cases.push_back(
+        {"rounding other than the fixed one",
+         10,
+         [](AccelJob& j) { j.settings.rounding = static_cast<Rounding>((kFixedRound + 1) % 4); },
+         {}});
+  }
+  if (kFixedLayout >= 0) {
+    cases.push_back({"layout other than the fixed one",
+                     10,
+                     [](AccelJob& j) { j.layout = static_cast<Layout>(1 - kFixedLayout); },
+                     {}});
+  }
+  if (kLanesDivideChannels && s.lanes > 1) {
+    cases.push_back({"C not a multiple of the lanes",
+                     10,
+                     [&](AccelJob& j) { j.channels = j.channels - 1 > 0 ? j.channels - 1 : 1; },
+                     {}});
   }
   if (s.addr_bits < 64) {
     cases.push_back({"beyond the address width",

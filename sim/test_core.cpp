@@ -16,6 +16,39 @@ namespace {
 
 std::uint64_t g_cycles = 0, g_elements = 0, g_jobs = 0, g_mismatches = 0;
 
+// Specialisation (normcore gen --fixed-shift/--fixed-rounding/--fixed-layout/
+// --lanes-divide-channels): -1 / 0 when the setting is per job.
+#ifndef NC_FIXED_SHIFT
+#define NC_FIXED_SHIFT -1
+#endif
+#ifndef NC_FIXED_ROUND
+#define NC_FIXED_ROUND -1
+#endif
+#ifndef NC_FIXED_LAYOUT
+#define NC_FIXED_LAYOUT -1
+#endif
+#ifndef NC_LDC
+#define NC_LDC 0
+#endif
+constexpr int kFixedShift = NC_FIXED_SHIFT, kFixedRound = NC_FIXED_ROUND;
+constexpr int kFixedLayout = NC_FIXED_LAYOUT;
+constexpr bool kLanesDivideChannels = NC_LDC != 0;
+
+// C rounded up to a multiple of the lanes when the core needs one (within the table).
+std::int64_t conform_channels(std::int64_t c, const CoreShape& s) {
+  if (!kLanesDivideChannels) return c;
+  const std::int64_t L = s.lanes;
+  c = (c + L - 1) / L * L;
+  return c > s.max_channels ? s.max_channels / L * L : c;
+}
+
+// A job this core can run: its fixed settings replace the random ones.
+void conform_settings(CoreJob& j) {
+  if (kFixedShift >= 0) j.settings.shift = kFixedShift;
+  if (kFixedRound >= 0) j.settings.rounding = static_cast<Rounding>(kFixedRound);
+  if (kFixedLayout >= 0) j.layout = static_cast<Layout>(kFixedLayout);
+}
+
 struct JobData {
   CoreJob job;
   std::vector<std::int64_t> scale, shift, x;
@@ -40,7 +73,7 @@ JobData random_job(std::mt19937_64& rng, const CoreShape& s, std::size_t max_ele
   std::int64_t c = pick({1, 2, L - 1, L, L + 1, 2 * L + 3, 0, 0});
   if (c == 0) c = std::uniform_int_distribution<std::int64_t>(1, 3 * L + 7)(rng);
   if (std::uniform_int_distribution<int>(0, 9)(rng) == 0) c = s.max_channels;
-  c = std::clamp<std::int64_t>(c, 1, s.max_channels);
+  c = conform_channels(std::clamp<std::int64_t>(c, 1, s.max_channels), s);
   std::int64_t hw = pick({1, 2, 3, L - 1, L, L + 1, 0, 0});
   if (hw == 0) hw = std::uniform_int_distribution<std::int64_t>(1, 60)(rng);
   const std::int64_t hw_max = (s.inner_bits >= 40) ? (1LL << 40) : ((1LL << s.inner_bits) - 1);
@@ -92,6 +125,7 @@ JobData random_job(std::mt19937_64& rng, const CoreShape& s, std::size_t max_ele
       break;
     }
   }
+  conform_settings(d.job);
   d.scale.resize(static_cast<std::size_t>(c));
   d.shift.resize(static_cast<std::size_t>(c));
   for (std::size_t i = 0; i < d.scale.size(); ++i) {
@@ -292,26 +326,85 @@ TEST(Cosim, RoundingTiesAndExtremes) {
   xs.push_back(a.x_max());
   const std::int64_t scales[] = {1, -1, 3, a.s_max(), a.s_min()};
   const std::int64_t shifts[] = {0, 1, -1, a.b_max(), a.b_min()};
+  // C = 5 (a multiple of the lanes on a core that needs one: the five repeat).
+  const auto chans = static_cast<int>(conform_channels(5, drv.shape()));
   for (int mode = 0; mode < 4 && !HasFailure(); ++mode) {
+    if (kFixedRound >= 0 && mode != kFixedRound) continue;  // a specialised core: its one mode
     for (int r : {0, 1, 2, a.sw, a.acc_bits()}) {
+      if (kFixedShift >= 0) r = kFixedShift;
       JobData d;
-      d.job.channels = 5;
-      d.job.inner = 1;
-      d.job.layout = Layout::nhwc;
+      d.job.channels = chans;
+      d.job.inner = 1;  // nchw and nhwc are the same order at HW = 1
+      d.job.layout = kFixedLayout >= 0 ? static_cast<Layout>(kFixedLayout) : Layout::nhwc;
       d.job.settings.shift = r;
       d.job.settings.rounding = static_cast<Rounding>(mode);
       d.job.settings.lo = a.y_min();
       d.job.settings.hi = a.y_max();
-      d.scale.assign(std::begin(scales), std::end(scales));
-      d.shift.assign(std::begin(shifts), std::end(shifts));
+      for (int c = 0; c < chans; ++c) {
+        d.scale.push_back(scales[c % 5]);
+        d.shift.push_back(shifts[c % 5]);
+      }
       // Every x meets every channel: repeat each input once per channel.
       for (std::int64_t x : xs) {
-        for (int c = 0; c < 5; ++c) d.x.push_back(x);
+        for (int c = 0; c < chans; ++c) d.x.push_back(x);
       }
       run_job(drv, d, 0.1, 0.1);
-      if (HasFailure()) break;
+      if (HasFailure() || kFixedShift >= 0) break;
     }
   }
+  g_cycles += drv.cycle();
+}
+
+// A specialised core rejects (cfg_error_o, stream closed) every job that differs from a fixed
+// setting, as CoreConfig::check_job, ERR_UNSUPPORTED and the ref device do; then runs a good one.
+TEST(Cosim, UnsupportedJobsAreRejected) {
+  CoreDriver drv(NC_SEED + 5);
+  drv.reset();
+  const auto good = random_job(drv.rng(), drv.shape(), 500);
+  std::vector<CoreJob> bad;
+  if (kFixedShift >= 0) {
+    for (int r : {kFixedShift - 1, kFixedShift + 1}) {
+      if (r < 0 || r > drv.shape().arith().acc_bits()) continue;
+      CoreJob b = good.job;
+      b.settings.shift = r;
+      bad.push_back(b);
+    }
+  }
+  if (kFixedRound >= 0) {
+    for (int m = 0; m < 4; ++m) {
+      if (m == kFixedRound) continue;
+      CoreJob b = good.job;
+      b.settings.rounding = static_cast<Rounding>(m);
+      bad.push_back(b);
+    }
+  }
+  if (kFixedLayout >= 0) {
+    CoreJob b = good.job;
+    b.layout = static_cast<Layout>(1 - kFixedLayout);
+    bad.push_back(b);
+  }
+  if (kLanesDivideChannels && drv.shape().lanes > 1) {
+    const int L = drv.shape().lanes;
+    for (int c : {1, L - 1, L + 1, 2 * L - 1, drv.shape().max_channels}) {
+      if (c < 1 || c > drv.shape().max_channels || c % L == 0) continue;
+      CoreJob b = good.job;
+      b.channels = c;
+      bad.push_back(b);
+    }
+  }
+  if (kFixedShift < 0 && kFixedRound < 0 && kFixedLayout < 0 && !kLanesDivideChannels) {
+    GTEST_SKIP() << "not a specialised core";
+  }
+  EXPECT_FALSE(bad.empty());
+  for (const auto& job : bad) {
+    EXPECT_EQ(drv.configure(job), -1)
+        << "C=" << job.channels << " " << to_string(job.layout) << " R=" << job.settings.shift
+        << " " << to_string(job.settings.rounding);
+    EXPECT_TRUE(drv.top().cfg_error_o);
+    EXPECT_FALSE(drv.top().s_axis_tready);
+  }
+  run_job(drv, good, 0.1, 0.1);
+  EXPECT_FALSE(drv.top().cfg_error_o);
   g_cycles += drv.cycle();
 }
 

@@ -127,6 +127,13 @@ Job random_job(std::mt19937_64& rng, const DeviceConfig& c, std::uint64_t max_el
   j.settings.rounding = static_cast<Rounding>(uni(0, 3));
   j.settings.lo = a.y_min();
   j.settings.hi = a.y_max();
+  // A specialised device (nc_spec): a job it runs (its fixed settings, C a multiple of lanes).
+  const CoreConfig& k = c.accel.core;
+  if (k.has_fixed_shift()) j.settings.shift = k.fixed_shift;
+  if (k.has_fixed_rounding()) j.settings.rounding = parse_rounding(k.fixed_rounding);
+  if (k.has_fixed_layout()) j.layout = parse_layout(k.fixed_layout);
+  if (k.lanes_divide_channels) j.channels = std::max(1, j.channels / k.lanes) * k.lanes;
+  while (j.outer > 1 && j.elements() > max_elements) --j.outer;
   const int bbits = std::min(a.bw, a.sw + a.xw);
   for (int ch = 0; ch < j.channels; ++ch) {
     j.scale.push_back(uni(a.s_min(), a.s_max()));

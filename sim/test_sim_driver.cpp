@@ -149,4 +149,50 @@ TEST(SimDriver, MemoryErrorAndHangThroughTheDriver) {
   EXPECT_EQ(sim.stats().timeouts, 1u);
 }
 
+// The specialised device (nc_spec): the RTL (sim) and the ref device give the same ERR_CODE for
+// every job, those the core is not built for (ERR_UNSUPPORTED) included, and CoreConfig's
+// check_job is the rule both follow.
+TEST(SimDriver, SpecialisedDeviceRejectsAsRef) {
+  struct Case {
+    std::uint32_t c, layout, rounding, shift;
+  };
+  const Case cases[] = {{8, 1, 2, 10}, {8, 1, 2, 11}, {8, 1, 0, 10}, {8, 0, 2, 10},
+                        {6, 1, 2, 10}, {0, 1, 2, 9},  {8, 1, 2, 9},  {4, 1, 2, 10}};
+  std::vector<std::uint32_t> codes[2];
+  for (int k = 0; k < 2; ++k) {
+    auto d = open_device((k == 0 ? "sim:" : "ref:") + manifest("nc_spec"));
+    const Manifest& m = d->manifest();
+    auto wr = [&](const char* reg, std::uint64_t v) {
+      d->write32(m.offset(reg), static_cast<std::uint32_t>(v));
+    };
+    auto put = [&](const char* reg, const char* f, std::uint64_t v) {
+      return m.field(reg, f).put(0, v);
+    };
+    auto in = d->alloc(4096, 4096), out = d->alloc(4096, 4096), prm = d->alloc(4096, 4096);
+    for (const auto& c : cases) {
+      wr("CHANNELS", c.c);
+      wr("INNER", 2);
+      wr("OUTER", 3);
+      wr("MODE", put("MODE", "layout", c.layout) | put("MODE", "rounding", c.rounding) |
+                     put("MODE", "shift", c.shift));
+      wr("SRC_LO", in->device_address());
+      wr("DST_LO", out->device_address());
+      wr("PARAM_LO", prm->device_address());
+      wr("CTRL",
+         put("CTRL", "start", 1) | put("CTRL", "irq_en_done", 1) | put("CTRL", "irq_en_error", 1));
+      ASSERT_TRUE(d->wait_irq(5s));
+      codes[k].push_back(m.field("ERR_CODE", "code").get(d->read32(m.offset("ERR_CODE"))));
+      wr("IRQ_STATUS", put("IRQ_STATUS", "done", 1) | put("IRQ_STATUS", "error", 1));
+      const bool fits = m.config.accel.core
+                            .check_job(static_cast<int>(c.shift), static_cast<Rounding>(c.rounding),
+                                       static_cast<Layout>(c.layout), c.c)
+                            .empty();
+      if (c.c != 0) {
+        EXPECT_EQ(codes[k].back(), fits ? 0u : 10u) << "C=" << c.c << " R=" << c.shift;
+      }
+    }
+  }
+  EXPECT_EQ(codes[0], codes[1]);
+}
+
 }  // namespace

@@ -81,7 +81,8 @@ std::vector<GeneratedFile> render_accel(const AccelConfig& cfg) {
                                                       {"overlap", AccelError::overlap},
                                                       {"read", AccelError::read},
                                                       {"write", AccelError::write},
-                                                      {"core", AccelError::core}};
+                                                      {"core", AccelError::core},
+                                                      {"unsupported", AccelError::unsupported}};
   for (const auto& [k, v] : codes) errors[k] = static_cast<int>(v);
   nlohmann::json man{
       {"generator", "normcore-gen"},

@@ -3,6 +3,7 @@
 // core set-up, the parameter DMA and the data DMA; errors and SOFT RESET drain and flush.
 #include "accel_internal.hpp"
 #include "rtl_util.hpp"
+#include "specialise.hpp"
 
 namespace normcore::gen::accel_detail {
 
@@ -175,6 +176,23 @@ Expr in_window(const Ctx& x, const Expr& start, const Expr& end) {
   return e;
 }
 
+// A job this specialised core cannot run (CoreConfig::check_job): R, rounding or layout other
+// than the fixed ones, or C not a multiple of LANES. 0 for a core with nothing fixed.
+Expr unsupported(const Ctx& x) {
+  const auto& core = x.c.core;
+  std::vector<Expr> bad;
+  if (core.has_fixed_shift()) {
+    bad.push_back(ex::ne(x.r("shift_q"), lit(core.rshift_bits(), u(core.fixed_shift))));
+  }
+  if (core.has_fixed_rounding())
+    bad.push_back(ex::ne(x.r("round_q"), lit(2, spec::rounding_code(core))));
+  if (core.has_fixed_layout())
+    bad.push_back(ex::ne(x.r("layout_q"), lit(1, spec::layout_code(core))));
+  if (core.lanes_divide_channels && core.lanes > 1)
+    bad.push_back(~spec::multiple_of(x.r("ch_q"), core.lanes));
+  return bad.empty() ? lit(1, 0) : ex::all_or(bad);
+}
+
 void validation(Ctx& x) {
   Module& m = x.m;
   const auto& core = x.c.core;
@@ -207,11 +225,13 @@ void validation(Ctx& x) {
     ov = ov & ex::ne(x.r("src_q"), x.r("dst_q"));  // in place is safe when YW <= XW
   }
   m.assign(m.wire("overlap", 1), ov);
+  m.assign(m.wire("unsupported", 1), unsupported(x));
   Expr cc = lit(8, 0);
   const std::pair<const char*, AccelError> checks[] = {
       {"overlap", AccelError::overlap},       {"bad_window", AccelError::window},
-      {"misaligned", AccelError::misaligned}, {"bad_shift", AccelError::bad_shift},
-      {"zero_len", AccelError::zero_length},  {"bad_chan", AccelError::bad_channels}};
+      {"misaligned", AccelError::misaligned}, {"unsupported", AccelError::unsupported},
+      {"bad_shift", AccelError::bad_shift},   {"zero_len", AccelError::zero_length},
+      {"bad_chan", AccelError::bad_channels}};
   for (const auto& [w, e] : checks) cc = ex::mux(x.r(w), code(e), cc);  // first check wins
   m.assign(m.wire("check_code", 8), cc);
 }

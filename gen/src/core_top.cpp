@@ -4,6 +4,7 @@
 
 #include "core_internal.hpp"
 #include "normcore/gen/ref_designs.hpp"
+#include "specialise.hpp"
 
 namespace normcore::gen::core {
 
@@ -56,7 +57,24 @@ void top_ports(Module& m, const CoreConfig& c, const Variant& v) {
   m.out("m_axis_tlast", 1);
 }
 
-// cfg_ok: the configuration's checks (registered into ok_q, acted on in the check cycle).
+// The job's layout bit: cfg_layout_i, or the fixed layout as a constant (--fixed-layout).
+Expr job_layout(const Module& m, const CoreConfig& c) {
+  return c.has_fixed_layout() ? lit(1, spec::layout_code(c)) : m.ref("cfg_layout_i");
+}
+bool fixed_nhwc(const CoreConfig& c) {
+  return c.has_fixed_layout() && spec::layout_code(c) == 1;
+}
+bool fixed_nchw(const CoreConfig& c) {
+  return c.has_fixed_layout() && spec::layout_code(c) == 0;
+}
+// layout ? nhwc : nchw, folded when the layout is fixed.
+Expr by_layout(const Module& m, const CoreConfig& c, const Expr& nhwc, const Expr& nchw) {
+  if (c.has_fixed_layout()) return fixed_nhwc(c) ? nhwc : nchw;
+  return mux(m.ref("cfg_layout_i"), nhwc, nchw);
+}
+
+// cfg_ok: the configuration's checks (registered into ok_q, acted on in the check cycle). A
+// specialised core also checks the job against its fixed settings (CoreConfig::check_job).
 Expr config_ok(const Module& m, const CoreConfig& c, const Variant& v) {
   const int cw = c.chan_bits(), hw = c.inner_bits, rw = v.rw;
   Expr ok = ex::ne(m.ref("cfg_channels_i"), lit(cw, 0)) & ex::ne(m.ref("cfg_inner_i"), lit(hw, 0));
@@ -68,7 +86,16 @@ Expr config_ok(const Module& m, const CoreConfig& c, const Variant& v) {
     if (k1max != (1 << v.k1w) - 1)
       ok = ok & ex::le(m.ref("cfg_k1_i"), lit(v.k1w, static_cast<U>(k1max)));
   }
-  if (v.aw != (1 << rw) - 1) ok = ok & ex::le(m.ref("cfg_shift_i"), lit(rw, static_cast<U>(v.aw)));
+  if (c.has_fixed_shift()) {
+    ok = ok & ex::eq(m.ref("cfg_shift_i"), lit(rw, static_cast<U>(c.fixed_shift)));
+  } else if (v.aw != (1 << rw) - 1) {
+    ok = ok & ex::le(m.ref("cfg_shift_i"), lit(rw, static_cast<U>(v.aw)));
+  }
+  if (c.has_fixed_rounding())
+    ok = ok & ex::eq(m.ref("cfg_round_i"), lit(2, spec::rounding_code(c)));
+  if (c.has_fixed_layout()) ok = ok & ex::eq(m.ref("cfg_layout_i"), lit(1, spec::layout_code(c)));
+  if (c.lanes_divide_channels && c.lanes > 1)
+    ok = ok & spec::multiple_of(m.ref("cfg_channels_i"), c.lanes);
   return ok;
 }
 
@@ -76,44 +103,67 @@ Expr config_ok(const Module& m, const CoreConfig& c, const Variant& v) {
 Expr config_ge0(const Module& m, const CoreConfig& c) {
   const int hw = c.inner_bits, nb = c.lane_count_bits();
   const long long L = c.lanes;
-  const Expr layout = m.ref("cfg_layout_i"), inner = m.ref("cfg_inner_i");
+  const Expr inner = m.ref("cfg_inner_i");
+  if (fixed_nhwc(c)) return lit(1, 1);
   if (hw <= nb) {
-    return L >= (1LL << hw) - 1 ? lit(1, 1) : layout | ex::le(inner, lit(hw, static_cast<U>(L)));
+    if (L >= (1LL << hw) - 1) return lit(1, 1);
+    const Expr le = ex::le(inner, lit(hw, static_cast<U>(L)));
+    return fixed_nchw(c) ? le : job_layout(m, c) | le;
   }
   const Expr lo_le =
       L == (1LL << nb) - 1 ? lit(1, 1) : ex::le(slice(inner, 0, nb), lit(nb, static_cast<U>(L)));
-  return layout | (ex::eq(slice(inner, nb, hw - nb), lit(hw - nb, 0)) & lo_le);
+  const Expr small = ex::eq(slice(inner, nb, hw - nb), lit(hw - nb, 0)) & lo_le;
+  return fixed_nchw(c) ? small : job_layout(m, c) | small;
 }
 
-// The configuration latched with start_i (the statements of `if (start_fire)`).
+// The configuration latched with start_i (the statements of `if (start_fire)`). Settings the
+// core is specialised to are latched as constants, not from cfg_*.
 Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
   const int hw = c.inner_bits, nb = c.lane_count_bits(), cw = c.chan_bits();
-  const Expr layout = m.ref("cfg_layout_i"), inner = m.ref("cfg_inner_i");
+  const Expr inner = m.ref("cfg_inner_i");
   Block latch{assign(m.ref("ok_q"), m.ref("cfg_ok")),
-              assign(m.ref("ch_q"), m.ref("cfg_channels_i")),
-              assign(m.ref("stride_q"), mux(layout, lit(hw, 1), inner)),
-              assign(m.ref("shift_q"), m.ref("cfg_shift_i")),
-              assign(m.ref("round_q"), m.ref("cfg_round_i")),
-              assign(m.ref("lo_q"), m.ref("cfg_lo_i")),
-              assign(m.ref("hi_q"), m.ref("cfg_hi_i"))};
+              assign(m.ref("ch_q"), m.ref("cfg_channels_i"))};
+  latch.push_back(assign(m.ref("stride_q"), by_layout(m, c, lit(hw, 1), inner)));
+  latch.push_back(assign(m.ref("shift_q"), c.has_fixed_shift()
+                                               ? lit(v.rw, static_cast<U>(c.fixed_shift))
+                                               : m.ref("cfg_shift_i")));
+  latch.push_back(assign(m.ref("round_q"), c.has_fixed_rounding() ? lit(2, spec::rounding_code(c))
+                                                                  : m.ref("cfg_round_i")));
+  latch.push_back(assign(m.ref("lo_q"), m.ref("cfg_lo_i")));
+  latch.push_back(assign(m.ref("hi_q"), m.ref("cfg_hi_i")));
   if (v.dec) latch.push_back(assign(m.ref("k1_q"), m.ref("cfg_k1_i")));
   if (hw > nb) {
     const Expr s_big = m.reg(
         "s_big_q", 1, "S >= 2^" + std::to_string(nb) + " (u_step compares only the low bits)");
-    latch.push_back(assign(s_big, ~layout & ex::ne(slice(inner, nb, hw - nb), lit(hw - nb, 0))));
+    const Expr big = ex::ne(slice(inner, nb, hw - nb), lit(hw - nb, 0));
+    latch.push_back(assign(s_big, fixed_nhwc(c)   ? lit(1, 0)
+                                  : fixed_nchw(c) ? big
+                                                  : ~m.ref("cfg_layout_i") & big));
   }
   const Expr chm1 = m.reg("chm1_q", cw, "C - 1");
   latch.push_back(assign(chm1, m.ref("cfg_channels_i") - lit(cw, 1)));
   const int ml0 = c.chan_low_bits();
   const Expr sm1 = m.reg("sm1_q", ml0, "S - 1, low bits (the walker's r < L)");
-  latch.push_back(assign(sm1, mux(layout, lit(ml0, 0), slice(inner, 0, ml0) - lit(ml0, 1))));
+  latch.push_back(assign(sm1, by_layout(m, c, lit(ml0, 0), slice(inner, 0, ml0) - lit(ml0, 1))));
   const Expr ge0 = m.reg("ge0_q", 1, "L >= S: u_step's first compare");
   latch.push_back(assign(ge0, config_ge0(m, c)));
   return latch;
 }
 
+// The latched job settings. A fixed one (specialised) is loaded with its constant at start
+// instead of from cfg_*: a flop with a constant D, which synthesis removes together with the
+// logic it fed (a localparam would leave always @* blocks that read only constants, which
+// event-driven simulators such as Icarus never evaluate).
+void job_settings(Module& m, const CoreConfig& c, const Variant& v) {
+  m.reg("stride_q", c.inner_bits,
+        fixed_nhwc(c) ? "S = 1: fixed layout nhwc (a constant)" : "S: HW (nchw) or 1 (nhwc)");
+  m.reg("shift_q", v.rw, c.has_fixed_shift() ? "R: fixed (a constant)" : "");
+  if (v.dec) m.reg("k1_q", v.k1w);
+  m.reg("round_q", 2, c.has_fixed_rounding() ? "rounding: fixed " + c.fixed_rounding : "");
+}
+
 States top_config(Module& m, const CoreConfig& c, const Variant& v) {
-  const int L = c.lanes, cw = c.chan_bits(), hw = c.inner_bits, yw = c.arith.yw;
+  const int L = c.lanes, cw = c.chan_bits(), yw = c.arith.yw;
   m.section("Job configuration and set-up");
   const auto sv = m.states({"S_UNCONF", "S_SETUP", "S_RUN", "S_CHECK"}, "set-up states");
   const States s{sv[0], sv[1], sv[2], sv[3]};
@@ -121,10 +171,7 @@ States top_config(Module& m, const CoreConfig& c, const Variant& v) {
   const Expr st_d = m.reg("st_d", 2);
   const Expr err = m.reg("err_q", 1), err_d = m.reg("err_d", 1);
   m.reg("ch_q", cw);
-  m.reg("stride_q", hw, "S: HW (nchw) or 1 (nhwc)");
-  m.reg("shift_q", v.rw);
-  if (v.dec) m.reg("k1_q", v.k1w);
-  m.reg("round_q", 2);
+  job_settings(m, c, v);
   m.reg("lo_q", yw);
   m.reg("hi_q", yw);
   const Expr start_fire = m.wire("start_fire", 1), cfg_ok = m.wire("cfg_ok", 1);

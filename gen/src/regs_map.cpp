@@ -31,6 +31,10 @@ Version parse_version(const std::string& text) {
   return v;
 }
 
+std::uint64_t spec_rounding(const CoreConfig& c) {
+  return static_cast<std::uint64_t>(parse_rounding(c.fixed_rounding));
+}
+
 Field ro_const(std::string name, int lsb, int width, std::uint64_t value, std::string desc) {
   return Field{std::move(name), lsb, width, Access::ro, value, std::move(desc), true};
 }
@@ -81,7 +85,8 @@ void ident_and_caps(MapBuilder& b, const AccelConfig& cfg) {
        ro_const("in_signed", 14, 1, a.x_signed ? 1 : 0, "input is two's complement"),
        ro_const("out_bits", 16, 6, static_cast<std::uint64_t>(a.yw), "output element bits"),
        ro_const("out_signed", 22, 1, a.y_signed ? 1 : 0, "output is two's complement"),
-       ro_const("round_modes", 24, 4, 0xF,
+       ro_const("round_modes", 24, 4,
+                c.has_fixed_rounding() ? std::uint64_t{1} << spec_rounding(c) : 0xF,
                 "supported rounding modes, bit per mode (floor, half_up, half_even, half_away)")});
   b.add("CAPS1", 0x00C, "Capabilities: channel table",
         {ro_const("max_channels", 0, 17, static_cast<std::uint64_t>(c.max_channels),
@@ -102,6 +107,18 @@ void ident_and_caps(MapBuilder& b, const AccelConfig& cfg) {
        ro_const("inner_bits", 16, 6, static_cast<std::uint64_t>(c.inner_bits), "INNER.value bits"),
        ro_const("param_entry_bytes", 24, 5, static_cast<std::uint64_t>(cfg.param_entry_bytes()),
                 "bytes per parameter entry in memory ({b, s}, s in the low bits)")});
+  const std::uint64_t layouts =
+      c.has_fixed_layout() ? std::uint64_t{1} << (c.fixed_layout == "nhwc" ? 1 : 0) : 3;
+  b.add("CAPS4", 0x018,
+        "Capabilities: specialisation (job settings fixed when generated; others: ERR_UNSUPPORTED)",
+        {ro_const("layouts", 0, 2, layouts, "supported layouts, bit per layout (nchw, nhwc)"),
+         ro_const("c_multiple_of_lanes", 2, 1, c.lanes_divide_channels ? 1 : 0,
+                  "CHANNELS must be a multiple of CAPS0.lanes"),
+         ro_const("shift_fixed", 3, 1, c.has_fixed_shift() ? 1 : 0,
+                  "MODE.shift must equal fixed_shift"),
+         ro_const("fixed_shift", 8, 7,
+                  c.has_fixed_shift() ? static_cast<std::uint64_t>(c.fixed_shift) : 0,
+                  "the one R this core runs (when shift_fixed)")});
 }
 
 // Control and status.
@@ -119,7 +136,10 @@ void control_and_status(MapBuilder& b) {
         {w1c("done", 0, 1, "a job completed (write 1 to clear)"),
          w1c("error", 1, 1, "a job stopped with an error (write 1 to clear)")});
   b.add("ERR_CODE", 0x02C, "Error code of the last failed job",
-        {ro_in("code", 0, 8, "0: none; see the accelerator documentation for the codes")});
+        {ro_in("code", 0, 8,
+               "0 none, 1 bad_channels, 2 zero_length, 3 bad_shift, 4 misaligned, 5 window, "
+               "6 overlap, 7 read, 8 write, 9 core, 10 unsupported (a job this specialised core "
+               "is not built for, see CAPS4)")});
   b.whole_ro("ERR_ADDR_LO", 0x030, "Failing address, bits 31:0");
   b.whole_ro("ERR_ADDR_HI", 0x034, "Failing address, bits 63:32");
 }
@@ -136,11 +156,20 @@ void job_settings(MapBuilder& b, const CoreConfig& c) {
   b.add("INNER", 0x044, "Inner size HW (elements per channel and image)",
         {rw("value", 0, c.inner_bits, 1, "HW >= 1")});
   b.whole_rw("OUTER", 0x048, 1, "Outer size N (images)", "N >= 1");
+  // A specialised core resets MODE to its fixed settings, so a job that leaves MODE alone runs.
+  const std::string only = " (this core: only ";
   b.add("MODE", 0x04C, "Job mode",
-        {rw("layout", 0, 1, 0, "0: NCHW, 1: NHWC"),
-         rw("rounding", 4, 2, static_cast<std::uint64_t>(Rounding::half_even),
-            "0: floor, 1: half_up, 2: half_even, 3: half_away"),
-         rw("shift", 8, c.rshift_bits(), 0, "right shift R, 0.." + std::to_string(c.acc_bits()))});
+        {rw("layout", 0, 1, c.has_fixed_layout() && c.fixed_layout == "nhwc" ? 1 : 0,
+            "0: NCHW, 1: NHWC" + (c.has_fixed_layout() ? only + c.fixed_layout + ")" : "")),
+         rw("rounding", 4, 2,
+            c.has_fixed_rounding() ? spec_rounding(c)
+                                   : static_cast<std::uint64_t>(Rounding::half_even),
+            "0: floor, 1: half_up, 2: half_even, 3: half_away" +
+                (c.has_fixed_rounding() ? only + c.fixed_rounding + ")" : "")),
+         rw("shift", 8, c.rshift_bits(),
+            c.has_fixed_shift() ? static_cast<std::uint64_t>(c.fixed_shift) : 0,
+            "right shift R, 0.." + std::to_string(c.acc_bits()) +
+                (c.has_fixed_shift() ? only + std::to_string(c.fixed_shift) + ")" : ""))});
   b.add("CLAMP_LO", 0x050, "Lower clamp bound",
         {rw("value", 0, yw, y_bits(a.y_min()),
             "lo, " + std::string(a.y_signed ? "two's complement" : "unsigned"))});

@@ -30,6 +30,13 @@ constexpr ConfigField int_field(const char* key, const char* option, G group, lo
   return ConfigField{key, option, K::integer, group, lo, hi, pow2, "", help, ref, nullptr, nullptr};
 }
 
+// A specialisation field: optional in manifests (older ones read as "not fixed").
+constexpr ConfigField spec_field(ConfigField f) {
+  f.optional_in_manifest = true;
+  f.may_be_empty = f.kind == K::string;
+  return f;
+}
+
 // The one table. Ranges are the generator's: the RTL is only built (and tested) inside them.
 const ConfigField kSchema[] = {
     {"name", "--name", K::string, G::core, 0, 0, false, "",
@@ -61,6 +68,20 @@ const ConfigField kSchema[] = {
               [](AccelConfig& a) { return &a.core.pipeline; }),
     {"target", "--target", K::string, G::core, 0, 0, false, "generic|ice40|xilinx|asic",
      "Mapping target", nullptr, nullptr, [](AccelConfig& a) { return &a.core.target; }},
+    spec_field(int_field("fixed_shift", "--fixed-shift", G::core, -1, 64, false,
+                         "Specialise: every job's R is this (at most the accumulator width); "
+                         "-1 = R set per job",
+                         [](AccelConfig& a) { return &a.core.fixed_shift; })),
+    spec_field({"fixed_rounding", "--fixed-rounding", K::string, G::core, 0, 0, false,
+                "floor|half_up|half_even|half_away",
+                "Specialise: the one rounding mode every job uses (empty = set per job)", nullptr,
+                nullptr, [](AccelConfig& a) { return &a.core.fixed_rounding; }}),
+    spec_field({"fixed_layout", "--fixed-layout", K::string, G::core, 0, 0, false, "nchw|nhwc",
+                "Specialise: the one layout every job uses (empty = set per job)", nullptr, nullptr,
+                [](AccelConfig& a) { return &a.core.fixed_layout; }}),
+    spec_field({"lanes_divide_channels", "--lanes-divide-channels", K::boolean, G::core, 0, 0,
+                false, "", "Specialise: every job's channel count C is a multiple of --lanes",
+                nullptr, [](AccelConfig& a) { return &a.core.lanes_divide_channels; }, nullptr}),
     int_field("bus_bits", "--bus-bits", G::accel, 32, 512, true, "Accelerator: AXI4 data width",
               [](AccelConfig& a) { return &a.bus_bits; }),
     int_field("addr_bits", "--addr-bits", G::accel, 32, 64, false,
@@ -88,11 +109,14 @@ std::string check_name(const std::string& name, FieldNames names) {
             : field_name("name", names) + ": '" + name + "' is not a Verilog identifier";
 }
 
-// Checks the fields of one group, in table order; then the string fields.
+// Checks the fields of one group that have a range or choices, in table order.
 std::string check_group(AccelConfig c, G group, FieldNames names) {  // a copy: non-const refs
   for (const auto& f : kSchema) {
-    if (f.group != group || f.kind != K::integer) continue;
-    if (auto msg = f.check(*f.int_ref(c), names); !msg.empty()) return msg;
+    if (f.group != group) continue;
+    std::string msg;
+    if (f.kind == K::integer) msg = f.check(*f.int_ref(c), names);
+    if (f.kind == K::string && *f.choices != 0) msg = f.check(*f.str_ref(c), names);
+    if (!msg.empty()) return msg;
   }
   return {};
 }
@@ -109,7 +133,7 @@ void read_fields(const nlohmann::json& j, AccelConfig& a, bool accel, bool requi
     if (f.group == G::accel && !accel) continue;
     const std::string key = f.key;
     if (!j.contains(key)) {
-      if (require_all && key != "target") {
+      if (require_all && key != "target" && !f.optional_in_manifest) {
         throw std::invalid_argument("config: '" + key + "' is missing");
       }
       continue;
@@ -183,6 +207,24 @@ std::string ConfigField::check(long long v, FieldNames names) const {
   return {};
 }
 
+std::string ConfigField::check(const std::string& v, FieldNames names) const {
+  if (kind != K::string || *choices == 0 || (may_be_empty && v.empty())) return {};
+  std::vector<std::string> allowed;
+  std::string_view rest = choices;
+  for (std::size_t bar; (bar = rest.find('|')) != std::string_view::npos;
+       rest.remove_prefix(bar + 1))
+    allowed.emplace_back(rest.substr(0, bar));
+  allowed.emplace_back(rest);
+  for (const auto& a : allowed) {
+    if (v == a) return {};
+  }
+  std::string list = may_be_empty ? "empty, " : "";
+  for (std::size_t i = 0; i < allowed.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + allowed[i];
+  }
+  return name(names) + ": must be " + list + " (got '" + v + "')";
+}
+
 std::span<const ConfigField> config_schema() {
   return kSchema;
 }
@@ -207,10 +249,6 @@ std::string CoreConfig::check(FieldNames names) const {
   AccelConfig a;
   a.core = *this;
   if (auto msg = check_group(a, G::core, names); !msg.empty()) return msg;
-  if (default_pipeline(target) == 0) {
-    return field_name("target", names) + ": must be generic, ice40, xilinx or asic (got '" +
-           target + "')";
-  }
   if (acc_bits() > 64) {
     return field_name("in_bits", names) + "/" + field_name("scale_bits", names) + "/" +
            field_name("shift_bits", names) +
@@ -220,6 +258,40 @@ std::string CoreConfig::check(FieldNames names) const {
   if (arith.yw > acc_bits()) {
     return field_name("out_bits", names) + ": " + std::to_string(arith.yw) +
            " is wider than the accumulator (" + std::to_string(acc_bits()) + " bits)";
+  }
+  return check_specialisation(names);
+}
+
+std::string CoreConfig::check_specialisation(FieldNames names) const {
+  if (fixed_shift > acc_bits()) {
+    return field_name("fixed_shift", names) + ": " + std::to_string(fixed_shift) +
+           " exceeds the accumulator width (" + std::to_string(acc_bits()) + " bits)";
+  }
+  if (lanes_divide_channels && max_channels < lanes) {
+    return field_name("lanes_divide_channels", names) + ": " + field_name("max_channels", names) +
+           " " + std::to_string(max_channels) + " is below " + field_name("lanes", names) + " " +
+           std::to_string(lanes) + ", so no channel count is a multiple of the lanes";
+  }
+  return {};
+}
+
+std::string CoreConfig::check_job(int shift, Rounding rounding, Layout layout,
+                                  long long channels) const {
+  if (has_fixed_shift() && shift != fixed_shift) {
+    return "R: " + std::to_string(shift) + " differs from this core's fixed shift " +
+           std::to_string(fixed_shift) + " (fixed_shift)";
+  }
+  if (has_fixed_rounding() && to_string(rounding) != fixed_rounding) {
+    return "rounding: " + std::string(to_string(rounding)) +
+           " differs from this core's fixed rounding " + fixed_rounding + " (fixed_rounding)";
+  }
+  if (has_fixed_layout() && to_string(layout) != fixed_layout) {
+    return "layout: " + std::string(to_string(layout)) + " differs from this core's fixed layout " +
+           fixed_layout + " (fixed_layout)";
+  }
+  if (lanes_divide_channels && channels % lanes != 0) {
+    return "channels: " + std::to_string(channels) + " is not a multiple of this core's " +
+           std::to_string(lanes) + " lanes (lanes_divide_channels)";
   }
   return {};
 }

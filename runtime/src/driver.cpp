@@ -123,6 +123,15 @@ void check_fits(const detail::DriverCore& k, const ParamImage& image) {
   } catch (const Error& e) {
     throw DeviceError(e.what());
   }
+  // A specialised device (CAPS4, manifest fixed_*): R, rounding and C % LANES are known here;
+  // the layout is checked at submit (check_job_fits).
+  const CoreConfig& core = k.cfg().accel.core;
+  const Layout any = core.has_fixed_layout() ? parse_layout(core.fixed_layout) : Layout::nchw;
+  if (const auto e = core.check_job(image.job.shift, image.job.rounding, any,
+                                    static_cast<long long>(image.scale.size()));
+      !e.empty()) {
+    throw DeviceError("params: " + e + ": device " + k.dev->name() + " cannot run it");
+  }
   if (((k.info.round_modes >> static_cast<unsigned>(image.job.rounding)) & 1U) == 0) {
     throw DeviceError("params: rounding " + std::string(to_string(image.job.rounding)) +
                       " is not supported by device " + k.dev->name());
@@ -164,6 +173,12 @@ Params Accelerator::upload(const ParamImage& image) {
   const std::uint64_t c = image.scale.size();
   const auto maxc = static_cast<std::uint64_t>(core_->info.max_channels);
   prm->group_channels = ceil_div(c, ceil_div(c, maxc));
+  if (core_->cfg().accel.core.lanes_divide_channels) {
+    // Every group a multiple of LANES (C is one, check_fits): balanced groups of whole beats.
+    const auto l = static_cast<std::uint64_t>(core_->info.lanes);
+    const std::uint64_t beats = c / l, max_beats = maxc / l;
+    prm->group_channels = l * ceil_div(beats, ceil_div(beats, max_beats));
+  }
   std::lock_guard lk(core_->dev_mu);
   for (std::uint64_t c0 = 0; c0 < c; c0 += prm->group_channels) {
     prm->groups.push_back(write_group(*core_, image, c0, std::min(prm->group_channels, c - c0)));
@@ -172,6 +187,16 @@ Params Accelerator::upload(const ParamImage& image) {
 }
 
 namespace {
+
+// The run's layout against a device with a fixed layout (R, rounding and C: at upload).
+void check_job_fits(const detail::DriverCore& k, const detail::ParamsImpl& p, const JobShape& s) {
+  const CoreConfig& core = k.cfg().accel.core;
+  if (const auto e = core.check_job(p.image.job.shift, p.image.job.rounding, s.layout,
+                                    static_cast<long long>(s.c));
+      !e.empty()) {
+    throw DeviceError(e + ": device " + k.dev->name() + " cannot run it");
+  }
+}
 
 void check_shape(const detail::ParamsImpl& p, const JobShape& s) {
   if (s.n == 0 || s.c == 0 || s.hw == 0) {
@@ -273,6 +298,7 @@ Run Accelerator::submit(const Params& params, TensorView input, MutableTensorVie
     throw DeviceError("submit: parameters uploaded to another device");
   }
   check_shape(*params.impl_, shape);
+  check_job_fits(*core_, *params.impl_, shape);
   check_tensors(params.impl_->image, input, output, shape, options);
   auto r = std::make_shared<detail::RunShared>();
   r->params = params.impl_;
@@ -293,6 +319,7 @@ Run Accelerator::submit(const Params& params, const Buffer& input, const Buffer&
     throw DeviceError("submit: parameters or buffers belong to another device");
   }
   check_shape(*params.impl_, shape);
+  check_job_fits(*core_, *params.impl_, shape);
   check_zero_copy(*core_, *params.impl_, input, output, shape);
   auto r = std::make_shared<detail::RunShared>();
   r->params = params.impl_;

@@ -21,6 +21,16 @@ std::string DeviceInfo::describe() const {
     }
   }
   line("rounding", modes);
+  std::string lay;
+  for (int l = 0; l < 2; ++l) {
+    if ((layouts >> l) & 1U) {
+      lay += (lay.empty() ? "" : ", ") + std::string(to_string(static_cast<Layout>(l)));
+    }
+  }
+  line("layouts", lay);
+  line("shift R",
+       fixed_shift < 0 ? std::string("per job") : "fixed " + std::to_string(fixed_shift));
+  if (c_multiple_of_lanes) line("channels", "a multiple of " + std::to_string(lanes));
   line("parameters", "up to " + std::to_string(max_channels) + " channels, s " +
                          std::to_string(scale_bits) + " bits, b " + std::to_string(shift_bits) +
                          " bits, " + std::to_string(param_entry_bytes) + " bytes per entry");
@@ -28,14 +38,21 @@ std::string DeviceInfo::describe() const {
   line("memory", std::to_string(bus_bytes * 8) + "-bit AXI4, " + std::to_string(addr_bits) +
                      "-bit addresses, bursts of " + std::to_string(max_burst) + ", " +
                      std::to_string(outstanding) + " outstanding");
-  line("CAPS",
-       hex(caps[0], 8) + " " + hex(caps[1], 8) + " " + hex(caps[2], 8) + " " + hex(caps[3], 8));
+  line("CAPS", hex(caps[0], 8) + " " + hex(caps[1], 8) + " " + hex(caps[2], 8) + " " +
+                   hex(caps[3], 8) + " " + hex(caps[4], 8));
   return s;
 }
 
 namespace detail {
 
 namespace {
+
+bool has_reg(const Manifest& m, std::string_view name) {
+  for (const auto& r : m.registers) {
+    if (r.name == name) return true;
+  }
+  return false;
+}
 
 // Reads register `name`; appends to `mismatch` if it differs from the manifest's reset value.
 std::uint32_t read_checked(Device& dev, const char* name, std::string& mismatch) {
@@ -60,7 +77,7 @@ void decode(const Manifest& m, DeviceInfo& in) {
   auto word = [&](std::string_view reg) -> std::uint32_t {
     if (reg == "VERSION") return in.version;
     if (reg == "ID") return in.id;
-    const auto i = static_cast<std::size_t>(reg.back() - '0');  // CAPS0..CAPS3
+    const auto i = static_cast<std::size_t>(reg.back() - '0');  // CAPS0..CAPS4
     return i < std::size(in.caps) ? in.caps[i] : 0;
   };
   auto f = [&](const char* reg, const char* field) {
@@ -85,6 +102,11 @@ void decode(const Manifest& m, DeviceInfo& in) {
   in.shift_bits = f("CAPS3", "shift_bits");
   in.inner_bits = f("CAPS3", "inner_bits");
   in.param_entry_bytes = f("CAPS3", "param_entry_bytes");
+  if (has_reg(m, "CAPS4")) {  // manifests before specialisation have none
+    in.layouts = static_cast<unsigned>(f("CAPS4", "layouts"));
+    in.c_multiple_of_lanes = f("CAPS4", "c_multiple_of_lanes") != 0;
+    in.fixed_shift = f("CAPS4", "shift_fixed") != 0 ? f("CAPS4", "fixed_shift") : -1;
+  }
 }
 
 }  // namespace
@@ -95,8 +117,10 @@ DeviceInfo read_info(Device& dev) {
   std::string mismatch;
   in.id = read_checked(dev, "ID", mismatch);
   in.version = read_checked(dev, "VERSION", mismatch);
-  const char* caps[] = {"CAPS0", "CAPS1", "CAPS2", "CAPS3"};
-  for (int i = 0; i < 4; ++i) in.caps[i] = read_checked(dev, caps[i], mismatch);
+  const char* caps[] = {"CAPS0", "CAPS1", "CAPS2", "CAPS3", "CAPS4"};
+  for (int i = 0; i < 5; ++i) {
+    if (i < 4 || has_reg(m, caps[i])) in.caps[i] = read_checked(dev, caps[i], mismatch);
+  }
   if (!mismatch.empty()) {
     throw DeviceError(dev.name() + ": the device does not match its manifest " + m.source + ": " +
                       mismatch);

@@ -165,6 +165,7 @@ DeviceConfig device_config(const json& c, const std::string& where) {
   if (const std::string e = a.check(FieldNames::json); !e.empty()) throw Error(where + ": " + e);
   const CoreConfig& k = a.core;
   DeviceConfig d;
+  d.accel = a;
   d.name = k.name;
   d.lanes = k.lanes;
   d.in_bits = k.arith.xw;

@@ -160,6 +160,7 @@ void RefDevice::resolve_fields() {
   code_overlap_ = code("overlap");
   code_read_ = code("read");
   code_write_ = code("write");
+  if (manifest().error_codes.count("unsupported") != 0) code_unsupported_ = code("unsupported");
 }
 
 Field RefDevice::field(const char* reg, const char* name, bool required) const {

@@ -149,6 +149,7 @@ class RefDevice final : public Device {
   Field perf_active_, perf_rd_stall_, perf_wr_stall_, perf_elems_lo_, perf_elems_hi_;
   int code_channels_ = 0, code_zero_ = 0, code_shift_ = 0, code_misaligned_ = 0;
   int code_window_ = 0, code_overlap_ = 0, code_read_ = 0, code_write_ = 0;
+  int code_unsupported_ = 0;  // a specialised core's ERR_UNSUPPORTED (0: not in the manifest)
 };
 
 }  // namespace normcore::detail::ref

@@ -83,6 +83,11 @@ int RefDevice::check(const JobRegs& j) const {
   }
   if (j.inner == 0 || j.outer == 0) return code_zero_;
   if (j.shift > cfg.arith().acc_bits()) return code_shift_;
+  // A specialised core: exactly CoreConfig::check_job, which the RTL's checks are built from.
+  if (!cfg.accel.core.check_job(j.shift, j.rounding, j.layout, static_cast<long long>(j.channels))
+           .empty()) {
+    return code_unsupported_;
+  }
   if (j.src % bus != 0 || j.dst % bus != 0 || j.param % bus != 0) return code_misaligned_;
   if (!in_window(j.src, in_end) || !in_window(j.dst, out_end) || !in_window(j.param, prm_end)) {
     return code_window_;

@@ -41,6 +41,14 @@ if "$bin" gen --target ice40 -o "$work/t1" > /dev/null &&
    grep -q '"pipeline": 6' "$work/t2/manifest.json" && grep -q 'use_dsp' "$work/t2/normcore_lane.v" &&
    "$bin" gen --config "$work/t2/manifest.json" -o "$work/t3" > /dev/null &&
    diff -r "$work/t2" "$work/t3" > /dev/null; then ok; else bad "gen --target"; fi
+expect_error "gen fixed-shift over acc" 2 "--fixed-shift: 34 exceeds the accumulator width (33 bits)" \
+  "$work/g1" -- "$bin" gen --fixed-shift 34 -o "$work/g1"
+expect_error "gen fixed-rounding" 2 "--fixed-rounding: must be empty, floor, half_up, half_even or half_away" \
+  "$work/g1" -- "$bin" gen --fixed-rounding nearest -o "$work/g1"
+expect_error "gen fixed-layout" 2 "--fixed-layout: must be empty, nchw or nhwc (got 'chw')" \
+  "$work/g1" -- "$bin" gen --fixed-layout chw -o "$work/g1"
+expect_error "gen lanes-divide-channels" 2 "--lanes-divide-channels: --max-channels 3 is below --lanes 8" \
+  "$work/g1" -- "$bin" gen --lanes-divide-channels --max-channels 3 -o "$work/g1"
 expect_error "gen unknown option" 2 "--bogus" "$work/g1" -- "$bin" gen --bogus 1 -o "$work/g1"
 echo '{"lanes": 8,' > "$work/broken.json"
 expect_error "gen malformed config" 2 "broken.json" "$work/g1" -- "$bin" gen --config "$work/broken.json" -o "$work/g1"

@@ -163,5 +163,30 @@ else
   echo "note: sim plugins not built; sim comparisons skipped"
 fi
 
+# --- specialised device (R 10, half_even, NHWC, C a multiple of 4): fold picks its R and
+# rounding; a job it cannot run exits 2 naming the setting, before any output is written.
+m_spec=$devs/nc_spec/rtl/manifest.json
+params "$m_spec" 24 "$work/ps.bin"
+run --device "ref:$m_spec" --params "$work/ps.bin" --input "$work/x_nhwc.npy" --layout nhwc \
+    --output "$work/ys.npy" || bad "spec: ref run"
+[ -f "$work/ys.npy" ] && ok || bad "spec: no output"
+expect_error "spec: layout" 2 "layout: nchw differs from this core's fixed layout nhwc" \
+  "$work/e2.npy" -- "$bin" run --device "ref:$m_spec" --params "$work/ps.bin" \
+  --input "$work/x_nchw.npy" --layout nchw --output "$work/e2.npy"
+"$bin" fold --params "$work/bn_24.json" --config "$m_spec" --shift 9 -o "$work/ps9.bin" > /dev/null
+expect_error "spec: R" 2 "R: 9 differs from this core's fixed shift 10 (fixed_shift)" \
+  "$work/e2.npy" -- "$bin" run --device "ref:$m_spec" --params "$work/ps9.bin" \
+  --input "$work/x_nhwc.npy" --layout nhwc --output "$work/e2.npy"
+"$bin" fold --params "$work/bn_24.json" --config "$m_spec" --rounding floor -o "$work/psf.bin" \
+  > /dev/null
+expect_error "spec: rounding" 2 "rounding: floor differs from this core's fixed rounding" \
+  "$work/e2.npy" -- "$bin" run --device "ref:$m_spec" --params "$work/psf.bin" \
+  --input "$work/x_nhwc.npy" --layout nhwc --output "$work/e2.npy"
+params "$m_spec" 6 "$work/ps6.bin"
+npy "$work/x6.npy" "|i1" b "2,5,6" 60 -128 127 3
+expect_error "spec: C % lanes" 2 "channels: 6 is not a multiple of this core's 4 lanes" \
+  "$work/e2.npy" -- "$bin" run --device "ref:$m_spec" --params "$work/ps6.bin" \
+  --input "$work/x6.npy" --layout nhwc --output "$work/e2.npy"
+
 echo "cli_run: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -115,6 +115,7 @@ TEST(RegsMap, OffsetsAndAccessAsSpecified) {
                                                                      {"CAPS1", 0x00C},
                                                                      {"CAPS2", 0x010},
                                                                      {"CAPS3", 0x014},
+                                                                     {"CAPS4", 0x018},
                                                                      {"CTRL", 0x020},
                                                                      {"STATUS", 0x024},
                                                                      {"IRQ_STATUS", 0x028},
@@ -160,7 +161,7 @@ TEST(RegsMap, OffsetsAndAccessAsSpecified) {
   EXPECT_EQ(acc("ERR_CODE", "code"), Access::ro);
   EXPECT_EQ(acc("PERF_ELEMS_HI", "value"), Access::ro);
   EXPECT_FALSE(field(m, "PERF_ELEMS_HI", "value").hw_const);
-  for (const char* r : {"ID", "VERSION", "CAPS0", "CAPS1", "CAPS2", "CAPS3"}) {
+  for (const char* r : {"ID", "VERSION", "CAPS0", "CAPS1", "CAPS2", "CAPS3", "CAPS4"}) {
     for (const auto& f : m.reg(r)->fields) EXPECT_TRUE(f.hw_const) << r << "." << f.name;
   }
   EXPECT_EQ(m.reg("WIN_LAST_LO")->reset_value(), 0xFFFFFFFFu);
@@ -178,6 +179,25 @@ TEST(RegsMap, ConstantsOfAPinnedConfig) {
   EXPECT_EQ(m.reg("CAPS1")->reset_value(), 1024u);
   EXPECT_EQ(m.reg("CAPS2")->reset_value(), 0x04082008u);  // log2(16) = 4, 8 outstanding
   EXPECT_EQ(m.reg("CAPS3")->reset_value(), 0x08182010u);
+  EXPECT_EQ(m.reg("CAPS4")->reset_value(), 3u);  // both layouts, nothing fixed
+}
+
+// A specialised core says what it fixes: CAPS0.round_modes, CAPS4, MODE's reset values.
+TEST(RegsMap, SpecialisationInCapsAndMode) {
+  AccelConfig cfg = pinned_config();
+  cfg.core.fixed_shift = 14;
+  cfg.core.fixed_rounding = "half_away";
+  cfg.core.fixed_layout = "nhwc";
+  cfg.core.lanes_divide_channels = true;
+  const RegisterMap m = accel_register_map(cfg);
+  EXPECT_EQ(field(m, "CAPS0", "round_modes").reset, 1u << 3);
+  EXPECT_EQ(field(m, "CAPS4", "layouts").reset, 2u);
+  EXPECT_EQ(field(m, "CAPS4", "c_multiple_of_lanes").reset, 1u);
+  EXPECT_EQ(field(m, "CAPS4", "shift_fixed").reset, 1u);
+  EXPECT_EQ(field(m, "CAPS4", "fixed_shift").reset, 14u);
+  EXPECT_EQ(m.reg("MODE")->reset_value(), 1u | 3u << 4 | 14u << 8);
+  cfg.core.fixed_shift = 0;  // R = 0 fixed is not "per job"
+  EXPECT_EQ(field(accel_register_map(cfg), "CAPS4", "shift_fixed").reset, 1u);
 }
 
 TEST(RegsMap, WidthsFollowTheConfig) {
@@ -337,7 +357,7 @@ TEST(RegsEmit, CHeader) {
            "namespace normcore_regs {\n",
            "enum class Access : std::uint8_t { ro, rw, w1c, w1s_sc };",
            "inline constexpr std::uint32_t kAddrBits = 12u;",
-           "inline constexpr std::uint32_t kRegisterCount = 33u;",
+           "inline constexpr std::uint32_t kRegisterCount = 34u;",
            "inline constexpr std::uint32_t ID_OFFSET = 0x000u;",
            "inline constexpr std::uint32_t ID_RESET = 0x4E43424Eu;",
            "inline constexpr std::uint32_t CTRL_OFFSET = 0x020u;",
@@ -428,7 +448,7 @@ TEST(RegsEmit, Json) {
     EXPECT_EQ(jr["reset"], m.regs[i].reset_value());
     EXPECT_EQ(jr["fields"].size(), m.regs[i].fields.size());
   }
-  const auto& ctrl = j["registers"][6];
+  const auto& ctrl = j["registers"][7];
   EXPECT_EQ(ctrl["name"], "CTRL");
   EXPECT_EQ(ctrl["fields"][0],
             (nlohmann::json{{"name", "start"},

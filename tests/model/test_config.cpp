@@ -110,3 +110,72 @@ TEST(ConfigSchema, WholeConfigChecks) {
   a.max_burst = 128;
   EXPECT_EQ(a.check(), "--max-burst: 128 beats of 64 bytes exceed 4 KiB");
 }
+
+TEST(ConfigSchema, SpecialisationFields) {
+  CoreConfig c;
+  EXPECT_FALSE(c.specialised());
+  EXPECT_EQ(c.check(), "");
+  EXPECT_EQ(config_field("fixed_shift").check(-2), "--fixed-shift: -2 is out of range -1..64");
+  // fixed_shift is limited by this config's accumulator (int8 x int16 + int32: 33 bits).
+  c.fixed_shift = 33;
+  EXPECT_EQ(c.check(), "");
+  c.fixed_shift = 34;
+  EXPECT_EQ(c.check(FieldNames::json), "'fixed_shift': 34 exceeds the accumulator width (33 bits)");
+  c.fixed_shift = 0;
+  EXPECT_TRUE(c.specialised());
+  c.fixed_rounding = "nearest";
+  EXPECT_EQ(c.check(),
+            "--fixed-rounding: must be empty, floor, half_up, half_even or half_away "
+            "(got 'nearest')");
+  c.fixed_rounding = "half_away";
+  c.fixed_layout = "NHWC";
+  EXPECT_EQ(c.check(FieldNames::json), "'fixed_layout': must be empty, nchw or nhwc (got 'NHWC')");
+  c.fixed_layout = "nhwc";
+  EXPECT_EQ(c.check(), "");
+  c.lanes_divide_channels = true;
+  c.lanes = 8;
+  c.max_channels = 5;
+  EXPECT_EQ(c.check(),
+            "--lanes-divide-channels: --max-channels 5 is below --lanes 8, so no channel count "
+            "is a multiple of the lanes");
+  c.max_channels = 8;
+  EXPECT_EQ(c.check(), "");
+  EXPECT_EQ(config_field("fixed_layout").help_text(),
+            "Specialise: the one layout every job uses (empty = set per job) (nchw|nhwc)");
+  // Round trip through JSON, and manifests written before these fields read as "not fixed".
+  const auto back = CoreConfig::from_json(c.to_json());
+  EXPECT_EQ(back.to_json(), c.to_json());
+  EXPECT_EQ(back.fixed_shift, 0);
+  EXPECT_EQ(back.fixed_rounding, "half_away");
+  EXPECT_TRUE(back.lanes_divide_channels);
+  auto old = AccelConfig{}.to_json();
+  for (const char* k : {"fixed_shift", "fixed_rounding", "fixed_layout", "lanes_divide_channels"})
+    old.erase(k);
+  const auto a = AccelConfig::from_json(old, true);
+  EXPECT_FALSE(a.core.specialised());
+  EXPECT_THROW((void)CoreConfig::from_json({{"fixed_shift", "8"}}), std::invalid_argument);
+  EXPECT_THROW((void)CoreConfig::from_json({{"lanes_divide_channels", 1}}), std::invalid_argument);
+}
+
+TEST(ConfigSchema, JobsAgainstTheSpecialisation) {
+  using normcore::Layout;
+  using normcore::Rounding;
+  CoreConfig c;
+  c.lanes = 4;
+  EXPECT_EQ(c.check_job(33, Rounding::floor, Layout::nhwc, 7), "");  // nothing fixed
+  c.fixed_shift = 8;
+  c.fixed_rounding = "half_even";
+  c.fixed_layout = "nhwc";
+  c.lanes_divide_channels = true;
+  EXPECT_EQ(c.check_job(8, Rounding::half_even, Layout::nhwc, 12), "");
+  EXPECT_EQ(c.check_job(7, Rounding::half_even, Layout::nhwc, 12),
+            "R: 7 differs from this core's fixed shift 8 (fixed_shift)");
+  EXPECT_EQ(c.check_job(8, Rounding::floor, Layout::nhwc, 12),
+            "rounding: floor differs from this core's fixed rounding half_even (fixed_rounding)");
+  EXPECT_EQ(c.check_job(8, Rounding::half_even, Layout::nchw, 12),
+            "layout: nchw differs from this core's fixed layout nhwc (fixed_layout)");
+  EXPECT_EQ(c.check_job(8, Rounding::half_even, Layout::nhwc, 10),
+            "channels: 10 is not a multiple of this core's 4 lanes (lanes_divide_channels)");
+  c.fixed_shift = 0;  // R = 0 is a value, not "unset"
+  EXPECT_EQ(c.check_job(1, Rounding::half_even, Layout::nhwc, 4).find("R: 1 differs"), 0u);
+}

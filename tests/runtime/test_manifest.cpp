@@ -47,7 +47,7 @@ TEST(Manifest, ReadsTheDefaultDevice) {
   EXPECT_EQ(m.error_name(77), "code 77");
   ASSERT_NE(m.find_reg(0x24), nullptr);
   EXPECT_EQ(m.find_reg(0x24)->name, "STATUS");
-  EXPECT_EQ(m.find_reg(0x18), nullptr);
+  EXPECT_EQ(m.find_reg(0x1C), nullptr);
 }
 
 TEST(Manifest, SmallDeviceDiffers) {

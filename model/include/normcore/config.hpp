@@ -42,6 +42,9 @@ struct ConfigField {
   int* (*int_ref)(AccelConfig&) = nullptr;
   bool* (*bool_ref)(AccelConfig&) = nullptr;
   std::string* (*str_ref)(AccelConfig&) = nullptr;
+  bool may_be_empty = false;  // string fields with choices: "" (= not fixed) is allowed too
+  // Manifests written before the field existed lack it: reading one keeps the default.
+  bool optional_in_manifest = false;
 
   // "Elements per beat (1..64)", "... (power of two, 32..512)".
   [[nodiscard]] std::string help_text() const;
@@ -49,6 +52,9 @@ struct ConfigField {
   [[nodiscard]] std::string name(FieldNames names) const;
   // Empty when v is allowed, else "<name>: <v> is out of range lo..hi" (or "must be ...").
   [[nodiscard]] std::string check(long long v, FieldNames names = FieldNames::cli) const;
+  // String fields with choices: empty when v is one of them (or "" and may_be_empty), else
+  // "<name>: must be a, b or c (got 'v')".
+  [[nodiscard]] std::string check(const std::string& v, FieldNames names = FieldNames::cli) const;
 };
 
 // Every field, core fields first, in the order manifests list them.
@@ -65,6 +71,14 @@ struct CoreConfig {
   int pipeline = 3;                // register stages from input beat to lane result
   std::string target = "generic";  // generic | ice40 | xilinx | asic: mapping hints (see below)
 
+  // Specialisation: job settings fixed at generation time, so the logic they would feed is not
+  // built. A job whose settings disagree is rejected (core: cfg_error_o; accelerator:
+  // ERR_UNSUPPORTED; runtime and ref: before touching the device). Defaults: nothing fixed.
+  int fixed_shift = -1;                // R of every job; -1 = set per job (else 0..acc_bits())
+  std::string fixed_rounding;          // "" (per job) or floor | half_up | half_even | half_away
+  std::string fixed_layout;            // "" (per job) or nchw | nhwc
+  bool lanes_divide_channels = false;  // every job's C is a multiple of LANES
+
   // The pipeline depth `normcore gen --target T` picks when --pipeline is not given: generic 3
   // (fewest registers), ice40 8 (measured best on UP5K, docs/ppa.md), xilinx 4 (the lane's
   // multiply-add with its input and output registers, the DSP48E1's A/B/C and P registers),
@@ -76,6 +90,21 @@ struct CoreConfig {
   // Empty if valid, else a message that starts with the offending field ("--lanes: ..." or, with
   // FieldNames::json, "'lanes': ...").
   [[nodiscard]] std::string check(FieldNames names = FieldNames::cli) const;
+
+  // The specialisation fields' own rules (part of check()).
+  [[nodiscard]] std::string check_specialisation(FieldNames names = FieldNames::cli) const;
+  [[nodiscard]] bool has_fixed_shift() const { return fixed_shift >= 0; }
+  [[nodiscard]] bool has_fixed_rounding() const { return !fixed_rounding.empty(); }
+  [[nodiscard]] bool has_fixed_layout() const { return !fixed_layout.empty(); }
+  [[nodiscard]] bool specialised() const {
+    return has_fixed_shift() || has_fixed_rounding() || has_fixed_layout() || lanes_divide_channels;
+  }
+  // Whether this core can run a job (valid for a checked config; the job's own ranges are
+  // checked elsewhere): empty, or a message naming the job setting and the fixed value, e.g.
+  // "R: 7 differs from this core's fixed shift 8 (fixed_shift)". The one rule the RTL, the ref
+  // device, the driver and the CLI share.
+  [[nodiscard]] std::string check_job(int shift, Rounding rounding, Layout layout,
+                                      long long channels) const;
 
   // Derived sizes (valid only for a checked config).
   [[nodiscard]] int acc_bits() const { return arith.acc_bits(); }

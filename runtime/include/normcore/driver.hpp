@@ -123,12 +123,15 @@ struct RunOptions {
 
 // ID, VERSION and CAPS as read from the device, decoded with the manifest's field positions.
 struct DeviceInfo {
-  std::uint32_t id = 0, version = 0, caps[4] = {0, 0, 0, 0};
+  std::uint32_t id = 0, version = 0, caps[5] = {0, 0, 0, 0, 0};
   int contract = 0;
   std::string generator_version;  // "major.minor.patch"
   int lanes = 0, in_bits = 0, out_bits = 0;
   bool in_signed = false, out_signed = false;
   unsigned round_modes = 0;  // bit per Rounding value
+  unsigned layouts = 3;      // bit per Layout value (CAPS4; both when the device has no CAPS4)
+  bool c_multiple_of_lanes = false;  // CHANNELS must be a multiple of lanes
+  int fixed_shift = -1;              // the one R the device runs, -1: any
   int max_channels = 0, bus_bytes = 0, addr_bits = 0, outstanding = 0, max_burst = 0;
   int scale_bits = 0, shift_bits = 0, inner_bits = 0, param_entry_bytes = 0;
   [[nodiscard]] std::string describe() const;  // multi-line, for `normcore info`

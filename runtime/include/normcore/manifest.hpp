@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "normcore/bn_params.hpp"  // normcore::Error
+#include "normcore/config.hpp"
 #include "normcore/contract.hpp"
 
 namespace normcore {
@@ -41,8 +42,11 @@ struct RegDesc {
   [[nodiscard]] const FieldDesc& field(std::string_view name) const;
 };
 
-// The generator configuration recorded in the manifest ("config").
+// The generator configuration recorded in the manifest ("config"). `accel` is the whole
+// configuration as the schema reads it (specialisation included: accel.core.check_job); the
+// flat fields below are copies of it kept for existing callers.
 struct DeviceConfig {
+  AccelConfig accel;
   std::string name;
   int lanes = 8;
   int in_bits = 8;

@@ -25,6 +25,8 @@ enum class AccelError : int {
   read = 7,          // SLVERR/DECERR on a read (ERR_ADDR: the bus word)
   write = 8,         // SLVERR/DECERR on a write (ERR_ADDR: the burst)
   core = 9,          // the core refused its configuration (not expected after validation)
+  unsupported =
+      10,  // a specialised core: R, rounding, layout or C % LANES not what it is built for
 };
 
 // All modules of the accelerator, the top (cfg.top_name()) last.
