@@ -42,7 +42,6 @@ void top_ports(Module& m, const CoreConfig& c, const Variant& v) {
   m.out("cfg_error_o", 1, "last start had an invalid configuration");
   m.in("prm_valid_i", 1);
   m.out("prm_ready_o", 1);
-  m.in("prm_chan_i", cw);
   for (const auto& f : v.fields) m.in("prm_" + f.prm + "_i", f.width);
   m.in("s_axis_tvalid", 1);
   m.out("s_axis_tready", 1);
@@ -128,7 +127,8 @@ States top_config(Module& m, const CoreConfig& c, const Variant& v) {
   m.reg("lo_q", yw);
   m.reg("hi_q", yw);
   const Expr start_fire = m.wire("start_fire", 1), cfg_ok = m.wire("cfg_ok", 1);
-  m.wire("ld_busy", 1);
+  m.wire("ld_busy", 1, "a table write this cycle");
+  m.wire("ld_done", 1, "the table is complete from the next cycle on");
   const Expr step_done = m.wire("step_done", 1, "u_step's result is final");
   const Expr wait = m.reg("wait_q", 1, "set-up: waiting for the walker and u_step");
   const Expr sdone = m.reg("sdone_q", 1, "every lane has saved its start position (as r)");
@@ -349,16 +349,15 @@ void top_table(Module& m, const CoreConfig& c, const Variant& v, const States& s
   const int L = c.lanes;
   m.section("Parameter table");
   for (const auto& f : v.fields) m.wire(f.wire, L * f.width);
-  Conns tc = {{"clk_i", m.ref("clk_i")},
-              {"rst_ni", m.ref("rst_ni")},
-              {"en_i", ex::eq(m.ref("st_q"), s.run)},
-              {"chans_i", m.ref("ch_q")},
-              {"c0_i", m.ref("pos_c0")}};
+  Conns tc = {{"clk_i", m.ref("clk_i")},  {"rst_ni", m.ref("rst_ni")},
+              {"load_i", m.ref("reb_q")}, {"run_i", ex::eq(m.ref("st_d"), s.run)},
+              {"chans_i", m.ref("ch_q")}, {"c0_i", m.ref("pos_c0")}};
   if (L > 1) tc.emplace_back("lane_d_i", m.ref("pos_d"));
-  for (const char* n : {"prm_valid_i", "prm_ready_o", "prm_chan_i"}) tc.emplace_back(n, m.ref(n));
+  for (const char* n : {"prm_valid_i", "prm_ready_o"}) tc.emplace_back(n, m.ref(n));
   for (const auto& f : v.fields)
     tc.emplace_back("prm_" + f.prm + "_i", m.ref("prm_" + f.prm + "_i"));
   tc.emplace_back("busy_o", m.ref("ld_busy"));
+  tc.emplace_back("done_o", m.ref("ld_done"));
   for (const auto& f : v.fields) tc.emplace_back(f.prm + "_o", m.ref(f.wire));
   m.instance(Instance{c.name + "_ptable", "u_ptable", std::move(tc)});
 }
@@ -366,7 +365,7 @@ void top_table(Module& m, const CoreConfig& c, const Variant& v, const States& s
 void top_flow(Module& m, const CoreConfig& c, const Variant& v, const States& s) {
   const int d = v.fifo_depth(c), on = bits_for(d);
   m.section("Flow control: admit a beat only if the output buffer can hold all beats in flight");
-  m.section("(and not while the parameter loader may write: table reads never meet writes)");
+  m.section("(and only once the job's table is complete: table reads never meet writes)");
   const Expr tready = m.reg("tready_q", 1);
   const Expr out_fire = m.wire("out_fire", 1);
   const Expr in_fire = m.ref("in_fire"), occ = m.ref("occ_q"), occ_d = m.ref("occ_d");
@@ -384,7 +383,7 @@ void top_flow(Module& m, const CoreConfig& c, const Variant& v, const States& s)
   m.seq({if_(
       ex::lnot(m.ref("rst_ni")),
       {assign(occ, lit(on, 0)), assign(tready, lit(1, 0)), assign(ready, lit(1, 0))},
-      {assign(occ, occ_d), assign(tready, ex::eq(m.ref("st_d"), s.run) & room & ~busy & ~prm_fire),
+      {assign(occ, occ_d), assign(tready, ex::eq(m.ref("st_d"), s.run) & room & m.ref("ld_done")),
        assign(ready, ~bit(m.ref("st_q"), 0) & ex::eq(occ, lit(on, 0)) & ~busy & ~in_fire &
                          ~prm_fire & ~m.ref("start_fire"))})});
   m.assign(m.ref("s_axis_tready"), tready);

@@ -27,7 +27,6 @@ module normcore_l16_i16_core (
   output wire         cfg_error_o,  // last start had an invalid configuration
   input  wire         prm_valid_i,
   output wire         prm_ready_o,
-  input  wire [11:0]  prm_chan_i,
   input  wire [17:0]  prm_scale_i,
   input  wire [39:0]  prm_shift_i,
   input  wire         s_axis_tvalid,
@@ -60,7 +59,8 @@ module normcore_l16_i16_core (
   reg [7:0] hi_q;
   wire start_fire;
   wire cfg_ok;
-  wire ld_busy;
+  wire ld_busy;  // a table write this cycle
+  wire ld_done;  // the table is complete from the next cycle on
   wire step_done;  // u_step's result is final
   reg wait_q;  // set-up: waiting for the walker and u_step
   reg sdone_q;  // every lane has saved its start position (as r)
@@ -353,22 +353,23 @@ module normcore_l16_i16_core (
   normcore_l16_i16_ptable u_ptable (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .en_i(st_q == S_RUN),
+    .load_i(reb_q),
+    .run_i(st_d == S_RUN),
     .chans_i(ch_q),
     .c0_i(pos_c0),
     .lane_d_i(pos_d),
     .prm_valid_i(prm_valid_i),
     .prm_ready_o(prm_ready_o),
-    .prm_chan_i(prm_chan_i),
     .prm_scale_i(prm_scale_i),
     .prm_shift_i(prm_shift_i),
     .busy_o(ld_busy),
+    .done_o(ld_done),
     .scale_o(lane_s),
     .shift_o(lane_b)
   );
 
   // Flow control: admit a beat only if the output buffer can hold all beats in flight
-  // (and not while the parameter loader may write: table reads never meet writes)
+  // (and only once the job's table is complete: table reads never meet writes)
   reg tready_q;
   wire out_fire;
   assign in_fire = s_axis_tvalid & tready_q;
@@ -379,7 +380,7 @@ module normcore_l16_i16_core (
   reg tready_d;
   reg ready_d;
   always @* begin
-    tready_d = (st_d == S_RUN) & room & ~ld_busy & ~(prm_valid_i & prm_ready_o);
+    tready_d = (st_d == S_RUN) & room & ld_done;
     ready_d = ~st_q[0] & (occ_q == 3'd0) & ~ld_busy & ~in_fire & ~(prm_valid_i & prm_ready_o) &
         ~start_fire;
   end
