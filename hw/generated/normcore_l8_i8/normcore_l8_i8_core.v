@@ -68,8 +68,6 @@ module normcore_l8_i8_core (
   reg rbk_q;  // arm + 1: the beat constants (k*_q) have settled
   reg reb_q;  // arm + 2: the lanes load their start; the last set-up cycle
   wire arm;  // walker and u_step done
-  reg [2:0] occ_q;  // beats accepted and not yet delivered
-  wire [2:0] occ_d;
   reg ready_q;
   assign ready_o = ready_q;
   assign start_fire = start_i & ready_q;
@@ -374,19 +372,30 @@ module normcore_l8_i8_core (
   wire out_fire;
   assign in_fire = s_axis_tvalid & tready_q;
   assign out_fire = m_axis_tvalid & m_axis_tready;
-  assign occ_d = occ_q + {2'd0, in_fire} - {2'd0, out_fire};
-  wire room;  // occ_d < 5
-  assign room = out_fire | (in_fire ? occ_q < 3'd4 : occ_q < 3'd5);
+  reg [5:0] occ_q;  // thermometer: bit k = more than k beats held
+  wire occ_up;  // one beat more held
+  wire occ_dn;  // one beat fewer held
+  assign occ_up = in_fire & ~out_fire;
+  assign occ_dn = out_fire & ~in_fire;
+  wire room;  // held + in_fire < 6
+  assign room = ~occ_q[4] | (~in_fire & ~occ_q[5]);
+  reg [5:0] occ_d;
   reg tready_d;
   reg ready_d;
   always @* begin
+    occ_d = {occ_up ? occ_q[4] : occ_dn ? 1'b0 : occ_q[5],
+        occ_up ? occ_q[3] : occ_dn ? occ_q[5] : occ_q[4],
+        occ_up ? occ_q[2] : occ_dn ? occ_q[4] : occ_q[3],
+        occ_up ? occ_q[1] : occ_dn ? occ_q[3] : occ_q[2],
+        occ_up ? occ_q[0] : occ_dn ? occ_q[2] : occ_q[1],
+        occ_up ? 1'b1 : occ_dn ? occ_q[1] : occ_q[0]};
     tready_d = (st_d == S_RUN) & room & ld_done;
-    ready_d = ~st_q[0] & (occ_q == 3'd0) & ~ld_busy & ~in_fire & ~(prm_valid_i & prm_ready_o) &
+    ready_d = ~st_q[0] & ~occ_q[0] & ~ld_busy & ~in_fire & ~(prm_valid_i & prm_ready_o) &
         ~start_fire;
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      occ_q <= 3'd0;
+      occ_q <= 6'd0;
       tready_q <= 1'b0;
       ready_q <= 1'b0;
     end else begin
