@@ -40,13 +40,13 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   // cnt_d != 0: a write, or at least two held, or one held and not read.
   const Expr many = ex::ge(cnt, lit(cn, 2));
   const Expr one = ex::eq(cnt, lit(cn, 1));
-  m.seq({if_(ex::lnot(m.ref("rst_ni")),
-             {assign(wptr, lit(pt, 0)), assign(wnx, lit(pt, 1)), assign(rptr, lit(pt, 0)),
-              assign(rnx, lit(pt, 1)), assign(cnt, lit(cn, 0)), assign(valid, lit(1, 0))},
-             {if_(wr, {assign(wptr, wnx), assign(wnx, next(wnx))}),
-              if_(rd, {assign(rptr, rnx), assign(rnx, next(rnx))}),
-              assign(cnt, cnt + zext(wr, cn) - zext(rd, cn)),
-              assign(valid, wr | many | (one & ~rd))})});
+  m.seq({if_(
+      ex::lnot(m.ref("rst_ni")),
+      {assign(wptr, lit(pt, 0)), assign(wnx, lit(pt, 1)), assign(rptr, lit(pt, 0)),
+       assign(rnx, lit(pt, 1)), assign(cnt, lit(cn, 0)), assign(valid, lit(1, 0))},
+      {if_(wr, {assign(wptr, wnx), assign(wnx, next(wnx))}),
+       if_(rd, {assign(rptr, rnx), assign(rnx, next(rnx))}),
+       assign(cnt, cnt + zext(wr, cn) - zext(rd, cn)), assign(valid, wr | many | (one & ~rd))})});
   // The storage (no reset): written in the RAM template's clocked block.
   m.always_ff({if_(wr, {assign(ex::index(mem, wptr), wdata)})});
   m.assign(rdata, ex::index(mem, rptr));
