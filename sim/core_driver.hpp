@@ -112,21 +112,16 @@ class CoreDriver {
     return cycles;
   }
 
-  // Loads s[c], b[c] through the parameter port in `order` (channel indices), with random idle
-  // cycles. Returns false on a time-out.
+  // Loads s[c], b[c] through the parameter port in channel order, c = 0..C-1 (the core's
+  // protocol: exactly C words), with random idle cycles. Returns false on a time-out. The table
+  // is complete when s_axis_tready rises (stream() waits for it).
   bool load_params(const std::vector<std::int64_t>& scale, const std::vector<std::int64_t>& shift,
-                   const std::vector<int>& order, double p_idle = 0.0,
-                   std::uint64_t limit = 1000000) {
+                   double p_idle = 0.0, std::uint64_t limit = 1000000) {
     std::bernoulli_distribution idle(p_idle);
     std::uint64_t waited = 0;
-    for (int c : order) {
+    for (std::size_t c = 0; c < scale.size(); ++c) {
       while (idle(rng_)) tick();
-      top_->prm_valid_i = 1;
-      put(top_->prm_chan_i, c);
-      put(top_->prm_scale_i,
-          get_bits(static_cast<std::uint64_t>(scale[static_cast<std::size_t>(c)]), 0, shape_.sw));
-      put(top_->prm_shift_i,
-          get_bits(static_cast<std::uint64_t>(shift[static_cast<std::size_t>(c)]), 0, shape_.bw));
+      present_param(scale[c], shift[c]);
       top_->clk_i = 0;
       top_->eval();
       while (!top_->prm_ready_o) {
@@ -138,16 +133,14 @@ class CoreDriver {
       tick();
       top_->prm_valid_i = 0;
     }
-    // Let the loader finish its copies.
-    top_->clk_i = 0;
-    top_->eval();
-    while (!top_->prm_ready_o) {
-      if (++waited > limit) return false;
-      tick();
-      top_->clk_i = 0;
-      top_->eval();
-    }
     return true;
+  }
+
+  // Drives prm_valid_i with the word {b, s} (the caller ticks).
+  void present_param(std::int64_t scale, std::int64_t shift) {
+    top_->prm_valid_i = 1;
+    put(top_->prm_scale_i, get_bits(static_cast<std::uint64_t>(scale), 0, shape_.sw));
+    put(top_->prm_shift_i, get_bits(static_cast<std::uint64_t>(shift), 0, shape_.bw));
   }
 
   // Streams x (any number of elements; the last beat may be partial) with tvalid idle

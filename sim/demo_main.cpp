@@ -88,9 +88,7 @@ int main(int argc, char** argv) {
     sim::CoreJob job{static_cast<int>(channels), inner, layout, img.job};
     const int setup = drv.configure(job);
     if (setup < 0) throw std::runtime_error("the core rejected the configuration");
-    std::vector<int> order(static_cast<std::size_t>(channels));
-    for (std::size_t c = 0; c < order.size(); ++c) order[c] = static_cast<int>(c);
-    if (!drv.load_params(img.scale, img.shift, order)) throw std::runtime_error("param load hung");
+    if (!drv.load_params(img.scale, img.shift)) throw std::runtime_error("param load hung");
     const std::uint64_t t0 = drv.cycle();
     const auto r = drv.stream(x, stall, stall);
     const std::uint64_t cycles = drv.cycle() - t0;

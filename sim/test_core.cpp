@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <numeric>
 
 #include "core_driver.hpp"
 
@@ -190,19 +189,11 @@ std::size_t check_result(const JobData& d, const StreamResult& r, int lanes) {
   return bad;
 }
 
-std::vector<int> channel_order(std::mt19937_64& rng, int c) {
-  std::vector<int> order(static_cast<std::size_t>(c));
-  std::iota(order.begin(), order.end(), 0);
-  if (std::uniform_int_distribution<int>(0, 1)(rng)) std::shuffle(order.begin(), order.end(), rng);
-  return order;
-}
-
 void run_job(CoreDriver& drv, const JobData& d, double p_in, double p_out) {
   const int setup = drv.configure(d.job);
   ASSERT_GE(setup, 0) << "configure failed (" << setup << ") " << describe(d);
   EXPECT_LE(setup, 2 * drv.shape().lanes + 4) << "set-up cycles " << describe(d);
-  ASSERT_TRUE(drv.load_params(d.scale, d.shift, channel_order(drv.rng(), d.job.channels), p_in))
-      << describe(d);
+  ASSERT_TRUE(drv.load_params(d.scale, d.shift, p_in)) << describe(d);
   const auto r = drv.stream(d.x, p_in, p_out);
   check_result(d, r, drv.shape().lanes);
   ++g_jobs;
@@ -249,7 +240,7 @@ TEST(Cosim, OneBeatPerCycleWhenUnstalled) {
   for (int j = 0; j < 3; ++j) {
     auto d = random_job(drv.rng(), drv.shape(), 4000);
     ASSERT_GE(drv.configure(d.job), 0);
-    ASSERT_TRUE(drv.load_params(d.scale, d.shift, channel_order(drv.rng(), d.job.channels)));
+    ASSERT_TRUE(drv.load_params(d.scale, d.shift));
     const auto r = drv.stream(d.x, 0.0, 0.0);
     check_result(d, r, drv.shape().lanes);
     // Exact cycle count: B beats leave the core B - 1 + latency cycles after the first enters.
@@ -258,6 +249,72 @@ TEST(Cosim, OneBeatPerCycleWhenUnstalled) {
         << describe(d);
     g_elements += d.x.size();
   }
+  g_cycles += drv.cycle();
+}
+
+// The parameter protocol: exactly C words in channel order, one per cycle; s_axis_tready stays low
+// (beats offered from configured_o on are not taken) until the table is complete, which is exactly
+// C + L cycles after configured_o when prm_valid_i is high throughout (C + L - 1 table writes:
+// C words and L - 1 wrap-around copies), or with gaps: no beat before the C-th word.
+TEST(Cosim, ParameterLoadCyclesAndNoEarlyBeats) {
+  CoreDriver drv(NC_SEED + 5);
+  drv.reset();
+  auto& top = drv.top();
+  const int L = drv.shape().lanes;
+  std::vector<std::int64_t> cs = {1, 2,     L - 2,     L - 1,
+                                  L, L + 1, 2 * L + 1, drv.shape().max_channels};
+  for (int k = 0; k < 4; ++k)
+    cs.push_back(std::uniform_int_distribution<std::int64_t>(1, 3 * L + 7)(drv.rng()));
+  int n = 0;
+  for (std::int64_t c : cs) {
+    if (c < 1 || c > drv.shape().max_channels || HasFailure()) continue;
+    for (const double p_idle : {0.0, 0.4}) {
+      auto d = random_job(drv.rng(), drv.shape(), 2000);
+      d.job.channels = static_cast<int>(c);
+      d.scale.resize(static_cast<std::size_t>(c), 3);
+      d.shift.resize(static_cast<std::size_t>(c), -5);
+      d.x.resize(std::min<std::size_t>(d.x.size(), static_cast<std::size_t>(c * d.job.inner)));
+      ASSERT_GE(drv.configure(d.job), 0) << describe(d);
+      const std::uint64_t t0 = drv.cycle();  // the first cycle with configured_o high
+      std::bernoulli_distribution idle(p_idle);
+      top.s_axis_tvalid = 1;  // a beat offered from the first cycle on
+      top.s_axis_tlast = 0;
+      std::size_t taken = 0;
+      std::uint64_t last_word = 0, ready_ones = 0;
+      while (true) {
+        const bool offer = taken < d.scale.size() && !idle(drv.rng());
+        if (offer) drv.present_param(d.scale[taken], d.shift[taken]);
+        top.prm_valid_i = offer ? 1 : 0;
+        top.clk_i = 0;
+        top.eval();
+        if (top.s_axis_tready) break;
+        ASSERT_LT(drv.cycle() - t0, 3 * static_cast<std::uint64_t>(c) + 10 * L + 100)
+            << "s_axis_tready never rose " << describe(d);
+        if (top.prm_ready_o) ++ready_ones;
+        if (offer && top.prm_ready_o) {
+          ++taken;
+          last_word = drv.cycle();
+        }
+        drv.tick();
+      }
+      top.prm_valid_i = 0;
+      top.s_axis_tvalid = 0;
+      EXPECT_EQ(taken, d.scale.size()) << "s_axis_tready before the C-th word " << describe(d);
+      EXPECT_LE(drv.cycle() - last_word, static_cast<std::uint64_t>(L) + 1) << describe(d);
+      if (p_idle == 0.0) {
+        EXPECT_EQ(ready_ones, static_cast<std::uint64_t>(c))
+            << "prm_ready_o cycles " << describe(d);
+        EXPECT_EQ(drv.cycle() - t0, static_cast<std::uint64_t>(c + L))
+            << "load cycles, configured_o to s_axis_tready " << describe(d);
+        EXPECT_LE(drv.cycle() - t0, static_cast<std::uint64_t>(c + 2 * L + 8)) << describe(d);
+      }
+      // Nothing was taken early: the whole stream comes out right.
+      check_result(d, drv.stream(d.x, 0.1, 0.1), L);
+      g_elements += d.x.size();
+      ++n;
+    }
+  }
+  EXPECT_GT(n, 6);
   g_cycles += drv.cycle();
 }
 

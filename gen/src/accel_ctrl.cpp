@@ -72,11 +72,9 @@ void datapath_ports(Module& m, const AccelConfig& c) {
   m.out("core_lo_o", yw);
   m.out("core_hi_o", yw);
   m.out("core_start_o", 1);
-  for (const char* p : {"core_ready_i", "core_configured_i", "core_cfg_error_i", "core_prm_ready_i",
-                        "prm_fire_i"}) {
+  for (const char* p : {"core_ready_i", "core_configured_i", "core_cfg_error_i", "prm_fire_i"}) {
     m.in(p, 1);
   }
-  m.out("prm_chan_o", cw);
   for (const char* p : {"s_valid_i", "s_ready_i", "m_valid_i", "m_ready_i"}) m.in(p, 1);
   m.in("m_keep_i", core.lanes);
   m.out("dp_rst_no", 1, "datapath reset (flush)");
@@ -321,8 +319,9 @@ std::vector<CaseArm> run_arms(const Ctx& x) {
                             {a("rd_start_q", one), a("rd_addr_q", ex::fit(x.r("param_q"), aw)),
                              a("rd_words_q", x.r("prm_words_q")), a("pg_start_q", one),
                              a("prm_cnt_q", lit(cw, 0)), to(PARAM)})})}});
-  const Expr params_in = ex::eq(x.r("prm_cnt_q"), x.r("ch_q")) & x.r("core_prm_ready_i") &
-                         x.r("rd_done_i") & ~x.r("rd_start_q");
+  // All C words handed to the core (it opens s_axis only once its table is complete).
+  const Expr params_in =
+      ex::eq(x.r("prm_cnt_q"), x.r("ch_q")) & x.r("rd_done_i") & ~x.r("rd_start_q");
   arms.push_back(
       {{x.s(PARAM)},
        {if_(x.r("prm_fire_i"), {a("prm_cnt_q", x.r("prm_cnt_q") + lit(cw, 1))}),
@@ -400,10 +399,9 @@ void outputs(Ctx& x) {
       {"perf_wr_stall_o", "pws_q"}, {"perf_elems_o", "pel_q"},     {"core_channels_o", "ch_q"},
       {"core_inner_o", "inner_q"},  {"core_layout_o", "layout_q"}, {"core_shift_o", "shift_q"},
       {"core_round_o", "round_q"},  {"core_lo_o", "lo_q"},         {"core_hi_o", "hi_q"},
-      {"prm_chan_o", "prm_cnt_q"},  {"pg_start_o", "pg_start_q"},  {"ig_start_o", "ig_start_q"},
-      {"total_o", "total_q"},       {"rd_start_o", "rd_start_q"},  {"rd_addr_o", "rd_addr_q"},
-      {"rd_words_o", "rd_words_q"}, {"wr_start_o", "wr_start_q"},  {"wr_words_o", "out_words_q"},
-      {"wr_last_strb_o", "strb_q"}};
+      {"pg_start_o", "pg_start_q"}, {"ig_start_o", "ig_start_q"},  {"total_o", "total_q"},
+      {"rd_start_o", "rd_start_q"}, {"rd_addr_o", "rd_addr_q"},    {"rd_words_o", "rd_words_q"},
+      {"wr_start_o", "wr_start_q"}, {"wr_words_o", "out_words_q"}, {"wr_last_strb_o", "strb_q"}};
   for (const auto& [o, q] : same) m.assign(x.r(o), x.r(q));
   // Combinational, so the sticky bit is visible to a read right after the ignored write.
   m.assign(x.r("start_ignored_o"), x.r("start_i") & x.r("busy"));

@@ -68,23 +68,13 @@ Module build_bank(const CoreConfig& c, const core::Variant& v) {
                       "writing (the core takes no beat then): no read-during-write logic."}});
 }
 
-Module build_fifo(const CoreConfig& c, const core::Variant& v) {
-  const int d = v.fifo_depth(c);
-  return fifo_module({c.name + "_fifo",
-                      c.lanes * c.arith.yw + c.lanes + 1,
-                      d,
-                      {"Output buffer of " + std::to_string(d) +
-                           " beats. The core admits a beat only when it has room here for",
-                       "every beat in flight, so writes never find it full."}});
-}
-
 }  // namespace
 
 std::vector<Module> build_core(const CoreConfig& cfg, LaneArith arith) {
   if (auto err = cfg.check(); !err.empty()) throw std::invalid_argument(err);
   const core::Variant v = core::variant(cfg, arith);
   return {build_bank(cfg, v),         core::build_step(cfg),    core::build_chan(cfg),
-          core::build_ptable(cfg, v), core::build_lane(cfg, v), build_fifo(cfg, v),
+          core::build_ptable(cfg, v), core::build_lane(cfg, v), core::build_out_fifo(cfg, v),
           core::build_top(cfg, v)};
 }
 

@@ -49,5 +49,6 @@ Module build_chan(const CoreConfig& c);
 Module build_ptable(const CoreConfig& c, const Variant& v);
 Module build_lane(const CoreConfig& c, const Variant& v);
 Module build_top(const CoreConfig& c, const Variant& v);
+Module build_out_fifo(const CoreConfig& c, const Variant& v);
 
 }  // namespace normcore::gen::core

@@ -1,8 +1,11 @@
 // The core's parameter table <n>_ptable: loader, banked read addressing, lane crossbar.
+#include <algorithm>
+
 #include "core_internal.hpp"
 
 namespace normcore::gen::core {
 
+using ex::bit;
 using ex::lit;
 using ex::mux;
 using ex::slice;
@@ -21,62 +24,98 @@ struct TableWidths {
         cw(c.chan_bits()),
         pw(v.pw),
         ab(c.bank_addr_bits()),
-        uw(bits_for(2LL * c.max_channels + c.lanes)),
+        uw(std::max(c.chan_bits(), bits_for(c.max_channels + c.lanes - 2))),
         nb(c.lane_count_bits()) {}
 };
 
 void table_ports(Module& m, const TableWidths& w, const Variant& v) {
   m.in("clk_i", 1);
   m.in("rst_ni", 1);
-  m.in("en_i", 1, "loading allowed (core configured)");
+  m.in("load_i", 1, "open the load (the next cycle takes channel 0); chans_i stable 2 cycles");
+  m.in("run_i", 1, "the job runs (low: the load is abandoned)");
   m.in("chans_i", w.cw, "C");
   m.in("c0_i", w.cw, "channel of lane 0 for the next beat");
   if (w.L > 1) m.in("lane_d_i", (w.L - 1) * w.p, "lanes 1..L-1: channel offset from lane 0 (< L)");
   m.in("prm_valid_i", 1);
-  m.out("prm_ready_o", 1);
-  m.in("prm_chan_i", w.cw, "channel index (< C; others are ignored)");
+  m.out("prm_ready_o", 1, "a register: high while the load takes a word this cycle");
   for (const auto& f : v.fields) m.in("prm_" + f.prm + "_i", f.width, f.comment);
-  m.out("busy_o", 1, "loader writing copies");
+  m.out("busy_o", 1, "a table write this cycle");
+  m.out("done_o", 1, "no table write after this cycle: the table is complete from the next one");
   for (const auto& f : v.fields) {
     m.out(f.prm + "_o", w.L * f.width,
           &f == &v.fields.front() ? "per lane, one cycle after c0_i" : "");
   }
 }
 
-// Loader: writes T[c], T[c+C], T[c+2C], ... (u < C + L - 1), one bank word per cycle.
+// Loader: exactly C words in channel order, one per cycle. Word c is written to T[c] one cycle
+// after it is taken; a word c < L - 1 also to its copies T[c + C], T[c + 2C], ... (u < C + L - 1)
+// in the following cycles, prm_ready_o low meanwhile. C + L - 1 writes in all, back to back when
+// prm_valid_i stays high. Every decision is a register or a narrow compare of registers.
 void table_loader(Module& m, const TableWidths& w, const Variant& v) {
-  const int uw = w.uw, nb = w.nb;
+  const int uw = w.uw, nb = w.nb, cw = w.cw, L = w.L;
   m.section("Loader");
-  const Expr busy = m.reg("ld_busy_q", 1);
-  const Expr first = m.reg("ld_first_q", 1, "first copy: u = the channel received");
-  const Expr in = m.reg("ld_in_q", 1,
-                        "prm_chan_i < C, registered every cycle (read in the first copy's cycle)");
-  const Expr u = m.reg("ld_u_q", uw);
+  const Expr chans = m.ref("chans_i"), run = m.ref("run_i"), load = m.ref("load_i");
+  const Expr open = m.reg("ld_open_q", 1, "words still expected");
+  const Expr ready = m.reg("ld_ready_q", 1, "prm_ready_o");
+  const Expr we = m.reg("ld_we_q", 1, "write T[ld_u_q] = ld_data_q this cycle");
+  const Expr fin = m.reg("ld_fin_q", 1, "no write after this cycle");
+  const Expr u = m.reg("ld_u_q", uw, "table index written (T[u] = param[u mod C])");
   const Expr data = m.reg("ld_data_q", w.pw, v.word());
+  const Expr cnt = m.reg("ld_cnt_q", cw, "words taken: the channel of the next one");
+  const Expr lastw = m.reg("ld_lastw_q", 1, "the next word is channel C - 1");
+  const Expr chm2 = m.reg("ld_chm2_q", cw, "C - 2 (per job)");
   const Expr accept = m.wire("ld_accept", 1);
-  const Expr ok = m.wire("ld_ok", 1, "write this copy (a channel >= C is dropped)");
-  const Expr en = m.ref("en_i"), chans = m.ref("chans_i"), chan = m.ref("prm_chan_i");
-  m.assign(m.ref("prm_ready_o"), en & ~busy);
-  m.assign(accept, m.ref("prm_valid_i") & en & ~busy);
-  m.assign(ok, ~first | in);
-  // Copy u is the last exactly when u >= L - 1 (the next one, u + C, would be beyond C + L - 2):
-  // the copy's own u against a constant, narrow (u >= 2^nb, or its low nb bits >= L - 1).
-  Expr last = lit(1, 1);
-  if (w.L > 1) {
-    last = m.wire("ld_last", 1, "this copy is the last: u >= L - 1");
-    const Expr lo_ge =
-        ex::ge(uw <= nb ? zext(u, nb) : slice(u, 0, nb), lit(nb, static_cast<U>(w.L - 1)));
-    m.assign(last, uw <= nb ? lo_ge : ex::ne(slice(u, nb, uw - nb), lit(uw - nb, 0)) | lo_ge);
+  m.assign(accept, m.ref("prm_valid_i") & ready);
+  Expr cpy_d = lit(1, 0);
+  Block on_accept{assign(u, zext(cnt, uw)), assign(data, v.word_ports()),
+                  assign(cnt, cnt + lit(cw, 1)), assign(lastw, ex::eq(cnt, chm2))};
+  Block on_load{assign(cnt, lit(cw, 0)), assign(lastw, ex::eq(chans, lit(cw, 1)))};
+  Block consts{assign(chm2, cw >= 2 ? chans - lit(cw, 2) : chans)};
+  Expr issue = lit(1, 0);
+  if (L > 1) {
+    // Copies: the word in the write stage has one more copy when u < L - 1 (cpy_q); the copy
+    // after T[u + C] exists when u + C < L - 1, i.e. u < K = L - 1 - C (0 when C >= L - 1).
+    const Expr cpy = m.reg("ld_cpy_q", 1, "the write stage's word has another copy (u < L - 1)");
+    const Expr small = m.reg("ld_small_q", 1, "the next word's channel is < L - 1");
+    const Expr kq = m.reg("ld_k_q", nb, "L - 1 - C when C < L - 1, else 0 (per job)");
+    const Expr issue_w = m.wire("ld_issue", 1, "write the next copy, T[u + C], next cycle");
+    m.assign(issue_w, we & cpy);
+    issue = issue_w;
+    const Expr more = m.wire("ld_more", 1, "u + C < L - 1 (u < L - 1 here: its low bits)");
+    m.assign(more, ex::lt(ex::fit(u, nb), kq));
+    const Expr cpyd = m.wire("ld_cpy_d", 1);
+    m.assign(cpyd, mux(accept, small, issue_w & more));
+    cpy_d = cpyd;
+    on_accept.push_back(
+        assign(small, small & ex::ne(ex::fit(cnt, nb), lit(nb, static_cast<U>(L - 2)))));
+    on_load.push_back(assign(small, lit(1, 1)));
+    // L - 1 - C from C's low nb bits (C >= 2^nb >= L gives 0 through its high bits).
+    const Expr kw = m.wire("ld_kw", nb + 1, "L - 1 - C (C < 2^nb)");
+    m.assign(kw, lit(nb + 1, static_cast<U>(L - 1)) - zext(ex::fit(chans, nb), nb + 1));
+    Expr k_zero = bit(kw, nb);
+    if (cw > nb) k_zero = k_zero | ex::ne(slice(chans, nb, cw - nb), lit(cw - nb, 0));
+    consts.push_back(assign(kq, mux(k_zero, lit(nb, 0), slice(kw, 0, nb))));
+    m.seq({assign(cpy, cpyd)});
   }
-  m.seq(
-      {if_(ex::lnot(m.ref("rst_ni")), {assign(busy, lit(1, 0))},
-           {if_(accept, {assign(busy, lit(1, 1))}, {if_(last | ~ok, {assign(busy, lit(1, 0))})})}),
-       assign(first, accept), assign(in, ex::lt(chan, chans)),
-       if_(accept, {assign(u, zext(chan, uw)), assign(data, v.word_ports())},
-           {if_(busy, {assign(u, u + zext(chans, uw))})})});
-  m.assign(m.ref("busy_o"), busy);
+  const Expr open_d = m.wire("ld_open_d", 1);
+  m.assign(open_d, run & (load | (open & ~(accept & lastw))));
+  Block upd{if_(accept, std::move(on_accept), {if_(issue, {assign(u, u + ex::fit(chans, uw))})})};
+  m.seq({if_(ex::lnot(m.ref("rst_ni")),
+             {assign(open, lit(1, 0)), assign(ready, lit(1, 0)), assign(we, lit(1, 0)),
+              assign(fin, lit(1, 0))},
+             {assign(open, open_d), assign(ready, open_d & ~cpy_d), assign(we, accept | issue),
+              assign(fin, run & ~open_d & ~cpy_d)}),
+         if_(ex::lnot(load), std::move(upd), std::move(on_load))});
+  m.seq(consts);
+  m.assign(m.ref("prm_ready_o"), ready);
+  m.assign(m.ref("busy_o"), we);
+  m.assign(m.ref("done_o"), fin);
   const Expr addr = m.wire("ld_addr", w.ab);
-  m.assign(addr, w.p + w.ab <= uw ? slice(u, w.p, w.ab) : zext(slice(u, w.p, uw - w.p), w.ab));
+  if (uw <= w.p) {
+    m.assign(addr, lit(w.ab, 0));
+  } else {
+    m.assign(addr, w.p + w.ab <= uw ? slice(u, w.p, w.ab) : zext(slice(u, w.p, uw - w.p), w.ab));
+  }
 }
 
 // Read addressing from the window start c0 = channel of lane 0, and the banks. Returns c0_lo
@@ -102,14 +141,14 @@ Expr table_banks(Module& m, const TableWidths& w, const std::string& name) {
       m.assign(m.wire("unused_c0_top", 1), ex::red_xor(slice(c0, p + ab, cw - p - ab)));
     }
   }
-  const Expr busy = m.ref("ld_busy_q"), ok = m.ref("ld_ok"), u = m.ref("ld_u_q");
+  const Expr we_q = m.ref("ld_we_q"), u = m.ref("ld_u_q");
   for (int j = w.P - 1; j >= 0; --j) {
     const Expr raddr = m.wire(idx("raddr", j), ab);
     Expr a = c0_hi;
     if (p > 0 && j < w.P - 1) a = a + zext(ex::gt(c0_lo, lit(p, static_cast<U>(j))), ab);
     m.assign(raddr, a);
     const Expr we = m.wire(idx("we", j), 1);
-    m.assign(we, p > 0 ? busy & ok & ex::eq(slice(u, 0, p), lit(p, static_cast<U>(j))) : busy & ok);
+    m.assign(we, p > 0 ? we_q & ex::eq(slice(u, 0, p), lit(p, static_cast<U>(j))) : we_q);
     m.wire(idx("rdata", j), w.pw);
   }
   for (int j = 0; j < w.P; ++j) {

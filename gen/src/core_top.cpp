@@ -43,7 +43,6 @@ void top_ports(Module& m, const CoreConfig& c, const Variant& v) {
   m.out("cfg_error_o", 1, "last start had an invalid configuration");
   m.in("prm_valid_i", 1);
   m.out("prm_ready_o", 1);
-  m.in("prm_chan_i", cw);
   for (const auto& f : v.fields) m.in("prm_" + f.prm + "_i", f.width);
   m.in("s_axis_tvalid", 1);
   m.out("s_axis_tready", 1);
@@ -175,7 +174,8 @@ States top_config(Module& m, const CoreConfig& c, const Variant& v) {
   m.reg("lo_q", yw);
   m.reg("hi_q", yw);
   const Expr start_fire = m.wire("start_fire", 1), cfg_ok = m.wire("cfg_ok", 1);
-  m.wire("ld_busy", 1);
+  m.wire("ld_busy", 1, "a table write this cycle");
+  m.wire("ld_done", 1, "the table is complete from the next cycle on");
   const Expr step_done = m.wire("step_done", 1, "u_step's result is final");
   const Expr wait = m.reg("wait_q", 1, "set-up: waiting for the walker and u_step");
   const Expr sdone = m.reg("sdone_q", 1, "every lane has saved its start position (as r)");
@@ -183,8 +183,6 @@ States top_config(Module& m, const CoreConfig& c, const Variant& v) {
   const Expr rbk = m.reg("rbk_q", 1, "arm + 1: the beat constants (k*_q) have settled");
   const Expr reb = m.reg("reb_q", 1, "arm + 2: the lanes load their start; the last set-up cycle");
   const Expr arm = m.wire("arm", 1, "walker and u_step done");
-  m.reg("occ_q", bits_for(v.fifo_depth(c)), "beats accepted and not yet delivered");
-  m.wire("occ_d", bits_for(v.fifo_depth(c)));
   // ready_o is a register: idle now and nothing starting now (no start, beat or parameter
   // taken), so idle in the next cycle too (it may lag the idle state by one cycle).
   const Expr ready = m.reg("ready_q", 1);
@@ -396,44 +394,51 @@ void top_table(Module& m, const CoreConfig& c, const Variant& v, const States& s
   const int L = c.lanes;
   m.section("Parameter table");
   for (const auto& f : v.fields) m.wire(f.wire, L * f.width);
-  Conns tc = {{"clk_i", m.ref("clk_i")},
-              {"rst_ni", m.ref("rst_ni")},
-              {"en_i", ex::eq(m.ref("st_q"), s.run)},
-              {"chans_i", m.ref("ch_q")},
-              {"c0_i", m.ref("pos_c0")}};
+  Conns tc = {{"clk_i", m.ref("clk_i")},  {"rst_ni", m.ref("rst_ni")},
+              {"load_i", m.ref("reb_q")}, {"run_i", ex::eq(m.ref("st_d"), s.run)},
+              {"chans_i", m.ref("ch_q")}, {"c0_i", m.ref("pos_c0")}};
   if (L > 1) tc.emplace_back("lane_d_i", m.ref("pos_d"));
-  for (const char* n : {"prm_valid_i", "prm_ready_o", "prm_chan_i"}) tc.emplace_back(n, m.ref(n));
+  for (const char* n : {"prm_valid_i", "prm_ready_o"}) tc.emplace_back(n, m.ref(n));
   for (const auto& f : v.fields)
     tc.emplace_back("prm_" + f.prm + "_i", m.ref("prm_" + f.prm + "_i"));
   tc.emplace_back("busy_o", m.ref("ld_busy"));
+  tc.emplace_back("done_o", m.ref("ld_done"));
   for (const auto& f : v.fields) tc.emplace_back(f.prm + "_o", m.ref(f.wire));
   m.instance(Instance{c.name + "_ptable", "u_ptable", std::move(tc)});
 }
 
 void top_flow(Module& m, const CoreConfig& c, const Variant& v, const States& s) {
-  const int d = v.fifo_depth(c), on = bits_for(d);
+  const int d = v.fifo_depth(c);
   m.section("Flow control: admit a beat only if the output buffer can hold all beats in flight");
-  m.section("(and not while the parameter loader may write: table reads never meet writes)");
+  m.section("(and only once the job's table is complete: table reads never meet writes)");
   const Expr tready = m.reg("tready_q", 1);
   const Expr out_fire = m.wire("out_fire", 1);
-  const Expr in_fire = m.ref("in_fire"), occ = m.ref("occ_q"), occ_d = m.ref("occ_d");
+  const Expr in_fire = m.ref("in_fire");
   m.assign(in_fire, m.ref("s_axis_tvalid") & tready);
   m.assign(out_fire, m.ref("m_axis_tvalid") & m.ref("m_axis_tready"));
-  m.assign(occ_d, occ + zext(in_fire, on) - zext(out_fire, on));
-  // occ_d < d without waiting for occ_d: a beat is only taken while occ_q < d, so a delivered
-  // beat always leaves room, and otherwise it is occ_q + in_fire < d.
-  const Expr room = m.wire("room", 1, "occ_d < " + std::to_string(d));
-  m.assign(room, out_fire | mux(in_fire, ex::lt(occ, lit(on, static_cast<U>(d - 1))),
-                                ex::lt(occ, lit(on, static_cast<U>(d)))));
+  // Beats held (accepted, not yet delivered) as a thermometer code: occ_q[k] = (held > k), so
+  // "held < n" is one register bit. A beat is admitted when held + in_fire < d, not counting this
+  // cycle's delivery (the buffer has one slot more for it): no path from m_axis_tready to tready.
+  const Expr occ = m.reg("occ_q", d, "thermometer: bit k = more than k beats held");
+  const auto th = [&](int k) { return k < 0 ? lit(1, 1) : k >= d ? lit(1, 0) : bit(occ, k); };
+  std::vector<Expr> occ_bits;
+  const Expr up = m.wire("occ_up", 1, "one beat more held");
+  const Expr dn = m.wire("occ_dn", 1, "one beat fewer held");
+  m.assign(up, in_fire & ~out_fire);
+  m.assign(dn, out_fire & ~in_fire);
+  for (int k = d - 1; k >= 0; --k)
+    occ_bits.push_back(mux(up, th(k - 1), mux(dn, th(k + 1), th(k))));
+  const Expr room = m.wire("room", 1, "held + in_fire < " + std::to_string(d));
+  m.assign(room, ~th(d - 2) | (~in_fire & ~th(d - 1)));
   const Expr busy = m.ref("ld_busy");
   const Expr prm_fire = m.ref("prm_valid_i") & m.ref("prm_ready_o");
   const Expr ready = m.ref("ready_q");
-  m.seq({if_(
-      ex::lnot(m.ref("rst_ni")),
-      {assign(occ, lit(on, 0)), assign(tready, lit(1, 0)), assign(ready, lit(1, 0))},
-      {assign(occ, occ_d), assign(tready, ex::eq(m.ref("st_d"), s.run) & room & ~busy & ~prm_fire),
-       assign(ready, ~bit(m.ref("st_q"), 0) & ex::eq(occ, lit(on, 0)) & ~busy & ~in_fire &
-                         ~prm_fire & ~m.ref("start_fire"))})});
+  m.seq({if_(ex::lnot(m.ref("rst_ni")),
+             {assign(occ, lit(d, 0)), assign(tready, lit(1, 0)), assign(ready, lit(1, 0))},
+             {assign(occ, cat(occ_bits)),
+              assign(tready, ex::eq(m.ref("st_d"), s.run) & room & m.ref("ld_done")),
+              assign(ready, ~bit(m.ref("st_q"), 0) & ~th(0) & ~busy & ~in_fire & ~prm_fire &
+                                ~m.ref("start_fire"))})});
   m.assign(m.ref("s_axis_tready"), tready);
 }
 

@@ -5,8 +5,9 @@
 // -----------------------------------------------------------------------------------------
 `default_nettype none
 
-// Output buffer of 5 beats. The core admits a beat only when it has room here for
-// every beat in flight, so writes never find it full.
+// Output buffer of 6 beats. The core admits a beat only when it has room here for
+// every beat in flight, so writes never find it full. valid_o is a register; the pointers
+// step to precomputed next values, so rd_i reaches the read address through one select.
 module normcore_l1_i8_fifo (
   input  wire       clk_i,
   input  wire       rst_ni,
@@ -14,35 +15,52 @@ module normcore_l1_i8_fifo (
   input  wire [9:0] wdata_i,
   input  wire       rd_i,  // only while valid_o
   output wire [9:0] rdata_o,
-  output wire       valid_o
+  output wire       valid_o  // a register
 );
-  reg [9:0] mem_q [0:4];
+  reg [9:0] mem_q [0:5];
   reg [2:0] wptr_q;
+  reg [2:0] wnx_q;  // wptr_q + 1 mod depth
   reg [2:0] rptr_q;
+  reg [2:0] rnx_q;  // rptr_q + 1 mod depth
   reg [2:0] cnt_q;
+  reg valid_q;  // cnt_q != 0
   reg [2:0] wptr_d;
+  reg [2:0] wnx_d;
   reg [2:0] rptr_d;
+  reg [2:0] rnx_d;
   reg [2:0] cnt_d;
+  reg valid_d;
   always @* begin
     wptr_d = wptr_q;
+    wnx_d = wnx_q;
     rptr_d = rptr_q;
+    rnx_d = rnx_q;
     if (wr_i) begin
-      wptr_d = (wptr_q == 3'd4) ? 3'd0 : wptr_q + 3'd1;
+      wptr_d = wnx_q;
+      wnx_d = (wnx_q == 3'd5) ? 3'd0 : wnx_q + 3'd1;
     end
     if (rd_i) begin
-      rptr_d = (rptr_q == 3'd4) ? 3'd0 : rptr_q + 3'd1;
+      rptr_d = rnx_q;
+      rnx_d = (rnx_q == 3'd5) ? 3'd0 : rnx_q + 3'd1;
     end
     cnt_d = cnt_q + {2'd0, wr_i} - {2'd0, rd_i};
+    valid_d = wr_i | (cnt_q >= 3'd2) | ((cnt_q == 3'd1) & ~rd_i);
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       wptr_q <= 3'd0;
+      wnx_q <= 3'd1;
       rptr_q <= 3'd0;
+      rnx_q <= 3'd1;
       cnt_q <= 3'd0;
+      valid_q <= 1'b0;
     end else begin
       wptr_q <= wptr_d;
+      wnx_q <= wnx_d;
       rptr_q <= rptr_d;
+      rnx_q <= rnx_d;
       cnt_q <= cnt_d;
+      valid_q <= valid_d;
     end
   end
   always @(posedge clk_i) begin
@@ -51,7 +69,7 @@ module normcore_l1_i8_fifo (
     end
   end
   assign rdata_o = mem_q[rptr_q];
-  assign valid_o = cnt_q != 3'd0;
+  assign valid_o = valid_q;
 endmodule
 
 `default_nettype wire

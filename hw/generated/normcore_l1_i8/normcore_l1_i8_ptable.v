@@ -12,63 +12,90 @@
 module normcore_l1_i8_ptable (
   input  wire        clk_i,
   input  wire        rst_ni,
-  input  wire        en_i,  // loading allowed (core configured)
+  input  wire        load_i,  // open the load (the next cycle takes channel 0); chans_i stable 2 cycles
+  input  wire        run_i,  // the job runs (low: the load is abandoned)
   input  wire [9:0]  chans_i,  // C
   input  wire [9:0]  c0_i,  // channel of lane 0 for the next beat
   input  wire        prm_valid_i,
-  output wire        prm_ready_o,
-  input  wire [9:0]  prm_chan_i,  // channel index (< C; others are ignored)
+  output wire        prm_ready_o,  // a register: high while the load takes a word this cycle
   input  wire [15:0] prm_scale_i,  // s[c], signed
   input  wire [31:0] prm_shift_i,  // b[c], signed
-  output wire        busy_o,  // loader writing copies
+  output wire        busy_o,  // a table write this cycle
+  output wire        done_o,  // no table write after this cycle: the table is complete from the next one
   output wire [15:0] scale_o,  // per lane, one cycle after c0_i
   output wire [31:0] shift_o
 );
 
   // Loader
-  reg ld_busy_q;
-  reg ld_first_q;  // first copy: u = the channel received
-  reg ld_in_q;  // prm_chan_i < C, registered every cycle (read in the first copy's cycle)
-  reg [10:0] ld_u_q;
+  reg ld_open_q;  // words still expected
+  reg ld_ready_q;  // prm_ready_o
+  reg ld_we_q;  // write T[ld_u_q] = ld_data_q this cycle
+  reg ld_fin_q;  // no write after this cycle
+  reg [9:0] ld_u_q;  // table index written (T[u] = param[u mod C])
   reg [47:0] ld_data_q;  // {shift, scale}
+  reg [9:0] ld_cnt_q;  // words taken: the channel of the next one
+  reg ld_lastw_q;  // the next word is channel C - 1
+  reg [9:0] ld_chm2_q;  // C - 2 (per job)
   wire ld_accept;
-  wire ld_ok;  // write this copy (a channel >= C is dropped)
-  assign prm_ready_o = en_i & ~ld_busy_q;
-  assign ld_accept = prm_valid_i & en_i & ~ld_busy_q;
-  assign ld_ok = ~ld_first_q | ld_in_q;
-  reg ld_busy_d;
-  reg ld_in_d;
-  reg [10:0] ld_u_d;
+  assign ld_accept = prm_valid_i & ld_ready_q;
+  wire ld_open_d;
+  assign ld_open_d = run_i & (load_i | (ld_open_q & ~(ld_accept & ld_lastw_q)));
+  reg ld_ready_d;
+  reg ld_we_d;
+  reg ld_fin_d;
+  reg [9:0] ld_u_d;
   reg [47:0] ld_data_d;
+  reg [9:0] ld_cnt_d;
+  reg ld_lastw_d;
   always @* begin
-    ld_busy_d = ld_busy_q;
     ld_u_d = ld_u_q;
     ld_data_d = ld_data_q;
-    if (ld_accept) begin
-      ld_busy_d = 1'b1;
-    end else if (1'b1 | ~ld_ok) begin
-      ld_busy_d = 1'b0;
-    end
-    ld_in_d = prm_chan_i < chans_i;
-    if (ld_accept) begin
-      ld_u_d = {1'b0, prm_chan_i};
-      ld_data_d = {prm_shift_i, prm_scale_i};
-    end else if (ld_busy_q) begin
-      ld_u_d = ld_u_q + {1'b0, chans_i};
+    ld_cnt_d = ld_cnt_q;
+    ld_lastw_d = ld_lastw_q;
+    ld_ready_d = ld_open_d & ~1'b0;
+    ld_we_d = ld_accept | 1'b0;
+    ld_fin_d = run_i & ~ld_open_d & ~1'b0;
+    if (!load_i) begin
+      if (ld_accept) begin
+        ld_u_d = ld_cnt_q;
+        ld_data_d = {prm_shift_i, prm_scale_i};
+        ld_cnt_d = ld_cnt_q + 10'd1;
+        ld_lastw_d = ld_cnt_q == ld_chm2_q;
+      end else if (1'b0) begin
+        ld_u_d = ld_u_q + chans_i;
+      end
+    end else begin
+      ld_cnt_d = 10'd0;
+      ld_lastw_d = chans_i == 10'd1;
     end
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      ld_busy_q <= 1'b0;
+      ld_open_q <= 1'b0;
+      ld_ready_q <= 1'b0;
+      ld_we_q <= 1'b0;
+      ld_fin_q <= 1'b0;
     end else begin
-      ld_busy_q <= ld_busy_d;
+      ld_open_q <= ld_open_d;
+      ld_ready_q <= ld_ready_d;
+      ld_we_q <= ld_we_d;
+      ld_fin_q <= ld_fin_d;
     end
-    ld_first_q <= ld_accept;
-    ld_in_q <= ld_in_d;
     ld_u_q <= ld_u_d;
     ld_data_q <= ld_data_d;
+    ld_cnt_q <= ld_cnt_d;
+    ld_lastw_q <= ld_lastw_d;
   end
-  assign busy_o = ld_busy_q;
+  reg [9:0] ld_chm2_d;
+  always @* begin
+    ld_chm2_d = chans_i - 10'd2;
+  end
+  always @(posedge clk_i) begin
+    ld_chm2_q <= ld_chm2_d;
+  end
+  assign prm_ready_o = ld_ready_q;
+  assign busy_o = ld_we_q;
+  assign done_o = ld_fin_q;
   wire [8:0] ld_addr;
   assign ld_addr = ld_u_q[8:0];
 
@@ -82,7 +109,7 @@ module normcore_l1_i8_ptable (
   wire [8:0] raddr_0;
   assign raddr_0 = c0_hi;
   wire we_0;
-  assign we_0 = ld_busy_q & ld_ok;
+  assign we_0 = ld_we_q;
   wire [47:0] rdata_0;
   normcore_l1_i8_bank u_bank_0 (
     .clk_i(clk_i),

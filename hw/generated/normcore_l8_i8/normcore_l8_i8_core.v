@@ -27,7 +27,6 @@ module normcore_l8_i8_core (
   output wire        cfg_error_o,  // last start had an invalid configuration
   input  wire        prm_valid_i,
   output wire        prm_ready_o,
-  input  wire [10:0] prm_chan_i,
   input  wire [15:0] prm_scale_i,
   input  wire [31:0] prm_shift_i,
   input  wire        s_axis_tvalid,
@@ -60,7 +59,8 @@ module normcore_l8_i8_core (
   reg [7:0] hi_q;
   wire start_fire;
   wire cfg_ok;
-  wire ld_busy;
+  wire ld_busy;  // a table write this cycle
+  wire ld_done;  // the table is complete from the next cycle on
   wire step_done;  // u_step's result is final
   reg wait_q;  // set-up: waiting for the walker and u_step
   reg sdone_q;  // every lane has saved its start position (as r)
@@ -68,8 +68,6 @@ module normcore_l8_i8_core (
   reg rbk_q;  // arm + 1: the beat constants (k*_q) have settled
   reg reb_q;  // arm + 2: the lanes load their start; the last set-up cycle
   wire arm;  // walker and u_step done
-  reg [2:0] occ_q;  // beats accepted and not yet delivered
-  wire [2:0] occ_d;
   reg ready_q;
   assign ready_o = ready_q;
   assign start_fire = start_i & ready_q;
@@ -353,39 +351,51 @@ module normcore_l8_i8_core (
   normcore_l8_i8_ptable u_ptable (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .en_i(st_q == S_RUN),
+    .load_i(reb_q),
+    .run_i(st_d == S_RUN),
     .chans_i(ch_q),
     .c0_i(pos_c0),
     .lane_d_i(pos_d),
     .prm_valid_i(prm_valid_i),
     .prm_ready_o(prm_ready_o),
-    .prm_chan_i(prm_chan_i),
     .prm_scale_i(prm_scale_i),
     .prm_shift_i(prm_shift_i),
     .busy_o(ld_busy),
+    .done_o(ld_done),
     .scale_o(lane_s),
     .shift_o(lane_b)
   );
 
   // Flow control: admit a beat only if the output buffer can hold all beats in flight
-  // (and not while the parameter loader may write: table reads never meet writes)
+  // (and only once the job's table is complete: table reads never meet writes)
   reg tready_q;
   wire out_fire;
   assign in_fire = s_axis_tvalid & tready_q;
   assign out_fire = m_axis_tvalid & m_axis_tready;
-  assign occ_d = occ_q + {2'd0, in_fire} - {2'd0, out_fire};
-  wire room;  // occ_d < 5
-  assign room = out_fire | (in_fire ? occ_q < 3'd4 : occ_q < 3'd5);
+  reg [5:0] occ_q;  // thermometer: bit k = more than k beats held
+  wire occ_up;  // one beat more held
+  wire occ_dn;  // one beat fewer held
+  assign occ_up = in_fire & ~out_fire;
+  assign occ_dn = out_fire & ~in_fire;
+  wire room;  // held + in_fire < 6
+  assign room = ~occ_q[4] | (~in_fire & ~occ_q[5]);
+  reg [5:0] occ_d;
   reg tready_d;
   reg ready_d;
   always @* begin
-    tready_d = (st_d == S_RUN) & room & ~ld_busy & ~(prm_valid_i & prm_ready_o);
-    ready_d = ~st_q[0] & (occ_q == 3'd0) & ~ld_busy & ~in_fire & ~(prm_valid_i & prm_ready_o) &
+    occ_d = {occ_up ? occ_q[4] : occ_dn ? 1'b0 : occ_q[5],
+        occ_up ? occ_q[3] : occ_dn ? occ_q[5] : occ_q[4],
+        occ_up ? occ_q[2] : occ_dn ? occ_q[4] : occ_q[3],
+        occ_up ? occ_q[1] : occ_dn ? occ_q[3] : occ_q[2],
+        occ_up ? occ_q[0] : occ_dn ? occ_q[2] : occ_q[1],
+        occ_up ? 1'b1 : occ_dn ? occ_q[1] : occ_q[0]};
+    tready_d = (st_d == S_RUN) & room & ld_done;
+    ready_d = ~st_q[0] & ~occ_q[0] & ~ld_busy & ~in_fire & ~(prm_valid_i & prm_ready_o) &
         ~start_fire;
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      occ_q <= 3'd0;
+      occ_q <= 6'd0;
       tready_q <= 1'b0;
       ready_q <= 1'b0;
     end else begin

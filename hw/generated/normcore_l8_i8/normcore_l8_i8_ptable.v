@@ -12,66 +12,113 @@
 module normcore_l8_i8_ptable (
   input  wire         clk_i,
   input  wire         rst_ni,
-  input  wire         en_i,  // loading allowed (core configured)
+  input  wire         load_i,  // open the load (the next cycle takes channel 0); chans_i stable 2 cycles
+  input  wire         run_i,  // the job runs (low: the load is abandoned)
   input  wire [10:0]  chans_i,  // C
   input  wire [10:0]  c0_i,  // channel of lane 0 for the next beat
   input  wire [20:0]  lane_d_i,  // lanes 1..L-1: channel offset from lane 0 (< L)
   input  wire         prm_valid_i,
-  output wire         prm_ready_o,
-  input  wire [10:0]  prm_chan_i,  // channel index (< C; others are ignored)
+  output wire         prm_ready_o,  // a register: high while the load takes a word this cycle
   input  wire [15:0]  prm_scale_i,  // s[c], signed
   input  wire [31:0]  prm_shift_i,  // b[c], signed
-  output wire         busy_o,  // loader writing copies
+  output wire         busy_o,  // a table write this cycle
+  output wire         done_o,  // no table write after this cycle: the table is complete from the next one
   output wire [127:0] scale_o,  // per lane, one cycle after c0_i
   output wire [255:0] shift_o
 );
 
   // Loader
-  reg ld_busy_q;
-  reg ld_first_q;  // first copy: u = the channel received
-  reg ld_in_q;  // prm_chan_i < C, registered every cycle (read in the first copy's cycle)
-  reg [11:0] ld_u_q;
+  reg ld_open_q;  // words still expected
+  reg ld_ready_q;  // prm_ready_o
+  reg ld_we_q;  // write T[ld_u_q] = ld_data_q this cycle
+  reg ld_fin_q;  // no write after this cycle
+  reg [10:0] ld_u_q;  // table index written (T[u] = param[u mod C])
   reg [47:0] ld_data_q;  // {shift, scale}
+  reg [10:0] ld_cnt_q;  // words taken: the channel of the next one
+  reg ld_lastw_q;  // the next word is channel C - 1
+  reg [10:0] ld_chm2_q;  // C - 2 (per job)
   wire ld_accept;
-  wire ld_ok;  // write this copy (a channel >= C is dropped)
-  assign prm_ready_o = en_i & ~ld_busy_q;
-  assign ld_accept = prm_valid_i & en_i & ~ld_busy_q;
-  assign ld_ok = ~ld_first_q | ld_in_q;
-  wire ld_last;  // this copy is the last: u >= L - 1
-  assign ld_last = (ld_u_q[11:4] != 8'd0) | (ld_u_q[3:0] >= 4'd7);
-  reg ld_busy_d;
-  reg ld_in_d;
-  reg [11:0] ld_u_d;
+  assign ld_accept = prm_valid_i & ld_ready_q;
+  reg ld_cpy_q;  // the write stage's word has another copy (u < L - 1)
+  reg ld_small_q;  // the next word's channel is < L - 1
+  reg [3:0] ld_k_q;  // L - 1 - C when C < L - 1, else 0 (per job)
+  wire ld_issue;  // write the next copy, T[u + C], next cycle
+  assign ld_issue = ld_we_q & ld_cpy_q;
+  wire ld_more;  // u + C < L - 1 (u < L - 1 here: its low bits)
+  assign ld_more = ld_u_q[3:0] < ld_k_q;
+  wire ld_cpy_d;
+  assign ld_cpy_d = ld_accept ? ld_small_q : ld_issue & ld_more;
+  wire [4:0] ld_kw;  // L - 1 - C (C < 2^nb)
+  assign ld_kw = 5'd7 - {1'b0, chans_i[3:0]};
+  always @(posedge clk_i) begin
+    ld_cpy_q <= ld_cpy_d;
+  end
+  wire ld_open_d;
+  assign ld_open_d = run_i & (load_i | (ld_open_q & ~(ld_accept & ld_lastw_q)));
+  reg ld_ready_d;
+  reg ld_we_d;
+  reg ld_fin_d;
+  reg [10:0] ld_u_d;
   reg [47:0] ld_data_d;
+  reg [10:0] ld_cnt_d;
+  reg ld_lastw_d;
+  reg ld_small_d;
   always @* begin
-    ld_busy_d = ld_busy_q;
     ld_u_d = ld_u_q;
     ld_data_d = ld_data_q;
-    if (ld_accept) begin
-      ld_busy_d = 1'b1;
-    end else if (ld_last | ~ld_ok) begin
-      ld_busy_d = 1'b0;
-    end
-    ld_in_d = prm_chan_i < chans_i;
-    if (ld_accept) begin
-      ld_u_d = {1'b0, prm_chan_i};
-      ld_data_d = {prm_shift_i, prm_scale_i};
-    end else if (ld_busy_q) begin
-      ld_u_d = ld_u_q + {1'b0, chans_i};
+    ld_cnt_d = ld_cnt_q;
+    ld_lastw_d = ld_lastw_q;
+    ld_small_d = ld_small_q;
+    ld_ready_d = ld_open_d & ~ld_cpy_d;
+    ld_we_d = ld_accept | ld_issue;
+    ld_fin_d = run_i & ~ld_open_d & ~ld_cpy_d;
+    if (!load_i) begin
+      if (ld_accept) begin
+        ld_u_d = ld_cnt_q;
+        ld_data_d = {prm_shift_i, prm_scale_i};
+        ld_cnt_d = ld_cnt_q + 11'd1;
+        ld_lastw_d = ld_cnt_q == ld_chm2_q;
+        ld_small_d = ld_small_q & (ld_cnt_q[3:0] != 4'd6);
+      end else if (ld_issue) begin
+        ld_u_d = ld_u_q + chans_i;
+      end
+    end else begin
+      ld_cnt_d = 11'd0;
+      ld_lastw_d = chans_i == 11'd1;
+      ld_small_d = 1'b1;
     end
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      ld_busy_q <= 1'b0;
+      ld_open_q <= 1'b0;
+      ld_ready_q <= 1'b0;
+      ld_we_q <= 1'b0;
+      ld_fin_q <= 1'b0;
     end else begin
-      ld_busy_q <= ld_busy_d;
+      ld_open_q <= ld_open_d;
+      ld_ready_q <= ld_ready_d;
+      ld_we_q <= ld_we_d;
+      ld_fin_q <= ld_fin_d;
     end
-    ld_first_q <= ld_accept;
-    ld_in_q <= ld_in_d;
     ld_u_q <= ld_u_d;
     ld_data_q <= ld_data_d;
+    ld_cnt_q <= ld_cnt_d;
+    ld_lastw_q <= ld_lastw_d;
+    ld_small_q <= ld_small_d;
   end
-  assign busy_o = ld_busy_q;
+  reg [10:0] ld_chm2_d;
+  reg [3:0] ld_k_d;
+  always @* begin
+    ld_chm2_d = chans_i - 11'd2;
+    ld_k_d = (ld_kw[4] | (chans_i[10:4] != 7'd0)) ? 4'd0 : ld_kw[3:0];
+  end
+  always @(posedge clk_i) begin
+    ld_chm2_q <= ld_chm2_d;
+    ld_k_q <= ld_k_d;
+  end
+  assign prm_ready_o = ld_ready_q;
+  assign busy_o = ld_we_q;
+  assign done_o = ld_fin_q;
   wire [7:0] ld_addr;
   assign ld_addr = ld_u_q[10:3];
 
@@ -85,42 +132,42 @@ module normcore_l8_i8_ptable (
   wire [7:0] raddr_7;
   assign raddr_7 = c0_hi;
   wire we_7;
-  assign we_7 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd7);
+  assign we_7 = ld_we_q & (ld_u_q[2:0] == 3'd7);
   wire [47:0] rdata_7;
   wire [7:0] raddr_6;
   assign raddr_6 = c0_hi + {7'd0, c0_lo > 3'd6};
   wire we_6;
-  assign we_6 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd6);
+  assign we_6 = ld_we_q & (ld_u_q[2:0] == 3'd6);
   wire [47:0] rdata_6;
   wire [7:0] raddr_5;
   assign raddr_5 = c0_hi + {7'd0, c0_lo > 3'd5};
   wire we_5;
-  assign we_5 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd5);
+  assign we_5 = ld_we_q & (ld_u_q[2:0] == 3'd5);
   wire [47:0] rdata_5;
   wire [7:0] raddr_4;
   assign raddr_4 = c0_hi + {7'd0, c0_lo > 3'd4};
   wire we_4;
-  assign we_4 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd4);
+  assign we_4 = ld_we_q & (ld_u_q[2:0] == 3'd4);
   wire [47:0] rdata_4;
   wire [7:0] raddr_3;
   assign raddr_3 = c0_hi + {7'd0, c0_lo > 3'd3};
   wire we_3;
-  assign we_3 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd3);
+  assign we_3 = ld_we_q & (ld_u_q[2:0] == 3'd3);
   wire [47:0] rdata_3;
   wire [7:0] raddr_2;
   assign raddr_2 = c0_hi + {7'd0, c0_lo > 3'd2};
   wire we_2;
-  assign we_2 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd2);
+  assign we_2 = ld_we_q & (ld_u_q[2:0] == 3'd2);
   wire [47:0] rdata_2;
   wire [7:0] raddr_1;
   assign raddr_1 = c0_hi + {7'd0, c0_lo > 3'd1};
   wire we_1;
-  assign we_1 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd1);
+  assign we_1 = ld_we_q & (ld_u_q[2:0] == 3'd1);
   wire [47:0] rdata_1;
   wire [7:0] raddr_0;
   assign raddr_0 = c0_hi + {7'd0, c0_lo > 3'd0};
   wire we_0;
-  assign we_0 = ld_busy_q & ld_ok & (ld_u_q[2:0] == 3'd0);
+  assign we_0 = ld_we_q & (ld_u_q[2:0] == 3'd0);
   wire [47:0] rdata_0;
   normcore_l8_i8_bank u_bank_0 (
     .clk_i(clk_i),

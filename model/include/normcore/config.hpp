@@ -124,7 +124,8 @@ struct CoreConfig {
   // Cycles from an accepted input beat to its output beat on m_axis (unstalled).
   [[nodiscard]] int latency() const { return pipeline + 1; }
   // Beats the core holds (in flight plus buffered): sized so an unstalled stream never bubbles.
-  [[nodiscard]] int fifo_depth() const { return pipeline + 2; }
+  // (pipeline + 3: the admission rule ignores this cycle's delivery, so it needs one more slot.)
+  [[nodiscard]] int fifo_depth() const { return pipeline + 3; }
   // Optional lane registers, each added by one more pipeline step (the lane has pipeline - 1
   // register stages: the accumulator and the output always, these in between):
   [[nodiscard]] bool pipe_xbar() const { return pipeline >= 4; }    // lane input regs after xbar
