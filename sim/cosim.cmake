@@ -34,7 +34,7 @@ function(normcore_verilate_program exe top vfiles defs sources ldflags deps)
 endfunction()
 
 # normcore_cosim(<name> LANES n XW n YW n SW n BW n [IN_UNSIGNED] [OUT_UNSIGNED]
-#                MAXC n HWW n PIPE n [SEED n] [TARGET generic|ice40|xilinx|asic])
+#                MAXC n HWW n PIPE n [SEED n] [TARGET generic|ice40|ecp5|xilinx|asic])
 function(normcore_cosim name)
   cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH" "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;SEED;PROGRAM;PREFIX;TARGET"
                         "SOURCES" ${ARGN})

@@ -1,5 +1,5 @@
 # The swept configurations: lanes 1..64, XW 4..16, YW narrower and wider than XW, signed and
-# unsigned, every pipeline depth (3..8), tiny and large channel tables. Every one runs the random
+# unsigned, every pipeline depth (3..9), tiny and large channel tables. Every one runs the random
 # co-simulation (all rounding modes, ReLU and other clamps, both layouts, random stalls) and
 # the RTL checks (lint, the quick Yosys check, Icarus). l4_x8_y4 is generated with --target xilinx
 # (Vivado attributes in the RTL). SYNTH: a full Yosys synth as well, on three configurations (one
@@ -21,3 +21,9 @@ normcore_cosim(l5_x6_y10_u  LANES 5  XW 6  YW 10 SW 8  BW 16 MAXC 7    HWW 6  PI
                OUT_UNSIGNED)
 normcore_cosim(l64_x4_y4    LANES 64 XW 4  YW 4  SW 8  BW 14 MAXC 96   HWW 8  PIPE 3 SEED 20)
 normcore_cosim(l2_x16_y16   LANES 2  XW 16 YW 16 SW 24 BW 44 MAXC 2048 HWW 20 PIPE 8 SEED 21)
+# Pipeline 9 (the product registered before the add, --target ecp5's default): the int8 core of
+# the PPA runs, and unsigned input with a product wider than b (the DSP's add is W = XW+SW bits).
+normcore_cosim(l4_x8_y8_e5  LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 24 PIPE 9 SEED 22
+               TARGET ecp5)
+normcore_cosim(l3_x12_y6_u9 LANES 3  XW 12 YW 6  SW 14 BW 20 MAXC 45   HWW 10 PIPE 9 SEED 23
+               IN_UNSIGNED)

@@ -56,10 +56,10 @@ const ConfigField kSchema[] = {
     int_field("inner_bits", "--inner-bits", G::core, 1, 32, false,
               "Width of the HW (inner size) input",
               [](AccelConfig& a) { return &a.core.inner_bits; }),
-    int_field("pipeline", "--pipeline", G::core, 3, 8, false,
+    int_field("pipeline", "--pipeline", G::core, 3, 9, false,
               "Register stages before the output buffer",
               [](AccelConfig& a) { return &a.core.pipeline; }),
-    {"target", "--target", K::string, G::core, 0, 0, false, "generic|ice40|xilinx|asic",
+    {"target", "--target", K::string, G::core, 0, 0, false, "generic|ice40|ecp5|xilinx|asic",
      "Mapping target", nullptr, nullptr, [](AccelConfig& a) { return &a.core.target; }},
     int_field("bus_bits", "--bus-bits", G::accel, 32, 512, true, "Accelerator: AXI4 data width",
               [](AccelConfig& a) { return &a.bus_bits; }),
@@ -197,6 +197,7 @@ const ConfigField& config_field(std::string_view key) {
 int CoreConfig::default_pipeline(const std::string& target) {
   if (target == "generic") return 3;
   if (target == "ice40") return 8;
+  if (target == "ecp5") return 9;
   if (target == "xilinx") return 4;
   if (target == "asic") return 5;
   return 0;
@@ -208,7 +209,7 @@ std::string CoreConfig::check(FieldNames names) const {
   a.core = *this;
   if (auto msg = check_group(a, G::core, names); !msg.empty()) return msg;
   if (default_pipeline(target) == 0) {
-    return field_name("target", names) + ": must be generic, ice40, xilinx or asic (got '" +
+    return field_name("target", names) + ": must be generic, ice40, ecp5, xilinx or asic (got '" +
            target + "')";
   }
   if (acc_bits() > 64) {
