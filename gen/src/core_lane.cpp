@@ -103,19 +103,19 @@ void lane_ports(Module& m, const Variant& v, const LaneWidths& w) {
   m.in("round_i", 2, "0 floor, 1 half_up, 2 half_even, 3 half_away");
   m.in("lo_i", w.yw, "min(lo, hi)");
   m.in("hi_i", w.yw);
-  const std::string k = "2^" + std::to_string(w.yw + 2) + " - ";
-  m.in("lox_i", w.yw + 3, k + "lo, lo " + std::to_string(w.yw + 2) + "-bit offset binary");
-  m.in("lom1_i", w.yw + 3, k + "(lo - 1), the same");
-  m.in("hix_i", w.yw + 3, k + "hi, the same");
-  m.in("hip1_i", w.yw + 3, k + "(hi + 1), the same");
+  const std::string k = std::to_string(w.yw + 3) + "-bit two's complement";
+  m.in("lox_i", w.yw + 3, "-lo, " + k);
+  m.in("lom1_i", w.yw + 3, "-(lo - 1), the same");
+  m.in("hix_i", w.yw + 3, "-hi, the same");
+  m.in("hip1_i", w.yw + 3, "-(hi + 1), the same");
   m.out("y_o", w.yw);
 }
 
 // The folded multiply-add, all of it inside the DSP: lo = x * s + b modulo 2^W, W = AW - 1 (the
-// width of the wider operand), written as a plain signed `a * b + c` (ex::mac) so that Yosys maps
-// the add into SB_MAC16's 32-bit adder (DSP48's post-adder) with the DSP's input and output
-// registers. acc's top bit is not computed by the DSP: both operands fit W signed bits, so
-// acc[W] = MAJ(sign of the product, sign of b, lo[W-1]) (equal signs: that sign; else no
+// width of the wider operand), written as a signed product at its own width (ex::smul) plus b, so
+// that Yosys maps the add into SB_MAC16's 32-bit adder (DSP48's post-adder) with the DSP's input
+// and output registers. acc's top bit is not computed by the DSP: both operands fit W signed bits,
+// so acc[W] = MAJ(sign of the product, sign of b, lo[W-1]) (equal signs: that sign; else no
 // overflow: lo's sign), one LUT3 after the DSP. The product's sign is taken as sign(x) ^ sign(s),
 // wrong only when the product is 0, where lo = b and the majority is b's sign either way.
 // The wires: lo_d (into the DSP's output register) and the two sign bits.
@@ -137,29 +137,28 @@ void lane_mac(Module& m, const CoreConfig& c, const LaneWidths& w) {
   const Expr lo_d = m.wire("lo_d", W, "", true);
   const Expr bsg_d = m.wire("bsg_d", 1, "sign of b");
   const Expr psg_d = m.wire("psg_d", 1, "sign of x * s (either value when it is 0)");
-  if (!c.pipe_prod()) {
-    m.assign(b_s, w.bw == W ? b : ex::sext(b, W));
-    m.assign(lo_d, ex::mac(x_s, s_s, b_s));
-    m.assign(bsg_d, bit(b, w.bw - 1));
-    m.assign(psg_d, c.arith.x_signed ? bit(x, w.xw - 1) ^ bit(s, w.sw - 1) : bit(s, w.sw - 1));
-    return;
-  }
-  // The product registered before the add (MULT18X18D's pipeline register; Yosys 0.23 keeps it
-  // in the fabric on ECP5), b delayed beside it; the add is then a W-bit carry chain.
+  // The product at its own width pw (a natively narrow multiplier), then the add of the
+  // sign-extended product: Yosys reduces the add's redundant sign bits itself and packs both into
+  // SB_MAC16 (with the 32-bit add written as one `x * s + b`, whether the add was packed depended
+  // on the order in which Yosys's wreduce visited the two cells).
   const int pw = w.xw + w.sw;  // |x * s| < 2^(pw - 1)
-  const Expr x_e = m.wire("x_e", pw, "", true), s_e = m.wire("s_e", pw, "", true);
-  m.assign(x_e, ex::sext(x_s, pw));
-  m.assign(s_e, ex::sext(s_s, pw));
   const Expr prod = m.wire("prod", pw, "exact", true);
-  m.assign(prod, x_e * s_e);
-  const Expr pq = m.reg("prod_q", pw, "", true), bq = m.reg("bp_q", w.bw, "b, beside the product");
-  m.flops({{pq, prod, {}}, {bq, b, {}}}, "the multiplier's output register");
-  m.assign(b_s, w.bw == W ? bq : ex::sext(bq, W));
-  const Expr pe = m.wire("prod_e", W, "", true);
-  m.assign(pe, pw == W ? Expr(pq) : ex::sext(pq, W));
-  m.assign(lo_d, pe + b_s);
-  m.assign(bsg_d, bit(bq, w.bw - 1));
-  m.assign(psg_d, bit(pq, pw - 1));
+  m.assign(prod, ex::smul(x_s, s_s, pw));
+  Expr p = prod;
+  if (c.pipe_prod()) {
+    // The product registered before the add (MULT18X18D's pipeline register; Yosys 0.23 keeps
+    // it in the fabric on ECP5), b delayed beside it; the add is then a W-bit carry chain.
+    const Expr pq = m.reg("prod_q", pw, "", true),
+               bq = m.reg("bp_q", w.bw, "b, beside the product");
+    m.flops({{pq, prod, {}}, {bq, b, {}}}, "the multiplier's output register");
+    p = pq, b = bq;
+    m.assign(psg_d, bit(pq, pw - 1));
+  } else {
+    m.assign(psg_d, c.arith.x_signed ? bit(x, w.xw - 1) ^ bit(s, w.sw - 1) : bit(s, w.sw - 1));
+  }
+  m.assign(b_s, w.bw == W ? b : ex::sext(b, W));
+  m.assign(lo_d, (pw == W ? p : ex::as_signed(ex::sext(p, W))) + b_s);
+  m.assign(bsg_d, bit(b, w.bw - 1));
 }
 
 // The folded lane's accumulator: the DSP's output register lo_q and the sign bits beside it;
@@ -309,20 +308,18 @@ void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const Expr&
   const int nw = w.nw, yw = w.yw;
   m.section("Clamp decisions beside the +1: rq = qn + inc against lo (= min(lo, hi)) and hi by");
   m.section("comparing qn with lo or lo - 1 and hi or hi + 1 (per-job constants), chosen by inc;");
-  m.section("signed " + std::to_string(nw + 1) +
-            "-bit values compared unsigned with the top bit flipped");
-  const Expr qn_u = m.wire("qn_u", nw + 1, "qn, sign-extended, top bit flipped");
-  m.assign(qn_u, cat({~bit(qn, nw - 1), qn}));
+  m.section("qn < k is the sign of the " + std::to_string(nw + 2) +
+            "-bit sum qn + (-k): one carry chain, no LUT in front of it");
   const Expr rq = m.wire("rq", yw, "qn + inc, low bits: the result when inside [lo, hi]");
   m.assign(rq, slice(qn, 0, yw) + zext(inc, yw));
   // The four compares, each a carry chain straight from the stage's registers; the +1 chooses
   // between them after the register (a mux in front of one shared chain was 15 ns on UP5K).
   const auto cmp = [&](const std::string& name, const char* bound, const std::string& what) {
-    const Expr sum = m.wire(name + "_s", nw + 2, "carries out iff qn >= the bound");
-    m.assign(sum, zext(qn_u, nw + 2) + m.ref(bound));
+    const Expr sum = m.wire(name + "_s", nw + 2, "qn - the bound: its sign is qn < the bound");
+    m.assign(sum, ex::sext(qn, nw + 2) + m.ref(bound));
     m.assign(m.wire("unused_" + name, 1, "the sum itself"), ex::red_xor(slice(sum, 0, nw + 1)));
     const Expr e = m.wire(name, 1, what);
-    m.assign(e, ~bit(sum, nw + 1));
+    m.assign(e, bit(sum, nw + 1));
     return e;
   };
   const Expr bl1 = cmp("lt_lom1", "lom1_i", "qn < lo - 1: below if + 1");

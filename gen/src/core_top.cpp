@@ -202,19 +202,18 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   m.assign(hi_cmp, hi);
   // smask: all ones >> (aw - R), in two register steps (R = 0 shifts everything out).
   const int xw2 = yw + 2;
-  const auto ext = [&](const Expr& n) { return a.y_signed ? ex::sext(n, xw2) : zext(n, xw2); };
-  // The lanes compare signed values as offset binary (top bit flipped) with one add each:
-  // qn_u + (2^xw2 - k) carries out of bit xw2 iff qn_u >= k, so the constants are 2^xw2 - k.
-  const std::string cw = std::to_string(xw2 + 1) + "-bit: 2^" + std::to_string(xw2) + " - ";
-  const Expr lox = m.reg("lox_q", xw2 + 1, cw + "lo (= min(lo, hi)), offset binary");
+  const auto ext = [&](const Expr& n) {
+    return a.y_signed ? ex::sext(n, xw2 + 1) : zext(n, xw2 + 1);
+  };
+  // The lanes compare their signed quotient q with k by one add each: the sign of the
+  // (xw2 + 1)-bit sum q + (-k) is q < k. So the constants are -k, (xw2 + 1)-bit two's complement.
+  const std::string cw = std::to_string(xw2 + 1) + "-bit: -";
+  const Expr lox = m.reg("lox_q", xw2 + 1, cw + "lo (lo = min(lo, hi))");
   const Expr lom1 = m.reg("lom1_q", xw2 + 1, cw + "(lo - 1)");
   const Expr hix = m.reg("hix_q", xw2 + 1, cw + "hi");
   const Expr hip1 = m.reg("hip1_q", xw2 + 1, cw + "(hi + 1)");
-  const Expr flip = cat({lit(1, 1), lit(xw2 - 1, 0)});
-  const Expr one = lit(xw2, 1);
-  const auto neg = [&](const Expr& k) {
-    return lit(xw2 + 1, U{1} << xw2) - zext(k ^ flip, xw2 + 1);
-  };
+  const Expr one = lit(xw2 + 1, 1);
+  const auto neg = [&](const Expr& k) { return lit(xw2 + 1, 0) - k; };
   m.seq({assign(lox, neg(ext(loe))), assign(lom1, neg(ext(loe) - one)), assign(hix, neg(ext(hi))),
          assign(hip1, neg(ext(hi) + one))});
   m.seq({assign(smask_n, lit(rw + 1, static_cast<U>(aw)) - zext(shift, rw + 1)),

@@ -343,18 +343,17 @@ Expr mux(const Expr& c, const Expr& t, const Expr& f) {
   same_sign(t, f, "?:");
   return make(Op::cond, t.width(), t.is_signed(), {}, {c, t, f});
 }
-Expr mac(const Expr& a, const Expr& b, const Expr& c) {
-  operand(a, "mac");
-  operand(b, "mac");
-  operand(c, "mac");
-  if (!a.is_signed() || !b.is_signed() || !c.is_signed()) {
-    fail("mac: operands must be signed: " + desc(a) + ", " + desc(b) + ", " + desc(c));
+Expr smul(const Expr& a, const Expr& b, int width) {
+  operand(a, "smul");
+  operand(b, "smul");
+  if (!a.is_signed() || !b.is_signed()) {
+    fail("smul: operands must be signed: " + desc(a) + ", " + desc(b));
   }
-  const int w = c.width();
-  if (a.width() + b.width() > w + 1 || a.width() > w || b.width() > w) {
-    fail("mac: the product of " + desc(a) + " and " + desc(b) + " does not fit " + desc(c));
+  if (a.width() + b.width() > width + 1 || a.width() > width || b.width() > width) {
+    fail("smul: the product of " + desc(a) + " and " + desc(b) + " does not fit " +
+         std::to_string(width) + " bits");
   }
-  return make(Op::add, w, true, {}, {make(Op::mul, w, true, {}, {a, b}), c});
+  return make(Op::mul, width, true, {}, {a, b});
 }
 Expr all_and(const std::vector<Expr>& es) {
   if (es.empty()) fail("all_and of nothing");

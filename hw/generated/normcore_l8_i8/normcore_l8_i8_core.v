@@ -188,19 +188,19 @@ module normcore_l8_i8_core (
   assign lo_cmp = lo_q;
   wire signed [7:0] hi_cmp;
   assign hi_cmp = hi_q;
-  reg [10:0] lox_q;  // 11-bit: 2^10 - lo (= min(lo, hi)), offset binary
-  reg [10:0] lom1_q;  // 11-bit: 2^10 - (lo - 1)
-  reg [10:0] hix_q;  // 11-bit: 2^10 - hi
-  reg [10:0] hip1_q;  // 11-bit: 2^10 - (hi + 1)
+  reg [10:0] lox_q;  // 11-bit: -lo (lo = min(lo, hi))
+  reg [10:0] lom1_q;  // 11-bit: -(lo - 1)
+  reg [10:0] hix_q;  // 11-bit: -hi
+  reg [10:0] hip1_q;  // 11-bit: -(hi + 1)
   reg [10:0] lox_d;
   reg [10:0] lom1_d;
   reg [10:0] hix_d;
   reg [10:0] hip1_d;
   always @* begin
-    lox_d = 11'd1024 - {1'b0, {{2{loe_q[7]}}, loe_q} ^ {1'b1, 9'd0}};
-    lom1_d = 11'd1024 - {1'b0, ({{2{loe_q[7]}}, loe_q} - 10'd1) ^ {1'b1, 9'd0}};
-    hix_d = 11'd1024 - {1'b0, {{2{hi_q[7]}}, hi_q} ^ {1'b1, 9'd0}};
-    hip1_d = 11'd1024 - {1'b0, ({{2{hi_q[7]}}, hi_q} + 10'd1) ^ {1'b1, 9'd0}};
+    lox_d = 11'd0 - {{3{loe_q[7]}}, loe_q};
+    lom1_d = 11'd0 - ({{3{loe_q[7]}}, loe_q} - 11'd1);
+    hix_d = 11'd0 - {{3{hi_q[7]}}, hi_q};
+    hip1_d = 11'd0 - ({{3{hi_q[7]}}, hi_q} + 11'd1);
   end
   always @(posedge clk_i) begin
     lox_q <= lox_d;

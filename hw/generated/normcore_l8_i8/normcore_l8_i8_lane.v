@@ -24,10 +24,10 @@ module normcore_l8_i8_lane (
   input  wire [1:0]  round_i,  // 0 floor, 1 half_up, 2 half_even, 3 half_away
   input  wire [7:0]  lo_i,  // min(lo, hi)
   input  wire [7:0]  hi_i,
-  input  wire [10:0] lox_i,  // 2^10 - lo, lo 10-bit offset binary
-  input  wire [10:0] lom1_i,  // 2^10 - (lo - 1), the same
-  input  wire [10:0] hix_i,  // 2^10 - hi, the same
-  input  wire [10:0] hip1_i,  // 2^10 - (hi + 1), the same
+  input  wire [10:0] lox_i,  // -lo, 11-bit two's complement
+  input  wire [10:0] lom1_i,  // -(lo - 1), the same
+  input  wire [10:0] hix_i,  // -hi, the same
+  input  wire [10:0] hip1_i,  // -(hi + 1), the same
   output wire [7:0]  y_o
 );
 
@@ -40,10 +40,12 @@ module normcore_l8_i8_lane (
   wire signed [31:0] lo_d;
   wire bsg_d;  // sign of b
   wire psg_d;  // sign of x * s (either value when it is 0)
-  assign b_s = b_i;
-  assign lo_d = x_s * s_s + b_s;
-  assign bsg_d = b_i[31];
+  wire signed [23:0] prod;  // exact
+  assign prod = x_s * s_s;
   assign psg_d = x_i[7] ^ s_i[15];
+  assign b_s = b_i;
+  assign lo_d = $signed({{8{prod[23]}}, prod}) + b_s;
+  assign bsg_d = b_i[31];
   reg signed [31:0] lo_q;  // the DSP's output register
   reg bsg_q;
   reg psg_q;
@@ -107,35 +109,33 @@ module normcore_l8_i8_lane (
 
   // Clamp decisions beside the +1: rq = qn + inc against lo (= min(lo, hi)) and hi by
   // comparing qn with lo or lo - 1 and hi or hi + 1 (per-job constants), chosen by inc;
-  // signed 10-bit values compared unsigned with the top bit flipped
-  wire [9:0] qn_u;  // qn, sign-extended, top bit flipped
-  assign qn_u = {~qn[8], qn};
+  // qn < k is the sign of the 11-bit sum qn + (-k): one carry chain, no LUT in front of it
   wire [7:0] rq;  // qn + inc, low bits: the result when inside [lo, hi]
   assign rq = qn[7:0] + {7'd0, inc};
-  wire [10:0] lt_lom1_s;  // carries out iff qn >= the bound
-  assign lt_lom1_s = {1'b0, qn_u} + lom1_i;
+  wire [10:0] lt_lom1_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_lom1_s = {{2{qn[8]}}, qn} + lom1_i;
   wire unused_lt_lom1;  // the sum itself
   assign unused_lt_lom1 = ^lt_lom1_s[9:0];
   wire lt_lom1;  // qn < lo - 1: below if + 1
-  assign lt_lom1 = ~lt_lom1_s[10];
-  wire [10:0] lt_lo_s;  // carries out iff qn >= the bound
-  assign lt_lo_s = {1'b0, qn_u} + lox_i;
+  assign lt_lom1 = lt_lom1_s[10];
+  wire [10:0] lt_lo_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_lo_s = {{2{qn[8]}}, qn} + lox_i;
   wire unused_lt_lo;  // the sum itself
   assign unused_lt_lo = ^lt_lo_s[9:0];
   wire lt_lo;  // qn < lo: below if + 0
-  assign lt_lo = ~lt_lo_s[10];
-  wire [10:0] lt_hi_s;  // carries out iff qn >= the bound
-  assign lt_hi_s = {1'b0, qn_u} + hix_i;
+  assign lt_lo = lt_lo_s[10];
+  wire [10:0] lt_hi_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_hi_s = {{2{qn[8]}}, qn} + hix_i;
   wire unused_lt_hi;  // the sum itself
   assign unused_lt_hi = ^lt_hi_s[9:0];
   wire lt_hi;  // qn < hi: not above if + 1
-  assign lt_hi = ~lt_hi_s[10];
-  wire [10:0] lt_hip1_s;  // carries out iff qn >= the bound
-  assign lt_hip1_s = {1'b0, qn_u} + hip1_i;
+  assign lt_hi = lt_hi_s[10];
+  wire [10:0] lt_hip1_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_hip1_s = {{2{qn[8]}}, qn} + hip1_i;
   wire unused_lt_hip1;  // the sum itself
   assign unused_lt_hip1 = ^lt_hip1_s[9:0];
   wire lt_hip1;  // qn < hi + 1: not above if + 0
-  assign lt_hip1 = ~lt_hip1_s[10];
+  assign lt_hip1 = lt_hip1_s[10];
   wire below;  // qn + inc < lo
   assign below = inc ? lt_lom1 : lt_lo;
   wire above;  // qn + inc > hi
