@@ -31,10 +31,11 @@ struct GenOptions {
 const char* help_tail(std::string_view key) {
   if (key == "pipeline") {
     return ": 4 adds lane input registers, 5 registers the >>> R shift, 6 the rounded quotient, "
-           "7 splits the shifter, 8 registers the saturated quotient (default: by --target)";
+           "7 splits the shifter, 8 registers the saturated quotient, 9 the product before the add "
+           "(default: by --target)";
   }
   if (key == "target") {
-    return ": picks the default --pipeline (3, 8, 4, 5) and target attributes (xilinx: "
+    return ": picks the default --pipeline (3, 8, 9, 4, 5) and target attributes (xilinx: "
            "ram_style, use_dsp)";
   }
   return "";

@@ -65,7 +65,7 @@ function(normcore_spec_args gen_var defs_var)
 endfunction()
 
 # normcore_cosim(<name> LANES n XW n YW n SW n BW n [IN_UNSIGNED] [OUT_UNSIGNED]
-#                MAXC n HWW n PIPE n [SEED n] [TARGET generic|ice40|xilinx|asic]
+#                MAXC n HWW n PIPE n [SEED n] [TARGET generic|ice40|ecp5|xilinx|asic]
 #                [FIXED_SHIFT n] [FIXED_ROUND mode] [FIXED_LAYOUT layout] [LDC])
 function(normcore_cosim name)
   cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH;LDC" "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;SEED;PROGRAM;PREFIX;TARGET;FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT"

@@ -1,5 +1,5 @@
 # The swept configurations: lanes 1..64, XW 4..16, YW narrower and wider than XW, signed and
-# unsigned, every pipeline depth (3..8), tiny and large channel tables. Every one runs the random
+# unsigned, every pipeline depth (3..9), tiny and large channel tables. Every one runs the random
 # co-simulation (all rounding modes, ReLU and other clamps, both layouts, random stalls) and
 # the RTL checks (lint, the quick Yosys check, Icarus). l4_x8_y4 is generated with --target xilinx
 # (Vivado attributes in the RTL). SYNTH: a full Yosys synth as well, on three configurations (one
@@ -31,3 +31,9 @@ normcore_cosim(l8_spec_nchw LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 256  HWW 12 PI
                FIXED_LAYOUT nchw FIXED_ROUND half_away)
 normcore_cosim(l6_spec_ldc  LANES 6  XW 8  YW 4  SW 12 BW 24 MAXC 100  HWW 10 PIPE 4 SEED 25
                LDC FIXED_SHIFT 25)
+# Pipeline 9 (the product registered before the add, --target ecp5's default): the int8 core of
+# the PPA runs, and unsigned input with a product wider than b (the DSP's add is W = XW+SW bits).
+normcore_cosim(l4_x8_y8_e5  LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 24 PIPE 9 SEED 26
+               TARGET ecp5)
+normcore_cosim(l3_x12_y6_u9 LANES 3  XW 12 YW 6  SW 14 BW 20 MAXC 45   HWW 10 PIPE 9 SEED 27
+               IN_UNSIGNED)

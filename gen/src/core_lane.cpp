@@ -49,7 +49,12 @@ std::vector<std::string> lane_description(const CoreConfig& c, const Variant& v,
   const auto& a = c.arith;
   std::string stages;
   if (c.pipe_xbar()) stages += "[input regs] ";
-  stages += v.dec ? "[x*2^f-mean] [*inv_std] [round >>> k1, saturate] [t*gamma+beta] " : "[x*s+b] ";
+  if (v.dec) {
+    stages += "[x*2^f-mean] [*inv_std] [round >>> k1, saturate] [t*gamma+beta] ";
+    if (c.pipe_prod()) stages += "[acc] ";
+  } else {
+    stages += c.pipe_prod() ? "[x*s] [+b] " : "[x*s+b in the DSP] ";
+  }
   if (c.pipe_shift2()) {
     stages += "[>>> R[" + std::to_string(w.rw - 1) + ":" + std::to_string(w.rl) + "]] [>>> R[" +
               std::to_string(w.rl - 1) + ":0]] ";
@@ -89,7 +94,7 @@ void lane_ports(Module& m, const Variant& v, const LaneWidths& w) {
   for (const auto& f : v.fields) m.in(f.lane + "_i", f.width);
   if (v.dec) m.in("k1_i", v.k1w, "requantisation shift after inv_std (job constant)");
   m.in("shift_i", w.rw, "R, 0.." + std::to_string(w.aw) + " (job constant)");
-  m.in("smask_i", w.aw, "2^(R-1) - 1 (0 when R = 0): the bits below the half bit");
+  m.in("smask_i", w.aw - 1, "2^(R-1) - 1 (0 when R = 0): the bits below the half bit");
   if (w.sat()) {
     m.in("omask_i", w.aw - 1,
          "bits >= R + " + std::to_string(w.nw - 1) + ": all the sign iff q fits " +
@@ -98,14 +103,22 @@ void lane_ports(Module& m, const Variant& v, const LaneWidths& w) {
   m.in("round_i", 2, "0 floor, 1 half_up, 2 half_even, 3 half_away");
   m.in("lo_i", w.yw, "min(lo, hi)");
   m.in("hi_i", w.yw);
-  m.in("lox_i", w.yw + 2, "lo, " + std::to_string(w.yw + 2) + "-bit signed, top bit flipped");
-  m.in("lom1_i", w.yw + 2, "lo - 1, the same");
-  m.in("hix_i", w.yw + 2, "hi, the same");
-  m.in("hip1_i", w.yw + 2, "hi + 1, the same");
+  const std::string k = std::to_string(w.yw + 3) + "-bit two's complement";
+  m.in("lox_i", w.yw + 3, "-lo, " + k);
+  m.in("lom1_i", w.yw + 3, "-(lo - 1), the same");
+  m.in("hix_i", w.yw + 3, "-hi, the same");
+  m.in("hip1_i", w.yw + 3, "-(hi + 1), the same");
   m.out("y_o", w.yw);
 }
 
-// The folded multiply-add: the wire acc_d = x * s + b.
+// The folded multiply-add, all of it inside the DSP: lo = x * s + b modulo 2^W, W = AW - 1 (the
+// width of the wider operand), written as a signed product at its own width (ex::smul) plus b, so
+// that Yosys maps the add into SB_MAC16's 32-bit adder (DSP48's post-adder) with the DSP's input
+// and output registers. acc's top bit is not computed by the DSP: both operands fit W signed bits,
+// so acc[W] = MAJ(sign of the product, sign of b, lo[W-1]) (equal signs: that sign; else no
+// overflow: lo's sign), one LUT3 after the DSP. The product's sign is taken as sign(x) ^ sign(s),
+// wrong only when the product is 0, where lo = b and the majority is b's sign either way.
+// The wires: lo_d (into the DSP's output register) and the two sign bits.
 void lane_mac(Module& m, const CoreConfig& c, const LaneWidths& w) {
   Expr x = m.ref("x_i"), s = m.ref("s_i"), b = m.ref("b_i");
   if (c.pipe_xbar()) {
@@ -114,15 +127,52 @@ void lane_mac(Module& m, const CoreConfig& c, const LaneWidths& w) {
     m.flops({{xq, x, {}}, {sq, s, {}}, {bq, b, {}}});
     x = xq, s = sq, b = bq;
   }
-  const int pw = w.xw + w.sw;
-  m.section("Multiply-add (one multiplier)");
-  const Expr x_e = m.wire("x_e", pw, "", true);
-  m.assign(x_e, c.arith.x_signed ? ex::sext(x, pw) : zext(x, pw));
-  const Expr s_e = m.wire("s_e", pw, "", true);
-  m.assign(s_e, ex::sext(s, pw));
-  const Expr prod = m.wire("prod", pw, "exact: |x * s| < 2^" + std::to_string(pw - 1), true);
-  m.assign(prod, x_e * s_e);
-  m.assign(m.wire("acc_d", w.aw), ex::sext(prod, w.aw) + ex::sext(b, w.aw));
+  const int W = w.aw - 1, xsw = c.arith.x_signed ? w.xw : w.xw + 1;
+  m.section("Multiply-add in the DSP: lo = (x * s + b) mod 2^" + std::to_string(W));
+  const Expr x_s = m.wire("x_s", xsw, c.arith.x_signed ? "" : "x, zero-extended", true);
+  m.assign(x_s, c.arith.x_signed ? x : zext(x, xsw));
+  const Expr s_s = m.wire("s_s", w.sw, "", true);
+  m.assign(s_s, s);
+  const Expr b_s = m.wire("b_s", W, "", true);
+  const Expr lo_d = m.wire("lo_d", W, "", true);
+  const Expr bsg_d = m.wire("bsg_d", 1, "sign of b");
+  const Expr psg_d = m.wire("psg_d", 1, "sign of x * s (either value when it is 0)");
+  // The product at its own width pw (a natively narrow multiplier), then the add of the
+  // sign-extended product: Yosys reduces the add's redundant sign bits itself and packs both into
+  // SB_MAC16 (with the 32-bit add written as one `x * s + b`, whether the add was packed depended
+  // on the order in which Yosys's wreduce visited the two cells).
+  const int pw = w.xw + w.sw;  // |x * s| < 2^(pw - 1)
+  const Expr prod = m.wire("prod", pw, "exact", true);
+  m.assign(prod, ex::smul(x_s, s_s, pw));
+  Expr p = prod;
+  if (c.pipe_prod()) {
+    // The product registered before the add (MULT18X18D's pipeline register; Yosys 0.23 keeps
+    // it in the fabric on ECP5), b delayed beside it; the add is then a W-bit carry chain.
+    const Expr pq = m.reg("prod_q", pw, "", true),
+               bq = m.reg("bp_q", w.bw, "b, beside the product");
+    m.flops({{pq, prod, {}}, {bq, b, {}}}, "the multiplier's output register");
+    p = pq, b = bq;
+    m.assign(psg_d, bit(pq, pw - 1));
+  } else {
+    m.assign(psg_d, c.arith.x_signed ? bit(x, w.xw - 1) ^ bit(s, w.sw - 1) : bit(s, w.sw - 1));
+  }
+  m.assign(b_s, w.bw == W ? b : ex::sext(b, W));
+  m.assign(lo_d, (pw == W ? p : ex::as_signed(ex::sext(p, W))) + b_s);
+  m.assign(bsg_d, bit(b, w.bw - 1));
+}
+
+// The folded lane's accumulator: the DSP's output register lo_q and the sign bits beside it;
+// acc = {MAJ(psg, bsg, lo[W-1]), lo}.
+void lane_acc(Module& m, const CoreConfig& c, const LaneWidths& w) {
+  const int W = w.aw - 1;
+  const Expr lo = m.reg("lo_q", W, "the DSP's output register", true);
+  if (c.xilinx_attrs()) m.attr_last("use_dsp = \"yes\"");
+  const Expr bsg = m.reg("bsg_q", 1), psg = m.reg("psg_q", 1);
+  m.flops({{lo, m.ref("lo_d"), {}}, {bsg, m.ref("bsg_d"), {}}, {psg, m.ref("psg_d"), {}}});
+  const Expr top = bit(lo, W - 1);
+  const Expr sg = m.wire("acc_sg", 1, "acc < 0: the majority of the two signs and lo's");
+  m.assign(sg, (psg & bsg) | (psg & top) | (bsg & top));
+  m.assign(m.wire("acc", w.aw), cat({sg, lo}));
 }
 
 // The shifter: one stage per bit of R (bits hi..lo), the largest shift first. Every later stage
@@ -143,13 +193,12 @@ void shift_stages(Module& m, const LaneWidths& w, const Expr& src, int hi, int l
 // omask_i equal to the sign (the quotient fits nw bits). Both are OR trees over groups of gs
 // bits; with the shifter split, the group results are registered in the middle.
 Expr stk_term(const Module& m, int lo, int n) {
-  const Expr e = slice(m.ref("acc_q"), lo, n) & slice(m.ref("smask_i"), lo, n);
+  const Expr e = slice(m.ref("acc"), lo, n) & slice(m.ref("smask_i"), lo, n);
   return n == 1 ? e : ex::red_or(e);
 }
-Expr fit_term(const Module& m, const LaneWidths& w, int lo, int n) {
-  const Expr sgn = bit(m.ref("acc_q"), w.aw - 1);
+Expr fit_term(const Module& m, int lo, int n) {
   return ex::red_nor(slice(m.ref("omask_i"), lo, n) &
-                     (slice(m.ref("acc_q"), lo, n) ^ ex::repl(n, sgn)));
+                     (slice(m.ref("acc"), lo, n) ^ slice(m.ref("fref"), lo, n)));
 }
 template <class Term>
 Expr groups(Module& m, const LaneWidths& w, const std::string& name, int width, Term term) {
@@ -169,16 +218,24 @@ std::vector<Expr> lane_shift(Module& m, const CoreConfig& c, const LaneWidths& w
   m.section("Shift: z = {acc, 0} >>> R, so z[" + std::to_string(w.aw) + ":1] = floor(acc / 2^R)");
   m.section("and z[0] = bit R-1 of acc (0 when R = 0)");
   const Expr ext = m.wire("ext", w.ew, "", true);
-  m.assign(ext, cat({m.ref("acc_q"), lit(1, 0)}));
+  m.assign(ext, cat({m.ref("acc"), lit(1, 0)}));
   const auto stk = [&](int lo, int n) { return stk_term(m, lo, n); };
-  const auto fit = [&](int lo, int n) { return fit_term(m, w, lo, n); };
+  const auto fit = [&](int lo, int n) { return fit_term(m, lo, n); };
+  if (w.sat()) {
+    // "Every bit from R + nw - 1 up equals the sign" as "equals the bit above it": bit aw-2 is
+    // compared with the sign, the bits below with bit aw-2 (the folded lane's sign is a LUT
+    // after the DSP; this keeps it off all but one of the compares).
+    const Expr acc = m.ref("acc");
+    m.assign(m.wire("fref", w.aw - 1, "the bit each bit of acc must equal for q to fit"),
+             cat({bit(acc, w.aw - 1), ex::repl(w.aw - 2, bit(acc, w.aw - 2))}));
+  }
   Expr z, sticky, fits;
   if (c.pipe_shift2()) {
     std::vector<Flop> ff;
     const Expr z1 = m.wire("z1", w.ew, "", true);
     shift_stages(m, w, ext, w.rw - 1, w.rl, z1);
     const Expr z1s = stage(m, ff, z1, true);
-    const Expr stk1 = stage(m, ff, groups(m, w, "stk1", w.aw, stk), true);
+    const Expr stk1 = stage(m, ff, groups(m, w, "stk1", w.aw - 1, stk), true);
     Expr fit1;
     if (w.sat()) fit1 = stage(m, ff, groups(m, w, "fit1", w.aw - 1, fit), true);
     m.flops(ff, "end of the first shifter half");
@@ -194,7 +251,7 @@ std::vector<Expr> lane_shift(Module& m, const CoreConfig& c, const LaneWidths& w
     z = m.wire("z", w.ew, "", true);
     shift_stages(m, w, ext, w.rw - 1, 0, z);
     sticky = m.wire("sticky", 1, "a bit below R-1 is set");
-    m.assign(sticky, stk(0, w.aw));  // one group: the whole accumulator
+    m.assign(sticky, stk(0, w.aw - 1));  // one group: the accumulator below its sign
     if (w.sat()) {
       fits = m.wire("fits", 1, "the quotient fits " + std::to_string(w.nw) + " signed bits");
       m.assign(fits, fit(0, w.aw - 1));
@@ -251,21 +308,34 @@ void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const Expr&
   const int nw = w.nw, yw = w.yw;
   m.section("Clamp decisions beside the +1: rq = qn + inc against lo (= min(lo, hi)) and hi by");
   m.section("comparing qn with lo or lo - 1 and hi or hi + 1 (per-job constants), chosen by inc;");
-  m.section("signed " + std::to_string(nw + 1) +
-            "-bit values compared unsigned with the top bit flipped");
-  const Expr qn_u = m.wire("qn_u", nw + 1, "qn, sign-extended, top bit flipped");
-  m.assign(qn_u, cat({~bit(qn, nw - 1), qn}));
+  m.section("qn < k is the sign of the " + std::to_string(nw + 2) +
+            "-bit sum qn + (-k): one carry chain, no LUT in front of it");
   const Expr rq = m.wire("rq", yw, "qn + inc, low bits: the result when inside [lo, hi]");
   m.assign(rq, slice(qn, 0, yw) + zext(inc, yw));
-  const Expr below = m.wire("below", 1, "qn + inc < lo");
-  m.assign(below, mux(inc, ex::lt(qn_u, m.ref("lom1_i")), ex::lt(qn_u, m.ref("lox_i"))));
-  const Expr above = m.wire("above", 1, "qn + inc > hi");
-  m.assign(above, mux(inc, ~ex::lt(qn_u, m.ref("hix_i")), ~ex::lt(qn_u, m.ref("hip1_i"))));
+  // The four compares, each a carry chain straight from the stage's registers; the +1 chooses
+  // between them after the register (a mux in front of one shared chain was 15 ns on UP5K).
+  const auto cmp = [&](const std::string& name, const char* bound, const std::string& what) {
+    const Expr sum = m.wire(name + "_s", nw + 2, "qn - the bound: its sign is qn < the bound");
+    m.assign(sum, ex::sext(qn, nw + 2) + m.ref(bound));
+    m.assign(m.wire("unused_" + name, 1, "the sum itself"), ex::red_xor(slice(sum, 0, nw + 1)));
+    const Expr e = m.wire(name, 1, what);
+    m.assign(e, bit(sum, nw + 1));
+    return e;
+  };
+  const Expr bl1 = cmp("lt_lom1", "lom1_i", "qn < lo - 1: below if + 1");
+  const Expr bl0 = cmp("lt_lo", "lox_i", "qn < lo: below if + 0");
+  const Expr ab1 = cmp("lt_hi", "hix_i", "qn < hi: not above if + 1");
+  const Expr ab0 = cmp("lt_hip1", "hip1_i", "qn < hi + 1: not above if + 0");
   std::vector<Flop> ff;
   const Expr rqs = stage(m, ff, rq, c.pipe_round());
-  const Expr blw = stage(m, ff, below, c.pipe_round());
-  const Expr abv = stage(m, ff, above, c.pipe_round());
+  const Expr incs = stage(m, ff, inc, c.pipe_round());
+  const Expr b1 = stage(m, ff, bl1, c.pipe_round()), b0 = stage(m, ff, bl0, c.pipe_round());
+  const Expr a1 = stage(m, ff, ab1, c.pipe_round()), a0 = stage(m, ff, ab0, c.pipe_round());
   if (!ff.empty()) m.flops(ff, "end of rounding");
+  const Expr blw = m.wire("below", 1, "qn + inc < lo");
+  m.assign(blw, mux(incs, b1, b0));
+  const Expr abv = m.wire("above", 1, "qn + inc > hi");
+  m.assign(abv, ~mux(incs, a1, a0));
 
   m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
   const Expr y = m.reg("y_q", yw);
@@ -281,17 +351,21 @@ Module build_lane(const CoreConfig& c, const Variant& v) {
   m.name = c.name + "_lane";
   m.description = lane_description(c, v, w);
   lane_ports(m, v, w);
-  Expr acc_d;
   if (v.dec) {
     // The multiply-add below is t * gamma + beta; the chain in front of it makes t.
-    acc_d = decomposed_front(m, c, c.pipe_xbar());
+    const Expr acc_d = decomposed_front(m, c, c.pipe_xbar());
+    const Expr acc = m.reg("acc_q", w.aw);
+    if (c.xilinx_attrs()) m.attr_last("use_dsp = \"yes\"");
+    m.flops({{acc, acc_d, {}}});
+    // pipe_prod: one more register, so that every depth has the same latency as the product's.
+    std::vector<Flop> ff;
+    const Expr acc2 = stage(m, ff, acc, c.pipe_prod());
+    if (!ff.empty()) m.flops(ff);
+    m.assign(m.wire("acc", w.aw), acc2);
   } else {
     lane_mac(m, c, w);
-    acc_d = m.ref("acc_d");
+    lane_acc(m, c, w);
   }
-  const Expr acc = m.reg("acc_q", w.aw);
-  if (c.xilinx_attrs()) m.attr_last("use_dsp = \"yes\"");
-  m.flops({{acc, acc_d, {}}});
   const auto zsf = lane_shift(m, c, w);
   const auto qi = lane_round(m, c, w, zsf);
   lane_clamp(m, c, w, qi[0], qi[1]);

@@ -227,8 +227,9 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   const int yw = a.yw, aw = v.aw, rw = v.rw, nw = yw + 1;
   m.section("Per-job lane constants, registered from the latched configuration");
   m.section("(valid long before the first beat)");
-  const Expr smask_n = m.reg("smask_n_q", rw + 1, std::to_string(aw + 1) + " - R");
-  const Expr smask = m.reg("smask_q", aw, "2^(R-1) - 1, 0 when R = 0: the bits below the half bit");
+  const Expr smask_n = m.reg("smask_n_q", rw + 1, std::to_string(aw) + " - R");
+  const Expr smask =
+      m.reg("smask_q", aw - 1, "2^(R-1) - 1, 0 when R = 0: the bits below the half bit");
   const Expr shift = m.ref("shift_q"), lo = m.ref("lo_q"), hi = m.ref("hi_q");
   Block omask;
   if (nw < aw) {
@@ -244,22 +245,24 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   m.assign(lo_cmp, lo);
   const Expr hi_cmp = m.wire("hi_cmp", yw, "", a.y_signed);
   m.assign(hi_cmp, hi);
-  // All ones >> (aw + 1 - R), in two register steps (R = 0 shifts everything out).
+  // smask: all ones >> (aw - R), in two register steps (R = 0 shifts everything out).
   const int xw2 = yw + 2;
-  const auto ext = [&](const Expr& n) { return a.y_signed ? ex::sext(n, xw2) : zext(n, xw2); };
-  const Expr lox =
-      m.reg("lox_q", xw2,
-            "lo (min(lo, hi)), " + std::to_string(xw2) + "-bit signed: the lanes' compares");
-  const Expr lom1 = m.reg("lom1_q", xw2, "lo - 1");
-  const Expr hix = m.reg("hix_q", xw2, "hi");
-  const Expr hip1 = m.reg("hip1_q", xw2, "hi + 1");
-  // Offset binary (top bit flipped): the lanes compare signed values with unsigned compares.
-  const Expr flip = cat({lit(1, 1), lit(xw2 - 1, 0)});
-  const Expr one = lit(xw2, 1);
-  m.seq({assign(lox, ext(loe) ^ flip), assign(lom1, (ext(loe) - one) ^ flip),
-         assign(hix, ext(hi) ^ flip), assign(hip1, (ext(hi) + one) ^ flip)});
-  m.seq({assign(smask_n, lit(rw + 1, static_cast<U>(aw + 1)) - zext(shift, rw + 1)),
-         assign(smask, ex::shr(ex::ones(aw), smask_n)),
+  const auto ext = [&](const Expr& n) {
+    return a.y_signed ? ex::sext(n, xw2 + 1) : zext(n, xw2 + 1);
+  };
+  // The lanes compare their signed quotient q with k by one add each: the sign of the
+  // (xw2 + 1)-bit sum q + (-k) is q < k. So the constants are -k, (xw2 + 1)-bit two's complement.
+  const std::string cw = std::to_string(xw2 + 1) + "-bit: -";
+  const Expr lox = m.reg("lox_q", xw2 + 1, cw + "lo (lo = min(lo, hi))");
+  const Expr lom1 = m.reg("lom1_q", xw2 + 1, cw + "(lo - 1)");
+  const Expr hix = m.reg("hix_q", xw2 + 1, cw + "hi");
+  const Expr hip1 = m.reg("hip1_q", xw2 + 1, cw + "(hi + 1)");
+  const Expr one = lit(xw2 + 1, 1);
+  const auto neg = [&](const Expr& k) { return lit(xw2 + 1, 0) - k; };
+  m.seq({assign(lox, neg(ext(loe))), assign(lom1, neg(ext(loe) - one)), assign(hix, neg(ext(hi))),
+         assign(hip1, neg(ext(hi) + one))});
+  m.seq({assign(smask_n, lit(rw + 1, static_cast<U>(aw)) - zext(shift, rw + 1)),
+         assign(smask, ex::shr(ex::ones(aw - 1), smask_n)),
          assign(loe, mux(ex::gt(lo_cmp, hi_cmp), hi, lo))});
   if (!omask.empty()) m.seq(omask);
 }

@@ -343,6 +343,18 @@ Expr mux(const Expr& c, const Expr& t, const Expr& f) {
   same_sign(t, f, "?:");
   return make(Op::cond, t.width(), t.is_signed(), {}, {c, t, f});
 }
+Expr smul(const Expr& a, const Expr& b, int width) {
+  operand(a, "smul");
+  operand(b, "smul");
+  if (!a.is_signed() || !b.is_signed()) {
+    fail("smul: operands must be signed: " + desc(a) + ", " + desc(b));
+  }
+  if (a.width() + b.width() > width + 1 || a.width() > width || b.width() > width) {
+    fail("smul: the product of " + desc(a) + " and " + desc(b) + " does not fit " +
+         std::to_string(width) + " bits");
+  }
+  return make(Op::mul, width, true, {}, {a, b});
+}
 Expr all_and(const std::vector<Expr>& es) {
   if (es.empty()) fail("all_and of nothing");
   Expr r = es[0];

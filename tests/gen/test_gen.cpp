@@ -88,9 +88,9 @@ TEST(Config, RejectionsNameTheOption) {
   bad([](CoreConfig& c) { c.max_channels = 0; }, "--max-channels");
   bad([](CoreConfig& c) { c.inner_bits = 0; }, "--inner-bits");
   bad([](CoreConfig& c) { c.pipeline = 2; }, "--pipeline");
-  bad([](CoreConfig& c) { c.pipeline = 9; }, "--pipeline");
+  bad([](CoreConfig& c) { c.pipeline = 10; }, "--pipeline");
   bad([](CoreConfig& c) { c.name = "9x"; }, "--name");
-  bad([](CoreConfig& c) { c.target = "ecp5"; }, "--target");
+  bad([](CoreConfig& c) { c.target = "gowin"; }, "--target");
   bad(
       [](CoreConfig& c) {
         c.arith.xw = 32;
@@ -129,7 +129,8 @@ TEST(Config, TargetPicksPipelineAndAttributes) {
   EXPECT_EQ(CoreConfig::default_pipeline("ice40"), 8);
   EXPECT_EQ(CoreConfig::default_pipeline("xilinx"), 4);
   EXPECT_EQ(CoreConfig::default_pipeline("asic"), 5);
-  EXPECT_EQ(CoreConfig::default_pipeline("ecp5"), 0);
+  EXPECT_EQ(CoreConfig::default_pipeline("ecp5"), 9);
+  EXPECT_EQ(CoreConfig::default_pipeline("gowin"), 0);
   auto find = [](const std::vector<GeneratedFile>& files, const std::string& suffix) {
     for (const auto& f : files) {
       if (f.name.size() >= suffix.size() &&
@@ -148,7 +149,7 @@ TEST(Config, TargetPicksPipelineAndAttributes) {
   const auto xil = render_core(c);
   EXPECT_NE(find(xil, "_bank.v").find("(* ram_style = \"block\" *)\n  reg [47:0] mem_q"),
             std::string::npos);
-  EXPECT_NE(find(xil, "_lane.v").find("(* use_dsp = \"yes\" *)\n  reg [32:0] acc_q"),
+  EXPECT_NE(find(xil, "_lane.v").find("(* use_dsp = \"yes\" *)\n  reg signed [31:0] lo_q"),
             std::string::npos);
   EXPECT_NE(find(xil, "_core.v").find("\"target\":\"xilinx\""), std::string::npos);
 }
@@ -242,19 +243,20 @@ bool has_net(const Module& m, const std::string& name) {
 }
 
 TEST(CoreLane, EveryPipelineValueAddsOneLaneRegister) {
-  // The lane has pipeline - 1 register stages: acc_q and y_q always, then (in this order) the
-  // input registers, after the shifter, after rounding, inside the shifter, after saturation.
-  const char* regs[] = {"x_q", "z_q", "rq_q", "z1_q", "qn_q"};
-  for (int p = 3; p <= 8; ++p) {
+  // The lane has pipeline - 1 register stages: lo_q (the DSP's output) and y_q always, then (in
+  // this order) the input registers, after the shifter, after rounding, inside the shifter, after
+  // saturation, the product before the add.
+  const char* regs[] = {"x_q", "z_q", "rq_q", "z1_q", "qn_q", "prod_q"};
+  for (int p = 3; p <= 9; ++p) {
     CoreConfig c;
     c.lanes = 4;
     c.pipeline = p;
     ASSERT_EQ(c.check(), "");
     const auto mods = build_core(c);
     const auto& lane = module_named(mods, "normcore_lane");
-    EXPECT_TRUE(has_net(lane, "acc_q"));
+    EXPECT_TRUE(has_net(lane, "lo_q"));
     EXPECT_TRUE(has_net(lane, "y_q"));
-    for (int k = 0; k < 5; ++k)
+    for (int k = 0; k < 6; ++k)
       EXPECT_EQ(has_net(lane, regs[k]), p >= 4 + k) << regs[k] << " p=" << p;
     bool latency_line = false;
     for (const auto& d : lane.description) {
@@ -263,6 +265,39 @@ TEST(CoreLane, EveryPipelineValueAddsOneLaneRegister) {
     EXPECT_TRUE(latency_line) << "p=" << p;
     EXPECT_EQ(core_manifest(c, mods)["latency"], p + 1);
   }
+}
+
+// The folded lane's multiply-add: the DSP adds modulo 2^W (W = max(XW + SW, BW)) and the top bit
+// of the (W+1)-bit acc is MAJ(sign(x) ^ sign(s), sign(b), lo[W-1]), exhaustively at small widths.
+TEST(CoreLane, DspAddPlusMajorityIsTheFullAccumulator) {
+  long checks = 0;
+  for (const bool xs : {true, false}) {
+    for (int xw = 2; xw <= 4; ++xw) {
+      for (int sw = 2; sw <= 4; ++sw) {
+        for (int bw = 2; bw <= 9; ++bw) {
+          const int W = std::max(xw + sw, bw);
+          const std::int64_t xlo = xs ? -(std::int64_t{1} << (xw - 1)) : 0;
+          const std::int64_t xhi = xs ? (std::int64_t{1} << (xw - 1)) : (std::int64_t{1} << xw);
+          for (std::int64_t x = xlo; x < xhi; ++x) {
+            for (std::int64_t s = -(1 << (sw - 1)); s < (1 << (sw - 1)); ++s) {
+              for (std::int64_t b = -(1 << (bw - 1)); b < (1 << (bw - 1)); ++b) {
+                const std::int64_t acc = x * s + b;
+                const std::uint64_t lo = static_cast<std::uint64_t>(acc) & ((1ULL << W) - 1);
+                const bool psg = (xs && x < 0) != (s < 0);
+                const bool bsg = b < 0, top = ((lo >> (W - 1)) & 1) != 0;
+                const bool maj = (psg && bsg) || (psg && top) || (bsg && top);
+                const std::int64_t got = maj ? static_cast<std::int64_t>(lo) - (1LL << W)
+                                             : static_cast<std::int64_t>(lo);
+                ++checks;
+                ASSERT_EQ(got, acc) << "x " << x << " s " << s << " b " << b << " W " << W;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checks, 100000);
 }
 
 // The lane's arithmetic, bit for bit at small widths (aw-bit accumulator, yw-bit output), against

@@ -98,9 +98,9 @@ TEST(ConfigSchema, WholeConfigChecks) {
   c.name = "9x";
   EXPECT_EQ(c.check(), "--name: '9x' is not a Verilog identifier");
   c.name = "ok";
-  c.target = "ecp5";
+  c.target = "gowin";
   EXPECT_EQ(c.check(FieldNames::json),
-            "'target': must be generic, ice40, xilinx or asic (got 'ecp5')");
+            "'target': must be generic, ice40, ecp5, xilinx or asic (got 'gowin')");
   c.target = "generic";
   c.arith.xw = 32;
   c.arith.sw = 32;

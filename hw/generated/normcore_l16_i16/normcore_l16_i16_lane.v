@@ -11,7 +11,7 @@
 // below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or
 // acc >= 0). q is saturated to 9 bits first, so the +1 and the clamp are narrow.
 // Stages (each [] ends in a register), latency 4 cycles:
-//   [input regs] [x*s+b] [>>> R] [round clamp]
+//   [input regs] [x*s+b in the DSP] [>>> R] [round clamp]
 // No reset (pure datapath).
 module normcore_l16_i16_lane (
   input  wire        clk_i,
@@ -19,15 +19,15 @@ module normcore_l16_i16_lane (
   input  wire [17:0] s_i,
   input  wire [39:0] b_i,
   input  wire [5:0]  shift_i,  // R, 0..41 (job constant)
-  input  wire [40:0] smask_i,  // 2^(R-1) - 1 (0 when R = 0): the bits below the half bit
+  input  wire [39:0] smask_i,  // 2^(R-1) - 1 (0 when R = 0): the bits below the half bit
   input  wire [39:0] omask_i,  // bits >= R + 8: all the sign iff q fits 9 bits
   input  wire [1:0]  round_i,  // 0 floor, 1 half_up, 2 half_even, 3 half_away
   input  wire [7:0]  lo_i,  // min(lo, hi)
   input  wire [7:0]  hi_i,
-  input  wire [9:0]  lox_i,  // lo, 10-bit signed, top bit flipped
-  input  wire [9:0]  lom1_i,  // lo - 1, the same
-  input  wire [9:0]  hix_i,  // hi, the same
-  input  wire [9:0]  hip1_i,  // hi + 1, the same
+  input  wire [10:0] lox_i,  // -lo, 11-bit two's complement
+  input  wire [10:0] lom1_i,  // -(lo - 1), the same
+  input  wire [10:0] hix_i,  // -hi, the same
+  input  wire [10:0] hip1_i,  // -(hi + 1), the same
   output wire [7:0]  y_o
 );
 
@@ -41,24 +41,40 @@ module normcore_l16_i16_lane (
     b_q <= b_i;
   end
 
-  // Multiply-add (one multiplier)
-  wire signed [33:0] x_e;
-  assign x_e = {{18{x_q[15]}}, x_q};
-  wire signed [33:0] s_e;
-  assign s_e = {{16{s_q[17]}}, s_q};
-  wire signed [33:0] prod;  // exact: |x * s| < 2^33
-  assign prod = x_e * s_e;
-  wire [40:0] acc_d;
-  assign acc_d = {{7{prod[33]}}, prod} + {b_q[39], b_q};
-  reg [40:0] acc_q;
+  // Multiply-add in the DSP: lo = (x * s + b) mod 2^40
+  wire signed [15:0] x_s;
+  assign x_s = x_q;
+  wire signed [17:0] s_s;
+  assign s_s = s_q;
+  wire signed [39:0] b_s;
+  wire signed [39:0] lo_d;
+  wire bsg_d;  // sign of b
+  wire psg_d;  // sign of x * s (either value when it is 0)
+  wire signed [33:0] prod;  // exact
+  assign prod = x_s * s_s;
+  assign psg_d = x_q[15] ^ s_q[17];
+  assign b_s = b_q;
+  assign lo_d = $signed({{6{prod[33]}}, prod}) + b_s;
+  assign bsg_d = b_q[39];
+  reg signed [39:0] lo_q;  // the DSP's output register
+  reg bsg_q;
+  reg psg_q;
   always @(posedge clk_i) begin
-    acc_q <= acc_d;
+    lo_q <= lo_d;
+    bsg_q <= bsg_d;
+    psg_q <= psg_d;
   end
+  wire acc_sg;  // acc < 0: the majority of the two signs and lo's
+  assign acc_sg = (psg_q & bsg_q) | (psg_q & lo_q[39]) | (bsg_q & lo_q[39]);
+  wire [40:0] acc;
+  assign acc = {acc_sg, lo_q};
 
   // Shift: z = {acc, 0} >>> R, so z[41:1] = floor(acc / 2^R)
   // and z[0] = bit R-1 of acc (0 when R = 0)
   wire signed [41:0] ext;
-  assign ext = {acc_q, 1'b0};
+  assign ext = {acc, 1'b0};
+  wire [39:0] fref;  // the bit each bit of acc must equal for q to fit
+  assign fref = {acc[40], {39{acc[39]}}};
   wire signed [41:0] z;
   wire signed [41:0] zr5;
   assign zr5 = ext >>> {shift_i[5], 5'd0};
@@ -72,9 +88,9 @@ module normcore_l16_i16_lane (
   assign zr1 = zr2 >>> {shift_i[1], 1'b0};
   assign z = zr1 >>> shift_i[0];
   wire sticky;  // a bit below R-1 is set
-  assign sticky = |(acc_q & smask_i);
+  assign sticky = |(acc[39:0] & smask_i);
   wire fits;  // the quotient fits 9 signed bits
-  assign fits = ~|(omask_i & (acc_q[39:0] ^ {40{acc_q[40]}}));
+  assign fits = ~|(omask_i & (acc[39:0] ^ fref));
   reg signed [41:0] z_q;
   reg sticky_q;
   reg fits_q;
@@ -112,15 +128,37 @@ module normcore_l16_i16_lane (
 
   // Clamp decisions beside the +1: rq = qn + inc against lo (= min(lo, hi)) and hi by
   // comparing qn with lo or lo - 1 and hi or hi + 1 (per-job constants), chosen by inc;
-  // signed 10-bit values compared unsigned with the top bit flipped
-  wire [9:0] qn_u;  // qn, sign-extended, top bit flipped
-  assign qn_u = {~qn[8], qn};
+  // qn < k is the sign of the 11-bit sum qn + (-k): one carry chain, no LUT in front of it
   wire [7:0] rq;  // qn + inc, low bits: the result when inside [lo, hi]
   assign rq = qn[7:0] + {7'd0, inc};
+  wire [10:0] lt_lom1_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_lom1_s = {{2{qn[8]}}, qn} + lom1_i;
+  wire unused_lt_lom1;  // the sum itself
+  assign unused_lt_lom1 = ^lt_lom1_s[9:0];
+  wire lt_lom1;  // qn < lo - 1: below if + 1
+  assign lt_lom1 = lt_lom1_s[10];
+  wire [10:0] lt_lo_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_lo_s = {{2{qn[8]}}, qn} + lox_i;
+  wire unused_lt_lo;  // the sum itself
+  assign unused_lt_lo = ^lt_lo_s[9:0];
+  wire lt_lo;  // qn < lo: below if + 0
+  assign lt_lo = lt_lo_s[10];
+  wire [10:0] lt_hi_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_hi_s = {{2{qn[8]}}, qn} + hix_i;
+  wire unused_lt_hi;  // the sum itself
+  assign unused_lt_hi = ^lt_hi_s[9:0];
+  wire lt_hi;  // qn < hi: not above if + 1
+  assign lt_hi = lt_hi_s[10];
+  wire [10:0] lt_hip1_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_hip1_s = {{2{qn[8]}}, qn} + hip1_i;
+  wire unused_lt_hip1;  // the sum itself
+  assign unused_lt_hip1 = ^lt_hip1_s[9:0];
+  wire lt_hip1;  // qn < hi + 1: not above if + 0
+  assign lt_hip1 = lt_hip1_s[10];
   wire below;  // qn + inc < lo
-  assign below = inc ? qn_u < lom1_i : qn_u < lox_i;
+  assign below = inc ? lt_lom1 : lt_lo;
   wire above;  // qn + inc > hi
-  assign above = inc ? ~(qn_u < hix_i) : ~(qn_u < hip1_i);
+  assign above = ~(inc ? lt_hi : lt_hip1);
 
   // Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)
   reg [7:0] y_q;

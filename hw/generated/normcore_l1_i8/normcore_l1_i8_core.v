@@ -177,8 +177,8 @@ module normcore_l1_i8_core (
 
   // Per-job lane constants, registered from the latched configuration
   // (valid long before the first beat)
-  reg [6:0] smask_n_q;  // 34 - R
-  reg [32:0] smask_q;  // 2^(R-1) - 1, 0 when R = 0: the bits below the half bit
+  reg [6:0] smask_n_q;  // 33 - R
+  reg [31:0] smask_q;  // 2^(R-1) - 1, 0 when R = 0: the bits below the half bit
   reg [5:0] omask_n_q;  // R + 8
   reg [31:0] omask_q;  // bits >= R + 8: the lanes' saturation test
   reg [7:0] loe_q;  // min(lo, hi): the clamp's lower bound (hi wins if lo > hi)
@@ -186,19 +186,19 @@ module normcore_l1_i8_core (
   assign lo_cmp = lo_q;
   wire signed [7:0] hi_cmp;
   assign hi_cmp = hi_q;
-  reg [9:0] lox_q;  // lo (min(lo, hi)), 10-bit signed: the lanes' compares
-  reg [9:0] lom1_q;  // lo - 1
-  reg [9:0] hix_q;  // hi
-  reg [9:0] hip1_q;  // hi + 1
-  reg [9:0] lox_d;
-  reg [9:0] lom1_d;
-  reg [9:0] hix_d;
-  reg [9:0] hip1_d;
+  reg [10:0] lox_q;  // 11-bit: -lo (lo = min(lo, hi))
+  reg [10:0] lom1_q;  // 11-bit: -(lo - 1)
+  reg [10:0] hix_q;  // 11-bit: -hi
+  reg [10:0] hip1_q;  // 11-bit: -(hi + 1)
+  reg [10:0] lox_d;
+  reg [10:0] lom1_d;
+  reg [10:0] hix_d;
+  reg [10:0] hip1_d;
   always @* begin
-    lox_d = {{2{loe_q[7]}}, loe_q} ^ {1'b1, 9'd0};
-    lom1_d = ({{2{loe_q[7]}}, loe_q} - 10'd1) ^ {1'b1, 9'd0};
-    hix_d = {{2{hi_q[7]}}, hi_q} ^ {1'b1, 9'd0};
-    hip1_d = ({{2{hi_q[7]}}, hi_q} + 10'd1) ^ {1'b1, 9'd0};
+    lox_d = 11'd0 - {{3{loe_q[7]}}, loe_q};
+    lom1_d = 11'd0 - ({{3{loe_q[7]}}, loe_q} - 11'd1);
+    hix_d = 11'd0 - {{3{hi_q[7]}}, hi_q};
+    hip1_d = 11'd0 - ({{3{hi_q[7]}}, hi_q} + 11'd1);
   end
   always @(posedge clk_i) begin
     lox_q <= lox_d;
@@ -207,11 +207,11 @@ module normcore_l1_i8_core (
     hip1_q <= hip1_d;
   end
   reg [6:0] smask_n_d;
-  reg [32:0] smask_d;
+  reg [31:0] smask_d;
   reg [7:0] loe_d;
   always @* begin
-    smask_n_d = 7'd34 - {1'b0, shift_q};
-    smask_d = {33{1'b1}} >> smask_n_q;
+    smask_n_d = 7'd33 - {1'b0, shift_q};
+    smask_d = {32{1'b1}} >> smask_n_q;
     loe_d = (lo_cmp > hi_cmp) ? hi_q : lo_q;
   end
   always @(posedge clk_i) begin

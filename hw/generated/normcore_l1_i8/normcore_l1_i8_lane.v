@@ -11,7 +11,7 @@
 // below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or
 // acc >= 0). q is saturated to 9 bits first, so the +1 and the clamp are narrow.
 // Stages (each [] ends in a register), latency 2 cycles:
-//   [x*s+b] [>>> R round clamp]
+//   [x*s+b in the DSP] [>>> R round clamp]
 // No reset (pure datapath).
 module normcore_l1_i8_lane (
   input  wire        clk_i,
@@ -19,36 +19,52 @@ module normcore_l1_i8_lane (
   input  wire [15:0] s_i,
   input  wire [31:0] b_i,
   input  wire [5:0]  shift_i,  // R, 0..33 (job constant)
-  input  wire [32:0] smask_i,  // 2^(R-1) - 1 (0 when R = 0): the bits below the half bit
+  input  wire [31:0] smask_i,  // 2^(R-1) - 1 (0 when R = 0): the bits below the half bit
   input  wire [31:0] omask_i,  // bits >= R + 8: all the sign iff q fits 9 bits
   input  wire [1:0]  round_i,  // 0 floor, 1 half_up, 2 half_even, 3 half_away
   input  wire [7:0]  lo_i,  // min(lo, hi)
   input  wire [7:0]  hi_i,
-  input  wire [9:0]  lox_i,  // lo, 10-bit signed, top bit flipped
-  input  wire [9:0]  lom1_i,  // lo - 1, the same
-  input  wire [9:0]  hix_i,  // hi, the same
-  input  wire [9:0]  hip1_i,  // hi + 1, the same
+  input  wire [10:0] lox_i,  // -lo, 11-bit two's complement
+  input  wire [10:0] lom1_i,  // -(lo - 1), the same
+  input  wire [10:0] hix_i,  // -hi, the same
+  input  wire [10:0] hip1_i,  // -(hi + 1), the same
   output wire [7:0]  y_o
 );
 
-  // Multiply-add (one multiplier)
-  wire signed [23:0] x_e;
-  assign x_e = {{16{x_i[7]}}, x_i};
-  wire signed [23:0] s_e;
-  assign s_e = {{8{s_i[15]}}, s_i};
-  wire signed [23:0] prod;  // exact: |x * s| < 2^23
-  assign prod = x_e * s_e;
-  wire [32:0] acc_d;
-  assign acc_d = {{9{prod[23]}}, prod} + {b_i[31], b_i};
-  reg [32:0] acc_q;
+  // Multiply-add in the DSP: lo = (x * s + b) mod 2^32
+  wire signed [7:0] x_s;
+  assign x_s = x_i;
+  wire signed [15:0] s_s;
+  assign s_s = s_i;
+  wire signed [31:0] b_s;
+  wire signed [31:0] lo_d;
+  wire bsg_d;  // sign of b
+  wire psg_d;  // sign of x * s (either value when it is 0)
+  wire signed [23:0] prod;  // exact
+  assign prod = x_s * s_s;
+  assign psg_d = x_i[7] ^ s_i[15];
+  assign b_s = b_i;
+  assign lo_d = $signed({{8{prod[23]}}, prod}) + b_s;
+  assign bsg_d = b_i[31];
+  reg signed [31:0] lo_q;  // the DSP's output register
+  reg bsg_q;
+  reg psg_q;
   always @(posedge clk_i) begin
-    acc_q <= acc_d;
+    lo_q <= lo_d;
+    bsg_q <= bsg_d;
+    psg_q <= psg_d;
   end
+  wire acc_sg;  // acc < 0: the majority of the two signs and lo's
+  assign acc_sg = (psg_q & bsg_q) | (psg_q & lo_q[31]) | (bsg_q & lo_q[31]);
+  wire [32:0] acc;
+  assign acc = {acc_sg, lo_q};
 
   // Shift: z = {acc, 0} >>> R, so z[33:1] = floor(acc / 2^R)
   // and z[0] = bit R-1 of acc (0 when R = 0)
   wire signed [33:0] ext;
-  assign ext = {acc_q, 1'b0};
+  assign ext = {acc, 1'b0};
+  wire [31:0] fref;  // the bit each bit of acc must equal for q to fit
+  assign fref = {acc[32], {31{acc[31]}}};
   wire signed [33:0] z;
   wire signed [33:0] zr5;
   assign zr5 = ext >>> {shift_i[5], 5'd0};
@@ -62,9 +78,9 @@ module normcore_l1_i8_lane (
   assign zr1 = zr2 >>> {shift_i[1], 1'b0};
   assign z = zr1 >>> shift_i[0];
   wire sticky;  // a bit below R-1 is set
-  assign sticky = |(acc_q & smask_i);
+  assign sticky = |(acc[31:0] & smask_i);
   wire fits;  // the quotient fits 9 signed bits
-  assign fits = ~|(omask_i & (acc_q[31:0] ^ {32{acc_q[32]}}));
+  assign fits = ~|(omask_i & (acc[31:0] ^ fref));
 
   // Round: q = floor quotient saturated to 9 bits, + 1 by the mode (half bit h, sticky t)
   wire [32:0] qf;  // floor(acc / 2^R)
@@ -93,15 +109,37 @@ module normcore_l1_i8_lane (
 
   // Clamp decisions beside the +1: rq = qn + inc against lo (= min(lo, hi)) and hi by
   // comparing qn with lo or lo - 1 and hi or hi + 1 (per-job constants), chosen by inc;
-  // signed 10-bit values compared unsigned with the top bit flipped
-  wire [9:0] qn_u;  // qn, sign-extended, top bit flipped
-  assign qn_u = {~qn[8], qn};
+  // qn < k is the sign of the 11-bit sum qn + (-k): one carry chain, no LUT in front of it
   wire [7:0] rq;  // qn + inc, low bits: the result when inside [lo, hi]
   assign rq = qn[7:0] + {7'd0, inc};
+  wire [10:0] lt_lom1_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_lom1_s = {{2{qn[8]}}, qn} + lom1_i;
+  wire unused_lt_lom1;  // the sum itself
+  assign unused_lt_lom1 = ^lt_lom1_s[9:0];
+  wire lt_lom1;  // qn < lo - 1: below if + 1
+  assign lt_lom1 = lt_lom1_s[10];
+  wire [10:0] lt_lo_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_lo_s = {{2{qn[8]}}, qn} + lox_i;
+  wire unused_lt_lo;  // the sum itself
+  assign unused_lt_lo = ^lt_lo_s[9:0];
+  wire lt_lo;  // qn < lo: below if + 0
+  assign lt_lo = lt_lo_s[10];
+  wire [10:0] lt_hi_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_hi_s = {{2{qn[8]}}, qn} + hix_i;
+  wire unused_lt_hi;  // the sum itself
+  assign unused_lt_hi = ^lt_hi_s[9:0];
+  wire lt_hi;  // qn < hi: not above if + 1
+  assign lt_hi = lt_hi_s[10];
+  wire [10:0] lt_hip1_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_hip1_s = {{2{qn[8]}}, qn} + hip1_i;
+  wire unused_lt_hip1;  // the sum itself
+  assign unused_lt_hip1 = ^lt_hip1_s[9:0];
+  wire lt_hip1;  // qn < hi + 1: not above if + 0
+  assign lt_hip1 = lt_hip1_s[10];
   wire below;  // qn + inc < lo
-  assign below = inc ? qn_u < lom1_i : qn_u < lox_i;
+  assign below = inc ? lt_lom1 : lt_lo;
   wire above;  // qn + inc > hi
-  assign above = inc ? ~(qn_u < hix_i) : ~(qn_u < hip1_i);
+  assign above = ~(inc ? lt_hi : lt_hip1);
 
   // Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)
   reg [7:0] y_q;

@@ -37,7 +37,7 @@ struct ConfigField {
   Group group;
   long long lo = 0, hi = 0;
   bool pow2 = false;
-  const char* choices = "";  // string fields: "generic|ice40|xilinx|asic"
+  const char* choices = "";  // string fields: "generic|ice40|ecp5|xilinx|asic"
   const char* help = "";     // one line, without the range (help_text() adds it)
   int* (*int_ref)(AccelConfig&) = nullptr;
   bool* (*bool_ref)(AccelConfig&) = nullptr;
@@ -69,7 +69,7 @@ struct CoreConfig {
   int max_channels = 1024;         // table size
   int inner_bits = 24;             // width of the inner-size (HW) config input
   int pipeline = 3;                // register stages from input beat to lane result
-  std::string target = "generic";  // generic | ice40 | xilinx | asic: mapping hints (see below)
+  std::string target = "generic";  // generic | ice40 | ecp5 | xilinx | asic: mapping hints
 
   // Specialisation: job settings fixed at generation time, so the logic they would feed is not
   // built. A job whose settings disagree is rejected (core: cfg_error_o; accelerator:
@@ -80,9 +80,10 @@ struct CoreConfig {
   bool lanes_divide_channels = false;  // every job's C is a multiple of LANES
 
   // The pipeline depth `normcore gen --target T` picks when --pipeline is not given: generic 3
-  // (fewest registers), ice40 8 (measured best on UP5K, docs/ppa.md), xilinx 4 (the lane's
-  // multiply-add with its input and output registers, the DSP48E1's A/B/C and P registers),
-  // asic 5 (the >>> R shifter registered).
+  // (fewest registers), ice40 8 (measured best on UP5K, docs/ppa.md), ecp5 9 (8 plus the
+  // register between MULT18X18D and the add, which Yosys 0.23 keeps in the fabric), xilinx 4
+  // (the lane's multiply-add with its input and output registers, the DSP48E1's A/B/C and P
+  // registers), asic 5 (the >>> R shifter registered).
   [[nodiscard]] static int default_pipeline(const std::string& target);
   // Xilinx: Vivado attributes (ram_style on the table banks, use_dsp on the lanes' multiply-add).
   [[nodiscard]] bool xilinx_attrs() const { return target == "xilinx"; }
@@ -133,6 +134,7 @@ struct CoreConfig {
   [[nodiscard]] bool pipe_round() const { return pipeline >= 6; }   // after rounding
   [[nodiscard]] bool pipe_shift2() const { return pipeline >= 7; }  // inside the shifter
   [[nodiscard]] bool pipe_sat() const { return pipeline >= 8; }     // after saturation
+  [[nodiscard]] bool pipe_prod() const { return pipeline >= 9; }    // product, before the add
   [[nodiscard]] std::string top_name() const { return name + "_core"; }
 
   // The core fields of the schema (an accelerator's fields are not written).

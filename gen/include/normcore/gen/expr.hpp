@@ -143,6 +143,12 @@ Expr ge(const Expr& a, const Expr& b);
 Expr land(const Expr& a, const Expr& b);                // 1-bit operands
 Expr lor(const Expr& a, const Expr& b);                 // 1-bit operands
 Expr mux(const Expr& c, const Expr& t, const Expr& f);  // c ? t : f
+// The signed product `a * b` at `width` bits (Verilog's context width: a and b are extended to
+// it implicitly, the one place the IR allows that; assign it to a `width`-bit signed net). Both
+// signed, a.width() + b.width() <= width + 1. Written this way (not with explicit sign
+// extensions) Yosys 0.23 sees an a.width() x b.width() multiplier that fits SB_MAC16 / DSP48, and
+// Verilator -Wall accepts it (docs/architecture.md, "Multiply-add inside the DSP").
+Expr smul(const Expr& a, const Expr& b, int width);
 
 // a & b & c ... / a | b | c ... (at least one operand).
 Expr all_and(const std::vector<Expr>& es);
