@@ -27,7 +27,7 @@ function(normcore_accel_cosim name)
     set(ys 0)
   endif()
   set(vfiles)
-  foreach(m bank step chan ptable lane fifo core rfifo wfifo pgear igear ogear rdma wdma_lenq
+  foreach(m bank step chan ptable lane fifo core rfifo wfifo pgear igear skid ogear rdma wdma_lenq
             wdma_adrq wdma ctrl regs top)
     list(APPEND vfiles ${dir}/rtl/${prefix}_${m}.v)
   endforeach()
