@@ -31,7 +31,7 @@ function(normcore_accel_cosim name)
   set(spec_defs)
   normcore_spec_args(gen_args spec_defs ${ARGN})
   set(vfiles)
-  foreach(m bank step chan ptable lane fifo core rfifo wfifo pgear igear ogear rdma wdma_lenq
+  foreach(m bank step chan ptable lane fifo core rfifo wfifo pgear igear skid ogear rdma wdma_lenq
             wdma_adrq wdma ctrl regs top)
     list(APPEND vfiles ${dir}/rtl/${prefix}_${m}.v)
   endforeach()

@@ -173,27 +173,12 @@ set_tests_properties(regblock.axil PROPERTIES LABELS "cosim;regs" TIMEOUT 600)
 # Every generated register block: verilator -Wall prints nothing, the Yosys check (no latches,
 # check -assert: scripts/yosys_check.sh), Icarus -Wall without warnings.
 add_test(NAME regblock.rtl
-         COMMAND ${BASH_EXE} -c [=[
-set -u
-fail=0
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-for f in "$@"; do
-  m=$(basename "$f" .v)
-  out=$(verilator --lint-only -Wall --top-module "$m" "$f" 2>&1)
-  if [ $? -ne 0 ] || [ -n "$out" ]; then echo "$out"; echo "FAIL lint: $m"; fail=1; fi
-  bash "$YOSYS_CHECK" "$m" "$f" || fail=1
-  out=$(iverilog -g2005 -Wall -o "$work/$m.vvp" "$f" 2>&1)
-  if [ $? -ne 0 ] || [ -n "$out" ]; then echo "$out"; echo "FAIL iverilog: $m"; fail=1; fi
-  [ $fail -eq 0 ] && echo "ok: $m (lint, yosys, iverilog)"
-done
-exit $fail
-]=] regblock_rtl ${_regs_v})
-set_tests_properties(regblock.rtl PROPERTIES LABELS "rtl;regs" TIMEOUT 600
-                     ENVIRONMENT YOSYS_CHECK=${PROJECT_SOURCE_DIR}/scripts/yosys_check.sh)
+         COMMAND ${BASH_EXE} ${PROJECT_SOURCE_DIR}/scripts/lint_modules.sh ${_regs_v})
+set_tests_properties(regblock.rtl PROPERTIES LABELS "rtl;regs" TIMEOUT 600)
 # The generated C header compiles on its own as C++17 with every warning as an error.
 add_test(NAME regblock.c_header
          COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -Wall -Wextra -Wpedantic -Wshadow -Wconversion
                  -Werror -fsyntax-only -x c++ -include ${_regs_gen}/normcore_regs.h /dev/null)
 set_tests_properties(regblock.c_header PROPERTIES LABELS "regs")
+include(${CMAKE_CURRENT_SOURCE_DIR}/prims.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/accel.cmake)

@@ -10,6 +10,7 @@
 #include "normcore/gen/core.hpp"
 #include "normcore/gen/regs.hpp"
 #include "prim_axi.hpp"
+#include "primitives.hpp"
 
 namespace normcore::gen {
 
@@ -27,6 +28,11 @@ std::vector<Module> build_accel(const AccelConfig& c) {
   mods.push_back(prim::build_gear_in(n + "_pgear", c.bus_bits, c.param_entry_bytes() * 8, 1,
                                      core.chan_bits()));
   mods.push_back(prim::build_gear_in(n + "_igear", c.bus_bits, core.arith.xw, core.lanes, sz.tw));
+  const int sbits = core.lanes * core.arith.xw + core.lanes + 1;
+  mods.push_back(skid_module(
+      {n + "_skid",
+       sbits,
+       {"Register slice between the input gearbox and the core: {last, keep, data}."}}));
   mods.push_back(prim::build_gear_out(n + "_ogear", c.bus_bits, core.arith.yw, core.lanes));
   mods.push_back(build_rdma(c, n + "_rdma", sz.wb, bits_for(rd + 1)));
   mods.push_back(build_flop_fifo(n + "_wdma_lenq", 8, std::max(2, c.outstanding)));

@@ -260,8 +260,35 @@ void read_path(Module& m, const AccelConfig& c) {
        "bus words -> beats of " + std::to_string(core.lanes) + " elements");
 }
 
+// The skid buffer between the input gearbox and the core: the core's s_axis_tready reaches the
+// gearbox (and the read FIFO behind it) through a flop, not in the same cycle.
+void input_slice(Module& m, const AccelConfig& c) {
+  const int L = c.core.lanes, dw = L * c.core.arith.xw;
+  const Expr payload = m.wire("ks_payload", dw + L + 1, "{last, keep, data} after the slice");
+  m.wire("ks_valid", 1);
+  m.wire("ks_ready", 1);
+  Conns sc = by_name(m, {{"clk_i", "clk_i"},
+                         {"rst_ni", "dp_rst_n"},
+                         {"in_valid_i", "s_valid"},
+                         {"in_ready_o", "s_ready"}});
+  sc.emplace_back("in_data_i", ex::cat({m.ref("s_last"), m.ref("s_keep"), m.ref("s_data")}));
+  for (const auto& x : by_name(m, {{"out_valid_o", "ks_valid"},
+                                   {"out_ready_i", "ks_ready"},
+                                   {"out_data_o", "ks_payload"}})) {
+    sc.push_back(x);
+  }
+  m.instance(Instance{c.core.name + "_skid", "u_skid", sc, "register slice: gearbox -> core"});
+  m.wire("ks_data", dw);
+  m.wire("ks_keep", L);
+  m.wire("ks_last", 1);
+  m.assign(m.ref("ks_data"), ex::slice(payload, 0, dw));
+  m.assign(m.ref("ks_keep"), ex::slice(payload, dw, L));
+  m.assign(m.ref("ks_last"), ex::bit(payload, dw + L));
+}
+
 void core_instance(Module& m, const AccelConfig& c) {
   const auto& a = c.core.arith;
+  input_slice(m, c);
   m.section("Streaming core");
   Conns cc = by_name(m, {{"clk_i", "clk_i"},
                          {"rst_ni", "dp_rst_n"},
@@ -281,7 +308,7 @@ void core_instance(Module& m, const AccelConfig& c) {
   cc.emplace_back("prm_scale_i", ex::slice(m.ref("pg_data"), 0, a.sw));
   cc.emplace_back("prm_shift_i", ex::slice(m.ref("pg_data"), a.sw, a.bw));
   for (const std::string s : {"valid", "ready", "data", "keep", "last"}) {
-    cc.emplace_back("s_axis_t" + s, m.ref("s_" + s));
+    cc.emplace_back("s_axis_t" + s, m.ref("ks_" + s));
   }
   for (const std::string s : {"valid", "ready", "data", "keep", "last"}) {
     cc.emplace_back("m_axis_t" + s, m.ref("m_" + s));

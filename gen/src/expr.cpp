@@ -55,7 +55,41 @@ void one_bit(const Expr& a, const char* op) {
   if (a.width() != 1) fail(std::string("operand of ") + op + " must be 1 bit: " + desc(a));
 }
 
-using detail::is_binary;
+// How an operator types its result: the operands it accepts and the result's width and sign.
+enum class Typing {
+  unary,    // the operand's type (reductions: 1 bit, unsigned)
+  shift,    // unsigned amount; the left operand's type
+  compare,  // operands of one width and sign; 1 bit
+  logic,    // 1-bit operands; 1 bit
+  arith,    // operands of one width and sign (no implicit extension); their type
+};
+struct OpRule {
+  Op op;
+  const char* text;
+  Typing typing;
+};
+constexpr OpRule kRules[] = {
+    {Op::bnot, "~", Typing::unary},   {Op::lnot, "!", Typing::unary},
+    {Op::neg, "-", Typing::unary},    {Op::rand, "&", Typing::unary},
+    {Op::ror, "|", Typing::unary},    {Op::rxor, "^", Typing::unary},
+    {Op::rnand, "~&", Typing::unary}, {Op::rnor, "~|", Typing::unary},
+    {Op::rxnor, "~^", Typing::unary}, {Op::add, "+", Typing::arith},
+    {Op::sub, "-", Typing::arith},    {Op::mul, "*", Typing::arith},
+    {Op::band, "&", Typing::arith},   {Op::bor, "|", Typing::arith},
+    {Op::bxor, "^", Typing::arith},   {Op::shl, "<<", Typing::shift},
+    {Op::shr, ">>", Typing::shift},   {Op::sra, ">>>", Typing::shift},
+    {Op::eq, "==", Typing::compare},  {Op::ne, "!=", Typing::compare},
+    {Op::lt, "<", Typing::compare},   {Op::le, "<=", Typing::compare},
+    {Op::gt, ">", Typing::compare},   {Op::ge, ">=", Typing::compare},
+    {Op::land, "&&", Typing::logic},  {Op::lor, "||", Typing::logic},
+};
+const OpRule* rule_of(Op op) {
+  for (const auto& r : kRules) {
+    if (r.op == op) return &r;
+  }
+  return nullptr;
+}
+
 using detail::op_text;
 
 Expr unary(Op op, const Expr& e) {
@@ -70,62 +104,8 @@ Expr unary(Op op, const Expr& e) {
 namespace detail {
 
 const char* op_text(Op op) {
-  switch (op) {
-    case Op::bnot:
-      return "~";
-    case Op::lnot:
-      return "!";
-    case Op::neg:
-      return "-";
-    case Op::rand:
-      return "&";
-    case Op::ror:
-      return "|";
-    case Op::rxor:
-      return "^";
-    case Op::rnand:
-      return "~&";
-    case Op::rnor:
-      return "~|";
-    case Op::rxnor:
-      return "~^";
-    case Op::add:
-      return "+";
-    case Op::sub:
-      return "-";
-    case Op::mul:
-      return "*";
-    case Op::band:
-      return "&";
-    case Op::bor:
-      return "|";
-    case Op::bxor:
-      return "^";
-    case Op::shl:
-      return "<<";
-    case Op::shr:
-      return ">>";
-    case Op::sra:
-      return ">>>";
-    case Op::eq:
-      return "==";
-    case Op::ne:
-      return "!=";
-    case Op::lt:
-      return "<";
-    case Op::le:
-      return "<=";
-    case Op::gt:
-      return ">";
-    case Op::ge:
-      return ">=";
-    case Op::land:
-      return "&&";
-    case Op::lor:
-      return "||";
-    default:
-      return "?";
-  }
+  const OpRule* r = rule_of(op);
+  return r != nullptr ? r->text : "?";
 }
 
 bool is_binary(Op op) {
@@ -271,68 +251,24 @@ Expr red_xnor(const Expr& e) {
 }
 
 Expr binary(Op op, const Expr& a, const Expr& b) {
-  if (!is_binary(op)) fail("not a binary operator");
-  const char* t = op_text(op);
-  operand(a, t);
-  operand(b, t);
-  switch (op) {
-    case Op::shl:
-    case Op::shr:
-    case Op::sra:  // the amount is self-determined; the result is the left operand's type
-      if (b.is_signed()) fail(std::string("signed shift amount of ") + t + ": " + desc(b));
+  const OpRule* r = rule_of(op);
+  if (r == nullptr || r->typing == Typing::unary) fail("not a binary operator");
+  operand(a, r->text);
+  operand(b, r->text);
+  switch (r->typing) {
+    case Typing::shift:  // the amount is self-determined
+      if (b.is_signed()) fail(std::string("signed shift amount of ") + r->text + ": " + desc(b));
       return make(op, a.width(), a.is_signed(), {}, {a, b});
-    case Op::eq:
-    case Op::ne:
-    case Op::lt:
-    case Op::le:
-    case Op::gt:
-    case Op::ge:
-      same_width(a, b, t);
-      same_sign(a, b, t);
+    case Typing::logic:
+      one_bit(a, r->text);
+      one_bit(b, r->text);
       return make(op, 1, false, {}, {a, b});
-    case Op::land:
-    case Op::lor:
-      one_bit(a, t);
-      one_bit(b, t);
-      return make(op, 1, false, {}, {a, b});
-    default:  // + - * & | ^: the operands' common width, no implicit extension
-      same_width(a, b, t);
-      same_sign(a, b, t);
+    default:
+      same_width(a, b, r->text);
+      same_sign(a, b, r->text);
+      if (r->typing == Typing::compare) return make(op, 1, false, {}, {a, b});
       return make(op, a.width(), a.is_signed(), {}, {a, b});
   }
-}
-Expr shl(const Expr& a, const Expr& amount) {
-  return binary(Op::shl, a, amount);
-}
-Expr shr(const Expr& a, const Expr& amount) {
-  return binary(Op::shr, a, amount);
-}
-Expr sra(const Expr& a, const Expr& amount) {
-  return binary(Op::sra, a, amount);
-}
-Expr eq(const Expr& a, const Expr& b) {
-  return binary(Op::eq, a, b);
-}
-Expr ne(const Expr& a, const Expr& b) {
-  return binary(Op::ne, a, b);
-}
-Expr lt(const Expr& a, const Expr& b) {
-  return binary(Op::lt, a, b);
-}
-Expr le(const Expr& a, const Expr& b) {
-  return binary(Op::le, a, b);
-}
-Expr gt(const Expr& a, const Expr& b) {
-  return binary(Op::gt, a, b);
-}
-Expr ge(const Expr& a, const Expr& b) {
-  return binary(Op::ge, a, b);
-}
-Expr land(const Expr& a, const Expr& b) {
-  return binary(Op::land, a, b);
-}
-Expr lor(const Expr& a, const Expr& b) {
-  return binary(Op::lor, a, b);
 }
 Expr mux(const Expr& c, const Expr& t, const Expr& f) {
   operand(c, "?:");

@@ -100,150 +100,6 @@ void Module::flops(const std::vector<Flop>& fs, std::string comment) {
   for (auto& s : plain) body.push_back(std::move(s));
   always_ff(std::move(body), std::move(comment));
 }
-namespace {
-
-void assigned(const Block& b, std::vector<Expr>& out) {
-  for (const auto& s : b) {
-    if (const auto* a = std::get_if<Assign>(&s.node)) {
-      if (a->lhs.op() != Op::ref) {
-        throw std::logic_error("seq: assignment to " + a->lhs.str() + ", not a typed name");
-      }
-      const bool seen = std::any_of(out.begin(), out.end(),
-                                    [&](const Expr& e) { return e.str() == a->lhs.str(); });
-      if (!seen) out.push_back(a->lhs);
-    } else if (const auto* i = std::get_if<If>(&s.node)) {
-      assigned(i->then_body, out);
-      assigned(i->else_body, out);
-    } else if (const auto* c = std::get_if<Case>(&s.node)) {
-      for (const auto& arm : c->arms) assigned(arm.body, out);
-    }
-  }
-}
-
-Block renamed(const Block& b, const std::vector<std::pair<std::string, Expr>>& map) {
-  Block out;
-  for (const auto& s : b) {
-    if (const auto* a = std::get_if<Assign>(&s.node)) {
-      Expr lhs = a->lhs;
-      for (const auto& [q, d] : map) {
-        if (q == lhs.str()) lhs = d;
-      }
-      out.push_back(assign(lhs, a->rhs));
-    } else if (const auto* i = std::get_if<If>(&s.node)) {
-      out.push_back(if_(i->cond, renamed(i->then_body, map), renamed(i->else_body, map)));
-    } else if (const auto* c = std::get_if<Case>(&s.node)) {
-      std::vector<CaseArm> arms;
-      for (const auto& arm : c->arms) arms.push_back(CaseArm{arm.labels, renamed(arm.body, map)});
-      out.push_back(case_(c->subject, std::move(arms)));
-    } else {
-      out.push_back(s);
-    }
-  }
-  return out;
-}
-
-bool contains(const std::vector<Expr>& es, const Expr& e) {
-  return std::any_of(es.begin(), es.end(), [&](const Expr& x) { return x.str() == e.str(); });
-}
-
-// Splits a clocked process into its reset assignments and its update logic (the else branch
-// followed by the statements after the reset if), checking that the registers with a reset are
-// exactly those of the else branch.
-void split_reset(const Block& body, Block& rst, Block& logic) {
-  std::size_t first = 0;
-  std::vector<Expr> with_reset;
-  const auto* i = body.empty() ? nullptr : std::get_if<If>(&body[0].node);
-  if (i != nullptr && i->cond.str() == "!rst_ni") {
-    rst = i->then_body;
-    logic = i->else_body;
-    first = 1;
-    assigned(rst, with_reset);
-    std::vector<Expr> run;
-    assigned(logic, run);
-    for (const auto& r : run) {
-      if (!contains(with_reset, r)) {
-        throw std::logic_error("seq: " + r.str() + " is updated only out of reset, no reset");
-      }
-    }
-  }
-  Block rest(body.begin() + static_cast<std::ptrdiff_t>(first), body.end());
-  std::vector<Expr> plain;
-  assigned(rest, plain);
-  for (const auto& r : plain) {
-    if (contains(with_reset, r)) {
-      throw std::logic_error("seq: " + r.str() + " has a reset and is assigned outside of it");
-    }
-  }
-  for (auto& st : rest) logic.push_back(std::move(st));
-}
-
-// The name q is kept as `q <= name` from: its only assignment, unconditional, from a name (else
-// empty).
-Expr direct_source(const Block& logic, const Expr& q) {
-  Expr d;
-  int n = 0;
-  std::vector<Expr> nested;
-  for (const auto& st : logic) {
-    if (const auto* a = std::get_if<Assign>(&st.node)) {
-      if (a->lhs.str() == q.str()) {
-        ++n;
-        d = a->rhs;
-      }
-    } else {
-      assigned(Block{st}, nested);
-    }
-  }
-  return n == 1 && !contains(nested, q) && d.op() == Op::ref ? d : Expr{};
-}
-
-}  // namespace
-
-void Module::seq(const Block& body, std::string comment) {
-  Block rst, logic;
-  split_reset(body, rst, logic);
-  std::vector<Expr> regs;
-  assigned(logic, regs);
-  std::vector<std::pair<std::string, Expr>> map;
-  std::vector<Flop> fs;
-  std::vector<std::string> drop;
-  for (const auto& q : regs) {
-    Expr reset;
-    for (const auto& st : rst) {
-      const auto& a = std::get<Assign>(st.node);
-      if (a.lhs.str() == q.str()) reset = a.rhs;
-    }
-    if (Expr d = direct_source(logic, q); d.valid()) {
-      fs.push_back(Flop{q, d, reset});
-      drop.push_back(q.str());
-      continue;
-    }
-    std::string base = q.str();
-    if (base.size() > 2 && base.compare(base.size() - 2, 2, "_q") == 0)
-      base.resize(base.size() - 2);
-    const Expr d = reg(base + "_d", q.width(), {}, q.is_signed());
-    map.emplace_back(q.str(), d);
-    fs.push_back(Flop{q, d, reset});
-  }
-  // Next-state logic: each d starts from its q unless an unconditional statement sets it.
-  Block comb;
-  for (const auto& [qn, d] : map) {
-    const bool outright = std::any_of(logic.begin(), logic.end(), [&, &qn = qn](const Stmt& st) {
-      const auto* a = std::get_if<Assign>(&st.node);
-      return a != nullptr && a->lhs.str() == qn;
-    });
-    if (!outright) comb.push_back(gen::assign(d, ref(qn)));
-  }
-  Block kept;
-  for (const auto& st : logic) {
-    const auto* a = std::get_if<Assign>(&st.node);
-    if (a != nullptr && std::find(drop.begin(), drop.end(), a->lhs.str()) != drop.end()) continue;
-    kept.push_back(st);
-  }
-  for (auto& st : renamed(kept, map)) comb.push_back(std::move(st));
-  if (!comb.empty()) always_comb(std::move(comb), comment.empty() ? "" : comment + ": next state");
-  flops(fs, std::move(comment));
-}
-
 void Module::instance(Instance inst) {
   items.emplace_back(std::move(inst));
 }
@@ -361,9 +217,26 @@ struct Emitter {
         os << pad << flat << c << "\n";
         return;
       }
-      os << pad << "// " << comment << "\n";  // too long with the comment: comment above
+      note(pad, comment);  // too long with the comment: comment above
     }
     os << pad << detail::layout(d, ind + 4, ind, opts.line_limit) << "\n";
+  }
+
+  // A comment of any length: `// ` lines within the limit, broken between words.
+  void note(const std::string& pad, const std::string& text) {
+    const int room = opts.line_limit - static_cast<int>(pad.size()) - 3;
+    for (const auto& l : detail::wrap_words(text, room)) os << pad << "// " << l << "\n";
+  }
+  // A declaration line with its comment after it when both fit, else the comment above it.
+  void decl(const std::string& text, const std::string& comment) {
+    if (!comment.empty()) {
+      if (static_cast<int>(text.size() + comment.size()) + 5 <= opts.line_limit) {
+        os << text << "  // " << comment << "\n";
+        return;
+      }
+      note(std::string(text.find_first_not_of(' '), ' '), comment);
+    }
+    os << text << "\n";
   }
 
   void block(const Block& body, int indent, bool clocked) {
@@ -426,21 +299,20 @@ struct Emitter {
       }
       os << pad << "endcase\n";
     } else if (const auto* n = std::get_if<Note>(&s.node)) {
-      os << pad << "// " << n->text << "\n";
+      note(pad, n->text);
     }
   }
 
   void params(const Params& ps) {
-    if (!ps.comment.empty()) os << "  // " << ps.comment << "\n";
+    if (!ps.comment.empty()) note("  ", ps.comment);
     const int w = ps.params.front().width;
     const std::string head = "  localparam " + range(w);
     const std::string cont(head.size(), ' ');
     for (std::size_t i = 0; i < ps.params.size(); ++i) {
       const auto& p = ps.params[i];
-      os << (i == 0 ? head : cont) << p.name << " = " << ex::lit(p.width, p.value).str()
-         << (i + 1 < ps.params.size() ? "," : ";");
-      if (!p.comment.empty()) os << "  // " << p.comment;
-      os << "\n";
+      decl((i == 0 ? head : cont) + p.name + " = " + ex::lit(p.width, p.value).str() +
+               (i + 1 < ps.params.size() ? "," : ";"),
+           p.comment);
     }
   }
 };
@@ -452,9 +324,9 @@ std::string emit_module(const Module& m, const std::vector<std::string>& header,
   m.validate();
   Emitter e{opts, {}};
   auto& os = e.os;
-  for (const auto& h : header) os << "// " << h << "\n";
+  for (const auto& h : header) e.note("", h);
   os << "`default_nettype none\n\n";
-  for (const auto& d : m.description) os << "// " << d << "\n";
+  for (const auto& d : m.description) e.note("", d);
   os << "module " << m.name << " (\n";
   std::size_t w = 0;
   for (const auto& p : m.ports) w = std::max(w, range(p.width).size());
@@ -462,33 +334,30 @@ std::string emit_module(const Module& m, const std::vector<std::string>& header,
     const auto& p = m.ports[i];
     std::string r = range(p.width);
     r.resize(w, ' ');
-    os << "  " << (p.output ? "output" : "input ") << " wire " << r << p.name
-       << (i + 1 < m.ports.size() ? "," : "");
-    if (!p.comment.empty()) os << "  // " << p.comment;
-    os << "\n";
+    e.decl(std::string("  ") + (p.output ? "output" : "input ") + " wire " + r + p.name +
+               (i + 1 < m.ports.size() ? "," : ""),
+           p.comment);
   }
   os << ");\n";
   for (const auto& it : m.items) {
     if (const auto* n = std::get_if<Net>(&it)) {
       if (!n->attr.empty()) os << "  (* " << n->attr << " *)\n";
-      os << "  " << (n->is_reg ? "reg " : "wire ") << (n->is_signed ? "signed " : "")
-         << range(n->width) << n->name;
-      if (n->depth > 0) os << " [0:" << n->depth - 1 << "]";
-      os << ";";
-      if (!n->comment.empty()) os << "  // " << n->comment;
-      os << "\n";
+      std::string d = std::string("  ") + (n->is_reg ? "reg " : "wire ") +
+                      (n->is_signed ? "signed " : "") + range(n->width) + n->name;
+      if (n->depth > 0) d += " [0:" + std::to_string(n->depth - 1) + "]";
+      e.decl(d + ";", n->comment);
     } else if (const auto* a = std::get_if<ContAssign>(&it)) {
       e.line("  ",
              {detail::text("assign "), detail::to_doc(a->lhs), detail::text(" = "),
               detail::to_doc(a->rhs), detail::text(";")},
              a->comment);
     } else if (const auto* al = std::get_if<Always>(&it)) {
-      if (!al->comment.empty()) os << "  // " << al->comment << "\n";
+      if (!al->comment.empty()) e.note("  ", al->comment);
       os << "  always " << (al->clocked ? "@(posedge clk_i)" : "@*") << " begin\n";
       e.block(al->body, 4, al->clocked);
       os << "  end\n";
     } else if (const auto* in = std::get_if<Instance>(&it)) {
-      if (!in->comment.empty()) os << "  // " << in->comment << "\n";
+      if (!in->comment.empty()) e.note("  ", in->comment);
       os << "  " << in->module;
       if (!in->parameters.empty()) {
         os << " #(\n";
@@ -514,7 +383,8 @@ std::string emit_module(const Module& m, const std::vector<std::string>& header,
     } else if (const auto* s = std::get_if<Section>(&it)) {
       // Consecutive sections are one comment block: a blank line only before the first.
       const bool continued = &it != &m.items.front() && std::holds_alternative<Section>(*(&it - 1));
-      os << (continued ? "" : "\n") << "  // " << s->text << "\n";
+      os << (continued ? "" : "\n");
+      e.note("  ", s->text);
     } else if (const auto* ps = std::get_if<Params>(&it)) {
       e.params(*ps);
     }

@@ -254,4 +254,23 @@ std::string layout(const Doc& d, int indent, int col, int limit) {
   return p.out;
 }
 
+std::vector<std::string> wrap_words(const std::string& text, int width) {
+  if (static_cast<int>(text.size()) <= width) return {text};
+  std::vector<std::string> out;
+  std::string cur;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t sp = text.find(' ', i);
+    const std::string word = text.substr(i, sp == std::string::npos ? sp : sp - i);
+    i = sp == std::string::npos ? text.size() : sp + 1;
+    if (!cur.empty() && static_cast<int>(cur.size() + 1 + word.size()) > width) {
+      out.push_back(cur);
+      cur.clear();
+    }
+    cur += (cur.empty() ? "" : " ") + word;
+  }
+  out.push_back(cur);
+  return out;
+}
+
 }  // namespace normcore::gen::detail

@@ -35,4 +35,8 @@ Doc to_doc(const Expr& e);
 // within `limit` columns where the breaks allow.
 std::string layout(const Doc& d, int indent, int col, int limit);
 
+// `text` broken between words into lines of at most `width` characters (a longer word stays
+// whole on its own line); an empty text is one empty line.
+std::vector<std::string> wrap_words(const std::string& text, int width);
+
 }  // namespace normcore::gen::detail

@@ -31,36 +31,112 @@ Module ram_module(const RamSpec& spec) {
   return m;
 }
 
+namespace {
+
+// p + 1, wrapping at depth (a plain increment when depth is a power of two).
+Expr ptr_inc(const Expr& p, int depth) {
+  const int pb = p.width();
+  if ((1 << pb) == depth) return p + lit(pb, 1);
+  return ex::mux(ex::eq(p, lit(pb, static_cast<std::uint64_t>(depth - 1))), lit(pb, 0),
+                 p + lit(pb, 1));
+}
+
+void fifo_ports(Module& m, const FifoSpec& spec, int cb) {
+  m.in("clk_i", 1);
+  m.in("rst_ni", 1);
+  m.in("wr_i", 1, spec.full ? "only while !full_o" : "never when full (the writer counts)");
+  m.in("wdata_i", spec.width);
+  m.in("rd_i", 1, "pop the head; only while valid_o");
+  m.out("rdata_o", spec.width);
+  m.out("valid_o", 1);
+  if (spec.full) m.out("full_o", 1);
+  if (spec.count) m.out("count_o", cb, "words held");
+}
+
+}  // namespace
+
+// Pointers and counts in one clocked process; the storage (no reset) written in the RAM
+// template's clocked block. The RAM variant reads into rdata_q (the head) whenever the RAM holds
+// a word and the head is free or being popped.
 Module fifo_module(const FifoSpec& spec) {
   const int d = spec.depth;
-  const int pt = std::max(1, clog2(d));
-  const int cn = bits_for(d);
+  const int pb = std::max(1, clog2(d));
+  const int cap = spec.ram ? d + 1 : d;
+  const int cb = bits_for(cap);
+  Module m;
+  m.name = spec.name;
+  m.description = spec.description;
+  fifo_ports(m, spec, cb);
+  const Expr wr = m.ref("wr_i"), rd = m.ref("rd_i");
+  const Expr mem = m.memory("mem_q", spec.width, d);
+  const Expr wptr = m.reg("wptr_q", pb);
+  const Expr rptr = m.reg("rptr_q", pb);
+  const Expr cnt = m.reg(spec.ram ? "ram_cnt_q" : "cnt_q", cb, spec.ram ? "words in the RAM" : "");
+  Expr pop = rd, head_valid, held = cnt;
+  ClockedProcess p;
+  p.resets = {{wptr, lit(pb, 0)}, {rptr, lit(pb, 0)}, {cnt, lit(cb, 0)}};
+  Block read_port;
+  if (spec.ram) {
+    const Expr rdata = m.reg("rdata_q", spec.width);
+    const Expr ov = m.reg("ov_q", 1, "rdata_q holds the head");
+    pop = m.wire("issue", 1, "RAM read into the head register");
+    m.assign(pop, ex::ne(cnt, lit(cb, 0)) & (~ov | rd));
+    read_port = {if_(pop, {assign(rdata, ex::index(mem, rptr))})};
+    p.resets.emplace_back(ov, lit(1, 0));
+    p.body.push_back(assign(ov, pop | (ov & ~rd)));
+    head_valid = ov;
+    held = cnt + ex::zext(ov, cb);
+    m.assign(m.ref("rdata_o"), rdata);
+  } else {
+    head_valid = ex::ne(cnt, lit(cb, 0));
+    m.assign(m.ref("rdata_o"), ex::index(mem, rptr));
+  }
+  Block ports{if_(wr, {assign(ex::index(mem, wptr), m.ref("wdata_i"))})};
+  ports.insert(ports.end(), read_port.begin(), read_port.end());
+  m.always_ff(std::move(ports),
+              spec.ram ? "RAM: write port, registered read port" : "storage: write port");
+  p.body.insert(p.body.begin(), {if_(wr, {assign(wptr, ptr_inc(wptr, d))}),
+                                 if_(pop, {assign(rptr, ptr_inc(rptr, d))}),
+                                 assign(cnt, cnt + ex::zext(wr, cb) - ex::zext(pop, cb))});
+  m.process(p);
+  m.assign(m.ref("valid_o"), head_valid);
+  if (spec.full) m.assign(m.ref("full_o"), ex::eq(held, lit(cb, static_cast<std::uint64_t>(cap))));
+  if (spec.count) m.assign(m.ref("count_o"), held);
+  return m;
+}
+
+// out_q is the output register, skid_q catches the beat accepted while the output stalls (the
+// input saw in_ready_o = !skid_valid_q, a flop). Either the input or the skid loads the output.
+Module skid_module(const SkidSpec& spec) {
+  const int w = spec.width;
   Module m;
   m.name = spec.name;
   m.description = spec.description;
   m.in("clk_i", 1);
   m.in("rst_ni", 1);
-  const Expr wr = m.in("wr_i", 1);
-  const Expr wdata = m.in("wdata_i", spec.width);
-  const Expr rd = m.in("rd_i", 1, "only while valid_o");
-  const Expr rdata = m.out("rdata_o", spec.width);
-  const Expr valid = m.out("valid_o", 1);
-  const Expr mem = m.memory("mem_q", spec.width, d);
-  const Expr wptr = m.reg("wptr_q", pt);
-  const Expr rptr = m.reg("rptr_q", pt);
-  const Expr cnt = m.reg("cnt_q", cn);
-  const Expr last = lit(pt, static_cast<std::uint64_t>(d - 1));
-  const auto next = [&](const Expr& p) {
-    return ex::mux(ex::eq(p, last), lit(pt, 0), p + lit(pt, 1));
-  };
-  m.seq({if_(ex::lnot(m.ref("rst_ni")),
-             {assign(wptr, lit(pt, 0)), assign(rptr, lit(pt, 0)), assign(cnt, lit(cn, 0))},
-             {if_(wr, {assign(wptr, next(wptr))}), if_(rd, {assign(rptr, next(rptr))}),
-              assign(cnt, cnt + ex::zext(wr, cn) - ex::zext(rd, cn))})});
-  // The storage (no reset): written in the RAM template's clocked block.
-  m.always_ff({if_(wr, {assign(ex::index(mem, wptr), wdata)})});
-  m.assign(rdata, ex::index(mem, rptr));
-  m.assign(valid, ex::ne(cnt, lit(cn, 0)));
+  const Expr in_valid = m.in("in_valid_i", 1);
+  const Expr in_ready = m.out("in_ready_o", 1, "a flop: !skid_valid_q");
+  const Expr in_data = m.in("in_data_i", w);
+  const Expr out_valid = m.out("out_valid_o", 1);
+  const Expr out_ready = m.in("out_ready_i", 1);
+  const Expr out_data = m.out("out_data_o", w);
+  const Expr ov = m.reg("out_valid_q", 1);
+  const Expr od = m.reg("out_data_q", w);
+  const Expr sv = m.reg("skid_valid_q", 1, "a beat waits in skid_data_q");
+  const Expr sd = m.reg("skid_data_q", w);
+  const Expr load = m.wire("load", 1, "the output register takes a beat (or empties)");
+  m.assign(load, out_ready | ~ov);
+  ClockedProcess p;
+  p.resets = {{ov, lit(1, 0)}, {sv, lit(1, 0)}};
+  p.body = {if_(load, {assign(ov, in_valid | sv), assign(sv, lit(1, 0))},
+                {if_(in_valid & ~sv, {assign(sv, lit(1, 1))})})};
+  p.always = {if_(load, {assign(od, ex::mux(sv, sd, in_data))}),
+              if_(~sv & ~load, {assign(sd, in_data)})};
+  p.comment = "Output register loads from the skid first, else from the input";
+  m.process(p);
+  m.assign(in_ready, ~sv);
+  m.assign(out_valid, ov);
+  m.assign(out_data, od);
   return m;
 }
 

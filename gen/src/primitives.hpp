@@ -1,5 +1,6 @@
 // Storage primitives shared by the core and the accelerator builders: a simple dual-port RAM
-// with a registered read (block RAM) and a first-word-fall-through FIFO.
+// with a registered read (block RAM), a FIFO (flip-flops or block RAM; full and count flags on
+// request) and a skid buffer (a full-throughput register slice for valid/ready streams).
 #pragma once
 
 #include <string>
@@ -26,10 +27,28 @@ struct FifoSpec {
   int width = 1;
   int depth = 2;
   std::vector<std::string> description;
+  // Storage: false: flip-flops, the head read combinationally (out the cycle after its write);
+  // true: a RAM with a registered read (block RAM) plus that output register as the head:
+  // capacity depth + 1, first word out two cycles after its write, then one per cycle.
+  bool ram = false;
+  bool full = false;   // full_o: no room (then wr_i only while !full_o)
+  bool count = false;  // count_o: words held (0 .. capacity)
 };
 
-// Ports clk_i, rst_ni, wr_i, wdata_i, rd_i (only while valid_o), rdata_o, valid_o. The writer
-// guarantees room (no full flag).
+// Ports clk_i, rst_ni, wr_i, wdata_i, rd_i (pop the head, only while valid_o), rdata_o, valid_o,
+// and full_o / count_o when asked for. Without full_o the writer guarantees room.
 Module fifo_module(const FifoSpec& spec);
+
+struct SkidSpec {
+  std::string name;
+  int width = 1;  // the payload (data, keep, last, ... concatenated by the caller)
+  std::vector<std::string> description;
+};
+
+// A register slice on a valid/ready stream: in_valid_i, in_ready_o, in_data_i -> out_valid_o,
+// out_ready_i, out_data_o. Two entries (the output register and a skid register) so that
+// in_ready_o is a flop (not combinational from out_ready_i) and a beat passes every cycle; order
+// kept, each beat once; one cycle of latency.
+Module skid_module(const SkidSpec& spec);
 
 }  // namespace normcore::gen

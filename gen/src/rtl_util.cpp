@@ -1,8 +1,6 @@
 #include "rtl_util.hpp"
 
-#include <map>
 #include <memory>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -31,111 +29,7 @@ Expr based_lit(int width, std::uint64_t value, char base) {
   return Expr(std::shared_ptr<const ExprNode>(std::move(n)));
 }
 
-// The register a statement's left side names (a <x>_q), or throws.
-const Expr& target(const Expr& lhs) {
-  if (lhs.op() != Op::ref || lhs.node().text.size() < 3 ||
-      lhs.node().text.compare(lhs.node().text.size() - 2, 2, "_q") != 0) {
-    throw std::logic_error("process: left side '" + lhs.str() + "' is not a <x>_q register");
-  }
-  return lhs;
-}
-
-struct Renamer {
-  std::map<std::string, Expr> d;  // <x>_q -> <x>_d
-  std::vector<Expr> order;        // the <x>_q in first-assignment order
-
-  void note(const Expr& q) {
-    const std::string& n = target(q).node().text;
-    if (d.count(n) != 0) return;
-    d.emplace(n, ex::ref(n.substr(0, n.size() - 2) + "_d", q.width(), q.is_signed()));
-    order.push_back(q);
-  }
-  Block rename(const Block& b) {
-    Block out;
-    for (const auto& s : b) out.push_back(rename(s));
-    return out;
-  }
-  Stmt rename(const Stmt& s) {
-    if (const auto* a = std::get_if<Assign>(&s.node)) {
-      note(a->lhs);
-      return assign(d.at(a->lhs.node().text), a->rhs);
-    }
-    if (const auto* i = std::get_if<If>(&s.node)) {
-      return if_(i->cond, rename(i->then_body), rename(i->else_body));
-    }
-    if (const auto* c = std::get_if<Case>(&s.node)) {
-      std::vector<CaseArm> arms;
-      for (const auto& arm : c->arms) arms.push_back({arm.labels, rename(arm.body)});
-      return case_(c->subject, std::move(arms));
-    }
-    return s;
-  }
-};
-
 }  // namespace
-
-namespace {
-
-// Names of the registers that a top-level assignment of `b` sets (so every path sets them).
-std::set<std::string> always_set(const Block& b) {
-  std::set<std::string> out;
-  for (const auto& s : b) {
-    if (const auto* a = std::get_if<Assign>(&s.node)) out.insert(a->lhs.node().text);
-  }
-  return out;
-}
-
-}  // namespace
-
-void process(Module& m, const Process& p) {
-  Renamer r;
-  for (const auto& [q, v] : p.resets) r.note(q);
-  Block body = r.rename(p.body);
-  std::set<std::string> in_body;
-  for (const auto& [n, d] : r.d) in_body.insert(n);
-  Renamer only_always;
-  only_always.rename(p.always);
-  for (const auto& q : only_always.order) {
-    if (in_body.count(q.node().text) != 0) {
-      throw std::logic_error("process: " + q.str() + " in both the body and the always part");
-    }
-  }
-  const Block always = r.rename(p.always);
-  std::set<std::string> no_default = always_set(p.always);
-  if (!p.clear.valid()) no_default.merge(always_set(p.body));
-  Block comb;
-  for (const auto& q : r.order) {
-    if (no_default.count(q.node().text) == 0) comb.push_back(assign(r.d.at(q.node().text), q));
-  }
-  if (p.clear.valid()) {
-    Block cleared;
-    for (const auto& [q, v] : p.resets) cleared.push_back(assign(r.d.at(q.node().text), v));
-    comb.push_back(if_(p.clear, std::move(cleared), std::move(body)));
-  } else {
-    for (auto& s : body) comb.push_back(std::move(s));
-  }
-  for (const auto& s : always) comb.push_back(s);
-  for (const auto& q : r.order) {
-    m.reg(r.d.at(q.node().text).node().text, q.width(), {}, q.is_signed());
-  }
-  m.always_comb(std::move(comb), p.comment);
-  // Flops: under reset the reset values (the body's other registers hold), else q <= d; the
-  // always part's registers q <= d every cycle.
-  Block rst, run, plain;
-  for (const auto& [q, v] : p.resets) rst.push_back(assign(q, v));
-  for (const auto& q : r.order) {
-    const Stmt s = assign(q, r.d.at(q.node().text));
-    (only_always.d.count(q.node().text) != 0 ? plain : run).push_back(s);
-  }
-  Block ff;
-  if (!rst.empty()) {
-    ff.push_back(if_(ex::lnot(m.ref("rst_ni")), std::move(rst), std::move(run)));
-  } else if (!run.empty()) {
-    ff.push_back(if_(m.ref("rst_ni"), std::move(run)));
-  }
-  for (auto& s : plain) ff.push_back(std::move(s));
-  m.always_ff(std::move(ff));
-}
 
 Expr hex_lit(int width, std::uint64_t value) {
   return based_lit(width, value, 'h');

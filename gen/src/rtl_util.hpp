@@ -22,18 +22,12 @@ struct RegPair {
 };
 RegPair reg_pair(Module& m, const std::string& stem, int width, const std::string& comment = {});
 
-// A clocked process written as "if (reset) resets else body; always", turned into next-state
-// logic: a <x>_d for every <x>_q the statements assign, one always @* block (x_d = x_q, then the
-// statements with x_d on the left), and one flop block of q <= d. A register that `body` assigns
-// and `resets` does not is only loaded out of reset, as in the clocked process.
-struct Process {
-  std::vector<std::pair<Expr, Expr>> resets;  // q, value while rst_ni is low
-  Expr clear;           // optional: also take the reset values when this is high (not rst_ni)
-  Block body;           // when not in reset (and not clear)
-  Block always;         // every cycle: registers without a reset
-  std::string comment;  // above the always @* block
-};
-void process(Module& m, const Process& p);
+// A clocked process (reset values, optional synchronous clear, body, always part): the IR's
+// one implementation, Module::process (see ClockedProcess in ir.hpp).
+using Process = ClockedProcess;
+inline void process(Module& m, const Process& p) {
+  m.process(p);
+}
 
 // e << n and e >> n for a constant n >= 1 (the amount as a literal of the fewest bits).
 Expr shl_by(const Expr& e, int n);

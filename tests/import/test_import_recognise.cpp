@@ -27,6 +27,7 @@
 #include "normcore/npz.hpp"
 #include "normcore/params_file.hpp"
 #include "run_plan.hpp"
+#include "test_paths.hpp"
 
 namespace {
 
@@ -1467,9 +1468,6 @@ TEST(BundleAttach, ShapeMismatchNamesKeyExpectedAndFound) {
 // ---------------------------------------------------------------------------------------------
 // Plans
 
-std::string devices_dir() {
-  return NORMCORE_DEVICES_DIR;
-}
 fs::path manifest_path(const std::string& dev) {
   return fs::path(devices_dir()) / dev / "rtl" / "manifest.json";
 }

@@ -14,6 +14,7 @@
 
 #include "normcore/contract.hpp"
 #include "normcore/driver.hpp"
+#include "test_paths.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -22,7 +23,7 @@ using namespace normcore;
 using namespace std::chrono_literals;
 
 std::string manifest(const std::string& name) {
-  return std::string(NORMCORE_DEVICES_DIR) + "/" + name + "/rtl/manifest.json";
+  return normcore::test::devices_dir() + "/" + name + "/rtl/manifest.json";
 }
 std::string ref(const std::string& name, const std::string& opts = "") {
   return "ref:" + manifest(name) + opts;

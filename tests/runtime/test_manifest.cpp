@@ -6,6 +6,7 @@
 
 #include "normcore/device.hpp"
 #include "normcore/manifest.hpp"
+#include "test_paths.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -14,9 +15,7 @@ using normcore::DeviceError;
 using normcore::DeviceSpec;
 using normcore::Error;
 
-std::string devices_dir() {
-  return NORMCORE_DEVICES_DIR;
-}
+using normcore::test::devices_dir;
 std::string manifest_path(const std::string& name) {
   return devices_dir() + "/" + name + "/rtl/manifest.json";
 }

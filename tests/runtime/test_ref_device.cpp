@@ -17,6 +17,7 @@
 #include "normcore/contract.hpp"
 #include "normcore/device.hpp"
 #include "normcore/manifest.hpp"
+#include "test_paths.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -29,7 +30,7 @@ using normcore::Manifest;
 using normcore::Rounding;
 
 std::string manifest_path(const std::string& name) {
-  return std::string(NORMCORE_DEVICES_DIR) + "/" + name + "/rtl/manifest.json";
+  return normcore::test::devices_dir() + "/" + name + "/rtl/manifest.json";
 }
 
 using normcore::test::error_of;

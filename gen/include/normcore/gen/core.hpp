@@ -28,8 +28,13 @@ inline constexpr int kDecomposedExtraStages = 3;
 // A generated file: its name in the output directory and its content.
 using GeneratedFile = normcore::DirFile;
 
-// Comment lines at the top of every generated file: generator version, contract, exact config.
+// Comment lines at the top of every generated file: generator version, contract, exact config
+// (`config: <compact JSON>`, broken after commas onto lines that continue with two spaces). Every
+// line fits `// ` + 97 characters.
 std::vector<std::string> generated_header(const nlohmann::json& config, const std::string& file);
+// The config of a generated file's header (the text of the file, comment lead `//`). Throws
+// std::invalid_argument when the file has none.
+nlohmann::json config_from_header(const std::string& text);
 
 // Verilog files (one per module), manifest.json and filelist.f, in a deterministic order.
 std::vector<GeneratedFile> render_core(const CoreConfig& cfg);

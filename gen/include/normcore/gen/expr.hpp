@@ -129,19 +129,24 @@ Expr red_nand(const Expr& e);
 Expr red_nor(const Expr& e);
 Expr red_xnor(const Expr& e);
 
-// Any binary Op (add .. lor) with the checks of that operator.
+// Any binary Op (add .. lor) with the checks of that operator (one rule table in expr.cpp).
 Expr binary(Op op, const Expr& a, const Expr& b);
-Expr shl(const Expr& a, const Expr& amount);
-Expr shr(const Expr& a, const Expr& amount);
-Expr sra(const Expr& a, const Expr& amount);
-Expr eq(const Expr& a, const Expr& b);
-Expr ne(const Expr& a, const Expr& b);
-Expr lt(const Expr& a, const Expr& b);
-Expr le(const Expr& a, const Expr& b);
-Expr gt(const Expr& a, const Expr& b);
-Expr ge(const Expr& a, const Expr& b);
-Expr land(const Expr& a, const Expr& b);                // 1-bit operands
-Expr lor(const Expr& a, const Expr& b);                 // 1-bit operands
+// A binary operator as a callable: ex::eq(a, b) is ex::binary(Op::eq, a, b).
+template <Op O>
+struct BinaryOp {
+  Expr operator()(const Expr& a, const Expr& b) const { return binary(O, a, b); }
+};
+inline constexpr BinaryOp<Op::shl> shl{};  // (a, amount): unsigned amount
+inline constexpr BinaryOp<Op::shr> shr{};
+inline constexpr BinaryOp<Op::sra> sra{};
+inline constexpr BinaryOp<Op::eq> eq{};
+inline constexpr BinaryOp<Op::ne> ne{};
+inline constexpr BinaryOp<Op::lt> lt{};
+inline constexpr BinaryOp<Op::le> le{};
+inline constexpr BinaryOp<Op::gt> gt{};
+inline constexpr BinaryOp<Op::ge> ge{};
+inline constexpr BinaryOp<Op::land> land{};             // 1-bit operands
+inline constexpr BinaryOp<Op::lor> lor{};               // 1-bit operands
 Expr mux(const Expr& c, const Expr& t, const Expr& f);  // c ? t : f
 // The signed product `a * b` at `width` bits (Verilog's context width: a and b are extended to
 // it implicitly, the one place the IR allows that; assign it to a `width`-bit signed net). Both

@@ -116,6 +116,21 @@ struct Flop {
   Expr reset;  // empty: no reset
 };
 
+// A clocked process written as "if (reset) resets else body; always" (Module::process): the
+// next-state logic goes into one always @* block on <x>_d regs (declared by process(); <x>_q
+// without the _q, other names + _d) that start from their q unless a top-level statement sets
+// them, and one clocked block of q <= d. A register that `body` assigns and `resets` does not is
+// loaded only out of reset; one whose only assignment is a top-level `q = <name>` is flopped
+// from that name directly (no _d).
+struct ClockedProcess {
+  std::vector<std::pair<Expr, Expr>> resets;  // q, value while rst_ni is low
+  Expr clear;                 // optional: also take the reset values when this is high
+  Block body;                 // when not in reset (and not clear)
+  Block always;               // every cycle: registers without a reset
+  std::string comment;        // above the always @* block
+  std::string flops_comment;  // above the clocked block
+};
+
 struct EmitOptions {
   int line_limit = 100;  // expressions are broken at operators and commas to stay within it
 };
@@ -152,12 +167,13 @@ struct Module {
   void always_comb(Block body, std::string comment = {});
   // One clocked block: the flops with a reset under `if (!rst_ni)`, then the others; only q <= d.
   void flops(const std::vector<Flop>& fs, std::string comment = {});
+  // The one implementation of a clocked process (see ClockedProcess). Assigned names must be
+  // typed references; a register may not be both in `body` and in `always`.
+  void process(const ClockedProcess& p);
   // A clocked process written as statements (`if (!rst_ni) <resets> else <updates>`, then
-  // updates without reset), split the way STYLE asks: the next-state logic into one always @*
-  // block on `<base>_d` regs (declared here; <base>_q without the _q) that start from their
-  // `_q`, and a flops() block of `q <= d`. A register whose only assignment is an unconditional
-  // `q <= <name>` keeps it as its d. Assigned names must be typed references; a register with a
-  // reset must not be assigned outside the else branch, one without outside of it.
+  // updates without reset): process() with the reset branch as resets, the else branch as body
+  // and the rest as always; comments "<comment>: next state" and "<comment>". A register with a
+  // reset must not be assigned outside the else branch, one without not inside it.
   void seq(const Block& body, std::string comment = {});
   void instance(Instance inst);
   // Throws std::logic_error on a duplicate or missing name (a generator bug, not user input).
