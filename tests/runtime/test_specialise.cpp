@@ -8,6 +8,7 @@
 
 #include "normcore/contract.hpp"
 #include "normcore/driver.hpp"
+#include "test_paths.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -16,7 +17,7 @@ using namespace normcore;
 using normcore::test::error_of;
 
 std::string manifest(const std::string& name) {
-  return std::string(NORMCORE_DEVICES_DIR) + "/" + name + "/rtl/manifest.json";
+  return normcore::test::devices_dir() + "/" + name + "/rtl/manifest.json";
 }
 std::string ref(const std::string& name) {
   return "ref:" + manifest(name);
