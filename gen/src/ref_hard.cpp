@@ -64,8 +64,8 @@ void ice40_lane(Module& m, int i, const Expr& clk, const Expr& a, const Expr& b,
                    num("MODE_8x8", 1, 0),
                    num("A_SIGNED", 1, 1),
                    num("B_SIGNED", 1, 1)};
-  in.connections = {{"CLK", clk}, {"CE", lit(1, 1)}, {"C", slice(c, i * cw + 16, 16)}, {"A", a}, {"B", b},
-                    {"D", slice(c, i * cw, 16)}};
+  in.connections = {{"CLK", clk}, {"CE", lit(1, 1)}, {"C", slice(c, i * cw + 16, 16)},
+                    {"A", a},     {"B", b},          {"D", slice(c, i * cw, 16)}};
   for (const char* z : {"AHOLD", "BHOLD", "CHOLD", "DHOLD", "IRSTTOP", "IRSTBOT", "ORSTTOP",
                         "ORSTBOT", "OLOADTOP", "OLOADBOT", "ADDSUBTOP", "ADDSUBBOT", "OHOLDTOP",
                         "OHOLDBOT", "CI", "ACCUMCI", "SIGNEXTIN"}) {
@@ -121,14 +121,12 @@ void xilinx_lane(Module& m, int i, const Expr& clk, const Expr& a, const Expr& b
   const Expr a30 = ex::cat({ex::repl(5, bit(a, i * aw + aw - 1)), slice(a, i * aw, aw)});
   Instance in{"DSP48E1", lane_name("u_dsp48", i), std::vector<std::pair<std::string, Expr>>{}};
   in.comment = "lane " + std::to_string(i) + ": P = C + A * B (OPMODE Z = C, X:Y = M)";
-  in.parameters = {num("AREG", 32, 1),          num("BREG", 32, 1),
-                   num("ACASCREG", 32, 1),      num("BCASCREG", 32, 1),
-                   num("CREG", 32, 1),          num("MREG", 32, 1),
-                   num("PREG", 32, 1),          num("ADREG", 32, 0),
-                   num("DREG", 32, 0),          num("ALUMODEREG", 32, 0),
-                   num("CARRYINREG", 32, 0),    num("CARRYINSELREG", 32, 0),
-                   num("INMODEREG", 32, 0),     num("OPMODEREG", 32, 0),
-                   str("USE_MULT", "MULTIPLY"), str("USE_DPORT", "FALSE")};
+  in.parameters = {num("AREG", 32, 1),       num("BREG", 32, 1),       num("ACASCREG", 32, 1),
+                   num("BCASCREG", 32, 1),   num("CREG", 32, 1),       num("MREG", 32, 1),
+                   num("PREG", 32, 1),       num("ADREG", 32, 0),      num("DREG", 32, 0),
+                   num("ALUMODEREG", 32, 0), num("CARRYINREG", 32, 0), num("CARRYINSELREG", 32, 0),
+                   num("INMODEREG", 32, 0),  num("OPMODEREG", 32, 0),  str("USE_MULT", "MULTIPLY"),
+                   str("USE_DPORT", "FALSE")};
   in.connections = {{"CLK", clk},
                     {"A", a30},
                     {"B", b},
@@ -141,9 +139,9 @@ void xilinx_lane(Module& m, int i, const Expr& clk, const Expr& a, const Expr& b
                     {"OPMODE", lit(7, 0x35)},
                     {"INMODE", lit(5, 0)},
                     {"CARRYINSEL", lit(3, 0)}};
-  for (const char* z : {"CARRYCASCIN", "CARRYIN", "MULTSIGNIN", "RSTA", "RSTALLCARRYIN",
-                        "RSTALUMODE", "RSTB", "RSTC", "RSTCTRL", "RSTD", "RSTINMODE", "RSTM",
-                        "RSTP"}) {
+  for (const char* z :
+       {"CARRYCASCIN", "CARRYIN", "MULTSIGNIN", "RSTA", "RSTALLCARRYIN", "RSTALUMODE", "RSTB",
+        "RSTC", "RSTCTRL", "RSTD", "RSTINMODE", "RSTM", "RSTP"}) {
     in.connections.emplace_back(z, lit(1, 0));
   }
   for (const char* ce : {"CEA1", "CEA2", "CEAD", "CEALUMODE", "CEB1", "CEB2", "CEC", "CECARRYIN",
@@ -152,9 +150,9 @@ void xilinx_lane(Module& m, int i, const Expr& clk, const Expr& a, const Expr& b
   }
   in.connections.emplace_back("P", p);
   const std::pair<const char*, int> outs[] = {
-      {"ACOUT", 30},         {"BCOUT", 18},         {"CARRYCASCOUT", 1},  {"CARRYOUT", 4},
-      {"MULTSIGNOUT", 1},    {"OVERFLOW", 1},       {"PATTERNBDETECT", 1}, {"PATTERNDETECT", 1},
-      {"PCOUT", 48},         {"UNDERFLOW", 1}};
+      {"ACOUT", 30},      {"BCOUT", 18},   {"CARRYCASCOUT", 1},   {"CARRYOUT", 4},
+      {"MULTSIGNOUT", 1}, {"OVERFLOW", 1}, {"PATTERNBDETECT", 1}, {"PATTERNDETECT", 1},
+      {"PCOUT", 48},      {"UNDERFLOW", 1}};
   for (const auto& [o, w] : outs) in.connections.emplace_back(o, unused(m, o, w, i));
   m.instance(std::move(in));
 }
