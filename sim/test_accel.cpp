@@ -459,6 +459,7 @@ std::uint64_t bench_job(unsigned latency, int channels, std::uint64_t inner, std
   j.inner = inner;
   j.outer = outer;
   j.layout = Layout::nchw;
+  conform(j, d.shape());  // a specialised accelerator: its layout, R, rounding, C % L
   j.scale.assign(static_cast<std::size_t>(j.channels), 3);
   j.shift.assign(static_cast<std::size_t>(j.channels), 1);
   j.x.assign(j.elements(), 1);

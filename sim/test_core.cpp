@@ -265,6 +265,14 @@ TEST(Cosim, ParameterLoadCyclesAndNoEarlyBeats) {
                                   L, L + 1, 2 * L + 1, drv.shape().max_channels};
   for (int k = 0; k < 4; ++k)
     cs.push_back(std::uniform_int_distribution<std::int64_t>(1, 3 * L + 7)(drv.rng()));
+  // A core that needs C to be a multiple of L gets the nearest such C (and four at least).
+  for (auto& c : cs)
+    c = conform_channels(std::clamp<std::int64_t>(c, 1, drv.shape().max_channels), drv.shape());
+  if (kLanesDivideChannels) {
+    for (int k = 1; k <= 4; ++k) cs.push_back(conform_channels(k * L, drv.shape()));
+  }
+  std::sort(cs.begin(), cs.end());
+  cs.erase(std::unique(cs.begin(), cs.end()), cs.end());
   int n = 0;
   for (std::int64_t c : cs) {
     if (c < 1 || c > drv.shape().max_channels || HasFailure()) continue;

@@ -587,7 +587,7 @@ TEST(TlmDriver, MemoryErrorAndHangThroughTheDriver) {
 // the next open reuses the model from reset.
 TEST(TlmDevice, OneOpenDeviceAtATimeAndReuseAfterClose) {
   NC_OPEN_TLM(d, tlm("normcore"));
-  const Manifest& m = d->manifest();
+  const Manifest m = d->manifest();  // a copy: used after the device is closed
   d->write32(m.offset("CHANNELS"), 37);
   const std::string e = error_of([] { (void)open_device(tlm("normcore")); });
   EXPECT_NE(e.find("one device at a time"), std::string::npos) << e;
