@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "accel_driver.hpp"
+#include "spec_harness.hpp"
 
 namespace normcore::sim {
 namespace {
@@ -24,32 +25,10 @@ std::int64_t rand_signed(std::mt19937_64& rng, int bits) {
                                                      (std::int64_t{1} << (b - 1)) - 1)(rng);
 }
 
-// Specialisation (as in test_core.cpp): -1 / 0 when the setting is per job.
-#ifndef NC_FIXED_SHIFT
-#define NC_FIXED_SHIFT -1
-#endif
-#ifndef NC_FIXED_ROUND
-#define NC_FIXED_ROUND -1
-#endif
-#ifndef NC_FIXED_LAYOUT
-#define NC_FIXED_LAYOUT -1
-#endif
-#ifndef NC_LDC
-#define NC_LDC 0
-#endif
-constexpr int kFixedShift = NC_FIXED_SHIFT, kFixedRound = NC_FIXED_ROUND;
-constexpr int kFixedLayout = NC_FIXED_LAYOUT;
-constexpr bool kLanesDivideChannels = NC_LDC != 0;
-
 // A job the specialised accelerator runs: its fixed settings, C a multiple of the lanes.
 void conform(AccelJob& j, const AccelShape& s) {
-  if (kFixedShift >= 0) j.settings.shift = kFixedShift;
-  if (kFixedRound >= 0) j.settings.rounding = static_cast<Rounding>(kFixedRound);
-  if (kFixedLayout >= 0) j.layout = static_cast<Layout>(kFixedLayout);
-  if (kLanesDivideChannels) {
-    const int L = s.lanes;
-    j.channels = std::min((j.channels + L - 1) / L * L, s.max_channels / L * L);
-  }
+  conform_settings(j);
+  j.channels = static_cast<int>(conform_channels(j.channels, s.lanes, s.max_channels));
 }
 
 AccelJob random_job(std::mt19937_64& rng, const AccelShape& s, std::uint64_t max_elems) {

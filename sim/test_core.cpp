@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core_driver.hpp"
+#include "spec_harness.hpp"
 
 namespace normcore::sim {
 namespace {
@@ -15,37 +16,9 @@ namespace {
 
 std::uint64_t g_cycles = 0, g_elements = 0, g_jobs = 0, g_mismatches = 0;
 
-// Specialisation (normcore gen --fixed-shift/--fixed-rounding/--fixed-layout/
-// --lanes-divide-channels): -1 / 0 when the setting is per job.
-#ifndef NC_FIXED_SHIFT
-#define NC_FIXED_SHIFT -1
-#endif
-#ifndef NC_FIXED_ROUND
-#define NC_FIXED_ROUND -1
-#endif
-#ifndef NC_FIXED_LAYOUT
-#define NC_FIXED_LAYOUT -1
-#endif
-#ifndef NC_LDC
-#define NC_LDC 0
-#endif
-constexpr int kFixedShift = NC_FIXED_SHIFT, kFixedRound = NC_FIXED_ROUND;
-constexpr int kFixedLayout = NC_FIXED_LAYOUT;
-constexpr bool kLanesDivideChannels = NC_LDC != 0;
-
 // C rounded up to a multiple of the lanes when the core needs one (within the table).
 std::int64_t conform_channels(std::int64_t c, const CoreShape& s) {
-  if (!kLanesDivideChannels) return c;
-  const std::int64_t L = s.lanes;
-  c = (c + L - 1) / L * L;
-  return c > s.max_channels ? s.max_channels / L * L : c;
-}
-
-// A job this core can run: its fixed settings replace the random ones.
-void conform_settings(CoreJob& j) {
-  if (kFixedShift >= 0) j.settings.shift = kFixedShift;
-  if (kFixedRound >= 0) j.settings.rounding = static_cast<Rounding>(kFixedRound);
-  if (kFixedLayout >= 0) j.layout = static_cast<Layout>(kFixedLayout);
+  return normcore::sim::conform_channels(c, s.lanes, s.max_channels);
 }
 
 struct JobData {
