@@ -28,7 +28,8 @@ inline constexpr int kFixedLayout = NC_FIXED_LAYOUT;
 inline constexpr bool kLanesDivideChannels = NC_LDC != 0;
 
 // C rounded up to a multiple of the lanes when the design needs one (within the table).
-inline std::int64_t conform_channels(std::int64_t c, std::int64_t lanes, std::int64_t max_channels) {
+inline std::int64_t conform_channels(std::int64_t c, std::int64_t lanes,
+                                     std::int64_t max_channels) {
   if (!kLanesDivideChannels) return c;
   c = (c + lanes - 1) / lanes * lanes;
   return c > max_channels ? max_channels / lanes * lanes : c;
