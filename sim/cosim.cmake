@@ -148,6 +148,7 @@ normcore_cosim(demo LANES 8 XW 8 YW 8 SW 16 BW 32 MAXC 1024 HWW 24 PIPE 3 PREFIX
 # drives the Verilated block with the AXI4-Lite master (axil_master.hpp).
 add_executable(regs_gen regs_gen.cpp)
 target_link_libraries(regs_gen PRIVATE normcore::gen normcore_warnings)
+target_include_directories(regs_gen PRIVATE ${PROJECT_SOURCE_DIR}/tests)
 set(_regs_dir ${CMAKE_CURRENT_BINARY_DIR}/regblock)
 set(_regs_gen ${_regs_dir}/gen)
 set(_regs_v ${_regs_gen}/normcore_regs.v ${_regs_gen}/lint/ncsmall_regs.v

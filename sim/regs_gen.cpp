@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "gen/accel_configs.hpp"
 #include "normcore/gen/regs.hpp"
 
 namespace {
@@ -65,27 +66,11 @@ int main(int argc, char** argv) {
     write(dir / (map.block + ".rdl"), emit_systemrdl(map));
     write(dir / (map.block + ".json"), regs_json(map).dump(2) + "\n");
 
-    AccelConfig small;
+    // The generator tests' smallest and widest accelerators, under the lint file names.
+    AccelConfig small = normcore::gen::test_configs::small_config();
     small.core.name = "ncsmall";
-    small.core.lanes = 1;
-    small.core.arith = {2, false, 2, 2, 2, false};
-    small.core.max_channels = 1;
-    small.core.inner_bits = 1;
-    small.bus_bits = 32;
-    small.max_burst = 1;
-    small.outstanding = 1;
-    small.axil_addr_bits = 8;
-    AccelConfig big;
+    AccelConfig big = normcore::gen::test_configs::big_config();
     big.core.name = "ncbig";
-    big.core.lanes = 64;
-    big.core.arith = {32, true, 31, 62, 32, true};
-    big.core.max_channels = 65536;
-    big.core.inner_bits = 32;
-    big.bus_bits = 512;
-    big.addr_bits = 64;
-    big.max_burst = 8;
-    big.outstanding = 16;
-    big.axil_addr_bits = 16;
     for (const AccelConfig* c : {&small, &big}) {
       if (auto err = c->check(); !err.empty()) throw std::runtime_error(err);
       write_block(dir / "lint", accel_register_map(*c));
