@@ -15,7 +15,9 @@ namespace normcore::cli {
 namespace {
 struct FoldCli {
   std::string params, npz, config, out = "params.bin", rounding, report;
-  int shift = -1;
+  int shift = 0;
+  double max_error = -1;  // --max-error LSB (negative: not given)
+  CLI::Option *shift_opt = nullptr, *max_error_opt = nullptr;
 };
 
 // Reads the core config: a config object or a manifest with a "config" member.
@@ -55,12 +57,16 @@ Action add_fold(CLI::App& app) {
                   "mean|running_mean, var|running_var); overrides arrays in --params");
   sub->add_option("--config", o->config, "Core config JSON or a generated manifest.json")
       ->required();
-  sub->add_option("-o,--out", o->out, "Output parameter image")->capture_default_str();
+  sub->add_option("-o,--out", o->out, "Output parameter image (- for standard output)")
+      ->capture_default_str();
   sub->add_option("--rounding", o->rounding,
                   "floor | half_up | half_even | half_away (default: from --params, else "
                   "half_even)");
-  sub->add_option("--shift", o->shift, "Force R instead of the largest that fits");
-  sub->add_option("--report", o->report, "Also write the report to this file");
+  o->shift_opt = sub->add_option("--shift", o->shift,
+                                 "Force R (0..the accumulator width) instead of searching for it");
+  o->max_error_opt = sub->add_option("--max-error", o->max_error,
+                                     "Fail (exit 2, nothing written) above this worst-case error");
+  sub->add_option("--report", o->report, "Also write the report to this file (- for stdout)");
   return [o]() -> int {
     try {
       const auto cfg = read_core_config(o->config);
@@ -89,16 +95,31 @@ Action add_fold(CLI::App& app) {
         fo.rounding = parse_rounding(cfg.fixed_rounding);
       }
       if (cfg.has_fixed_shift()) fo.force_shift = cfg.fixed_shift;
-      if (o->shift >= 0) fo.force_shift = o->shift;
+      if (o->shift_opt->count() > 0) {
+        const int aw = cfg.arith.acc_bits();
+        if (o->shift < 0 || o->shift > aw) {
+          throw Error("--shift: " + std::to_string(o->shift) + " is out of range 0.." +
+                      std::to_string(aw) + " (the accumulator width)");
+        }
+        fo.force_shift = o->shift;
+      }
+      if (o->max_error_opt->count() > 0 && !(o->max_error >= 0)) {
+        throw Error("--max-error: " + o->max_error_opt->as<std::string>() +
+                    " must be a number >= 0 (output LSBs)");
+      }
       const FoldResult res = fold(bn, cfg.arith, fo);
       const std::string text = format_report(res, cfg.arith, bn);
+      check_max_error(o->max_error_opt->count() > 0, o->max_error, res.worst_err,
+                      "channel " + std::to_string(res.worst_channel));
       write_params(o->out, ParamImage{cfg.arith, res.job, res.scale, res.shift});
       if (!o->report.empty()) {
         std::vector<std::uint8_t> bytes(text.begin(), text.end());
         write_file_atomic(o->report, bytes);
       }
-      std::cout << text << tiling_note << "wrote " << o->out << " (" << res.scale.size()
-                << " channels)\n";
+      // -o - or --report -: the image or the report is standard output, the summary stderr.
+      std::ostream& summary = o->out == "-" || o->report == "-" ? std::cerr : std::cout;
+      summary << (o->report == "-" ? "" : text) << tiling_note << "wrote " << o->out << " ("
+              << res.scale.size() << " channels)\n";
       return kExitOk;
     } catch (const Error& e) {
       std::cerr << "normcore fold: error: " << e.what() << "\n";

@@ -23,7 +23,7 @@ struct GenOptions {
   std::string config_file;
   std::string out_dir = "normcore_rtl";
   std::map<std::string, bool> flags;  // boolean schema fields: flag given (by JSON key)
-  bool dry_run = false;
+  bool dry_run = false, force = false;
   std::string design = "core";
 };
 
@@ -70,6 +70,8 @@ void add_other_options(CLI::App* sub, GenOptions& o) {
                   "Output directory (replaced atomically; an existing directory only if it is "
                   "empty or an earlier output, with a manifest.json)")
       ->capture_default_str();
+  sub->add_flag("--force", o.force,
+                "Replace the output directory even if it is not empty and not an earlier output");
   sub->add_flag("--dry-run", o.dry_run, "Validate and print the manifest; write nothing");
   sub->add_flag("--accel", o.accel,
                 "Generate the memory-mapped accelerator (<name>_top: AXI4-Lite registers, AXI4 "
@@ -149,7 +151,17 @@ int generate(const CLI::App* sub, const GenOptions& o) {
     return kExitOk;
   }
   try {
-    gen::write_files_atomically(o.out_dir, files);
+    if (o.force) {
+      write_dir_atomic(o.out_dir, files,
+                       [](const std::filesystem::path&) { return std::string{}; });
+    } else {
+      write_dir_atomic(o.out_dir, files, [](const std::filesystem::path& d) -> std::string {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(d / "manifest.json", ec)) return {};
+        return "it is not empty and not an earlier normcore gen output (no manifest.json); "
+               "give --force to replace it and everything in it";
+      });
+    }
   } catch (const Error& e) {
     std::cerr << "normcore gen: error: -o: " << e.what() << "\n";
     return kExitBadInput;

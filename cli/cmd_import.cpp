@@ -2,6 +2,7 @@
 // (per batch norm: folded parameter image, float parameters, report; plan.json).
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -29,6 +30,8 @@ struct ImportCli {
   double in_scale = 1, out_scale = 1;
   std::int64_t in_zp = 0, out_zp = 0;
   bool quiet = false;
+  double max_error = -1;
+  bool max_error_given = false;
 };
 
 std::string lower(std::string s) {
@@ -126,8 +129,14 @@ normcore::import::PlanOptions plan_options(const ImportCli& o,
     po.integer_io = false;
     po.in = Quant{o.in_scale, o.in_zp};
     po.out = Quant{o.out_scale, o.out_zp};
-    if (!(o.in_scale > 0)) throw Error("--in-scale must be > 0");
-    if (!(o.out_scale > 0)) throw Error("--out-scale must be > 0");
+    if (!(o.in_scale > 0 && std::isfinite(o.in_scale))) {
+      throw Error("--in-scale: " + (std::ostringstream() << o.in_scale).str() +
+                  " must be a finite number > 0");
+    }
+    if (!(o.out_scale > 0 && std::isfinite(o.out_scale))) {
+      throw Error("--out-scale: " + (std::ostringstream() << o.out_scale).str() +
+                  " must be a finite number > 0");
+    }
   }
   if (!o.rounding.empty()) {
     try {
@@ -185,6 +194,9 @@ int do_import(const ImportCli& o, const std::vector<std::string>& quant_given) {
     if (!o.params.empty()) attach_params(g, o);
     const auto rec = normcore::import::recognise(g);
     const auto plan = normcore::import::make_plan(g, rec, po);
+    for (const auto& l : plan.layers) {
+      check_max_error(o.max_error_given, o.max_error, l.fold.worst_err, "layer " + l.match.name);
+    }
     normcore::import::write_plan(plan, o.out);
     if (!o.quiet) print_plan(plan, o.out);
     return kExitOk;
@@ -222,7 +234,16 @@ Action add_import(CLI::App& app) {
   sub->add_option("--rounding", o->rounding,
                   "floor | half_up | half_even | half_away (default half_even)");
   sub->add_flag("-q,--quiet", o->quiet, "No summary");
-  return [o, is, iz, os, oz] {
+  auto* me = sub->add_option("--max-error", o->max_error,
+                             "Fail (exit 2, nothing written) when a layer's exact worst-case error "
+                             "exceeds this many output LSBs");
+  return [o, is, iz, os, oz, me] {
+    o->max_error_given = me->count() > 0;
+    if (o->max_error_given && !(o->max_error >= 0)) {
+      std::cerr << "normcore import: error: --max-error: " << me->as<std::string>()
+                << " must be a number >= 0 (output LSBs)\n";
+      return kExitBadInput;
+    }
     std::vector<std::string> given;
     for (auto* opt : {is, iz, os, oz}) {
       if (opt->count() > 0) given.push_back(opt->get_name());

@@ -3,10 +3,12 @@
 // outputs against the float reference of the recovered batch norm.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -31,7 +33,7 @@ struct RunCli {
   double in_scale = 0, out_scale = 0;
   std::int64_t in_zp = 0, out_zp = 0;
   int timeout_ms = 30000;
-  bool progress = false, quiet = false;
+  bool progress = false, quiet = false, in_scale_given = false;
   std::uint64_t tile = 0;
 };
 
@@ -42,12 +44,15 @@ std::vector<std::uint64_t> parse_shape(const std::string& text) {
   while (std::getline(ss, item, ',')) {
     std::size_t n = 0;
     unsigned long long x = 0;
+    const bool digits = !item.empty() && std::all_of(item.begin(), item.end(), [](char ch) {
+      return ch >= '0' && ch <= '9';
+    });  // std::stoull alone takes "-4" (and wraps it)
     try {
-      x = std::stoull(item, &n);
+      if (digits) x = std::stoull(item, &n);
     } catch (const std::exception&) {
-      n = 0;
+      throw Error("--shape '" + text + "': '" + item + "' is too large");
     }
-    if (n == 0 || n != item.size() || x == 0) {
+    if (!digits || n != item.size() || x == 0) {
       throw Error("--shape '" + text + "': '" + item + "' is not a positive integer");
     }
     v.push_back(x);
@@ -55,6 +60,13 @@ std::vector<std::uint64_t> parse_shape(const std::string& text) {
   if (v.size() < 2 || v.size() > 4) {
     throw Error("--shape '" + text +
                 "': expected N,C,H,W (nchw) or N,H,W,C (nhwc), 2 to 4 numbers");
+  }
+  std::uint64_t total = 1;
+  for (const auto d : v) {
+    if (total > std::numeric_limits<std::uint64_t>::max() / d) {
+      throw Error("--shape '" + text + "': the element count N*C*H*W overflows 64 bits");
+    }
+    total *= d;
   }
   return v;
 }
@@ -262,18 +274,24 @@ void prepare(const RunCli& o, PreparedRun& p) {
   const ParamImage image = read_params(o.params);
   const NpyArray x = read_npy(o.input);
   const DType in_t = host_dtype(x, o.input);
+  const bool in_scale_given = o.in_scale_given;
   p.shape = job_shape(o, x, image);
   p.out_shape = x.shape.empty() ? std::vector<std::size_t>{x.size()} : x.shape;
   if (in_t == DType::float32) {
-    if (!(o.in_scale > 0))
+    if (in_scale_given && !(o.in_scale > 0 && std::isfinite(o.in_scale))) {
+      std::ostringstream v;
+      v << o.in_scale;
+      throw Error("--in-scale: " + v.str() + " must be a finite number > 0");
+    }
+    if (!in_scale_given)
       throw Error("--input " + o.input + " is float: give --in-scale (and --in-zero-point)");
     p.ro.in_quant = Quant{o.in_scale, o.in_zp};
   }
   Accelerator& acc = p.acc.emplace(Accelerator::open(o.device, driver_options(o, x.size())));
   const DType out_t = output_dtype(o, acc.manifest().config, in_t);
   if (out_t == DType::float32) {
-    if (!(o.out_scale > 0))
-      throw Error("--out-dtype float32 needs --out-scale (and --out-zero-point)");
+    if (!(o.out_scale > 0 && std::isfinite(o.out_scale)))
+      throw Error("--out-dtype float32 needs --out-scale > 0 (and --out-zero-point)");
     p.ro.out_quant = Quant{o.out_scale, o.out_zp};
   }
   fill_from_npy(p.in, x, in_t);
@@ -282,18 +300,34 @@ void prepare(const RunCli& o, PreparedRun& p) {
 }
 
 void print_summary(const RunCli& o, const JobShape& shape, const RunStats& s) {
-  std::printf(
-      "normcore run: %llu elements (%llux%llux%llu %s) on %s in %llu device job(s); "
-      "device %.3f s, host %.3f s; %llu register reads, %llu writes; wrote %s\n",
-      static_cast<unsigned long long>(s.elements), static_cast<unsigned long long>(shape.n),
-      static_cast<unsigned long long>(shape.c), static_cast<unsigned long long>(shape.hw),
-      std::string(to_string(shape.layout)).c_str(), o.device.c_str(),
-      static_cast<unsigned long long>(s.tiles), s.device_seconds, s.host_seconds,
-      static_cast<unsigned long long>(s.mmio_reads), static_cast<unsigned long long>(s.mmio_writes),
-      o.output.c_str());
+  std::fprintf(o.output == "-" ? stderr : stdout,
+               "normcore run: %llu elements (%llux%llux%llu %s) on %s in %llu device job(s); "
+               "device %.3f s, host %.3f s; %llu register reads, %llu writes; wrote %s\n",
+               static_cast<unsigned long long>(s.elements),
+               static_cast<unsigned long long>(shape.n), static_cast<unsigned long long>(shape.c),
+               static_cast<unsigned long long>(shape.hw),
+               std::string(to_string(shape.layout)).c_str(), o.device.c_str(),
+               static_cast<unsigned long long>(s.tiles), s.device_seconds, s.host_seconds,
+               static_cast<unsigned long long>(s.mmio_reads),
+               static_cast<unsigned long long>(s.mmio_writes), o.output.c_str());
+}
+
+// The exit code of an error after the submit: 2 when it is the user's input (a value of the
+// input tensor the device cannot take, an output path that cannot be written), else 1.
+int run_failure(const std::exception& e) {
+  std::cerr << "normcore run: error: " << e.what() << "\n";
+  const bool input = dynamic_cast<const InputValueError*>(&e) != nullptr ||
+                     (dynamic_cast<const Error*>(&e) != nullptr &&
+                      dynamic_cast<const DeviceError*>(&e) == nullptr);
+  return input ? kExitBadInput : kExitFailure;
 }
 
 int do_run(RunCli o) {
+  if (o.timeout_ms <= 0) {
+    std::cerr << "normcore run: error: --timeout: " << o.timeout_ms
+              << " must be > 0 (milliseconds)\n";
+    return kExitBadInput;
+  }
   if (!o.plan.empty()) return do_run_plan(o);
   if (!check_required(o)) return kExitBadInput;
   // Everything up to the submit is the user's input: errors exit 2.
@@ -309,10 +343,14 @@ int do_run(RunCli o) {
   }
   try {
     r.get();
+  } catch (const std::exception& e) {
+    return run_failure(e);
+  }
+  try {
     write_output(o.output, p.out_shape, p.out);
   } catch (const std::exception& e) {
-    std::cerr << "normcore run: error: " << e.what() << "\n";
-    return kExitFailure;
+    std::cerr << "normcore run: error: --output: " << e.what() << "\n";
+    return kExitBadInput;
   }
   if (!o.quiet) print_summary(o, p.shape, r.stats());
   return kExitOk;
@@ -356,7 +394,10 @@ Action add_run(CLI::App& app) {
                   ".npy input (int8, uint8, int16, uint16, int32, float32); with --plan: "
                   "LAYER=FILE (integer .npy, repeatable; other layers get random inputs)")
       ->allow_extra_args(false);
-  auto* output = sub->add_option("--output", o->output, ".npy output (written atomically)");
+  auto* output = sub->add_option(
+      "--output", o->output,
+      ".npy output (a file is replaced atomically; - is standard output, the summary then goes "
+      "to stderr)");
   auto* shape = sub->add_option(
       "--shape", o->shape, "N,C,H,W (nchw) or N,H,W,C (nhwc); default: the input array's shape");
   auto* layout = sub->add_option("--layout", o->layout, "nchw | nhwc")->capture_default_str();
@@ -386,7 +427,10 @@ Action add_run(CLI::App& app) {
   sub->add_option("--tile", o->tile, "Largest device job in elements (default 16 Mi)");
   sub->add_flag("--progress", o->progress, "Print progress to stderr (default: on a terminal)");
   sub->add_flag("-q,--quiet", o->quiet, "No summary line");
-  return [o] { return do_run(*o); };
+  return [o, in_scale] {
+    o->in_scale_given = in_scale->count() > 0;
+    return do_run(*o);
+  };
 }
 
 Action add_info(CLI::App& app) {

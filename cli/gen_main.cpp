@@ -11,11 +11,12 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("normcore ") + normcore::gen::kGeneratorVersion);
   app.require_subcommand(1);
   const auto gen = normcore::cli::add_gen(app);
+  if (const int rc = normcore::cli::check_command(app, argc, argv, "normcore-gen"); rc != 0)
+    return rc;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : normcore::cli::kExitBadInput;
+    return normcore::cli::report_parse_error(app, e, argc, argv, "normcore-gen");
   }
   try {
     return gen();

@@ -15,11 +15,11 @@ int main(int argc, char** argv) {
 #if NORMCORE_WITH_IMPORT
   const auto import_model = normcore::cli::add_import(app);
 #endif
+  if (const int rc = normcore::cli::check_command(app, argc, argv, "normcore"); rc != 0) return rc;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : normcore::cli::kExitBadInput;
+    return normcore::cli::report_parse_error(app, e, argc, argv, "normcore");
   }
   try {
     if (app.got_subcommand("gen")) return gen();

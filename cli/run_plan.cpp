@@ -234,7 +234,7 @@ int run_plan(const PlanRunOptions& o) {
       c = import::run_layer(*acc, l, in.xs[i]);
     } catch (const std::exception& e) {
       std::cerr << "normcore run: error: layer " << l.name << ": " << e.what() << "\n";
-      return kExitFailure;
+      return dynamic_cast<const InputValueError*>(&e) != nullptr ? kExitBadInput : kExitFailure;
     }
     all_ok = all_ok && c.within;
     print_check(o, l, c, in.from[i]);

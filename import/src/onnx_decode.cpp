@@ -152,6 +152,39 @@ double element_from_bits(int t, std::uint64_t bits) {
   }
 }
 
+// The number of values in the typed repeated field that holds a tensor of t's data type.
+std::size_t stored_count(const onnx::TensorProto& t) {
+  switch (t.data_type()) {
+    case onnx::TensorProto_DataType_FLOAT:
+      return static_cast<std::size_t>(t.float_data_size());
+    case onnx::TensorProto_DataType_DOUBLE:
+      return static_cast<std::size_t>(t.double_data_size());
+    case onnx::TensorProto_DataType_INT64:
+      return static_cast<std::size_t>(t.int64_data_size());
+    case onnx::TensorProto_DataType_UINT32:
+    case onnx::TensorProto_DataType_UINT64:
+      return static_cast<std::size_t>(t.uint64_data_size());
+    default:
+      return static_cast<std::size_t>(t.int32_data_size());
+  }
+}
+
+// Throws unless t holds exactly `count` values of `esize` bytes (raw) or typed values.
+void check_present(const onnx::TensorProto& t, std::size_t count, std::size_t esize,
+                   const Shape& shape, const std::string& what) {
+  const std::size_t present = t.has_raw_data() ? t.raw_data().size() / esize : stored_count(t);
+  if (count == present && (!t.has_raw_data() || t.raw_data().size() % esize == 0)) return;
+  if (t.has_raw_data()) {
+    throw Error(
+        what + ": raw_data holds " + std::to_string(t.raw_data().size()) + " bytes, expected " +
+        (count > std::numeric_limits<std::size_t>::max() / esize ? std::string("more than 2^64")
+                                                                 : std::to_string(count * esize)) +
+        " for shape " + shape_str(shape) + " of " + dtype_label(t.data_type()));
+  }
+  throw Error(what + ": holds " + std::to_string(present) + " values, expected " +
+              std::to_string(count) + " for shape " + shape_str(shape));
+}
+
 }  // namespace
 
 // `what` names the tensor in messages ("<source>: initializer 'w'").
@@ -159,10 +192,16 @@ Decoded decode_tensor(const onnx::TensorProto& t, const std::string& what) {
   Decoded out;
   Constant c;
   std::size_t count = 1;
+  bool overflow = false;
   for (const auto d : t.dims()) {
     if (d < 0) throw Error(what + ": negative dimension " + std::to_string(d));
     c.shape.push_back(d);
-    count *= static_cast<std::size_t>(d);
+    const auto u = static_cast<std::size_t>(d);
+    if (u != 0 && count > std::numeric_limits<std::size_t>::max() / u) overflow = true;
+    count *= u;
+  }
+  if (overflow) {
+    throw Error(what + ": dims " + shape_str(c.shape) + ": the element count overflows 64 bits");
   }
   const int type = t.data_type();
   if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
@@ -175,14 +214,10 @@ Decoded decode_tensor(const onnx::TensorProto& t, const std::string& what) {
     out.problem = "has unsupported data type " + dtype_label(type);
     return out;
   }
+  check_present(t, count, esize, c.shape, what);  // before anything is allocated
   c.data.reserve(count);
   if (t.has_raw_data()) {
     const std::string& raw = t.raw_data();
-    if (raw.size() != count * esize) {
-      throw Error(what + ": raw_data holds " + std::to_string(raw.size()) + " bytes, expected " +
-                  std::to_string(count * esize) + " for shape " + shape_str(c.shape) + " of " +
-                  dtype_label(type));
-    }
     for (std::size_t i = 0; i < count; ++i) {
       std::uint64_t bits = 0;
       for (std::size_t b = 0; b < esize; ++b) {  // little endian, independent of the host
@@ -192,36 +227,26 @@ Decoded decode_tensor(const onnx::TensorProto& t, const std::string& what) {
       c.data.push_back(element_from_bits(type, bits));
     }
   } else {
-    std::size_t have = 0;
     switch (type) {
       case onnx::TensorProto_DataType_FLOAT:
-        have = static_cast<std::size_t>(t.float_data_size());
         for (const float v : t.float_data()) c.data.push_back(static_cast<double>(v));
         break;
       case onnx::TensorProto_DataType_DOUBLE:
-        have = static_cast<std::size_t>(t.double_data_size());
         for (const double v : t.double_data()) c.data.push_back(v);
         break;
       case onnx::TensorProto_DataType_INT64:
-        have = static_cast<std::size_t>(t.int64_data_size());
         for (const auto v : t.int64_data()) c.data.push_back(static_cast<double>(v));
         break;
       case onnx::TensorProto_DataType_UINT32:
       case onnx::TensorProto_DataType_UINT64:
-        have = static_cast<std::size_t>(t.uint64_data_size());
         for (const auto v : t.uint64_data()) c.data.push_back(static_cast<double>(v));
         break;
       default:  // int32_data carries INT32/16/8, UINT16/8, BOOL and the bits of FLOAT16/BFLOAT16
-        have = static_cast<std::size_t>(t.int32_data_size());
         for (const auto v : t.int32_data()) {
           c.data.push_back(
               element_from_bits(type, static_cast<std::uint64_t>(static_cast<std::uint32_t>(v))));
         }
         break;
-    }
-    if (have != count) {
-      throw Error(what + ": holds " + std::to_string(have) + " values, expected " +
-                  std::to_string(count) + " for shape " + shape_str(c.shape));
     }
   }
   out.constant = std::move(c);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <system_error>
 
@@ -41,6 +42,46 @@ void write_bytes(const fs::path& path, const char* data, std::size_t size, const
   if (!out) throw Error(shown.string() + ": write to " + path.string() + " failed");
 }
 
+// The file a path finally names: symbolic links followed (relative ones from their directory),
+// so the link itself stays a link. A dangling link names its (missing) target.
+fs::path follow_links(const fs::path& path) {
+  fs::path p = path;
+  for (int hops = 0;; ++hops) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) return p;
+    if (hops == 40) throw Error(path.string() + ": too many levels of symbolic links");
+    const fs::path to = fs::read_symlink(p, ec);
+    if (ec) throw Error(path.string() + ": cannot read the symbolic link: " + ec.message());
+    p = to.is_absolute() ? to : p.parent_path() / to;
+  }
+}
+
+void write_stdout(const char* data, std::size_t size) {
+  if (size != 0 && std::fwrite(data, 1, size, stdout) != size) {
+    throw Error("-: write to standard output failed");
+  }
+  if (std::fflush(stdout) != 0) throw Error("-: write to standard output failed");
+}
+
+// Throws unless every directory of the tree at `dir` (and its parent) lets us remove entries,
+// so replacing it cannot stop half-way with the old tree partly deleted.
+void check_removable(const fs::path& dir) {
+  auto check = [&](const fs::path& d) {
+    if (::access(d.c_str(), W_OK | X_OK) != 0) {
+      throw Error(dir.string() + ": not replaced: " + d.string() +
+                  " is not writable (its entries could not be removed)");
+    }
+  };
+  check(dir.parent_path());
+  check(dir);
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_directory(ec) && !it->is_symlink(ec)) check(it->path());
+  }
+  if (ec) throw Error(dir.string() + ": not replaced: cannot read it: " + ec.message());
+}
+
 // "out/" -> "out", "." -> the absolute current directory, "a/../b" -> "b".
 fs::path normal_dir(const fs::path& dir) {
   if (dir.empty()) throw Error("output directory: empty path");
@@ -67,6 +108,7 @@ void check_replaceable(const fs::path& dir, const ReplaceCheck& may_replace) {
   if (fs::is_empty(dir, ec)) return;
   const std::string why = may_replace ? may_replace(dir) : "it is not empty";
   if (!why.empty()) throw Error(dir.string() + ": not replaced: " + why);
+  check_removable(dir);
 }
 
 void build_tree(const fs::path& tmp, const fs::path& dir, const std::vector<DirFile>& files) {
@@ -99,24 +141,45 @@ void swap_in(const fs::path& tmp, const fs::path& dir, const fs::path& old) {
                 (back ? " (the old directory is at " + old.string() + ")" : ""));
   }
   if (had_old) fs::remove_all(old, ec);
+  if (had_old && ec) {
+    throw Error(dir.string() + ": written, but the old directory could not be removed from " +
+                old.string() + ": " + ec.message());
+  }
 }
 
 }  // namespace
 
 void write_file_atomic(const fs::path& path, std::span<const std::uint8_t> bytes) {
-  fs::path tmp_path = path;
+  const char* data = reinterpret_cast<const char*>(bytes.data());
+  if (path == "-") {
+    write_stdout(data, bytes.size());
+    return;
+  }
+  const fs::path target = follow_links(path);
+  std::error_code ec;
+  const auto st = fs::status(target, ec);
+  if (fs::is_directory(st)) throw Error(path.string() + ": is a directory");
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    write_bytes(target, data, bytes.size(), path);  // a device, a pipe or a socket: in place
+    return;
+  }
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent, ec)) {
+    throw Error(path.string() + ": directory " + parent.string() + " does not exist");
+  }
+  fs::path tmp_path = target;
   tmp_path += ".tmp." + std::to_string(::getpid());
   TempPath tmp(tmp_path);
-  write_bytes(tmp.path(), reinterpret_cast<const char*>(bytes.data()), bytes.size(), path);
-  std::error_code ec;
-  fs::rename(tmp.path(), path, ec);
+  write_bytes(tmp.path(), data, bytes.size(), path);
+  if (fs::exists(st)) fs::permissions(tmp.path(), st.permissions(), ec);  // keep its mode
+  fs::rename(tmp.path(), target, ec);
   if (ec) throw Error(path.string() + ": cannot rename temporary into place: " + ec.message());
   tmp.release();
 }
 
 void write_dir_atomic(const fs::path& dir_in, const std::vector<DirFile>& files,
                       const ReplaceCheck& may_replace) {
-  const fs::path dir = normal_dir(dir_in);
+  const fs::path dir = normal_dir(follow_links(normal_dir(dir_in)));  // a link: its target
   check_names(dir, files);
   check_replaceable(dir, may_replace);
   const fs::path parent = dir.parent_path();

@@ -347,7 +347,6 @@ std::vector<double> channel_vector(const NpyArray& a, const std::string& who) {
 }  // namespace
 
 void load_bn_npz(const fs::path& path, BnParams& p) {
-  const auto arrays = read_npz(path);
   struct Role {
     const char* field;
     std::vector<double>* target;
@@ -359,6 +358,13 @@ void load_bn_npz(const fs::path& path, BnParams& p) {
       {"mean", &p.mean, {"mean", "running_mean", "moving_mean"}},
       {"var", &p.var, {"var", "running_var", "moving_variance"}},
   }};
+  // Only the members that can hold a role are decompressed.
+  const auto arrays = read_npz(path, [&](const std::string& key) {
+    const std::string leaf = leaf_of(key);
+    return !leaf.empty() && std::any_of(roles.begin(), roles.end(), [&](const Role& r) {
+      return std::find(r.names.begin(), r.names.end(), leaf) != r.names.end();
+    });
+  });
   const std::string npz = path.string();
   for (const auto& role : roles) {
     std::vector<std::string> hits;

@@ -1,5 +1,6 @@
 #include "normcore/config.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -102,11 +103,30 @@ std::string field_name(const char* key, FieldNames names) {
   return config_field(key).name(names);
 }
 
+// The prefix of every module, register block, C++ namespace and macro the generator derives
+// (<n>_core, <n>_regs, ...): a letter first, then letters, digits and single underscores, not
+// ending in one (a leading '_' or a "__" is reserved in C and C++; RDL names start with a letter).
 std::string check_name(const std::string& name, FieldNames names) {
-  bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
-  for (char ch : name) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
-  return ok ? std::string{}
-            : field_name("name", names) + ": '" + name + "' is not a Verilog identifier";
+  const auto alpha = [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)) != 0; };
+  const auto alnum = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; };
+  std::string why;
+  if (name.empty()) {
+    why = "is empty";
+  } else if (!alpha(name[0])) {
+    why = "must start with a letter";
+  } else if (!std::all_of(name.begin(), name.end(),
+                          [&](char ch) { return alnum(ch) || ch == '_'; })) {
+    why = "may hold only letters, digits and '_'";
+  } else if (name.find("__") != std::string::npos || name.back() == '_') {
+    why =
+        "may not hold \"__\" or end in '_' (the derived names <name>_core, <name>_regs, ... "
+        "would hold \"__\")";
+  } else if (name.size() > 64) {
+    why = "is longer than 64 characters";
+  }
+  return why.empty() ? std::string{}
+                     : field_name("name", names) + ": '" + name + "' " + why +
+                           " (a Verilog, C and SystemRDL identifier)";
 }
 
 // Checks the fields of one group that have a range or choices, in table order.

@@ -431,11 +431,14 @@ void write_npy(const fs::path& path, std::span<const std::size_t> shape, std::st
   write_file_atomic(path, encode_npy(shape, dtype, data));
 }
 
-std::map<std::string, NpyArray> read_npz(const fs::path& path) {
-  const auto bytes = read_file_bytes(path);
-  const auto members = read_zip(bytes, path.string());
-  std::map<std::string, NpyArray> arrays;
+std::map<std::string, NpyArray> read_npz(const fs::path& path, const MemberFilter& wanted_key) {
   constexpr std::string_view kExt = ".npy";
+  const auto bytes = read_file_bytes(path);
+  const auto members = read_zip(bytes, path.string(), [&](const std::string& member) {
+    if (member.size() <= kExt.size() || !member.ends_with(kExt)) return false;
+    return !wanted_key || wanted_key(member.substr(0, member.size() - kExt.size()));
+  });
+  std::map<std::string, NpyArray> arrays;
   for (const auto& [member, data] : members) {
     if (member.size() <= kExt.size() || !member.ends_with(kExt)) continue;
     const std::string key = member.substr(0, member.size() - kExt.size());

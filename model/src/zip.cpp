@@ -178,6 +178,13 @@ std::vector<std::uint8_t> member_data(std::span<const std::uint8_t> bytes, const
     }
     data.assign(raw.begin(), raw.end());
   } else if (en.method == 8) {
+    // Deflate expands at most 1032:1: a larger size in the directory is corrupt, and is refused
+    // before its buffer is allocated.
+    if (std::uint64_t{en.usize} > std::uint64_t{en.csize} * 1032 + 64) {
+      throw Error(mwho + ": corrupt: " + std::to_string(en.csize) +
+                  " compressed bytes cannot inflate to the " + std::to_string(en.usize) +
+                  " bytes the directory says");
+    }
     data = inflate_raw(raw, en.usize, mwho);
   } else {
     throw Error(mwho + ": compression method " + std::to_string(en.method) +
@@ -190,7 +197,8 @@ std::vector<std::uint8_t> member_data(std::span<const std::uint8_t> bytes, const
 }  // namespace
 
 std::map<std::string, std::vector<std::uint8_t>> read_zip(std::span<const std::uint8_t> bytes,
-                                                          std::string_view name) {
+                                                          std::string_view name,
+                                                          const MemberFilter& wanted) {
   const std::string who(name);
   const Directory dir = find_directory(bytes, who);
   std::map<std::string, std::vector<std::uint8_t>> members;
@@ -205,6 +213,7 @@ std::map<std::string, std::vector<std::uint8_t>> read_zip(std::span<const std::u
     }
     if (en.flags & 1u) throw Error(mwho + ": encrypted members are not supported");
     if (!en.member.empty() && en.member.back() == '/') continue;  // a directory
+    if (wanted && !wanted(en.member)) continue;                   // never decompressed
     if (!members.emplace(en.member, member_data(bytes, en, mwho)).second) {
       throw Error(mwho + ": appears twice in the archive");
     }

@@ -176,7 +176,7 @@ void gather(const TensorView& in, const RunOptions& opt, const ArithSpec& a, std
     for (std::uint64_t i = 0; i < len; ++i) {
       const double x = static_cast<double>(p[i]);
       if (std::isnan(x)) {
-        throw DeviceError("input element " + std::to_string(h + i) + " is NaN");
+        throw InputValueError("input element " + std::to_string(h + i) + " is NaN");
       }
       double q = std::nearbyint(x * inv) + zp;
       q = std::clamp(q, static_cast<double>(lo), static_cast<double>(hi));
@@ -189,9 +189,9 @@ void gather(const TensorView& in, const RunOptions& opt, const ArithSpec& a, std
     for (std::uint64_t i = 0; i < len; ++i) {
       const auto v = static_cast<std::int64_t>(p[i]);
       if (v < lo || v > hi) {
-        throw DeviceError("input element " + std::to_string(h + i) + " = " + std::to_string(v) +
-                          " is outside the device's input range " + std::to_string(lo) + ".." +
-                          std::to_string(hi));
+        throw InputValueError("input element " + std::to_string(h + i) + " = " + std::to_string(v) +
+                              " is outside the device's input range " + std::to_string(lo) + ".." +
+                              std::to_string(hi));
       }
       put_bits(dst, d + i, w, static_cast<std::uint64_t>(v));
     }

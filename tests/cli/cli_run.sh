@@ -137,7 +137,8 @@ expect_error "unknown option" 2 "unknown option 'latncy'" "$work/e1.npy" -- \
 expect_error "float without scale" 2 "give --in-scale" "$work/e1.npy" -- \
   "$bin" run --device "ref:$m_def" "${P[@]}" --input "$work/xf.npy" --output "$work/e1.npy"
 npy "$work/x16c.npy" "<i2" h "1,24,2,2" 96 200 300 5
-expect_error "input out of range" 1 "is outside the device's input range" "$work/e1.npy" -- \
+# An input value the device cannot take is bad input (exit 2; README "Exit codes").
+expect_error "input out of range" 2 "is outside the device's input range" "$work/e1.npy" -- \
   "$bin" run --device "ref:$m_def" "${P[@]}" --input "$work/x16c.npy" --output "$work/e1.npy"
 expect_error "device read error" 1 "device job failed: read (ERR_CODE=7" "$work/e1.npy" -- \
   "$bin" run --device "ref:$m_def,fail_job=1" "${P[@]}" --input "$work/x_nchw.npy" --output "$work/e1.npy"

@@ -251,6 +251,39 @@ TEST(OnnxErrors, InitializerSizeMismatch) {
       << msg;
 }
 
+// Issue 15: an initializer whose dims claim 2^40 elements was allocated before its data was
+// checked (std::bad_alloc); dims [2^32, 2^32] wrapped to 0 elements.
+TEST(OnnxErrors, HugeInitializerDimsCheckedBeforeAllocating) {
+  using namespace onnx_build;
+  auto m = model(13);
+  auto& g = *m.mutable_graph();
+  input(g, "x", {4});
+  output(g, "y", {4});
+  initializer(g, "w", {std::int64_t{1} << 40}, {1, 2, 3});
+  node(g, "Mul", {"x", "w"}, {"y"}, "mul1");
+  const auto bytes = serialize(m);
+  const std::string msg = error_of([&] { normcore::import::parse_onnx(bytes, "m.onnx"); });
+  EXPECT_NE(msg.find("initializer 'w': raw_data holds 12 bytes, expected 4398046511104"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(OnnxErrors, InitializerDimsOverflowDetected) {
+  using namespace onnx_build;
+  auto m = model(13);
+  auto& g = *m.mutable_graph();
+  input(g, "x", {4});
+  output(g, "y", {4});
+  initializer(g, "w", {std::int64_t{1} << 32, std::int64_t{1} << 32}, {});
+  node(g, "Mul", {"x", "w"}, {"y"}, "mul1");
+  const auto bytes = serialize(m);
+  const std::string msg = error_of([&] { normcore::import::parse_onnx(bytes, "m.onnx"); });
+  EXPECT_NE(msg.find("initializer 'w': dims [4294967296,4294967296]: the element count "
+                     "overflows 64 bits"),
+            std::string::npos)
+      << msg;
+}
+
 TEST(OnnxErrors, ShapesThatDoNotBroadcast) {
   using namespace onnx_build;
   auto m = model(13);

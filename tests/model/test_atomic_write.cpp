@@ -1,11 +1,14 @@
 // normcore::write_dir_atomic / write_file_atomic: whole-directory replacement, refusal to replace
 // what is not ours, rollback on failure, no temporaries left behind.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "normcore/bn_params.hpp"
 #include "normcore/util/atomic_write.hpp"
@@ -120,5 +123,61 @@ TEST(AtomicWrite, FileIsReplacedWholeOrNotAtAll) {
   normcore::write_file_atomic(p, one);
   EXPECT_EQ(slurp(p), std::string("\x01\x02\x03"));
   EXPECT_THROW(normcore::write_file_atomic(t.path / "no/such/dir/y.bin", one), normcore::Error);
+  EXPECT_EQ(t.entries(), 1);
+}
+
+// Issue 15: outputs were replaced by rename even when the path was a symbolic link or a device
+// (`run --output /dev/stdout` as root turned the link into a plain file).
+TEST(AtomicWrite, SymlinkIsFollowedAndStaysALink) {
+  TempDir t("link");
+  fs::create_directories(t.path / "real");
+  fs::create_symlink("real/y.bin", t.path / "y.bin");
+  const std::uint8_t bytes[] = {7, 8};
+  normcore::write_file_atomic(t.path / "y.bin", bytes);
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(t.path / "y.bin")));
+  EXPECT_EQ(slurp(t.path / "real/y.bin"), std::string("\x07\x08"));
+  EXPECT_EQ(t.entries(), 2);  // no temporary left beside the link or the target
+}
+
+TEST(AtomicWrite, DeviceAndPipeAreWrittenInPlace) {
+  TempDir t("dev");
+  const std::uint8_t bytes[] = {1, 2, 3, 4};
+  // A node of its own as root (a writer that renames would replace it), else /dev/null.
+  fs::path null = t.path / "null";
+  if (::mknod(null.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) null = "/dev/null";
+  normcore::write_file_atomic(null, bytes);
+  EXPECT_TRUE(fs::is_character_file(null));
+  const fs::path fifo = t.path / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string got;
+  std::thread reader([&] { got = slurp(fifo); });
+  normcore::write_file_atomic(fifo, bytes);
+  reader.join();
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_EQ(got, std::string("\x01\x02\x03\x04"));
+}
+
+TEST(AtomicWrite, ReplacedFileKeepsItsMode) {
+  TempDir t("mode");
+  const fs::path p = t.path / "y.bin";
+  const std::uint8_t bytes[] = {1};
+  normcore::write_file_atomic(p, bytes);
+  fs::permissions(p, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  normcore::write_file_atomic(p, bytes);
+  EXPECT_EQ(fs::status(p).permissions(),
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  EXPECT_THROW(normcore::write_file_atomic(t.path, bytes), normcore::Error);  // a directory
+}
+
+TEST(AtomicWrite, DirectoryWithAReadOnlySubdirectoryIsLeftAsItWas) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions (cli.safety covers it)";
+  TempDir t("ro_sub");
+  const fs::path out = t.path / "rtl";
+  write_dir_atomic(out, {{"manifest.json", "old"}, {"sub/f", "keep"}}, kOurs);
+  fs::permissions(out / "sub", fs::perms::owner_read | fs::perms::owner_exec);
+  EXPECT_THROW(write_dir_atomic(out, {{"manifest.json", "new"}}, kOurs), normcore::Error);
+  fs::permissions(out / "sub", fs::perms::owner_all);
+  EXPECT_EQ(slurp(out / "manifest.json"), "old");
+  EXPECT_EQ(slurp(out / "sub/f"), "keep");
   EXPECT_EQ(t.entries(), 1);
 }

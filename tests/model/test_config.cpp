@@ -96,7 +96,13 @@ TEST(ConfigSchema, RejectsUnknownMistypedAndMissingKeys) {
 TEST(ConfigSchema, WholeConfigChecks) {
   CoreConfig c;
   c.name = "9x";
-  EXPECT_EQ(c.check(), "--name: '9x' is not a Verilog identifier");
+  EXPECT_EQ(c.check(),
+            "--name: '9x' must start with a letter (a Verilog, C and SystemRDL identifier)");
+  // Issue 15: '_x' passed this check and then failed in the register description (exit 1).
+  for (const char* bad : {"_x", "a__b", "a_", "a-b", ""}) {
+    c.name = bad;
+    EXPECT_NE(c.check(), "") << bad;
+  }
   c.name = "ok";
   c.target = "gowin";
   EXPECT_EQ(c.check(FieldNames::json),

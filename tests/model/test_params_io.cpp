@@ -687,3 +687,44 @@ TEST(BnNpz, Errors) {
   msg = error_of([&] { normcore::load_bn(json, cut); });
   EXPECT_HAS(msg, "cut.npz");
 }
+
+// Issue 15: members that are not asked for are never decompressed (a 1 MB .npz with an unrelated
+// member of 1 GiB took 32 s and 3.15 GB), and a size no deflate stream can reach is refused
+// before its buffer is allocated.
+TEST(Npz, MembersNotAskedForAreNeverDecompressed) {
+  const TempDir dir;
+  Bytes junk(4096, 0x5a);  // not deflate data: inflating it fails
+  auto zip = make_zip({{"gamma.npy", npy_f4({1.0, 2.0}), true}, {"junk.npy", junk, false}});
+  // Make junk.npy a "deflated" member of 1 GiB in both headers: corrupt if ever inflated.
+  for (std::size_t p = 0; p + 46 < zip.size(); ++p) {
+    const bool local = zip[p] == 'P' && zip[p + 1] == 'K' && zip[p + 2] == 3 && zip[p + 3] == 4;
+    const bool central = zip[p] == 'P' && zip[p + 1] == 'K' && zip[p + 2] == 1 && zip[p + 3] == 2;
+    const std::size_t name_at = p + (central ? 46 : 30);
+    if ((!local && !central) || name_at + 8 > zip.size()) continue;
+    if (std::string(zip.begin() + static_cast<std::ptrdiff_t>(name_at),
+                    zip.begin() + static_cast<std::ptrdiff_t>(name_at + 8)) != "junk.npy") {
+      continue;
+    }
+    const std::size_t method_at = p + (central ? 10 : 8), usize_at = p + (central ? 24 : 22);
+    zip[method_at] = 8;
+    for (int i = 0; i < 4; ++i) zip[usize_at + i] = i == 3 ? 0x40 : 0;  // 1 GiB
+  }
+  write_bytes(dir / "j.npz", zip);
+  const auto arrays =
+      normcore::read_npz(dir / "j.npz", [](const std::string& key) { return key == "gamma"; });
+  ASSERT_EQ(arrays.size(), 1u);
+  EXPECT_EQ(arrays.at("gamma").as_double, (std::vector<double>{1.0, 2.0}));
+  // Asked for, the member is refused by its size alone: 4096 bytes cannot inflate to 1 GiB.
+  const std::string msg = [&] {
+    try {
+      normcore::read_npz(dir / "j.npz");
+    } catch (const normcore::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }();
+  EXPECT_NE(msg.find("member 'junk.npy': corrupt: 4096 compressed bytes cannot inflate to the "
+                     "1073741824 bytes"),
+            std::string::npos)
+      << msg;
+}

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -49,14 +50,22 @@ void write_npy(const std::filesystem::path& path, std::span<const std::size_t> s
 void write_npy(const std::filesystem::path& path, std::span<const std::size_t> shape,
                std::string_view dtype, std::span<const double> data);
 
-// The members of a ZIP archive (central directory; stored and deflate entries; CRC checked).
-// ZIP64 archives are rejected; NumPy's ZIP64 *local* headers on small members are fine.
-std::map<std::string, std::vector<std::uint8_t>> read_zip(std::span<const std::uint8_t> bytes,
-                                                          std::string_view name);
+// Which members of an archive to read (by member name); an empty filter reads every member.
+using MemberFilter = std::function<bool(const std::string& member)>;
 
-// The arrays of an .npz, keyed by member name without ".npy"; members not ending in .npy are
-// skipped. Errors name the file and the member.
-std::map<std::string, NpyArray> read_npz(const std::filesystem::path& path);
+// The members of a ZIP archive that `wanted` accepts (central directory; stored and deflate
+// entries; CRC checked). Members not wanted are never decompressed; a size in the directory that
+// its compressed data cannot have is refused before allocating. ZIP64 archives are rejected;
+// NumPy's ZIP64 *local* headers on small members are fine.
+std::map<std::string, std::vector<std::uint8_t>> read_zip(std::span<const std::uint8_t> bytes,
+                                                          std::string_view name,
+                                                          const MemberFilter& wanted = {});
+
+// The arrays of an .npz, keyed by member name without ".npy"; members not ending in .npy, and
+// those whose key `wanted_key` rejects, are skipped without being decompressed. Errors name the
+// file and the member.
+std::map<std::string, NpyArray> read_npz(const std::filesystem::path& path,
+                                         const MemberFilter& wanted_key = {});
 
 // Whole-file read; Error naming the file if it cannot be opened or read.
 std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path);

@@ -34,6 +34,12 @@ struct DeviceError : Error {
   using Error::Error;
 };
 
+// A value of the caller's input tensor the device cannot take (NaN, outside the input range):
+// bad input, not a device failure (`normcore run` exits 2 for it, 1 for other DeviceErrors).
+struct InputValueError : DeviceError {
+  using DeviceError::DeviceError;
+};
+
 // Parsed device string.
 struct DeviceSpec {
   std::string text;     // as given
