@@ -42,6 +42,23 @@ CoreConfig read_core_config(const std::string& path) {
   }
   return cfg;
 }
+
+// --shift (0..the accumulator width) into `fo`; --max-error must be >= 0.
+void check_shift_options(const FoldCli& o, const CoreConfig& cfg, FoldOptions& fo) {
+  if (o.shift_opt->count() > 0) {
+    const int aw = cfg.arith.acc_bits();
+    if (o.shift < 0 || o.shift > aw) {
+      throw Error("--shift: " + std::to_string(o.shift) + " is out of range 0.." +
+                  std::to_string(aw) + " (the accumulator width)");
+    }
+    fo.force_shift = o.shift;
+  }
+  if (o.max_error_opt->count() > 0 && !(o.max_error >= 0)) {
+    throw Error("--max-error: " + o.max_error_opt->as<std::string>() +
+                " must be a number >= 0 (output LSBs)");
+  }
+}
+
 }  // namespace
 
 Action add_fold(CLI::App& app) {
@@ -95,18 +112,7 @@ Action add_fold(CLI::App& app) {
         fo.rounding = parse_rounding(cfg.fixed_rounding);
       }
       if (cfg.has_fixed_shift()) fo.force_shift = cfg.fixed_shift;
-      if (o->shift_opt->count() > 0) {
-        const int aw = cfg.arith.acc_bits();
-        if (o->shift < 0 || o->shift > aw) {
-          throw Error("--shift: " + std::to_string(o->shift) + " is out of range 0.." +
-                      std::to_string(aw) + " (the accumulator width)");
-        }
-        fo.force_shift = o->shift;
-      }
-      if (o->max_error_opt->count() > 0 && !(o->max_error >= 0)) {
-        throw Error("--max-error: " + o->max_error_opt->as<std::string>() +
-                    " must be a number >= 0 (output LSBs)");
-      }
+      check_shift_options(*o, cfg, fo);
       const FoldResult res = fold(bn, cfg.arith, fo);
       const std::string text = format_report(res, cfg.arith, bn);
       check_max_error(o->max_error_opt->count() > 0, o->max_error, res.worst_err,
