@@ -64,7 +64,7 @@ void check_shift_options(const FoldCli& o, const CoreConfig& cfg, FoldOptions& f
 Action add_fold(CLI::App& app) {
   auto o = std::make_shared<FoldCli>();
   auto* sub = app.add_subcommand(
-      "fold", "Fold float BN parameters into per-channel scale/shift for a core configuration");
+      "fold", "Fold float BN parameters into per-channel scale s, offset b and shift R for a core");
   sub->add_option("--params", o->params,
                   "BN parameters JSON (gamma, beta, mean, var, eps, input/output quantisation, "
                   "activation, rounding)")

@@ -29,12 +29,12 @@ struct RunCli {
   std::string device, params, input, output, shape, layout = "nchw", out_dtype;
   std::vector<std::string> inputs;  // --input (one file; with --plan: LAYER=FILE, repeatable)
   std::string plan;
-  std::uint64_t seed = 1;
+  std::int64_t seed = 1;  // signed: CLI11 would wrap "-1" into an unsigned option
   double in_scale = 0, out_scale = 0;
   std::int64_t in_zp = 0, out_zp = 0;
   int timeout_ms = 30000;
-  bool progress = false, quiet = false, in_scale_given = false;
-  std::uint64_t tile = 0;
+  bool progress = false, quiet = false, in_scale_given = false, tile_given = false;
+  std::int64_t tile = 0;
 };
 
 std::vector<std::uint64_t> parse_shape(const std::string& text) {
@@ -235,7 +235,7 @@ JobShape job_shape(const RunCli& o, const NpyArray& x, const ParamImage& image) 
 DriverOptions driver_options(const RunCli& o, std::size_t elements) {
   DriverOptions dopt;
   dopt.job_timeout = std::chrono::milliseconds(o.timeout_ms);
-  if (o.tile > 0) dopt.max_tile_elements = o.tile;
+  if (o.tile > 0) dopt.max_tile_elements = static_cast<std::uint64_t>(o.tile);
   const bool show = o.progress || (!o.quiet && isatty(2) != 0 && elements >= (1u << 22));
   if (show) {
     dopt.progress = [](std::uint64_t done, std::uint64_t total) {
@@ -328,6 +328,14 @@ int do_run(RunCli o) {
               << " must be > 0 (milliseconds)\n";
     return kExitBadInput;
   }
+  if (o.tile < 0 || (o.tile_given && o.tile == 0)) {
+    std::cerr << "normcore run: error: --tile: " << o.tile << " must be > 0 (elements)\n";
+    return kExitBadInput;
+  }
+  if (o.seed < 0) {
+    std::cerr << "normcore run: error: --seed: " << o.seed << " must be >= 0\n";
+    return kExitBadInput;
+  }
   if (!o.plan.empty()) return do_run_plan(o);
   if (!check_required(o)) return kExitBadInput;
   // Everything up to the submit is the user's input: errors exit 2.
@@ -364,9 +372,9 @@ int do_run_plan(const RunCli& o) {
   p.plan = o.plan;
   p.device = o.device;
   p.inputs = o.inputs;
-  p.seed = o.seed;
+  p.seed = static_cast<std::uint64_t>(o.seed);
   p.timeout_ms = o.timeout_ms;
-  p.tile = o.tile;
+  p.tile = static_cast<std::uint64_t>(o.tile);
   p.quiet = o.quiet;
   return run_plan(p);  // run_plan.cpp
 }
@@ -424,11 +432,12 @@ Action add_run(CLI::App& app) {
   }
   sub->add_option("--timeout", o->timeout_ms, "Per device job time-out in ms")
       ->capture_default_str();
-  sub->add_option("--tile", o->tile, "Largest device job in elements (default 16 Mi)");
+  auto* tile = sub->add_option("--tile", o->tile, "Largest device job in elements (default 16 Mi)");
   sub->add_flag("--progress", o->progress, "Print progress to stderr (default: on a terminal)");
   sub->add_flag("-q,--quiet", o->quiet, "No summary line");
-  return [o, in_scale] {
+  return [o, in_scale, tile] {
     o->in_scale_given = in_scale->count() > 0;
+    o->tile_given = tile->count() > 0;
     return do_run(*o);
   };
 }

@@ -127,6 +127,13 @@ case_run_timeout_negative() {
   setup_run
   expect 2 "--timeout: -5 must be > 0" -- run_x --output "$work/y.npy" --timeout -5
 }
+case_run_tile_and_seed_negative() {
+  setup_run
+  expect 2 "--tile: -5 must be > 0" -- run_x --output "$work/y.npy" --tile -5
+  expect 2 "--tile: 0 must be > 0" -- run_x --output "$work/y.npy" --tile 0
+  expect 2 "--seed: -1 must be >= 0" -- run_x --output "$work/y.npy" --seed -1
+  [ ! -e "$work/y.npy" ] || fail "written"
+}
 case_run_shape_negative() {
   setup_run
   expect 2 "--shape '1,8,-4,-4': '-4' is not a positive integer" -- \
