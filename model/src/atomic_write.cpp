@@ -155,14 +155,17 @@ void write_file_atomic(const fs::path& path, std::span<const std::uint8_t> bytes
     write_stdout(data, bytes.size());
     return;
   }
-  const fs::path target = follow_links(path);
   std::error_code ec;
-  const auto st = fs::status(target, ec);
+  const auto st = fs::status(path, ec);  // through every link, /proc/self/fd/N ones too
   if (fs::is_directory(st)) throw Error(path.string() + ": is a directory");
   if (fs::exists(st) && !fs::is_regular_file(st)) {
-    write_bytes(target, data, bytes.size(), path);  // a device, a pipe or a socket: in place
+    write_bytes(path, data, bytes.size(), path);  // a device, a pipe or a socket: in place
     return;
   }
+  // A regular file is replaced where it really is (the links to it stay links).
+  std::error_code rc;
+  const fs::path target = fs::exists(st) ? fs::canonical(path, rc) : follow_links(path);
+  if (rc) throw Error(path.string() + ": cannot resolve: " + rc.message());
   const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(parent, ec)) {
     throw Error(path.string() + ": directory " + parent.string() + " does not exist");

@@ -102,6 +102,15 @@ case_fold_out_fifo_written_in_place() {
   wait
   [ -p "$work/fifo" ] && [ -s "$work/got.bin" ] || fail "the pipe was replaced or not written"
 }
+# `run --output /dev/stdout` as root turned the system's /dev/stdout link into a plain file: the
+# same kind of link (to /proc/self/fd/1), here in the test's own directory, with stdout a pipe.
+case_run_output_link_to_proc_fd_written_in_place() {
+  setup_run
+  ln -s /proc/self/fd/1 "$work/stdout"
+  run_x --output "$work/stdout" | cat > "$work/y.npy" || fail "run --output link to fd 1"
+  [ -L "$work/stdout" ] || fail "the link was replaced"
+  head -c 6 "$work/y.npy" | grep -q NUMPY || fail "nothing written to the pipe"
+}
 case_run_output_dash_is_stdout() {
   setup_run
   (cd "$work" && run_x --output - > "$work/y.npy") || fail "run --output -"
