@@ -68,7 +68,7 @@ void add_other_options(CLI::App* sub, GenOptions& o) {
                   "command line override it");
   sub->add_option("-o,--out-dir", o.out_dir,
                   "Output directory (replaced atomically; an existing directory only if it is "
-                  "empty or an earlier output, with a manifest.json)")
+                  "empty or an earlier output, with a manifest.json, or with --force)")
       ->capture_default_str();
   sub->add_flag("--force", o.force,
                 "Replace the output directory even if it is not empty and not an earlier output");
