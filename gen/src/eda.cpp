@@ -41,7 +41,8 @@ std::string constraints(const FlowDesign& d, const std::string& fname, const cha
 void fileset(std::string& s, const char* name, const std::vector<std::string>& files,
              const char* type, bool include) {
   s += "  " + std::string(name) + ":\n    files:\n";
-  for (const auto& f : files) s += "      - " + f + (include ? ": {is_include_file: true}" : "") + "\n";
+  for (const auto& f : files)
+    s += "      - " + f + (include ? ": {is_include_file: true}" : "") + "\n";
   s += "    file_type: " + std::string(type) + "\n";
 }
 

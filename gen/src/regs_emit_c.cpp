@@ -36,7 +36,8 @@ void preamble(std::ostream& os, const RegisterMap& map, const std::string& P) {
      << "// " << one_line(map.desc) << "\n"
      << "//\n"
      << "// Plain C (C99 or later; also valid C++). Offsets are byte offsets of 32-bit registers.\n"
-     << "// Per register: " << P << "_<REG>_OFFSET, _RESET, _MASK (bits of all fields). Per field:\n"
+     << "// Per register: " << P
+     << "_<REG>_OFFSET, _RESET, _MASK (bits of all fields). Per field:\n"
      << "// " << P << "_<REG>_<FIELD>_SHIFT (lsb), _WIDTH, _MASK (in place), _RESET (field value\n"
      << "// after reset), _ACCESS (" << P << "_ACCESS_*), _GET(reg) and _SET(reg, value).\n"
      << "// Access: RO read-only (writes ignored), RW read-write, W1C hardware sets it and a 1\n"
@@ -85,8 +86,7 @@ void defines(std::ostream& os, const RegisterMap& map, const std::string& P) {
 // caller pastes the names (<BLOCK>_##REG##_OFFSET, <BLOCK>_##REG##_##FIELD##_SHIFT, ...).
 void x_macros(std::ostream& os, const RegisterMap& map, const std::string& P) {
   os << "\n// X-macros over the whole map, in offset order: X(REG) per register and X(REG, FIELD)\n"
-     << "// per field (increasing bit order); paste the names, e.g. " << P
-     << "_##REG##_OFFSET.\n"
+     << "// per field (increasing bit order); paste the names, e.g. " << P << "_##REG##_OFFSET.\n"
      << "#define " << P << "_FOREACH_REG(X)";
   for (const auto& r : map.regs) os << " \\\n  X(" << upper(r.name) << ")";
   os << "\n#define " << P << "_FOREACH_FIELD(X)";

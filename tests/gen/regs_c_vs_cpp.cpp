@@ -31,22 +31,22 @@ int compare() {
   NORMCORE_REGS_FOREACH_REG(CHECK_REG)
   if (r != cpp::kRegisterCount || r != NORMCORE_REGS_REGISTER_COUNT) return fail("count", "", "");
   r = 0;
-#define CHECK_FIELD(R, F)                                                                     \
-  if (std::strcmp(reg_name, #R) != 0) {                                                       \
+#define CHECK_FIELD(R, F)                                                                       \
+  if (std::strcmp(reg_name, #R) != 0) {                                                         \
     if (reg_name[0] != 0 && f != cpp::kRegisters[r].field_count) return fail("fields", #R, ""); \
-    if (reg_name[0] != 0) ++r;                                                                \
-    while (r < cpp::kRegisterCount && cpp::kRegisters[r].field_count == 0) ++r;               \
-    reg_name = #R;                                                                            \
-    f = 0;                                                                                    \
-  }                                                                                           \
-  {                                                                                           \
-    const cpp::FieldDesc& d = cpp::kRegisters[r].fields[f++];                                 \
-    if (d.shift != NORMCORE_REGS_##R##_##F##_SHIFT) return fail("shift", #R, #F);             \
-    if (d.width != NORMCORE_REGS_##R##_##F##_WIDTH) return fail("width", #R, #F);             \
-    if (d.mask != NORMCORE_REGS_##R##_##F##_MASK) return fail("mask", #R, #F);                \
-    if (d.reset != NORMCORE_REGS_##R##_##F##_RESET) return fail("reset", #R, #F);             \
-    if (static_cast<unsigned>(d.access) != NORMCORE_REGS_##R##_##F##_ACCESS)                  \
-      return fail("access", #R, #F);                                                          \
+    if (reg_name[0] != 0) ++r;                                                                  \
+    while (r < cpp::kRegisterCount && cpp::kRegisters[r].field_count == 0) ++r;                 \
+    reg_name = #R;                                                                              \
+    f = 0;                                                                                      \
+  }                                                                                             \
+  {                                                                                             \
+    const cpp::FieldDesc& d = cpp::kRegisters[r].fields[f++];                                   \
+    if (d.shift != NORMCORE_REGS_##R##_##F##_SHIFT) return fail("shift", #R, #F);               \
+    if (d.width != NORMCORE_REGS_##R##_##F##_WIDTH) return fail("width", #R, #F);               \
+    if (d.mask != NORMCORE_REGS_##R##_##F##_MASK) return fail("mask", #R, #F);                  \
+    if (d.reset != NORMCORE_REGS_##R##_##F##_RESET) return fail("reset", #R, #F);               \
+    if (static_cast<unsigned>(d.access) != NORMCORE_REGS_##R##_##F##_ACCESS)                    \
+      return fail("access", #R, #F);                                                            \
   }
   NORMCORE_REGS_FOREACH_FIELD(CHECK_FIELD)
   if (f != cpp::kRegisters[r].field_count) return fail("fields", reg_name, "");

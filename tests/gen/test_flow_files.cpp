@@ -64,8 +64,7 @@ TEST(FlowFiles, AcceleratorListsRegisterHeadersInTheCore) {
   const std::string& core = content(files, "acc_top.core");
   EXPECT_NE(core.find("      - acc_regs.h: {is_include_file: true}\n"), std::string::npos);
   EXPECT_NE(core.find("      - acc_top.v\n"), std::string::npos);
-  EXPECT_NE(content(files, "filelist_env.f").find("${ACC_RTL_DIR}/acc_top.v\n"),
-            std::string::npos);
+  EXPECT_NE(content(files, "filelist_env.f").find("${ACC_RTL_DIR}/acc_top.v\n"), std::string::npos);
   const auto m = nlohmann::json::parse(content(files, "manifest.json"));
   EXPECT_EQ(m["flow_files"]["c_header"], "acc_regs.h");
   EXPECT_EQ(m["flow_files"]["fusesoc_core"], "acc_top.core");
