@@ -8,6 +8,7 @@
 #include "accel_parts.hpp"
 #include "normcore/gen/accel.hpp"
 #include "normcore/gen/core.hpp"
+#include "normcore/gen/eda.hpp"
 #include "normcore/gen/regs.hpp"
 #include "prim_axi.hpp"
 #include "primitives.hpp"
@@ -54,12 +55,10 @@ std::vector<GeneratedFile> render_accel(const AccelConfig& cfg) {
   const auto map = accel_register_map(cfg);
   const auto cj = cfg.to_json();
   std::vector<GeneratedFile> out;
-  std::string filelist;
   nlohmann::json files = nlohmann::json::array();
   for (const auto& m : modules) {
     const std::string fname = m.name + ".v";
     out.push_back({fname, emit_module(m, generated_header(cj, fname))});
-    filelist += fname + "\n";
     files.push_back(fname);
   }
   const std::string n = cfg.core.name;
@@ -68,10 +67,12 @@ std::vector<GeneratedFile> render_accel(const AccelConfig& cfg) {
     for (const auto& line : generated_header(cj, fname)) h += std::string(lead) + line + "\n";
     return h + text;
   };
+  out.push_back({n + "_regs.h", commented(emit_plain_c_header(map), n + "_regs.h", "// ")});
   out.push_back({n + "_regs.hpp", commented(emit_c_header(map), n + "_regs.hpp", "// ")});
   out.push_back({n + "_regs.rdl", commented(emit_systemrdl(map), n + "_regs.rdl", "// ")});
   out.push_back({n + "_registers.md", emit_markdown(map)});
-  out.push_back({"filelist.f", filelist});
+  const FlowDesign flow{cfg.core, modules, cj, {n + "_regs.h"}, {n + "_regs.hpp"}};
+  for (auto& f : flow_files(flow)) out.push_back(std::move(f));
   const Module& top = modules.back();
   nlohmann::json ports = nlohmann::json::array();
   for (const auto& p : top.ports) {
@@ -112,6 +113,9 @@ std::vector<GeneratedFile> render_accel(const AccelConfig& cfg) {
       {"files", files},
       {"ports", ports},
   };
+  man.update(flow_manifest(flow));
+  man["flow_files"]["systemrdl"] = n + "_regs.rdl";
+  man["flow_files"]["register_doc"] = n + "_registers.md";
   out.push_back({"manifest.json", man.dump(2) + "\n"});
   return out;
 }

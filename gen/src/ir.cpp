@@ -353,7 +353,8 @@ std::string emit_module(const Module& m, const std::vector<std::string>& header,
              a->comment);
     } else if (const auto* al = std::get_if<Always>(&it)) {
       if (!al->comment.empty()) e.note("  ", al->comment);
-      os << "  always " << (al->clocked ? "@(posedge clk_i)" : "@*") << " begin\n";
+      os << "  always " << (al->clocked ? std::string("@(posedge ") + kClockPort + ")" : "@*")
+         << " begin\n";
       e.block(al->body, 4, al->clocked);
       os << "  end\n";
     } else if (const auto* in = std::get_if<Instance>(&it)) {

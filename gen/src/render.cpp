@@ -6,6 +6,7 @@
 
 #include "layout.hpp"
 #include "normcore/gen/core.hpp"
+#include "normcore/gen/eda.hpp"
 #include "normcore/util/atomic_write.hpp"
 
 namespace normcore::gen {
@@ -89,7 +90,7 @@ nlohmann::json core_manifest(const CoreConfig& cfg, const std::vector<Module>& m
                      {"width", p.width},
                      {"comment", p.comment}});
   }
-  return nlohmann::json{
+  nlohmann::json man{
       {"generator", "normcore-gen"},
       {"generator_version", kGeneratorVersion},
       {"contract_version", kContractVersion},
@@ -114,18 +115,18 @@ nlohmann::json core_manifest(const CoreConfig& cfg, const std::vector<Module>& m
       {"files", files},
       {"ports", ports},
   };
+  man.update(flow_manifest({cfg, modules, cfg.to_json(), {}, {}}));
+  return man;
 }
 
 std::vector<GeneratedFile> render_core(const CoreConfig& cfg) {
   const auto modules = build_core(cfg);
   std::vector<GeneratedFile> out;
-  std::string filelist;
   for (const auto& m : modules) {
     const std::string fname = m.name + ".v";
     out.push_back({fname, emit_module(m, generated_header(cfg.to_json(), fname))});
-    filelist += fname + "\n";
   }
-  out.push_back({"filelist.f", filelist});
+  for (auto& f : flow_files({cfg, modules, cfg.to_json(), {}, {}})) out.push_back(std::move(f));
   out.push_back({"manifest.json", core_manifest(cfg, modules).dump(2) + "\n"});
   return out;
 }

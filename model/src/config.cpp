@@ -38,6 +38,12 @@ constexpr ConfigField spec_field(ConfigField f) {
   return f;
 }
 
+// A field added after manifests were first written: optional in them (read as the default).
+constexpr ConfigField late_field(ConfigField f) {
+  f.optional_in_manifest = true;
+  return f;
+}
+
 // The one table. Ranges are the generator's: the RTL is only built (and tested) inside them.
 const ConfigField kSchema[] = {
     {"name", "--name", K::string, G::core, 0, 0, false, "",
@@ -69,6 +75,10 @@ const ConfigField kSchema[] = {
               [](AccelConfig& a) { return &a.core.pipeline; }),
     {"target", "--target", K::string, G::core, 0, 0, false, "generic|ice40|ecp5|xilinx|asic",
      "Mapping target", nullptr, nullptr, [](AccelConfig& a) { return &a.core.target; }},
+    late_field(int_field("clock_mhz", "--clock-mhz", G::core, 1, 1000, false,
+                         "Clock frequency in MHz of the SDC/XDC clock constraints (the RTL does "
+                         "not depend on it)",
+                         [](AccelConfig& a) { return &a.core.clock_mhz; })),
     spec_field(int_field("fixed_shift", "--fixed-shift", G::core, -1, 64, false,
                          "Specialise: every job's R is this (at most the accumulator width); "
                          "-1 = R set per job",

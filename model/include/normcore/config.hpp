@@ -70,6 +70,7 @@ struct CoreConfig {
   int inner_bits = 24;             // width of the inner-size (HW) config input
   int pipeline = 3;                // register stages from input beat to lane result
   std::string target = "generic";  // generic | ice40 | ecp5 | xilinx | asic: mapping hints
+  int clock_mhz = 100;             // clock of the generated SDC/XDC constraints (not the RTL)
 
   // Specialisation: job settings fixed at generation time, so the logic they would feed is not
   // built. A job whose settings disagree is rejected (core: cfg_error_o; accelerator:

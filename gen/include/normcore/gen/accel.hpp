@@ -31,7 +31,8 @@ enum class AccelError : int {
 
 // All modules of the accelerator, the top (cfg.top_name()) last.
 std::vector<Module> build_accel(const AccelConfig& cfg);
-// Verilog, filelist.f, manifest.json, <name>_regs.hpp, <name>_registers.md, <name>_regs.rdl.
+// Verilog, <name>_regs.h (C), <name>_regs.hpp (C++), <name>_regs.rdl, <name>_registers.md, the
+// flow files (eda.hpp: filelists, SDC, XDC, FuseSoC .core) and manifest.json.
 std::vector<GeneratedFile> render_accel(const AccelConfig& cfg);
 
 }  // namespace normcore::gen

@@ -36,7 +36,8 @@ std::vector<std::string> generated_header(const nlohmann::json& config, const st
 // std::invalid_argument when the file has none.
 nlohmann::json config_from_header(const std::string& text);
 
-// Verilog files (one per module), manifest.json and filelist.f, in a deterministic order.
+// Verilog files (one per module), the flow files (eda.hpp: filelists, SDC, XDC, FuseSoC .core)
+// and manifest.json, in a deterministic order.
 std::vector<GeneratedFile> render_core(const CoreConfig& cfg);
 
 // The manifest describing the generated core (config, top, ports, latency, files, contract).

@@ -15,6 +15,10 @@
 
 namespace normcore::gen {
 
+// The one clock of every generated module: every clocked block is `always @(posedge clk_i)`.
+// The clock constraints (SDC, XDC) name this port of the top.
+inline constexpr const char* kClockPort = "clk_i";
+
 struct Port {
   std::string name;
   bool output = false;

@@ -91,6 +91,10 @@ std::string emit_regblock(const RegisterMap& map, const std::string& module_name
 // A standalone C++17 header: namespace <block>, offsets, per-field _SHIFT/_WIDTH/_MASK/_RESET,
 // and a constexpr table of all registers and fields.
 std::string emit_c_header(const RegisterMap& map);
+// A plain C header (C99 and later, valid C++ too): <BLOCK>_<REG>_OFFSET/_RESET/_MASK, per field
+// _SHIFT/_WIDTH/_MASK/_RESET/_ACCESS and _GET(reg)/_SET(reg, v) macros, X-macros over the map
+// (<BLOCK>_FOREACH_REG, <BLOCK>_FOREACH_FIELD), static inline field and MMIO helpers.
+std::string emit_plain_c_header(const RegisterMap& map);
 // Markdown reference: a summary table and one table of fields per register.
 std::string emit_markdown(const RegisterMap& map);
 // SystemRDL 2.0: one addrmap with a reg/field per register/field.
