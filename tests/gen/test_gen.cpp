@@ -231,7 +231,7 @@ TEST(Render, ManifestDescribesTheCore) {
   c.pipeline = 5;
   const auto m = core_manifest(c, build_core(c));
   EXPECT_EQ(m["top"], "normcore_core");
-  EXPECT_EQ(m["latency"], 6);
+  EXPECT_EQ(m["latency"], 7);  // pipeline + 2 (two table stages)
   EXPECT_EQ(m["contract_version"], kContractVersion);
   EXPECT_EQ(CoreConfig::from_json(m["config"]).to_json(), c.to_json());
   bool found = false;
@@ -295,7 +295,7 @@ TEST(CoreLane, EveryPipelineValueAddsOneLaneRegister) {
       latency_line |= d.find("latency " + std::to_string(p - 1) + " cycles") != std::string::npos;
     }
     EXPECT_TRUE(latency_line) << "p=" << p;
-    EXPECT_EQ(core_manifest(c, mods)["latency"], p + 1);
+    EXPECT_EQ(core_manifest(c, mods)["latency"], p + 2);  // + the two table stages
   }
 }
 
