@@ -35,7 +35,7 @@ struct CoreShape {
   int bw = NC_BW;
   int max_channels = NC_MAXC;
   int inner_bits = NC_HWW;
-  int latency = NC_PIPE + 1;
+  int latency = NC_PIPE + 2;  // CoreConfig::latency(): pipeline + table_stages()
   ArithSpec arith() const { return ArithSpec{xw, x_signed, sw, bw, yw, y_signed}; }
 };
 

@@ -31,6 +31,10 @@ normcore_cosim(l8_spec_nchw LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 256  HWW 12 PI
                FIXED_LAYOUT nchw FIXED_ROUND half_away)
 normcore_cosim(l6_spec_ldc  LANES 6  XW 8  YW 4  SW 12 BW 24 MAXC 100  HWW 10 PIPE 4 SEED 25
                LDC FIXED_SHIFT 25)
+# The direct parameter table (NHWC, C a multiple of a power-of-two LANES: no crossbar, no copies)
+# at another width and depth than l4_spec_all's.
+normcore_cosim(l8_spec_dir  LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 64   HWW 12 PIPE 4 SEED 28
+               FIXED_LAYOUT nhwc LDC)
 # Pipeline 9 (the product registered before the add, --target ecp5's default): the int8 core of
 # the PPA runs, and unsigned input with a product wider than b (the DSP's add is W = XW+SW bits).
 normcore_cosim(l4_x8_y8_e5  LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 24 PIPE 9 SEED 26

@@ -64,8 +64,10 @@ Module build_bank(const CoreConfig& c, const core::Variant& v) {
                      c.xilinx_attrs(),
                      {"One bank of the parameter table: " + std::to_string(c.bank_depth()) +
                           " words of " + v.word() + ", one write port,",
-                      "one read port with a registered output (maps to block RAM). No read while",
-                      "writing (the core takes no beat then): no read-during-write logic."}});
+                      "one read port, registered, then the output register (maps to block RAM",
+                      "with its output register): a word two cycles after its address. No read",
+                      "while writing (the core takes no beat then): no read-during-write logic."},
+                     true});
 }
 
 }  // namespace

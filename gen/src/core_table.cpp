@@ -17,6 +17,7 @@ using U = std::uint64_t;
 
 struct TableWidths {
   int L, P, p, cw, pw, ab, uw, nb;
+  bool direct;  // no crossbar, no wrap-around copies (CoreConfig::table_direct)
   TableWidths(const CoreConfig& c, const Variant& v)
       : L(c.lanes),
         P(c.banks()),
@@ -25,7 +26,8 @@ struct TableWidths {
         pw(v.pw),
         ab(c.bank_addr_bits()),
         uw(std::max(c.chan_bits(), bits_for(c.max_channels + c.lanes - 2))),
-        nb(c.lane_count_bits()) {}
+        nb(c.lane_count_bits()),
+        direct(c.table_direct()) {}
 };
 
 void table_ports(Module& m, const TableWidths& w, const Variant& v) {
@@ -43,14 +45,33 @@ void table_ports(Module& m, const TableWidths& w, const Variant& v) {
   m.out("done_o", 1, "no table write after this cycle: the table is complete from the next one");
   for (const auto& f : v.fields) {
     m.out(f.prm + "_o", w.L * f.width,
-          &f == &v.fields.front() ? "per lane, one cycle after c0_i" : "");
+          &f == &v.fields.front() ? "per lane, two cycles after c0_i" : "");
   }
+}
+
+// Per-bank write enables, registered: bank j is written next cycle when the index written then
+// (cnt on a word, u + C on a copy) is j mod P. No decode between a register and a RAM's WE.
+void bank_write_enables(Module& m, const TableWidths& w, const Expr& issue, Block& rst,
+                        Block& run) {
+  if (w.p == 0) return;
+  const Expr accept = m.ref("ld_accept"), cnt = m.ref("ld_cnt_q"), u = m.ref("ld_u_q");
+  const Expr wen = m.reg("ld_wen_q", w.P, "bank j's write enable (bit j)");
+  const Expr nlo = m.wire("ld_nlo", w.p, "next written index mod " + std::to_string(w.P));
+  m.assign(nlo, w.L > 1 && !w.direct ? mux(accept, ex::fit(cnt, w.p),
+                                           ex::fit(u, w.p) + ex::fit(m.ref("chans_i"), w.p))
+                                     : ex::fit(cnt, w.p));
+  std::vector<Expr> bits;
+  for (int j = w.P - 1; j >= 0; --j)
+    bits.push_back(ex::eq(nlo, lit(w.p, static_cast<U>(j))) & (accept | issue));
+  rst.push_back(assign(wen, lit(w.P, 0)));
+  run.push_back(assign(wen, ex::cat(std::move(bits))));
 }
 
 // Loader: exactly C words in channel order, one per cycle. Word c is written to T[c] one cycle
 // after it is taken; a word c < L - 1 also to its copies T[c + C], T[c + 2C], ... (u < C + L - 1)
-// in the following cycles, prm_ready_o low meanwhile. C + L - 1 writes in all, back to back when
-// prm_valid_i stays high. Every decision is a register or a narrow compare of registers.
+// in the following cycles, prm_ready_o low meanwhile (the direct table has no copies). C + L - 1
+// writes in all (direct: C), back to back when prm_valid_i stays high. Every decision is a
+// register or a narrow compare of registers; each bank's write enable is a register of its own.
 void table_loader(Module& m, const TableWidths& w, const Variant& v) {
   const int uw = w.uw, nb = w.nb, cw = w.cw, L = w.L;
   m.section("Loader");
@@ -72,7 +93,7 @@ void table_loader(Module& m, const TableWidths& w, const Variant& v) {
   Block on_load{assign(cnt, lit(cw, 0)), assign(lastw, ex::eq(chans, lit(cw, 1)))};
   Block consts{assign(chm2, cw >= 2 ? chans - lit(cw, 2) : chans)};
   Expr issue = lit(1, 0);
-  if (L > 1) {
+  if (L > 1 && !w.direct) {
     // Copies: the word in the write stage has one more copy when u < L - 1 (cpy_q); the copy
     // after T[u + C] exists when u + C < L - 1, i.e. u < K = L - 1 - C (0 when C >= L - 1).
     const Expr cpy = m.reg("ld_cpy_q", 1, "the write stage's word has another copy (u < L - 1)");
@@ -99,12 +120,16 @@ void table_loader(Module& m, const TableWidths& w, const Variant& v) {
   }
   const Expr open_d = m.wire("ld_open_d", 1);
   m.assign(open_d, run & (load | (open & ~(accept & lastw))));
+  Block wen_rst, wen_run;
+  bank_write_enables(m, w, issue, wen_rst, wen_run);
   Block upd{if_(accept, std::move(on_accept), {if_(issue, {assign(u, u + ex::fit(chans, uw))})})};
-  m.seq({if_(ex::lnot(m.ref("rst_ni")),
-             {assign(open, lit(1, 0)), assign(ready, lit(1, 0)), assign(we, lit(1, 0)),
-              assign(fin, lit(1, 0))},
-             {assign(open, open_d), assign(ready, open_d & ~cpy_d), assign(we, accept | issue),
-              assign(fin, run & ~open_d & ~cpy_d)}),
+  Block rst{assign(open, lit(1, 0)), assign(ready, lit(1, 0)), assign(we, lit(1, 0)),
+            assign(fin, lit(1, 0))};
+  Block go{assign(open, open_d), assign(ready, open_d & ~cpy_d), assign(we, accept | issue),
+           assign(fin, run & ~open_d & ~cpy_d)};
+  for (auto& st : wen_rst) rst.push_back(std::move(st));
+  for (auto& st : wen_run) go.push_back(std::move(st));
+  m.seq({if_(ex::lnot(m.ref("rst_ni")), std::move(rst), std::move(go)),
          if_(ex::lnot(load), std::move(upd), std::move(on_load))});
   m.seq(consts);
   m.assign(m.ref("prm_ready_o"), ready);
@@ -141,15 +166,15 @@ Expr table_banks(Module& m, const TableWidths& w, const std::string& name) {
       m.assign(m.wire("unused_c0_top", 1), ex::red_xor(slice(c0, p + ab, cw - p - ab)));
     }
   }
-  const Expr we_q = m.ref("ld_we_q"), u = m.ref("ld_u_q");
   for (int j = w.P - 1; j >= 0; --j) {
     const Expr raddr = m.wire(idx("raddr", j), ab);
     Expr a = c0_hi;
-    if (p > 0 && j < w.P - 1) a = a + zext(ex::gt(c0_lo, lit(p, static_cast<U>(j))), ab);
+    if (p > 0 && j < w.P - 1 && !w.direct)
+      a = a + zext(ex::gt(c0_lo, lit(p, static_cast<U>(j))), ab);
     m.assign(raddr, a);
     const Expr we = m.wire(idx("we", j), 1);
-    m.assign(we, p > 0 ? we_q & ex::eq(slice(u, 0, p), lit(p, static_cast<U>(j))) : we_q);
-    m.wire(idx("rdata", j), w.pw);
+    m.assign(we, p > 0 ? bit(m.ref("ld_wen_q"), j) : m.ref("ld_we_q"));
+    m.wire(idx("rdata", j), w.pw, "two cycles after raddr");
   }
   for (int j = 0; j < w.P; ++j) {
     m.instance(Instance{name + "_bank",
@@ -164,11 +189,17 @@ Expr table_banks(Module& m, const TableWidths& w, const std::string& name) {
   return c0_lo;
 }
 
-// Lane crossbar: lane i takes the bank holding its u (registered select).
+// Lane crossbar: lane i takes the bank holding its u (the select registered twice, beside the
+// bank read and the bank's output register). The direct table has none: lane i reads bank i.
 void table_xbar(Module& m, const TableWidths& w, const Variant& v, const Expr& c0_lo) {
   const int p = w.p, L = w.L, pw = w.pw;
-  m.section("Crossbar: lane i takes the bank holding its u (registered select)");
-  if (p > 0) {
+  if (w.direct) {
+    m.section("No crossbar: c0 is a multiple of " + std::to_string(L) + ", lane i reads bank i");
+    m.assign(m.wire("unused_c0_lo", 1), ex::red_xor(c0_lo), "0: c0 is a multiple of L");
+    m.assign(m.wire("unused_d", 1), ex::red_xor(m.ref("lane_d_i")), "d_i = i (NHWC)");
+    for (int i = 0; i < L; ++i) m.assign(m.wire(idx("word", i), pw), m.ref(idx("rdata", i)));
+  } else if (p > 0) {
+    m.section("Crossbar: lane i takes the bank holding its u (registered select)");
     std::vector<Flop> ff;
     for (int i = 0; i < L; ++i) {
       const Expr sel = m.wire(idx("sel", i), p);
@@ -178,7 +209,9 @@ void table_xbar(Module& m, const TableWidths& w, const Variant& v, const Expr& c
         m.assign(sel, c0_lo + slice(m.ref("lane_d_i"), (i - 1) * p, p),
                  "u = c0 + d_i, mod " + std::to_string(w.P));
       }
-      ff.push_back(Flop{m.reg(idx("sel_q", i), p), sel, {}});
+      const Expr sq = m.reg(idx("sel_q", i), p, "beside the bank read");
+      ff.push_back(Flop{sq, sel, {}});
+      ff.push_back(Flop{m.reg(idx("sel2_q", i), p, "beside the bank's output register"), sq, {}});
     }
     m.flops(ff);
     // One P:1 multiplexer per lane (a case on the registered select: maps to $pmux / LUTs).
@@ -188,7 +221,7 @@ void table_xbar(Module& m, const TableWidths& w, const Variant& v, const Expr& c
       for (int j = 0; j < w.P; ++j) {
         arms.push_back({{lit(p, static_cast<U>(j))}, {assign(word, m.ref(idx("rdata", j)))}});
       }
-      m.always_comb({case_(m.ref(idx("sel_q", i)), std::move(arms))});
+      m.always_comb({case_(m.ref(idx("sel2_q", i)), std::move(arms))});
     }
   } else {
     m.assign(m.wire(idx("word", 0), pw), m.ref(idx("rdata", 0)));
@@ -208,12 +241,22 @@ Module build_ptable(const CoreConfig& c, const Variant& v) {
   const TableWidths w(c, v);
   Module m;
   m.name = c.name + "_ptable";
-  m.description = {
-      "Parameter table, banked so that every beat reads each lane's channel in one cycle.",
-      "Virtual table T[u] = param[u mod C] for u < C + L - 1 (the first channels kept again",
-      "after C for the wrap-around); bank j = u mod " + std::to_string(w.P) +
-          " holds T[u] at u / " + std::to_string(w.P) + ".",
-      "The channels of one beat are a window u = c0 .. c0+L-1, which hits every bank once."};
+  if (w.direct) {
+    m.description = {
+        "Parameter table, direct (NHWC, C a multiple of " + std::to_string(w.L) +
+            "): bank j holds channel c = j (mod " + std::to_string(w.P) + ") at c / " +
+            std::to_string(w.P) + ".",
+        "Every beat's channels are c0 .. c0+L-1 with c0 a multiple of L: lane i reads bank i",
+        "at c0 / L (no crossbar, no wrap-around copies). Stages: bank read, output register."};
+  } else {
+    m.description = {
+        "Parameter table, banked so that every beat reads each lane's channel in one cycle.",
+        "Virtual table T[u] = param[u mod C] for u < C + L - 1 (the first channels kept again",
+        "after C for the wrap-around); bank j = u mod " + std::to_string(w.P) +
+            " holds T[u] at u / " + std::to_string(w.P) + ".",
+        "The channels of one beat are a window u = c0 .. c0+L-1, which hits every bank once.",
+        "Stages: bank read, the bank's output register, then the crossbar (registered selects)."};
+  }
   table_ports(m, w, v);
   table_loader(m, w, v);
   const Expr c0_lo = table_banks(m, w, c.name);

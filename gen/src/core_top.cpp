@@ -445,12 +445,23 @@ void top_flow(Module& m, const CoreConfig& c, const Variant& v, const States& s)
   m.assign(m.ref("s_axis_tready"), tready);
 }
 
-// Stage 1 (the input beat beside the table read) and valid / keep / last beside the lanes for
-// stages 1..ns.
+// The last stage of the side registers: the table's stages, then the lane's ns - 1.
+int side_stages(const CoreConfig& c, const Variant& v) {
+  return v.ns(c) + CoreConfig::table_stages() - 1;
+}
+
+// Stages 1..table_stages (the input beat beside the bank read and the bank's output register)
+// and valid / keep / last beside the table and the lanes for stages 1..side_stages.
 void top_side(Module& m, const CoreConfig& c, const Variant& v) {
-  const int L = c.lanes, ns = v.ns(c);
-  m.section("Stage 1: input beat registered alongside the table read");
-  m.flops({{m.reg("x1_q", L * c.arith.xw), m.ref("s_axis_tdata"), {}}});
+  const int L = c.lanes, ns = side_stages(c, v), ts = CoreConfig::table_stages();
+  m.section("Stages 1.." + std::to_string(ts) + ": input beat registered alongside the table read");
+  std::vector<Flop> xf;
+  for (int k = 1; k <= ts; ++k) {
+    xf.push_back({m.reg(idx("x", k) + "_q", L * c.arith.xw),
+                  k == 1 ? m.ref("s_axis_tdata") : m.ref(idx("x", k - 1) + "_q"),
+                  {}});
+  }
+  m.flops(xf);
   Block reset, run, side;
   for (int k = 1; k <= ns; ++k) {
     const Expr vq = m.reg(idx("v", k) + "_q", 1);
@@ -467,14 +478,15 @@ void top_side(Module& m, const CoreConfig& c, const Variant& v) {
 }
 
 void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
-  const int L = c.lanes, xw = c.arith.xw, yw = c.arith.yw, ns = v.ns(c);
+  const int L = c.lanes, xw = c.arith.xw, yw = c.arith.yw, ns = side_stages(c, v);
+  const Expr xt = m.ref(idx("x", CoreConfig::table_stages()) + "_q");
   const int fw = L * yw + L + 1;
   m.section("Lanes");
   const Expr keep = m.ref(idx("keep", ns) + "_q");
   std::vector<Expr> ycat;
   for (int i = 0; i < L; ++i) {
     const Expr y = m.wire(idx("y", i), yw);
-    Conns lc = {{"clk_i", m.ref("clk_i")}, {"x_i", slice(m.ref("x1_q"), i * xw, xw)}};
+    Conns lc = {{"clk_i", m.ref("clk_i")}, {"x_i", slice(xt, i * xw, xw)}};
     for (const auto& f : v.fields)
       lc.emplace_back(f.lane + "_i", slice(m.ref(f.wire), i * f.width, f.width));
     if (v.dec) lc.emplace_back("k1_i", m.ref("k1_q"));

@@ -18,8 +18,10 @@ Module ram_module(const RamSpec& spec) {
   const Expr waddr = m.in("waddr_i", ab);
   const Expr wdata = m.in("wdata_i", spec.width);
   const Expr raddr = m.in("raddr_i", ab);
-  const Expr rdata_o =
-      m.out("rdata_o", spec.width, "word at raddr_i of the previous cycle (held while writing)");
+  const Expr rdata_o = m.out("rdata_o", spec.width,
+                             spec.out_reg ? "word at raddr_i two cycles before (output register)"
+                                          : "word at raddr_i of the previous cycle (held while "
+                                            "writing)");
   const Expr mem = m.memory("mem_q", spec.width, spec.depth);
   if (spec.block_attr) m.attr_last("ram_style = \"block\"");
   const Expr rdata = m.reg("rdata_q", spec.width);
@@ -27,7 +29,13 @@ Module ram_module(const RamSpec& spec) {
   // block (a read through an always @* would not map to the RAM's output register).
   m.always_ff({if_(we, {assign(ex::index(mem, waddr), wdata)}),
                if_(ex::lnot(we), {assign(rdata, ex::index(mem, raddr))})});
-  m.assign(rdata_o, rdata);
+  if (spec.out_reg) {
+    const Expr rdo = m.reg("rdo_q", spec.width, "output register");
+    m.flops({{rdo, rdata, {}}});
+    m.assign(rdata_o, rdo);
+  } else {
+    m.assign(rdata_o, rdata);
+  }
   return m;
 }
 

@@ -16,10 +16,13 @@ struct RamSpec {
   int depth = 2;
   bool block_attr = false;               // (* ram_style = "block" *) on the array (Xilinx)
   std::vector<std::string> description;  // comment lines above the module
+  bool out_reg = false;                  // a second register after the read (the RAM's own
+                                         // output register: EBR OUTREG, BRAM DOB_REG)
 };
 
 // Ports clk_i, we_i, waddr_i, wdata_i, raddr_i, rdata_o (the word at raddr_i of the previous
-// cycle, held while writing: no read while writing, so no read-during-write logic).
+// cycle, or with out_reg of the cycle before that; held while writing: no read while writing,
+// so no read-during-write logic).
 Module ram_module(const RamSpec& spec);
 
 struct FifoSpec {

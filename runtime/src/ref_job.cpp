@@ -129,7 +129,7 @@ void RefDevice::start_job() {
 // PERF_ACTIVE, an ideal cycle estimate (no memory stalls): sizing and checks (67), core set-up
 // (2 * lanes + 2), the parameter load (one cycle per bus word or table entry, whichever is
 // more), the stream (one beat of `lanes` elements per cycle unless the bus words in or out are
-// more), the pipeline drain (pipeline + 1) and the final flush (2).
+// more), the pipeline drain (pipeline + 2: the core's latency) and the final flush (2).
 std::uint64_t RefDevice::ideal_cycles(const JobRegs& j) const {
   const DeviceConfig& cfg = manifest().config;
   const std::uint64_t bus = static_cast<std::uint64_t>(cfg.bus_bytes());
@@ -140,7 +140,7 @@ std::uint64_t RefDevice::ideal_cycles(const JobRegs& j) const {
   const std::uint64_t stream =
       std::max({ceil_div(static_cast<std::uint64_t>(j.total), lanes), in_words, out_words});
   return kSizingCycles + 2 * lanes + 2 + std::max(prm_words, j.channels) + stream +
-         static_cast<std::uint64_t>(cfg.pipeline) + 1 + 2;
+         static_cast<std::uint64_t>(cfg.pipeline) + 2 + 2;
 }
 
 // Parameters: C entries, little endian, s in the low scale_bits bits, b above it.

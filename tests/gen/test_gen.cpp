@@ -164,6 +164,38 @@ TEST(Config, DerivedSizes) {
   c.lanes = 1;
   EXPECT_EQ(c.banks(), 1);
   EXPECT_EQ(c.bank_depth(), 10);
+  EXPECT_EQ(c.latency(), c.pipeline + 2);  // two table stages, then the lane's pipeline - 1
+  EXPECT_EQ(c.fifo_depth(), c.latency() + 2);
+}
+
+// NHWC with C a multiple of a power-of-two LANES: the direct table (lane i reads bank i; no
+// crossbar, no wrap-around copies, MAX_CHANNELS / L words a bank); otherwise the general one.
+TEST(Config, DirectTableOnlyWhenEveryBeatIsAligned) {
+  CoreConfig c;
+  c.lanes = 4;
+  c.max_channels = 512;
+  c.fixed_layout = "nhwc";
+  EXPECT_FALSE(c.table_direct());
+  c.lanes_divide_channels = true;
+  EXPECT_TRUE(c.table_direct());
+  EXPECT_EQ(c.bank_depth(), 128);
+  c.fixed_layout = "nchw";
+  EXPECT_FALSE(c.table_direct());
+  c.fixed_layout = "nhwc";
+  c.lanes = 6;  // not a power of two: c0 / L would need a divider
+  EXPECT_FALSE(c.table_direct());
+  c.lanes = 1;
+  EXPECT_FALSE(c.table_direct());
+  c.lanes = 8;
+  const auto files = render_core(c);
+  for (const auto& f : files) {
+    if (f.name.find("_ptable.v") == std::string::npos) continue;
+    EXPECT_EQ(f.content.find("sel2_q"), std::string::npos) << "a crossbar in the direct table";
+    EXPECT_EQ(f.content.find("ld_cpy_q"), std::string::npos) << "copies in the direct table";
+    EXPECT_NE(f.content.find("reg [7:0] ld_wen_q"), std::string::npos);
+    return;
+  }
+  ADD_FAILURE() << "no ptable";
 }
 
 TEST(Render, OutputIsDeterministicAndComplete) {
@@ -199,7 +231,7 @@ TEST(Render, ManifestDescribesTheCore) {
   c.pipeline = 5;
   const auto m = core_manifest(c, build_core(c));
   EXPECT_EQ(m["top"], "normcore_core");
-  EXPECT_EQ(m["latency"], 6);
+  EXPECT_EQ(m["latency"], 7);  // pipeline + 2 (two table stages)
   EXPECT_EQ(m["contract_version"], kContractVersion);
   EXPECT_EQ(CoreConfig::from_json(m["config"]).to_json(), c.to_json());
   bool found = false;
@@ -263,7 +295,7 @@ TEST(CoreLane, EveryPipelineValueAddsOneLaneRegister) {
       latency_line |= d.find("latency " + std::to_string(p - 1) + " cycles") != std::string::npos;
     }
     EXPECT_TRUE(latency_line) << "p=" << p;
-    EXPECT_EQ(core_manifest(c, mods)["latency"], p + 1);
+    EXPECT_EQ(core_manifest(c, mods)["latency"], p + 2);  // + the two table stages
   }
 }
 

@@ -9,15 +9,16 @@
 `default_nettype none
 
 // One bank of the parameter table: 129 words of {shift, scale}, one write port,
-// one read port with a registered output (maps to block RAM). No read while
-// writing (the core takes no beat then): no read-during-write logic.
+// one read port, registered, then the output register (maps to block RAM
+// with its output register): a word two cycles after its address. No read
+// while writing (the core takes no beat then): no read-during-write logic.
 module normcore_l16_i16_bank (
   input  wire        clk_i,
   input  wire        we_i,  // write enable
   input  wire [7:0]  waddr_i,
   input  wire [57:0] wdata_i,
   input  wire [7:0]  raddr_i,
-  output wire [57:0] rdata_o  // word at raddr_i of the previous cycle (held while writing)
+  output wire [57:0] rdata_o  // word at raddr_i two cycles before (output register)
 );
   reg [57:0] mem_q [0:128];
   reg [57:0] rdata_q;
@@ -29,7 +30,11 @@ module normcore_l16_i16_bank (
       rdata_q <= mem_q[raddr_i];
     end
   end
-  assign rdata_o = rdata_q;
+  reg [57:0] rdo_q;  // output register
+  always @(posedge clk_i) begin
+    rdo_q <= rdata_q;
+  end
+  assign rdata_o = rdo_q;
 endmodule
 
 `default_nettype wire

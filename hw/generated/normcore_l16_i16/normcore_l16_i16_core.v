@@ -13,7 +13,7 @@
 // Job: hold cfg_* and pulse start_i while ready_o; load parameters on prm_*; then
 // stream N*C*HW elements on s_axis (lane 0 in the low bits, tlast on the final beat,
 // tkeep one bit per element/lane, only the final beat may be partial).
-// Latency 6 cycles; one beat per cycle under any back-pressure.
+// Latency 7 cycles; one beat per cycle under any back-pressure.
 module normcore_l16_i16_core (
   input  wire         clk_i,
   input  wire         rst_ni,  // synchronous, active low
@@ -375,18 +375,19 @@ module normcore_l16_i16_core (
   wire out_fire;
   assign in_fire = s_axis_tvalid & tready_q;
   assign out_fire = m_axis_tvalid & m_axis_tready;
-  reg [7:0] occ_q;  // thermometer: bit k = more than k beats held
+  reg [8:0] occ_q;  // thermometer: bit k = more than k beats held
   wire occ_up;  // one beat more held
   wire occ_dn;  // one beat fewer held
   assign occ_up = in_fire & ~out_fire;
   assign occ_dn = out_fire & ~in_fire;
-  wire room;  // held + in_fire < 8
-  assign room = ~occ_q[6] | (~in_fire & ~occ_q[7]);
-  reg [7:0] occ_d;
+  wire room;  // held + in_fire < 9
+  assign room = ~occ_q[7] | (~in_fire & ~occ_q[8]);
+  reg [8:0] occ_d;
   reg tready_d;
   reg ready_d;
   always @* begin
-    occ_d = {occ_up ? occ_q[6] : occ_dn ? 1'b0 : occ_q[7],
+    occ_d = {occ_up ? occ_q[7] : occ_dn ? 1'b0 : occ_q[8],
+        occ_up ? occ_q[6] : occ_dn ? occ_q[8] : occ_q[7],
         occ_up ? occ_q[5] : occ_dn ? occ_q[7] : occ_q[6],
         occ_up ? occ_q[4] : occ_dn ? occ_q[6] : occ_q[5],
         occ_up ? occ_q[3] : occ_dn ? occ_q[5] : occ_q[4],
@@ -400,7 +401,7 @@ module normcore_l16_i16_core (
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      occ_q <= 8'd0;
+      occ_q <= 9'd0;
       tready_q <= 1'b0;
       ready_q <= 1'b0;
     end else begin
@@ -411,10 +412,12 @@ module normcore_l16_i16_core (
   end
   assign s_axis_tready = tready_q;
 
-  // Stage 1: input beat registered alongside the table read
-  reg [255:0] x1_q;
+  // Stages 1..2: input beat registered alongside the table read
+  reg [255:0] x_1_q;
+  reg [255:0] x_2_q;
   always @(posedge clk_i) begin
-    x1_q <= s_axis_tdata;
+    x_1_q <= s_axis_tdata;
+    x_2_q <= x_1_q;
   end
   reg v_1_q;
   reg [15:0] keep_1_q;
@@ -431,6 +434,9 @@ module normcore_l16_i16_core (
   reg v_5_q;
   reg [15:0] keep_5_q;
   reg last_5_q;
+  reg v_6_q;
+  reg [15:0] keep_6_q;
+  reg last_6_q;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       v_1_q <= 1'b0;
@@ -438,12 +444,14 @@ module normcore_l16_i16_core (
       v_3_q <= 1'b0;
       v_4_q <= 1'b0;
       v_5_q <= 1'b0;
+      v_6_q <= 1'b0;
     end else begin
       v_1_q <= in_fire;
       v_2_q <= v_1_q;
       v_3_q <= v_2_q;
       v_4_q <= v_3_q;
       v_5_q <= v_4_q;
+      v_6_q <= v_5_q;
     end
     keep_1_q <= s_axis_tkeep;
     last_1_q <= s_axis_tlast;
@@ -455,13 +463,15 @@ module normcore_l16_i16_core (
     last_4_q <= last_3_q;
     keep_5_q <= keep_4_q;
     last_5_q <= last_4_q;
+    keep_6_q <= keep_5_q;
+    last_6_q <= last_5_q;
   end
 
   // Lanes
   wire [7:0] y_0;
   normcore_l16_i16_lane u_lane_0 (
     .clk_i(clk_i),
-    .x_i(x1_q[15:0]),
+    .x_i(x_2_q[15:0]),
     .s_i(lane_s[17:0]),
     .b_i(lane_b[39:0]),
     .shift_i(shift_q),
@@ -479,7 +489,7 @@ module normcore_l16_i16_core (
   wire [7:0] y_1;
   normcore_l16_i16_lane u_lane_1 (
     .clk_i(clk_i),
-    .x_i(x1_q[31:16]),
+    .x_i(x_2_q[31:16]),
     .s_i(lane_s[35:18]),
     .b_i(lane_b[79:40]),
     .shift_i(shift_q),
@@ -497,7 +507,7 @@ module normcore_l16_i16_core (
   wire [7:0] y_2;
   normcore_l16_i16_lane u_lane_2 (
     .clk_i(clk_i),
-    .x_i(x1_q[47:32]),
+    .x_i(x_2_q[47:32]),
     .s_i(lane_s[53:36]),
     .b_i(lane_b[119:80]),
     .shift_i(shift_q),
@@ -515,7 +525,7 @@ module normcore_l16_i16_core (
   wire [7:0] y_3;
   normcore_l16_i16_lane u_lane_3 (
     .clk_i(clk_i),
-    .x_i(x1_q[63:48]),
+    .x_i(x_2_q[63:48]),
     .s_i(lane_s[71:54]),
     .b_i(lane_b[159:120]),
     .shift_i(shift_q),
@@ -533,7 +543,7 @@ module normcore_l16_i16_core (
   wire [7:0] y_4;
   normcore_l16_i16_lane u_lane_4 (
     .clk_i(clk_i),
-    .x_i(x1_q[79:64]),
+    .x_i(x_2_q[79:64]),
     .s_i(lane_s[89:72]),
     .b_i(lane_b[199:160]),
     .shift_i(shift_q),
@@ -551,7 +561,7 @@ module normcore_l16_i16_core (
   wire [7:0] y_5;
   normcore_l16_i16_lane u_lane_5 (
     .clk_i(clk_i),
-    .x_i(x1_q[95:80]),
+    .x_i(x_2_q[95:80]),
     .s_i(lane_s[107:90]),
     .b_i(lane_b[239:200]),
     .shift_i(shift_q),
@@ -569,7 +579,7 @@ module normcore_l16_i16_core (
   wire [7:0] y_6;
   normcore_l16_i16_lane u_lane_6 (
     .clk_i(clk_i),
-    .x_i(x1_q[111:96]),
+    .x_i(x_2_q[111:96]),
     .s_i(lane_s[125:108]),
     .b_i(lane_b[279:240]),
     .shift_i(shift_q),
@@ -587,7 +597,7 @@ module normcore_l16_i16_core (
   wire [7:0] y_7;
   normcore_l16_i16_lane u_lane_7 (
     .clk_i(clk_i),
-    .x_i(x1_q[127:112]),
+    .x_i(x_2_q[127:112]),
     .s_i(lane_s[143:126]),
     .b_i(lane_b[319:280]),
     .shift_i(shift_q),
@@ -605,7 +615,7 @@ module normcore_l16_i16_core (
   wire [7:0] y_8;
   normcore_l16_i16_lane u_lane_8 (
     .clk_i(clk_i),
-    .x_i(x1_q[143:128]),
+    .x_i(x_2_q[143:128]),
     .s_i(lane_s[161:144]),
     .b_i(lane_b[359:320]),
     .shift_i(shift_q),
@@ -623,7 +633,7 @@ module normcore_l16_i16_core (
   wire [7:0] y_9;
   normcore_l16_i16_lane u_lane_9 (
     .clk_i(clk_i),
-    .x_i(x1_q[159:144]),
+    .x_i(x_2_q[159:144]),
     .s_i(lane_s[179:162]),
     .b_i(lane_b[399:360]),
     .shift_i(shift_q),
@@ -641,7 +651,7 @@ module normcore_l16_i16_core (
   wire [7:0] y_10;
   normcore_l16_i16_lane u_lane_10 (
     .clk_i(clk_i),
-    .x_i(x1_q[175:160]),
+    .x_i(x_2_q[175:160]),
     .s_i(lane_s[197:180]),
     .b_i(lane_b[439:400]),
     .shift_i(shift_q),
@@ -659,7 +669,7 @@ module normcore_l16_i16_core (
   wire [7:0] y_11;
   normcore_l16_i16_lane u_lane_11 (
     .clk_i(clk_i),
-    .x_i(x1_q[191:176]),
+    .x_i(x_2_q[191:176]),
     .s_i(lane_s[215:198]),
     .b_i(lane_b[479:440]),
     .shift_i(shift_q),
@@ -677,7 +687,7 @@ module normcore_l16_i16_core (
   wire [7:0] y_12;
   normcore_l16_i16_lane u_lane_12 (
     .clk_i(clk_i),
-    .x_i(x1_q[207:192]),
+    .x_i(x_2_q[207:192]),
     .s_i(lane_s[233:216]),
     .b_i(lane_b[519:480]),
     .shift_i(shift_q),
@@ -695,7 +705,7 @@ module normcore_l16_i16_core (
   wire [7:0] y_13;
   normcore_l16_i16_lane u_lane_13 (
     .clk_i(clk_i),
-    .x_i(x1_q[223:208]),
+    .x_i(x_2_q[223:208]),
     .s_i(lane_s[251:234]),
     .b_i(lane_b[559:520]),
     .shift_i(shift_q),
@@ -713,7 +723,7 @@ module normcore_l16_i16_core (
   wire [7:0] y_14;
   normcore_l16_i16_lane u_lane_14 (
     .clk_i(clk_i),
-    .x_i(x1_q[239:224]),
+    .x_i(x_2_q[239:224]),
     .s_i(lane_s[269:252]),
     .b_i(lane_b[599:560]),
     .shift_i(shift_q),
@@ -731,7 +741,7 @@ module normcore_l16_i16_core (
   wire [7:0] y_15;
   normcore_l16_i16_lane u_lane_15 (
     .clk_i(clk_i),
-    .x_i(x1_q[255:240]),
+    .x_i(x_2_q[255:240]),
     .s_i(lane_s[287:270]),
     .b_i(lane_b[639:600]),
     .shift_i(shift_q),
@@ -749,17 +759,17 @@ module normcore_l16_i16_core (
 
   // Output buffer (lanes with tkeep = 0 output 0)
   wire [144:0] fifo_wdata;
-  assign fifo_wdata = {last_5_q, keep_5_q, y_15 & {8{keep_5_q[15]}}, y_14 & {8{keep_5_q[14]}},
-      y_13 & {8{keep_5_q[13]}}, y_12 & {8{keep_5_q[12]}}, y_11 & {8{keep_5_q[11]}},
-      y_10 & {8{keep_5_q[10]}}, y_9 & {8{keep_5_q[9]}}, y_8 & {8{keep_5_q[8]}},
-      y_7 & {8{keep_5_q[7]}}, y_6 & {8{keep_5_q[6]}}, y_5 & {8{keep_5_q[5]}},
-      y_4 & {8{keep_5_q[4]}}, y_3 & {8{keep_5_q[3]}}, y_2 & {8{keep_5_q[2]}},
-      y_1 & {8{keep_5_q[1]}}, y_0 & {8{keep_5_q[0]}}};
+  assign fifo_wdata = {last_6_q, keep_6_q, y_15 & {8{keep_6_q[15]}}, y_14 & {8{keep_6_q[14]}},
+      y_13 & {8{keep_6_q[13]}}, y_12 & {8{keep_6_q[12]}}, y_11 & {8{keep_6_q[11]}},
+      y_10 & {8{keep_6_q[10]}}, y_9 & {8{keep_6_q[9]}}, y_8 & {8{keep_6_q[8]}},
+      y_7 & {8{keep_6_q[7]}}, y_6 & {8{keep_6_q[6]}}, y_5 & {8{keep_6_q[5]}},
+      y_4 & {8{keep_6_q[4]}}, y_3 & {8{keep_6_q[3]}}, y_2 & {8{keep_6_q[2]}},
+      y_1 & {8{keep_6_q[1]}}, y_0 & {8{keep_6_q[0]}}};
   wire [144:0] fifo_rdata;
   normcore_l16_i16_fifo u_fifo (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .wr_i(v_5_q),
+    .wr_i(v_6_q),
     .wdata_i(fifo_wdata),
     .rd_i(out_fire),
     .rdata_o(fifo_rdata),

@@ -8,7 +8,7 @@
 // -----------------------------------------------------------------------------------------
 `default_nettype none
 
-// Output buffer of 8 beats. The core admits a beat only when it has room here for
+// Output buffer of 9 beats. The core admits a beat only when it has room here for
 // every beat in flight, so writes never find it full. valid_o is a register; the pointers
 // step to precomputed next values, so rd_i reaches the read address through one select.
 module normcore_l16_i16_fifo (
@@ -20,17 +20,17 @@ module normcore_l16_i16_fifo (
   output wire [144:0] rdata_o,
   output wire         valid_o  // a register
 );
-  reg [144:0] mem_q [0:7];
-  reg [2:0] wptr_q;
-  reg [2:0] wnx_q;  // wptr_q + 1 mod depth
-  reg [2:0] rptr_q;
-  reg [2:0] rnx_q;  // rptr_q + 1 mod depth
+  reg [144:0] mem_q [0:8];
+  reg [3:0] wptr_q;
+  reg [3:0] wnx_q;  // wptr_q + 1 mod depth
+  reg [3:0] rptr_q;
+  reg [3:0] rnx_q;  // rptr_q + 1 mod depth
   reg [3:0] cnt_q;
   reg valid_q;  // cnt_q != 0
-  reg [2:0] wptr_d;
-  reg [2:0] wnx_d;
-  reg [2:0] rptr_d;
-  reg [2:0] rnx_d;
+  reg [3:0] wptr_d;
+  reg [3:0] wnx_d;
+  reg [3:0] rptr_d;
+  reg [3:0] rnx_d;
   reg [3:0] cnt_d;
   reg valid_d;
   always @* begin
@@ -40,21 +40,21 @@ module normcore_l16_i16_fifo (
     rnx_d = rnx_q;
     if (wr_i) begin
       wptr_d = wnx_q;
-      wnx_d = (wnx_q == 3'd7) ? 3'd0 : wnx_q + 3'd1;
+      wnx_d = (wnx_q == 4'd8) ? 4'd0 : wnx_q + 4'd1;
     end
     if (rd_i) begin
       rptr_d = rnx_q;
-      rnx_d = (rnx_q == 3'd7) ? 3'd0 : rnx_q + 3'd1;
+      rnx_d = (rnx_q == 4'd8) ? 4'd0 : rnx_q + 4'd1;
     end
     cnt_d = cnt_q + {3'd0, wr_i} - {3'd0, rd_i};
     valid_d = wr_i | (cnt_q >= 4'd2) | ((cnt_q == 4'd1) & ~rd_i);
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      wptr_q <= 3'd0;
-      wnx_q <= 3'd1;
-      rptr_q <= 3'd0;
-      rnx_q <= 3'd1;
+      wptr_q <= 4'd0;
+      wnx_q <= 4'd1;
+      rptr_q <= 4'd0;
+      rnx_q <= 4'd1;
       cnt_q <= 4'd0;
       valid_q <= 1'b0;
     end else begin

@@ -12,6 +12,7 @@
 // Virtual table T[u] = param[u mod C] for u < C + L - 1 (the first channels kept again
 // after C for the wrap-around); bank j = u mod 16 holds T[u] at u / 16.
 // The channels of one beat are a window u = c0 .. c0+L-1, which hits every bank once.
+// Stages: bank read, the bank's output register, then the crossbar (registered selects).
 module normcore_l16_i16_ptable (
   input  wire         clk_i,
   input  wire         rst_ni,
@@ -28,7 +29,7 @@ module normcore_l16_i16_ptable (
   output wire         busy_o,  // a table write this cycle
   // no table write after this cycle: the table is complete from the next one
   output wire         done_o,
-  output wire [287:0] scale_o,  // per lane, one cycle after c0_i
+  output wire [287:0] scale_o,  // per lane, two cycles after c0_i
   output wire [639:0] shift_o
 );
 
@@ -60,9 +61,13 @@ module normcore_l16_i16_ptable (
   end
   wire ld_open_d;
   assign ld_open_d = run_i & (load_i | (ld_open_q & ~(ld_accept & ld_lastw_q)));
+  reg [15:0] ld_wen_q;  // bank j's write enable (bit j)
+  wire [3:0] ld_nlo;  // next written index mod 16
+  assign ld_nlo = ld_accept ? ld_cnt_q[3:0] : ld_u_q[3:0] + chans_i[3:0];
   reg ld_ready_d;
   reg ld_we_d;
   reg ld_fin_d;
+  reg [15:0] ld_wen_d;
   reg [11:0] ld_u_d;
   reg [57:0] ld_data_d;
   reg [11:0] ld_cnt_d;
@@ -77,6 +82,15 @@ module normcore_l16_i16_ptable (
     ld_ready_d = ld_open_d & ~ld_cpy_d;
     ld_we_d = ld_accept | ld_issue;
     ld_fin_d = run_i & ~ld_open_d & ~ld_cpy_d;
+    ld_wen_d = {(ld_nlo == 4'd15) & (ld_accept | ld_issue),
+        (ld_nlo == 4'd14) & (ld_accept | ld_issue), (ld_nlo == 4'd13) & (ld_accept | ld_issue),
+        (ld_nlo == 4'd12) & (ld_accept | ld_issue), (ld_nlo == 4'd11) & (ld_accept | ld_issue),
+        (ld_nlo == 4'd10) & (ld_accept | ld_issue), (ld_nlo == 4'd9) & (ld_accept | ld_issue),
+        (ld_nlo == 4'd8) & (ld_accept | ld_issue), (ld_nlo == 4'd7) & (ld_accept | ld_issue),
+        (ld_nlo == 4'd6) & (ld_accept | ld_issue), (ld_nlo == 4'd5) & (ld_accept | ld_issue),
+        (ld_nlo == 4'd4) & (ld_accept | ld_issue), (ld_nlo == 4'd3) & (ld_accept | ld_issue),
+        (ld_nlo == 4'd2) & (ld_accept | ld_issue), (ld_nlo == 4'd1) & (ld_accept | ld_issue),
+        (ld_nlo == 4'd0) & (ld_accept | ld_issue)};
     if (!load_i) begin
       if (ld_accept) begin
         ld_u_d = ld_cnt_q;
@@ -99,11 +113,13 @@ module normcore_l16_i16_ptable (
       ld_ready_q <= 1'b0;
       ld_we_q <= 1'b0;
       ld_fin_q <= 1'b0;
+      ld_wen_q <= 16'd0;
     end else begin
       ld_open_q <= ld_open_d;
       ld_ready_q <= ld_ready_d;
       ld_we_q <= ld_we_d;
       ld_fin_q <= ld_fin_d;
+      ld_wen_q <= ld_wen_d;
     end
     ld_u_q <= ld_u_d;
     ld_data_q <= ld_data_d;
@@ -137,83 +153,83 @@ module normcore_l16_i16_ptable (
   wire [7:0] raddr_15;
   assign raddr_15 = c0_hi;
   wire we_15;
-  assign we_15 = ld_we_q & (ld_u_q[3:0] == 4'd15);
-  wire [57:0] rdata_15;
+  assign we_15 = ld_wen_q[15];
+  wire [57:0] rdata_15;  // two cycles after raddr
   wire [7:0] raddr_14;
   assign raddr_14 = c0_hi + {7'd0, c0_lo > 4'd14};
   wire we_14;
-  assign we_14 = ld_we_q & (ld_u_q[3:0] == 4'd14);
-  wire [57:0] rdata_14;
+  assign we_14 = ld_wen_q[14];
+  wire [57:0] rdata_14;  // two cycles after raddr
   wire [7:0] raddr_13;
   assign raddr_13 = c0_hi + {7'd0, c0_lo > 4'd13};
   wire we_13;
-  assign we_13 = ld_we_q & (ld_u_q[3:0] == 4'd13);
-  wire [57:0] rdata_13;
+  assign we_13 = ld_wen_q[13];
+  wire [57:0] rdata_13;  // two cycles after raddr
   wire [7:0] raddr_12;
   assign raddr_12 = c0_hi + {7'd0, c0_lo > 4'd12};
   wire we_12;
-  assign we_12 = ld_we_q & (ld_u_q[3:0] == 4'd12);
-  wire [57:0] rdata_12;
+  assign we_12 = ld_wen_q[12];
+  wire [57:0] rdata_12;  // two cycles after raddr
   wire [7:0] raddr_11;
   assign raddr_11 = c0_hi + {7'd0, c0_lo > 4'd11};
   wire we_11;
-  assign we_11 = ld_we_q & (ld_u_q[3:0] == 4'd11);
-  wire [57:0] rdata_11;
+  assign we_11 = ld_wen_q[11];
+  wire [57:0] rdata_11;  // two cycles after raddr
   wire [7:0] raddr_10;
   assign raddr_10 = c0_hi + {7'd0, c0_lo > 4'd10};
   wire we_10;
-  assign we_10 = ld_we_q & (ld_u_q[3:0] == 4'd10);
-  wire [57:0] rdata_10;
+  assign we_10 = ld_wen_q[10];
+  wire [57:0] rdata_10;  // two cycles after raddr
   wire [7:0] raddr_9;
   assign raddr_9 = c0_hi + {7'd0, c0_lo > 4'd9};
   wire we_9;
-  assign we_9 = ld_we_q & (ld_u_q[3:0] == 4'd9);
-  wire [57:0] rdata_9;
+  assign we_9 = ld_wen_q[9];
+  wire [57:0] rdata_9;  // two cycles after raddr
   wire [7:0] raddr_8;
   assign raddr_8 = c0_hi + {7'd0, c0_lo > 4'd8};
   wire we_8;
-  assign we_8 = ld_we_q & (ld_u_q[3:0] == 4'd8);
-  wire [57:0] rdata_8;
+  assign we_8 = ld_wen_q[8];
+  wire [57:0] rdata_8;  // two cycles after raddr
   wire [7:0] raddr_7;
   assign raddr_7 = c0_hi + {7'd0, c0_lo > 4'd7};
   wire we_7;
-  assign we_7 = ld_we_q & (ld_u_q[3:0] == 4'd7);
-  wire [57:0] rdata_7;
+  assign we_7 = ld_wen_q[7];
+  wire [57:0] rdata_7;  // two cycles after raddr
   wire [7:0] raddr_6;
   assign raddr_6 = c0_hi + {7'd0, c0_lo > 4'd6};
   wire we_6;
-  assign we_6 = ld_we_q & (ld_u_q[3:0] == 4'd6);
-  wire [57:0] rdata_6;
+  assign we_6 = ld_wen_q[6];
+  wire [57:0] rdata_6;  // two cycles after raddr
   wire [7:0] raddr_5;
   assign raddr_5 = c0_hi + {7'd0, c0_lo > 4'd5};
   wire we_5;
-  assign we_5 = ld_we_q & (ld_u_q[3:0] == 4'd5);
-  wire [57:0] rdata_5;
+  assign we_5 = ld_wen_q[5];
+  wire [57:0] rdata_5;  // two cycles after raddr
   wire [7:0] raddr_4;
   assign raddr_4 = c0_hi + {7'd0, c0_lo > 4'd4};
   wire we_4;
-  assign we_4 = ld_we_q & (ld_u_q[3:0] == 4'd4);
-  wire [57:0] rdata_4;
+  assign we_4 = ld_wen_q[4];
+  wire [57:0] rdata_4;  // two cycles after raddr
   wire [7:0] raddr_3;
   assign raddr_3 = c0_hi + {7'd0, c0_lo > 4'd3};
   wire we_3;
-  assign we_3 = ld_we_q & (ld_u_q[3:0] == 4'd3);
-  wire [57:0] rdata_3;
+  assign we_3 = ld_wen_q[3];
+  wire [57:0] rdata_3;  // two cycles after raddr
   wire [7:0] raddr_2;
   assign raddr_2 = c0_hi + {7'd0, c0_lo > 4'd2};
   wire we_2;
-  assign we_2 = ld_we_q & (ld_u_q[3:0] == 4'd2);
-  wire [57:0] rdata_2;
+  assign we_2 = ld_wen_q[2];
+  wire [57:0] rdata_2;  // two cycles after raddr
   wire [7:0] raddr_1;
   assign raddr_1 = c0_hi + {7'd0, c0_lo > 4'd1};
   wire we_1;
-  assign we_1 = ld_we_q & (ld_u_q[3:0] == 4'd1);
-  wire [57:0] rdata_1;
+  assign we_1 = ld_wen_q[1];
+  wire [57:0] rdata_1;  // two cycles after raddr
   wire [7:0] raddr_0;
   assign raddr_0 = c0_hi + {7'd0, c0_lo > 4'd0};
   wire we_0;
-  assign we_0 = ld_we_q & (ld_u_q[3:0] == 4'd0);
-  wire [57:0] rdata_0;
+  assign we_0 = ld_wen_q[0];
+  wire [57:0] rdata_0;  // two cycles after raddr
   normcore_l16_i16_bank u_bank_0 (
     .clk_i(clk_i),
     .we_i(we_0),
@@ -346,73 +362,105 @@ module normcore_l16_i16_ptable (
   // Crossbar: lane i takes the bank holding its u (registered select)
   wire [3:0] sel_0;
   assign sel_0 = c0_lo;
-  reg [3:0] sel_q_0;
+  reg [3:0] sel_q_0;  // beside the bank read
+  reg [3:0] sel2_q_0;  // beside the bank's output register
   wire [3:0] sel_1;
   assign sel_1 = c0_lo + lane_d_i[3:0];  // u = c0 + d_i, mod 16
-  reg [3:0] sel_q_1;
+  reg [3:0] sel_q_1;  // beside the bank read
+  reg [3:0] sel2_q_1;  // beside the bank's output register
   wire [3:0] sel_2;
   assign sel_2 = c0_lo + lane_d_i[7:4];  // u = c0 + d_i, mod 16
-  reg [3:0] sel_q_2;
+  reg [3:0] sel_q_2;  // beside the bank read
+  reg [3:0] sel2_q_2;  // beside the bank's output register
   wire [3:0] sel_3;
   assign sel_3 = c0_lo + lane_d_i[11:8];  // u = c0 + d_i, mod 16
-  reg [3:0] sel_q_3;
+  reg [3:0] sel_q_3;  // beside the bank read
+  reg [3:0] sel2_q_3;  // beside the bank's output register
   wire [3:0] sel_4;
   assign sel_4 = c0_lo + lane_d_i[15:12];  // u = c0 + d_i, mod 16
-  reg [3:0] sel_q_4;
+  reg [3:0] sel_q_4;  // beside the bank read
+  reg [3:0] sel2_q_4;  // beside the bank's output register
   wire [3:0] sel_5;
   assign sel_5 = c0_lo + lane_d_i[19:16];  // u = c0 + d_i, mod 16
-  reg [3:0] sel_q_5;
+  reg [3:0] sel_q_5;  // beside the bank read
+  reg [3:0] sel2_q_5;  // beside the bank's output register
   wire [3:0] sel_6;
   assign sel_6 = c0_lo + lane_d_i[23:20];  // u = c0 + d_i, mod 16
-  reg [3:0] sel_q_6;
+  reg [3:0] sel_q_6;  // beside the bank read
+  reg [3:0] sel2_q_6;  // beside the bank's output register
   wire [3:0] sel_7;
   assign sel_7 = c0_lo + lane_d_i[27:24];  // u = c0 + d_i, mod 16
-  reg [3:0] sel_q_7;
+  reg [3:0] sel_q_7;  // beside the bank read
+  reg [3:0] sel2_q_7;  // beside the bank's output register
   wire [3:0] sel_8;
   assign sel_8 = c0_lo + lane_d_i[31:28];  // u = c0 + d_i, mod 16
-  reg [3:0] sel_q_8;
+  reg [3:0] sel_q_8;  // beside the bank read
+  reg [3:0] sel2_q_8;  // beside the bank's output register
   wire [3:0] sel_9;
   assign sel_9 = c0_lo + lane_d_i[35:32];  // u = c0 + d_i, mod 16
-  reg [3:0] sel_q_9;
+  reg [3:0] sel_q_9;  // beside the bank read
+  reg [3:0] sel2_q_9;  // beside the bank's output register
   wire [3:0] sel_10;
   assign sel_10 = c0_lo + lane_d_i[39:36];  // u = c0 + d_i, mod 16
-  reg [3:0] sel_q_10;
+  reg [3:0] sel_q_10;  // beside the bank read
+  reg [3:0] sel2_q_10;  // beside the bank's output register
   wire [3:0] sel_11;
   assign sel_11 = c0_lo + lane_d_i[43:40];  // u = c0 + d_i, mod 16
-  reg [3:0] sel_q_11;
+  reg [3:0] sel_q_11;  // beside the bank read
+  reg [3:0] sel2_q_11;  // beside the bank's output register
   wire [3:0] sel_12;
   assign sel_12 = c0_lo + lane_d_i[47:44];  // u = c0 + d_i, mod 16
-  reg [3:0] sel_q_12;
+  reg [3:0] sel_q_12;  // beside the bank read
+  reg [3:0] sel2_q_12;  // beside the bank's output register
   wire [3:0] sel_13;
   assign sel_13 = c0_lo + lane_d_i[51:48];  // u = c0 + d_i, mod 16
-  reg [3:0] sel_q_13;
+  reg [3:0] sel_q_13;  // beside the bank read
+  reg [3:0] sel2_q_13;  // beside the bank's output register
   wire [3:0] sel_14;
   assign sel_14 = c0_lo + lane_d_i[55:52];  // u = c0 + d_i, mod 16
-  reg [3:0] sel_q_14;
+  reg [3:0] sel_q_14;  // beside the bank read
+  reg [3:0] sel2_q_14;  // beside the bank's output register
   wire [3:0] sel_15;
   assign sel_15 = c0_lo + lane_d_i[59:56];  // u = c0 + d_i, mod 16
-  reg [3:0] sel_q_15;
+  reg [3:0] sel_q_15;  // beside the bank read
+  reg [3:0] sel2_q_15;  // beside the bank's output register
   always @(posedge clk_i) begin
     sel_q_0 <= sel_0;
+    sel2_q_0 <= sel_q_0;
     sel_q_1 <= sel_1;
+    sel2_q_1 <= sel_q_1;
     sel_q_2 <= sel_2;
+    sel2_q_2 <= sel_q_2;
     sel_q_3 <= sel_3;
+    sel2_q_3 <= sel_q_3;
     sel_q_4 <= sel_4;
+    sel2_q_4 <= sel_q_4;
     sel_q_5 <= sel_5;
+    sel2_q_5 <= sel_q_5;
     sel_q_6 <= sel_6;
+    sel2_q_6 <= sel_q_6;
     sel_q_7 <= sel_7;
+    sel2_q_7 <= sel_q_7;
     sel_q_8 <= sel_8;
+    sel2_q_8 <= sel_q_8;
     sel_q_9 <= sel_9;
+    sel2_q_9 <= sel_q_9;
     sel_q_10 <= sel_10;
+    sel2_q_10 <= sel_q_10;
     sel_q_11 <= sel_11;
+    sel2_q_11 <= sel_q_11;
     sel_q_12 <= sel_12;
+    sel2_q_12 <= sel_q_12;
     sel_q_13 <= sel_13;
+    sel2_q_13 <= sel_q_13;
     sel_q_14 <= sel_14;
+    sel2_q_14 <= sel_q_14;
     sel_q_15 <= sel_15;
+    sel2_q_15 <= sel_q_15;
   end
   reg [57:0] word_0;
   always @* begin
-    case (sel_q_0)
+    case (sel2_q_0)
       4'd0: word_0 = rdata_0;
       4'd1: word_0 = rdata_1;
       4'd2: word_0 = rdata_2;
@@ -433,7 +481,7 @@ module normcore_l16_i16_ptable (
   end
   reg [57:0] word_1;
   always @* begin
-    case (sel_q_1)
+    case (sel2_q_1)
       4'd0: word_1 = rdata_0;
       4'd1: word_1 = rdata_1;
       4'd2: word_1 = rdata_2;
@@ -454,7 +502,7 @@ module normcore_l16_i16_ptable (
   end
   reg [57:0] word_2;
   always @* begin
-    case (sel_q_2)
+    case (sel2_q_2)
       4'd0: word_2 = rdata_0;
       4'd1: word_2 = rdata_1;
       4'd2: word_2 = rdata_2;
@@ -475,7 +523,7 @@ module normcore_l16_i16_ptable (
   end
   reg [57:0] word_3;
   always @* begin
-    case (sel_q_3)
+    case (sel2_q_3)
       4'd0: word_3 = rdata_0;
       4'd1: word_3 = rdata_1;
       4'd2: word_3 = rdata_2;
@@ -496,7 +544,7 @@ module normcore_l16_i16_ptable (
   end
   reg [57:0] word_4;
   always @* begin
-    case (sel_q_4)
+    case (sel2_q_4)
       4'd0: word_4 = rdata_0;
       4'd1: word_4 = rdata_1;
       4'd2: word_4 = rdata_2;
@@ -517,7 +565,7 @@ module normcore_l16_i16_ptable (
   end
   reg [57:0] word_5;
   always @* begin
-    case (sel_q_5)
+    case (sel2_q_5)
       4'd0: word_5 = rdata_0;
       4'd1: word_5 = rdata_1;
       4'd2: word_5 = rdata_2;
@@ -538,7 +586,7 @@ module normcore_l16_i16_ptable (
   end
   reg [57:0] word_6;
   always @* begin
-    case (sel_q_6)
+    case (sel2_q_6)
       4'd0: word_6 = rdata_0;
       4'd1: word_6 = rdata_1;
       4'd2: word_6 = rdata_2;
@@ -559,7 +607,7 @@ module normcore_l16_i16_ptable (
   end
   reg [57:0] word_7;
   always @* begin
-    case (sel_q_7)
+    case (sel2_q_7)
       4'd0: word_7 = rdata_0;
       4'd1: word_7 = rdata_1;
       4'd2: word_7 = rdata_2;
@@ -580,7 +628,7 @@ module normcore_l16_i16_ptable (
   end
   reg [57:0] word_8;
   always @* begin
-    case (sel_q_8)
+    case (sel2_q_8)
       4'd0: word_8 = rdata_0;
       4'd1: word_8 = rdata_1;
       4'd2: word_8 = rdata_2;
@@ -601,7 +649,7 @@ module normcore_l16_i16_ptable (
   end
   reg [57:0] word_9;
   always @* begin
-    case (sel_q_9)
+    case (sel2_q_9)
       4'd0: word_9 = rdata_0;
       4'd1: word_9 = rdata_1;
       4'd2: word_9 = rdata_2;
@@ -622,7 +670,7 @@ module normcore_l16_i16_ptable (
   end
   reg [57:0] word_10;
   always @* begin
-    case (sel_q_10)
+    case (sel2_q_10)
       4'd0: word_10 = rdata_0;
       4'd1: word_10 = rdata_1;
       4'd2: word_10 = rdata_2;
@@ -643,7 +691,7 @@ module normcore_l16_i16_ptable (
   end
   reg [57:0] word_11;
   always @* begin
-    case (sel_q_11)
+    case (sel2_q_11)
       4'd0: word_11 = rdata_0;
       4'd1: word_11 = rdata_1;
       4'd2: word_11 = rdata_2;
@@ -664,7 +712,7 @@ module normcore_l16_i16_ptable (
   end
   reg [57:0] word_12;
   always @* begin
-    case (sel_q_12)
+    case (sel2_q_12)
       4'd0: word_12 = rdata_0;
       4'd1: word_12 = rdata_1;
       4'd2: word_12 = rdata_2;
@@ -685,7 +733,7 @@ module normcore_l16_i16_ptable (
   end
   reg [57:0] word_13;
   always @* begin
-    case (sel_q_13)
+    case (sel2_q_13)
       4'd0: word_13 = rdata_0;
       4'd1: word_13 = rdata_1;
       4'd2: word_13 = rdata_2;
@@ -706,7 +754,7 @@ module normcore_l16_i16_ptable (
   end
   reg [57:0] word_14;
   always @* begin
-    case (sel_q_14)
+    case (sel2_q_14)
       4'd0: word_14 = rdata_0;
       4'd1: word_14 = rdata_1;
       4'd2: word_14 = rdata_2;
@@ -727,7 +775,7 @@ module normcore_l16_i16_ptable (
   end
   reg [57:0] word_15;
   always @* begin
-    case (sel_q_15)
+    case (sel2_q_15)
       4'd0: word_15 = rdata_0;
       4'd1: word_15 = rdata_1;
       4'd2: word_15 = rdata_2;

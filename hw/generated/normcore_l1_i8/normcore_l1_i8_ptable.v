@@ -12,6 +12,7 @@
 // Virtual table T[u] = param[u mod C] for u < C + L - 1 (the first channels kept again
 // after C for the wrap-around); bank j = u mod 1 holds T[u] at u / 1.
 // The channels of one beat are a window u = c0 .. c0+L-1, which hits every bank once.
+// Stages: bank read, the bank's output register, then the crossbar (registered selects).
 module normcore_l1_i8_ptable (
   input  wire        clk_i,
   input  wire        rst_ni,
@@ -27,7 +28,7 @@ module normcore_l1_i8_ptable (
   output wire        busy_o,  // a table write this cycle
   // no table write after this cycle: the table is complete from the next one
   output wire        done_o,
-  output wire [15:0] scale_o,  // per lane, one cycle after c0_i
+  output wire [15:0] scale_o,  // per lane, two cycles after c0_i
   output wire [31:0] shift_o
 );
 
@@ -115,7 +116,7 @@ module normcore_l1_i8_ptable (
   assign raddr_0 = c0_hi;
   wire we_0;
   assign we_0 = ld_we_q;
-  wire [47:0] rdata_0;
+  wire [47:0] rdata_0;  // two cycles after raddr
   normcore_l1_i8_bank u_bank_0 (
     .clk_i(clk_i),
     .we_i(we_0),
@@ -124,8 +125,6 @@ module normcore_l1_i8_ptable (
     .raddr_i(raddr_0),
     .rdata_o(rdata_0)
   );
-
-  // Crossbar: lane i takes the bank holding its u (registered select)
   wire [47:0] word_0;
   assign word_0 = rdata_0;
   assign scale_o = word_0[15:0];

@@ -13,7 +13,7 @@
 // Job: hold cfg_* and pulse start_i while ready_o; load parameters on prm_*; then
 // stream N*C*HW elements on s_axis (lane 0 in the low bits, tlast on the final beat,
 // tkeep one bit per element/lane, only the final beat may be partial).
-// Latency 4 cycles; one beat per cycle under any back-pressure.
+// Latency 5 cycles; one beat per cycle under any back-pressure.
 module normcore_l8_i8_core (
   input  wire        clk_i,
   input  wire        rst_ni,  // synchronous, active low
@@ -375,18 +375,19 @@ module normcore_l8_i8_core (
   wire out_fire;
   assign in_fire = s_axis_tvalid & tready_q;
   assign out_fire = m_axis_tvalid & m_axis_tready;
-  reg [5:0] occ_q;  // thermometer: bit k = more than k beats held
+  reg [6:0] occ_q;  // thermometer: bit k = more than k beats held
   wire occ_up;  // one beat more held
   wire occ_dn;  // one beat fewer held
   assign occ_up = in_fire & ~out_fire;
   assign occ_dn = out_fire & ~in_fire;
-  wire room;  // held + in_fire < 6
-  assign room = ~occ_q[4] | (~in_fire & ~occ_q[5]);
-  reg [5:0] occ_d;
+  wire room;  // held + in_fire < 7
+  assign room = ~occ_q[5] | (~in_fire & ~occ_q[6]);
+  reg [6:0] occ_d;
   reg tready_d;
   reg ready_d;
   always @* begin
-    occ_d = {occ_up ? occ_q[4] : occ_dn ? 1'b0 : occ_q[5],
+    occ_d = {occ_up ? occ_q[5] : occ_dn ? 1'b0 : occ_q[6],
+        occ_up ? occ_q[4] : occ_dn ? occ_q[6] : occ_q[5],
         occ_up ? occ_q[3] : occ_dn ? occ_q[5] : occ_q[4],
         occ_up ? occ_q[2] : occ_dn ? occ_q[4] : occ_q[3],
         occ_up ? occ_q[1] : occ_dn ? occ_q[3] : occ_q[2],
@@ -398,7 +399,7 @@ module normcore_l8_i8_core (
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      occ_q <= 6'd0;
+      occ_q <= 7'd0;
       tready_q <= 1'b0;
       ready_q <= 1'b0;
     end else begin
@@ -409,10 +410,12 @@ module normcore_l8_i8_core (
   end
   assign s_axis_tready = tready_q;
 
-  // Stage 1: input beat registered alongside the table read
-  reg [63:0] x1_q;
+  // Stages 1..2: input beat registered alongside the table read
+  reg [63:0] x_1_q;
+  reg [63:0] x_2_q;
   always @(posedge clk_i) begin
-    x1_q <= s_axis_tdata;
+    x_1_q <= s_axis_tdata;
+    x_2_q <= x_1_q;
   end
   reg v_1_q;
   reg [7:0] keep_1_q;
@@ -423,15 +426,20 @@ module normcore_l8_i8_core (
   reg v_3_q;
   reg [7:0] keep_3_q;
   reg last_3_q;
+  reg v_4_q;
+  reg [7:0] keep_4_q;
+  reg last_4_q;
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       v_1_q <= 1'b0;
       v_2_q <= 1'b0;
       v_3_q <= 1'b0;
+      v_4_q <= 1'b0;
     end else begin
       v_1_q <= in_fire;
       v_2_q <= v_1_q;
       v_3_q <= v_2_q;
+      v_4_q <= v_3_q;
     end
     keep_1_q <= s_axis_tkeep;
     last_1_q <= s_axis_tlast;
@@ -439,13 +447,15 @@ module normcore_l8_i8_core (
     last_2_q <= last_1_q;
     keep_3_q <= keep_2_q;
     last_3_q <= last_2_q;
+    keep_4_q <= keep_3_q;
+    last_4_q <= last_3_q;
   end
 
   // Lanes
   wire [7:0] y_0;
   normcore_l8_i8_lane u_lane_0 (
     .clk_i(clk_i),
-    .x_i(x1_q[7:0]),
+    .x_i(x_2_q[7:0]),
     .s_i(lane_s[15:0]),
     .b_i(lane_b[31:0]),
     .shift_i(shift_q),
@@ -463,7 +473,7 @@ module normcore_l8_i8_core (
   wire [7:0] y_1;
   normcore_l8_i8_lane u_lane_1 (
     .clk_i(clk_i),
-    .x_i(x1_q[15:8]),
+    .x_i(x_2_q[15:8]),
     .s_i(lane_s[31:16]),
     .b_i(lane_b[63:32]),
     .shift_i(shift_q),
@@ -481,7 +491,7 @@ module normcore_l8_i8_core (
   wire [7:0] y_2;
   normcore_l8_i8_lane u_lane_2 (
     .clk_i(clk_i),
-    .x_i(x1_q[23:16]),
+    .x_i(x_2_q[23:16]),
     .s_i(lane_s[47:32]),
     .b_i(lane_b[95:64]),
     .shift_i(shift_q),
@@ -499,7 +509,7 @@ module normcore_l8_i8_core (
   wire [7:0] y_3;
   normcore_l8_i8_lane u_lane_3 (
     .clk_i(clk_i),
-    .x_i(x1_q[31:24]),
+    .x_i(x_2_q[31:24]),
     .s_i(lane_s[63:48]),
     .b_i(lane_b[127:96]),
     .shift_i(shift_q),
@@ -517,7 +527,7 @@ module normcore_l8_i8_core (
   wire [7:0] y_4;
   normcore_l8_i8_lane u_lane_4 (
     .clk_i(clk_i),
-    .x_i(x1_q[39:32]),
+    .x_i(x_2_q[39:32]),
     .s_i(lane_s[79:64]),
     .b_i(lane_b[159:128]),
     .shift_i(shift_q),
@@ -535,7 +545,7 @@ module normcore_l8_i8_core (
   wire [7:0] y_5;
   normcore_l8_i8_lane u_lane_5 (
     .clk_i(clk_i),
-    .x_i(x1_q[47:40]),
+    .x_i(x_2_q[47:40]),
     .s_i(lane_s[95:80]),
     .b_i(lane_b[191:160]),
     .shift_i(shift_q),
@@ -553,7 +563,7 @@ module normcore_l8_i8_core (
   wire [7:0] y_6;
   normcore_l8_i8_lane u_lane_6 (
     .clk_i(clk_i),
-    .x_i(x1_q[55:48]),
+    .x_i(x_2_q[55:48]),
     .s_i(lane_s[111:96]),
     .b_i(lane_b[223:192]),
     .shift_i(shift_q),
@@ -571,7 +581,7 @@ module normcore_l8_i8_core (
   wire [7:0] y_7;
   normcore_l8_i8_lane u_lane_7 (
     .clk_i(clk_i),
-    .x_i(x1_q[63:56]),
+    .x_i(x_2_q[63:56]),
     .s_i(lane_s[127:112]),
     .b_i(lane_b[255:224]),
     .shift_i(shift_q),
@@ -589,14 +599,14 @@ module normcore_l8_i8_core (
 
   // Output buffer (lanes with tkeep = 0 output 0)
   wire [72:0] fifo_wdata;
-  assign fifo_wdata = {last_3_q, keep_3_q, y_7 & {8{keep_3_q[7]}}, y_6 & {8{keep_3_q[6]}},
-      y_5 & {8{keep_3_q[5]}}, y_4 & {8{keep_3_q[4]}}, y_3 & {8{keep_3_q[3]}},
-      y_2 & {8{keep_3_q[2]}}, y_1 & {8{keep_3_q[1]}}, y_0 & {8{keep_3_q[0]}}};
+  assign fifo_wdata = {last_4_q, keep_4_q, y_7 & {8{keep_4_q[7]}}, y_6 & {8{keep_4_q[6]}},
+      y_5 & {8{keep_4_q[5]}}, y_4 & {8{keep_4_q[4]}}, y_3 & {8{keep_4_q[3]}},
+      y_2 & {8{keep_4_q[2]}}, y_1 & {8{keep_4_q[1]}}, y_0 & {8{keep_4_q[0]}}};
   wire [72:0] fifo_rdata;
   normcore_l8_i8_fifo u_fifo (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .wr_i(v_3_q),
+    .wr_i(v_4_q),
     .wdata_i(fifo_wdata),
     .rd_i(out_fire),
     .rdata_o(fifo_rdata),

@@ -8,7 +8,7 @@
 // -----------------------------------------------------------------------------------------
 `default_nettype none
 
-// Output buffer of 6 beats. The core admits a beat only when it has room here for
+// Output buffer of 7 beats. The core admits a beat only when it has room here for
 // every beat in flight, so writes never find it full. valid_o is a register; the pointers
 // step to precomputed next values, so rd_i reaches the read address through one select.
 module normcore_l8_i8_fifo (
@@ -20,7 +20,7 @@ module normcore_l8_i8_fifo (
   output wire [72:0] rdata_o,
   output wire        valid_o  // a register
 );
-  reg [72:0] mem_q [0:5];
+  reg [72:0] mem_q [0:6];
   reg [2:0] wptr_q;
   reg [2:0] wnx_q;  // wptr_q + 1 mod depth
   reg [2:0] rptr_q;
@@ -40,11 +40,11 @@ module normcore_l8_i8_fifo (
     rnx_d = rnx_q;
     if (wr_i) begin
       wptr_d = wnx_q;
-      wnx_d = (wnx_q == 3'd5) ? 3'd0 : wnx_q + 3'd1;
+      wnx_d = (wnx_q == 3'd6) ? 3'd0 : wnx_q + 3'd1;
     end
     if (rd_i) begin
       rptr_d = rnx_q;
-      rnx_d = (rnx_q == 3'd5) ? 3'd0 : rnx_q + 3'd1;
+      rnx_d = (rnx_q == 3'd6) ? 3'd0 : rnx_q + 3'd1;
     end
     cnt_d = cnt_q + {2'd0, wr_i} - {2'd0, rd_i};
     valid_d = wr_i | (cnt_q >= 3'd2) | ((cnt_q == 3'd1) & ~rd_i);

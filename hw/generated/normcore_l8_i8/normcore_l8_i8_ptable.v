@@ -12,6 +12,7 @@
 // Virtual table T[u] = param[u mod C] for u < C + L - 1 (the first channels kept again
 // after C for the wrap-around); bank j = u mod 8 holds T[u] at u / 8.
 // The channels of one beat are a window u = c0 .. c0+L-1, which hits every bank once.
+// Stages: bank read, the bank's output register, then the crossbar (registered selects).
 module normcore_l8_i8_ptable (
   input  wire         clk_i,
   input  wire         rst_ni,
@@ -28,7 +29,7 @@ module normcore_l8_i8_ptable (
   output wire         busy_o,  // a table write this cycle
   // no table write after this cycle: the table is complete from the next one
   output wire         done_o,
-  output wire [127:0] scale_o,  // per lane, one cycle after c0_i
+  output wire [127:0] scale_o,  // per lane, two cycles after c0_i
   output wire [255:0] shift_o
 );
 
@@ -60,9 +61,13 @@ module normcore_l8_i8_ptable (
   end
   wire ld_open_d;
   assign ld_open_d = run_i & (load_i | (ld_open_q & ~(ld_accept & ld_lastw_q)));
+  reg [7:0] ld_wen_q;  // bank j's write enable (bit j)
+  wire [2:0] ld_nlo;  // next written index mod 8
+  assign ld_nlo = ld_accept ? ld_cnt_q[2:0] : ld_u_q[2:0] + chans_i[2:0];
   reg ld_ready_d;
   reg ld_we_d;
   reg ld_fin_d;
+  reg [7:0] ld_wen_d;
   reg [10:0] ld_u_d;
   reg [47:0] ld_data_d;
   reg [10:0] ld_cnt_d;
@@ -77,6 +82,11 @@ module normcore_l8_i8_ptable (
     ld_ready_d = ld_open_d & ~ld_cpy_d;
     ld_we_d = ld_accept | ld_issue;
     ld_fin_d = run_i & ~ld_open_d & ~ld_cpy_d;
+    ld_wen_d = {(ld_nlo == 3'd7) & (ld_accept | ld_issue),
+        (ld_nlo == 3'd6) & (ld_accept | ld_issue), (ld_nlo == 3'd5) & (ld_accept | ld_issue),
+        (ld_nlo == 3'd4) & (ld_accept | ld_issue), (ld_nlo == 3'd3) & (ld_accept | ld_issue),
+        (ld_nlo == 3'd2) & (ld_accept | ld_issue), (ld_nlo == 3'd1) & (ld_accept | ld_issue),
+        (ld_nlo == 3'd0) & (ld_accept | ld_issue)};
     if (!load_i) begin
       if (ld_accept) begin
         ld_u_d = ld_cnt_q;
@@ -99,11 +109,13 @@ module normcore_l8_i8_ptable (
       ld_ready_q <= 1'b0;
       ld_we_q <= 1'b0;
       ld_fin_q <= 1'b0;
+      ld_wen_q <= 8'd0;
     end else begin
       ld_open_q <= ld_open_d;
       ld_ready_q <= ld_ready_d;
       ld_we_q <= ld_we_d;
       ld_fin_q <= ld_fin_d;
+      ld_wen_q <= ld_wen_d;
     end
     ld_u_q <= ld_u_d;
     ld_data_q <= ld_data_d;
@@ -137,43 +149,43 @@ module normcore_l8_i8_ptable (
   wire [7:0] raddr_7;
   assign raddr_7 = c0_hi;
   wire we_7;
-  assign we_7 = ld_we_q & (ld_u_q[2:0] == 3'd7);
-  wire [47:0] rdata_7;
+  assign we_7 = ld_wen_q[7];
+  wire [47:0] rdata_7;  // two cycles after raddr
   wire [7:0] raddr_6;
   assign raddr_6 = c0_hi + {7'd0, c0_lo > 3'd6};
   wire we_6;
-  assign we_6 = ld_we_q & (ld_u_q[2:0] == 3'd6);
-  wire [47:0] rdata_6;
+  assign we_6 = ld_wen_q[6];
+  wire [47:0] rdata_6;  // two cycles after raddr
   wire [7:0] raddr_5;
   assign raddr_5 = c0_hi + {7'd0, c0_lo > 3'd5};
   wire we_5;
-  assign we_5 = ld_we_q & (ld_u_q[2:0] == 3'd5);
-  wire [47:0] rdata_5;
+  assign we_5 = ld_wen_q[5];
+  wire [47:0] rdata_5;  // two cycles after raddr
   wire [7:0] raddr_4;
   assign raddr_4 = c0_hi + {7'd0, c0_lo > 3'd4};
   wire we_4;
-  assign we_4 = ld_we_q & (ld_u_q[2:0] == 3'd4);
-  wire [47:0] rdata_4;
+  assign we_4 = ld_wen_q[4];
+  wire [47:0] rdata_4;  // two cycles after raddr
   wire [7:0] raddr_3;
   assign raddr_3 = c0_hi + {7'd0, c0_lo > 3'd3};
   wire we_3;
-  assign we_3 = ld_we_q & (ld_u_q[2:0] == 3'd3);
-  wire [47:0] rdata_3;
+  assign we_3 = ld_wen_q[3];
+  wire [47:0] rdata_3;  // two cycles after raddr
   wire [7:0] raddr_2;
   assign raddr_2 = c0_hi + {7'd0, c0_lo > 3'd2};
   wire we_2;
-  assign we_2 = ld_we_q & (ld_u_q[2:0] == 3'd2);
-  wire [47:0] rdata_2;
+  assign we_2 = ld_wen_q[2];
+  wire [47:0] rdata_2;  // two cycles after raddr
   wire [7:0] raddr_1;
   assign raddr_1 = c0_hi + {7'd0, c0_lo > 3'd1};
   wire we_1;
-  assign we_1 = ld_we_q & (ld_u_q[2:0] == 3'd1);
-  wire [47:0] rdata_1;
+  assign we_1 = ld_wen_q[1];
+  wire [47:0] rdata_1;  // two cycles after raddr
   wire [7:0] raddr_0;
   assign raddr_0 = c0_hi + {7'd0, c0_lo > 3'd0};
   wire we_0;
-  assign we_0 = ld_we_q & (ld_u_q[2:0] == 3'd0);
-  wire [47:0] rdata_0;
+  assign we_0 = ld_wen_q[0];
+  wire [47:0] rdata_0;  // two cycles after raddr
   normcore_l8_i8_bank u_bank_0 (
     .clk_i(clk_i),
     .we_i(we_0),
@@ -242,41 +254,57 @@ module normcore_l8_i8_ptable (
   // Crossbar: lane i takes the bank holding its u (registered select)
   wire [2:0] sel_0;
   assign sel_0 = c0_lo;
-  reg [2:0] sel_q_0;
+  reg [2:0] sel_q_0;  // beside the bank read
+  reg [2:0] sel2_q_0;  // beside the bank's output register
   wire [2:0] sel_1;
   assign sel_1 = c0_lo + lane_d_i[2:0];  // u = c0 + d_i, mod 8
-  reg [2:0] sel_q_1;
+  reg [2:0] sel_q_1;  // beside the bank read
+  reg [2:0] sel2_q_1;  // beside the bank's output register
   wire [2:0] sel_2;
   assign sel_2 = c0_lo + lane_d_i[5:3];  // u = c0 + d_i, mod 8
-  reg [2:0] sel_q_2;
+  reg [2:0] sel_q_2;  // beside the bank read
+  reg [2:0] sel2_q_2;  // beside the bank's output register
   wire [2:0] sel_3;
   assign sel_3 = c0_lo + lane_d_i[8:6];  // u = c0 + d_i, mod 8
-  reg [2:0] sel_q_3;
+  reg [2:0] sel_q_3;  // beside the bank read
+  reg [2:0] sel2_q_3;  // beside the bank's output register
   wire [2:0] sel_4;
   assign sel_4 = c0_lo + lane_d_i[11:9];  // u = c0 + d_i, mod 8
-  reg [2:0] sel_q_4;
+  reg [2:0] sel_q_4;  // beside the bank read
+  reg [2:0] sel2_q_4;  // beside the bank's output register
   wire [2:0] sel_5;
   assign sel_5 = c0_lo + lane_d_i[14:12];  // u = c0 + d_i, mod 8
-  reg [2:0] sel_q_5;
+  reg [2:0] sel_q_5;  // beside the bank read
+  reg [2:0] sel2_q_5;  // beside the bank's output register
   wire [2:0] sel_6;
   assign sel_6 = c0_lo + lane_d_i[17:15];  // u = c0 + d_i, mod 8
-  reg [2:0] sel_q_6;
+  reg [2:0] sel_q_6;  // beside the bank read
+  reg [2:0] sel2_q_6;  // beside the bank's output register
   wire [2:0] sel_7;
   assign sel_7 = c0_lo + lane_d_i[20:18];  // u = c0 + d_i, mod 8
-  reg [2:0] sel_q_7;
+  reg [2:0] sel_q_7;  // beside the bank read
+  reg [2:0] sel2_q_7;  // beside the bank's output register
   always @(posedge clk_i) begin
     sel_q_0 <= sel_0;
+    sel2_q_0 <= sel_q_0;
     sel_q_1 <= sel_1;
+    sel2_q_1 <= sel_q_1;
     sel_q_2 <= sel_2;
+    sel2_q_2 <= sel_q_2;
     sel_q_3 <= sel_3;
+    sel2_q_3 <= sel_q_3;
     sel_q_4 <= sel_4;
+    sel2_q_4 <= sel_q_4;
     sel_q_5 <= sel_5;
+    sel2_q_5 <= sel_q_5;
     sel_q_6 <= sel_6;
+    sel2_q_6 <= sel_q_6;
     sel_q_7 <= sel_7;
+    sel2_q_7 <= sel_q_7;
   end
   reg [47:0] word_0;
   always @* begin
-    case (sel_q_0)
+    case (sel2_q_0)
       3'd0: word_0 = rdata_0;
       3'd1: word_0 = rdata_1;
       3'd2: word_0 = rdata_2;
@@ -289,7 +317,7 @@ module normcore_l8_i8_ptable (
   end
   reg [47:0] word_1;
   always @* begin
-    case (sel_q_1)
+    case (sel2_q_1)
       3'd0: word_1 = rdata_0;
       3'd1: word_1 = rdata_1;
       3'd2: word_1 = rdata_2;
@@ -302,7 +330,7 @@ module normcore_l8_i8_ptable (
   end
   reg [47:0] word_2;
   always @* begin
-    case (sel_q_2)
+    case (sel2_q_2)
       3'd0: word_2 = rdata_0;
       3'd1: word_2 = rdata_1;
       3'd2: word_2 = rdata_2;
@@ -315,7 +343,7 @@ module normcore_l8_i8_ptable (
   end
   reg [47:0] word_3;
   always @* begin
-    case (sel_q_3)
+    case (sel2_q_3)
       3'd0: word_3 = rdata_0;
       3'd1: word_3 = rdata_1;
       3'd2: word_3 = rdata_2;
@@ -328,7 +356,7 @@ module normcore_l8_i8_ptable (
   end
   reg [47:0] word_4;
   always @* begin
-    case (sel_q_4)
+    case (sel2_q_4)
       3'd0: word_4 = rdata_0;
       3'd1: word_4 = rdata_1;
       3'd2: word_4 = rdata_2;
@@ -341,7 +369,7 @@ module normcore_l8_i8_ptable (
   end
   reg [47:0] word_5;
   always @* begin
-    case (sel_q_5)
+    case (sel2_q_5)
       3'd0: word_5 = rdata_0;
       3'd1: word_5 = rdata_1;
       3'd2: word_5 = rdata_2;
@@ -354,7 +382,7 @@ module normcore_l8_i8_ptable (
   end
   reg [47:0] word_6;
   always @* begin
-    case (sel_q_6)
+    case (sel2_q_6)
       3'd0: word_6 = rdata_0;
       3'd1: word_6 = rdata_1;
       3'd2: word_6 = rdata_2;
@@ -367,7 +395,7 @@ module normcore_l8_i8_ptable (
   end
   reg [47:0] word_7;
   always @* begin
-    case (sel_q_7)
+    case (sel2_q_7)
       3'd0: word_7 = rdata_0;
       3'd1: word_7 = rdata_1;
       3'd2: word_7 = rdata_2;

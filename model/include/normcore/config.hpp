@@ -114,9 +114,19 @@ struct CoreConfig {
   [[nodiscard]] int rshift_bits() const { return bits_for(acc_bits()); }  // holds R
   [[nodiscard]] int banks() const { return 1 << clog2(lanes); }           // power of two >= L
   [[nodiscard]] int bank_sel_bits() const { return clog2(lanes); }
+  // The direct table (no lane crossbar): NHWC and C a multiple of LANES (a power of two > 1)
+  // make every beat's channels c0 .. c0+L-1 with c0 a multiple of L, so lane i always reads
+  // bank i at c0 / L and the table needs no wrap-around copies.
+  [[nodiscard]] bool table_direct() const {
+    return lanes_divide_channels && fixed_layout == "nhwc" && lanes > 1 &&
+           (lanes & (lanes - 1)) == 0;
+  }
   [[nodiscard]] int bank_depth() const {  // words per bank
+    if (table_direct()) return std::max(1, max_channels >> bank_sel_bits());
     return ((max_channels + banks() - 2) >> bank_sel_bits()) + 1;
   }
+  // Cycles from c0 to the lanes' parameters: the bank read and the bank's output register.
+  [[nodiscard]] static constexpr int table_stages() { return 2; }
   [[nodiscard]] int bank_addr_bits() const { return clog2(bank_depth() < 2 ? 2 : bank_depth()); }
   [[nodiscard]] int lane_count_bits() const { return bits_for(lanes); }  // holds L
   // Narrow in-channel offsets (used while S < L): the walker's r, per-lane q_i, L mod S, S - (L
@@ -124,10 +134,10 @@ struct CoreConfig {
   [[nodiscard]] int chan_low_bits() const { return std::min(lane_count_bits(), inner_bits); }
   [[nodiscard]] int param_bits() const { return arith.sw + arith.bw; }
   // Cycles from an accepted input beat to its output beat on m_axis (unstalled).
-  [[nodiscard]] int latency() const { return pipeline + 1; }
+  [[nodiscard]] int latency() const { return pipeline + table_stages(); }
   // Beats the core holds (in flight plus buffered): sized so an unstalled stream never bubbles.
-  // (pipeline + 3: the admission rule ignores this cycle's delivery, so it needs one more slot.)
-  [[nodiscard]] int fifo_depth() const { return pipeline + 3; }
+  // (latency + 2: the admission rule ignores this cycle's delivery, so it needs one more slot.)
+  [[nodiscard]] int fifo_depth() const { return latency() + 2; }
   // Optional lane registers, each added by one more pipeline step (the lane has pipeline - 1
   // register stages: the accumulator and the output always, these in between):
   [[nodiscard]] bool pipe_xbar() const { return pipeline >= 4; }    // lane input regs after xbar
