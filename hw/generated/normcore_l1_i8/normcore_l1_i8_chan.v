@@ -17,7 +17,7 @@
 //   S <  L: every lane keeps q_i = (r0 + i) mod S and d_i (both narrow); a beat adds
 //           k_r = L mod S to q_i with carry cy_i = (q_i >= S - k_r), d_i += cy_i - cy_0,
 //           and c0 += (L div S) + cy_0.
-// c0: four adders off the register (c0 + k_c + {0,1}, the same less C), two selects.
+// c0: two adders off the register (c0 + k_c + cy, the same less C; cy a register), a select.
 // A packet starts at element 0 (c0 = 0, rem = S, q_i and d_i saved from the core's walker).
 module normcore_l1_i8_chan (
   input  wire        clk_i,
@@ -28,10 +28,11 @@ module normcore_l1_i8_chan (
   input  wire [1:0]  t2_i,  // 2L - S when S < 2L, else 0 (rem >= 1: never <= 0)
   input  wire [16:0] remw_i,  // S - L: rem's step when c0 moves on
   input  wire [14:0] remw1_i,  // (S - L) high part + 1
-  input  wire [9:0]  kc0_i,  // c0 step without a carry
-  input  wire [9:0]  kc1_i,  // c0 step with a carry
-  input  wire [10:0] kw0_i,  // kc0 - C
-  input  wire [10:0] kw1_i,  // kc1 - C
+  input  wire        sz_i,  // S's high part is 0
+  input  wire        rz0_i,  // (S - L) high part is 0
+  input  wire        rz1_i,  // (S - L) high part + 1 is 0
+  input  wire [9:0]  kc0_i,  // k_c: c0's step before the carry
+  input  wire [10:0] kw0_i,  // k_c - C
   output wire [9:0]  c0_o
 );
 
@@ -48,37 +49,40 @@ module normcore_l1_i8_chan (
   wire [14:0] h_dec;
   assign h_dec = h_q - {14'd0, pb_q};
   wire hi_zero;  // h - pb == 0: rem < 2^2
-  assign hi_zero = pb_q ? h_q == 15'd1 : h_q == 15'd0;
+  assign hi_zero = pb_q ? h1_q : hfr_q ? hzc_q : hz_q;
   wire neg_nx;  // the next rem <= L
   assign neg_nx = neg_q ? lo_q <= t2_i : hi_zero & (lo_q <= 2'd2);
+  reg hz_q;  // h_q == 0, a cycle late
+  reg h1_q;  // h_q == 1, a cycle late
+  reg hfr_q;  // h_q changed at the last edge: hz_q is stale
+  reg hzc_q;  // h_q == 0 while hfr_q
 
   // c0
   reg [9:0] c_q;
-  wire cy0;  // c0 takes the step with a carry
+  wire cy0;  // c0 takes the step with a carry (a register either way)
   assign cy0 = neg_q;
-  wire [9:0] c_add_0;
-  assign c_add_0 = c_q + kc0_i;
-  wire [10:0] c_sub_0;
-  assign c_sub_0 = {1'b0, c_q} + kw0_i;
-  wire [9:0] c_nx_0;
-  assign c_nx_0 = ~c_sub_0[10] ? c_sub_0[9:0] : c_add_0;
-  wire [9:0] c_add_1;
-  assign c_add_1 = c_q + kc1_i;
-  wire [10:0] c_sub_1;
-  assign c_sub_1 = {1'b0, c_q} + kw1_i;
-  wire [9:0] c_nx_1;
-  assign c_nx_1 = ~c_sub_1[10] ? c_sub_1[9:0] : c_add_1;
+  wire [9:0] c_add;  // c0 + k_c + cy
+  assign c_add = c_q + kc0_i + {9'd0, cy0};
+  wire [10:0] c_sub;  // c0 + k_c + cy - C: top bit set when negative
+  assign c_sub = {1'b0, c_q} + kw0_i + {10'd0, cy0};
+  wire [9:0] c_nx;
+  assign c_nx = ~c_sub[10] ? c_sub[9:0] : c_add;
   reg [1:0] lo_d;
   reg [14:0] h_d;
   reg pb_d;
   reg neg_d;
   reg [9:0] c_d;
+  reg hzc_d;
+  reg hz_d;
+  reg h1_d;
+  reg hfr_d;
   always @* begin
     lo_d = lo_q;
     h_d = h_q;
     pb_d = pb_q;
     neg_d = neg_q;
     c_d = c_q;
+    hzc_d = hzc_q;
     if (en_i) begin
       if (ld_i) begin
         lo_d = stride_i[1:0];
@@ -86,20 +90,26 @@ module normcore_l1_i8_chan (
         pb_d = 1'b0;
         neg_d = sle_i;
         c_d = 10'd0;
+        hzc_d = sz_i;
       end else begin
         if (neg_q) begin
           lo_d = lo_add[1:0];
           h_d = lo_add[2] ? remw1_i : remw_i[16:2];
           pb_d = 1'b0;
+          hzc_d = lo_add[2] ? rz1_i : rz0_i;
         end else begin
           lo_d = lo_sub[1:0];
           h_d = h_dec;
           pb_d = lo_sub[2];
+          hzc_d = h1_q;
         end
         neg_d = neg_nx;
-        c_d = cy0 ? c_nx_1 : c_nx_0;
+        c_d = c_nx;
       end
     end
+    hz_d = h_q == 15'd0;
+    h1_d = h_q == 15'd1;
+    hfr_d = en_i & (ld_i | neg_q | pb_q);
   end
   always @(posedge clk_i) begin
     lo_q <= lo_d;
@@ -107,6 +117,10 @@ module normcore_l1_i8_chan (
     pb_q <= pb_d;
     neg_q <= neg_d;
     c_q <= c_d;
+    hzc_q <= hzc_d;
+    hz_q <= hz_d;
+    h1_q <= h1_d;
+    hfr_q <= hfr_d;
   end
   assign c0_o = c_q;
 endmodule
