@@ -183,6 +183,7 @@ void chan_ports(Module& md, const ChanWidths& w) {
   md.in("remw_i", w.W, "S - L: rem's step when c0 moves on");
   md.in("remw1_i", w.W - w.lw, "(S - L) high part + 1");
   if (w.hb > 2) {
+    md.in("t3_i", w.lw + 1, "2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h");
     md.in("sz_i", 1, "S's high part is 0");
     md.in("rz0_i", 1, "(S - L) high part is 0");
     md.in("rz1_i", 1, "(S - L) high part + 1 is 0");
@@ -193,32 +194,108 @@ void chan_ports(Module& md, const ChanWidths& w) {
   if (w.L > 1) md.out("d_o", (w.L - 1) * w.p, "d_i of lanes 1..L-1, lane 1 in the low bits");
 }
 
+// rem's high part h in segments of at most kSeg bits (hb > 2): short carry chains only.
+constexpr int kSeg = 6;
+int hsegs(const ChanWidths& w) {
+  return w.hb > 2 ? (w.hb + kSeg - 1) / kSeg : 1;
+}
+// Segment k of the high part of a value v (a name) whose high part starts at bit `base`;
+// bits at or above v's width are 0.
+Expr hseg(const Expr& v, int base, const ChanWidths& w, int k) {
+  const int lo = base + k * kSeg, n = std::min(kSeg, w.hb - k * kSeg);
+  const int have = std::min(n, v.width() - lo);
+  if (have <= 0) return lit(n, 0);
+  return have == n ? slice(v, lo, n) : zext(slice(v, lo, have), n);
+}
+
+// S >= L, hb > 2: h's segments and their flags. hz<k>_q / h1_q are segment k == 0 / segment 0
+// == 1, registered from the segments (a cycle late): stale only in the cycle after h changed
+// (hfr_q), when hzc_q holds h == 0 instead (a reload: a per-job flag; a decrement: h == 1). A
+// decrement needs flags of a stable h: h changes at most every other beat (a borrow leaves lo >=
+// 2^lw - L > L, so the next beat borrows nothing, and a reload clears pb), so the beat before it
+// left h unchanged. Segment k decrements when pb and the segments below it are 0. Adds the
+// segments' updates to ld / wrap / dec; returns h == 0 and h == 1 (one LUT off the flags).
+std::pair<Expr, Expr> chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap,
+                                 Block& dec, Block& always) {
+  const int n = hsegs(w), lw = w.lw;
+  const Expr stride = md.ref("stride_i"), wc = md.ref("wc_q"), pb = md.ref("pb_q");
+  const Expr remw = md.ref("remw_i"), r1 = md.ref("remw1_i");
+  std::vector<Expr> zs;  // the segments' flags so far
+  const auto all = [](const std::vector<Expr>& v, std::size_t from) {
+    Expr e = v[from];
+    for (std::size_t j = from + 1; j < v.size(); ++j) e = e & v[j];
+    return e;
+  };
+  for (int k = 0; k < n; ++k) {
+    const int sw = std::min(kSeg, w.hb - k * kSeg);
+    const Expr sg = md.reg(idx("h", k) + "_q", sw,
+                           "rem's high part, bits " + std::to_string(k * kSeg) + ".." +
+                               std::to_string(k * kSeg + sw - 1));
+    const Expr z = md.reg(idx("hz", k) + "_q", 1, "h_" + std::to_string(k) + " == 0, a cycle late");
+    always.push_back(assign(z, ex::eq(sg, lit(sw, 0))));
+    ld.push_back(assign(sg, hseg(stride, lw, w, k)));
+    wrap.push_back(assign(sg, mux(wc, hseg(r1, 0, w, k), hseg(remw, lw, w, k))));
+    dec.push_back(if_(k == 0 ? pb : pb & all(zs, 0), {assign(sg, sg - lit(sw, 1))}));
+    zs.push_back(z);
+  }
+  const Expr h1 = md.reg("h1_q", 1, "h_0 == 1, a cycle late");
+  always.push_back(assign(h1, ex::eq(md.ref("h_0_q"), lit(std::min(kSeg, w.hb), 1))));
+  const Expr fr = md.reg("hfr_q", 1, "h changed at the last edge: the hz flags are stale");
+  const Expr hzc = md.reg("hzc_q", 1, "h == 0 while hfr_q");
+  always.push_back(assign(fr, md.ref("en_i") & (md.ref("ld_i") | md.ref("neg_q") | pb)));
+  const Expr is1 = md.wire("h_is1", 1, "h == 1 (flags)");
+  md.assign(is1, n > 1 ? h1 & all(zs, 1) : h1);
+  const Expr is0 = md.wire("h_is0", 1, "h == 0 (flags, or hzc_q when fresh)");
+  md.assign(is0, mux(fr, hzc, all(zs, 0)));
+  ld.push_back(assign(hzc, md.ref("sz_i")));
+  wrap.push_back(assign(hzc, mux(wc, md.ref("rz1_i"), md.ref("rz0_i"))));
+  dec.push_back(assign(hzc, is1));
+  return {is0, is1};
+}
+
 // S >= L: rem as a narrow low part and a high part with a pending borrow. Returns the update of
-// lo, h, pb, neg and c (the c0 register) for one beat or the load.
-Stmt chan_rem(Module& md, const ChanWidths& w, const Expr& cy0) {
+// lo, h, pb, neg and c (the c0 register) for one beat or the load; per-cycle updates to `always`.
+Stmt chan_rem(Module& md, const ChanWidths& w, Block& always) {
   const int lw = w.lw, hb = w.hb, hw = w.hw;
   md.section("S >= L: rem, the elements left in lane 0's channel, as rem = (h - pb) * 2^" +
              std::to_string(lw) + " + lo:");
   md.section("the borrow of a step's low part waits a beat in pb (no wide carry chain into a mux)");
   const Expr lo = md.reg("lo_q", lw);
-  const Expr h = md.reg("h_q", hb);
-  const Expr pb = md.reg("pb_q", 1, "borrow pending: h_q is one too high");
+  const Expr pb = md.reg("pb_q", 1, "borrow pending: h is one too high");
   const Expr neg = md.reg("neg_q", 1, "rem <= L: c0 moves on with this beat");
   const Expr remw = md.ref("remw_i"), stride = md.ref("stride_i");
   const Expr lo_sub = md.wire("lo_sub", lw + 1, "lo - L: top bit the borrow");
   md.assign(lo_sub, zext(lo, lw + 1) - lit(lw + 1, static_cast<U>(w.L)));
-  const Expr lo_add =
-      md.wire("lo_add", lw + 1, "lo + (S - L)_low: top bit the carry (after a wrap)");
-  md.assign(lo_add, zext(lo, lw + 1) + zext(slice(remw, 0, lw), lw + 1));
-  const Expr h_dec = md.wire("h_dec", hb);
-  md.assign(h_dec, h - zext(pb, hb));
+  const int aw = hb > 2 ? lw : lw + 1;  // hb > 2: the carry comes from wc_q
+  const Expr lo_add = md.wire("lo_add", aw, "lo + (S - L)_low (after a wrap)");
+  md.assign(lo_add, zext(lo, aw) + zext(slice(remw, 0, lw), aw));
+  const Expr s_lo = hw >= lw ? slice(stride, 0, lw) : zext(stride, lw);
+  const Expr c_q = ex::ref("c_q", w.cw);
+  Block ld{assign(lo, s_lo), assign(pb, lit(1, 0)), assign(neg, md.ref("sle_i")),
+           assign(c_q, lit(w.cw, 0))};
+  Block wrap{assign(lo, slice(lo_add, 0, lw)), assign(pb, lit(1, 0))};
+  Block dec{assign(lo, slice(lo_sub, 0, lw)), assign(pb, bit(lo_sub, lw))};
   const Expr hi_zero = md.wire("hi_zero", 1, "h - pb == 0: rem < 2^" + std::to_string(lw));
   if (hb <= 2) {
+    const Expr wrap_cy = bit(lo_add, lw);
+    const Expr h = md.reg("h_q", hb);
     md.assign(hi_zero,
               hb == 1 ? ex::eq(h, pb) : mux(pb, ex::eq(h, lit(hb, 1)), ex::eq(h, lit(hb, 0))));
+    const Expr h_dec = md.wire("h_dec", hb);
+    md.assign(h_dec, h - zext(pb, hb));
+    ld.push_back(assign(h, hw > lw ? zext(slice(stride, lw, hw - lw), hb) : lit(hb, 0)));
+    wrap.push_back(assign(h, mux(wrap_cy, md.ref("remw1_i"), slice(remw, lw, hb))));
+    dec.push_back(assign(h, h_dec));
   } else {
-    const auto f = [](const char* n) { return ex::ref(n, 1); };  // chan_hflags' registers
-    md.assign(hi_zero, mux(pb, f("h1_q"), mux(f("hfr_q"), f("hzc_q"), f("hz_q"))));
+    // The wrap's carry into h, a beat ahead: the beat before a wrap has no wrap itself (else
+    // S < 2L and the wrap's lo + S - L < 2^lw: no carry) and lo - L there without a borrow, so
+    // the carry is lo >= t3 = 2^lw + L - (S - L)_low.
+    const Expr wc = md.reg("wc_q", 1, "the next wrap carries into h");
+    ld.push_back(assign(wc, lit(1, 0)));
+    wrap.push_back(assign(wc, lit(1, 0)));
+    dec.push_back(assign(wc, ex::ge(zext(lo, lw + 1), md.ref("t3_i"))));
+    const auto [is0, is1] = chan_hsegs(md, w, ld, wrap, dec, always);
+    md.assign(hi_zero, mux(pb, is1, is0));
   }
   // After a wrap (rem <= L, so rem = lo) the next rem is rem + S - L: <= L when rem <= 2L - S (a
   // per-job constant, so a register-to-register compare and no adder on this path). Otherwise
@@ -226,40 +303,9 @@ Stmt chan_rem(Module& md, const ChanWidths& w, const Expr& cy0) {
   const Expr neg_nx = md.wire("neg_nx", 1, "the next rem <= L");
   md.assign(neg_nx, mux(neg, ex::le(lo, md.ref("t2_i")),
                         hi_zero & ex::le(lo, lit(lw, 2ULL * static_cast<U>(w.L)))));
-  const Expr s_lo = hw >= lw ? slice(stride, 0, lw) : zext(stride, lw);
-  const Expr s_hi = hw > lw ? zext(slice(stride, lw, hw - lw), hb) : lit(hb, 0);
-  const Expr c_q = ex::ref("c_q", w.cw);
-  Block ld{assign(lo, s_lo), assign(h, s_hi), assign(pb, lit(1, 0)), assign(neg, md.ref("sle_i")),
-           assign(c_q, lit(w.cw, 0))};
-  Block wrap{assign(lo, slice(lo_add, 0, lw)),
-             assign(h, mux(bit(lo_add, lw), md.ref("remw1_i"), slice(remw, lw, hb))),
-             assign(pb, lit(1, 0))};
-  Block dec{assign(lo, slice(lo_sub, 0, lw)), assign(h, h_dec), assign(pb, bit(lo_sub, lw))};
-  if (hb > 2) {
-    const Expr hzc = ex::ref("hzc_q", 1);
-    ld.push_back(assign(hzc, md.ref("sz_i")));
-    wrap.push_back(assign(hzc, mux(bit(lo_add, lw), md.ref("rz1_i"), md.ref("rz0_i"))));
-    dec.push_back(assign(hzc, ex::ref("h1_q", 1)));
-  }
   return if_(md.ref("ld_i"), std::move(ld),
              {if_(neg, std::move(wrap), std::move(dec)), assign(neg, neg_nx),
               assign(c_q, ex::ref("c_nx", w.cw))});
-}
-
-// hb > 2: h's zero flags, registered, so hi_zero is one LUT off registers. hz_q / h1_q are h_q
-// == 0 / == 1 one cycle late: stale only in the cycle after h changed (hfr_q), when hzc_q holds
-// h == 0 (a reload: a per-job flag; a decrement: h1_q). A decrement (pb) needs h1_q of a stable
-// h: h changes at most every other beat (a borrow leaves lo >= 2^lw - L > L, and after a reload
-// pb is 0), so the beat before it left h unchanged and refreshed h1_q.
-Block chan_hflags(Module& md, const ChanWidths& w) {
-  const int hb = w.hb;
-  const Expr h = md.ref("h_q");
-  const Expr hz = md.reg("hz_q", 1, "h_q == 0, a cycle late");
-  const Expr h1 = md.reg("h1_q", 1, "h_q == 1, a cycle late");
-  const Expr fr = md.reg("hfr_q", 1, "h_q changed at the last edge: hz_q is stale");
-  md.reg("hzc_q", 1, "h_q == 0 while hfr_q");
-  return {assign(hz, ex::eq(h, lit(hb, 0))), assign(h1, ex::eq(h, lit(hb, 1))),
-          assign(fr, md.ref("en_i") & (md.ref("ld_i") | md.ref("neg_q") | md.ref("pb_q")))};
 }
 
 // S < L: per lane q_i and d_i. Adds the load-or-step statement to `upd` and the start saves to
@@ -327,8 +373,8 @@ Module build_chan(const CoreConfig& c) {
       "A packet starts at element 0 (c0 = 0, rem = S, q_i and d_i saved from the core's walker)."};
   chan_ports(md, w);
   const Expr cy0w = ex::ref("cy0", 1);
-  Block upd{chan_rem(md, w, cy0w)}, save;
-  if (w.hb > 2) save = chan_hflags(md, w);
+  Block save;
+  Block upd{chan_rem(md, w, save)};
   Expr cy0 = md.ref("neg_q");
   std::vector<Expr> dcat;
   if (w.L > 1) {

@@ -58,13 +58,16 @@ void top_step(Module& m, const CoreConfig& c, const Expr& check) {
                               lit(nb + 1, 0))),
                assign(remw1, slice(remw, nb + 1, W - nb - 1) + lit(W - nb - 1, 1))};
   const int lw = nb + 1, hb = W - lw;
-  if (hb > 2) {  // <n>_chan's reload values of rem's high part: their zero flags
+  if (hb > 2) {  // <n>_chan's reload values of rem's high part: their zero flags; t3
     const Expr remw_hi = slice(remw, lw, hb);
-    consts.push_back(assign(m.reg("sz_q", 1, "S's high part (bits >= " + std::to_string(lw) +
-                                                 ") is 0"),
-                            ex::eq(slice(stride, lw, hw - lw), lit(hw - lw, 0))));
-    consts.push_back(assign(m.reg("rz0_q", 1, "(S - L) high part is 0"),
-                            ex::eq(remw_hi, lit(hb, 0))));
+    consts.push_back(
+        assign(m.reg("t3_q", lw + 1, "2^lw + L - (S - L)_low"),
+               lit(lw + 1, (1ULL << lw) + static_cast<U>(L)) - zext(slice(remw, 0, lw), lw + 1)));
+    consts.push_back(
+        assign(m.reg("sz_q", 1, "S's high part (bits >= " + std::to_string(lw) + ") is 0"),
+               ex::eq(slice(stride, lw, hw - lw), lit(hw - lw, 0))));
+    consts.push_back(
+        assign(m.reg("rz0_q", 1, "(S - L) high part is 0"), ex::eq(remw_hi, lit(hb, 0))));
     consts.push_back(
         assign(m.reg("rz1_q", 1, "(S - L) high part + 1 is 0"), ex::eq(remw_hi, ex::ones(hb))));
   }
@@ -145,7 +148,7 @@ void top_chan(Module& m, const CoreConfig& c, const Expr& run) {
   cc.emplace_back("sle_i", m.ref("ge0_q"));
   std::vector<const char*> ks = {"t2", "remw", "remw1"};
   if (std::max(c.inner_bits, c.lane_count_bits() + 1) - c.lane_count_bits() > 2)
-    ks.insert(ks.end(), {"sz", "rz0", "rz1"});  // rem's high part has zero flags (hb > 2)
+    ks.insert(ks.end(), {"t3", "sz", "rz0", "rz1"});  // rem's high part has zero flags (hb > 2)
   ks.insert(ks.end(), {"kc0", "kw0"});
   for (const char* n : ks) cc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
   cc.emplace_back("c0_o", c0);
@@ -166,14 +169,19 @@ void top_nhwc(Module& m, const CoreConfig& c, const Expr& check, const Expr& run
   m.seq({assign(m.ref("wsave_q"), check)});  // set-up: one cycle, nothing to walk
   const Expr kc0 = m.reg("kc0_q", gw, "k" + unit);
   const Expr kw0 = m.reg("kw0_q", gw + 1, "(k - C)" + unit);
+  // kw0 from the register kc0_q: the step's compares and the subtract in different cycles.
   m.seq({assign(kc0, kc),
-         assign(kw0, zext(kc, gw + 1) - zext(a > 0 ? slice(ch, a, gw) : ch, gw + 1))});
+         assign(kw0, zext(kc0, gw + 1) - zext(a > 0 ? slice(ch, a, gw) : ch, gw + 1))});
   const Expr in_fire = m.wire("in_fire", 1);
   const Expr restart = m.wire("pos_restart", 1, "a beat taken now restores the packet start");
   m.assign(restart, m.ref("s_axis_tlast") & run);
   const Expr reb = m.ref("reb_q");
-  Conns cc = {{"clk_i", m.ref("clk_i")}, {"en_i", in_fire | reb},   {"ld_i", restart | reb},
-              {"kc0_i", kc0},            {"kw0_i", kw0},            {"c0_o", m.wire("pos_c0", cw)}};
+  Conns cc = {{"clk_i", m.ref("clk_i")},
+              {"en_i", in_fire | reb},
+              {"ld_i", restart | reb},
+              {"kc0_i", kc0},
+              {"kw0_i", kw0},
+              {"c0_o", m.wire("pos_c0", cw)}};
   if (L > 1) cc.emplace_back("d_o", m.wire("pos_d", (L - 1) * c.bank_sel_bits()));
   m.instance(Instance{c.name + "_chan", "u_chan", std::move(cc)});
 }

@@ -34,6 +34,7 @@ module normcore_l16_i16_chan (
   input  wire [5:0]  t2_i,  // 2L - S when S < 2L, else 0 (rem >= 1: never <= 0)
   input  wire [24:0] remw_i,  // S - L: rem's step when c0 moves on
   input  wire [18:0] remw1_i,  // (S - L) high part + 1
+  input  wire [6:0]  t3_i,  // 2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h
   input  wire        sz_i,  // S's high part is 0
   input  wire        rz0_i,  // (S - L) high part is 0
   input  wire        rz1_i,  // (S - L) high part + 1 is 0
@@ -46,23 +47,32 @@ module normcore_l16_i16_chan (
   // S >= L: rem, the elements left in lane 0's channel, as rem = (h - pb) * 2^6 + lo:
   // the borrow of a step's low part waits a beat in pb (no wide carry chain into a mux)
   reg [5:0] lo_q;
-  reg [18:0] h_q;
-  reg pb_q;  // borrow pending: h_q is one too high
+  reg pb_q;  // borrow pending: h is one too high
   reg neg_q;  // rem <= L: c0 moves on with this beat
   wire [6:0] lo_sub;  // lo - L: top bit the borrow
   assign lo_sub = {1'b0, lo_q} - 7'd16;
-  wire [6:0] lo_add;  // lo + (S - L)_low: top bit the carry (after a wrap)
-  assign lo_add = {1'b0, lo_q} + {1'b0, remw_i[5:0]};
-  wire [18:0] h_dec;
-  assign h_dec = h_q - {18'd0, pb_q};
+  wire [5:0] lo_add;  // lo + (S - L)_low (after a wrap)
+  assign lo_add = lo_q + remw_i[5:0];
   wire hi_zero;  // h - pb == 0: rem < 2^6
-  assign hi_zero = pb_q ? h1_q : hfr_q ? hzc_q : hz_q;
+  reg wc_q;  // the next wrap carries into h
+  reg [5:0] h_0_q;  // rem's high part, bits 0..5
+  reg hz_0_q;  // h_0 == 0, a cycle late
+  reg [5:0] h_1_q;  // rem's high part, bits 6..11
+  reg hz_1_q;  // h_1 == 0, a cycle late
+  reg [5:0] h_2_q;  // rem's high part, bits 12..17
+  reg hz_2_q;  // h_2 == 0, a cycle late
+  reg h_3_q;  // rem's high part, bits 18..18
+  reg hz_3_q;  // h_3 == 0, a cycle late
+  reg h1_q;  // h_0 == 1, a cycle late
+  reg hfr_q;  // h changed at the last edge: the hz flags are stale
+  reg hzc_q;  // h == 0 while hfr_q
+  wire h_is1;  // h == 1 (flags)
+  assign h_is1 = h1_q & hz_1_q & hz_2_q & hz_3_q;
+  wire h_is0;  // h == 0 (flags, or hzc_q when fresh)
+  assign h_is0 = hfr_q ? hzc_q : hz_0_q & hz_1_q & hz_2_q & hz_3_q;
+  assign hi_zero = pb_q ? h_is1 : h_is0;
   wire neg_nx;  // the next rem <= L
   assign neg_nx = neg_q ? lo_q <= t2_i : hi_zero & (lo_q <= 6'd32);
-  reg hz_q;  // h_q == 0, a cycle late
-  reg h1_q;  // h_q == 1, a cycle late
-  reg hfr_q;  // h_q changed at the last edge: hz_q is stale
-  reg hzc_q;  // h_q == 0 while hfr_q
 
   // S < L: per lane q_i = (r0 + i) mod S and d_i
   reg [4:0] q_0_q;
@@ -261,10 +271,14 @@ module normcore_l16_i16_chan (
   wire [11:0] c_nx;
   assign c_nx = ~c_sub[12] ? c_sub[11:0] : c_add;
   reg [5:0] lo_d;
-  reg [18:0] h_d;
   reg pb_d;
   reg neg_d;
   reg [11:0] c_d;
+  reg wc_d;
+  reg [5:0] h_0_d;
+  reg [5:0] h_1_d;
+  reg [5:0] h_2_d;
+  reg h_3_d;
   reg hzc_d;
   reg [4:0] q_0_d;
   reg cy_0_d;
@@ -298,7 +312,10 @@ module normcore_l16_i16_chan (
   reg [3:0] d_14_d;
   reg [4:0] q_15_d;
   reg [3:0] d_15_d;
-  reg hz_d;
+  reg hz_0_d;
+  reg hz_1_d;
+  reg hz_2_d;
+  reg hz_3_d;
   reg h1_d;
   reg hfr_d;
   reg [4:0] q0_1_d;
@@ -333,10 +350,14 @@ module normcore_l16_i16_chan (
   reg [3:0] d0_15_d;
   always @* begin
     lo_d = lo_q;
-    h_d = h_q;
     pb_d = pb_q;
     neg_d = neg_q;
     c_d = c_q;
+    wc_d = wc_q;
+    h_0_d = h_0_q;
+    h_1_d = h_1_q;
+    h_2_d = h_2_q;
+    h_3_d = h_3_q;
     hzc_d = hzc_q;
     q_0_d = q_0_q;
     cy_0_d = cy_0_q;
@@ -403,22 +424,42 @@ module normcore_l16_i16_chan (
     if (en_i) begin
       if (ld_i) begin
         lo_d = stride_i[5:0];
-        h_d = {1'b0, stride_i[23:6]};
         pb_d = 1'b0;
         neg_d = sle_i;
         c_d = 12'd0;
+        wc_d = 1'b0;
+        h_0_d = stride_i[11:6];
+        h_1_d = stride_i[17:12];
+        h_2_d = stride_i[23:18];
+        h_3_d = 1'b0;
         hzc_d = sz_i;
       end else begin
         if (neg_q) begin
-          lo_d = lo_add[5:0];
-          h_d = lo_add[6] ? remw1_i : remw_i[24:6];
+          lo_d = lo_add;
           pb_d = 1'b0;
-          hzc_d = lo_add[6] ? rz1_i : rz0_i;
+          wc_d = 1'b0;
+          h_0_d = wc_q ? remw1_i[5:0] : remw_i[11:6];
+          h_1_d = wc_q ? remw1_i[11:6] : remw_i[17:12];
+          h_2_d = wc_q ? remw1_i[17:12] : remw_i[23:18];
+          h_3_d = wc_q ? remw1_i[18] : remw_i[24];
+          hzc_d = wc_q ? rz1_i : rz0_i;
         end else begin
           lo_d = lo_sub[5:0];
-          h_d = h_dec;
           pb_d = lo_sub[6];
-          hzc_d = h1_q;
+          wc_d = {1'b0, lo_q} >= t3_i;
+          if (pb_q) begin
+            h_0_d = h_0_q - 6'd1;
+          end
+          if (pb_q & hz_0_q) begin
+            h_1_d = h_1_q - 6'd1;
+          end
+          if (pb_q & hz_0_q & hz_1_q) begin
+            h_2_d = h_2_q - 6'd1;
+          end
+          if (pb_q & hz_0_q & hz_1_q & hz_2_q) begin
+            h_3_d = h_3_q - 1'b1;
+          end
+          hzc_d = h_is1;
         end
         neg_d = neg_nx;
         c_d = c_nx;
@@ -491,8 +532,11 @@ module normcore_l16_i16_chan (
         d_15_d = d_nx_15;
       end
     end
-    hz_d = h_q == 19'd0;
-    h1_d = h_q == 19'd1;
+    hz_0_d = h_0_q == 6'd0;
+    hz_1_d = h_1_q == 6'd0;
+    hz_2_d = h_2_q == 6'd0;
+    hz_3_d = h_3_q == 1'b0;
+    h1_d = h_0_q == 6'd1;
     hfr_d = en_i & (ld_i | neg_q | pb_q);
     if (sv_i[0]) begin
       q0_1_d = wr_i;
@@ -557,10 +601,14 @@ module normcore_l16_i16_chan (
   end
   always @(posedge clk_i) begin
     lo_q <= lo_d;
-    h_q <= h_d;
     pb_q <= pb_d;
     neg_q <= neg_d;
     c_q <= c_d;
+    wc_q <= wc_d;
+    h_0_q <= h_0_d;
+    h_1_q <= h_1_d;
+    h_2_q <= h_2_d;
+    h_3_q <= h_3_d;
     hzc_q <= hzc_d;
     q_0_q <= q_0_d;
     cy_0_q <= cy_0_d;
@@ -594,7 +642,10 @@ module normcore_l16_i16_chan (
     d_14_q <= d_14_d;
     q_15_q <= q_15_d;
     d_15_q <= d_15_d;
-    hz_q <= hz_d;
+    hz_0_q <= hz_0_d;
+    hz_1_q <= hz_1_d;
+    hz_2_q <= hz_2_d;
+    hz_3_q <= hz_3_d;
     h1_q <= h1_d;
     hfr_q <= hfr_d;
     q0_1_q <= q0_1_d;

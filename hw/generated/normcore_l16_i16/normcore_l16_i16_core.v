@@ -251,6 +251,7 @@ module normcore_l16_i16_core (
   reg [24:0] remw_q;  // S - L
   reg [5:0] t2_q;  // 2L - S when S < 2L, else 0
   reg [18:0] remw1_q;  // (S - L) high part + 1
+  reg [6:0] t3_q;  // 2^lw + L - (S - L)_low
   reg sz_q;  // S's high part (bits >= 6) is 0
   reg rz0_q;  // (S - L) high part is 0
   reg rz1_q;  // (S - L) high part + 1 is 0
@@ -258,6 +259,7 @@ module normcore_l16_i16_core (
   reg [24:0] remw_d;
   reg [5:0] t2_d;
   reg [18:0] remw1_d;
+  reg [6:0] t3_d;
   reg sz_d;
   reg rz0_d;
   reg rz1_d;
@@ -266,6 +268,7 @@ module normcore_l16_i16_core (
     remw_d = {1'b0, stride_q} - 25'd16;
     t2_d = (stride_q[23:5] == 19'd0) ? 6'd32 - stride_q[5:0] : 6'd0;
     remw1_d = remw_q[24:6] + 19'd1;
+    t3_d = 7'd80 - {1'b0, remw_q[5:0]};
     sz_d = stride_q[23:6] == 18'd0;
     rz0_d = remw_q[24:6] == 19'd0;
     rz1_d = remw_q[24:6] == {19{1'b1}};
@@ -275,6 +278,7 @@ module normcore_l16_i16_core (
     remw_q <= remw_d;
     t2_q <= t2_d;
     remw1_q <= remw1_d;
+    t3_q <= t3_d;
     sz_q <= sz_d;
     rz0_q <= rz0_d;
     rz1_q <= rz1_d;
@@ -344,6 +348,7 @@ module normcore_l16_i16_core (
     .t2_i(t2_q),
     .remw_i(remw_q),
     .remw1_i(remw1_q),
+    .t3_i(t3_q),
     .sz_i(sz_q),
     .rz0_i(rz0_q),
     .rz1_i(rz1_q),

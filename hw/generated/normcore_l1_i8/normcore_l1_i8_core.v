@@ -251,12 +251,14 @@ module normcore_l1_i8_core (
   reg [16:0] remw_q;  // S - L
   reg [1:0] t2_q;  // 2L - S when S < 2L, else 0
   reg [14:0] remw1_q;  // (S - L) high part + 1
+  reg [2:0] t3_q;  // 2^lw + L - (S - L)_low
   reg sz_q;  // S's high part (bits >= 2) is 0
   reg rz0_q;  // (S - L) high part is 0
   reg rz1_q;  // (S - L) high part + 1 is 0
   reg [16:0] remw_d;
   reg [1:0] t2_d;
   reg [14:0] remw1_d;
+  reg [2:0] t3_d;
   reg sz_d;
   reg rz0_d;
   reg rz1_d;
@@ -264,6 +266,7 @@ module normcore_l1_i8_core (
     remw_d = {1'b0, stride_q} - 17'd1;
     t2_d = (stride_q[15:1] == 15'd0) ? 2'd2 - stride_q[1:0] : 2'd0;
     remw1_d = remw_q[16:2] + 15'd1;
+    t3_d = 3'd5 - {1'b0, remw_q[1:0]};
     sz_d = stride_q[15:2] == 14'd0;
     rz0_d = remw_q[16:2] == 15'd0;
     rz1_d = remw_q[16:2] == {15{1'b1}};
@@ -272,6 +275,7 @@ module normcore_l1_i8_core (
     remw_q <= remw_d;
     t2_q <= t2_d;
     remw1_q <= remw1_d;
+    t3_q <= t3_d;
     sz_q <= sz_d;
     rz0_q <= rz0_d;
     rz1_q <= rz1_d;
@@ -321,6 +325,7 @@ module normcore_l1_i8_core (
     .t2_i(t2_q),
     .remw_i(remw_q),
     .remw1_i(remw1_q),
+    .t3_i(t3_q),
     .sz_i(sz_q),
     .rz0_i(rz0_q),
     .rz1_i(rz1_q),

@@ -34,6 +34,7 @@ module normcore_l8_i8_chan (
   input  wire [4:0]  t2_i,  // 2L - S when S < 2L, else 0 (rem >= 1: never <= 0)
   input  wire [24:0] remw_i,  // S - L: rem's step when c0 moves on
   input  wire [19:0] remw1_i,  // (S - L) high part + 1
+  input  wire [5:0]  t3_i,  // 2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h
   input  wire        sz_i,  // S's high part is 0
   input  wire        rz0_i,  // (S - L) high part is 0
   input  wire        rz1_i,  // (S - L) high part + 1 is 0
@@ -46,23 +47,32 @@ module normcore_l8_i8_chan (
   // S >= L: rem, the elements left in lane 0's channel, as rem = (h - pb) * 2^5 + lo:
   // the borrow of a step's low part waits a beat in pb (no wide carry chain into a mux)
   reg [4:0] lo_q;
-  reg [19:0] h_q;
-  reg pb_q;  // borrow pending: h_q is one too high
+  reg pb_q;  // borrow pending: h is one too high
   reg neg_q;  // rem <= L: c0 moves on with this beat
   wire [5:0] lo_sub;  // lo - L: top bit the borrow
   assign lo_sub = {1'b0, lo_q} - 6'd8;
-  wire [5:0] lo_add;  // lo + (S - L)_low: top bit the carry (after a wrap)
-  assign lo_add = {1'b0, lo_q} + {1'b0, remw_i[4:0]};
-  wire [19:0] h_dec;
-  assign h_dec = h_q - {19'd0, pb_q};
+  wire [4:0] lo_add;  // lo + (S - L)_low (after a wrap)
+  assign lo_add = lo_q + remw_i[4:0];
   wire hi_zero;  // h - pb == 0: rem < 2^5
-  assign hi_zero = pb_q ? h1_q : hfr_q ? hzc_q : hz_q;
+  reg wc_q;  // the next wrap carries into h
+  reg [5:0] h_0_q;  // rem's high part, bits 0..5
+  reg hz_0_q;  // h_0 == 0, a cycle late
+  reg [5:0] h_1_q;  // rem's high part, bits 6..11
+  reg hz_1_q;  // h_1 == 0, a cycle late
+  reg [5:0] h_2_q;  // rem's high part, bits 12..17
+  reg hz_2_q;  // h_2 == 0, a cycle late
+  reg [1:0] h_3_q;  // rem's high part, bits 18..19
+  reg hz_3_q;  // h_3 == 0, a cycle late
+  reg h1_q;  // h_0 == 1, a cycle late
+  reg hfr_q;  // h changed at the last edge: the hz flags are stale
+  reg hzc_q;  // h == 0 while hfr_q
+  wire h_is1;  // h == 1 (flags)
+  assign h_is1 = h1_q & hz_1_q & hz_2_q & hz_3_q;
+  wire h_is0;  // h == 0 (flags, or hzc_q when fresh)
+  assign h_is0 = hfr_q ? hzc_q : hz_0_q & hz_1_q & hz_2_q & hz_3_q;
+  assign hi_zero = pb_q ? h_is1 : h_is0;
   wire neg_nx;  // the next rem <= L
   assign neg_nx = neg_q ? lo_q <= t2_i : hi_zero & (lo_q <= 5'd16);
-  reg hz_q;  // h_q == 0, a cycle late
-  reg h1_q;  // h_q == 1, a cycle late
-  reg hfr_q;  // h_q changed at the last edge: hz_q is stale
-  reg hzc_q;  // h_q == 0 while hfr_q
 
   // S < L: per lane q_i = (r0 + i) mod S and d_i
   reg [3:0] q_0_q;
@@ -165,10 +175,14 @@ module normcore_l8_i8_chan (
   wire [10:0] c_nx;
   assign c_nx = ~c_sub[11] ? c_sub[10:0] : c_add;
   reg [4:0] lo_d;
-  reg [19:0] h_d;
   reg pb_d;
   reg neg_d;
   reg [10:0] c_d;
+  reg wc_d;
+  reg [5:0] h_0_d;
+  reg [5:0] h_1_d;
+  reg [5:0] h_2_d;
+  reg [1:0] h_3_d;
   reg hzc_d;
   reg [3:0] q_0_d;
   reg cy_0_d;
@@ -186,7 +200,10 @@ module normcore_l8_i8_chan (
   reg [2:0] d_6_d;
   reg [3:0] q_7_d;
   reg [2:0] d_7_d;
-  reg hz_d;
+  reg hz_0_d;
+  reg hz_1_d;
+  reg hz_2_d;
+  reg hz_3_d;
   reg h1_d;
   reg hfr_d;
   reg [3:0] q0_1_d;
@@ -205,10 +222,14 @@ module normcore_l8_i8_chan (
   reg [2:0] d0_7_d;
   always @* begin
     lo_d = lo_q;
-    h_d = h_q;
     pb_d = pb_q;
     neg_d = neg_q;
     c_d = c_q;
+    wc_d = wc_q;
+    h_0_d = h_0_q;
+    h_1_d = h_1_q;
+    h_2_d = h_2_q;
+    h_3_d = h_3_q;
     hzc_d = hzc_q;
     q_0_d = q_0_q;
     cy_0_d = cy_0_q;
@@ -243,22 +264,42 @@ module normcore_l8_i8_chan (
     if (en_i) begin
       if (ld_i) begin
         lo_d = stride_i[4:0];
-        h_d = {1'b0, stride_i[23:5]};
         pb_d = 1'b0;
         neg_d = sle_i;
         c_d = 11'd0;
+        wc_d = 1'b0;
+        h_0_d = stride_i[10:5];
+        h_1_d = stride_i[16:11];
+        h_2_d = stride_i[22:17];
+        h_3_d = {1'b0, stride_i[23]};
         hzc_d = sz_i;
       end else begin
         if (neg_q) begin
-          lo_d = lo_add[4:0];
-          h_d = lo_add[5] ? remw1_i : remw_i[24:5];
+          lo_d = lo_add;
           pb_d = 1'b0;
-          hzc_d = lo_add[5] ? rz1_i : rz0_i;
+          wc_d = 1'b0;
+          h_0_d = wc_q ? remw1_i[5:0] : remw_i[10:5];
+          h_1_d = wc_q ? remw1_i[11:6] : remw_i[16:11];
+          h_2_d = wc_q ? remw1_i[17:12] : remw_i[22:17];
+          h_3_d = wc_q ? remw1_i[19:18] : remw_i[24:23];
+          hzc_d = wc_q ? rz1_i : rz0_i;
         end else begin
           lo_d = lo_sub[4:0];
-          h_d = h_dec;
           pb_d = lo_sub[5];
-          hzc_d = h1_q;
+          wc_d = {1'b0, lo_q} >= t3_i;
+          if (pb_q) begin
+            h_0_d = h_0_q - 6'd1;
+          end
+          if (pb_q & hz_0_q) begin
+            h_1_d = h_1_q - 6'd1;
+          end
+          if (pb_q & hz_0_q & hz_1_q) begin
+            h_2_d = h_2_q - 6'd1;
+          end
+          if (pb_q & hz_0_q & hz_1_q & hz_2_q) begin
+            h_3_d = h_3_q - 2'd1;
+          end
+          hzc_d = h_is1;
         end
         neg_d = neg_nx;
         c_d = c_nx;
@@ -299,8 +340,11 @@ module normcore_l8_i8_chan (
         d_7_d = d_nx_7;
       end
     end
-    hz_d = h_q == 20'd0;
-    h1_d = h_q == 20'd1;
+    hz_0_d = h_0_q == 6'd0;
+    hz_1_d = h_1_q == 6'd0;
+    hz_2_d = h_2_q == 6'd0;
+    hz_3_d = h_3_q == 2'd0;
+    h1_d = h_0_q == 6'd1;
     hfr_d = en_i & (ld_i | neg_q | pb_q);
     if (sv_i[0]) begin
       q0_1_d = wr_i;
@@ -333,10 +377,14 @@ module normcore_l8_i8_chan (
   end
   always @(posedge clk_i) begin
     lo_q <= lo_d;
-    h_q <= h_d;
     pb_q <= pb_d;
     neg_q <= neg_d;
     c_q <= c_d;
+    wc_q <= wc_d;
+    h_0_q <= h_0_d;
+    h_1_q <= h_1_d;
+    h_2_q <= h_2_d;
+    h_3_q <= h_3_d;
     hzc_q <= hzc_d;
     q_0_q <= q_0_d;
     cy_0_q <= cy_0_d;
@@ -354,7 +402,10 @@ module normcore_l8_i8_chan (
     d_6_q <= d_6_d;
     q_7_q <= q_7_d;
     d_7_q <= d_7_d;
-    hz_q <= hz_d;
+    hz_0_q <= hz_0_d;
+    hz_1_q <= hz_1_d;
+    hz_2_q <= hz_2_d;
+    hz_3_q <= hz_3_d;
     h1_q <= h1_d;
     hfr_q <= hfr_d;
     q0_1_q <= q0_1_d;
