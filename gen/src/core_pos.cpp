@@ -176,6 +176,8 @@ void chan_ports(Module& md, const ChanWidths& w) {
     md.in("wd_i", w.p, "walker: i div S (not wrapped at C)");
     md.in("kr_i", w.ml, "k_r = L mod S (S < L)");
     md.in("sk_i", w.ml, "S - k_r (S < L)");
+    md.in("sk2_i", w.ml + 1, "2(S - k_r)");
+    md.in("skr_i", w.ml + 1, "max(0, S - 2k_r)");
   }
   md.in("stride_i", w.hw, "S");
   md.in("sle_i", 1, "S <= L: the start's neg");
@@ -324,8 +326,11 @@ std::vector<Expr> chan_small(Module& md, const ChanWidths& w, Block& upd, Block&
     if (i == 0) {  // lane 0's carry (c0's too) is a register, computed a beat ahead
       cy0 = md.reg("cy_0_q", 1, "q_0 + k_r >= S (0 at the start: q_0 = 0 < S - k_r)");
       md.assign(q_nx, mux(cy0, q - sk, q + kr));
+      // q_nx >= S - k_r without q_nx: q >= 2(S - k_r) after a carry, q >= S - 2k_r without.
+      const Expr qx = zext(q, ml + 1);
+      const Expr cy_nx = mux(cy0, ex::ge(qx, md.ref("sk2_i")), ex::ge(qx, md.ref("skr_i")));
       load.insert(load.end(), {assign(q, lit(ml, 0)), assign(cy0, lit(1, 0))});
-      step.insert(step.end(), {assign(q, q_nx), assign(cy0, ex::ge(q_nx, sk))});
+      step.insert(step.end(), {assign(q, q_nx), assign(cy0, cy_nx)});
       continue;
     }
     const Expr cy = md.wire(idx("cy", i), 1, "q_" + std::to_string(i) + " + k_r >= S");
@@ -363,9 +368,10 @@ Module build_chan(const CoreConfig& c) {
       "Positions of the lanes' elements for the next beat: lane 0's channel c0 (< C) and each",
       "lane's channel offset d_i = u_i - c0 (< L; the table window u = c0 .. c0 + L - 1).",
       "With S the stride of a channel (HW for nchw, 1 for nhwc) and r0 lane 0's offset in c0:",
-      "  S >= L: rem = S - r0 (elements left in c0, 1..S) is one wide counter; a beat crosses at",
-      "          most one channel boundary: d_i = (rem <= i), and c0 moves on when rem <= L",
-      "          (neg, a register computed a beat ahead with narrow compares).",
+      "  S >= L: rem = S - r0 (elements left in c0, 1..S): a narrow low part and a high part",
+      "          (in short segments with registered zero flags, its borrow a beat late); a beat",
+      "          crosses at most one channel boundary: d_i = (rem <= i), and c0 moves on when",
+      "          rem <= L (neg, a register computed a beat ahead with narrow compares).",
       "  S <  L: every lane keeps q_i = (r0 + i) mod S and d_i (both narrow); a beat adds",
       "          k_r = L mod S to q_i with carry cy_i = (q_i >= S - k_r), d_i += cy_i - cy_0,",
       "          and c0 += (L div S) + cy_0.",

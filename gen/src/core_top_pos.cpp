@@ -115,6 +115,12 @@ void top_beat_consts(Module& m, const CoreConfig& c) {
     const Expr sk = m.reg("sk_q", ml, "S - k_r");
     kff.push_back(assign(kr, lstep_r));
     kff.push_back(assign(sk, slice(m.ref("stride_q"), 0, ml) - lstep_r));
+    // Lane 0's next carry as compares of q_0 with registers (from sk_q, kr_q a cycle later).
+    const Expr skr_d = m.wire("skr_diff", ml + 1, "S - 2k_r: top bit set when negative");
+    m.assign(skr_d, zext(sk, ml + 1) - zext(kr, ml + 1));
+    kff.push_back(assign(m.reg("sk2_q", ml + 1, "2(S - k_r)"), cat({sk, lit(1, 0)})));
+    kff.push_back(assign(m.reg("skr_q", ml + 1, "max(0, S - 2k_r)"),
+                         mux(bit(skr_d, ml), lit(ml + 1, 0), skr_d)));
   } else {
     m.assign(kcs, lit(cw, 0));
     m.assign(m.wire("unused_lstep", 1, "one lane: S >= L always, the step is 0 or 1 channel"),
@@ -140,7 +146,7 @@ void top_chan(Module& m, const CoreConfig& c, const Expr& run) {
     pos_d = m.wire("pos_d", (L - 1) * p);
     cc.emplace_back("small_i", m.ref("small_q"));
     cc.emplace_back("sv_i", slice(m.ref("wsave_q"), 1, L - 1));
-    for (const char* n : {"wr", "wd", "kr", "sk"}) {
+    for (const char* n : {"wr", "wd", "kr", "sk", "sk2", "skr"}) {
       cc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
     }
   }

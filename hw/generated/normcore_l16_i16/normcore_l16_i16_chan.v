@@ -11,9 +11,10 @@
 // Positions of the lanes' elements for the next beat: lane 0's channel c0 (< C) and each
 // lane's channel offset d_i = u_i - c0 (< L; the table window u = c0 .. c0 + L - 1).
 // With S the stride of a channel (HW for nchw, 1 for nhwc) and r0 lane 0's offset in c0:
-//   S >= L: rem = S - r0 (elements left in c0, 1..S) is one wide counter; a beat crosses at
-//           most one channel boundary: d_i = (rem <= i), and c0 moves on when rem <= L
-//           (neg, a register computed a beat ahead with narrow compares).
+//   S >= L: rem = S - r0 (elements left in c0, 1..S): a narrow low part and a high part
+//           (in short segments with registered zero flags, its borrow a beat late); a beat
+//           crosses at most one channel boundary: d_i = (rem <= i), and c0 moves on when
+//           rem <= L (neg, a register computed a beat ahead with narrow compares).
 //   S <  L: every lane keeps q_i = (r0 + i) mod S and d_i (both narrow); a beat adds
 //           k_r = L mod S to q_i with carry cy_i = (q_i >= S - k_r), d_i += cy_i - cy_0,
 //           and c0 += (L div S) + cy_0.
@@ -29,6 +30,8 @@ module normcore_l16_i16_chan (
   input  wire [3:0]  wd_i,  // walker: i div S (not wrapped at C)
   input  wire [4:0]  kr_i,  // k_r = L mod S (S < L)
   input  wire [4:0]  sk_i,  // S - k_r (S < L)
+  input  wire [5:0]  sk2_i,  // 2(S - k_r)
+  input  wire [5:0]  skr_i,  // max(0, S - 2k_r)
   input  wire [23:0] stride_i,  // S
   input  wire        sle_i,  // S <= L: the start's neg
   input  wire [5:0]  t2_i,  // 2L - S when S < 2L, else 0 (rem >= 1: never <= 0)
@@ -499,7 +502,7 @@ module normcore_l16_i16_chan (
         d_15_d = d0_15_q;
       end else begin
         q_0_d = q_nx_0;
-        cy_0_d = q_nx_0 >= sk_i;
+        cy_0_d = cy_0_q ? {1'b0, q_0_q} >= sk2_i : {1'b0, q_0_q} >= skr_i;
         q_1_d = q_nx_1;
         d_1_d = d_nx_1;
         q_2_d = q_nx_2;

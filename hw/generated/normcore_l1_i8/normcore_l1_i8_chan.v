@@ -11,9 +11,10 @@
 // Positions of the lanes' elements for the next beat: lane 0's channel c0 (< C) and each
 // lane's channel offset d_i = u_i - c0 (< L; the table window u = c0 .. c0 + L - 1).
 // With S the stride of a channel (HW for nchw, 1 for nhwc) and r0 lane 0's offset in c0:
-//   S >= L: rem = S - r0 (elements left in c0, 1..S) is one wide counter; a beat crosses at
-//           most one channel boundary: d_i = (rem <= i), and c0 moves on when rem <= L
-//           (neg, a register computed a beat ahead with narrow compares).
+//   S >= L: rem = S - r0 (elements left in c0, 1..S): a narrow low part and a high part
+//           (in short segments with registered zero flags, its borrow a beat late); a beat
+//           crosses at most one channel boundary: d_i = (rem <= i), and c0 moves on when
+//           rem <= L (neg, a register computed a beat ahead with narrow compares).
 //   S <  L: every lane keeps q_i = (r0 + i) mod S and d_i (both narrow); a beat adds
 //           k_r = L mod S to q_i with carry cy_i = (q_i >= S - k_r), d_i += cy_i - cy_0,
 //           and c0 += (L div S) + cy_0.

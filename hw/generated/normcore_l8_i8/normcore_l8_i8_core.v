@@ -316,15 +316,25 @@ module normcore_l8_i8_core (
   assign kcs = small_q ? lstep_c : 11'd0;
   reg [3:0] kr_q;  // k_r = L mod S
   reg [3:0] sk_q;  // S - k_r
+  wire [4:0] skr_diff;  // S - 2k_r: top bit set when negative
+  assign skr_diff = {1'b0, sk_q} - {1'b0, kr_q};
+  reg [4:0] sk2_q;  // 2(S - k_r)
+  reg [4:0] skr_q;  // max(0, S - 2k_r)
   reg [3:0] sk_d;
+  reg [4:0] sk2_d;
+  reg [4:0] skr_d;
   reg [11:0] kw0_d;
   always @* begin
     sk_d = stride_q[3:0] - lstep_r;
+    sk2_d = {sk_q, 1'b0};
+    skr_d = skr_diff[4] ? 5'd0 : skr_diff;
     kw0_d = {1'b0, kcs} - {1'b0, ch_q};
   end
   always @(posedge clk_i) begin
     kr_q <= lstep_r;
     sk_q <= sk_d;
+    sk2_q <= sk2_d;
+    skr_q <= skr_d;
     kc0_q <= kcs;
     kw0_q <= kw0_d;
   end
@@ -343,6 +353,8 @@ module normcore_l8_i8_core (
     .wd_i(wd_q),
     .kr_i(kr_q),
     .sk_i(sk_q),
+    .sk2_i(sk2_q),
+    .skr_i(skr_q),
     .stride_i(stride_q),
     .sle_i(ge0_q),
     .t2_i(t2_q),
