@@ -44,6 +44,13 @@ struct Variant {
 
 Variant variant(const CoreConfig& c, LaneArith arith);
 
+// Positions (core_pos.cpp, core_top_pos.cpp). A fixed nhwc layout (S = 1) has its own, much
+// smaller <n>_step and <n>_chan; with lanes_divide_channels and L = 2^a they count c0 / L.
+bool pos_fixed_nhwc(const CoreConfig& c);
+int pos_group_bits(const CoreConfig& c);
+// The core top's position part: step divider, walker, beat constants, the <n>_chan instance.
+// `check` / `run`: the set-up FSM is in its check / run state.
+void top_positions(Module& m, const CoreConfig& c, const Expr& check, const Expr& run);
 Module build_step(const CoreConfig& c);
 Module build_chan(const CoreConfig& c);
 Module build_ptable(const CoreConfig& c, const Variant& v);

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core_internal.hpp"
+#include "specialise.hpp"
 
 namespace normcore::gen::core {
 
@@ -14,10 +15,84 @@ using ex::zext;
 
 namespace {
 using U = std::uint64_t;
+
+// Fixed nhwc: <n>_step is L mod C (in units of 2^pos_group_bits), a function of C alone.
+Module build_step_nhwc(const CoreConfig& c) {
+  const int cw = c.chan_bits(), a = pos_group_bits(c), gw = cw - a;
+  const long long L = c.lanes;
+  Module m;
+  m.name = c.name + "_step";
+  m.description = {"Set-up step of a fixed nhwc layout (S = 1): c0 moves by L mod C = " +
+                       std::string(a > 0 ? "(L mod C) / L" : "L mod C") + " per beat,",
+                   "a function of C alone (no divider)."};
+  const Expr ch = m.in("chans_i", cw, "C");
+  const Expr quo = m.out("quo_o", gw, a > 0 ? "(L mod C) / L" : "L mod C");
+  const long long top = (1LL << cw) - 1;                    // C <= top
+  Expr e = lit(gw, L <= top ? static_cast<U>(L >> a) : 0);  // C > L: L (C > top: unreachable)
+  if (c.lanes_divide_channels) {  // C is a multiple of L: L mod C = 0 only at C = L
+    e = mux(ex::eq(ch, lit(cw, static_cast<U>(L))), lit(gw, 0), e);
+  } else {
+    for (long long k = std::min(L, top); k >= 1; --k)
+      e = mux(ex::eq(ch, lit(cw, static_cast<U>(k))), lit(gw, static_cast<U>((L % k) >> a)), e);
+  }
+  m.assign(quo, e);
+  return m;
+}
+
+// Fixed nhwc: d_i = i on every beat, c0 a counter (in units of 2^pos_group_bits).
+Module build_chan_nhwc(const CoreConfig& c) {
+  const int L = c.lanes, cw = c.chan_bits(), a = pos_group_bits(c), gw = cw - a;
+  const int p = c.bank_sel_bits();
+  Module m;
+  m.name = c.name + "_chan";
+  m.description = {
+      "Positions of the lanes' elements for the next beat, fixed nhwc layout (S = 1): lane i's",
+      "channel is c0 + i (d_i = i, constants), and a beat moves c0 by k = L mod C with a wrap",
+      "at C: c0 + k or c0 + k - C (two adders off the register, one select)."};
+  if (a > 0) {
+    m.description.push_back("C is a multiple of L = 2^" + std::to_string(a) +
+                            ": so is c0, whose low bits are 0 (the register holds c0 / L).");
+  }
+  m.in("clk_i", 1);
+  const Expr en = m.in("en_i", 1, "a beat, or the load");
+  const Expr ld = m.in("ld_i", 1, "with en_i: load the packet start (c0 = 0) instead of a step");
+  const Expr kc = m.in("kc0_i", gw, a > 0 ? "k / L" : "k = L mod C");
+  const Expr kw = m.in("kw0_i", gw + 1, a > 0 ? "(k - C) / L" : "k - C");
+  const Expr c0 = m.out("c0_o", cw);
+  const Expr c_q = m.reg("c_q", gw, a > 0 ? "c0 / L" : "c0");
+  const Expr add = m.wire("c_add", gw);
+  m.assign(add, c_q + kc);
+  const Expr sub = m.wire("c_sub", gw + 1, "c0 + k - C: top bit set when negative");
+  m.assign(sub, zext(c_q, gw + 1) + kw);
+  const Expr nx = m.wire("c_nx", gw);
+  m.assign(nx, mux(~bit(sub, gw), slice(sub, 0, gw), add));
+  m.seq({if_(en, {assign(c_q, mux(ld, lit(gw, 0), nx))})});
+  m.assign(c0, a > 0 ? cat({c_q, lit(a, 0)}) : c_q);
+  if (L > 1) {
+    std::vector<Expr> d;
+    for (int i = L - 1; i >= 1; --i) d.push_back(lit(p, static_cast<U>(i)));
+    m.assign(m.out("d_o", (L - 1) * p, "d_i = i of lanes 1..L-1, lane 1 in the low bits"), cat(d));
+  }
+  return m;
+}
+
+}  // namespace
+
+bool pos_fixed_nhwc(const CoreConfig& c) {
+  return c.has_fixed_layout() && spec::layout_code(c) == 1;
+}
+
+int pos_group_bits(const CoreConfig& c) {
+  const int L = c.lanes;
+  if (!pos_fixed_nhwc(c) || !c.lanes_divide_channels || L < 2 || (L & (L - 1)) != 0) return 0;
+  int a = 0;
+  while ((1 << a) < L) ++a;
+  return a;
 }
 
 // ---------------------------------------------------------------------------------------------
 Module build_step(const CoreConfig& c) {
+  if (pos_fixed_nhwc(c)) return build_step_nhwc(c);
   const int nb = c.lane_count_bits();
   const int hw = c.inner_bits;
   const int cw = c.chan_bits();
@@ -101,62 +176,138 @@ void chan_ports(Module& md, const ChanWidths& w) {
     md.in("wd_i", w.p, "walker: i div S (not wrapped at C)");
     md.in("kr_i", w.ml, "k_r = L mod S (S < L)");
     md.in("sk_i", w.ml, "S - k_r (S < L)");
+    md.in("sk2_i", w.ml + 1, "2(S - k_r)");
+    md.in("skr_i", w.ml + 1, "max(0, S - 2k_r)");
   }
   md.in("stride_i", w.hw, "S");
   md.in("sle_i", 1, "S <= L: the start's neg");
   md.in("t2_i", w.lw, "2L - S when S < 2L, else 0 (rem >= 1: never <= 0)");
   md.in("remw_i", w.W, "S - L: rem's step when c0 moves on");
   md.in("remw1_i", w.W - w.lw, "(S - L) high part + 1");
-  md.in("kc0_i", w.cw, "c0 step without a carry");
-  md.in("kc1_i", w.cw, "c0 step with a carry");
-  md.in("kw0_i", w.cw + 1, "kc0 - C");
-  md.in("kw1_i", w.cw + 1, "kc1 - C");
+  if (w.hb > 2) {
+    md.in("t3_i", w.lw + 1, "2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h");
+    md.in("sz_i", 1, "S's high part is 0");
+    md.in("rz0_i", 1, "(S - L) high part is 0");
+    md.in("rz1_i", 1, "(S - L) high part + 1 is 0");
+  }
+  md.in("kc0_i", w.cw, "k_c: c0's step before the carry");
+  md.in("kw0_i", w.cw + 1, "k_c - C");
   md.out("c0_o", w.cw);
   if (w.L > 1) md.out("d_o", (w.L - 1) * w.p, "d_i of lanes 1..L-1, lane 1 in the low bits");
 }
 
+// rem's high part h in segments of at most kSeg bits (hb > 2): short carry chains only.
+constexpr int kSeg = 6;
+int hsegs(const ChanWidths& w) {
+  return w.hb > 2 ? (w.hb + kSeg - 1) / kSeg : 1;
+}
+// Segment k of the high part of a value v (a name) whose high part starts at bit `base`;
+// bits at or above v's width are 0.
+Expr hseg(const Expr& v, int base, const ChanWidths& w, int k) {
+  const int lo = base + k * kSeg, n = std::min(kSeg, w.hb - k * kSeg);
+  const int have = std::min(n, v.width() - lo);
+  if (have <= 0) return lit(n, 0);
+  return have == n ? slice(v, lo, n) : zext(slice(v, lo, have), n);
+}
+
+// S >= L, hb > 2: h's segments and their flags. hz<k>_q / h1_q are segment k == 0 / segment 0
+// == 1, registered from the segments (a cycle late): stale only in the cycle after h changed
+// (hfr_q), when hzc_q holds h == 0 instead (a reload: a per-job flag; a decrement: h == 1). A
+// decrement needs flags of a stable h: h changes at most every other beat (a borrow leaves lo >=
+// 2^lw - L > L, so the next beat borrows nothing, and a reload clears pb), so the beat before it
+// left h unchanged. Segment k decrements when pb and the segments below it are 0. Adds the
+// segments' updates to ld / wrap / dec; returns h == 0 and h == 1 (one LUT off the flags).
+std::pair<Expr, Expr> chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap,
+                                 Block& dec, Block& always) {
+  const int n = hsegs(w), lw = w.lw;
+  const Expr stride = md.ref("stride_i"), wc = md.ref("wc_q"), pb = md.ref("pb_q");
+  const Expr remw = md.ref("remw_i"), r1 = md.ref("remw1_i");
+  std::vector<Expr> zs;  // the segments' flags so far
+  const auto all = [](const std::vector<Expr>& v, std::size_t from) {
+    Expr e = v[from];
+    for (std::size_t j = from + 1; j < v.size(); ++j) e = e & v[j];
+    return e;
+  };
+  for (int k = 0; k < n; ++k) {
+    const int sw = std::min(kSeg, w.hb - k * kSeg);
+    const Expr sg = md.reg(idx("h", k) + "_q", sw,
+                           "rem's high part, bits " + std::to_string(k * kSeg) + ".." +
+                               std::to_string(k * kSeg + sw - 1));
+    const Expr z = md.reg(idx("hz", k) + "_q", 1, "h_" + std::to_string(k) + " == 0, a cycle late");
+    always.push_back(assign(z, ex::eq(sg, lit(sw, 0))));
+    ld.push_back(assign(sg, hseg(stride, lw, w, k)));
+    wrap.push_back(assign(sg, mux(wc, hseg(r1, 0, w, k), hseg(remw, lw, w, k))));
+    dec.push_back(if_(k == 0 ? pb : pb & all(zs, 0), {assign(sg, sg - lit(sw, 1))}));
+    zs.push_back(z);
+  }
+  const Expr h1 = md.reg("h1_q", 1, "h_0 == 1, a cycle late");
+  always.push_back(assign(h1, ex::eq(md.ref("h_0_q"), lit(std::min(kSeg, w.hb), 1))));
+  const Expr fr = md.reg("hfr_q", 1, "h changed at the last edge: the hz flags are stale");
+  const Expr hzc = md.reg("hzc_q", 1, "h == 0 while hfr_q");
+  always.push_back(assign(fr, md.ref("en_i") & (md.ref("ld_i") | md.ref("neg_q") | pb)));
+  const Expr is1 = md.wire("h_is1", 1, "h == 1 (flags)");
+  md.assign(is1, n > 1 ? h1 & all(zs, 1) : h1);
+  const Expr is0 = md.wire("h_is0", 1, "h == 0 (flags, or hzc_q when fresh)");
+  md.assign(is0, mux(fr, hzc, all(zs, 0)));
+  ld.push_back(assign(hzc, md.ref("sz_i")));
+  wrap.push_back(assign(hzc, mux(wc, md.ref("rz1_i"), md.ref("rz0_i"))));
+  dec.push_back(assign(hzc, is1));
+  return {is0, is1};
+}
+
 // S >= L: rem as a narrow low part and a high part with a pending borrow. Returns the update of
-// lo, h, pb, neg and c (the c0 register) for one beat or the load.
-Stmt chan_rem(Module& md, const ChanWidths& w, const Expr& cy0) {
+// lo, h, pb, neg and c (the c0 register) for one beat or the load; per-cycle updates to `always`.
+Stmt chan_rem(Module& md, const ChanWidths& w, Block& always) {
   const int lw = w.lw, hb = w.hb, hw = w.hw;
   md.section("S >= L: rem, the elements left in lane 0's channel, as rem = (h - pb) * 2^" +
              std::to_string(lw) + " + lo:");
   md.section("the borrow of a step's low part waits a beat in pb (no wide carry chain into a mux)");
   const Expr lo = md.reg("lo_q", lw);
-  const Expr h = md.reg("h_q", hb);
-  const Expr pb = md.reg("pb_q", 1, "borrow pending: h_q is one too high");
+  const Expr pb = md.reg("pb_q", 1, "borrow pending: h is one too high");
   const Expr neg = md.reg("neg_q", 1, "rem <= L: c0 moves on with this beat");
   const Expr remw = md.ref("remw_i"), stride = md.ref("stride_i");
   const Expr lo_sub = md.wire("lo_sub", lw + 1, "lo - L: top bit the borrow");
   md.assign(lo_sub, zext(lo, lw + 1) - lit(lw + 1, static_cast<U>(w.L)));
-  const Expr lo_add =
-      md.wire("lo_add", lw + 1, "lo + (S - L)_low: top bit the carry (after a wrap)");
-  md.assign(lo_add, zext(lo, lw + 1) + zext(slice(remw, 0, lw), lw + 1));
-  const Expr h_dec = md.wire("h_dec", hb);
-  md.assign(h_dec, h - zext(pb, hb));
+  const int aw = hb > 2 ? lw : lw + 1;  // hb > 2: the carry comes from wc_q
+  const Expr lo_add = md.wire("lo_add", aw, "lo + (S - L)_low (after a wrap)");
+  md.assign(lo_add, zext(lo, aw) + zext(slice(remw, 0, lw), aw));
+  const Expr s_lo = hw >= lw ? slice(stride, 0, lw) : zext(stride, lw);
+  const Expr c_q = ex::ref("c_q", w.cw);
+  Block ld{assign(lo, s_lo), assign(pb, lit(1, 0)), assign(neg, md.ref("sle_i")),
+           assign(c_q, lit(w.cw, 0))};
+  Block wrap{assign(lo, slice(lo_add, 0, lw)), assign(pb, lit(1, 0))};
+  Block dec{assign(lo, slice(lo_sub, 0, lw)), assign(pb, bit(lo_sub, lw))};
   const Expr hi_zero = md.wire("hi_zero", 1, "h - pb == 0: rem < 2^" + std::to_string(lw));
-  md.assign(hi_zero,
-            hb == 1 ? ex::eq(h, pb) : mux(pb, ex::eq(h, lit(hb, 1)), ex::eq(h, lit(hb, 0))));
+  if (hb <= 2) {
+    const Expr wrap_cy = bit(lo_add, lw);
+    const Expr h = md.reg("h_q", hb);
+    md.assign(hi_zero,
+              hb == 1 ? ex::eq(h, pb) : mux(pb, ex::eq(h, lit(hb, 1)), ex::eq(h, lit(hb, 0))));
+    const Expr h_dec = md.wire("h_dec", hb);
+    md.assign(h_dec, h - zext(pb, hb));
+    ld.push_back(assign(h, hw > lw ? zext(slice(stride, lw, hw - lw), hb) : lit(hb, 0)));
+    wrap.push_back(assign(h, mux(wrap_cy, md.ref("remw1_i"), slice(remw, lw, hb))));
+    dec.push_back(assign(h, h_dec));
+  } else {
+    // The wrap's carry into h, a beat ahead: the beat before a wrap has no wrap itself (else
+    // S < 2L and the wrap's lo + S - L < 2^lw: no carry) and lo - L there without a borrow, so
+    // the carry is lo >= t3 = 2^lw + L - (S - L)_low.
+    const Expr wc = md.reg("wc_q", 1, "the next wrap carries into h");
+    ld.push_back(assign(wc, lit(1, 0)));
+    wrap.push_back(assign(wc, lit(1, 0)));
+    dec.push_back(assign(wc, ex::ge(zext(lo, lw + 1), md.ref("t3_i"))));
+    const auto [is0, is1] = chan_hsegs(md, w, ld, wrap, dec, always);
+    md.assign(hi_zero, mux(pb, is1, is0));
+  }
   // After a wrap (rem <= L, so rem = lo) the next rem is rem + S - L: <= L when rem <= 2L - S (a
   // per-job constant, so a register-to-register compare and no adder on this path). Otherwise
   // rem - L <= L when h - pb = 0 and lo <= 2L.
   const Expr neg_nx = md.wire("neg_nx", 1, "the next rem <= L");
   md.assign(neg_nx, mux(neg, ex::le(lo, md.ref("t2_i")),
                         hi_zero & ex::le(lo, lit(lw, 2ULL * static_cast<U>(w.L)))));
-  const Expr s_lo = hw >= lw ? slice(stride, 0, lw) : zext(stride, lw);
-  const Expr s_hi = hw > lw ? zext(slice(stride, lw, hw - lw), hb) : lit(hb, 0);
-  const Expr c_q = ex::ref("c_q", w.cw);
-  return if_(
-      md.ref("ld_i"),
-      {assign(lo, s_lo), assign(h, s_hi), assign(pb, lit(1, 0)), assign(neg, md.ref("sle_i")),
-       assign(c_q, lit(w.cw, 0))},
-      {if_(neg,
-           {assign(lo, slice(lo_add, 0, lw)),
-            assign(h, mux(bit(lo_add, lw), md.ref("remw1_i"), slice(remw, lw, hb))),
-            assign(pb, lit(1, 0))},
-           {assign(lo, slice(lo_sub, 0, lw)), assign(h, h_dec), assign(pb, bit(lo_sub, lw))}),
-       assign(neg, neg_nx),
-       assign(c_q, mux(cy0, ex::ref("c_nx_1", w.cw), ex::ref("c_nx_0", w.cw)))});
+  return if_(md.ref("ld_i"), std::move(ld),
+             {if_(neg, std::move(wrap), std::move(dec)), assign(neg, neg_nx),
+              assign(c_q, ex::ref("c_nx", w.cw))});
 }
 
 // S < L: per lane q_i and d_i. Adds the load-or-step statement to `upd` and the start saves to
@@ -171,16 +322,20 @@ std::vector<Expr> chan_small(Module& md, const ChanWidths& w, Block& upd, Block&
   Expr cy0;
   for (int i = 0; i < w.L; ++i) {
     const Expr q = md.reg(idx("q", i) + "_q", ml);
-    const Expr cy = md.wire(idx("cy", i), 1, "q_" + std::to_string(i) + " + k_r >= S");
-    md.assign(cy, ex::ge(q, sk));
     const Expr q_nx = md.wire(idx("q_nx", i), ml);
-    md.assign(q_nx, mux(cy, q - sk, q + kr));
-    if (i == 0) {
-      cy0 = cy;
-      load.push_back(assign(q, lit(ml, 0)));
-      step.push_back(assign(q, q_nx));
+    if (i == 0) {  // lane 0's carry (c0's too) is a register, computed a beat ahead
+      cy0 = md.reg("cy_0_q", 1, "q_0 + k_r >= S (0 at the start: q_0 = 0 < S - k_r)");
+      md.assign(q_nx, mux(cy0, q - sk, q + kr));
+      // q_nx >= S - k_r without q_nx: q >= 2(S - k_r) after a carry, q >= S - 2k_r without.
+      const Expr qx = zext(q, ml + 1);
+      const Expr cy_nx = mux(cy0, ex::ge(qx, md.ref("sk2_i")), ex::ge(qx, md.ref("skr_i")));
+      load.insert(load.end(), {assign(q, lit(ml, 0)), assign(cy0, lit(1, 0))});
+      step.insert(step.end(), {assign(q, q_nx), assign(cy0, cy_nx)});
       continue;
     }
+    const Expr cy = md.wire(idx("cy", i), 1, "q_" + std::to_string(i) + " + k_r >= S");
+    md.assign(cy, ex::ge(q, sk));
+    md.assign(q_nx, mux(cy, q - sk, q + kr));
     const Expr d = md.reg(idx("d", i) + "_q", p);
     const Expr q0 = md.reg(idx("q0", i) + "_q", ml, "start");
     const Expr d0 = md.reg(idx("d0", i) + "_q", p);
@@ -205,6 +360,7 @@ std::vector<Expr> chan_small(Module& md, const ChanWidths& w, Block& upd, Block&
 }  // namespace
 
 Module build_chan(const CoreConfig& c) {
+  if (pos_fixed_nhwc(c)) return build_chan_nhwc(c);
   const ChanWidths w(c);
   Module md;
   md.name = c.name + "_chan";
@@ -212,35 +368,34 @@ Module build_chan(const CoreConfig& c) {
       "Positions of the lanes' elements for the next beat: lane 0's channel c0 (< C) and each",
       "lane's channel offset d_i = u_i - c0 (< L; the table window u = c0 .. c0 + L - 1).",
       "With S the stride of a channel (HW for nchw, 1 for nhwc) and r0 lane 0's offset in c0:",
-      "  S >= L: rem = S - r0 (elements left in c0, 1..S) is one wide counter; a beat crosses at",
-      "          most one channel boundary: d_i = (rem <= i), and c0 moves on when rem <= L",
-      "          (neg, a register computed a beat ahead with narrow compares).",
+      "  S >= L: rem = S - r0 (elements left in c0, 1..S): a narrow low part and a high part",
+      "          (in short segments with registered zero flags, its borrow a beat late); a beat",
+      "          crosses at most one channel boundary: d_i = (rem <= i), and c0 moves on when",
+      "          rem <= L (neg, a register computed a beat ahead with narrow compares).",
       "  S <  L: every lane keeps q_i = (r0 + i) mod S and d_i (both narrow); a beat adds",
       "          k_r = L mod S to q_i with carry cy_i = (q_i >= S - k_r), d_i += cy_i - cy_0,",
       "          and c0 += (L div S) + cy_0.",
-      "c0: four adders off the register (c0 + k_c + {0,1}, the same less C), two selects.",
+      "c0: two adders off the register (c0 + k_c + cy, the same less C; cy a register), a select.",
       "A packet starts at element 0 (c0 = 0, rem = S, q_i and d_i saved from the core's walker)."};
   chan_ports(md, w);
   const Expr cy0w = ex::ref("cy0", 1);
-  Block upd{chan_rem(md, w, cy0w)}, save;
+  Block save;
+  Block upd{chan_rem(md, w, save)};
   Expr cy0 = md.ref("neg_q");
   std::vector<Expr> dcat;
   if (w.L > 1) {
     dcat = chan_small(md, w, upd, save);
-    cy0 = mux(md.ref("small_i"), md.ref("cy_0"), md.ref("neg_q"));
+    cy0 = mux(md.ref("small_i"), md.ref("cy_0_q"), md.ref("neg_q"));
   }
   md.section("c0");
   const Expr c_q = md.reg("c_q", w.cw);
-  md.wire("cy0", 1, "c0 takes the step with a carry");
+  md.wire("cy0", 1, "c0 takes the step with a carry (a register either way)");
   md.assign(cy0w, cy0);
-  for (int j = 0; j < 2; ++j) {
-    const Expr add = md.wire(idx("c_add", j), w.cw);
-    md.assign(add, c_q + md.ref("kc" + std::to_string(j) + "_i"));
-    const Expr sub = md.wire(idx("c_sub", j), w.cw + 1);
-    md.assign(sub, zext(c_q, w.cw + 1) + md.ref("kw" + std::to_string(j) + "_i"));
-    const Expr nx = md.wire(idx("c_nx", j), w.cw);
-    md.assign(nx, mux(~bit(sub, w.cw), slice(sub, 0, w.cw), add));
-  }
+  const Expr add = md.wire("c_add", w.cw, "c0 + k_c + cy");
+  md.assign(add, c_q + md.ref("kc0_i") + zext(cy0w, w.cw));
+  const Expr sub = md.wire("c_sub", w.cw + 1, "c0 + k_c + cy - C: top bit set when negative");
+  md.assign(sub, zext(c_q, w.cw + 1) + md.ref("kw0_i") + zext(cy0w, w.cw + 1));
+  md.assign(md.wire("c_nx", w.cw), mux(~bit(sub, w.cw), slice(sub, 0, w.cw), add));
   Block ff{if_(md.ref("en_i"), std::move(upd))};
   for (auto& s : save) ff.push_back(std::move(s));
   md.seq(ff);

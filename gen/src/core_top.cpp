@@ -122,7 +122,9 @@ Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
   const Expr inner = m.ref("cfg_inner_i");
   Block latch{assign(m.ref("ok_q"), m.ref("cfg_ok")),
               assign(m.ref("ch_q"), m.ref("cfg_channels_i"))};
-  latch.push_back(assign(m.ref("stride_q"), by_layout(m, c, lit(hw, 1), inner)));
+  // A fixed nhwc layout (S = 1) has no stride, divider or walker: none of their settings.
+  const bool pos = !fixed_nhwc(c);
+  if (pos) latch.push_back(assign(m.ref("stride_q"), by_layout(m, c, lit(hw, 1), inner)));
   latch.push_back(assign(m.ref("shift_q"), c.has_fixed_shift()
                                                ? lit(v.rw, static_cast<U>(c.fixed_shift))
                                                : m.ref("cfg_shift_i")));
@@ -131,13 +133,12 @@ Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
   latch.push_back(assign(m.ref("lo_q"), m.ref("cfg_lo_i")));
   latch.push_back(assign(m.ref("hi_q"), m.ref("cfg_hi_i")));
   if (v.dec) latch.push_back(assign(m.ref("k1_q"), m.ref("cfg_k1_i")));
+  if (!pos) return latch;
   if (hw > nb) {
     const Expr s_big = m.reg(
         "s_big_q", 1, "S >= 2^" + std::to_string(nb) + " (u_step compares only the low bits)");
     const Expr big = ex::ne(slice(inner, nb, hw - nb), lit(hw - nb, 0));
-    latch.push_back(assign(s_big, fixed_nhwc(c)   ? lit(1, 0)
-                                  : fixed_nchw(c) ? big
-                                                  : ~m.ref("cfg_layout_i") & big));
+    latch.push_back(assign(s_big, fixed_nchw(c) ? big : ~m.ref("cfg_layout_i") & big));
   }
   const Expr chm1 = m.reg("chm1_q", cw, "C - 1");
   latch.push_back(assign(chm1, m.ref("cfg_channels_i") - lit(cw, 1)));
@@ -154,8 +155,9 @@ Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
 // logic it fed (a localparam would leave always @* blocks that read only constants, which
 // event-driven simulators such as Icarus never evaluate).
 void job_settings(Module& m, const CoreConfig& c, const Variant& v) {
-  m.reg("stride_q", c.inner_bits,
-        fixed_nhwc(c) ? "S = 1: fixed layout nhwc (a constant)" : "S: HW (nchw) or 1 (nhwc)");
+  if (!fixed_nhwc(c)) {
+    m.reg("stride_q", c.inner_bits, fixed_nchw(c) ? "S = HW: fixed layout nchw" : "S: HW or 1");
+  }
   m.reg("shift_q", v.rw, c.has_fixed_shift() ? "R: fixed (a constant)" : "");
   if (v.dec) m.reg("k1_q", v.k1w);
   m.reg("round_q", 2, c.has_fixed_rounding() ? "rounding: fixed " + c.fixed_rounding : "");
@@ -179,7 +181,8 @@ States top_config(Module& m, const CoreConfig& c, const Variant& v) {
   const Expr step_done = m.wire("step_done", 1, "u_step's result is final");
   const Expr wait = m.reg("wait_q", 1, "set-up: waiting for the walker and u_step");
   const Expr sdone = m.reg("sdone_q", 1, "every lane has saved its start position (as r)");
-  const Expr wsave = m.reg("wsave_q", L, "lane i saves the walker's position (one-hot, shifts)");
+  const int ws = pos_fixed_nhwc(c) ? 1 : L;  // fixed nhwc: no walker, one set-up cycle
+  const Expr wsave = m.reg("wsave_q", ws, "lane i saves the walker's position (one-hot, shifts)");
   const Expr rbk = m.reg("rbk_q", 1, "arm + 1: the beat constants (k*_q) have settled");
   const Expr reb = m.reg("reb_q", 1, "arm + 2: the lanes load their start; the last set-up cycle");
   const Expr arm = m.wire("arm", 1, "walker and u_step done");
@@ -214,7 +217,7 @@ States top_config(Module& m, const CoreConfig& c, const Variant& v) {
              {assign(st, st_d), assign(err, err_d),
               if_(ex::eq(st, s.check), {assign(wait, lit(1, 1)), assign(sdone, lit(1, 0))},
                   {if_(arm, {assign(wait, lit(1, 0))}),
-                   if_(bit(wsave, L - 1), {assign(sdone, lit(1, 1))})}),
+                   if_(bit(wsave, ws - 1), {assign(sdone, lit(1, 1))})}),
               assign(rbk, arm), assign(reb, rbk)}),
          if_(start_fire, std::move(latch))});
   m.assign(m.ref("configured_o"), ex::eq(st, s.run));
@@ -265,132 +268,6 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
          assign(smask, ex::shr(ex::ones(aw - 1), smask_n)),
          assign(loe, mux(ex::gt(lo_cmp, hi_cmp), hi, lo))});
   if (!omask.empty()) m.seq(omask);
-}
-
-// S <= K for a constant K < 2^(nb+1), from the latched configuration's registers (narrow).
-Expr stride_le(const Module& m, const CoreConfig& c, long long k) {
-  const int hw = c.inner_bits;
-  const Expr stride = m.ref("stride_q");  // already 1 for nhwc
-  if (k <= 0) return lit(1, 0);
-  const int kb = bits_for(k);
-  if (hw <= kb)
-    return k >= (1LL << hw) - 1 ? lit(1, 1) : ex::le(stride, lit(hw, static_cast<U>(k)));
-  Expr e = ex::eq(slice(stride, kb, hw - kb), lit(hw - kb, 0));
-  if (k != (1LL << kb) - 1) e = e & ex::le(slice(stride, 0, kb), lit(kb, static_cast<U>(k)));
-  return e;
-}
-
-void top_step(Module& m, const CoreConfig& c, const States& s) {
-  const int hw = c.inner_bits, nb = c.lane_count_bits(), L = c.lanes, W = std::max(hw, nb + 1) + 1;
-  m.section("Lane positions: S = HW (nchw) or 1 (nhwc)");
-  const Expr lstep_r = m.wire("lstep_r", c.chan_low_bits(), "L mod S");
-  const Expr lstep_c = m.wire("lstep_c", c.chan_bits(), "(L div S) mod C");
-  Conns conns = {{"clk_i", m.ref("clk_i")},
-                 {"rst_ni", m.ref("rst_ni")},
-                 {"start_i", ex::eq(m.ref("st_q"), s.check)},
-                 {"stride_i", slice(m.ref("stride_q"), 0, std::min(hw, nb))}};
-  if (hw > nb) conns.emplace_back("s_big_i", m.ref("s_big_q"));
-  conns.emplace_back("chm1_i", m.ref("chm1_q"));
-  conns.emplace_back("ge0_i", m.ref("ge0_q"));
-  conns.emplace_back("done_o", m.ref("step_done"));
-  conns.emplace_back("rem_o", lstep_r);
-  conns.emplace_back("quo_o", lstep_c);
-  m.instance(Instance{c.name + "_step", "u_step", std::move(conns)});
-  const Expr remw = m.reg("remw_q", W, "S - L");
-  const Expr t2 = m.reg("t2_q", nb + 1, "2L - S when S < 2L, else 0");
-  const Expr remw1 = m.reg("remw1_q", W - nb - 1, "(S - L) high part + 1");
-  const Expr stride = m.ref("stride_q");
-  Block consts{assign(remw, zext(stride, W) - lit(W, static_cast<U>(L))),
-               assign(t2, mux(stride_le(m, c, 2LL * L - 1),
-                              lit(nb + 1, 2ULL * static_cast<U>(L)) - ex::fit(stride, nb + 1),
-                              lit(nb + 1, 0))),
-               assign(remw1, slice(remw, nb + 1, W - nb - 1) + lit(W - nb - 1, 1))};
-  if (L > 1) {
-    const Expr small = m.reg("small_q", 1, "S < L: every lane tracks its offset");
-    consts.push_back(assign(small, stride_le(m, c, L - 1)));
-  }
-  m.seq(consts);
-}
-
-// Walker: the position (r, i div S) of element 0, 1, 2, ... (one per cycle from the check
-// cycle on); lane i saves it when wsave_q[i] (one-hot, a shift register).
-void top_walker(Module& m, const CoreConfig& c, const States& s) {
-  const int hw = c.inner_bits, nb = c.lane_count_bits(), L = c.lanes, ml = c.chan_low_bits();
-  const int p = c.bank_sel_bits();
-  const Expr wr = m.reg("wr_q", ml, "walker: r (< L: the walker stops at element L - 1)");
-  const Expr w_end = m.wire("w_end", 1, "r == S - 1");
-  const Expr at_end = ex::eq(wr, m.ref("sm1_q"));
-  m.assign(w_end, hw > nb ? ~m.ref("s_big_q") & at_end : at_end);
-  Block walk_reset{assign(wr, lit(ml, 0))};
-  Block walk_step{assign(wr, mux(w_end, lit(ml, 0), wr + lit(ml, 1)))};
-  if (L > 1) {
-    const Expr wd = m.reg("wd_q", p, "walker: i div S (not wrapped at C; only read for i < L)");
-    walk_reset.push_back(assign(wd, lit(p, 0)));
-    walk_step.push_back(if_(w_end, {assign(wd, wd + lit(p, 1))}));
-  }
-  const Expr check = ex::eq(m.ref("st_q"), s.check);
-  const Expr wsave = m.ref("wsave_q");
-  m.seq({if_(check, std::move(walk_reset), std::move(walk_step)),
-         assign(wsave,
-                L == 1 ? check : mux(check, lit(L, 1), cat({slice(wsave, 0, L - 1), lit(1, 0)})))});
-}
-
-// Beat constants, registers (valid the cycle after u_step is done). S >= L: c0 moves by 0 or 1
-// channel (rem decides); S < L: by k_c = (L div S) mod C plus the carry of lane 0.
-void top_beat_consts(Module& m, const CoreConfig& c) {
-  const int cw = c.chan_bits(), ml = c.chan_low_bits(), L = c.lanes;
-  const Expr kc0 = m.reg("kc0_q", cw, "c0 step without a carry");
-  const Expr kc1 = m.reg("kc1_q", cw, "c0 step with a carry");
-  const Expr kw0 = m.reg("kw0_q", cw + 1, "kc0 - C");
-  const Expr kw1 = m.reg("kw1_q", cw + 1, "kc1 - C");
-  const Expr kcs = m.wire("kcs", cw, "k_c when S < L, else 0");
-  const Expr lstep_r = m.ref("lstep_r"), lstep_c = m.ref("lstep_c");
-  Block kff;
-  if (L > 1) {
-    m.assign(kcs, mux(m.ref("small_q"), lstep_c, lit(cw, 0)));
-    const Expr kr = m.reg("kr_q", ml, "k_r = L mod S");
-    const Expr sk = m.reg("sk_q", ml, "S - k_r");
-    kff.push_back(assign(kr, lstep_r));
-    kff.push_back(assign(sk, slice(m.ref("stride_q"), 0, ml) - lstep_r));
-  } else {
-    m.assign(kcs, lit(cw, 0));
-    m.assign(m.wire("unused_lstep", 1, "one lane: S >= L always, the step is 0 or 1 channel"),
-             ex::red_xor(cat({lstep_r, lstep_c})));
-  }
-  kff.push_back(assign(kc0, kcs));
-  kff.push_back(assign(kc1, kcs + lit(cw, 1)));
-  kff.push_back(assign(kw0, zext(kcs, cw + 1) - zext(m.ref("ch_q"), cw + 1)));
-  kff.push_back(assign(kw1, zext(kcs, cw + 1) - zext(m.ref("chm1_q"), cw + 1)));
-  m.seq(kff);
-}
-
-void top_chan(Module& m, const CoreConfig& c, const States& s) {
-  const int L = c.lanes, p = c.bank_sel_bits();
-  const Expr in_fire = m.wire("in_fire", 1);
-  const Expr restart =
-      m.wire("pos_restart", 1,
-             "a beat taken now restores the packet start (no in_fire: fewer loads on it)");
-  m.assign(restart, m.ref("s_axis_tlast") & ex::eq(m.ref("st_q"), s.run));
-  const Expr c0 = m.wire("pos_c0", c.chan_bits());
-  const Expr reb = m.ref("reb_q");
-  Conns cc = {{"clk_i", m.ref("clk_i")}, {"en_i", in_fire | reb}, {"ld_i", restart | reb}};
-  Expr pos_d;
-  if (L > 1) {
-    pos_d = m.wire("pos_d", (L - 1) * p);
-    cc.emplace_back("small_i", m.ref("small_q"));
-    cc.emplace_back("sv_i", slice(m.ref("wsave_q"), 1, L - 1));
-    for (const char* n : {"wr", "wd", "kr", "sk"}) {
-      cc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
-    }
-  }
-  cc.emplace_back("stride_i", m.ref("stride_q"));
-  cc.emplace_back("sle_i", m.ref("ge0_q"));
-  for (const char* n : {"t2", "remw", "remw1", "kc0", "kc1", "kw0", "kw1"}) {
-    cc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
-  }
-  cc.emplace_back("c0_o", c0);
-  if (L > 1) cc.emplace_back("d_o", pos_d);
-  m.instance(Instance{c.name + "_chan", "u_chan", std::move(cc)});
 }
 
 void top_table(Module& m, const CoreConfig& c, const Variant& v, const States& s) {
@@ -550,10 +427,7 @@ Module build_top(const CoreConfig& c, const Variant& v) {
   top_ports(m, c, v);
   const States s = top_config(m, c, v);
   top_lane_consts(m, c, v);
-  top_step(m, c, s);
-  top_walker(m, c, s);
-  top_beat_consts(m, c);
-  top_chan(m, c, s);
+  top_positions(m, c, ex::eq(m.ref("st_q"), s.check), ex::eq(m.ref("st_q"), s.run));
   top_table(m, c, v, s);
   top_flow(m, c, v, s);
   top_side(m, c, v);

@@ -11,13 +11,14 @@
 // Positions of the lanes' elements for the next beat: lane 0's channel c0 (< C) and each
 // lane's channel offset d_i = u_i - c0 (< L; the table window u = c0 .. c0 + L - 1).
 // With S the stride of a channel (HW for nchw, 1 for nhwc) and r0 lane 0's offset in c0:
-//   S >= L: rem = S - r0 (elements left in c0, 1..S) is one wide counter; a beat crosses at
-//           most one channel boundary: d_i = (rem <= i), and c0 moves on when rem <= L
-//           (neg, a register computed a beat ahead with narrow compares).
+//   S >= L: rem = S - r0 (elements left in c0, 1..S): a narrow low part and a high part
+//           (in short segments with registered zero flags, its borrow a beat late); a beat
+//           crosses at most one channel boundary: d_i = (rem <= i), and c0 moves on when
+//           rem <= L (neg, a register computed a beat ahead with narrow compares).
 //   S <  L: every lane keeps q_i = (r0 + i) mod S and d_i (both narrow); a beat adds
 //           k_r = L mod S to q_i with carry cy_i = (q_i >= S - k_r), d_i += cy_i - cy_0,
 //           and c0 += (L div S) + cy_0.
-// c0: four adders off the register (c0 + k_c + {0,1}, the same less C), two selects.
+// c0: two adders off the register (c0 + k_c + cy, the same less C; cy a register), a select.
 // A packet starts at element 0 (c0 = 0, rem = S, q_i and d_i saved from the core's walker).
 module normcore_l16_i16_chan (
   input  wire        clk_i,
@@ -29,15 +30,19 @@ module normcore_l16_i16_chan (
   input  wire [3:0]  wd_i,  // walker: i div S (not wrapped at C)
   input  wire [4:0]  kr_i,  // k_r = L mod S (S < L)
   input  wire [4:0]  sk_i,  // S - k_r (S < L)
+  input  wire [5:0]  sk2_i,  // 2(S - k_r)
+  input  wire [5:0]  skr_i,  // max(0, S - 2k_r)
   input  wire [23:0] stride_i,  // S
   input  wire        sle_i,  // S <= L: the start's neg
   input  wire [5:0]  t2_i,  // 2L - S when S < 2L, else 0 (rem >= 1: never <= 0)
   input  wire [24:0] remw_i,  // S - L: rem's step when c0 moves on
   input  wire [18:0] remw1_i,  // (S - L) high part + 1
-  input  wire [11:0] kc0_i,  // c0 step without a carry
-  input  wire [11:0] kc1_i,  // c0 step with a carry
-  input  wire [12:0] kw0_i,  // kc0 - C
-  input  wire [12:0] kw1_i,  // kc1 - C
+  input  wire [6:0]  t3_i,  // 2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h
+  input  wire        sz_i,  // S's high part is 0
+  input  wire        rz0_i,  // (S - L) high part is 0
+  input  wire        rz1_i,  // (S - L) high part + 1 is 0
+  input  wire [11:0] kc0_i,  // k_c: c0's step before the carry
+  input  wire [12:0] kw0_i,  // k_c - C
   output wire [11:0] c0_o,
   output wire [59:0] d_o  // d_i of lanes 1..L-1, lane 1 in the low bits
 );
@@ -45,229 +50,241 @@ module normcore_l16_i16_chan (
   // S >= L: rem, the elements left in lane 0's channel, as rem = (h - pb) * 2^6 + lo:
   // the borrow of a step's low part waits a beat in pb (no wide carry chain into a mux)
   reg [5:0] lo_q;
-  reg [18:0] h_q;
-  reg pb_q;  // borrow pending: h_q is one too high
+  reg pb_q;  // borrow pending: h is one too high
   reg neg_q;  // rem <= L: c0 moves on with this beat
   wire [6:0] lo_sub;  // lo - L: top bit the borrow
   assign lo_sub = {1'b0, lo_q} - 7'd16;
-  wire [6:0] lo_add;  // lo + (S - L)_low: top bit the carry (after a wrap)
-  assign lo_add = {1'b0, lo_q} + {1'b0, remw_i[5:0]};
-  wire [18:0] h_dec;
-  assign h_dec = h_q - {18'd0, pb_q};
+  wire [5:0] lo_add;  // lo + (S - L)_low (after a wrap)
+  assign lo_add = lo_q + remw_i[5:0];
   wire hi_zero;  // h - pb == 0: rem < 2^6
-  assign hi_zero = pb_q ? h_q == 19'd1 : h_q == 19'd0;
+  reg wc_q;  // the next wrap carries into h
+  reg [5:0] h_0_q;  // rem's high part, bits 0..5
+  reg hz_0_q;  // h_0 == 0, a cycle late
+  reg [5:0] h_1_q;  // rem's high part, bits 6..11
+  reg hz_1_q;  // h_1 == 0, a cycle late
+  reg [5:0] h_2_q;  // rem's high part, bits 12..17
+  reg hz_2_q;  // h_2 == 0, a cycle late
+  reg h_3_q;  // rem's high part, bits 18..18
+  reg hz_3_q;  // h_3 == 0, a cycle late
+  reg h1_q;  // h_0 == 1, a cycle late
+  reg hfr_q;  // h changed at the last edge: the hz flags are stale
+  reg hzc_q;  // h == 0 while hfr_q
+  wire h_is1;  // h == 1 (flags)
+  assign h_is1 = h1_q & hz_1_q & hz_2_q & hz_3_q;
+  wire h_is0;  // h == 0 (flags, or hzc_q when fresh)
+  assign h_is0 = hfr_q ? hzc_q : hz_0_q & hz_1_q & hz_2_q & hz_3_q;
+  assign hi_zero = pb_q ? h_is1 : h_is0;
   wire neg_nx;  // the next rem <= L
   assign neg_nx = neg_q ? lo_q <= t2_i : hi_zero & (lo_q <= 6'd32);
 
   // S < L: per lane q_i = (r0 + i) mod S and d_i
   reg [4:0] q_0_q;
-  wire cy_0;  // q_0 + k_r >= S
-  assign cy_0 = q_0_q >= sk_i;
   wire [4:0] q_nx_0;
-  assign q_nx_0 = cy_0 ? q_0_q - sk_i : q_0_q + kr_i;
+  reg cy_0_q;  // q_0 + k_r >= S (0 at the start: q_0 = 0 < S - k_r)
+  assign q_nx_0 = cy_0_q ? q_0_q - sk_i : q_0_q + kr_i;
   reg [4:0] q_1_q;
+  wire [4:0] q_nx_1;
   wire cy_1;  // q_1 + k_r >= S
   assign cy_1 = q_1_q >= sk_i;
-  wire [4:0] q_nx_1;
   assign q_nx_1 = cy_1 ? q_1_q - sk_i : q_1_q + kr_i;
   reg [3:0] d_1_q;
   reg [4:0] q0_1_q;  // start
   reg [3:0] d0_1_q;
   wire [3:0] d_nx_1;
-  assign d_nx_1 = d_1_q + {3'd0, cy_1} - {3'd0, cy_0};
+  assign d_nx_1 = d_1_q + {3'd0, cy_1} - {3'd0, cy_0_q};
   wire [3:0] d_out_1;
   assign d_out_1 = small_i ? d_1_q : {3'd0, neg_q & (lo_q <= 6'd1)};
   reg [4:0] q_2_q;
+  wire [4:0] q_nx_2;
   wire cy_2;  // q_2 + k_r >= S
   assign cy_2 = q_2_q >= sk_i;
-  wire [4:0] q_nx_2;
   assign q_nx_2 = cy_2 ? q_2_q - sk_i : q_2_q + kr_i;
   reg [3:0] d_2_q;
   reg [4:0] q0_2_q;  // start
   reg [3:0] d0_2_q;
   wire [3:0] d_nx_2;
-  assign d_nx_2 = d_2_q + {3'd0, cy_2} - {3'd0, cy_0};
+  assign d_nx_2 = d_2_q + {3'd0, cy_2} - {3'd0, cy_0_q};
   wire [3:0] d_out_2;
   assign d_out_2 = small_i ? d_2_q : {3'd0, neg_q & (lo_q <= 6'd2)};
   reg [4:0] q_3_q;
+  wire [4:0] q_nx_3;
   wire cy_3;  // q_3 + k_r >= S
   assign cy_3 = q_3_q >= sk_i;
-  wire [4:0] q_nx_3;
   assign q_nx_3 = cy_3 ? q_3_q - sk_i : q_3_q + kr_i;
   reg [3:0] d_3_q;
   reg [4:0] q0_3_q;  // start
   reg [3:0] d0_3_q;
   wire [3:0] d_nx_3;
-  assign d_nx_3 = d_3_q + {3'd0, cy_3} - {3'd0, cy_0};
+  assign d_nx_3 = d_3_q + {3'd0, cy_3} - {3'd0, cy_0_q};
   wire [3:0] d_out_3;
   assign d_out_3 = small_i ? d_3_q : {3'd0, neg_q & (lo_q <= 6'd3)};
   reg [4:0] q_4_q;
+  wire [4:0] q_nx_4;
   wire cy_4;  // q_4 + k_r >= S
   assign cy_4 = q_4_q >= sk_i;
-  wire [4:0] q_nx_4;
   assign q_nx_4 = cy_4 ? q_4_q - sk_i : q_4_q + kr_i;
   reg [3:0] d_4_q;
   reg [4:0] q0_4_q;  // start
   reg [3:0] d0_4_q;
   wire [3:0] d_nx_4;
-  assign d_nx_4 = d_4_q + {3'd0, cy_4} - {3'd0, cy_0};
+  assign d_nx_4 = d_4_q + {3'd0, cy_4} - {3'd0, cy_0_q};
   wire [3:0] d_out_4;
   assign d_out_4 = small_i ? d_4_q : {3'd0, neg_q & (lo_q <= 6'd4)};
   reg [4:0] q_5_q;
+  wire [4:0] q_nx_5;
   wire cy_5;  // q_5 + k_r >= S
   assign cy_5 = q_5_q >= sk_i;
-  wire [4:0] q_nx_5;
   assign q_nx_5 = cy_5 ? q_5_q - sk_i : q_5_q + kr_i;
   reg [3:0] d_5_q;
   reg [4:0] q0_5_q;  // start
   reg [3:0] d0_5_q;
   wire [3:0] d_nx_5;
-  assign d_nx_5 = d_5_q + {3'd0, cy_5} - {3'd0, cy_0};
+  assign d_nx_5 = d_5_q + {3'd0, cy_5} - {3'd0, cy_0_q};
   wire [3:0] d_out_5;
   assign d_out_5 = small_i ? d_5_q : {3'd0, neg_q & (lo_q <= 6'd5)};
   reg [4:0] q_6_q;
+  wire [4:0] q_nx_6;
   wire cy_6;  // q_6 + k_r >= S
   assign cy_6 = q_6_q >= sk_i;
-  wire [4:0] q_nx_6;
   assign q_nx_6 = cy_6 ? q_6_q - sk_i : q_6_q + kr_i;
   reg [3:0] d_6_q;
   reg [4:0] q0_6_q;  // start
   reg [3:0] d0_6_q;
   wire [3:0] d_nx_6;
-  assign d_nx_6 = d_6_q + {3'd0, cy_6} - {3'd0, cy_0};
+  assign d_nx_6 = d_6_q + {3'd0, cy_6} - {3'd0, cy_0_q};
   wire [3:0] d_out_6;
   assign d_out_6 = small_i ? d_6_q : {3'd0, neg_q & (lo_q <= 6'd6)};
   reg [4:0] q_7_q;
+  wire [4:0] q_nx_7;
   wire cy_7;  // q_7 + k_r >= S
   assign cy_7 = q_7_q >= sk_i;
-  wire [4:0] q_nx_7;
   assign q_nx_7 = cy_7 ? q_7_q - sk_i : q_7_q + kr_i;
   reg [3:0] d_7_q;
   reg [4:0] q0_7_q;  // start
   reg [3:0] d0_7_q;
   wire [3:0] d_nx_7;
-  assign d_nx_7 = d_7_q + {3'd0, cy_7} - {3'd0, cy_0};
+  assign d_nx_7 = d_7_q + {3'd0, cy_7} - {3'd0, cy_0_q};
   wire [3:0] d_out_7;
   assign d_out_7 = small_i ? d_7_q : {3'd0, neg_q & (lo_q <= 6'd7)};
   reg [4:0] q_8_q;
+  wire [4:0] q_nx_8;
   wire cy_8;  // q_8 + k_r >= S
   assign cy_8 = q_8_q >= sk_i;
-  wire [4:0] q_nx_8;
   assign q_nx_8 = cy_8 ? q_8_q - sk_i : q_8_q + kr_i;
   reg [3:0] d_8_q;
   reg [4:0] q0_8_q;  // start
   reg [3:0] d0_8_q;
   wire [3:0] d_nx_8;
-  assign d_nx_8 = d_8_q + {3'd0, cy_8} - {3'd0, cy_0};
+  assign d_nx_8 = d_8_q + {3'd0, cy_8} - {3'd0, cy_0_q};
   wire [3:0] d_out_8;
   assign d_out_8 = small_i ? d_8_q : {3'd0, neg_q & (lo_q <= 6'd8)};
   reg [4:0] q_9_q;
+  wire [4:0] q_nx_9;
   wire cy_9;  // q_9 + k_r >= S
   assign cy_9 = q_9_q >= sk_i;
-  wire [4:0] q_nx_9;
   assign q_nx_9 = cy_9 ? q_9_q - sk_i : q_9_q + kr_i;
   reg [3:0] d_9_q;
   reg [4:0] q0_9_q;  // start
   reg [3:0] d0_9_q;
   wire [3:0] d_nx_9;
-  assign d_nx_9 = d_9_q + {3'd0, cy_9} - {3'd0, cy_0};
+  assign d_nx_9 = d_9_q + {3'd0, cy_9} - {3'd0, cy_0_q};
   wire [3:0] d_out_9;
   assign d_out_9 = small_i ? d_9_q : {3'd0, neg_q & (lo_q <= 6'd9)};
   reg [4:0] q_10_q;
+  wire [4:0] q_nx_10;
   wire cy_10;  // q_10 + k_r >= S
   assign cy_10 = q_10_q >= sk_i;
-  wire [4:0] q_nx_10;
   assign q_nx_10 = cy_10 ? q_10_q - sk_i : q_10_q + kr_i;
   reg [3:0] d_10_q;
   reg [4:0] q0_10_q;  // start
   reg [3:0] d0_10_q;
   wire [3:0] d_nx_10;
-  assign d_nx_10 = d_10_q + {3'd0, cy_10} - {3'd0, cy_0};
+  assign d_nx_10 = d_10_q + {3'd0, cy_10} - {3'd0, cy_0_q};
   wire [3:0] d_out_10;
   assign d_out_10 = small_i ? d_10_q : {3'd0, neg_q & (lo_q <= 6'd10)};
   reg [4:0] q_11_q;
+  wire [4:0] q_nx_11;
   wire cy_11;  // q_11 + k_r >= S
   assign cy_11 = q_11_q >= sk_i;
-  wire [4:0] q_nx_11;
   assign q_nx_11 = cy_11 ? q_11_q - sk_i : q_11_q + kr_i;
   reg [3:0] d_11_q;
   reg [4:0] q0_11_q;  // start
   reg [3:0] d0_11_q;
   wire [3:0] d_nx_11;
-  assign d_nx_11 = d_11_q + {3'd0, cy_11} - {3'd0, cy_0};
+  assign d_nx_11 = d_11_q + {3'd0, cy_11} - {3'd0, cy_0_q};
   wire [3:0] d_out_11;
   assign d_out_11 = small_i ? d_11_q : {3'd0, neg_q & (lo_q <= 6'd11)};
   reg [4:0] q_12_q;
+  wire [4:0] q_nx_12;
   wire cy_12;  // q_12 + k_r >= S
   assign cy_12 = q_12_q >= sk_i;
-  wire [4:0] q_nx_12;
   assign q_nx_12 = cy_12 ? q_12_q - sk_i : q_12_q + kr_i;
   reg [3:0] d_12_q;
   reg [4:0] q0_12_q;  // start
   reg [3:0] d0_12_q;
   wire [3:0] d_nx_12;
-  assign d_nx_12 = d_12_q + {3'd0, cy_12} - {3'd0, cy_0};
+  assign d_nx_12 = d_12_q + {3'd0, cy_12} - {3'd0, cy_0_q};
   wire [3:0] d_out_12;
   assign d_out_12 = small_i ? d_12_q : {3'd0, neg_q & (lo_q <= 6'd12)};
   reg [4:0] q_13_q;
+  wire [4:0] q_nx_13;
   wire cy_13;  // q_13 + k_r >= S
   assign cy_13 = q_13_q >= sk_i;
-  wire [4:0] q_nx_13;
   assign q_nx_13 = cy_13 ? q_13_q - sk_i : q_13_q + kr_i;
   reg [3:0] d_13_q;
   reg [4:0] q0_13_q;  // start
   reg [3:0] d0_13_q;
   wire [3:0] d_nx_13;
-  assign d_nx_13 = d_13_q + {3'd0, cy_13} - {3'd0, cy_0};
+  assign d_nx_13 = d_13_q + {3'd0, cy_13} - {3'd0, cy_0_q};
   wire [3:0] d_out_13;
   assign d_out_13 = small_i ? d_13_q : {3'd0, neg_q & (lo_q <= 6'd13)};
   reg [4:0] q_14_q;
+  wire [4:0] q_nx_14;
   wire cy_14;  // q_14 + k_r >= S
   assign cy_14 = q_14_q >= sk_i;
-  wire [4:0] q_nx_14;
   assign q_nx_14 = cy_14 ? q_14_q - sk_i : q_14_q + kr_i;
   reg [3:0] d_14_q;
   reg [4:0] q0_14_q;  // start
   reg [3:0] d0_14_q;
   wire [3:0] d_nx_14;
-  assign d_nx_14 = d_14_q + {3'd0, cy_14} - {3'd0, cy_0};
+  assign d_nx_14 = d_14_q + {3'd0, cy_14} - {3'd0, cy_0_q};
   wire [3:0] d_out_14;
   assign d_out_14 = small_i ? d_14_q : {3'd0, neg_q & (lo_q <= 6'd14)};
   reg [4:0] q_15_q;
+  wire [4:0] q_nx_15;
   wire cy_15;  // q_15 + k_r >= S
   assign cy_15 = q_15_q >= sk_i;
-  wire [4:0] q_nx_15;
   assign q_nx_15 = cy_15 ? q_15_q - sk_i : q_15_q + kr_i;
   reg [3:0] d_15_q;
   reg [4:0] q0_15_q;  // start
   reg [3:0] d0_15_q;
   wire [3:0] d_nx_15;
-  assign d_nx_15 = d_15_q + {3'd0, cy_15} - {3'd0, cy_0};
+  assign d_nx_15 = d_15_q + {3'd0, cy_15} - {3'd0, cy_0_q};
   wire [3:0] d_out_15;
   assign d_out_15 = small_i ? d_15_q : {3'd0, neg_q & (lo_q <= 6'd15)};
 
   // c0
   reg [11:0] c_q;
-  wire cy0;  // c0 takes the step with a carry
-  assign cy0 = small_i ? cy_0 : neg_q;
-  wire [11:0] c_add_0;
-  assign c_add_0 = c_q + kc0_i;
-  wire [12:0] c_sub_0;
-  assign c_sub_0 = {1'b0, c_q} + kw0_i;
-  wire [11:0] c_nx_0;
-  assign c_nx_0 = ~c_sub_0[12] ? c_sub_0[11:0] : c_add_0;
-  wire [11:0] c_add_1;
-  assign c_add_1 = c_q + kc1_i;
-  wire [12:0] c_sub_1;
-  assign c_sub_1 = {1'b0, c_q} + kw1_i;
-  wire [11:0] c_nx_1;
-  assign c_nx_1 = ~c_sub_1[12] ? c_sub_1[11:0] : c_add_1;
+  wire cy0;  // c0 takes the step with a carry (a register either way)
+  assign cy0 = small_i ? cy_0_q : neg_q;
+  wire [11:0] c_add;  // c0 + k_c + cy
+  assign c_add = c_q + kc0_i + {11'd0, cy0};
+  wire [12:0] c_sub;  // c0 + k_c + cy - C: top bit set when negative
+  assign c_sub = {1'b0, c_q} + kw0_i + {12'd0, cy0};
+  wire [11:0] c_nx;
+  assign c_nx = ~c_sub[12] ? c_sub[11:0] : c_add;
   reg [5:0] lo_d;
-  reg [18:0] h_d;
   reg pb_d;
   reg neg_d;
   reg [11:0] c_d;
+  reg wc_d;
+  reg [5:0] h_0_d;
+  reg [5:0] h_1_d;
+  reg [5:0] h_2_d;
+  reg h_3_d;
+  reg hzc_d;
   reg [4:0] q_0_d;
+  reg cy_0_d;
   reg [4:0] q_1_d;
   reg [3:0] d_1_d;
   reg [4:0] q_2_d;
@@ -298,6 +315,12 @@ module normcore_l16_i16_chan (
   reg [3:0] d_14_d;
   reg [4:0] q_15_d;
   reg [3:0] d_15_d;
+  reg hz_0_d;
+  reg hz_1_d;
+  reg hz_2_d;
+  reg hz_3_d;
+  reg h1_d;
+  reg hfr_d;
   reg [4:0] q0_1_d;
   reg [3:0] d0_1_d;
   reg [4:0] q0_2_d;
@@ -330,11 +353,17 @@ module normcore_l16_i16_chan (
   reg [3:0] d0_15_d;
   always @* begin
     lo_d = lo_q;
-    h_d = h_q;
     pb_d = pb_q;
     neg_d = neg_q;
     c_d = c_q;
+    wc_d = wc_q;
+    h_0_d = h_0_q;
+    h_1_d = h_1_q;
+    h_2_d = h_2_q;
+    h_3_d = h_3_q;
+    hzc_d = hzc_q;
     q_0_d = q_0_q;
+    cy_0_d = cy_0_q;
     q_1_d = q_1_q;
     d_1_d = d_1_q;
     q_2_d = q_2_q;
@@ -398,25 +427,49 @@ module normcore_l16_i16_chan (
     if (en_i) begin
       if (ld_i) begin
         lo_d = stride_i[5:0];
-        h_d = {1'b0, stride_i[23:6]};
         pb_d = 1'b0;
         neg_d = sle_i;
         c_d = 12'd0;
+        wc_d = 1'b0;
+        h_0_d = stride_i[11:6];
+        h_1_d = stride_i[17:12];
+        h_2_d = stride_i[23:18];
+        h_3_d = 1'b0;
+        hzc_d = sz_i;
       end else begin
         if (neg_q) begin
-          lo_d = lo_add[5:0];
-          h_d = lo_add[6] ? remw1_i : remw_i[24:6];
+          lo_d = lo_add;
           pb_d = 1'b0;
+          wc_d = 1'b0;
+          h_0_d = wc_q ? remw1_i[5:0] : remw_i[11:6];
+          h_1_d = wc_q ? remw1_i[11:6] : remw_i[17:12];
+          h_2_d = wc_q ? remw1_i[17:12] : remw_i[23:18];
+          h_3_d = wc_q ? remw1_i[18] : remw_i[24];
+          hzc_d = wc_q ? rz1_i : rz0_i;
         end else begin
           lo_d = lo_sub[5:0];
-          h_d = h_dec;
           pb_d = lo_sub[6];
+          wc_d = {1'b0, lo_q} >= t3_i;
+          if (pb_q) begin
+            h_0_d = h_0_q - 6'd1;
+          end
+          if (pb_q & hz_0_q) begin
+            h_1_d = h_1_q - 6'd1;
+          end
+          if (pb_q & hz_0_q & hz_1_q) begin
+            h_2_d = h_2_q - 6'd1;
+          end
+          if (pb_q & hz_0_q & hz_1_q & hz_2_q) begin
+            h_3_d = h_3_q - 1'b1;
+          end
+          hzc_d = h_is1;
         end
         neg_d = neg_nx;
-        c_d = cy0 ? c_nx_1 : c_nx_0;
+        c_d = c_nx;
       end
       if (ld_i) begin
         q_0_d = 5'd0;
+        cy_0_d = 1'b0;
         q_1_d = q0_1_q;
         d_1_d = d0_1_q;
         q_2_d = q0_2_q;
@@ -449,6 +502,7 @@ module normcore_l16_i16_chan (
         d_15_d = d0_15_q;
       end else begin
         q_0_d = q_nx_0;
+        cy_0_d = cy_0_q ? {1'b0, q_0_q} >= sk2_i : {1'b0, q_0_q} >= skr_i;
         q_1_d = q_nx_1;
         d_1_d = d_nx_1;
         q_2_d = q_nx_2;
@@ -481,6 +535,12 @@ module normcore_l16_i16_chan (
         d_15_d = d_nx_15;
       end
     end
+    hz_0_d = h_0_q == 6'd0;
+    hz_1_d = h_1_q == 6'd0;
+    hz_2_d = h_2_q == 6'd0;
+    hz_3_d = h_3_q == 1'b0;
+    h1_d = h_0_q == 6'd1;
+    hfr_d = en_i & (ld_i | neg_q | pb_q);
     if (sv_i[0]) begin
       q0_1_d = wr_i;
       d0_1_d = wd_i;
@@ -544,11 +604,17 @@ module normcore_l16_i16_chan (
   end
   always @(posedge clk_i) begin
     lo_q <= lo_d;
-    h_q <= h_d;
     pb_q <= pb_d;
     neg_q <= neg_d;
     c_q <= c_d;
+    wc_q <= wc_d;
+    h_0_q <= h_0_d;
+    h_1_q <= h_1_d;
+    h_2_q <= h_2_d;
+    h_3_q <= h_3_d;
+    hzc_q <= hzc_d;
     q_0_q <= q_0_d;
+    cy_0_q <= cy_0_d;
     q_1_q <= q_1_d;
     d_1_q <= d_1_d;
     q_2_q <= q_2_d;
@@ -579,6 +645,12 @@ module normcore_l16_i16_chan (
     d_14_q <= d_14_d;
     q_15_q <= q_15_d;
     d_15_q <= d_15_d;
+    hz_0_q <= hz_0_d;
+    hz_1_q <= hz_1_d;
+    hz_2_q <= hz_2_d;
+    hz_3_q <= hz_3_d;
+    h1_q <= h1_d;
+    hfr_q <= hfr_d;
     q0_1_q <= q0_1_d;
     d0_1_q <= d0_1_d;
     q0_2_q <= q0_2_d;

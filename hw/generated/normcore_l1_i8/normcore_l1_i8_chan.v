@@ -11,13 +11,14 @@
 // Positions of the lanes' elements for the next beat: lane 0's channel c0 (< C) and each
 // lane's channel offset d_i = u_i - c0 (< L; the table window u = c0 .. c0 + L - 1).
 // With S the stride of a channel (HW for nchw, 1 for nhwc) and r0 lane 0's offset in c0:
-//   S >= L: rem = S - r0 (elements left in c0, 1..S) is one wide counter; a beat crosses at
-//           most one channel boundary: d_i = (rem <= i), and c0 moves on when rem <= L
-//           (neg, a register computed a beat ahead with narrow compares).
+//   S >= L: rem = S - r0 (elements left in c0, 1..S): a narrow low part and a high part
+//           (in short segments with registered zero flags, its borrow a beat late); a beat
+//           crosses at most one channel boundary: d_i = (rem <= i), and c0 moves on when
+//           rem <= L (neg, a register computed a beat ahead with narrow compares).
 //   S <  L: every lane keeps q_i = (r0 + i) mod S and d_i (both narrow); a beat adds
 //           k_r = L mod S to q_i with carry cy_i = (q_i >= S - k_r), d_i += cy_i - cy_0,
 //           and c0 += (L div S) + cy_0.
-// c0: four adders off the register (c0 + k_c + {0,1}, the same less C), two selects.
+// c0: two adders off the register (c0 + k_c + cy, the same less C; cy a register), a select.
 // A packet starts at element 0 (c0 = 0, rem = S, q_i and d_i saved from the core's walker).
 module normcore_l1_i8_chan (
   input  wire        clk_i,
@@ -28,85 +29,137 @@ module normcore_l1_i8_chan (
   input  wire [1:0]  t2_i,  // 2L - S when S < 2L, else 0 (rem >= 1: never <= 0)
   input  wire [16:0] remw_i,  // S - L: rem's step when c0 moves on
   input  wire [14:0] remw1_i,  // (S - L) high part + 1
-  input  wire [9:0]  kc0_i,  // c0 step without a carry
-  input  wire [9:0]  kc1_i,  // c0 step with a carry
-  input  wire [10:0] kw0_i,  // kc0 - C
-  input  wire [10:0] kw1_i,  // kc1 - C
+  input  wire [2:0]  t3_i,  // 2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h
+  input  wire        sz_i,  // S's high part is 0
+  input  wire        rz0_i,  // (S - L) high part is 0
+  input  wire        rz1_i,  // (S - L) high part + 1 is 0
+  input  wire [9:0]  kc0_i,  // k_c: c0's step before the carry
+  input  wire [10:0] kw0_i,  // k_c - C
   output wire [9:0]  c0_o
 );
 
   // S >= L: rem, the elements left in lane 0's channel, as rem = (h - pb) * 2^2 + lo:
   // the borrow of a step's low part waits a beat in pb (no wide carry chain into a mux)
   reg [1:0] lo_q;
-  reg [14:0] h_q;
-  reg pb_q;  // borrow pending: h_q is one too high
+  reg pb_q;  // borrow pending: h is one too high
   reg neg_q;  // rem <= L: c0 moves on with this beat
   wire [2:0] lo_sub;  // lo - L: top bit the borrow
   assign lo_sub = {1'b0, lo_q} - 3'd1;
-  wire [2:0] lo_add;  // lo + (S - L)_low: top bit the carry (after a wrap)
-  assign lo_add = {1'b0, lo_q} + {1'b0, remw_i[1:0]};
-  wire [14:0] h_dec;
-  assign h_dec = h_q - {14'd0, pb_q};
+  wire [1:0] lo_add;  // lo + (S - L)_low (after a wrap)
+  assign lo_add = lo_q + remw_i[1:0];
   wire hi_zero;  // h - pb == 0: rem < 2^2
-  assign hi_zero = pb_q ? h_q == 15'd1 : h_q == 15'd0;
+  reg wc_q;  // the next wrap carries into h
+  reg [5:0] h_0_q;  // rem's high part, bits 0..5
+  reg hz_0_q;  // h_0 == 0, a cycle late
+  reg [5:0] h_1_q;  // rem's high part, bits 6..11
+  reg hz_1_q;  // h_1 == 0, a cycle late
+  reg [2:0] h_2_q;  // rem's high part, bits 12..14
+  reg hz_2_q;  // h_2 == 0, a cycle late
+  reg h1_q;  // h_0 == 1, a cycle late
+  reg hfr_q;  // h changed at the last edge: the hz flags are stale
+  reg hzc_q;  // h == 0 while hfr_q
+  wire h_is1;  // h == 1 (flags)
+  assign h_is1 = h1_q & hz_1_q & hz_2_q;
+  wire h_is0;  // h == 0 (flags, or hzc_q when fresh)
+  assign h_is0 = hfr_q ? hzc_q : hz_0_q & hz_1_q & hz_2_q;
+  assign hi_zero = pb_q ? h_is1 : h_is0;
   wire neg_nx;  // the next rem <= L
   assign neg_nx = neg_q ? lo_q <= t2_i : hi_zero & (lo_q <= 2'd2);
 
   // c0
   reg [9:0] c_q;
-  wire cy0;  // c0 takes the step with a carry
+  wire cy0;  // c0 takes the step with a carry (a register either way)
   assign cy0 = neg_q;
-  wire [9:0] c_add_0;
-  assign c_add_0 = c_q + kc0_i;
-  wire [10:0] c_sub_0;
-  assign c_sub_0 = {1'b0, c_q} + kw0_i;
-  wire [9:0] c_nx_0;
-  assign c_nx_0 = ~c_sub_0[10] ? c_sub_0[9:0] : c_add_0;
-  wire [9:0] c_add_1;
-  assign c_add_1 = c_q + kc1_i;
-  wire [10:0] c_sub_1;
-  assign c_sub_1 = {1'b0, c_q} + kw1_i;
-  wire [9:0] c_nx_1;
-  assign c_nx_1 = ~c_sub_1[10] ? c_sub_1[9:0] : c_add_1;
+  wire [9:0] c_add;  // c0 + k_c + cy
+  assign c_add = c_q + kc0_i + {9'd0, cy0};
+  wire [10:0] c_sub;  // c0 + k_c + cy - C: top bit set when negative
+  assign c_sub = {1'b0, c_q} + kw0_i + {10'd0, cy0};
+  wire [9:0] c_nx;
+  assign c_nx = ~c_sub[10] ? c_sub[9:0] : c_add;
   reg [1:0] lo_d;
-  reg [14:0] h_d;
   reg pb_d;
   reg neg_d;
   reg [9:0] c_d;
+  reg wc_d;
+  reg [5:0] h_0_d;
+  reg [5:0] h_1_d;
+  reg [2:0] h_2_d;
+  reg hzc_d;
+  reg hz_0_d;
+  reg hz_1_d;
+  reg hz_2_d;
+  reg h1_d;
+  reg hfr_d;
   always @* begin
     lo_d = lo_q;
-    h_d = h_q;
     pb_d = pb_q;
     neg_d = neg_q;
     c_d = c_q;
+    wc_d = wc_q;
+    h_0_d = h_0_q;
+    h_1_d = h_1_q;
+    h_2_d = h_2_q;
+    hzc_d = hzc_q;
     if (en_i) begin
       if (ld_i) begin
         lo_d = stride_i[1:0];
-        h_d = {1'b0, stride_i[15:2]};
         pb_d = 1'b0;
         neg_d = sle_i;
         c_d = 10'd0;
+        wc_d = 1'b0;
+        h_0_d = stride_i[7:2];
+        h_1_d = stride_i[13:8];
+        h_2_d = {1'b0, stride_i[15:14]};
+        hzc_d = sz_i;
       end else begin
         if (neg_q) begin
-          lo_d = lo_add[1:0];
-          h_d = lo_add[2] ? remw1_i : remw_i[16:2];
+          lo_d = lo_add;
           pb_d = 1'b0;
+          wc_d = 1'b0;
+          h_0_d = wc_q ? remw1_i[5:0] : remw_i[7:2];
+          h_1_d = wc_q ? remw1_i[11:6] : remw_i[13:8];
+          h_2_d = wc_q ? remw1_i[14:12] : remw_i[16:14];
+          hzc_d = wc_q ? rz1_i : rz0_i;
         end else begin
           lo_d = lo_sub[1:0];
-          h_d = h_dec;
           pb_d = lo_sub[2];
+          wc_d = {1'b0, lo_q} >= t3_i;
+          if (pb_q) begin
+            h_0_d = h_0_q - 6'd1;
+          end
+          if (pb_q & hz_0_q) begin
+            h_1_d = h_1_q - 6'd1;
+          end
+          if (pb_q & hz_0_q & hz_1_q) begin
+            h_2_d = h_2_q - 3'd1;
+          end
+          hzc_d = h_is1;
         end
         neg_d = neg_nx;
-        c_d = cy0 ? c_nx_1 : c_nx_0;
+        c_d = c_nx;
       end
     end
+    hz_0_d = h_0_q == 6'd0;
+    hz_1_d = h_1_q == 6'd0;
+    hz_2_d = h_2_q == 3'd0;
+    h1_d = h_0_q == 6'd1;
+    hfr_d = en_i & (ld_i | neg_q | pb_q);
   end
   always @(posedge clk_i) begin
     lo_q <= lo_d;
-    h_q <= h_d;
     pb_q <= pb_d;
     neg_q <= neg_d;
     c_q <= c_d;
+    wc_q <= wc_d;
+    h_0_q <= h_0_d;
+    h_1_q <= h_1_d;
+    h_2_q <= h_2_d;
+    hzc_q <= hzc_d;
+    hz_0_q <= hz_0_d;
+    hz_1_q <= hz_1_d;
+    hz_2_q <= hz_2_d;
+    h1_q <= h1_d;
+    hfr_q <= hfr_d;
   end
   assign c0_o = c_q;
 endmodule

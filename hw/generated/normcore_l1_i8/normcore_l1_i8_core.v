@@ -55,7 +55,7 @@ module normcore_l1_i8_core (
   reg err_q;
   reg err_d;
   reg [9:0] ch_q;
-  reg [15:0] stride_q;  // S: HW (nchw) or 1 (nhwc)
+  reg [15:0] stride_q;  // S: HW or 1
   reg [5:0] shift_q;
   reg [1:0] round_q;
   reg [7:0] lo_q;
@@ -251,18 +251,34 @@ module normcore_l1_i8_core (
   reg [16:0] remw_q;  // S - L
   reg [1:0] t2_q;  // 2L - S when S < 2L, else 0
   reg [14:0] remw1_q;  // (S - L) high part + 1
+  reg [2:0] t3_q;  // 2^lw + L - (S - L)_low
+  reg sz_q;  // S's high part (bits >= 2) is 0
+  reg rz0_q;  // (S - L) high part is 0
+  reg rz1_q;  // (S - L) high part + 1 is 0
   reg [16:0] remw_d;
   reg [1:0] t2_d;
   reg [14:0] remw1_d;
+  reg [2:0] t3_d;
+  reg sz_d;
+  reg rz0_d;
+  reg rz1_d;
   always @* begin
     remw_d = {1'b0, stride_q} - 17'd1;
     t2_d = (stride_q[15:1] == 15'd0) ? 2'd2 - stride_q[1:0] : 2'd0;
     remw1_d = remw_q[16:2] + 15'd1;
+    t3_d = 3'd5 - {1'b0, remw_q[1:0]};
+    sz_d = stride_q[15:2] == 14'd0;
+    rz0_d = remw_q[16:2] == 15'd0;
+    rz1_d = remw_q[16:2] == {15{1'b1}};
   end
   always @(posedge clk_i) begin
     remw_q <= remw_d;
     t2_q <= t2_d;
     remw1_q <= remw1_d;
+    t3_q <= t3_d;
+    sz_q <= sz_d;
+    rz0_q <= rz0_d;
+    rz1_q <= rz1_d;
   end
   reg wr_q;  // walker: r (< L: the walker stops at element L - 1)
   wire w_end;  // r == S - 1
@@ -283,26 +299,18 @@ module normcore_l1_i8_core (
     wsave_q <= wsave_d;
   end
   reg [9:0] kc0_q;  // c0 step without a carry
-  reg [9:0] kc1_q;  // c0 step with a carry
   reg [10:0] kw0_q;  // kc0 - C
-  reg [10:0] kw1_q;  // kc1 - C
   wire [9:0] kcs;  // k_c when S < L, else 0
   assign kcs = 10'd0;
   wire unused_lstep;  // one lane: S >= L always, the step is 0 or 1 channel
   assign unused_lstep = ^{lstep_r, lstep_c};
-  reg [9:0] kc1_d;
   reg [10:0] kw0_d;
-  reg [10:0] kw1_d;
   always @* begin
-    kc1_d = kcs + 10'd1;
     kw0_d = {1'b0, kcs} - {1'b0, ch_q};
-    kw1_d = {1'b0, kcs} - {1'b0, chm1_q};
   end
   always @(posedge clk_i) begin
     kc0_q <= kcs;
-    kc1_q <= kc1_d;
     kw0_q <= kw0_d;
-    kw1_q <= kw1_d;
   end
   wire in_fire;
   wire pos_restart;  // a beat taken now restores the packet start (no in_fire: fewer loads on it)
@@ -317,10 +325,12 @@ module normcore_l1_i8_core (
     .t2_i(t2_q),
     .remw_i(remw_q),
     .remw1_i(remw1_q),
+    .t3_i(t3_q),
+    .sz_i(sz_q),
+    .rz0_i(rz0_q),
+    .rz1_i(rz1_q),
     .kc0_i(kc0_q),
-    .kc1_i(kc1_q),
     .kw0_i(kw0_q),
-    .kw1_i(kw1_q),
     .c0_o(pos_c0)
   );
 

@@ -55,7 +55,7 @@ module normcore_l8_i8_core (
   reg err_q;
   reg err_d;
   reg [10:0] ch_q;
-  reg [23:0] stride_q;  // S: HW (nchw) or 1 (nhwc)
+  reg [23:0] stride_q;  // S: HW or 1
   reg [5:0] shift_q;
   reg [1:0] round_q;
   reg [7:0] lo_q;
@@ -251,21 +251,37 @@ module normcore_l8_i8_core (
   reg [24:0] remw_q;  // S - L
   reg [4:0] t2_q;  // 2L - S when S < 2L, else 0
   reg [19:0] remw1_q;  // (S - L) high part + 1
+  reg [5:0] t3_q;  // 2^lw + L - (S - L)_low
+  reg sz_q;  // S's high part (bits >= 5) is 0
+  reg rz0_q;  // (S - L) high part is 0
+  reg rz1_q;  // (S - L) high part + 1 is 0
   reg small_q;  // S < L: every lane tracks its offset
   reg [24:0] remw_d;
   reg [4:0] t2_d;
   reg [19:0] remw1_d;
+  reg [5:0] t3_d;
+  reg sz_d;
+  reg rz0_d;
+  reg rz1_d;
   reg small_d;
   always @* begin
     remw_d = {1'b0, stride_q} - 25'd8;
     t2_d = (stride_q[23:4] == 20'd0) ? 5'd16 - stride_q[4:0] : 5'd0;
     remw1_d = remw_q[24:5] + 20'd1;
+    t3_d = 6'd40 - {1'b0, remw_q[4:0]};
+    sz_d = stride_q[23:5] == 19'd0;
+    rz0_d = remw_q[24:5] == 20'd0;
+    rz1_d = remw_q[24:5] == {20{1'b1}};
     small_d = stride_q[23:3] == 21'd0;
   end
   always @(posedge clk_i) begin
     remw_q <= remw_d;
     t2_q <= t2_d;
     remw1_q <= remw1_d;
+    t3_q <= t3_d;
+    sz_q <= sz_d;
+    rz0_q <= rz0_d;
+    rz1_q <= rz1_d;
     small_q <= small_d;
   end
   reg [3:0] wr_q;  // walker: r (< L: the walker stops at element L - 1)
@@ -295,30 +311,32 @@ module normcore_l8_i8_core (
     wsave_q <= wsave_d;
   end
   reg [10:0] kc0_q;  // c0 step without a carry
-  reg [10:0] kc1_q;  // c0 step with a carry
   reg [11:0] kw0_q;  // kc0 - C
-  reg [11:0] kw1_q;  // kc1 - C
   wire [10:0] kcs;  // k_c when S < L, else 0
   assign kcs = small_q ? lstep_c : 11'd0;
   reg [3:0] kr_q;  // k_r = L mod S
   reg [3:0] sk_q;  // S - k_r
+  wire [4:0] skr_diff;  // S - 2k_r: top bit set when negative
+  assign skr_diff = {1'b0, sk_q} - {1'b0, kr_q};
+  reg [4:0] sk2_q;  // 2(S - k_r)
+  reg [4:0] skr_q;  // max(0, S - 2k_r)
   reg [3:0] sk_d;
-  reg [10:0] kc1_d;
+  reg [4:0] sk2_d;
+  reg [4:0] skr_d;
   reg [11:0] kw0_d;
-  reg [11:0] kw1_d;
   always @* begin
     sk_d = stride_q[3:0] - lstep_r;
-    kc1_d = kcs + 11'd1;
+    sk2_d = {sk_q, 1'b0};
+    skr_d = skr_diff[4] ? 5'd0 : skr_diff;
     kw0_d = {1'b0, kcs} - {1'b0, ch_q};
-    kw1_d = {1'b0, kcs} - {1'b0, chm1_q};
   end
   always @(posedge clk_i) begin
     kr_q <= lstep_r;
     sk_q <= sk_d;
+    sk2_q <= sk2_d;
+    skr_q <= skr_d;
     kc0_q <= kcs;
-    kc1_q <= kc1_d;
     kw0_q <= kw0_d;
-    kw1_q <= kw1_d;
   end
   wire in_fire;
   wire pos_restart;  // a beat taken now restores the packet start (no in_fire: fewer loads on it)
@@ -335,15 +353,19 @@ module normcore_l8_i8_core (
     .wd_i(wd_q),
     .kr_i(kr_q),
     .sk_i(sk_q),
+    .sk2_i(sk2_q),
+    .skr_i(skr_q),
     .stride_i(stride_q),
     .sle_i(ge0_q),
     .t2_i(t2_q),
     .remw_i(remw_q),
     .remw1_i(remw1_q),
+    .t3_i(t3_q),
+    .sz_i(sz_q),
+    .rz0_i(rz0_q),
+    .rz1_i(rz1_q),
     .kc0_i(kc0_q),
-    .kc1_i(kc1_q),
     .kw0_i(kw0_q),
-    .kw1_i(kw1_q),
     .c0_o(pos_c0),
     .d_o(pos_d)
   );

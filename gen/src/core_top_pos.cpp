@@ -1,0 +1,208 @@
+// The position part of the core's top <n>_core: the set-up step divider and walker, the per-beat
+// constants and the <n>_chan instance (the modules themselves: core_pos.cpp). A fixed nhwc layout
+// has none of the set-up machinery: c0 moves by L mod C, a function of C.
+#include <algorithm>
+
+#include "core_internal.hpp"
+
+namespace normcore::gen::core {
+
+using ex::bit;
+using ex::cat;
+using ex::lit;
+using ex::mux;
+using ex::slice;
+using ex::zext;
+
+namespace {
+
+using U = std::uint64_t;
+using Conns = std::vector<std::pair<std::string, Expr>>;
+
+// S <= K for a constant K < 2^(nb+1), from the latched configuration's registers (narrow).
+Expr stride_le(const Module& m, const CoreConfig& c, long long k) {
+  const int hw = c.inner_bits;
+  const Expr stride = m.ref("stride_q");  // already 1 for nhwc
+  if (k <= 0) return lit(1, 0);
+  const int kb = bits_for(k);
+  if (hw <= kb)
+    return k >= (1LL << hw) - 1 ? lit(1, 1) : ex::le(stride, lit(hw, static_cast<U>(k)));
+  Expr e = ex::eq(slice(stride, kb, hw - kb), lit(hw - kb, 0));
+  if (k != (1LL << kb) - 1) e = e & ex::le(slice(stride, 0, kb), lit(kb, static_cast<U>(k)));
+  return e;
+}
+
+void top_step(Module& m, const CoreConfig& c, const Expr& check) {
+  const int hw = c.inner_bits, nb = c.lane_count_bits(), L = c.lanes, W = std::max(hw, nb + 1) + 1;
+  m.section("Lane positions: S = HW (nchw) or 1 (nhwc)");
+  const Expr lstep_r = m.wire("lstep_r", c.chan_low_bits(), "L mod S");
+  const Expr lstep_c = m.wire("lstep_c", c.chan_bits(), "(L div S) mod C");
+  Conns conns = {{"clk_i", m.ref("clk_i")},
+                 {"rst_ni", m.ref("rst_ni")},
+                 {"start_i", check},
+                 {"stride_i", slice(m.ref("stride_q"), 0, std::min(hw, nb))}};
+  if (hw > nb) conns.emplace_back("s_big_i", m.ref("s_big_q"));
+  conns.emplace_back("chm1_i", m.ref("chm1_q"));
+  conns.emplace_back("ge0_i", m.ref("ge0_q"));
+  conns.emplace_back("done_o", m.ref("step_done"));
+  conns.emplace_back("rem_o", lstep_r);
+  conns.emplace_back("quo_o", lstep_c);
+  m.instance(Instance{c.name + "_step", "u_step", std::move(conns)});
+  const Expr remw = m.reg("remw_q", W, "S - L");
+  const Expr t2 = m.reg("t2_q", nb + 1, "2L - S when S < 2L, else 0");
+  const Expr remw1 = m.reg("remw1_q", W - nb - 1, "(S - L) high part + 1");
+  const Expr stride = m.ref("stride_q");
+  Block consts{assign(remw, zext(stride, W) - lit(W, static_cast<U>(L))),
+               assign(t2, mux(stride_le(m, c, 2LL * L - 1),
+                              lit(nb + 1, 2ULL * static_cast<U>(L)) - ex::fit(stride, nb + 1),
+                              lit(nb + 1, 0))),
+               assign(remw1, slice(remw, nb + 1, W - nb - 1) + lit(W - nb - 1, 1))};
+  const int lw = nb + 1, hb = W - lw;
+  if (hb > 2) {  // <n>_chan's reload values of rem's high part: their zero flags; t3
+    const Expr remw_hi = slice(remw, lw, hb);
+    consts.push_back(
+        assign(m.reg("t3_q", lw + 1, "2^lw + L - (S - L)_low"),
+               lit(lw + 1, (1ULL << lw) + static_cast<U>(L)) - zext(slice(remw, 0, lw), lw + 1)));
+    consts.push_back(
+        assign(m.reg("sz_q", 1, "S's high part (bits >= " + std::to_string(lw) + ") is 0"),
+               ex::eq(slice(stride, lw, hw - lw), lit(hw - lw, 0))));
+    consts.push_back(
+        assign(m.reg("rz0_q", 1, "(S - L) high part is 0"), ex::eq(remw_hi, lit(hb, 0))));
+    consts.push_back(
+        assign(m.reg("rz1_q", 1, "(S - L) high part + 1 is 0"), ex::eq(remw_hi, ex::ones(hb))));
+  }
+  if (L > 1) {
+    const Expr small = m.reg("small_q", 1, "S < L: every lane tracks its offset");
+    consts.push_back(assign(small, stride_le(m, c, L - 1)));
+  }
+  m.seq(consts);
+}
+
+// Walker: the position (r, i div S) of element 0, 1, 2, ... (one per cycle from the check
+// cycle on); lane i saves it when wsave_q[i] (one-hot, a shift register).
+void top_walker(Module& m, const CoreConfig& c, const Expr& check) {
+  const int hw = c.inner_bits, nb = c.lane_count_bits(), L = c.lanes, ml = c.chan_low_bits();
+  const int p = c.bank_sel_bits();
+  const Expr wr = m.reg("wr_q", ml, "walker: r (< L: the walker stops at element L - 1)");
+  const Expr w_end = m.wire("w_end", 1, "r == S - 1");
+  const Expr at_end = ex::eq(wr, m.ref("sm1_q"));
+  m.assign(w_end, hw > nb ? ~m.ref("s_big_q") & at_end : at_end);
+  Block walk_reset{assign(wr, lit(ml, 0))};
+  Block walk_step{assign(wr, mux(w_end, lit(ml, 0), wr + lit(ml, 1)))};
+  if (L > 1) {
+    const Expr wd = m.reg("wd_q", p, "walker: i div S (not wrapped at C; only read for i < L)");
+    walk_reset.push_back(assign(wd, lit(p, 0)));
+    walk_step.push_back(if_(w_end, {assign(wd, wd + lit(p, 1))}));
+  }
+  const Expr wsave = m.ref("wsave_q");
+  m.seq({if_(check, std::move(walk_reset), std::move(walk_step)),
+         assign(wsave,
+                L == 1 ? check : mux(check, lit(L, 1), cat({slice(wsave, 0, L - 1), lit(1, 0)})))});
+}
+
+// Beat constants, registers (valid the cycle after u_step is done). S >= L: c0 moves by 0 or 1
+// channel (rem decides); S < L: by k_c = (L div S) mod C plus the carry of lane 0.
+void top_beat_consts(Module& m, const CoreConfig& c) {
+  const int cw = c.chan_bits(), ml = c.chan_low_bits(), L = c.lanes;
+  const Expr kc0 = m.reg("kc0_q", cw, "c0 step without a carry");
+  const Expr kw0 = m.reg("kw0_q", cw + 1, "kc0 - C");
+  const Expr kcs = m.wire("kcs", cw, "k_c when S < L, else 0");
+  const Expr lstep_r = m.ref("lstep_r"), lstep_c = m.ref("lstep_c");
+  Block kff;
+  if (L > 1) {
+    m.assign(kcs, mux(m.ref("small_q"), lstep_c, lit(cw, 0)));
+    const Expr kr = m.reg("kr_q", ml, "k_r = L mod S");
+    const Expr sk = m.reg("sk_q", ml, "S - k_r");
+    kff.push_back(assign(kr, lstep_r));
+    kff.push_back(assign(sk, slice(m.ref("stride_q"), 0, ml) - lstep_r));
+    // Lane 0's next carry as compares of q_0 with registers (from sk_q, kr_q a cycle later).
+    const Expr skr_d = m.wire("skr_diff", ml + 1, "S - 2k_r: top bit set when negative");
+    m.assign(skr_d, zext(sk, ml + 1) - zext(kr, ml + 1));
+    kff.push_back(assign(m.reg("sk2_q", ml + 1, "2(S - k_r)"), cat({sk, lit(1, 0)})));
+    kff.push_back(assign(m.reg("skr_q", ml + 1, "max(0, S - 2k_r)"),
+                         mux(bit(skr_d, ml), lit(ml + 1, 0), skr_d)));
+  } else {
+    m.assign(kcs, lit(cw, 0));
+    m.assign(m.wire("unused_lstep", 1, "one lane: S >= L always, the step is 0 or 1 channel"),
+             ex::red_xor(cat({lstep_r, lstep_c})));
+  }
+  kff.push_back(assign(kc0, kcs));
+  kff.push_back(assign(kw0, zext(kcs, cw + 1) - zext(m.ref("ch_q"), cw + 1)));
+  m.seq(kff);
+}
+
+void top_chan(Module& m, const CoreConfig& c, const Expr& run) {
+  const int L = c.lanes, p = c.bank_sel_bits();
+  const Expr in_fire = m.wire("in_fire", 1);
+  const Expr restart =
+      m.wire("pos_restart", 1,
+             "a beat taken now restores the packet start (no in_fire: fewer loads on it)");
+  m.assign(restart, m.ref("s_axis_tlast") & run);
+  const Expr c0 = m.wire("pos_c0", c.chan_bits());
+  const Expr reb = m.ref("reb_q");
+  Conns cc = {{"clk_i", m.ref("clk_i")}, {"en_i", in_fire | reb}, {"ld_i", restart | reb}};
+  Expr pos_d;
+  if (L > 1) {
+    pos_d = m.wire("pos_d", (L - 1) * p);
+    cc.emplace_back("small_i", m.ref("small_q"));
+    cc.emplace_back("sv_i", slice(m.ref("wsave_q"), 1, L - 1));
+    for (const char* n : {"wr", "wd", "kr", "sk", "sk2", "skr"}) {
+      cc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
+    }
+  }
+  cc.emplace_back("stride_i", m.ref("stride_q"));
+  cc.emplace_back("sle_i", m.ref("ge0_q"));
+  std::vector<const char*> ks = {"t2", "remw", "remw1"};
+  if (std::max(c.inner_bits, c.lane_count_bits() + 1) - c.lane_count_bits() > 2)
+    ks.insert(ks.end(), {"t3", "sz", "rz0", "rz1"});  // rem's high part has zero flags (hb > 2)
+  ks.insert(ks.end(), {"kc0", "kw0"});
+  for (const char* n : ks) cc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
+  cc.emplace_back("c0_o", c0);
+  if (L > 1) cc.emplace_back("d_o", pos_d);
+  m.instance(Instance{c.name + "_chan", "u_chan", std::move(cc)});
+}
+
+// Fixed nhwc: L mod C from <n>_step (combinational, registered here), the two c0 constants and
+// <n>_chan. No walker, no divider, no rem: d_i = i.
+void top_nhwc(Module& m, const CoreConfig& c, const Expr& check, const Expr& run) {
+  const int L = c.lanes, cw = c.chan_bits(), a = pos_group_bits(c), gw = cw - a;
+  const std::string unit = a > 0 ? " / L" : "";
+  m.section("Lane positions (fixed nhwc, S = 1): d_i = i, c0 moves by k = L mod C a beat");
+  const Expr kc = m.wire("lstep_c", gw, "k" + unit);
+  const Expr ch = m.ref("ch_q");
+  m.instance(Instance{c.name + "_step", "u_step", {{"chans_i", ch}, {"quo_o", kc}}});
+  m.assign(m.ref("step_done"), lit(1, 1));
+  m.seq({assign(m.ref("wsave_q"), check)});  // set-up: one cycle, nothing to walk
+  const Expr kc0 = m.reg("kc0_q", gw, "k" + unit);
+  const Expr kw0 = m.reg("kw0_q", gw + 1, "(k - C)" + unit);
+  // kw0 from the register kc0_q: the step's compares and the subtract in different cycles.
+  m.seq({assign(kc0, kc),
+         assign(kw0, zext(kc0, gw + 1) - zext(a > 0 ? slice(ch, a, gw) : ch, gw + 1))});
+  const Expr in_fire = m.wire("in_fire", 1);
+  const Expr restart = m.wire("pos_restart", 1, "a beat taken now restores the packet start");
+  m.assign(restart, m.ref("s_axis_tlast") & run);
+  const Expr reb = m.ref("reb_q");
+  Conns cc = {{"clk_i", m.ref("clk_i")},
+              {"en_i", in_fire | reb},
+              {"ld_i", restart | reb},
+              {"kc0_i", kc0},
+              {"kw0_i", kw0},
+              {"c0_o", m.wire("pos_c0", cw)}};
+  if (L > 1) cc.emplace_back("d_o", m.wire("pos_d", (L - 1) * c.bank_sel_bits()));
+  m.instance(Instance{c.name + "_chan", "u_chan", std::move(cc)});
+}
+
+}  // namespace
+
+void top_positions(Module& m, const CoreConfig& c, const Expr& check, const Expr& run) {
+  if (pos_fixed_nhwc(c)) {
+    top_nhwc(m, c, check, run);
+    return;
+  }
+  top_step(m, c, check);
+  top_walker(m, c, check);
+  top_beat_consts(m, c);
+  top_chan(m, c, run);
+}
+
+}  // namespace normcore::gen::core
