@@ -44,6 +44,18 @@ struct Variant {
 
 Variant variant(const CoreConfig& c, LaneArith arith);
 
+// How the lane's output stage reads the per-job constants that core_top.cpp registers for it.
+struct LaneShape {
+  // R >= 2^(rw-1) leaves q = the sign (only R = aw-1, aw are that large): two input bits of the
+  // shifter take that case (rtop_i, rmax_i) and the shifter's select lsh_i has rw-1 bits.
+  bool fold_top = false;
+  int lsw = 0;  // width of the shifter's select (lsh_i, or shift_i when !fold_top)
+  int top = 0;  // 2^(rw-1)
+};
+LaneShape lane_shape(const Variant& v);
+// The top's registers for LaneShape (lsh_q, rmax_q), from shift_q.
+void lane_job_consts(Module& m, const Variant& v);
+
 Module build_step(const CoreConfig& c);
 Module build_chan(const CoreConfig& c);
 Module build_ptable(const CoreConfig& c, const Variant& v);

@@ -180,10 +180,6 @@ module normcore_l16_i16_core (
 
   // Per-job lane constants, registered from the latched configuration
   // (valid long before the first beat)
-  reg [6:0] smask_n_q;  // 41 - R
-  reg [39:0] smask_q;  // 2^(R-1) - 1, 0 when R = 0: the bits below the half bit
-  reg [5:0] omask_n_q;  // R + 8
-  reg [39:0] omask_q;  // bits >= R + 8: the lanes' saturation test
   reg [7:0] loe_q;  // min(lo, hi): the clamp's lower bound (hi wins if lo > hi)
   wire signed [7:0] lo_cmp;
   assign lo_cmp = lo_q;
@@ -209,28 +205,12 @@ module normcore_l16_i16_core (
     hix_q <= hix_d;
     hip1_q <= hip1_d;
   end
-  reg [6:0] smask_n_d;
-  reg [39:0] smask_d;
   reg [7:0] loe_d;
   always @* begin
-    smask_n_d = 7'd41 - {1'b0, shift_q};
-    smask_d = {40{1'b1}} >> smask_n_q;
     loe_d = (lo_cmp > hi_cmp) ? hi_q : lo_q;
   end
   always @(posedge clk_i) begin
-    smask_n_q <= smask_n_d;
-    smask_q <= smask_d;
     loe_q <= loe_d;
-  end
-  reg [5:0] omask_n_d;
-  reg [39:0] omask_d;
-  always @* begin
-    omask_n_d = shift_q + 6'd8;
-    omask_d = {40{1'b1}} << omask_n_q;
-  end
-  always @(posedge clk_i) begin
-    omask_n_q <= omask_n_d;
-    omask_q <= omask_d;
   end
 
   // Lane positions: S = HW (nchw) or 1 (nhwc)
@@ -465,8 +445,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[17:0]),
     .b_i(lane_b[39:0]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -483,8 +461,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[35:18]),
     .b_i(lane_b[79:40]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -501,8 +477,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[53:36]),
     .b_i(lane_b[119:80]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -519,8 +493,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[71:54]),
     .b_i(lane_b[159:120]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -537,8 +509,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[89:72]),
     .b_i(lane_b[199:160]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -555,8 +525,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[107:90]),
     .b_i(lane_b[239:200]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -573,8 +541,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[125:108]),
     .b_i(lane_b[279:240]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -591,8 +557,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[143:126]),
     .b_i(lane_b[319:280]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -609,8 +573,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[161:144]),
     .b_i(lane_b[359:320]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -627,8 +589,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[179:162]),
     .b_i(lane_b[399:360]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -645,8 +605,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[197:180]),
     .b_i(lane_b[439:400]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -663,8 +621,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[215:198]),
     .b_i(lane_b[479:440]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -681,8 +637,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[233:216]),
     .b_i(lane_b[519:480]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -699,8 +653,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[251:234]),
     .b_i(lane_b[559:520]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -717,8 +669,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[269:252]),
     .b_i(lane_b[599:560]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -735,8 +685,6 @@ module normcore_l16_i16_core (
     .s_i(lane_s[287:270]),
     .b_i(lane_b[639:600]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),

@@ -12,7 +12,8 @@
 // x: 16-bit signed, s: 18-bit, b: 40-bit, acc: 41-bit, y: 8-bit signed.
 // Rounding without a wide adder: q = acc >>> R (floor), h = bit R-1 of acc, t = any bit
 // below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or
-// acc >= 0). q is saturated to 9 bits first, so the +1 and the clamp are narrow.
+// acc >= 0). Only q's low 9 bits are kept: a q that does not fit them is beyond lo and hi,
+// so the clamp picks lo or hi by the sign (the +1 and the compares are narrow).
 // Stages (each [] ends in a register), latency 4 cycles:
 //   [input regs] [x*s+b in the DSP] [>>> R] [round clamp]
 // No reset (pure datapath).
@@ -22,8 +23,6 @@ module normcore_l16_i16_lane (
   input  wire [17:0] s_i,
   input  wire [39:0] b_i,
   input  wire [5:0]  shift_i,  // R, 0..41 (job constant)
-  input  wire [39:0] smask_i,  // 2^(R-1) - 1 (0 when R = 0): the bits below the half bit
-  input  wire [39:0] omask_i,  // bits >= R + 8: all the sign iff q fits 9 bits
   input  wire [1:0]  round_i,  // 0 floor, 1 half_up, 2 half_even, 3 half_away
   input  wire [7:0]  lo_i,  // min(lo, hi)
   input  wire [7:0]  hi_i,
@@ -76,24 +75,44 @@ module normcore_l16_i16_lane (
   // and z[0] = bit R-1 of acc (0 when R = 0)
   wire signed [41:0] ext;
   assign ext = {acc, 1'b0};
-  wire [39:0] fref;  // the bit each bit of acc must equal for q to fit
-  assign fref = {acc[40], {39{acc[39]}}};
   wire signed [41:0] z;
   wire signed [41:0] zr5;
   assign zr5 = ext >>> {shift_i[5], 5'd0};
+  wire stk_k5;  // shifted out at the bottom by stage 5
+  assign stk_k5 = shift_i[5] & |ext[31:0];
   wire signed [41:0] zr4;
   assign zr4 = zr5 >>> {shift_i[4], 4'd0};
+  wire stk_k4;  // shifted out at the bottom by stage 4
+  assign stk_k4 = shift_i[4] & |zr5[15:0];
+  wire fit_k4;  // stage 4 drops only sign bits
+  assign fit_k4 = shift_i[4] | ~|(zr5[40:25] ^ {16{zr5[41]}});
   wire signed [41:0] zr3;
   assign zr3 = zr4 >>> {shift_i[3], 3'd0};
+  wire stk_k3;  // shifted out at the bottom by stage 3
+  assign stk_k3 = shift_i[3] & |zr4[7:0];
+  wire fit_k3;  // stage 3 drops only sign bits
+  assign fit_k3 = shift_i[3] | ~|(zr4[24:17] ^ {8{zr4[41]}});
   wire signed [41:0] zr2;
   assign zr2 = zr3 >>> {shift_i[2], 2'd0};
+  wire stk_k2;  // shifted out at the bottom by stage 2
+  assign stk_k2 = shift_i[2] & |zr3[3:0];
+  wire fit_k2;  // stage 2 drops only sign bits
+  assign fit_k2 = shift_i[2] | ~|(zr3[16:13] ^ {4{zr3[41]}});
   wire signed [41:0] zr1;
   assign zr1 = zr2 >>> {shift_i[1], 1'b0};
+  wire stk_k1;  // shifted out at the bottom by stage 1
+  assign stk_k1 = shift_i[1] & |zr2[1:0];
+  wire fit_k1;  // stage 1 drops only sign bits
+  assign fit_k1 = shift_i[1] | ~|(zr2[12:11] ^ {2{zr2[41]}});
   assign z = zr1 >>> shift_i[0];
+  wire stk_k0;  // shifted out at the bottom by stage 0
+  assign stk_k0 = shift_i[0] & zr1[0];
+  wire fit_k0;  // stage 0 drops only sign bits
+  assign fit_k0 = shift_i[0] | ~(zr1[10] ^ zr1[41]);
   wire sticky;  // a bit below R-1 is set
-  assign sticky = |(acc[39:0] & smask_i);
+  assign sticky = stk_k5 | stk_k4 | stk_k3 | stk_k2 | stk_k1 | stk_k0;
   wire fits;  // the quotient fits 9 signed bits
-  assign fits = ~|(omask_i & (acc[39:0] ^ fref));
+  assign fits = fit_k4 & fit_k3 & fit_k2 & fit_k1 & fit_k0;
   reg signed [41:0] z_q;
   reg sticky_q;
   reg fits_q;
@@ -104,17 +123,19 @@ module normcore_l16_i16_lane (
     fits_q <= fits;
   end
 
-  // Round: q = floor quotient saturated to 9 bits, + 1 by the mode (half bit h, sticky t)
+  // Round: q = the floor quotient's low 9 bits, + 1 by the mode (half bit h, sticky t)
   wire [40:0] qf;  // floor(acc / 2^R)
   assign qf = z_q[41:1];
   wire h;  // bit R-1 of acc
   assign h = z_q[0];
   wire neg;  // acc < 0
   assign neg = z_q[41];
-  wire [8:0] qn;  // qf, saturated: the clamp result is the same
+  wire [8:0] qn;  // qf's low bits: qf itself when it fits (else the clamp saturates)
   wire unused_qf;  // above the saturated width: fits decides
   assign unused_qf = ^qf[40:9];
-  assign qn = fits_q ? qf[8:0] : {neg, {8{~neg}}};
+  assign qn = qf[8:0];
+  wire fits_all;  // and q's top bit equals the sign: q fits
+  assign fits_all = fits_q & ~(z_q[9] ^ z_q[41]);
   wire t_or_odd;  // half_even: above the half, or a tie with q odd
   assign t_or_odd = sticky_q | qf[0];
   wire t_or_pos;  // half_away: above the half, or a tie with acc >= 0
@@ -158,10 +179,10 @@ module normcore_l16_i16_lane (
   assign unused_lt_hip1 = ^lt_hip1_s[9:0];
   wire lt_hip1;  // qn < hi + 1: not above if + 0
   assign lt_hip1 = lt_hip1_s[10];
-  wire below;  // qn + inc < lo
-  assign below = inc ? lt_lom1 : lt_lo;
-  wire above;  // qn + inc > hi
-  assign above = ~(inc ? lt_hi : lt_hip1);
+  wire below;  // qn + inc < lo (or q does not fit and acc < 0)
+  wire above;  // qn + inc > hi (or q does not fit and acc >= 0)
+  assign below = fits_all ? (inc ? lt_lom1 : lt_lo) : neg;
+  assign above = fits_all ? ~(inc ? lt_hi : lt_hip1) : ~neg;
 
   // Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)
   reg [7:0] y_q;

@@ -180,10 +180,6 @@ module normcore_l1_i8_core (
 
   // Per-job lane constants, registered from the latched configuration
   // (valid long before the first beat)
-  reg [6:0] smask_n_q;  // 33 - R
-  reg [31:0] smask_q;  // 2^(R-1) - 1, 0 when R = 0: the bits below the half bit
-  reg [5:0] omask_n_q;  // R + 8
-  reg [31:0] omask_q;  // bits >= R + 8: the lanes' saturation test
   reg [7:0] loe_q;  // min(lo, hi): the clamp's lower bound (hi wins if lo > hi)
   wire signed [7:0] lo_cmp;
   assign lo_cmp = lo_q;
@@ -209,28 +205,24 @@ module normcore_l1_i8_core (
     hix_q <= hix_d;
     hip1_q <= hip1_d;
   end
-  reg [6:0] smask_n_d;
-  reg [31:0] smask_d;
   reg [7:0] loe_d;
   always @* begin
-    smask_n_d = 7'd33 - {1'b0, shift_q};
-    smask_d = {32{1'b1}} >> smask_n_q;
     loe_d = (lo_cmp > hi_cmp) ? hi_q : lo_q;
   end
   always @(posedge clk_i) begin
-    smask_n_q <= smask_n_d;
-    smask_q <= smask_d;
     loe_q <= loe_d;
   end
-  reg [5:0] omask_n_d;
-  reg [31:0] omask_d;
+  reg [4:0] lsh_q;  // the lanes' shifter select
+  reg rmax_q;  // R = 33
+  reg [4:0] lsh_d;
+  reg rmax_d;
   always @* begin
-    omask_n_d = shift_q + 6'd8;
-    omask_d = {32{1'b1}} << omask_n_q;
+    lsh_d = shift_q[5] ? 5'd31 : shift_q[4:0];
+    rmax_d = shift_q == 6'd33;
   end
   always @(posedge clk_i) begin
-    omask_n_q <= omask_n_d;
-    omask_q <= omask_d;
+    lsh_q <= lsh_d;
+    rmax_q <= rmax_d;
   end
 
   // Lane positions: S = HW (nchw) or 1 (nhwc)
@@ -423,9 +415,9 @@ module normcore_l1_i8_core (
     .x_i(x1_q),
     .s_i(lane_s),
     .b_i(lane_b),
-    .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .lsh_i(lsh_q),
+    .rtop_i(shift_q[5]),
+    .rmax_i(rmax_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),

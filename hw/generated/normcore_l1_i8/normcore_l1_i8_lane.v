@@ -12,7 +12,8 @@
 // x: 8-bit signed, s: 16-bit, b: 32-bit, acc: 33-bit, y: 8-bit signed.
 // Rounding without a wide adder: q = acc >>> R (floor), h = bit R-1 of acc, t = any bit
 // below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or
-// acc >= 0). q is saturated to 9 bits first, so the +1 and the clamp are narrow.
+// acc >= 0). Only q's low 9 bits are kept: a q that does not fit them is beyond lo and hi,
+// so the clamp picks lo or hi by the sign (the +1 and the compares are narrow).
 // Stages (each [] ends in a register), latency 2 cycles:
 //   [x*s+b in the DSP] [>>> R round clamp]
 // No reset (pure datapath).
@@ -21,9 +22,9 @@ module normcore_l1_i8_lane (
   input  wire [7:0]  x_i,
   input  wire [15:0] s_i,
   input  wire [31:0] b_i,
-  input  wire [5:0]  shift_i,  // R, 0..33 (job constant)
-  input  wire [31:0] smask_i,  // 2^(R-1) - 1 (0 when R = 0): the bits below the half bit
-  input  wire [31:0] omask_i,  // bits >= R + 8: all the sign iff q fits 9 bits
+  input  wire [4:0]  lsh_i,  // the shifter's select: R, or 31 when R >= 32 (job constant)
+  input  wire        rtop_i,  // R >= 32: q is the sign
+  input  wire        rmax_i,  // R = 33
   input  wire [1:0]  round_i,  // 0 floor, 1 half_up, 2 half_even, 3 half_away
   input  wire [7:0]  lo_i,  // min(lo, hi)
   input  wire [7:0]  hi_i,
@@ -65,37 +66,58 @@ module normcore_l1_i8_lane (
   // Shift: z = {acc, 0} >>> R, so z[33:1] = floor(acc / 2^R)
   // and z[0] = bit R-1 of acc (0 when R = 0)
   wire signed [33:0] ext;
-  assign ext = {acc, 1'b0};
-  wire [31:0] fref;  // the bit each bit of acc must equal for q to fit
-  assign fref = {acc[32], {31{acc[31]}}};
+  assign ext = {acc[32], rtop_i ? acc[32] : acc[31],
+      rtop_i ? (rmax_i ? acc[32] : acc[31]) : acc[30], acc[29:0], 1'b0};
+  wire stk_top;  // R >= 32: acc[R-2:30] has a bit set
+  assign stk_top = rtop_i & (acc[30] | (rmax_i & acc[31]));
   wire signed [33:0] z;
-  wire signed [33:0] zr5;
-  assign zr5 = ext >>> {shift_i[5], 5'd0};
   wire signed [33:0] zr4;
-  assign zr4 = zr5 >>> {shift_i[4], 4'd0};
+  assign zr4 = ext >>> {lsh_i[4], 4'd0};
+  wire stk_k4;  // shifted out at the bottom by stage 4
+  assign stk_k4 = lsh_i[4] & |ext[15:0];
+  wire fit_k4;  // stage 4 drops only sign bits
+  assign fit_k4 = lsh_i[4] | ~|(ext[32:25] ^ {8{ext[33]}});
   wire signed [33:0] zr3;
-  assign zr3 = zr4 >>> {shift_i[3], 3'd0};
+  assign zr3 = zr4 >>> {lsh_i[3], 3'd0};
+  wire stk_k3;  // shifted out at the bottom by stage 3
+  assign stk_k3 = lsh_i[3] & |zr4[7:0];
+  wire fit_k3;  // stage 3 drops only sign bits
+  assign fit_k3 = lsh_i[3] | ~|(zr4[24:17] ^ {8{zr4[33]}});
   wire signed [33:0] zr2;
-  assign zr2 = zr3 >>> {shift_i[2], 2'd0};
+  assign zr2 = zr3 >>> {lsh_i[2], 2'd0};
+  wire stk_k2;  // shifted out at the bottom by stage 2
+  assign stk_k2 = lsh_i[2] & |zr3[3:0];
+  wire fit_k2;  // stage 2 drops only sign bits
+  assign fit_k2 = lsh_i[2] | ~|(zr3[16:13] ^ {4{zr3[33]}});
   wire signed [33:0] zr1;
-  assign zr1 = zr2 >>> {shift_i[1], 1'b0};
-  assign z = zr1 >>> shift_i[0];
+  assign zr1 = zr2 >>> {lsh_i[1], 1'b0};
+  wire stk_k1;  // shifted out at the bottom by stage 1
+  assign stk_k1 = lsh_i[1] & |zr2[1:0];
+  wire fit_k1;  // stage 1 drops only sign bits
+  assign fit_k1 = lsh_i[1] | ~|(zr2[12:11] ^ {2{zr2[33]}});
+  assign z = zr1 >>> lsh_i[0];
+  wire stk_k0;  // shifted out at the bottom by stage 0
+  assign stk_k0 = lsh_i[0] & zr1[0];
+  wire fit_k0;  // stage 0 drops only sign bits
+  assign fit_k0 = lsh_i[0] | ~(zr1[10] ^ zr1[33]);
   wire sticky;  // a bit below R-1 is set
-  assign sticky = |(acc[31:0] & smask_i);
+  assign sticky = stk_k4 | stk_k3 | stk_k2 | stk_k1 | stk_k0 | stk_top;
   wire fits;  // the quotient fits 9 signed bits
-  assign fits = ~|(omask_i & (acc[31:0] ^ fref));
+  assign fits = fit_k4 & fit_k3 & fit_k2 & fit_k1 & fit_k0;
 
-  // Round: q = floor quotient saturated to 9 bits, + 1 by the mode (half bit h, sticky t)
+  // Round: q = the floor quotient's low 9 bits, + 1 by the mode (half bit h, sticky t)
   wire [32:0] qf;  // floor(acc / 2^R)
   assign qf = z[33:1];
   wire h;  // bit R-1 of acc
   assign h = z[0];
   wire neg;  // acc < 0
   assign neg = z[33];
-  wire [8:0] qn;  // qf, saturated: the clamp result is the same
+  wire [8:0] qn;  // qf's low bits: qf itself when it fits (else the clamp saturates)
   wire unused_qf;  // above the saturated width: fits decides
   assign unused_qf = ^qf[32:9];
-  assign qn = fits ? qf[8:0] : {neg, {8{~neg}}};
+  assign qn = qf[8:0];
+  wire fits_all;  // and q's top bit equals the sign: q fits
+  assign fits_all = fits & ~(z[9] ^ z[33]);
   wire t_or_odd;  // half_even: above the half, or a tie with q odd
   assign t_or_odd = sticky | qf[0];
   wire t_or_pos;  // half_away: above the half, or a tie with acc >= 0
@@ -139,10 +161,10 @@ module normcore_l1_i8_lane (
   assign unused_lt_hip1 = ^lt_hip1_s[9:0];
   wire lt_hip1;  // qn < hi + 1: not above if + 0
   assign lt_hip1 = lt_hip1_s[10];
-  wire below;  // qn + inc < lo
-  assign below = inc ? lt_lom1 : lt_lo;
-  wire above;  // qn + inc > hi
-  assign above = ~(inc ? lt_hi : lt_hip1);
+  wire below;  // qn + inc < lo (or q does not fit and acc < 0)
+  wire above;  // qn + inc > hi (or q does not fit and acc >= 0)
+  assign below = fits_all ? (inc ? lt_lom1 : lt_lo) : neg;
+  assign above = fits_all ? ~(inc ? lt_hi : lt_hip1) : ~neg;
 
   // Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)
   reg [7:0] y_q;
