@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "normcore/gen/config.hpp"
@@ -51,10 +52,13 @@ struct LaneShape {
   bool fold_top = false;
   int lsw = 0;  // width of the shifter's select (lsh_i, or shift_i when !fold_top)
   int top = 0;  // 2^(rw-1)
+  int rl = 0;   // a split shifter's second part: select bits rl-1..0
+  // The shifter's parts {hi, lo} (select bits hi..lo), first part first: two when split.
+  [[nodiscard]] std::vector<std::pair<int, int>> parts(bool split) const;
 };
 LaneShape lane_shape(const Variant& v);
-// The top's registers for LaneShape (lsh_q, rmax_q), from shift_q.
-void lane_job_consts(Module& m, const Variant& v);
+// The top's registers for LaneShape (lsh_q, rmax_q, the thermometers tq<lo>_q), from shift_q.
+void lane_job_consts(Module& m, const CoreConfig& c, const Variant& v);
 
 Module build_step(const CoreConfig& c);
 Module build_chan(const CoreConfig& c);

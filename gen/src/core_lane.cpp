@@ -20,7 +20,6 @@ struct LaneWidths {
   int xw, sw, bw, yw, aw, rw;
   int ew;  // {acc, 0}: the shifter also brings out bit R-1
   int nw;  // the floor quotient saturated to nw signed bits
-  int rl;  // low R bits: the second shifter half (when split)
   [[nodiscard]] bool sat() const { return nw < aw; }
   LaneWidths(const CoreConfig& c, const Variant& v)
       : xw(c.arith.xw),
@@ -30,8 +29,7 @@ struct LaneWidths {
         aw(v.aw),
         rw(v.rw),
         ew(v.aw + 1),
-        nw(c.arith.yw + 1),
-        rl((v.rw + 1) / 2) {}
+        nw(c.arith.yw + 1) {}
 };
 
 // Adds the register `<e>_q` (same width and signedness) as a flop of `ff` when `on`; returns what
@@ -54,9 +52,12 @@ std::vector<std::string> lane_description(const CoreConfig& c, const Variant& v,
   } else {
     stages += c.pipe_prod() ? "[x*s] [+b] " : "[x*s+b in the DSP] ";
   }
-  if (c.pipe_shift2()) {
-    stages += "[>>> R[" + std::to_string(w.rw - 1) + ":" + std::to_string(w.rl) + "]] [>>> R[" +
-              std::to_string(w.rl - 1) + ":0]] ";
+  const auto parts = lane_shape(v).parts(c.pipe_shift2());
+  const std::string sel = lane_shape(v).fold_top ? "sel" : "R";
+  if (parts.size() == 2) {
+    stages += "[>>> " + sel + "[" + std::to_string(parts[0].first) + ":" +
+              std::to_string(parts[0].second) + "]] [>>> " + sel + "[" +
+              std::to_string(parts[1].first) + ":0]] ";
   } else {
     stages += c.pipe_shift() ? "[>>> R] " : "[>>> R ";
   }
@@ -88,7 +89,7 @@ std::vector<std::string> lane_description(const CoreConfig& c, const Variant& v,
       "No reset (pure datapath)."};
 }
 
-void lane_ports(Module& m, const Variant& v, const LaneWidths& w) {
+void lane_ports(Module& m, const CoreConfig& c, const Variant& v, const LaneWidths& w) {
   const LaneShape sh = lane_shape(v);
   m.in("clk_i", 1);
   m.in("x_i", w.xw);
@@ -102,6 +103,14 @@ void lane_ports(Module& m, const Variant& v, const LaneWidths& w) {
     if (sh.top == w.aw - 1) m.in("rmax_i", 1, "R = " + std::to_string(w.aw));
   } else {
     m.in("shift_i", w.rw, "R, 0.." + std::to_string(w.aw) + " (job constant)");
+  }
+  if (!c.has_fixed_shift()) {
+    for (const auto& [hi, lo] : sh.parts(c.pipe_shift2())) {
+      const int nt = (1 << (hi - lo + 1)) - 1;
+      m.in("tq" + std::to_string(lo) + "_i", nt,
+           "bit i: i < select[" + std::to_string(hi) + ":" + std::to_string(lo) +
+               "] (job constant)");
+    }
   }
   m.in("round_i", 2, "0 floor, 1 half_up, 2 half_even, 3 half_away");
   m.in("lo_i", w.yw, "min(lo, hi)");
@@ -180,42 +189,66 @@ void lane_acc(Module& m, const CoreConfig& c, const LaneWidths& w) {
 
 // The shifter: one stage per bit of the select (bits hi..lo), the largest shift first. After
 // stage k only the window z[nw + 2^k - 1 : 0] can still reach the result (the later stages shift
-// by at most 2^k - 1), so each stage computes only that window (synthesis trims the rest). The
-// sticky and fits tests come from the same stages (`t`):
-// * sticky: the bits a stage shifts out at the bottom, when it shifts: sel[k] & |in[2^k - 1:0];
-// * fits: the bits a stage drops off the top of its window never reach the result window, so q
-//   fits nw bits iff every dropped bit equals the sign and so does z[nw] (q's top bit, tested in
-//   lane_round): when stage k does not shift, it drops in[nw + 2^(k+1) - 1 : nw + 2^k] (when it
-//   shifts, what it drops was dropped before): sel[k] | (those bits all equal the sign). The
-//   first stage checks its input up to the sign.
-struct Tests {
-  std::vector<Expr> stk, fit;
-};
+// by at most 2^k - 1), so each stage computes only that window (synthesis trims the rest).
 void shift_stages(Module& m, const LaneWidths& w, const Expr& sel, const Expr& src, int hi, int lo,
-                  const Expr& out, int first, Tests* t) {
+                  const Expr& out) {
   Expr cur = src;
   if (hi < lo) m.assign(out, src);
   for (int k = hi; k >= lo; --k) {
-    const std::string ks = std::to_string(k);
     const Expr sk = bit(sel, k);
-    const Expr nm = k == lo ? out : m.wire("zr" + ks, w.ew, "", true);
+    const Expr nm = k == lo ? out : m.wire("zr" + std::to_string(k), w.ew, "", true);
     m.assign(nm, ex::sra(cur, k == 0 ? sk : cat({sk, lit(k, 0)})));
-    if (t == nullptr) {  // R fixed: fixed_tests
-      cur = nm;
-      continue;
-    }
-    const Expr st = m.wire("stk_k" + ks, 1, "shifted out at the bottom by stage " + ks);
-    m.assign(st, sk & (k == 0 ? bit(cur, 0) : ex::red_or(slice(cur, 0, 1 << k))));
-    t->stk.push_back(st);
-    const int a = w.nw + (1 << k), b = k == first ? w.aw - 1 : std::min(w.aw - 1, a + (1 << k) - 1);
-    if (w.sat() && a <= b) {
-      const Expr ft = m.wire("fit_k" + ks, 1, "stage " + ks + " drops only sign bits");
-      const Expr d = slice(cur, a, b - a + 1) ^ ex::repl(b - a + 1, bit(cur, w.aw));
-      m.assign(ft, sk | (b == a ? ~d : ex::red_nor(d)));
-      t->fit.push_back(ft);
-    }
     cur = nm;
   }
+}
+
+struct Tests {
+  std::vector<Expr> stk, fit;
+};
+
+// The sticky / fits terms of one shifter part (select bits hi..lo, so it shifts its input `in`
+// by u = sel[hi:lo] * 2^lo), straight from `in` (a register or the DSP's output, so they are
+// as deep as the part's shifter) with the per-job thermometer tq_i[i] = (i < sel[hi:lo]):
+// * sticky: what the part shifts out at the bottom, in[u-1:0]: |(in[j] & tq[j >> lo]);
+// * fits: what it drops off the top of its output window (or, the last part, brings to or
+//   above z[nw]): in[j] for j >= c0 + u must all equal the sign, c0 = the window's top + 1
+//   (the last part: nw); exempt when tq[(j - c0) >> lo]. ce: the top of in's window.
+void part_tests(Module& m, const LaneWidths& w, const Expr& in, std::pair<int, int> hl, int c0,
+                int ce, Tests& t) {
+  const auto [hi, lo] = hl;
+  const int nt = (1 << (hi - lo + 1)) - 1;
+  const Expr tq = m.ref("tq" + std::to_string(lo) + "_i");
+  int used = 0;  // tq bits 0..used-1 are read (the rest: beyond in's width / window)
+  const auto tb = [&](int i) {
+    used = std::max(used, i + 1);
+    return nt == 1 ? tq : bit(tq, i);
+  };
+  std::vector<Expr> st;
+  for (int j = 0; j < std::min(nt << lo, w.ew); ++j) st.push_back(bit(in, j) & tb(j >> lo));
+  const std::string nm = std::to_string(lo);
+  const Expr s = m.wire("stk_p" + nm, 1, "shifted out at the bottom by this part");
+  m.assign(s, ex::all_or(st));
+  t.stk.push_back(s);
+  const auto unused = [&] {
+    if (used >= nt) return;
+    m.assign(m.wire("unused_tq" + nm, 1, "beyond the accumulator"),
+             ex::red_xor(slice(tq, used, nt - used)));
+  };
+  if (!w.sat() || c0 > ce) return unused();
+  // Up to bit aw-1 (the DSP's top bit): each bit is compared with bit aw-1 and that one with the
+  // sign (checked whenever any is: the exemption is a threshold), so that the sign's LUT after
+  // the DSP feeds one compare only.
+  std::vector<Expr> ft;
+  const Expr sg = bit(in, w.aw), ref = ce == w.aw - 1 ? bit(in, w.aw - 1) : sg;
+  for (int j = c0; j <= ce; ++j) {
+    const Expr eq = ~(bit(in, j) ^ (j == w.aw - 1 ? sg : ref));
+    const int i = (j - c0) >> lo;
+    ft.push_back(i < nt ? eq | tb(i) : eq);
+  }
+  const Expr f = m.wire("fit_p" + nm, 1, "this part drops only sign bits");
+  m.assign(f, ex::all_and(ft));
+  t.fit.push_back(f);
+  unused();
 }
 
 // The shifter's input: {acc, 0}; with the top select bit folded (R >= T = 2^(rw-1), so R is aw-1
@@ -271,8 +304,15 @@ std::vector<Expr> lane_shift(Module& m, const CoreConfig& c, const Variant& v,
   m.section("Shift: z = {acc, 0} >>> R, so z[" + std::to_string(w.aw) + ":1] = floor(acc / 2^R)");
   m.section("and z[0] = bit R-1 of acc (0 when R = 0)");
   const Expr ext = shifter_input(m, w, sh);
+  // The first part's tests read {acc, 0} itself: where ext differs (R >= T), all is exempt.
+  Expr ext0 = ext;
+  if (sh.fold_top && !c.has_fixed_shift()) {
+    ext0 = m.wire("ext0", w.ew, "{acc, 0}", true);
+    m.assign(ext0, cat({m.ref("acc"), lit(1, 0)}));
+    m.assign(m.wire("unused_ext0", 1, "the tests read only some bits"), ex::red_xor(ext0));
+  }
   const Expr sel = m.ref(sh.fold_top ? "lsh_i" : "shift_i");
-  const int top = sh.lsw - 1, rl = std::min(w.rl, sh.lsw);
+  const auto parts = sh.parts(c.pipe_shift2());
   Tests t1, t2;
   const bool fx = c.has_fixed_shift();
   if (fx) fixed_tests(m, w, c.fixed_shift, t1);
@@ -287,19 +327,24 @@ std::vector<Expr> lane_shift(Module& m, const CoreConfig& c, const Variant& v,
     t1.stk.push_back(st);
   }
   Expr z = m.wire("z", w.ew, "", true);
-  if (c.pipe_shift2()) {
+  if (parts.size() == 2) {
+    const auto [hi, lo] = parts[0];
     std::vector<Flop> ff;
     const Expr z1 = m.wire("z1", w.ew, "", true);
-    shift_stages(m, w, sel, ext, top, rl, z1, top, fx ? nullptr : &t1);
+    shift_stages(m, w, sel, ext, hi, lo, z1);
+    if (!fx) part_tests(m, w, ext0, parts[0], w.nw + (1 << lo), w.aw - 1, t1);
     const Expr z1s = stage(m, ff, z1, true);
     for (auto* v1 : {&t1.stk, &t1.fit}) {
-      const Expr e = terms(m, v1 == &t1.stk ? "stk1" : "fit1", *v1, "the first half's terms");
+      const Expr e = terms(m, v1 == &t1.stk ? "stk1" : "fit1", *v1, "the first part's terms");
       *v1 = e.valid() ? std::vector<Expr>{stage(m, ff, e, true)} : std::vector<Expr>{};
     }
-    m.flops(ff, "end of the first shifter half");
-    shift_stages(m, w, sel, z1s, rl - 1, 0, z, top, fx ? nullptr : &t2);
+    m.flops(ff, "end of the first shifter part");
+    shift_stages(m, w, sel, z1s, parts[1].first, 0, z);
+    const int ce = std::min(w.aw - 1, w.nw + (1 << lo) - 1);
+    if (!fx) part_tests(m, w, z1s, parts[1], w.nw, ce, t2);
   } else {
-    shift_stages(m, w, sel, ext, top, 0, z, top, fx ? nullptr : &t2);
+    shift_stages(m, w, sel, ext, parts[0].first, 0, z);
+    if (!fx) part_tests(m, w, ext0, parts[0], w.nw, w.aw - 1, t2);
   }
   for (auto& e : t1.stk) t2.stk.push_back(e.width() == 1 ? e : ex::red_or(e));
   for (auto& e : t1.fit) t2.fit.push_back(e.width() == 1 ? e : ex::red_and(e));
@@ -307,7 +352,7 @@ std::vector<Expr> lane_shift(Module& m, const CoreConfig& c, const Variant& v,
   m.assign(sticky, ex::all_or(t2.stk));
   if (w.sat()) {
     fits = m.wire("fits", 1, "the quotient fits " + std::to_string(w.nw) + " signed bits");
-    m.assign(fits, ex::all_and(t2.fit));
+    m.assign(fits, t2.fit.empty() ? lit(1, 1) : ex::all_and(t2.fit));  // R fixed and large
   }
   std::vector<Flop> ff;
   z = stage(m, ff, z, c.pipe_shift());
@@ -321,8 +366,7 @@ std::vector<Expr> lane_shift(Module& m, const CoreConfig& c, const Variant& v,
 // returns q, inc, fits and neg (fits, neg: the clamp's saturation; empty without saturation).
 std::vector<Expr> lane_round(Module& m, const CoreConfig& c, const LaneWidths& w,
                              const std::vector<Expr>& zsf) {
-  const Expr &z = zsf[0], &sticky = zsf[1];
-  Expr fits = zsf[2];
+  const Expr &z = zsf[0], &sticky = zsf[1], &fits = zsf[2];
   const int aw = w.aw, nw = w.nw;
   m.section("Round: q = the floor quotient's low " + std::to_string(nw) +
             " bits, + 1 by the mode (half bit h, sticky t)");
@@ -338,11 +382,6 @@ std::vector<Expr> lane_round(Module& m, const CoreConfig& c, const LaneWidths& w
     m.assign(m.wire("unused_qf", 1, "above the saturated width: fits decides"),
              ex::red_xor(slice(qf, nw, aw - nw)));
     m.assign(qn, slice(qf, 0, nw));
-    if (!c.has_fixed_shift()) {  // the shifter's stages test only the bits they drop
-      const Expr f = m.wire("fits_all", 1, "and q's top bit equals the sign: q fits");
-      m.assign(f, fits & ~(bit(z, nw) ^ bit(z, aw)));
-      fits = f;
-    }
   } else {
     m.assign(qn, ex::sext(qf, nw));
   }
@@ -421,26 +460,46 @@ LaneShape lane_shape(const Variant& v) {
   s.top = v.rw >= 2 ? 1 << (v.rw - 1) : 0;
   s.fold_top = v.rw >= 2 && s.top >= v.aw - 1;
   s.lsw = s.fold_top ? v.rw - 1 : v.rw;
+  s.rl = std::min((v.rw + 1) / 2, s.lsw);
   return s;
+}
+
+std::vector<std::pair<int, int>> LaneShape::parts(bool split) const {
+  if (!split || rl >= lsw) return {{lsw - 1, 0}};
+  return {{lsw - 1, rl}, {rl - 1, 0}};
 }
 
 // In the top, from its shift_q: the lanes' shifter select (LaneShape::fold_top: R >= 2^(rw-1)
 // is one case, select 2^(rw-1) - 1 with the shifter's input patched) and R = aw.
-void lane_job_consts(Module& m, const Variant& v) {
+void lane_job_consts(Module& m, const CoreConfig& c, const Variant& v) {
   const LaneShape sh = lane_shape(v);
   const int rw = v.rw, aw = v.aw;
   const Expr shift = m.ref("shift_q");
+  Expr sel = shift;
   if (sh.fold_top) {
-    const Expr lsh = m.reg("lsh_q", sh.lsw, "the lanes' shifter select");
     const Expr top = bit(shift, rw - 1);
-    Block b{assign(lsh, mux(top, lit(sh.lsw, static_cast<std::uint64_t>(sh.top - 1)),
-                            slice(shift, 0, sh.lsw)))};
+    sel = mux(top, lit(sh.lsw, static_cast<std::uint64_t>(sh.top - 1)), slice(shift, 0, sh.lsw));
+    Block b{assign(m.reg("lsh_q", sh.lsw, "the lanes' shifter select"), sel)};
     if (sh.top == aw - 1) {
       b.push_back(assign(m.reg("rmax_q", 1, "R = " + std::to_string(aw)),
                          ex::eq(shift, lit(rw, static_cast<std::uint64_t>(aw)))));
     }
     m.seq(b);
+    sel = m.ref("lsh_q");
   }
+  if (c.has_fixed_shift()) return;
+  Block b;
+  for (const auto& [hi, lo] : sh.parts(c.pipe_shift2())) {
+    const int nt = (1 << (hi - lo + 1)) - 1, n = hi - lo + 1;
+    std::vector<Expr> bits;
+    for (int i = nt - 1; i >= 0; --i)
+      bits.push_back(ex::lt(lit(n, static_cast<std::uint64_t>(i)), slice(sel, lo, n)));
+    const Expr tq = m.reg(
+        "tq" + std::to_string(lo) + "_q", nt,
+        "bit i: i < the lanes' select[" + std::to_string(hi) + ":" + std::to_string(lo) + "]");
+    b.push_back(assign(tq, cat(std::move(bits))));
+  }
+  m.seq(b);
 }
 
 Module build_lane(const CoreConfig& c, const Variant& v) {
@@ -448,7 +507,7 @@ Module build_lane(const CoreConfig& c, const Variant& v) {
   Module m;
   m.name = c.name + "_lane";
   m.description = lane_description(c, v, w);
-  lane_ports(m, v, w);
+  lane_ports(m, c, v, w);
   if (v.dec) {
     // The multiply-add below is t * gamma + beta; the chain in front of it makes t.
     const Expr acc_d = decomposed_front(m, c, c.pipe_xbar());

@@ -249,7 +249,7 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   m.seq({assign(lox, neg(ext(loe))), assign(lom1, neg(ext(loe) - one)), assign(hix, neg(ext(hi))),
          assign(hip1, neg(ext(hi) + one))});
   m.seq({assign(loe, mux(ex::gt(lo_cmp, hi_cmp), hi, lo))});
-  lane_job_consts(m, v);
+  lane_job_consts(m, c, v);
 }
 
 // S <= K for a constant K < 2^(nb+1), from the latched configuration's registers (narrow).
@@ -470,6 +470,12 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
       if (sh.top == v.aw - 1) lc.emplace_back("rmax_i", m.ref("rmax_q"));
     } else {
       lc.emplace_back("shift_i", m.ref("shift_q"));
+    }
+    if (!c.has_fixed_shift()) {
+      for (const auto& pt : sh.parts(c.pipe_shift2())) {
+        const std::string n = "tq" + std::to_string(pt.second);
+        lc.emplace_back(n + "_i", m.ref(n + "_q"));
+      }
     }
     lc.emplace_back("round_i", m.ref("round_q"));
     lc.emplace_back("lo_i", m.ref("loe_q"));

@@ -302,13 +302,12 @@ TEST(CoreLane, DspAddPlusMajorityIsTheFullAccumulator) {
 
 // The lane's output stage, bit for bit at small widths (aw-bit accumulator, yw-bit output),
 // against the contract, modelled as the RTL computes it (core_lane.cpp):
-// * the shifter: z = E >>> u in stages k = top..0 (select bit k shifts by 2^k) with
+// * the shifter: z = E >>> u in one part or two (select bits hi..rl, then rl-1..0) with
 //   E = {acc, 0}, u = R; with the top select bit folded (2^(rw-1) = T >= aw - 1) u = T - 1 for
 //   R >= T and E's bits T-1.. patched to {sign..., h};
-// * sticky: the bits each stage shifts out at the bottom (+ acc[R-2:T-2] when R >= T);
-// * fits: every bit a stage drops off the top of its window (when it does not shift:
-//   in[nw + 2^(k+1) - 1 : nw + 2^k], the first stage up to bit aw-1) equals the sign, and so
-//   does the result window's top bit z[nw];
+// * sticky: the bits each part shifts out at the bottom (+ acc[R-2:T-2] when R >= T);
+// * fits: every bit a part drops off the top of its output window (the last part: every bit
+//   it brings to z[nw] or above) equals the sign;
 // * q = the quotient's low nw = yw+1 bits, h = z[0]; +1 by mode; the clamp compares q with lo
 //   or lo - 1 and hi or hi + 1 (lo = min(lo, hi)), chosen by the +1, and a q that does not fit
 //   gives lo or hi by the sign.
@@ -320,7 +319,7 @@ struct LaneModel {
     std::int64_t z;  // the shifter's output, sign-extended (bits 0..nw are the result window)
     bool sticky, fits;
   };
-  Out run(std::int64_t acc, int r) const {
+  Out run(std::int64_t acc, int r, bool split) const {
     int rw = 1;
     while ((1 << rw) <= aw) ++rw;
     const int T = 1 << (rw - 1);
@@ -342,17 +341,20 @@ struct LaneModel {
                            : static_cast<std::int64_t>(v);
     };
     std::int64_t cur = sx(e);
-    const int top = (fold ? rw - 1 : rw) - 1;
-    for (int k = top; k >= 0; --k) {
-      const bool sk = ((u >> k) & 1) != 0;
+    const int lsw = fold ? rw - 1 : rw, rl = std::min((rw + 1) / 2, lsw);
+    std::vector<std::pair<int, int>> parts{{lsw - 1, 0}};  // select bits {hi, lo} of each part
+    if (split && rl < lsw) parts = {{lsw - 1, rl}, {rl - 1, 0}};
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      const auto [hi, lo] = parts[p];
+      const int sh = ((u >> lo) & static_cast<int>(m(hi - lo + 1))) << lo;
       const auto uc = static_cast<std::uint64_t>(cur);
-      if (sk && (uc & m(1 << k)) != 0) sticky = true;
-      const int a = nw + (1 << k), b = k == top ? aw - 1 : std::min(aw - 1, a + (1 << k) - 1);
-      const std::uint64_t sg = (uc >> aw) & 1;
-      for (int i = a; i <= b && !sk; ++i) fits &= ((uc >> i) & 1) == sg;
-      if (sk) cur >>= (1 << k);
+      if ((uc & m(sh)) != 0) sticky = true;  // shifted out at the bottom
+      const bool last = p + 1 == parts.size();
+      const int c0 = last ? nw : nw + (1 << lo);  // first bit above the part's output window
+      const int ce = p == 0 ? aw - 1 : std::min(aw - 1, nw + (1 << parts[p - 1].second) - 1);
+      for (int j = c0 + sh; j <= ce; ++j) fits &= ((uc >> j) & 1) == ((uc >> aw) & 1);
+      cur >>= sh;
     }
-    fits &= ((cur >> nw) & 1) == ((cur >> aw) & 1);  // the window's top bit: q's sign
     return {cur, sticky, nw >= aw || fits};
   }
 };
@@ -374,9 +376,9 @@ TEST(CoreLane, RoundingAndClampIdentitiesMatchTheContract) {
         for (int r = 0; r <= aw; ++r) {
           for (int mode = 0; mode < 4; ++mode) {
             for (const auto& [lo, hi] : clamps) {
-              for (std::int64_t acc = -(std::int64_t{1} << (aw - 1));
-                   acc < (std::int64_t{1} << (aw - 1)); ++acc) {
-                const auto [z, t, fits] = lm.run(acc, r);
+              for (std::int64_t k = 0; k < (std::int64_t{2} << aw); ++k) {
+                const std::int64_t acc = (k >> 1) - (std::int64_t{1} << (aw - 1));
+                const auto [z, t, fits] = lm.run(acc, r, (k & 1) != 0);  // both shifter shapes
                 const int h = static_cast<int>(z & 1);
                 // q: the quotient's low nw bits, as a signed nw-bit number
                 const std::int64_t qu = (z >> 1) & static_cast<std::int64_t>(LaneModel::m(nw));
@@ -393,9 +395,9 @@ TEST(CoreLane, RoundingAndClampIdentitiesMatchTheContract) {
                 const std::int64_t want =
                     std::min(std::max(round_shift(acc, r, static_cast<Rounding>(mode)), lo), hi);
                 ++checks;
-                ASSERT_EQ(y, want)
-                    << "aw " << aw << " yw " << yw << " signed " << ys << " R " << r << " mode "
-                    << mode << " lo " << lo << " hi " << hi << " acc " << acc;
+                ASSERT_EQ(y, want) << "aw " << aw << " yw " << yw << " signed " << ys << " R " << r
+                                   << " mode " << mode << " lo " << lo << " hi " << hi << " acc "
+                                   << acc << " split " << (k & 1);
               }
             }
           }

@@ -212,6 +212,26 @@ module normcore_l16_i16_core (
   always @(posedge clk_i) begin
     loe_q <= loe_d;
   end
+  reg [62:0] tq0_q;  // bit i: i < the lanes' select[5:0]
+  reg [62:0] tq0_d;
+  always @* begin
+    tq0_d = {6'd62 < shift_q, 6'd61 < shift_q, 6'd60 < shift_q, 6'd59 < shift_q, 6'd58 < shift_q,
+        6'd57 < shift_q, 6'd56 < shift_q, 6'd55 < shift_q, 6'd54 < shift_q, 6'd53 < shift_q,
+        6'd52 < shift_q, 6'd51 < shift_q, 6'd50 < shift_q, 6'd49 < shift_q, 6'd48 < shift_q,
+        6'd47 < shift_q, 6'd46 < shift_q, 6'd45 < shift_q, 6'd44 < shift_q, 6'd43 < shift_q,
+        6'd42 < shift_q, 6'd41 < shift_q, 6'd40 < shift_q, 6'd39 < shift_q, 6'd38 < shift_q,
+        6'd37 < shift_q, 6'd36 < shift_q, 6'd35 < shift_q, 6'd34 < shift_q, 6'd33 < shift_q,
+        6'd32 < shift_q, 6'd31 < shift_q, 6'd30 < shift_q, 6'd29 < shift_q, 6'd28 < shift_q,
+        6'd27 < shift_q, 6'd26 < shift_q, 6'd25 < shift_q, 6'd24 < shift_q, 6'd23 < shift_q,
+        6'd22 < shift_q, 6'd21 < shift_q, 6'd20 < shift_q, 6'd19 < shift_q, 6'd18 < shift_q,
+        6'd17 < shift_q, 6'd16 < shift_q, 6'd15 < shift_q, 6'd14 < shift_q, 6'd13 < shift_q,
+        6'd12 < shift_q, 6'd11 < shift_q, 6'd10 < shift_q, 6'd9 < shift_q, 6'd8 < shift_q,
+        6'd7 < shift_q, 6'd6 < shift_q, 6'd5 < shift_q, 6'd4 < shift_q, 6'd3 < shift_q,
+        6'd2 < shift_q, 6'd1 < shift_q, 6'd0 < shift_q};
+  end
+  always @(posedge clk_i) begin
+    tq0_q <= tq0_d;
+  end
 
   // Lane positions: S = HW (nchw) or 1 (nhwc)
   wire [4:0] lstep_r;  // L mod S
@@ -445,6 +465,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[17:0]),
     .b_i(lane_b[39:0]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -461,6 +482,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[35:18]),
     .b_i(lane_b[79:40]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -477,6 +499,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[53:36]),
     .b_i(lane_b[119:80]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -493,6 +516,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[71:54]),
     .b_i(lane_b[159:120]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -509,6 +533,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[89:72]),
     .b_i(lane_b[199:160]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -525,6 +550,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[107:90]),
     .b_i(lane_b[239:200]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -541,6 +567,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[125:108]),
     .b_i(lane_b[279:240]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -557,6 +584,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[143:126]),
     .b_i(lane_b[319:280]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -573,6 +601,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[161:144]),
     .b_i(lane_b[359:320]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -589,6 +618,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[179:162]),
     .b_i(lane_b[399:360]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -605,6 +635,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[197:180]),
     .b_i(lane_b[439:400]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -621,6 +652,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[215:198]),
     .b_i(lane_b[479:440]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -637,6 +669,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[233:216]),
     .b_i(lane_b[519:480]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -653,6 +686,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[251:234]),
     .b_i(lane_b[559:520]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -669,6 +703,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[269:252]),
     .b_i(lane_b[599:560]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -685,6 +720,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[287:270]),
     .b_i(lane_b[639:600]),
     .shift_i(shift_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),

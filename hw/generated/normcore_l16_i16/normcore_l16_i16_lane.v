@@ -23,6 +23,7 @@ module normcore_l16_i16_lane (
   input  wire [17:0] s_i,
   input  wire [39:0] b_i,
   input  wire [5:0]  shift_i,  // R, 0..41 (job constant)
+  input  wire [62:0] tq0_i,  // bit i: i < select[5:0] (job constant)
   input  wire [1:0]  round_i,  // 0 floor, 1 half_up, 2 half_even, 3 half_away
   input  wire [7:0]  lo_i,  // min(lo, hi)
   input  wire [7:0]  hi_i,
@@ -78,41 +79,52 @@ module normcore_l16_i16_lane (
   wire signed [41:0] z;
   wire signed [41:0] zr5;
   assign zr5 = ext >>> {shift_i[5], 5'd0};
-  wire stk_k5;  // shifted out at the bottom by stage 5
-  assign stk_k5 = shift_i[5] & |ext[31:0];
   wire signed [41:0] zr4;
   assign zr4 = zr5 >>> {shift_i[4], 4'd0};
-  wire stk_k4;  // shifted out at the bottom by stage 4
-  assign stk_k4 = shift_i[4] & |zr5[15:0];
-  wire fit_k4;  // stage 4 drops only sign bits
-  assign fit_k4 = shift_i[4] | ~|(zr5[40:25] ^ {16{zr5[41]}});
   wire signed [41:0] zr3;
   assign zr3 = zr4 >>> {shift_i[3], 3'd0};
-  wire stk_k3;  // shifted out at the bottom by stage 3
-  assign stk_k3 = shift_i[3] & |zr4[7:0];
-  wire fit_k3;  // stage 3 drops only sign bits
-  assign fit_k3 = shift_i[3] | ~|(zr4[24:17] ^ {8{zr4[41]}});
   wire signed [41:0] zr2;
   assign zr2 = zr3 >>> {shift_i[2], 2'd0};
-  wire stk_k2;  // shifted out at the bottom by stage 2
-  assign stk_k2 = shift_i[2] & |zr3[3:0];
-  wire fit_k2;  // stage 2 drops only sign bits
-  assign fit_k2 = shift_i[2] | ~|(zr3[16:13] ^ {4{zr3[41]}});
   wire signed [41:0] zr1;
   assign zr1 = zr2 >>> {shift_i[1], 1'b0};
-  wire stk_k1;  // shifted out at the bottom by stage 1
-  assign stk_k1 = shift_i[1] & |zr2[1:0];
-  wire fit_k1;  // stage 1 drops only sign bits
-  assign fit_k1 = shift_i[1] | ~|(zr2[12:11] ^ {2{zr2[41]}});
   assign z = zr1 >>> shift_i[0];
-  wire stk_k0;  // shifted out at the bottom by stage 0
-  assign stk_k0 = shift_i[0] & zr1[0];
-  wire fit_k0;  // stage 0 drops only sign bits
-  assign fit_k0 = shift_i[0] | ~(zr1[10] ^ zr1[41]);
+  wire stk_p0;  // shifted out at the bottom by this part
+  assign stk_p0 = (ext[0] & tq0_i[0]) | (ext[1] & tq0_i[1]) | (ext[2] & tq0_i[2]) |
+      (ext[3] & tq0_i[3]) | (ext[4] & tq0_i[4]) | (ext[5] & tq0_i[5]) | (ext[6] & tq0_i[6]) |
+      (ext[7] & tq0_i[7]) | (ext[8] & tq0_i[8]) | (ext[9] & tq0_i[9]) | (ext[10] & tq0_i[10]) |
+      (ext[11] & tq0_i[11]) | (ext[12] & tq0_i[12]) | (ext[13] & tq0_i[13]) |
+      (ext[14] & tq0_i[14]) | (ext[15] & tq0_i[15]) | (ext[16] & tq0_i[16]) |
+      (ext[17] & tq0_i[17]) | (ext[18] & tq0_i[18]) | (ext[19] & tq0_i[19]) |
+      (ext[20] & tq0_i[20]) | (ext[21] & tq0_i[21]) | (ext[22] & tq0_i[22]) |
+      (ext[23] & tq0_i[23]) | (ext[24] & tq0_i[24]) | (ext[25] & tq0_i[25]) |
+      (ext[26] & tq0_i[26]) | (ext[27] & tq0_i[27]) | (ext[28] & tq0_i[28]) |
+      (ext[29] & tq0_i[29]) | (ext[30] & tq0_i[30]) | (ext[31] & tq0_i[31]) |
+      (ext[32] & tq0_i[32]) | (ext[33] & tq0_i[33]) | (ext[34] & tq0_i[34]) |
+      (ext[35] & tq0_i[35]) | (ext[36] & tq0_i[36]) | (ext[37] & tq0_i[37]) |
+      (ext[38] & tq0_i[38]) | (ext[39] & tq0_i[39]) | (ext[40] & tq0_i[40]) | (ext[41] & tq0_i[41]);
+  wire fit_p0;  // this part drops only sign bits
+  assign fit_p0 = (~(ext[9] ^ ext[40]) | tq0_i[0]) & (~(ext[10] ^ ext[40]) | tq0_i[1]) &
+      (~(ext[11] ^ ext[40]) | tq0_i[2]) & (~(ext[12] ^ ext[40]) | tq0_i[3]) &
+      (~(ext[13] ^ ext[40]) | tq0_i[4]) & (~(ext[14] ^ ext[40]) | tq0_i[5]) &
+      (~(ext[15] ^ ext[40]) | tq0_i[6]) & (~(ext[16] ^ ext[40]) | tq0_i[7]) &
+      (~(ext[17] ^ ext[40]) | tq0_i[8]) & (~(ext[18] ^ ext[40]) | tq0_i[9]) &
+      (~(ext[19] ^ ext[40]) | tq0_i[10]) & (~(ext[20] ^ ext[40]) | tq0_i[11]) &
+      (~(ext[21] ^ ext[40]) | tq0_i[12]) & (~(ext[22] ^ ext[40]) | tq0_i[13]) &
+      (~(ext[23] ^ ext[40]) | tq0_i[14]) & (~(ext[24] ^ ext[40]) | tq0_i[15]) &
+      (~(ext[25] ^ ext[40]) | tq0_i[16]) & (~(ext[26] ^ ext[40]) | tq0_i[17]) &
+      (~(ext[27] ^ ext[40]) | tq0_i[18]) & (~(ext[28] ^ ext[40]) | tq0_i[19]) &
+      (~(ext[29] ^ ext[40]) | tq0_i[20]) & (~(ext[30] ^ ext[40]) | tq0_i[21]) &
+      (~(ext[31] ^ ext[40]) | tq0_i[22]) & (~(ext[32] ^ ext[40]) | tq0_i[23]) &
+      (~(ext[33] ^ ext[40]) | tq0_i[24]) & (~(ext[34] ^ ext[40]) | tq0_i[25]) &
+      (~(ext[35] ^ ext[40]) | tq0_i[26]) & (~(ext[36] ^ ext[40]) | tq0_i[27]) &
+      (~(ext[37] ^ ext[40]) | tq0_i[28]) & (~(ext[38] ^ ext[40]) | tq0_i[29]) &
+      (~(ext[39] ^ ext[40]) | tq0_i[30]) & (~(ext[40] ^ ext[41]) | tq0_i[31]);
+  wire unused_tq0;  // beyond the accumulator
+  assign unused_tq0 = ^tq0_i[62:42];
   wire sticky;  // a bit below R-1 is set
-  assign sticky = stk_k5 | stk_k4 | stk_k3 | stk_k2 | stk_k1 | stk_k0;
+  assign sticky = stk_p0;
   wire fits;  // the quotient fits 9 signed bits
-  assign fits = fit_k4 & fit_k3 & fit_k2 & fit_k1 & fit_k0;
+  assign fits = fit_p0;
   reg signed [41:0] z_q;
   reg sticky_q;
   reg fits_q;
@@ -134,8 +146,6 @@ module normcore_l16_i16_lane (
   wire unused_qf;  // above the saturated width: fits decides
   assign unused_qf = ^qf[40:9];
   assign qn = qf[8:0];
-  wire fits_all;  // and q's top bit equals the sign: q fits
-  assign fits_all = fits_q & ~(z_q[9] ^ z_q[41]);
   wire t_or_odd;  // half_even: above the half, or a tie with q odd
   assign t_or_odd = sticky_q | qf[0];
   wire t_or_pos;  // half_away: above the half, or a tie with acc >= 0
@@ -181,8 +191,8 @@ module normcore_l16_i16_lane (
   assign lt_hip1 = lt_hip1_s[10];
   wire below;  // qn + inc < lo (or q does not fit and acc < 0)
   wire above;  // qn + inc > hi (or q does not fit and acc >= 0)
-  assign below = fits_all ? (inc ? lt_lom1 : lt_lo) : neg;
-  assign above = fits_all ? ~(inc ? lt_hi : lt_hip1) : ~neg;
+  assign below = fits_q ? (inc ? lt_lom1 : lt_lo) : neg;
+  assign above = fits_q ? ~(inc ? lt_hi : lt_hip1) : ~neg;
 
   // Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)
   reg [7:0] y_q;

@@ -224,6 +224,19 @@ module normcore_l1_i8_core (
     lsh_q <= lsh_d;
     rmax_q <= rmax_d;
   end
+  reg [30:0] tq0_q;  // bit i: i < the lanes' select[4:0]
+  reg [30:0] tq0_d;
+  always @* begin
+    tq0_d = {5'd30 < lsh_q, 5'd29 < lsh_q, 5'd28 < lsh_q, 5'd27 < lsh_q, 5'd26 < lsh_q,
+        5'd25 < lsh_q, 5'd24 < lsh_q, 5'd23 < lsh_q, 5'd22 < lsh_q, 5'd21 < lsh_q, 5'd20 < lsh_q,
+        5'd19 < lsh_q, 5'd18 < lsh_q, 5'd17 < lsh_q, 5'd16 < lsh_q, 5'd15 < lsh_q, 5'd14 < lsh_q,
+        5'd13 < lsh_q, 5'd12 < lsh_q, 5'd11 < lsh_q, 5'd10 < lsh_q, 5'd9 < lsh_q, 5'd8 < lsh_q,
+        5'd7 < lsh_q, 5'd6 < lsh_q, 5'd5 < lsh_q, 5'd4 < lsh_q, 5'd3 < lsh_q, 5'd2 < lsh_q,
+        5'd1 < lsh_q, 5'd0 < lsh_q};
+  end
+  always @(posedge clk_i) begin
+    tq0_q <= tq0_d;
+  end
 
   // Lane positions: S = HW (nchw) or 1 (nhwc)
   wire lstep_r;  // L mod S
@@ -418,6 +431,7 @@ module normcore_l1_i8_core (
     .lsh_i(lsh_q),
     .rtop_i(shift_q[5]),
     .rmax_i(rmax_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),

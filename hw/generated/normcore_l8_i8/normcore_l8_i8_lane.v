@@ -25,6 +25,7 @@ module normcore_l8_i8_lane (
   input  wire [4:0]  lsh_i,  // the shifter's select: R, or 31 when R >= 32 (job constant)
   input  wire        rtop_i,  // R >= 32: q is the sign
   input  wire        rmax_i,  // R = 33
+  input  wire [30:0] tq0_i,  // bit i: i < select[4:0] (job constant)
   input  wire [1:0]  round_i,  // 0 floor, 1 half_up, 2 half_even, 3 half_away
   input  wire [7:0]  lo_i,  // min(lo, hi)
   input  wire [7:0]  hi_i,
@@ -68,42 +69,50 @@ module normcore_l8_i8_lane (
   wire signed [33:0] ext;
   assign ext = {acc[32], rtop_i ? acc[32] : acc[31],
       rtop_i ? (rmax_i ? acc[32] : acc[31]) : acc[30], acc[29:0], 1'b0};
+  wire signed [33:0] ext0;  // {acc, 0}
+  assign ext0 = {acc, 1'b0};
+  wire unused_ext0;  // the tests read only some bits
+  assign unused_ext0 = ^ext0;
   wire stk_top;  // R >= 32: acc[R-2:30] has a bit set
   assign stk_top = rtop_i & (acc[30] | (rmax_i & acc[31]));
   wire signed [33:0] z;
   wire signed [33:0] zr4;
   assign zr4 = ext >>> {lsh_i[4], 4'd0};
-  wire stk_k4;  // shifted out at the bottom by stage 4
-  assign stk_k4 = lsh_i[4] & |ext[15:0];
-  wire fit_k4;  // stage 4 drops only sign bits
-  assign fit_k4 = lsh_i[4] | ~|(ext[32:25] ^ {8{ext[33]}});
   wire signed [33:0] zr3;
   assign zr3 = zr4 >>> {lsh_i[3], 3'd0};
-  wire stk_k3;  // shifted out at the bottom by stage 3
-  assign stk_k3 = lsh_i[3] & |zr4[7:0];
-  wire fit_k3;  // stage 3 drops only sign bits
-  assign fit_k3 = lsh_i[3] | ~|(zr4[24:17] ^ {8{zr4[33]}});
   wire signed [33:0] zr2;
   assign zr2 = zr3 >>> {lsh_i[2], 2'd0};
-  wire stk_k2;  // shifted out at the bottom by stage 2
-  assign stk_k2 = lsh_i[2] & |zr3[3:0];
-  wire fit_k2;  // stage 2 drops only sign bits
-  assign fit_k2 = lsh_i[2] | ~|(zr3[16:13] ^ {4{zr3[33]}});
   wire signed [33:0] zr1;
   assign zr1 = zr2 >>> {lsh_i[1], 1'b0};
-  wire stk_k1;  // shifted out at the bottom by stage 1
-  assign stk_k1 = lsh_i[1] & |zr2[1:0];
-  wire fit_k1;  // stage 1 drops only sign bits
-  assign fit_k1 = lsh_i[1] | ~|(zr2[12:11] ^ {2{zr2[33]}});
   assign z = zr1 >>> lsh_i[0];
-  wire stk_k0;  // shifted out at the bottom by stage 0
-  assign stk_k0 = lsh_i[0] & zr1[0];
-  wire fit_k0;  // stage 0 drops only sign bits
-  assign fit_k0 = lsh_i[0] | ~(zr1[10] ^ zr1[33]);
+  wire stk_p0;  // shifted out at the bottom by this part
+  assign stk_p0 = (ext0[0] & tq0_i[0]) | (ext0[1] & tq0_i[1]) | (ext0[2] & tq0_i[2]) |
+      (ext0[3] & tq0_i[3]) | (ext0[4] & tq0_i[4]) | (ext0[5] & tq0_i[5]) | (ext0[6] & tq0_i[6]) |
+      (ext0[7] & tq0_i[7]) | (ext0[8] & tq0_i[8]) | (ext0[9] & tq0_i[9]) | (ext0[10] & tq0_i[10]) |
+      (ext0[11] & tq0_i[11]) | (ext0[12] & tq0_i[12]) | (ext0[13] & tq0_i[13]) |
+      (ext0[14] & tq0_i[14]) | (ext0[15] & tq0_i[15]) | (ext0[16] & tq0_i[16]) |
+      (ext0[17] & tq0_i[17]) | (ext0[18] & tq0_i[18]) | (ext0[19] & tq0_i[19]) |
+      (ext0[20] & tq0_i[20]) | (ext0[21] & tq0_i[21]) | (ext0[22] & tq0_i[22]) |
+      (ext0[23] & tq0_i[23]) | (ext0[24] & tq0_i[24]) | (ext0[25] & tq0_i[25]) |
+      (ext0[26] & tq0_i[26]) | (ext0[27] & tq0_i[27]) | (ext0[28] & tq0_i[28]) |
+      (ext0[29] & tq0_i[29]) | (ext0[30] & tq0_i[30]);
+  wire fit_p0;  // this part drops only sign bits
+  assign fit_p0 = (~(ext0[9] ^ ext0[32]) | tq0_i[0]) & (~(ext0[10] ^ ext0[32]) | tq0_i[1]) &
+      (~(ext0[11] ^ ext0[32]) | tq0_i[2]) & (~(ext0[12] ^ ext0[32]) | tq0_i[3]) &
+      (~(ext0[13] ^ ext0[32]) | tq0_i[4]) & (~(ext0[14] ^ ext0[32]) | tq0_i[5]) &
+      (~(ext0[15] ^ ext0[32]) | tq0_i[6]) & (~(ext0[16] ^ ext0[32]) | tq0_i[7]) &
+      (~(ext0[17] ^ ext0[32]) | tq0_i[8]) & (~(ext0[18] ^ ext0[32]) | tq0_i[9]) &
+      (~(ext0[19] ^ ext0[32]) | tq0_i[10]) & (~(ext0[20] ^ ext0[32]) | tq0_i[11]) &
+      (~(ext0[21] ^ ext0[32]) | tq0_i[12]) & (~(ext0[22] ^ ext0[32]) | tq0_i[13]) &
+      (~(ext0[23] ^ ext0[32]) | tq0_i[14]) & (~(ext0[24] ^ ext0[32]) | tq0_i[15]) &
+      (~(ext0[25] ^ ext0[32]) | tq0_i[16]) & (~(ext0[26] ^ ext0[32]) | tq0_i[17]) &
+      (~(ext0[27] ^ ext0[32]) | tq0_i[18]) & (~(ext0[28] ^ ext0[32]) | tq0_i[19]) &
+      (~(ext0[29] ^ ext0[32]) | tq0_i[20]) & (~(ext0[30] ^ ext0[32]) | tq0_i[21]) &
+      (~(ext0[31] ^ ext0[32]) | tq0_i[22]) & (~(ext0[32] ^ ext0[33]) | tq0_i[23]);
   wire sticky;  // a bit below R-1 is set
-  assign sticky = stk_k4 | stk_k3 | stk_k2 | stk_k1 | stk_k0 | stk_top;
+  assign sticky = stk_p0 | stk_top;
   wire fits;  // the quotient fits 9 signed bits
-  assign fits = fit_k4 & fit_k3 & fit_k2 & fit_k1 & fit_k0;
+  assign fits = fit_p0;
 
   // Round: q = the floor quotient's low 9 bits, + 1 by the mode (half bit h, sticky t)
   wire [32:0] qf;  // floor(acc / 2^R)
@@ -116,8 +125,6 @@ module normcore_l8_i8_lane (
   wire unused_qf;  // above the saturated width: fits decides
   assign unused_qf = ^qf[32:9];
   assign qn = qf[8:0];
-  wire fits_all;  // and q's top bit equals the sign: q fits
-  assign fits_all = fits & ~(z[9] ^ z[33]);
   wire t_or_odd;  // half_even: above the half, or a tie with q odd
   assign t_or_odd = sticky | qf[0];
   wire t_or_pos;  // half_away: above the half, or a tie with acc >= 0
@@ -163,8 +170,8 @@ module normcore_l8_i8_lane (
   assign lt_hip1 = lt_hip1_s[10];
   wire below;  // qn + inc < lo (or q does not fit and acc < 0)
   wire above;  // qn + inc > hi (or q does not fit and acc >= 0)
-  assign below = fits_all ? (inc ? lt_lom1 : lt_lo) : neg;
-  assign above = fits_all ? ~(inc ? lt_hi : lt_hip1) : ~neg;
+  assign below = fits ? (inc ? lt_lom1 : lt_lo) : neg;
+  assign above = fits ? ~(inc ? lt_hi : lt_hip1) : ~neg;
 
   // Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)
   reg [7:0] y_q;
