@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "normcore/gen/config.hpp"
@@ -51,6 +52,22 @@ int pos_group_bits(const CoreConfig& c);
 // The core top's position part: step divider, walker, beat constants, the <n>_chan instance.
 // `check` / `run`: the set-up FSM is in its check / run state.
 void top_positions(Module& m, const CoreConfig& c, const Expr& check, const Expr& run);
+
+// How the lane's output stage reads the per-job constants that core_top.cpp registers for it.
+struct LaneShape {
+  // R >= 2^(rw-1) leaves q = the sign (only R = aw-1, aw are that large): two input bits of the
+  // shifter take that case (rtop_i, rmax_i) and the shifter's select lsh_i has rw-1 bits.
+  bool fold_top = false;
+  int lsw = 0;  // width of the shifter's select (lsh_i, or shift_i when !fold_top)
+  int top = 0;  // 2^(rw-1)
+  int rl = 0;   // a split shifter's second part: select bits rl-1..0
+  // The shifter's parts {hi, lo} (select bits hi..lo), first part first: two when split.
+  [[nodiscard]] std::vector<std::pair<int, int>> parts(bool split) const;
+};
+LaneShape lane_shape(const Variant& v);
+// The top's registers for LaneShape (lsh_q, rmax_q, the thermometers tq<lo>_q), from shift_q.
+void lane_job_consts(Module& m, const CoreConfig& c, const Variant& v);
+
 Module build_step(const CoreConfig& c);
 Module build_chan(const CoreConfig& c);
 Module build_ptable(const CoreConfig& c, const Variant& v);

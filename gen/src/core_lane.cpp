@@ -1,5 +1,6 @@
 // The core's lane <n>_lane: multiply-add, rounding, clamp.
 #include <algorithm>
+#include <cstdint>
 
 #include "core_internal.hpp"
 #include "ref_internal.hpp"
@@ -19,8 +20,6 @@ struct LaneWidths {
   int xw, sw, bw, yw, aw, rw;
   int ew;  // {acc, 0}: the shifter also brings out bit R-1
   int nw;  // the floor quotient saturated to nw signed bits
-  int rl;  // low R bits: the second shifter half (when split)
-  int gs;  // sticky / fits OR trees: bits per group of the first half
   [[nodiscard]] bool sat() const { return nw < aw; }
   LaneWidths(const CoreConfig& c, const Variant& v)
       : xw(c.arith.xw),
@@ -30,9 +29,7 @@ struct LaneWidths {
         aw(v.aw),
         rw(v.rw),
         ew(v.aw + 1),
-        nw(c.arith.yw + 1),
-        rl((v.rw + 1) / 2),
-        gs(8) {}
+        nw(c.arith.yw + 1) {}
 };
 
 // Adds the register `<e>_q` (same width and signedness) as a flop of `ff` when `on`; returns what
@@ -55,9 +52,12 @@ std::vector<std::string> lane_description(const CoreConfig& c, const Variant& v,
   } else {
     stages += c.pipe_prod() ? "[x*s] [+b] " : "[x*s+b in the DSP] ";
   }
-  if (c.pipe_shift2()) {
-    stages += "[>>> R[" + std::to_string(w.rw - 1) + ":" + std::to_string(w.rl) + "]] [>>> R[" +
-              std::to_string(w.rl - 1) + ":0]] ";
+  const auto parts = lane_shape(v).parts(c.pipe_shift2());
+  const std::string sel = lane_shape(v).fold_top ? "sel" : "R";
+  if (parts.size() == 2) {
+    stages += "[>>> " + sel + "[" + std::to_string(parts[0].first) + ":" +
+              std::to_string(parts[0].second) + "]] [>>> " + sel + "[" +
+              std::to_string(parts[1].first) + ":0]] ";
   } else {
     stages += c.pipe_shift() ? "[>>> R] " : "[>>> R ";
   }
@@ -66,7 +66,7 @@ std::vector<std::string> lane_description(const CoreConfig& c, const Variant& v,
   else if (!c.pipe_round())
     stages += "[round clamp]";
   else
-    stages += c.pipe_sat() ? "[saturate +1?] [compare] [clamp]" : "[round compare] [clamp]";
+    stages += c.pipe_sat() ? "[+1?] [compare] [clamp]" : "[round compare] [clamp]";
   return {
       v.dec
           ? "PPA reference lane (decomposed BN, not the normcore contract): acc = t * gamma + beta,"
@@ -81,24 +81,36 @@ std::vector<std::string> lane_description(const CoreConfig& c, const Variant& v,
                   (a.y_signed ? "signed" : "unsigned") + ".",
       "Rounding without a wide adder: q = acc >>> R (floor), h = bit R-1 of acc, t = any bit",
       "below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or",
-      "acc >= 0). q is saturated to " + std::to_string(w.nw) +
-          " bits first, so the +1 and the clamp are narrow.",
+      "acc >= 0). Only q's low " + std::to_string(w.nw) +
+          " bits are kept: a q that does not fit them is beyond lo and hi,",
+      "so the clamp picks lo or hi by the sign (the +1 and the compares are narrow).",
       "Stages (each [] ends in a register), latency " + std::to_string(v.ns(c) - 1) + " cycles:",
       "  " + stages,
       "No reset (pure datapath)."};
 }
 
-void lane_ports(Module& m, const Variant& v, const LaneWidths& w) {
+void lane_ports(Module& m, const CoreConfig& c, const Variant& v, const LaneWidths& w) {
+  const LaneShape sh = lane_shape(v);
   m.in("clk_i", 1);
   m.in("x_i", w.xw);
   for (const auto& f : v.fields) m.in(f.lane + "_i", f.width);
   if (v.dec) m.in("k1_i", v.k1w, "requantisation shift after inv_std (job constant)");
-  m.in("shift_i", w.rw, "R, 0.." + std::to_string(w.aw) + " (job constant)");
-  m.in("smask_i", w.aw - 1, "2^(R-1) - 1 (0 when R = 0): the bits below the half bit");
-  if (w.sat()) {
-    m.in("omask_i", w.aw - 1,
-         "bits >= R + " + std::to_string(w.nw - 1) + ": all the sign iff q fits " +
-             std::to_string(w.nw) + " bits");
+  if (sh.fold_top) {
+    m.in("lsh_i", sh.lsw,
+         "the shifter's select: R, or " + std::to_string(sh.top - 1) +
+             " when R >= " + std::to_string(sh.top) + " (job constant)");
+    m.in("rtop_i", 1, "R >= " + std::to_string(sh.top) + ": q is the sign");
+    if (sh.top == w.aw - 1) m.in("rmax_i", 1, "R = " + std::to_string(w.aw));
+  } else {
+    m.in("shift_i", w.rw, "R, 0.." + std::to_string(w.aw) + " (job constant)");
+  }
+  if (!c.has_fixed_shift()) {
+    for (const auto& [hi, lo] : sh.parts(c.pipe_shift2())) {
+      const int nt = (1 << (hi - lo + 1)) - 1;
+      m.in("tq" + std::to_string(lo) + "_i", nt,
+           "bit i: i < select[" + std::to_string(hi) + ":" + std::to_string(lo) +
+               "] (job constant)");
+    }
   }
   m.in("round_i", 2, "0 floor, 1 half_up, 2 half_even, 3 half_away");
   m.in("lo_i", w.yw, "min(lo, hi)");
@@ -175,87 +187,172 @@ void lane_acc(Module& m, const CoreConfig& c, const LaneWidths& w) {
   m.assign(m.wire("acc", w.aw), cat({sg, lo}));
 }
 
-// The shifter: one stage per bit of R (bits hi..lo), the largest shift first. Every later stage
-// then only has to produce a window of nw + 1 + (its remaining shift) bits (synthesis trims the
-// rest), which on iCE40 takes about a quarter fewer LUTs per lane than the smallest shift first.
-void shift_stages(Module& m, const LaneWidths& w, const Expr& src, int hi, int lo,
+// The shifter: one stage per bit of the select (bits hi..lo), the largest shift first. After
+// stage k only the window z[nw + 2^k - 1 : 0] can still reach the result (the later stages shift
+// by at most 2^k - 1), so each stage computes only that window (synthesis trims the rest).
+void shift_stages(Module& m, const LaneWidths& w, const Expr& sel, const Expr& src, int hi, int lo,
                   const Expr& out) {
-  const Expr shift = m.ref("shift_i");
   Expr cur = src;
+  if (hi < lo) m.assign(out, src);
   for (int k = hi; k >= lo; --k) {
+    const Expr sk = bit(sel, k);
     const Expr nm = k == lo ? out : m.wire("zr" + std::to_string(k), w.ew, "", true);
-    m.assign(nm, ex::sra(cur, k == 0 ? bit(shift, 0) : cat({bit(shift, k), lit(k, 0)})));
+    m.assign(nm, ex::sra(cur, k == 0 ? sk : cat({sk, lit(k, 0)})));
     cur = nm;
   }
 }
 
-// Beside the shifter, from acc: sticky = any bit below R-1 (smask_i), fits = every bit of
-// omask_i equal to the sign (the quotient fits nw bits). Both are OR trees over groups of gs
-// bits; with the shifter split, the group results are registered in the middle.
-Expr stk_term(const Module& m, int lo, int n) {
-  const Expr e = slice(m.ref("acc"), lo, n) & slice(m.ref("smask_i"), lo, n);
-  return n == 1 ? e : ex::red_or(e);
-}
-Expr fit_term(const Module& m, int lo, int n) {
-  return ex::red_nor(slice(m.ref("omask_i"), lo, n) &
-                     (slice(m.ref("acc"), lo, n) ^ slice(m.ref("fref"), lo, n)));
-}
-template <class Term>
-Expr groups(Module& m, const LaneWidths& w, const std::string& name, int width, Term term) {
-  std::vector<Expr> parts;
-  const int n_g = (width + w.gs - 1) / w.gs;
-  for (int g = n_g - 1; g >= 0; --g) {
-    const int lo = g * w.gs;
-    parts.push_back(term(lo, std::min(w.gs, width - lo)));
+struct Tests {
+  std::vector<Expr> stk, fit;
+};
+
+// The sticky / fits terms of one shifter part (select bits hi..lo, so it shifts its input `in`
+// by u = sel[hi:lo] * 2^lo), straight from `in` (a register or the DSP's output, so they are
+// as deep as the part's shifter) with the per-job thermometer tq_i[i] = (i < sel[hi:lo]):
+// * sticky: what the part shifts out at the bottom, in[u-1:0]: |(in[j] & tq[j >> lo]);
+// * fits: what it drops off the top of its output window (or, the last part, brings to or
+//   above z[nw]): in[j] for j >= c0 + u must all equal the sign, c0 = the window's top + 1
+//   (the last part: nw); exempt when tq[(j - c0) >> lo]. ce: the top of in's window.
+void part_tests(Module& m, const LaneWidths& w, const Expr& in, std::pair<int, int> hl, int c0,
+                int ce, Tests& t) {
+  const auto [hi, lo] = hl;
+  const int nt = (1 << (hi - lo + 1)) - 1;
+  const Expr tq = m.ref("tq" + std::to_string(lo) + "_i");
+  int used = 0;  // tq bits 0..used-1 are read (the rest: beyond in's width / window)
+  const auto tb = [&](int i) {
+    used = std::max(used, i + 1);
+    return nt == 1 ? tq : bit(tq, i);
+  };
+  std::vector<Expr> st;
+  for (int j = 0; j < std::min(nt << lo, w.ew); ++j) st.push_back(bit(in, j) & tb(j >> lo));
+  const std::string nm = std::to_string(lo);
+  const Expr s = m.wire("stk_p" + nm, 1, "shifted out at the bottom by this part");
+  m.assign(s, ex::all_or(st));
+  t.stk.push_back(s);
+  const auto unused = [&] {
+    if (used >= nt) return;
+    m.assign(m.wire("unused_tq" + nm, 1, "beyond the accumulator"),
+             ex::red_xor(slice(tq, used, nt - used)));
+  };
+  if (!w.sat() || c0 > ce) return unused();
+  // Up to bit aw-1 (the DSP's top bit): each bit is compared with bit aw-1 and that one with the
+  // sign (checked whenever any is: the exemption is a threshold), so that the sign's LUT after
+  // the DSP feeds one compare only.
+  std::vector<Expr> ft;
+  const Expr sg = bit(in, w.aw), ref = ce == w.aw - 1 ? bit(in, w.aw - 1) : sg;
+  for (int j = c0; j <= ce; ++j) {
+    const Expr eq = ~(bit(in, j) ^ (j == w.aw - 1 ? sg : ref));
+    const int i = (j - c0) >> lo;
+    ft.push_back(i < nt ? eq | tb(i) : eq);
   }
-  const Expr g = m.wire(name, n_g, "per group of " + std::to_string(w.gs) + " bits");
-  m.assign(g, cat(std::move(parts)));
-  return g;
+  const Expr f = m.wire("fit_p" + nm, 1, "this part drops only sign bits");
+  m.assign(f, ex::all_and(ft));
+  t.fit.push_back(f);
+  unused();
 }
 
-// The shifter and the sticky / fits trees; returns z, sticky and fits (empty when no saturation).
-std::vector<Expr> lane_shift(Module& m, const CoreConfig& c, const LaneWidths& w) {
+// The shifter's input: {acc, 0}; with the top select bit folded (R >= T = 2^(rw-1), so R is aw-1
+// or aw and q = acc >>> R is the sign), the select is T-1 then and bits T-1.. of the input are
+// replaced so that the window it brings out is {sign..., h}: bit T-1 = h = acc[R-1], bits
+// T..aw-1 = the sign. At most three 1-bit muxes instead of a shifter stage of aw+1 muxes.
+Expr shifter_input(Module& m, const LaneWidths& w, const LaneShape& sh) {
+  const Expr acc = m.ref("acc");
+  const Expr ext = m.wire("ext", w.ew, "", true);
+  if (!sh.fold_top) {
+    m.assign(ext, cat({acc, lit(1, 0)}));
+    return ext;
+  }
+  const int T = sh.top, aw = w.aw;
+  const Expr sg = bit(acc, aw - 1), rtop = m.ref("rtop_i");
+  std::vector<Expr> parts{sg};
+  for (int i = aw - 1; i >= T; --i) parts.push_back(mux(rtop, sg, bit(acc, i - 1)));
+  const Expr h = T == aw - 1 ? mux(m.ref("rmax_i"), sg, bit(acc, T - 1)) : sg;
+  parts.push_back(mux(rtop, h, bit(acc, T - 2)));
+  if (T >= 3) parts.push_back(slice(acc, 0, T - 2));
+  parts.push_back(lit(1, 0));
+  m.assign(ext, cat(std::move(parts)));
+  return ext;
+}
+
+// R fixed (a specialised core): the tests straight on acc's fixed bits, sticky = acc[R-2:0] has
+// a bit set, fits = acc[aw-1:R+nw-1] all equal (the shifter is then only wires).
+void fixed_tests(Module& m, const LaneWidths& w, int r, Tests& t) {
+  const Expr acc = m.ref("acc");
+  const Expr st = m.wire("stk_r", 1, "acc[R-2:0] has a bit set (R fixed)");
+  m.assign(st, r >= 3 ? ex::red_or(slice(acc, 0, r - 1)) : r == 2 ? bit(acc, 0) : lit(1, 0));
+  t.stk.push_back(st);
+  const int p = r + w.nw - 1;
+  if (!w.sat() || p >= w.aw - 1) return;
+  const Expr ft = m.wire("fit_r", 1, "acc[aw-1:R+nw-1] all equal (R fixed)");
+  m.assign(ft,
+           ex::red_nor(slice(acc, p, w.aw - 1 - p) ^ ex::repl(w.aw - 1 - p, bit(acc, w.aw - 1))));
+  t.fit.push_back(ft);
+}
+
+// The tests' terms as one vector (registered in the middle when the shifter is split).
+Expr terms(Module& m, const std::string& name, std::vector<Expr> parts, const char* what) {
+  if (parts.empty()) return Expr{};
+  const Expr e = m.wire(name, static_cast<int>(parts.size()), what);
+  m.assign(e, cat(std::move(parts)));
+  return e;
+}
+
+// The shifter and the sticky / fits tests; returns z, sticky and fits (empty when no saturation).
+std::vector<Expr> lane_shift(Module& m, const CoreConfig& c, const Variant& v,
+                             const LaneWidths& w) {
+  const LaneShape sh = lane_shape(v);
   m.section("Shift: z = {acc, 0} >>> R, so z[" + std::to_string(w.aw) + ":1] = floor(acc / 2^R)");
   m.section("and z[0] = bit R-1 of acc (0 when R = 0)");
-  const Expr ext = m.wire("ext", w.ew, "", true);
-  m.assign(ext, cat({m.ref("acc"), lit(1, 0)}));
-  const auto stk = [&](int lo, int n) { return stk_term(m, lo, n); };
-  const auto fit = [&](int lo, int n) { return fit_term(m, lo, n); };
-  if (w.sat()) {
-    // "Every bit from R + nw - 1 up equals the sign" as "equals the bit above it": bit aw-2 is
-    // compared with the sign, the bits below with bit aw-2 (the folded lane's sign is a LUT
-    // after the DSP; this keeps it off all but one of the compares).
-    const Expr acc = m.ref("acc");
-    m.assign(m.wire("fref", w.aw - 1, "the bit each bit of acc must equal for q to fit"),
-             cat({bit(acc, w.aw - 1), ex::repl(w.aw - 2, bit(acc, w.aw - 2))}));
+  const Expr ext = shifter_input(m, w, sh);
+  // The first part's tests read {acc, 0} itself: where ext differs (R >= T), all is exempt.
+  Expr ext0 = ext;
+  if (sh.fold_top && !c.has_fixed_shift()) {
+    ext0 = m.wire("ext0", w.ew, "{acc, 0}", true);
+    m.assign(ext0, cat({m.ref("acc"), lit(1, 0)}));
+    m.assign(m.wire("unused_ext0", 1, "the tests read only some bits"), ex::red_xor(ext0));
   }
-  Expr z, sticky, fits;
-  if (c.pipe_shift2()) {
+  const Expr sel = m.ref(sh.fold_top ? "lsh_i" : "shift_i");
+  const auto parts = sh.parts(c.pipe_shift2());
+  Tests t1, t2;
+  const bool fx = c.has_fixed_shift();
+  if (fx) fixed_tests(m, w, c.fixed_shift, t1);
+  if (sh.fold_top && !fx) {
+    // R >= T: the select is T-1, which shifts out acc[T-3:0]; sticky also needs acc[R-2:T-2].
+    const Expr acc = m.ref("acc"), rtop = m.ref("rtop_i");
+    const Expr st = m.wire("stk_top", 1,
+                           "R >= " + std::to_string(sh.top) +
+                               ": acc[R-2:" + std::to_string(sh.top - 2) + "] has a bit set");
+    const Expr hi = bit(acc, sh.top - 2);
+    m.assign(st, rtop & (sh.top == w.aw - 1 ? hi | (m.ref("rmax_i") & bit(acc, sh.top - 1)) : hi));
+    t1.stk.push_back(st);
+  }
+  Expr z = m.wire("z", w.ew, "", true);
+  if (parts.size() == 2) {
+    const auto [hi, lo] = parts[0];
     std::vector<Flop> ff;
     const Expr z1 = m.wire("z1", w.ew, "", true);
-    shift_stages(m, w, ext, w.rw - 1, w.rl, z1);
+    shift_stages(m, w, sel, ext, hi, lo, z1);
+    if (!fx) part_tests(m, w, ext0, parts[0], w.nw + (1 << lo), w.aw - 1, t1);
     const Expr z1s = stage(m, ff, z1, true);
-    const Expr stk1 = stage(m, ff, groups(m, w, "stk1", w.aw - 1, stk), true);
-    Expr fit1;
-    if (w.sat()) fit1 = stage(m, ff, groups(m, w, "fit1", w.aw - 1, fit), true);
-    m.flops(ff, "end of the first shifter half");
-    z = m.wire("z", w.ew, "", true);
-    shift_stages(m, w, z1s, w.rl - 1, 0, z);
-    sticky = m.wire("sticky", 1, "a bit below R-1 is set");
-    m.assign(sticky, stk1.width() == 1 ? stk1 : ex::red_or(stk1));
-    if (w.sat()) {
-      fits = m.wire("fits", 1, "the quotient fits " + std::to_string(w.nw) + " signed bits");
-      m.assign(fits, fit1.width() == 1 ? fit1 : ex::red_and(fit1));
+    for (auto* v1 : {&t1.stk, &t1.fit}) {
+      const Expr e = terms(m, v1 == &t1.stk ? "stk1" : "fit1", *v1, "the first part's terms");
+      *v1 = e.valid() ? std::vector<Expr>{stage(m, ff, e, true)} : std::vector<Expr>{};
     }
+    m.flops(ff, "end of the first shifter part");
+    shift_stages(m, w, sel, z1s, parts[1].first, 0, z);
+    const int ce = std::min(w.aw - 1, w.nw + (1 << lo) - 1);
+    if (!fx) part_tests(m, w, z1s, parts[1], w.nw, ce, t2);
   } else {
-    z = m.wire("z", w.ew, "", true);
-    shift_stages(m, w, ext, w.rw - 1, 0, z);
-    sticky = m.wire("sticky", 1, "a bit below R-1 is set");
-    m.assign(sticky, stk(0, w.aw - 1));  // one group: the accumulator below its sign
-    if (w.sat()) {
-      fits = m.wire("fits", 1, "the quotient fits " + std::to_string(w.nw) + " signed bits");
-      m.assign(fits, fit(0, w.aw - 1));
-    }
+    shift_stages(m, w, sel, ext, parts[0].first, 0, z);
+    if (!fx) part_tests(m, w, ext0, parts[0], w.nw, w.aw - 1, t2);
+  }
+  for (auto& e : t1.stk) t2.stk.push_back(e.width() == 1 ? e : ex::red_or(e));
+  for (auto& e : t1.fit) t2.fit.push_back(e.width() == 1 ? e : ex::red_and(e));
+  Expr sticky = m.wire("sticky", 1, "a bit below R-1 is set"), fits;
+  m.assign(sticky, ex::all_or(t2.stk));
+  if (w.sat()) {
+    fits = m.wire("fits", 1, "the quotient fits " + std::to_string(w.nw) + " signed bits");
+    m.assign(fits, t2.fit.empty() ? lit(1, 1) : ex::all_and(t2.fit));  // R fixed and large
   }
   std::vector<Flop> ff;
   z = stage(m, ff, z, c.pipe_shift());
@@ -265,12 +362,13 @@ std::vector<Expr> lane_shift(Module& m, const CoreConfig& c, const LaneWidths& w
   return {z, sticky, fits};
 }
 
-// Round: q = floor quotient saturated to nw bits, the +1 decision; returns qn and inc.
+// Round: q = the floor quotient's low nw bits (the quotient itself when it fits), the +1 decision;
+// returns q, inc, fits and neg (fits, neg: the clamp's saturation; empty without saturation).
 std::vector<Expr> lane_round(Module& m, const CoreConfig& c, const LaneWidths& w,
                              const std::vector<Expr>& zsf) {
   const Expr &z = zsf[0], &sticky = zsf[1], &fits = zsf[2];
   const int aw = w.aw, nw = w.nw;
-  m.section("Round: q = floor quotient saturated to " + std::to_string(nw) +
+  m.section("Round: q = the floor quotient's low " + std::to_string(nw) +
             " bits, + 1 by the mode (half bit h, sticky t)");
   const Expr qf = m.wire("qf", aw, "floor(acc / 2^R)");
   m.assign(qf, slice(z, 1, aw));
@@ -278,11 +376,12 @@ std::vector<Expr> lane_round(Module& m, const CoreConfig& c, const LaneWidths& w
   m.assign(h, bit(z, 0));
   const Expr neg = m.wire("neg", 1, "acc < 0");
   m.assign(neg, bit(z, aw));
-  const Expr qn = m.wire("qn", nw, "qf, saturated: the clamp result is the same");
+  const Expr qn =
+      m.wire("qn", nw, "qf's low bits: qf itself when it fits (else the clamp saturates)");
   if (w.sat()) {
     m.assign(m.wire("unused_qf", 1, "above the saturated width: fits decides"),
              ex::red_xor(slice(qf, nw, aw - nw)));
-    m.assign(qn, mux(fits, slice(qf, 0, nw), cat({neg, ex::repl(nw - 1, ~neg)})));
+    m.assign(qn, slice(qf, 0, nw));
   } else {
     m.assign(qn, ex::sext(qf, nw));
   }
@@ -298,13 +397,15 @@ std::vector<Expr> lane_round(Module& m, const CoreConfig& c, const LaneWidths& w
   std::vector<Flop> ff;
   const Expr qn_s = stage(m, ff, qn, c.pipe_sat());
   const Expr inc_s = stage(m, ff, inc, c.pipe_sat());
-  if (!ff.empty()) m.flops(ff, "saturated quotient and the +1 decision");
-  return {qn_s, inc_s};
+  Expr fits_s, neg_s;
+  if (w.sat()) fits_s = stage(m, ff, fits, c.pipe_sat()), neg_s = stage(m, ff, neg, c.pipe_sat());
+  if (!ff.empty()) m.flops(ff, "the quotient and the +1 decision");
+  return {qn_s, inc_s, fits_s, neg_s};
 }
 
 // Clamp decisions beside the +1, and the clamp.
-void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const Expr& qn,
-                const Expr& inc) {
+void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const std::vector<Expr>& qi) {
+  const Expr &qn = qi[0], &inc = qi[1];
   const int nw = w.nw, yw = w.yw;
   m.section("Clamp decisions beside the +1: rq = qn + inc against lo (= min(lo, hi)) and hi by");
   m.section("comparing qn with lo or lo - 1 and hi or hi + 1 (per-job constants), chosen by inc;");
@@ -327,15 +428,24 @@ void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const Expr&
   const Expr ab1 = cmp("lt_hi", "hix_i", "qn < hi: not above if + 1");
   const Expr ab0 = cmp("lt_hip1", "hip1_i", "qn < hi + 1: not above if + 0");
   std::vector<Flop> ff;
-  const Expr rqs = stage(m, ff, rq, c.pipe_round());
-  const Expr incs = stage(m, ff, inc, c.pipe_round());
-  const Expr b1 = stage(m, ff, bl1, c.pipe_round()), b0 = stage(m, ff, bl0, c.pipe_round());
-  const Expr a1 = stage(m, ff, ab1, c.pipe_round()), a0 = stage(m, ff, ab0, c.pipe_round());
+  const bool pr = c.pipe_round();
+  const Expr rqs = stage(m, ff, rq, pr), incs = stage(m, ff, inc, pr);
+  const Expr b1 = stage(m, ff, bl1, pr), b0 = stage(m, ff, bl0, pr);
+  const Expr a1 = stage(m, ff, ab1, pr), a0 = stage(m, ff, ab0, pr);
+  Expr fits, neg;
+  if (w.sat()) fits = stage(m, ff, qi[2], pr), neg = stage(m, ff, qi[3], pr);
   if (!ff.empty()) m.flops(ff, "end of rounding");
-  const Expr blw = m.wire("below", 1, "qn + inc < lo");
-  m.assign(blw, mux(incs, b1, b0));
-  const Expr abv = m.wire("above", 1, "qn + inc > hi");
-  m.assign(abv, ~mux(incs, a1, a0));
+  // Saturation folded into the clamp: a quotient that does not fit nw bits is beyond both
+  // bounds (|q| >= 2^(nw-1) > |lo|, |hi|), so the result is lo or hi by its sign.
+  const Expr blw = m.wire("below", 1, "qn + inc < lo (or q does not fit and acc < 0)");
+  const Expr abv = m.wire("above", 1, "qn + inc > hi (or q does not fit and acc >= 0)");
+  if (w.sat()) {
+    m.assign(blw, mux(fits, mux(incs, b1, b0), neg));
+    m.assign(abv, mux(fits, ~mux(incs, a1, a0), ~neg));
+  } else {
+    m.assign(blw, mux(incs, b1, b0));
+    m.assign(abv, ~mux(incs, a1, a0));
+  }
 
   m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
   const Expr y = m.reg("y_q", yw);
@@ -345,12 +455,59 @@ void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const Expr&
 
 }  // namespace
 
+LaneShape lane_shape(const Variant& v) {
+  LaneShape s;
+  s.top = v.rw >= 2 ? 1 << (v.rw - 1) : 0;
+  s.fold_top = v.rw >= 2 && s.top >= v.aw - 1;
+  s.lsw = s.fold_top ? v.rw - 1 : v.rw;
+  s.rl = std::min((v.rw + 1) / 2, s.lsw);
+  return s;
+}
+
+std::vector<std::pair<int, int>> LaneShape::parts(bool split) const {
+  if (!split || rl >= lsw) return {{lsw - 1, 0}};
+  return {{lsw - 1, rl}, {rl - 1, 0}};
+}
+
+// In the top, from its shift_q: the lanes' shifter select (LaneShape::fold_top: R >= 2^(rw-1)
+// is one case, select 2^(rw-1) - 1 with the shifter's input patched) and R = aw.
+void lane_job_consts(Module& m, const CoreConfig& c, const Variant& v) {
+  const LaneShape sh = lane_shape(v);
+  const int rw = v.rw, aw = v.aw;
+  const Expr shift = m.ref("shift_q");
+  Expr sel = shift;
+  if (sh.fold_top) {
+    const Expr top = bit(shift, rw - 1);
+    sel = mux(top, lit(sh.lsw, static_cast<std::uint64_t>(sh.top - 1)), slice(shift, 0, sh.lsw));
+    Block b{assign(m.reg("lsh_q", sh.lsw, "the lanes' shifter select"), sel)};
+    if (sh.top == aw - 1) {
+      b.push_back(assign(m.reg("rmax_q", 1, "R = " + std::to_string(aw)),
+                         ex::eq(shift, lit(rw, static_cast<std::uint64_t>(aw)))));
+    }
+    m.seq(b);
+    sel = m.ref("lsh_q");
+  }
+  if (c.has_fixed_shift()) return;
+  Block b;
+  for (const auto& [hi, lo] : sh.parts(c.pipe_shift2())) {
+    const int nt = (1 << (hi - lo + 1)) - 1, n = hi - lo + 1;
+    std::vector<Expr> bits;
+    for (int i = nt - 1; i >= 0; --i)
+      bits.push_back(ex::lt(lit(n, static_cast<std::uint64_t>(i)), slice(sel, lo, n)));
+    const Expr tq = m.reg(
+        "tq" + std::to_string(lo) + "_q", nt,
+        "bit i: i < the lanes' select[" + std::to_string(hi) + ":" + std::to_string(lo) + "]");
+    b.push_back(assign(tq, cat(std::move(bits))));
+  }
+  m.seq(b);
+}
+
 Module build_lane(const CoreConfig& c, const Variant& v) {
   const LaneWidths w(c, v);
   Module m;
   m.name = c.name + "_lane";
   m.description = lane_description(c, v, w);
-  lane_ports(m, v, w);
+  lane_ports(m, c, v, w);
   if (v.dec) {
     // The multiply-add below is t * gamma + beta; the chain in front of it makes t.
     const Expr acc_d = decomposed_front(m, c, c.pipe_xbar());
@@ -366,9 +523,8 @@ Module build_lane(const CoreConfig& c, const Variant& v) {
     lane_mac(m, c, w);
     lane_acc(m, c, w);
   }
-  const auto zsf = lane_shift(m, c, w);
-  const auto qi = lane_round(m, c, w, zsf);
-  lane_clamp(m, c, w, qi[0], qi[1]);
+  const auto zsf = lane_shift(m, c, v, w);
+  lane_clamp(m, c, w, lane_round(m, c, w, zsf));
   return m;
 }
 

@@ -227,28 +227,15 @@ States top_config(Module& m, const CoreConfig& c, const Variant& v) {
 
 void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   const auto& a = c.arith;
-  const int yw = a.yw, aw = v.aw, rw = v.rw, nw = yw + 1;
+  const int yw = a.yw;
   m.section("Per-job lane constants, registered from the latched configuration");
   m.section("(valid long before the first beat)");
-  const Expr smask_n = m.reg("smask_n_q", rw + 1, std::to_string(aw) + " - R");
-  const Expr smask =
-      m.reg("smask_q", aw - 1, "2^(R-1) - 1, 0 when R = 0: the bits below the half bit");
-  const Expr shift = m.ref("shift_q"), lo = m.ref("lo_q"), hi = m.ref("hi_q");
-  Block omask;
-  if (nw < aw) {
-    const int onw = bits_for(aw + nw - 1);
-    const Expr omask_n = m.reg("omask_n_q", onw, "R + " + std::to_string(nw - 1));
-    const Expr om = m.reg("omask_q", aw - 1,
-                          "bits >= R + " + std::to_string(nw - 1) + ": the lanes' saturation test");
-    omask.push_back(assign(omask_n, zext(shift, onw) + lit(onw, static_cast<U>(nw - 1))));
-    omask.push_back(assign(om, ex::shl(ex::ones(aw - 1), omask_n)));
-  }
+  const Expr lo = m.ref("lo_q"), hi = m.ref("hi_q");
   const Expr loe = m.reg("loe_q", yw, "min(lo, hi): the clamp's lower bound (hi wins if lo > hi)");
   const Expr lo_cmp = m.wire("lo_cmp", yw, "", a.y_signed);
   m.assign(lo_cmp, lo);
   const Expr hi_cmp = m.wire("hi_cmp", yw, "", a.y_signed);
   m.assign(hi_cmp, hi);
-  // smask: all ones >> (aw - R), in two register steps (R = 0 shifts everything out).
   const int xw2 = yw + 2;
   const auto ext = [&](const Expr& n) {
     return a.y_signed ? ex::sext(n, xw2 + 1) : zext(n, xw2 + 1);
@@ -264,10 +251,8 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   const auto neg = [&](const Expr& k) { return lit(xw2 + 1, 0) - k; };
   m.seq({assign(lox, neg(ext(loe))), assign(lom1, neg(ext(loe) - one)), assign(hix, neg(ext(hi))),
          assign(hip1, neg(ext(hi) + one))});
-  m.seq({assign(smask_n, lit(rw + 1, static_cast<U>(aw)) - zext(shift, rw + 1)),
-         assign(smask, ex::shr(ex::ones(aw - 1), smask_n)),
-         assign(loe, mux(ex::gt(lo_cmp, hi_cmp), hi, lo))});
-  if (!omask.empty()) m.seq(omask);
+  m.seq({assign(loe, mux(ex::gt(lo_cmp, hi_cmp), hi, lo))});
+  lane_job_consts(m, c, v);
 }
 
 void top_table(Module& m, const CoreConfig& c, const Variant& v, const States& s) {
@@ -358,6 +343,7 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
   const int L = c.lanes, xw = c.arith.xw, yw = c.arith.yw, ns = side_stages(c, v);
   const Expr xt = m.ref(idx("x", CoreConfig::table_stages()) + "_q");
   const int fw = L * yw + L + 1;
+  const LaneShape sh = lane_shape(v);
   m.section("Lanes");
   const Expr keep = m.ref(idx("keep", ns) + "_q");
   std::vector<Expr> ycat;
@@ -367,9 +353,19 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
     for (const auto& f : v.fields)
       lc.emplace_back(f.lane + "_i", slice(m.ref(f.wire), i * f.width, f.width));
     if (v.dec) lc.emplace_back("k1_i", m.ref("k1_q"));
-    lc.emplace_back("shift_i", m.ref("shift_q"));
-    lc.emplace_back("smask_i", m.ref("smask_q"));
-    if (yw + 1 < v.aw) lc.emplace_back("omask_i", m.ref("omask_q"));  // else no saturation test
+    if (sh.fold_top) {
+      lc.emplace_back("lsh_i", m.ref("lsh_q"));
+      lc.emplace_back("rtop_i", bit(m.ref("shift_q"), v.rw - 1));
+      if (sh.top == v.aw - 1) lc.emplace_back("rmax_i", m.ref("rmax_q"));
+    } else {
+      lc.emplace_back("shift_i", m.ref("shift_q"));
+    }
+    if (!c.has_fixed_shift()) {
+      for (const auto& pt : sh.parts(c.pipe_shift2())) {
+        const std::string n = "tq" + std::to_string(pt.second);
+        lc.emplace_back(n + "_i", m.ref(n + "_q"));
+      }
+    }
     lc.emplace_back("round_i", m.ref("round_q"));
     lc.emplace_back("lo_i", m.ref("loe_q"));
     lc.emplace_back("hi_i", m.ref("hi_q"));

@@ -332,10 +332,66 @@ TEST(CoreLane, DspAddPlusMajorityIsTheFullAccumulator) {
   EXPECT_GT(checks, 100000);
 }
 
-// The lane's arithmetic, bit for bit at small widths (aw-bit accumulator, yw-bit output), against
-// the contract: q = acc >>> R, h = bit R-1, t = any bit below R-1; +1 by mode; q saturated to
-// yw+1 bits (the test: bits >= R + yw of acc equal the sign); the clamp decided by comparing the
-// saturated q with lo or lo - 1 and hi or hi + 1 (lo = min(lo, hi)), chosen by the +1.
+// The lane's output stage, bit for bit at small widths (aw-bit accumulator, yw-bit output),
+// against the contract, modelled as the RTL computes it (core_lane.cpp):
+// * the shifter: z = E >>> u in one part or two (select bits hi..rl, then rl-1..0) with
+//   E = {acc, 0}, u = R; with the top select bit folded (2^(rw-1) = T >= aw - 1) u = T - 1 for
+//   R >= T and E's bits T-1.. patched to {sign..., h};
+// * sticky: the bits each part shifts out at the bottom (+ acc[R-2:T-2] when R >= T);
+// * fits: every bit a part drops off the top of its output window (the last part: every bit
+//   it brings to z[nw] or above) equals the sign;
+// * q = the quotient's low nw = yw+1 bits, h = z[0]; +1 by mode; the clamp compares q with lo
+//   or lo - 1 and hi or hi + 1 (lo = min(lo, hi)), chosen by the +1, and a q that does not fit
+//   gives lo or hi by the sign.
+namespace {
+struct LaneModel {
+  int aw, nw;
+  static std::uint64_t m(int w) { return w >= 64 ? ~0ULL : (1ULL << w) - 1; }
+  struct Out {
+    std::int64_t z;  // the shifter's output, sign-extended (bits 0..nw are the result window)
+    bool sticky, fits;
+  };
+  Out run(std::int64_t acc, int r, bool split) const {
+    int rw = 1;
+    while ((1 << rw) <= aw) ++rw;
+    const int T = 1 << (rw - 1);
+    const bool fold = rw >= 2 && T >= aw - 1;
+    const std::uint64_t ua = static_cast<std::uint64_t>(acc);
+    std::uint64_t e = (ua << 1) & m(aw + 1);  // {acc, 0}
+    int u = r;
+    bool sticky = false, fits = true;
+    if (fold && r >= T) {
+      const std::uint64_t sg = (e >> aw) & 1;
+      for (int i = T; i <= aw - 1; ++i) e = (e & ~(1ULL << i)) | (sg << i);
+      const std::uint64_t h = r == aw ? sg : (ua >> (aw - 2)) & 1;
+      e = (e & ~(1ULL << (T - 1))) | (h << (T - 1));
+      u = T - 1;
+      sticky = ((ua >> (T - 2)) & 1) || (r == aw && T == aw - 1 && ((ua >> (T - 1)) & 1));
+    }
+    const auto sx = [&](std::uint64_t v) {
+      return (v >> aw) & 1 ? static_cast<std::int64_t>(v | ~m(aw + 1))
+                           : static_cast<std::int64_t>(v);
+    };
+    std::int64_t cur = sx(e);
+    const int lsw = fold ? rw - 1 : rw, rl = std::min((rw + 1) / 2, lsw);
+    std::vector<std::pair<int, int>> parts{{lsw - 1, 0}};  // select bits {hi, lo} of each part
+    if (split && rl < lsw) parts = {{lsw - 1, rl}, {rl - 1, 0}};
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      const auto [hi, lo] = parts[p];
+      const int sh = ((u >> lo) & static_cast<int>(m(hi - lo + 1))) << lo;
+      const auto uc = static_cast<std::uint64_t>(cur);
+      if ((uc & m(sh)) != 0) sticky = true;  // shifted out at the bottom
+      const bool last = p + 1 == parts.size();
+      const int c0 = last ? nw : nw + (1 << lo);  // first bit above the part's output window
+      const int ce = p == 0 ? aw - 1 : std::min(aw - 1, nw + (1 << parts[p - 1].second) - 1);
+      for (int j = c0 + sh; j <= ce; ++j) fits &= ((uc >> j) & 1) == ((uc >> aw) & 1);
+      cur >>= sh;
+    }
+    return {cur, sticky, nw >= aw || fits};
+  }
+};
+}  // namespace
+
 TEST(CoreLane, RoundingAndClampIdentitiesMatchTheContract) {
   long checks = 0;
   for (int aw = 3; aw <= 9; ++aw) {
@@ -348,38 +404,32 @@ TEST(CoreLane, RoundingAndClampIdentitiesMatchTheContract) {
                                                                 {ymin, ymin},         {ymax, ymax},
                                                                 {ymin + 1, ymax - 1}, {ymax, ymin}};
         const int nw = yw + 1;
+        const LaneModel lm{aw, nw};
         for (int r = 0; r <= aw; ++r) {
           for (int mode = 0; mode < 4; ++mode) {
             for (const auto& [lo, hi] : clamps) {
-              for (std::int64_t acc = -(std::int64_t{1} << (aw - 1));
-                   acc < (std::int64_t{1} << (aw - 1)); ++acc) {
-                const std::int64_t q = acc >> r;  // arithmetic
-                const int h = r >= 1 ? static_cast<int>((acc >> (r - 1)) & 1) : 0;
-                const std::uint64_t smask = r >= 2 ? (std::uint64_t{1} << (r - 1)) - 1 : 0;
-                const bool t = (static_cast<std::uint64_t>(acc) & smask) != 0;
+              for (std::int64_t k = 0; k < (std::int64_t{2} << aw); ++k) {
+                const std::int64_t acc = (k >> 1) - (std::int64_t{1} << (aw - 1));
+                const auto [z, t, fits] = lm.run(acc, r, (k & 1) != 0);  // both shifter shapes
+                const int h = static_cast<int>(z & 1);
+                // q: the quotient's low nw bits, as a signed nw-bit number
+                const std::int64_t qu = (z >> 1) & static_cast<std::int64_t>(LaneModel::m(nw));
+                const std::int64_t q = qu >= (std::int64_t{1} << (nw - 1)) ? qu - (1LL << nw) : qu;
                 const bool neg = acc < 0;
                 int inc = 0;
                 if (mode == 1) inc = h;
                 if (mode == 2) inc = h & (t || (q & 1) != 0);
                 if (mode == 3) inc = h & (t || !neg);
-                std::int64_t qn = q;
-                if (nw < aw) {
-                  bool fits = true;  // omask: bits >= R + nw - 1 (below the sign) equal the sign
-                  for (int b = r + nw - 1; b < aw - 1; ++b)
-                    fits &= ((acc >> b) & 1) == (neg ? 1 : 0);
-                  if (!fits)
-                    qn = neg ? -(std::int64_t{1} << (nw - 1)) : (std::int64_t{1} << (nw - 1)) - 1;
-                }
                 const std::int64_t loe = std::min(lo, hi);
-                const bool below = inc != 0 ? qn < loe - 1 : qn < loe;
-                const bool above = inc != 0 ? !(qn < hi) : !(qn < hi + 1);
-                const std::int64_t y = below ? loe : above ? hi : qn + inc;
+                const bool below = fits ? (inc != 0 ? q < loe - 1 : q < loe) : neg;
+                const bool above = fits ? (inc != 0 ? !(q < hi) : !(q < hi + 1)) : !neg;
+                const std::int64_t y = below ? loe : above ? hi : q + inc;
                 const std::int64_t want =
                     std::min(std::max(round_shift(acc, r, static_cast<Rounding>(mode)), lo), hi);
                 ++checks;
-                ASSERT_EQ(y, want)
-                    << "aw " << aw << " yw " << yw << " signed " << ys << " R " << r << " mode "
-                    << mode << " lo " << lo << " hi " << hi << " acc " << acc;
+                ASSERT_EQ(y, want) << "aw " << aw << " yw " << yw << " signed " << ys << " R " << r
+                                   << " mode " << mode << " lo " << lo << " hi " << hi << " acc "
+                                   << acc << " split " << (k & 1);
               }
             }
           }

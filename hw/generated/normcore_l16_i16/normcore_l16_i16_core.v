@@ -180,10 +180,6 @@ module normcore_l16_i16_core (
 
   // Per-job lane constants, registered from the latched configuration
   // (valid long before the first beat)
-  reg [6:0] smask_n_q;  // 41 - R
-  reg [39:0] smask_q;  // 2^(R-1) - 1, 0 when R = 0: the bits below the half bit
-  reg [5:0] omask_n_q;  // R + 8
-  reg [39:0] omask_q;  // bits >= R + 8: the lanes' saturation test
   reg [7:0] loe_q;  // min(lo, hi): the clamp's lower bound (hi wins if lo > hi)
   wire signed [7:0] lo_cmp;
   assign lo_cmp = lo_q;
@@ -209,28 +205,32 @@ module normcore_l16_i16_core (
     hix_q <= hix_d;
     hip1_q <= hip1_d;
   end
-  reg [6:0] smask_n_d;
-  reg [39:0] smask_d;
   reg [7:0] loe_d;
   always @* begin
-    smask_n_d = 7'd41 - {1'b0, shift_q};
-    smask_d = {40{1'b1}} >> smask_n_q;
     loe_d = (lo_cmp > hi_cmp) ? hi_q : lo_q;
   end
   always @(posedge clk_i) begin
-    smask_n_q <= smask_n_d;
-    smask_q <= smask_d;
     loe_q <= loe_d;
   end
-  reg [5:0] omask_n_d;
-  reg [39:0] omask_d;
+  reg [62:0] tq0_q;  // bit i: i < the lanes' select[5:0]
+  reg [62:0] tq0_d;
   always @* begin
-    omask_n_d = shift_q + 6'd8;
-    omask_d = {40{1'b1}} << omask_n_q;
+    tq0_d = {6'd62 < shift_q, 6'd61 < shift_q, 6'd60 < shift_q, 6'd59 < shift_q, 6'd58 < shift_q,
+        6'd57 < shift_q, 6'd56 < shift_q, 6'd55 < shift_q, 6'd54 < shift_q, 6'd53 < shift_q,
+        6'd52 < shift_q, 6'd51 < shift_q, 6'd50 < shift_q, 6'd49 < shift_q, 6'd48 < shift_q,
+        6'd47 < shift_q, 6'd46 < shift_q, 6'd45 < shift_q, 6'd44 < shift_q, 6'd43 < shift_q,
+        6'd42 < shift_q, 6'd41 < shift_q, 6'd40 < shift_q, 6'd39 < shift_q, 6'd38 < shift_q,
+        6'd37 < shift_q, 6'd36 < shift_q, 6'd35 < shift_q, 6'd34 < shift_q, 6'd33 < shift_q,
+        6'd32 < shift_q, 6'd31 < shift_q, 6'd30 < shift_q, 6'd29 < shift_q, 6'd28 < shift_q,
+        6'd27 < shift_q, 6'd26 < shift_q, 6'd25 < shift_q, 6'd24 < shift_q, 6'd23 < shift_q,
+        6'd22 < shift_q, 6'd21 < shift_q, 6'd20 < shift_q, 6'd19 < shift_q, 6'd18 < shift_q,
+        6'd17 < shift_q, 6'd16 < shift_q, 6'd15 < shift_q, 6'd14 < shift_q, 6'd13 < shift_q,
+        6'd12 < shift_q, 6'd11 < shift_q, 6'd10 < shift_q, 6'd9 < shift_q, 6'd8 < shift_q,
+        6'd7 < shift_q, 6'd6 < shift_q, 6'd5 < shift_q, 6'd4 < shift_q, 6'd3 < shift_q,
+        6'd2 < shift_q, 6'd1 < shift_q, 6'd0 < shift_q};
   end
   always @(posedge clk_i) begin
-    omask_n_q <= omask_n_d;
-    omask_q <= omask_d;
+    tq0_q <= tq0_d;
   end
 
   // Lane positions: S = HW (nchw) or 1 (nhwc)
@@ -497,8 +497,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[17:0]),
     .b_i(lane_b[39:0]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -515,8 +514,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[35:18]),
     .b_i(lane_b[79:40]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -533,8 +531,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[53:36]),
     .b_i(lane_b[119:80]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -551,8 +548,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[71:54]),
     .b_i(lane_b[159:120]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -569,8 +565,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[89:72]),
     .b_i(lane_b[199:160]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -587,8 +582,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[107:90]),
     .b_i(lane_b[239:200]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -605,8 +599,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[125:108]),
     .b_i(lane_b[279:240]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -623,8 +616,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[143:126]),
     .b_i(lane_b[319:280]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -641,8 +633,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[161:144]),
     .b_i(lane_b[359:320]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -659,8 +650,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[179:162]),
     .b_i(lane_b[399:360]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -677,8 +667,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[197:180]),
     .b_i(lane_b[439:400]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -695,8 +684,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[215:198]),
     .b_i(lane_b[479:440]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -713,8 +701,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[233:216]),
     .b_i(lane_b[519:480]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -731,8 +718,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[251:234]),
     .b_i(lane_b[559:520]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -749,8 +735,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[269:252]),
     .b_i(lane_b[599:560]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),
@@ -767,8 +752,7 @@ module normcore_l16_i16_core (
     .s_i(lane_s[287:270]),
     .b_i(lane_b[639:600]),
     .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),

@@ -12,7 +12,8 @@
 // x: 16-bit signed, s: 18-bit, b: 40-bit, acc: 41-bit, y: 8-bit signed.
 // Rounding without a wide adder: q = acc >>> R (floor), h = bit R-1 of acc, t = any bit
 // below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or
-// acc >= 0). q is saturated to 9 bits first, so the +1 and the clamp are narrow.
+// acc >= 0). Only q's low 9 bits are kept: a q that does not fit them is beyond lo and hi,
+// so the clamp picks lo or hi by the sign (the +1 and the compares are narrow).
 // Stages (each [] ends in a register), latency 4 cycles:
 //   [input regs] [x*s+b in the DSP] [>>> R] [round clamp]
 // No reset (pure datapath).
@@ -22,8 +23,7 @@ module normcore_l16_i16_lane (
   input  wire [17:0] s_i,
   input  wire [39:0] b_i,
   input  wire [5:0]  shift_i,  // R, 0..41 (job constant)
-  input  wire [39:0] smask_i,  // 2^(R-1) - 1 (0 when R = 0): the bits below the half bit
-  input  wire [39:0] omask_i,  // bits >= R + 8: all the sign iff q fits 9 bits
+  input  wire [62:0] tq0_i,  // bit i: i < select[5:0] (job constant)
   input  wire [1:0]  round_i,  // 0 floor, 1 half_up, 2 half_even, 3 half_away
   input  wire [7:0]  lo_i,  // min(lo, hi)
   input  wire [7:0]  hi_i,
@@ -76,8 +76,6 @@ module normcore_l16_i16_lane (
   // and z[0] = bit R-1 of acc (0 when R = 0)
   wire signed [41:0] ext;
   assign ext = {acc, 1'b0};
-  wire [39:0] fref;  // the bit each bit of acc must equal for q to fit
-  assign fref = {acc[40], {39{acc[39]}}};
   wire signed [41:0] z;
   wire signed [41:0] zr5;
   assign zr5 = ext >>> {shift_i[5], 5'd0};
@@ -90,10 +88,43 @@ module normcore_l16_i16_lane (
   wire signed [41:0] zr1;
   assign zr1 = zr2 >>> {shift_i[1], 1'b0};
   assign z = zr1 >>> shift_i[0];
+  wire stk_p0;  // shifted out at the bottom by this part
+  assign stk_p0 = (ext[0] & tq0_i[0]) | (ext[1] & tq0_i[1]) | (ext[2] & tq0_i[2]) |
+      (ext[3] & tq0_i[3]) | (ext[4] & tq0_i[4]) | (ext[5] & tq0_i[5]) | (ext[6] & tq0_i[6]) |
+      (ext[7] & tq0_i[7]) | (ext[8] & tq0_i[8]) | (ext[9] & tq0_i[9]) | (ext[10] & tq0_i[10]) |
+      (ext[11] & tq0_i[11]) | (ext[12] & tq0_i[12]) | (ext[13] & tq0_i[13]) |
+      (ext[14] & tq0_i[14]) | (ext[15] & tq0_i[15]) | (ext[16] & tq0_i[16]) |
+      (ext[17] & tq0_i[17]) | (ext[18] & tq0_i[18]) | (ext[19] & tq0_i[19]) |
+      (ext[20] & tq0_i[20]) | (ext[21] & tq0_i[21]) | (ext[22] & tq0_i[22]) |
+      (ext[23] & tq0_i[23]) | (ext[24] & tq0_i[24]) | (ext[25] & tq0_i[25]) |
+      (ext[26] & tq0_i[26]) | (ext[27] & tq0_i[27]) | (ext[28] & tq0_i[28]) |
+      (ext[29] & tq0_i[29]) | (ext[30] & tq0_i[30]) | (ext[31] & tq0_i[31]) |
+      (ext[32] & tq0_i[32]) | (ext[33] & tq0_i[33]) | (ext[34] & tq0_i[34]) |
+      (ext[35] & tq0_i[35]) | (ext[36] & tq0_i[36]) | (ext[37] & tq0_i[37]) |
+      (ext[38] & tq0_i[38]) | (ext[39] & tq0_i[39]) | (ext[40] & tq0_i[40]) | (ext[41] & tq0_i[41]);
+  wire fit_p0;  // this part drops only sign bits
+  assign fit_p0 = (~(ext[9] ^ ext[40]) | tq0_i[0]) & (~(ext[10] ^ ext[40]) | tq0_i[1]) &
+      (~(ext[11] ^ ext[40]) | tq0_i[2]) & (~(ext[12] ^ ext[40]) | tq0_i[3]) &
+      (~(ext[13] ^ ext[40]) | tq0_i[4]) & (~(ext[14] ^ ext[40]) | tq0_i[5]) &
+      (~(ext[15] ^ ext[40]) | tq0_i[6]) & (~(ext[16] ^ ext[40]) | tq0_i[7]) &
+      (~(ext[17] ^ ext[40]) | tq0_i[8]) & (~(ext[18] ^ ext[40]) | tq0_i[9]) &
+      (~(ext[19] ^ ext[40]) | tq0_i[10]) & (~(ext[20] ^ ext[40]) | tq0_i[11]) &
+      (~(ext[21] ^ ext[40]) | tq0_i[12]) & (~(ext[22] ^ ext[40]) | tq0_i[13]) &
+      (~(ext[23] ^ ext[40]) | tq0_i[14]) & (~(ext[24] ^ ext[40]) | tq0_i[15]) &
+      (~(ext[25] ^ ext[40]) | tq0_i[16]) & (~(ext[26] ^ ext[40]) | tq0_i[17]) &
+      (~(ext[27] ^ ext[40]) | tq0_i[18]) & (~(ext[28] ^ ext[40]) | tq0_i[19]) &
+      (~(ext[29] ^ ext[40]) | tq0_i[20]) & (~(ext[30] ^ ext[40]) | tq0_i[21]) &
+      (~(ext[31] ^ ext[40]) | tq0_i[22]) & (~(ext[32] ^ ext[40]) | tq0_i[23]) &
+      (~(ext[33] ^ ext[40]) | tq0_i[24]) & (~(ext[34] ^ ext[40]) | tq0_i[25]) &
+      (~(ext[35] ^ ext[40]) | tq0_i[26]) & (~(ext[36] ^ ext[40]) | tq0_i[27]) &
+      (~(ext[37] ^ ext[40]) | tq0_i[28]) & (~(ext[38] ^ ext[40]) | tq0_i[29]) &
+      (~(ext[39] ^ ext[40]) | tq0_i[30]) & (~(ext[40] ^ ext[41]) | tq0_i[31]);
+  wire unused_tq0;  // beyond the accumulator
+  assign unused_tq0 = ^tq0_i[62:42];
   wire sticky;  // a bit below R-1 is set
-  assign sticky = |(acc[39:0] & smask_i);
+  assign sticky = stk_p0;
   wire fits;  // the quotient fits 9 signed bits
-  assign fits = ~|(omask_i & (acc[39:0] ^ fref));
+  assign fits = fit_p0;
   reg signed [41:0] z_q;
   reg sticky_q;
   reg fits_q;
@@ -104,17 +135,17 @@ module normcore_l16_i16_lane (
     fits_q <= fits;
   end
 
-  // Round: q = floor quotient saturated to 9 bits, + 1 by the mode (half bit h, sticky t)
+  // Round: q = the floor quotient's low 9 bits, + 1 by the mode (half bit h, sticky t)
   wire [40:0] qf;  // floor(acc / 2^R)
   assign qf = z_q[41:1];
   wire h;  // bit R-1 of acc
   assign h = z_q[0];
   wire neg;  // acc < 0
   assign neg = z_q[41];
-  wire [8:0] qn;  // qf, saturated: the clamp result is the same
+  wire [8:0] qn;  // qf's low bits: qf itself when it fits (else the clamp saturates)
   wire unused_qf;  // above the saturated width: fits decides
   assign unused_qf = ^qf[40:9];
-  assign qn = fits_q ? qf[8:0] : {neg, {8{~neg}}};
+  assign qn = qf[8:0];
   wire t_or_odd;  // half_even: above the half, or a tie with q odd
   assign t_or_odd = sticky_q | qf[0];
   wire t_or_pos;  // half_away: above the half, or a tie with acc >= 0
@@ -158,10 +189,10 @@ module normcore_l16_i16_lane (
   assign unused_lt_hip1 = ^lt_hip1_s[9:0];
   wire lt_hip1;  // qn < hi + 1: not above if + 0
   assign lt_hip1 = lt_hip1_s[10];
-  wire below;  // qn + inc < lo
-  assign below = inc ? lt_lom1 : lt_lo;
-  wire above;  // qn + inc > hi
-  assign above = ~(inc ? lt_hi : lt_hip1);
+  wire below;  // qn + inc < lo (or q does not fit and acc < 0)
+  wire above;  // qn + inc > hi (or q does not fit and acc >= 0)
+  assign below = fits_q ? (inc ? lt_lom1 : lt_lo) : neg;
+  assign above = fits_q ? ~(inc ? lt_hi : lt_hip1) : ~neg;
 
   // Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)
   reg [7:0] y_q;

@@ -180,10 +180,6 @@ module normcore_l1_i8_core (
 
   // Per-job lane constants, registered from the latched configuration
   // (valid long before the first beat)
-  reg [6:0] smask_n_q;  // 33 - R
-  reg [31:0] smask_q;  // 2^(R-1) - 1, 0 when R = 0: the bits below the half bit
-  reg [5:0] omask_n_q;  // R + 8
-  reg [31:0] omask_q;  // bits >= R + 8: the lanes' saturation test
   reg [7:0] loe_q;  // min(lo, hi): the clamp's lower bound (hi wins if lo > hi)
   wire signed [7:0] lo_cmp;
   assign lo_cmp = lo_q;
@@ -209,28 +205,37 @@ module normcore_l1_i8_core (
     hix_q <= hix_d;
     hip1_q <= hip1_d;
   end
-  reg [6:0] smask_n_d;
-  reg [31:0] smask_d;
   reg [7:0] loe_d;
   always @* begin
-    smask_n_d = 7'd33 - {1'b0, shift_q};
-    smask_d = {32{1'b1}} >> smask_n_q;
     loe_d = (lo_cmp > hi_cmp) ? hi_q : lo_q;
   end
   always @(posedge clk_i) begin
-    smask_n_q <= smask_n_d;
-    smask_q <= smask_d;
     loe_q <= loe_d;
   end
-  reg [5:0] omask_n_d;
-  reg [31:0] omask_d;
+  reg [4:0] lsh_q;  // the lanes' shifter select
+  reg rmax_q;  // R = 33
+  reg [4:0] lsh_d;
+  reg rmax_d;
   always @* begin
-    omask_n_d = shift_q + 6'd8;
-    omask_d = {32{1'b1}} << omask_n_q;
+    lsh_d = shift_q[5] ? 5'd31 : shift_q[4:0];
+    rmax_d = shift_q == 6'd33;
   end
   always @(posedge clk_i) begin
-    omask_n_q <= omask_n_d;
-    omask_q <= omask_d;
+    lsh_q <= lsh_d;
+    rmax_q <= rmax_d;
+  end
+  reg [30:0] tq0_q;  // bit i: i < the lanes' select[4:0]
+  reg [30:0] tq0_d;
+  always @* begin
+    tq0_d = {5'd30 < lsh_q, 5'd29 < lsh_q, 5'd28 < lsh_q, 5'd27 < lsh_q, 5'd26 < lsh_q,
+        5'd25 < lsh_q, 5'd24 < lsh_q, 5'd23 < lsh_q, 5'd22 < lsh_q, 5'd21 < lsh_q, 5'd20 < lsh_q,
+        5'd19 < lsh_q, 5'd18 < lsh_q, 5'd17 < lsh_q, 5'd16 < lsh_q, 5'd15 < lsh_q, 5'd14 < lsh_q,
+        5'd13 < lsh_q, 5'd12 < lsh_q, 5'd11 < lsh_q, 5'd10 < lsh_q, 5'd9 < lsh_q, 5'd8 < lsh_q,
+        5'd7 < lsh_q, 5'd6 < lsh_q, 5'd5 < lsh_q, 5'd4 < lsh_q, 5'd3 < lsh_q, 5'd2 < lsh_q,
+        5'd1 < lsh_q, 5'd0 < lsh_q};
+  end
+  always @(posedge clk_i) begin
+    tq0_q <= tq0_d;
   end
 
   // Lane positions: S = HW (nchw) or 1 (nhwc)
@@ -443,9 +448,10 @@ module normcore_l1_i8_core (
     .x_i(x_2_q),
     .s_i(lane_s),
     .b_i(lane_b),
-    .shift_i(shift_q),
-    .smask_i(smask_q),
-    .omask_i(omask_q),
+    .lsh_i(lsh_q),
+    .rtop_i(shift_q[5]),
+    .rmax_i(rmax_q),
+    .tq0_i(tq0_q),
     .round_i(round_q),
     .lo_i(loe_q),
     .hi_i(hi_q),

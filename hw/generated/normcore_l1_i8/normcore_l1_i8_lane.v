@@ -12,7 +12,8 @@
 // x: 8-bit signed, s: 16-bit, b: 32-bit, acc: 33-bit, y: 8-bit signed.
 // Rounding without a wide adder: q = acc >>> R (floor), h = bit R-1 of acc, t = any bit
 // below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or
-// acc >= 0). q is saturated to 9 bits first, so the +1 and the clamp are narrow.
+// acc >= 0). Only q's low 9 bits are kept: a q that does not fit them is beyond lo and hi,
+// so the clamp picks lo or hi by the sign (the +1 and the compares are narrow).
 // Stages (each [] ends in a register), latency 2 cycles:
 //   [x*s+b in the DSP] [>>> R round clamp]
 // No reset (pure datapath).
@@ -21,9 +22,10 @@ module normcore_l1_i8_lane (
   input  wire [7:0]  x_i,
   input  wire [15:0] s_i,
   input  wire [31:0] b_i,
-  input  wire [5:0]  shift_i,  // R, 0..33 (job constant)
-  input  wire [31:0] smask_i,  // 2^(R-1) - 1 (0 when R = 0): the bits below the half bit
-  input  wire [31:0] omask_i,  // bits >= R + 8: all the sign iff q fits 9 bits
+  input  wire [4:0]  lsh_i,  // the shifter's select: R, or 31 when R >= 32 (job constant)
+  input  wire        rtop_i,  // R >= 32: q is the sign
+  input  wire        rmax_i,  // R = 33
+  input  wire [30:0] tq0_i,  // bit i: i < select[4:0] (job constant)
   input  wire [1:0]  round_i,  // 0 floor, 1 half_up, 2 half_even, 3 half_away
   input  wire [7:0]  lo_i,  // min(lo, hi)
   input  wire [7:0]  hi_i,
@@ -65,37 +67,64 @@ module normcore_l1_i8_lane (
   // Shift: z = {acc, 0} >>> R, so z[33:1] = floor(acc / 2^R)
   // and z[0] = bit R-1 of acc (0 when R = 0)
   wire signed [33:0] ext;
-  assign ext = {acc, 1'b0};
-  wire [31:0] fref;  // the bit each bit of acc must equal for q to fit
-  assign fref = {acc[32], {31{acc[31]}}};
+  assign ext = {acc[32], rtop_i ? acc[32] : acc[31],
+      rtop_i ? (rmax_i ? acc[32] : acc[31]) : acc[30], acc[29:0], 1'b0};
+  wire signed [33:0] ext0;  // {acc, 0}
+  assign ext0 = {acc, 1'b0};
+  wire unused_ext0;  // the tests read only some bits
+  assign unused_ext0 = ^ext0;
+  wire stk_top;  // R >= 32: acc[R-2:30] has a bit set
+  assign stk_top = rtop_i & (acc[30] | (rmax_i & acc[31]));
   wire signed [33:0] z;
-  wire signed [33:0] zr5;
-  assign zr5 = ext >>> {shift_i[5], 5'd0};
   wire signed [33:0] zr4;
-  assign zr4 = zr5 >>> {shift_i[4], 4'd0};
+  assign zr4 = ext >>> {lsh_i[4], 4'd0};
   wire signed [33:0] zr3;
-  assign zr3 = zr4 >>> {shift_i[3], 3'd0};
+  assign zr3 = zr4 >>> {lsh_i[3], 3'd0};
   wire signed [33:0] zr2;
-  assign zr2 = zr3 >>> {shift_i[2], 2'd0};
+  assign zr2 = zr3 >>> {lsh_i[2], 2'd0};
   wire signed [33:0] zr1;
-  assign zr1 = zr2 >>> {shift_i[1], 1'b0};
-  assign z = zr1 >>> shift_i[0];
+  assign zr1 = zr2 >>> {lsh_i[1], 1'b0};
+  assign z = zr1 >>> lsh_i[0];
+  wire stk_p0;  // shifted out at the bottom by this part
+  assign stk_p0 = (ext0[0] & tq0_i[0]) | (ext0[1] & tq0_i[1]) | (ext0[2] & tq0_i[2]) |
+      (ext0[3] & tq0_i[3]) | (ext0[4] & tq0_i[4]) | (ext0[5] & tq0_i[5]) | (ext0[6] & tq0_i[6]) |
+      (ext0[7] & tq0_i[7]) | (ext0[8] & tq0_i[8]) | (ext0[9] & tq0_i[9]) | (ext0[10] & tq0_i[10]) |
+      (ext0[11] & tq0_i[11]) | (ext0[12] & tq0_i[12]) | (ext0[13] & tq0_i[13]) |
+      (ext0[14] & tq0_i[14]) | (ext0[15] & tq0_i[15]) | (ext0[16] & tq0_i[16]) |
+      (ext0[17] & tq0_i[17]) | (ext0[18] & tq0_i[18]) | (ext0[19] & tq0_i[19]) |
+      (ext0[20] & tq0_i[20]) | (ext0[21] & tq0_i[21]) | (ext0[22] & tq0_i[22]) |
+      (ext0[23] & tq0_i[23]) | (ext0[24] & tq0_i[24]) | (ext0[25] & tq0_i[25]) |
+      (ext0[26] & tq0_i[26]) | (ext0[27] & tq0_i[27]) | (ext0[28] & tq0_i[28]) |
+      (ext0[29] & tq0_i[29]) | (ext0[30] & tq0_i[30]);
+  wire fit_p0;  // this part drops only sign bits
+  assign fit_p0 = (~(ext0[9] ^ ext0[32]) | tq0_i[0]) & (~(ext0[10] ^ ext0[32]) | tq0_i[1]) &
+      (~(ext0[11] ^ ext0[32]) | tq0_i[2]) & (~(ext0[12] ^ ext0[32]) | tq0_i[3]) &
+      (~(ext0[13] ^ ext0[32]) | tq0_i[4]) & (~(ext0[14] ^ ext0[32]) | tq0_i[5]) &
+      (~(ext0[15] ^ ext0[32]) | tq0_i[6]) & (~(ext0[16] ^ ext0[32]) | tq0_i[7]) &
+      (~(ext0[17] ^ ext0[32]) | tq0_i[8]) & (~(ext0[18] ^ ext0[32]) | tq0_i[9]) &
+      (~(ext0[19] ^ ext0[32]) | tq0_i[10]) & (~(ext0[20] ^ ext0[32]) | tq0_i[11]) &
+      (~(ext0[21] ^ ext0[32]) | tq0_i[12]) & (~(ext0[22] ^ ext0[32]) | tq0_i[13]) &
+      (~(ext0[23] ^ ext0[32]) | tq0_i[14]) & (~(ext0[24] ^ ext0[32]) | tq0_i[15]) &
+      (~(ext0[25] ^ ext0[32]) | tq0_i[16]) & (~(ext0[26] ^ ext0[32]) | tq0_i[17]) &
+      (~(ext0[27] ^ ext0[32]) | tq0_i[18]) & (~(ext0[28] ^ ext0[32]) | tq0_i[19]) &
+      (~(ext0[29] ^ ext0[32]) | tq0_i[20]) & (~(ext0[30] ^ ext0[32]) | tq0_i[21]) &
+      (~(ext0[31] ^ ext0[32]) | tq0_i[22]) & (~(ext0[32] ^ ext0[33]) | tq0_i[23]);
   wire sticky;  // a bit below R-1 is set
-  assign sticky = |(acc[31:0] & smask_i);
+  assign sticky = stk_p0 | stk_top;
   wire fits;  // the quotient fits 9 signed bits
-  assign fits = ~|(omask_i & (acc[31:0] ^ fref));
+  assign fits = fit_p0;
 
-  // Round: q = floor quotient saturated to 9 bits, + 1 by the mode (half bit h, sticky t)
+  // Round: q = the floor quotient's low 9 bits, + 1 by the mode (half bit h, sticky t)
   wire [32:0] qf;  // floor(acc / 2^R)
   assign qf = z[33:1];
   wire h;  // bit R-1 of acc
   assign h = z[0];
   wire neg;  // acc < 0
   assign neg = z[33];
-  wire [8:0] qn;  // qf, saturated: the clamp result is the same
+  wire [8:0] qn;  // qf's low bits: qf itself when it fits (else the clamp saturates)
   wire unused_qf;  // above the saturated width: fits decides
   assign unused_qf = ^qf[32:9];
-  assign qn = fits ? qf[8:0] : {neg, {8{~neg}}};
+  assign qn = qf[8:0];
   wire t_or_odd;  // half_even: above the half, or a tie with q odd
   assign t_or_odd = sticky | qf[0];
   wire t_or_pos;  // half_away: above the half, or a tie with acc >= 0
@@ -139,10 +168,10 @@ module normcore_l1_i8_lane (
   assign unused_lt_hip1 = ^lt_hip1_s[9:0];
   wire lt_hip1;  // qn < hi + 1: not above if + 0
   assign lt_hip1 = lt_hip1_s[10];
-  wire below;  // qn + inc < lo
-  assign below = inc ? lt_lom1 : lt_lo;
-  wire above;  // qn + inc > hi
-  assign above = ~(inc ? lt_hi : lt_hip1);
+  wire below;  // qn + inc < lo (or q does not fit and acc < 0)
+  wire above;  // qn + inc > hi (or q does not fit and acc >= 0)
+  assign below = fits ? (inc ? lt_lom1 : lt_lo) : neg;
+  assign above = fits ? ~(inc ? lt_hi : lt_hip1) : ~neg;
 
   // Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)
   reg [7:0] y_q;
