@@ -43,7 +43,15 @@ TEST(Specialise, FixedSettingsAreConstantsAndChecked) {
   // Loaded with the constant (synthesis removes the flop and what it fed), not from cfg_*.
   EXPECT_NE(v.find("shift_d = 6'd14;"), std::string::npos);
   EXPECT_NE(v.find("round_d = 2'd3;"), std::string::npos);
-  EXPECT_NE(v.find("stride_d = 24'd1;"), std::string::npos);
+  // Fixed nhwc (S = 1): no stride, divider or walker settings at all; <n>_chan's d_i are the
+  // constants i and c0 (a multiple of L = 4) is held as c0 / 4.
+  EXPECT_NE(generic.find("stride_q"), std::string::npos);
+  EXPECT_EQ(v.find("stride_q"), std::string::npos);
+  EXPECT_EQ(v.find("sm1_q"), std::string::npos);
+  EXPECT_EQ(v.find("wr_q"), std::string::npos);
+  const std::string ch = file(gen::render_core(spec_config()), "_chan.v");
+  EXPECT_NE(ch.find("assign d_o = {2'd3, 2'd2, 2'd1};"), std::string::npos) << ch;
+  EXPECT_NE(ch.find("assign c0_o = {c_q, 2'd0};"), std::string::npos) << ch;
   EXPECT_EQ(v.find("shift_d = cfg_shift_i"), std::string::npos);
   EXPECT_NE(v.find("(cfg_shift_i == 6'd14)"), std::string::npos);
   EXPECT_NE(v.find("(cfg_round_i == 2'd3)"), std::string::npos);
