@@ -151,17 +151,7 @@ int generate(const CLI::App* sub, const GenOptions& o) {
     return kExitOk;
   }
   try {
-    if (o.force) {
-      write_dir_atomic(o.out_dir, files,
-                       [](const std::filesystem::path&) { return std::string{}; });
-    } else {
-      write_dir_atomic(o.out_dir, files, [](const std::filesystem::path& d) -> std::string {
-        std::error_code ec;
-        if (std::filesystem::is_regular_file(d / "manifest.json", ec)) return {};
-        return "it is not empty and not an earlier normcore gen output (no manifest.json); "
-               "give --force to replace it and everything in it";
-      });
-    }
+    gen::write_files_atomically(o.out_dir, files, o.force);
   } catch (const Error& e) {
     std::cerr << "normcore gen: error: -o: " << e.what() << "\n";
     return kExitBadInput;

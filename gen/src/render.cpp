@@ -132,8 +132,17 @@ std::vector<GeneratedFile> render_core(const CoreConfig& cfg) {
 }
 
 void write_files_atomically(const std::filesystem::path& dir,
-                            const std::vector<GeneratedFile>& files) {
-  write_dir_atomic(dir, files, replace_if_contains("manifest.json", "a normcore gen output"));
+                            const std::vector<GeneratedFile>& files, bool force) {
+  if (force) {
+    write_dir_atomic(dir, files, [](const std::filesystem::path&) { return std::string{}; });
+    return;
+  }
+  const auto earlier = replace_if_contains("manifest.json", "an earlier normcore gen output");
+  write_dir_atomic(dir, files, [&earlier](const std::filesystem::path& d) {
+    std::string why = earlier(d);
+    if (!why.empty()) why += "; give --force to replace it and everything in it";
+    return why;
+  });
 }
 
 }  // namespace normcore::gen

@@ -46,8 +46,8 @@ nlohmann::json core_manifest(const CoreConfig& cfg, const std::vector<Module>& m
 // Writes the files as the whole content of `dir`, atomically (normcore::write_dir_atomic): an
 // existing `dir` is replaced only if it is empty or holds a manifest.json (an earlier output),
 // and only once the new one is complete. Throws normcore::Error naming the path and the reason,
-// leaving `dir` as it was.
+// leaving `dir` as it was. `force`: replace any existing `dir` (gen --force).
 void write_files_atomically(const std::filesystem::path& dir,
-                            const std::vector<GeneratedFile>& files);
+                            const std::vector<GeneratedFile>& files, bool force = false);
 
 }  // namespace normcore::gen
