@@ -252,14 +252,20 @@ def prepare(cid, design, lanes, extra, args):
     # the hard-block check (plain synth_ice40: -dsp would rewrite the instantiated SB_MAC16).
     synth = {"ice40": ("synth_ice40" if fam else "synth_ice40 -dsp", f_ice, 4),
              "xilinx": ("synth_xilinx -flatten", f_x, 4), "ecp5": ("synth_ecp5", f_e, 3)}
+    # A --target ecp5 core instantiates MULT18X18D under `ifdef SYNTHESIS (gen/src/core_mac.cpp):
+    # the other families read it with -nosynthesis (its behavioural branch); its ECP5 netlist is
+    # checked for the DSP's registers (ppa_hard "ecp5-core").
+    ecp5_core = design == "core" and "--target" in extra and extra[extra.index("--target") + 1] == "ecp5"
+    nosyn = ["-nosynthesis"] + files if ecp5_core else files
     for tgt, (cmd, fields, w) in synth.items():
         if fam and fam != tgt:
             continue
-        net = str(wd / f"netlist_{tgt}.json") if fam else None
-        job(w * weight, tgt, yosys_stat, (files, f"{cmd} -top {top}", str(wd), tgt, net),
+        net = str(wd / f"netlist_{tgt}.json") if fam or (ecp5_core and tgt == "ecp5") else None
+        job(w * weight, tgt, yosys_stat,
+            (files if tgt == "ecp5" else nosyn, f"{cmd} -top {top}", str(wd), tgt, net),
             stat_apply(tgt, fields))
         if net:
-            res.setdefault("_check", []).append((net, tgt, True))
+            res.setdefault("_check", []).append((net, "ecp5-core", False) if ecp5_core else (net, tgt, True))
     if not fam:
         def generic_apply(v):
             n, t, secs = v
@@ -268,7 +274,7 @@ def prepare(cid, design, lanes, extra, args):
         # Generic synth without memory_map: a memory stays one $mem_v2 cell (mapping 20k+ memory
         # bits to flip-flops and muxes is slow and says nothing about a real target).
         job(2 * weight, "generic", yosys_stat,
-            (files, f"synth -flatten -top {top} -run begin:fine; opt -fast -full; techmap; "
+            (nosyn, f"synth -flatten -top {top} -run begin:fine; opt -fast -full; techmap; "
              "opt -fast; abc -fast; opt -fast", str(wd), "generic"), generic_apply)
     # One lane alone (the arithmetic the fold is about, without table, channel tracking, control).
     lane_mod = {"core": f"p{cid}_lane", "decomposed-core": f"p{cid}_lane", "decomposed": f"p{cid}_dlane",
@@ -279,10 +285,10 @@ def prepare(cid, design, lanes, extra, args):
             res["ice40_lane"] = {"module": lane_mod, "lut4": count(t, exact=("SB_LUT4",)),
                                  "carry": count(t, exact=("SB_CARRY",)), "mac16": count(t, exact=("SB_MAC16",)),
                                  "ff": count(t, "SB_DFF")}
-        job(1, "lane", yosys_stat, (files, f"synth_ice40 -dsp -top {lane_mod}", str(wd), "ice40_lane"),
+        job(1, "lane", yosys_stat, (nosyn, f"synth_ice40 -dsp -top {lane_mod}", str(wd), "ice40_lane"),
             lane_apply)
     if design in ("core", "decomposed-core") and lanes == 4 and not extra:
-        job(weight, "modules", yosys_modules, (files, top, str(wd)),
+        job(weight, "modules", yosys_modules, (nosyn, top, str(wd)),
             lambda v: res.__setitem__("ice40_modules", module_rows(v, top)))
     # The wrapped design for place and route (nextpnr runs later, all seeds in one pool).
     for tgt in pnr_families(cid, design, args):
@@ -293,7 +299,7 @@ def prepare(cid, design, lanes, extra, args):
             res["seconds"][f"yosys_wrapped_{tgt}"] = secs
             res.setdefault("_wrapped", {})[tgt] = str(wj)
         job(weight, "wrap_" + tgt, yosys_netlist,
-            (files + [str(wd / "ppa_wrap.v")], f"{cmd} -top ppa_wrap", str(wj), str(wd / f"yosys_wrap_{tgt}.log")),
+            ((files if tgt == "ecp5" else nosyn) + [str(wd / "ppa_wrap.v")], f"{cmd} -top ppa_wrap", str(wj), str(wd / f"yosys_wrap_{tgt}.log")),
             wrap_apply)
         if fam:
             res.setdefault("_check", []).append((str(wj), tgt, False))

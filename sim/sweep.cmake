@@ -39,5 +39,17 @@ normcore_cosim(l8_spec_dir  LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 64   HWW 12 PI
 # the PPA runs, and unsigned input with a product wider than b (the DSP's add is W = XW+SW bits).
 normcore_cosim(l4_x8_y8_e5  LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 24 PIPE 9 SEED 26
                TARGET ecp5)
+# --target ecp5 at pipeline 9 instantiates MULT18X18D (with its input and pipeline registers) under
+# `ifdef SYNTHESIS, and the co-simulation sees the behavioural branch: rtl.ecp5_dsp.* simulates the
+# instantiated branch in Icarus against the golden model (a MULT18X18D model) and checks Yosys's
+# netlist for the DSP's registers (tests/gen/ecp5_dsp.sh); l2_x17_e5 has A and B at 18 bits.
+normcore_cosim(l2_x17_e5    LANES 2  XW 17 YW 8  SW 18 BW 24 MAXC 40   HWW 10 PIPE 9 SEED 29
+               TARGET ecp5 IN_UNSIGNED)
+foreach(_e5 l4_x8_y8_e5 l2_x17_e5)
+  add_test(NAME rtl.ecp5_dsp.${_e5}
+           COMMAND ${BASH_EXE} ${PROJECT_SOURCE_DIR}/tests/gen/ecp5_dsp.sh
+                   ${CMAKE_CURRENT_BINARY_DIR}/${_e5}/rtl nc_${_e5}_core $<TARGET_FILE:smoke_vectors>)
+  set_tests_properties(rtl.ecp5_dsp.${_e5} PROPERTIES LABELS "rtl" TIMEOUT 300)
+endforeach()
 normcore_cosim(l3_x12_y6_u9 LANES 3  XW 12 YW 6  SW 14 BW 20 MAXC 45   HWW 10 PIPE 9 SEED 27
                IN_UNSIGNED)

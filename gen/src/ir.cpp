@@ -103,6 +103,15 @@ void Module::flops(const std::vector<Flop>& fs, std::string comment) {
 void Module::instance(Instance inst) {
   items.emplace_back(std::move(inst));
 }
+void Module::ifdef(std::string macro) {
+  items.emplace_back(Conditional{Conditional::Kind::ifdef, std::move(macro)});
+}
+void Module::else_() {
+  items.emplace_back(Conditional{Conditional::Kind::else_, {}});
+}
+void Module::endif() {
+  items.emplace_back(Conditional{Conditional::Kind::endif, {}});
+}
 
 namespace {
 // Verilog-2005 / SystemVerilog keywords a generated name could plausibly collide with.
@@ -123,6 +132,7 @@ const std::set<std::string>& keywords() {
 
 void Module::validate() const {
   std::set<std::string> names;
+  int depth = 0;  // open `ifdef blocks
   auto add = [&](const std::string& n) {
     if (n.empty() || !names.insert(n).second) {
       throw std::logic_error("module " + name + ": duplicate or empty name '" + n + "'");
@@ -144,8 +154,15 @@ void Module::validate() const {
       add(i->name);
     } else if (const auto* ps = std::get_if<Params>(&it)) {
       for (const auto& p : ps->params) add(p.name);
+    } else if (const auto* cd = std::get_if<Conditional>(&it)) {
+      depth += cd->kind == Conditional::Kind::ifdef   ? 1
+               : cd->kind == Conditional::Kind::endif ? -1
+                                                      : 0;
+      if (depth < 0 || (cd->kind == Conditional::Kind::else_ && depth == 0))
+        throw std::logic_error("module " + name + ": `else / `endif without `ifdef");
     }
   }
+  if (depth != 0) throw std::logic_error("module " + name + ": `ifdef without `endif");
 }
 
 namespace {
@@ -388,6 +405,12 @@ std::string emit_module(const Module& m, const std::vector<std::string>& header,
       e.note("  ", s->text);
     } else if (const auto* ps = std::get_if<Params>(&it)) {
       e.params(*ps);
+    } else if (const auto* cd = std::get_if<Conditional>(&it)) {
+      using K = Conditional::Kind;
+      os << (cd->kind == K::ifdef   ? "`ifdef " + cd->macro
+             : cd->kind == K::else_ ? "`else"
+                                    : "`endif")
+         << "\n";
     }
   }
   os << "endmodule\n\n`default_nettype wire\n";

@@ -78,40 +78,21 @@ void ice40_lane(Module& m, int i, const Expr& clk, const Expr& a, const Expr& b,
   m.instance(std::move(in));
 }
 
-// MULT18X18D has one port per bit: <base>0 .. <base><n-1> from bits lo .. lo + n - 1 of e.
-void bits(Instance& in, const std::string& base, const Expr& e, int lo = 0, int n = 0) {
-  if (n == 0) n = e.width();
-  for (int k = 0; k < n; ++k) {
-    in.connections.emplace_back(base + std::to_string(k), bit(e, lo + k));
-  }
-}
-void zeros(Instance& in, const std::string& base, int n) {
-  for (int k = 0; k < n; ++k) in.connections.emplace_back(base + std::to_string(k), lit(1, 0));
-}
-
 // a, b, p: the whole ports (one bit per primitive pin).
 void ecp5_lane(Module& m, int i, const Expr& clk, const Expr& a, const Expr& b, const Expr& p) {
   const int w = 18, pw = 36;
-  Instance in{"MULT18X18D", lane_name("u_mult18", i), std::vector<std::pair<std::string, Expr>>{}};
-  in.comment = "lane " + std::to_string(i) + ": P = A * B, input, pipeline and output registers";
-  in.parameters = {str("REG_INPUTA_CLK", "CLK0"), str("REG_INPUTB_CLK", "CLK0"),
-                   str("REG_PIPELINE_CLK", "CLK0"), str("REG_OUTPUT_CLK", "CLK0")};
-  bits(in, "A", a, i * w, w);
-  bits(in, "B", b, i * w, w);
-  zeros(in, "C", 18);
-  in.connections.emplace_back("SIGNEDA", lit(1, 1));
-  in.connections.emplace_back("SIGNEDB", lit(1, 1));
-  in.connections.emplace_back("SOURCEA", lit(1, 0));
-  in.connections.emplace_back("SOURCEB", lit(1, 0));
-  // CLK1..3, CE1..3, RST1..3 and the shift inputs SRIA / SRIB stay unconnected, as in Yosys's
-  // own MULT18X18D mapping: tied to a constant, nextpnr-ecp5 0.11 fails to route them.
-  in.connections.emplace_back("CLK0", clk);
-  in.connections.emplace_back("CE0", lit(1, 1));
-  in.connections.emplace_back("RST0", lit(1, 0));
-  for (const char* o : {"SROA", "SROB", "ROA", "ROB", "ROC"}) bits(in, o, unused(m, o, 18, i));
-  bits(in, "P", p, i * pw, pw);
-  in.connections.emplace_back("SIGNEDP", unused(m, "SIGNEDP", 1, i));
-  m.instance(std::move(in));
+  Mult18 in{lane_name("u_mult18", i),
+            "_" + std::to_string(i),
+            clk,
+            a,
+            i * w,
+            b,
+            i * w,
+            p,
+            i * pw,
+            {"REG_INPUTA_CLK", "REG_INPUTB_CLK", "REG_PIPELINE_CLK", "REG_OUTPUT_CLK"}};
+  mult18x18d(m, in,
+             "lane " + std::to_string(i) + ": P = A * B, input, pipeline and output registers");
 }
 
 // a: the whole a_i port (the lane's 25 bits sign-extended to A's 30 here); b, c, p: slices.
@@ -158,6 +139,37 @@ void xilinx_lane(Module& m, int i, const Expr& clk, const Expr& a, const Expr& b
 }
 
 }  // namespace
+
+// MULT18X18D has one port per bit: <base>0 .. <base><n-1> from bits lo .. lo + n - 1 of e.
+void pin_bits(Instance& in, const std::string& base, const Expr& e, int lo, int n) {
+  for (int k = 0; k < n; ++k) {
+    in.connections.emplace_back(base + std::to_string(k), bit(e, lo + k));
+  }
+}
+
+void mult18x18d(Module& m, const Mult18& d, std::string comment) {
+  Instance in{"MULT18X18D", d.name, std::vector<std::pair<std::string, Expr>>{}};
+  in.comment = std::move(comment);
+  for (const auto& r : d.regs) in.parameters.push_back(str(r, "CLK0"));
+  pin_bits(in, "A", d.a, d.a_lo, 18);
+  pin_bits(in, "B", d.b, d.b_lo, 18);
+  for (int k = 0; k < 18; ++k) in.connections.emplace_back("C" + std::to_string(k), lit(1, 0));
+  in.connections.emplace_back("SIGNEDA", lit(1, 1));
+  in.connections.emplace_back("SIGNEDB", lit(1, 1));
+  in.connections.emplace_back("SOURCEA", lit(1, 0));
+  in.connections.emplace_back("SOURCEB", lit(1, 0));
+  // CLK1..3, CE1..3, RST1..3 and the shift inputs SRIA / SRIB stay unconnected, as in Yosys's
+  // own MULT18X18D mapping: tied to a constant, nextpnr-ecp5 0.11 fails to route them.
+  in.connections.emplace_back("CLK0", d.clk);
+  in.connections.emplace_back("CE0", lit(1, 1));
+  in.connections.emplace_back("RST0", lit(1, 0));
+  for (const char* o : {"SROA", "SROB", "ROA", "ROB", "ROC"}) {
+    pin_bits(in, o, m.wire(std::string("unused_") + o + d.suffix, 18), 0, 18);
+  }
+  pin_bits(in, "P", d.p, d.p_lo, 36);
+  in.connections.emplace_back("SIGNEDP", m.wire("unused_SIGNEDP" + d.suffix, 1));
+  m.instance(std::move(in));
+}
 
 bool is_hard_mac(RefDesign d) {
   return d == RefDesign::hard_mac_ice40 || d == RefDesign::hard_mac_ecp5 ||

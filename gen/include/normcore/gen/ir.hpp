@@ -112,7 +112,14 @@ struct Params {  // one localparam declaration (one or more names of the same wi
   std::vector<LocalParam> params;
   std::string comment;
 };
-using Item = std::variant<Net, ContAssign, Always, Instance, Section, Params>;
+// A conditional-compilation line: `ifdef MACRO, `else or `endif (the items between belong to the
+// branch; a net declared in one branch is used only there).
+struct Conditional {
+  enum class Kind { ifdef, else_, endif };
+  Kind kind;
+  std::string macro;  // ifdef only
+};
+using Item = std::variant<Net, ContAssign, Always, Instance, Section, Params, Conditional>;
 
 // A flop: q <= reset value (when it has one) while rst_ni is low, else q <= d.
 struct Flop {
@@ -180,6 +187,10 @@ struct Module {
   // reset must not be assigned outside the else branch, one without not inside it.
   void seq(const Block& body, std::string comment = {});
   void instance(Instance inst);
+  // `ifdef macro / `else / `endif around the items added between the calls.
+  void ifdef(std::string macro);
+  void else_();
+  void endif();
   // Throws std::logic_error on a duplicate or missing name (a generator bug, not user input).
   void validate() const;
 };
