@@ -31,10 +31,10 @@ REQUIRED = {
         "REG_PIPELINE_CLK": "CLK0", "REG_OUTPUT_CLK": "CLK0",
     }, ("TRELLIS_FF", "LUT4", "CCU2C", "TRELLIS_COMB", "PFUMX", "L6MUX21")),
     # The lane of a `--target ecp5` core (gen/src/core_mac.cpp, tests/gen/ecp5_dsp.sh): the
-    # product in MULT18X18D with its input and pipeline registers; the add after it (and the
+    # product in MULT18X18D with its input and output registers; the add after it (and the
     # rest of the lane) is fabric logic.
     "ecp5-core": ("MULT18X18D", {
-        "REG_INPUTA_CLK": "CLK0", "REG_INPUTB_CLK": "CLK0", "REG_PIPELINE_CLK": "CLK0",
+        "REG_INPUTA_CLK": "CLK0", "REG_INPUTB_CLK": "CLK0", "REG_OUTPUT_CLK": "CLK0",
     }, ()),
     "xilinx": ("DSP48E1", {
         "AREG": 1, "BREG": 1, "CREG": 1, "MREG": 1, "PREG": 1, "USE_MULT": "MULTIPLY",

@@ -39,7 +39,7 @@ normcore_cosim(l8_spec_dir  LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 64   HWW 12 PI
 # the PPA runs, and unsigned input with a product wider than b (the DSP's add is W = XW+SW bits).
 normcore_cosim(l4_x8_y8_e5  LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 24 PIPE 9 SEED 26
                TARGET ecp5)
-# --target ecp5 at pipeline 9 instantiates MULT18X18D (with its input and pipeline registers) under
+# --target ecp5 at pipeline 9 instantiates MULT18X18D (with its input and output registers) under
 # `ifdef SYNTHESIS, and the co-simulation sees the behavioural branch: rtl.ecp5_dsp.* simulates the
 # instantiated branch in Icarus against the golden model (a MULT18X18D model) and checks Yosys's
 # netlist for the DSP's registers (tests/gen/ecp5_dsp.sh); l2_x17_e5 has A and B at 18 bits.

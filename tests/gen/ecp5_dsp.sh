@@ -5,7 +5,7 @@
 #   2. Icarus compiles the core with -DSYNTHESIS and a MULT18X18D model (Yosys's own when the
 #      installed Yosys has one in ecp5/cells_sim.v, else hw/tb/ecp5/MULT18X18D.v) and runs the
 #      golden-model smoke vectors: the instantiated path is bit-exact, at the core's latency;
-#   3. Yosys `synth_ecp5` of the lane keeps one MULT18X18D with its input and pipeline registers
+#   3. Yosys `synth_ecp5` of the lane keeps one MULT18X18D with its input and output registers
 #      on (the registers are inside the DSP in the netlist, not only in the source).
 # Usage: ecp5_dsp.sh <rtl-dir> <core-top> <smoke_vectors-binary>
 set -euo pipefail

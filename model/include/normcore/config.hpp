@@ -82,7 +82,7 @@ struct CoreConfig {
 
   // The pipeline depth `normcore gen --target T` picks when --pipeline is not given: generic 3
   // (fewest registers), ice40 8 (measured best on UP5K, docs/ppa.md), ecp5 9 (8 plus the product
-  // register before the add: MULT18X18D's pipeline register, core_mac.cpp), xilinx 4 (the lane's
+  // register before the add: MULT18X18D's output register, core_mac.cpp), xilinx 4 (the lane's
   // multiply-add with its input and output registers, the DSP48E1's A/B/C and P
   // registers), asic 5 (the >>> R shifter registered).
   [[nodiscard]] static int default_pipeline(const std::string& target);
