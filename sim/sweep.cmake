@@ -53,3 +53,7 @@ foreach(_e5 l4_x8_y8_e5 l2_x17_e5)
 endforeach()
 normcore_cosim(l3_x12_y6_u9 LANES 3  XW 12 YW 6  SW 14 BW 20 MAXC 45   HWW 10 PIPE 9 SEED 27
                IN_UNSIGNED)
+# The PPA's specialised core (scripts/ppa.py core_l4_spec: --target ice40, pipeline 8): fixed R
+# with the shifter split (its fits terms registered in groups), the clamp's two compares of q + inc.
+normcore_cosim(l4_spec_ice40 LANES 4 XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 16 PIPE 8 SEED 29
+               FIXED_SHIFT 8 FIXED_ROUND half_even FIXED_LAYOUT nhwc LDC TARGET ice40)

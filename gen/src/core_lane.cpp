@@ -118,9 +118,10 @@ void lane_ports(Module& m, const CoreConfig& c, const Variant& v, const LaneWidt
   m.in("hi_i", w.yw);
   const std::string k = std::to_string(w.yw + 3) + "-bit two's complement";
   m.in("lox_i", w.yw + 3, "-lo, " + k);
-  m.in("lom1_i", w.yw + 3, "-(lo - 1), the same");
-  m.in("hix_i", w.yw + 3, "-hi, the same");
-  m.in("hip1_i", w.yw + 3, "-(hi + 1), the same");
+  // pipe_sat: the clamp compares q + inc itself with lo and hi (lane_clamp_sat): two bounds.
+  if (!c.pipe_sat()) m.in("lom1_i", w.yw + 3, "-(lo - 1), the same");
+  if (!c.pipe_sat()) m.in("hix_i", w.yw + 3, "-hi, the same");
+  m.in("hip1_i", w.yw + 3, "-(hi + 1) = ~hi, the same");
   m.out("y_o", w.yw);
 }
 
@@ -220,10 +221,22 @@ void fixed_tests(Module& m, const LaneWidths& w, int r, Tests& t) {
   t.stk.push_back(st);
   const int p = r + w.nw - 1;
   if (!w.sat() || p >= w.aw - 1) return;
-  const Expr ft = m.wire("fit_r", 1, "acc[aw-1:R+nw-1] all equal (R fixed)");
-  m.assign(ft,
-           ex::red_nor(slice(acc, p, w.aw - 1 - p) ^ ex::repl(w.aw - 1 - p, bit(acc, w.aw - 1))));
-  t.fit.push_back(ft);
+  // Each bit compared with acc[aw-2] (straight from the DSP) and only that one with the sign
+  // (the majority LUT), as in part_tests, in groups of three (one LUT4 each): with the shifter
+  // split (pipe_shift2) the groups are registered and ANDed in the second part's stage, so each
+  // stage is one or two LUT levels.
+  const Expr top = bit(acc, w.aw - 2);
+  const Expr sg = m.wire("fit_rs", 1, "acc's sign equals acc[aw-2] (R fixed)");
+  m.assign(sg, ~(bit(acc, w.aw - 1) ^ top));
+  t.fit.push_back(sg);
+  for (int lo = p, k = 0; lo < w.aw - 2; lo += 3, ++k) {
+    const int n = std::min(3, w.aw - 2 - lo);
+    const Expr g = m.wire("fit_r" + std::to_string(k), 1,
+                          "acc[" + std::to_string(lo + n - 1) + ":" + std::to_string(lo) +
+                              "] all equal acc[aw-2] (R fixed)");
+    m.assign(g, ex::red_nor(slice(acc, lo, n) ^ ex::repl(n, top)));
+    t.fit.push_back(g);
+  }
 }
 
 // The tests' terms as one vector (registered in the middle when the shifter is split).
@@ -340,8 +353,49 @@ std::vector<Expr> lane_round(Module& m, const CoreConfig& c, const LaneWidths& w
   return {qn_s, inc_s, fits_s, neg_s};
 }
 
+// pipe_sat (qn and inc are registers): the clamp compares rq = qn + inc itself with the two
+// bounds, the +1 entering each compare's carry chain as its low bit ({qn, inc} + {-k, inc}: the
+// low bits carry inc), so rq < k is the sign of one (W+1)-bit add straight from registers:
+// rq < lo with -lo, rq < hi + 1 with -(hi + 1) = ~hi. Two chains instead of four, two per-job
+// constants, and the saturation / clamp logic after the register is narrower.
+void lane_clamp_sat(Module& m, const LaneWidths& w, const std::vector<Expr>& qi) {
+  const Expr &qn = qi[0], &inc = qi[1];
+  const int nw = w.nw, yw = w.yw, sw = nw + 2;
+  m.section("Clamp decisions: rq = qn + inc against lo (= min(lo, hi)) and hi + 1, each the sign");
+  m.section("of one " + std::to_string(sw + 1) +
+            "-bit add {qn, inc} + {-k, inc} (per-job -k), the +1 carried in at the bottom");
+  const Expr rq = m.wire("rq", yw, "qn + inc, low bits: the result when inside [lo, hi]");
+  m.assign(rq, slice(qn, 0, yw) + zext(inc, yw));
+  const auto cmp = [&](const std::string& name, const char* bound, const std::string& what) {
+    const Expr sum = m.wire(name + "_s", sw + 1, "{rq - the bound, inc}: its sign is rq < it");
+    m.assign(sum, cat({ex::sext(qn, sw), inc}) + cat({m.ref(bound), inc}));
+    m.assign(m.wire("unused_" + name, 1, "the sum itself"), ex::red_xor(slice(sum, 0, sw)));
+    const Expr e = m.wire(name, 1, what);
+    m.assign(e, bit(sum, sw));
+    return e;
+  };
+  const Expr blo = cmp("lt_lo", "lox_i", "rq < lo");
+  const Expr bhi = cmp("lt_hip1", "hip1_i", "rq < hi + 1: not above");
+  std::vector<Flop> ff;
+  const Expr rqs = stage(m, ff, rq, true);
+  const Expr bl = stage(m, ff, blo, true), nab = stage(m, ff, bhi, true);
+  Expr fits, neg;
+  if (w.sat()) fits = stage(m, ff, qi[2], true), neg = stage(m, ff, qi[3], true);
+  m.flops(ff, "end of rounding");
+  // Saturation folded into the clamp as in lane_clamp.
+  const Expr blw = m.wire("below", 1, "rq < lo (or q does not fit and acc < 0)");
+  const Expr abv = m.wire("above", 1, "rq > hi (or q does not fit and acc >= 0)");
+  m.assign(blw, w.sat() ? mux(fits, bl, neg) : bl);
+  m.assign(abv, w.sat() ? mux(fits, ~nab, ~neg) : ~nab);
+  m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
+  const Expr y = m.reg("y_q", yw);
+  m.seq({assign(y, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), rqs)))});
+  m.assign(m.ref("y_o"), y);
+}
+
 // Clamp decisions beside the +1, and the clamp.
 void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const std::vector<Expr>& qi) {
+  if (c.pipe_sat()) return lane_clamp_sat(m, w, qi);
   const Expr &qn = qi[0], &inc = qi[1];
   const int nw = w.nw, yw = w.yw;
   m.section("Clamp decisions beside the +1: rq = qn + inc against lo (= min(lo, hi)) and hi by");

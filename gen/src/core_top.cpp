@@ -225,34 +225,45 @@ States top_config(Module& m, const CoreConfig& c, const Variant& v) {
   return s;
 }
 
+// Per-job lane constants in set-up register stages from the latched lo_q / hi_q, so that no
+// set-up path is longer than a beat path: lgt_q (one compare carry chain), then loe_q (one LUT per
+// bit), then the negated bounds the lanes' clamp compares add (one carry chain each from a
+// register, or inverters; two of them at pipeline >= 8, four below). The job's set-up and table
+// load take many more cycles than these stages (docs/architecture.md, "Per-job constants").
 void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   const auto& a = c.arith;
   const int yw = a.yw;
-  m.section("Per-job lane constants, registered from the latched configuration");
+  m.section("Per-job lane constants, in set-up register stages from the latched configuration");
   m.section("(valid long before the first beat)");
   const Expr lo = m.ref("lo_q"), hi = m.ref("hi_q");
-  const Expr loe = m.reg("loe_q", yw, "min(lo, hi): the clamp's lower bound (hi wins if lo > hi)");
   const Expr lo_cmp = m.wire("lo_cmp", yw, "", a.y_signed);
   m.assign(lo_cmp, lo);
   const Expr hi_cmp = m.wire("hi_cmp", yw, "", a.y_signed);
   m.assign(hi_cmp, hi);
+  const Expr lgt = m.reg("lgt_q", 1, "lo > hi (set-up stage 1)");
+  const Expr loe =
+      m.reg("loe_q", yw, "min(lo, hi): the clamp's lower bound (hi wins if lo > hi; stage 2)");
+  m.seq({assign(lgt, ex::gt(lo_cmp, hi_cmp)), assign(loe, mux(lgt, hi, lo))});
+  lane_job_consts(m, c, v);
   const int xw2 = yw + 2;
   const auto ext = [&](const Expr& n) {
     return a.y_signed ? ex::sext(n, xw2 + 1) : zext(n, xw2 + 1);
   };
   // The lanes compare their signed quotient q with k by one add each: the sign of the
-  // (xw2 + 1)-bit sum q + (-k) is q < k. So the constants are -k, (xw2 + 1)-bit two's complement.
+  // (xw2 + 1)-bit sum q + (-k) is q < k. So the constants are -k, (xw2 + 1)-bit two's complement,
+  // each one subtraction from a register (-(hi + 1) = ~hi: no adder). pipeline >= 8: only -lo
+  // and -(hi + 1) (the lanes compare q + inc itself).
   const std::string cw = std::to_string(xw2 + 1) + "-bit: -";
-  const Expr lox = m.reg("lox_q", xw2 + 1, cw + "lo (lo = min(lo, hi))");
-  const Expr lom1 = m.reg("lom1_q", xw2 + 1, cw + "(lo - 1)");
-  const Expr hix = m.reg("hix_q", xw2 + 1, cw + "hi");
-  const Expr hip1 = m.reg("hip1_q", xw2 + 1, cw + "(hi + 1)");
-  const Expr one = lit(xw2 + 1, 1);
-  const auto neg = [&](const Expr& k) { return lit(xw2 + 1, 0) - k; };
-  m.seq({assign(lox, neg(ext(loe))), assign(lom1, neg(ext(loe) - one)), assign(hix, neg(ext(hi))),
-         assign(hip1, neg(ext(hi) + one))});
-  m.seq({assign(loe, mux(ex::gt(lo_cmp, hi_cmp), hi, lo))});
-  lane_job_consts(m, c, v);
+  const Expr lox = m.reg("lox_q", xw2 + 1, cw + "lo (lo = min(lo, hi); stage 3)");
+  const Expr hip1 = m.reg("hip1_q", xw2 + 1, cw + "(hi + 1) = ~hi");
+  Block b{assign(lox, lit(xw2 + 1, 0) - ext(loe)), assign(hip1, ~ext(hi))};
+  if (!c.pipe_sat()) {
+    const Expr lom1 = m.reg("lom1_q", xw2 + 1, cw + "(lo - 1) (stage 3)");
+    const Expr hix = m.reg("hix_q", xw2 + 1, cw + "hi");
+    b.push_back(assign(lom1, lit(xw2 + 1, 1) - ext(loe)));
+    b.push_back(assign(hix, lit(xw2 + 1, 0) - ext(hi)));
+  }
+  m.seq(b);
 }
 
 void top_table(Module& m, const CoreConfig& c, const Variant& v, const States& s) {
@@ -369,8 +380,9 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
     lc.emplace_back("round_i", m.ref("round_q"));
     lc.emplace_back("lo_i", m.ref("loe_q"));
     lc.emplace_back("hi_i", m.ref("hi_q"));
-    for (const char* n : {"lox", "lom1", "hix", "hip1"}) {
-      lc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
+    for (const std::string n : {"lox", "lom1", "hix", "hip1"}) {
+      if (c.pipe_sat() && (n == "lom1" || n == "hix")) continue;  // lane_clamp_sat: two bounds
+      lc.emplace_back(n + "_i", m.ref(n + "_q"));
     }
     lc.emplace_back("y_o", y);
     m.instance(Instance{c.name + "_lane", idx("u_lane", i), std::move(lc)});

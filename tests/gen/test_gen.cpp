@@ -426,10 +426,25 @@ TEST(CoreLane, RoundingAndClampIdentitiesMatchTheContract) {
                 const std::int64_t y = below ? loe : above ? hi : q + inc;
                 const std::int64_t want =
                     std::min(std::max(round_shift(acc, r, static_cast<Rounding>(mode)), lo), hi);
+                // pipeline >= 8 (lane_clamp_sat): rq = q + inc against lo and hi + 1, the sign
+                // of ({q, inc} + {-k, inc}) mod 2^(nw + 3), the RTL's widths.
+                const auto lt = [&](std::int64_t bound) {
+                  const auto u = [&](std::int64_t v) {
+                    return ((static_cast<std::uint64_t>(v) << 1) | static_cast<unsigned>(inc)) &
+                           LaneModel::m(nw + 3);
+                  };
+                  return (((u(q) + u(-bound)) >> (nw + 2)) & 1) != 0;
+                };
+                const bool below2 = fits ? lt(loe) : neg;
+                const bool above2 = fits ? !lt(hi + 1) : !neg;
+                const std::int64_t y2 = below2 ? loe : above2 ? hi : q + inc;
                 ++checks;
                 ASSERT_EQ(y, want) << "aw " << aw << " yw " << yw << " signed " << ys << " R " << r
                                    << " mode " << mode << " lo " << lo << " hi " << hi << " acc "
                                    << acc << " split " << (k & 1);
+                ASSERT_EQ(y2, want)
+                    << "two compares: aw " << aw << " yw " << yw << " R " << r << " mode " << mode
+                    << " lo " << lo << " hi " << hi << " acc " << acc;
               }
             }
           }

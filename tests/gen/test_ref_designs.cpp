@@ -101,7 +101,7 @@ TEST(RefDesigns, DecomposedCoreIsTheCoreWithTheChainInItsLanes) {
               std::string::npos);
     // The core's output stage: shifter, sticky, clamp compares.
     EXPECT_NE(lane.find("ext >>> "), std::string::npos);
-    EXPECT_NE(lane.find("lom1_i"), std::string::npos);
+    EXPECT_NE(lane.find("lox_i"), std::string::npos);
     const std::string top = file(fs, "r_core.v").content;
     for (const char* p : {"prm_mean_i", "prm_istd_i", "prm_gamma_i", "prm_beta_i", "cfg_k1_i"}) {
       EXPECT_NE(top.find(p), std::string::npos) << p;

@@ -178,38 +178,22 @@ module normcore_l16_i16_core (
   assign configured_o = st_q == S_RUN;
   assign cfg_error_o = err_q;
 
-  // Per-job lane constants, registered from the latched configuration
+  // Per-job lane constants, in set-up register stages from the latched configuration
   // (valid long before the first beat)
-  reg [7:0] loe_q;  // min(lo, hi): the clamp's lower bound (hi wins if lo > hi)
   wire signed [7:0] lo_cmp;
   assign lo_cmp = lo_q;
   wire signed [7:0] hi_cmp;
   assign hi_cmp = hi_q;
-  reg [10:0] lox_q;  // 11-bit: -lo (lo = min(lo, hi))
-  reg [10:0] lom1_q;  // 11-bit: -(lo - 1)
-  reg [10:0] hix_q;  // 11-bit: -hi
-  reg [10:0] hip1_q;  // 11-bit: -(hi + 1)
-  reg [10:0] lox_d;
-  reg [10:0] lom1_d;
-  reg [10:0] hix_d;
-  reg [10:0] hip1_d;
-  always @* begin
-    lox_d = 11'd0 - {{3{loe_q[7]}}, loe_q};
-    lom1_d = 11'd0 - ({{3{loe_q[7]}}, loe_q} - 11'd1);
-    hix_d = 11'd0 - {{3{hi_q[7]}}, hi_q};
-    hip1_d = 11'd0 - ({{3{hi_q[7]}}, hi_q} + 11'd1);
-  end
-  always @(posedge clk_i) begin
-    lox_q <= lox_d;
-    lom1_q <= lom1_d;
-    hix_q <= hix_d;
-    hip1_q <= hip1_d;
-  end
+  reg lgt_q;  // lo > hi (set-up stage 1)
+  reg [7:0] loe_q;  // min(lo, hi): the clamp's lower bound (hi wins if lo > hi; stage 2)
+  reg lgt_d;
   reg [7:0] loe_d;
   always @* begin
-    loe_d = (lo_cmp > hi_cmp) ? hi_q : lo_q;
+    lgt_d = lo_cmp > hi_cmp;
+    loe_d = lgt_q ? hi_q : lo_q;
   end
   always @(posedge clk_i) begin
+    lgt_q <= lgt_d;
     loe_q <= loe_d;
   end
   reg [62:0] tq0_q;  // bit i: i < the lanes' select[5:0]
@@ -231,6 +215,26 @@ module normcore_l16_i16_core (
   end
   always @(posedge clk_i) begin
     tq0_q <= tq0_d;
+  end
+  reg [10:0] lox_q;  // 11-bit: -lo (lo = min(lo, hi); stage 3)
+  reg [10:0] hip1_q;  // 11-bit: -(hi + 1) = ~hi
+  reg [10:0] lom1_q;  // 11-bit: -(lo - 1) (stage 3)
+  reg [10:0] hix_q;  // 11-bit: -hi
+  reg [10:0] lox_d;
+  reg [10:0] hip1_d;
+  reg [10:0] lom1_d;
+  reg [10:0] hix_d;
+  always @* begin
+    lox_d = 11'd0 - {{3{loe_q[7]}}, loe_q};
+    hip1_d = ~{{3{hi_q[7]}}, hi_q};
+    lom1_d = 11'd1 - {{3{loe_q[7]}}, loe_q};
+    hix_d = 11'd0 - {{3{hi_q[7]}}, hi_q};
+  end
+  always @(posedge clk_i) begin
+    lox_q <= lox_d;
+    hip1_q <= hip1_d;
+    lom1_q <= lom1_d;
+    hix_q <= hix_d;
   end
 
   // Lane positions: S = HW (nchw) or 1 (nhwc)

@@ -32,7 +32,7 @@ module normcore_l8_i8_lane (
   input  wire [10:0] lox_i,  // -lo, 11-bit two's complement
   input  wire [10:0] lom1_i,  // -(lo - 1), the same
   input  wire [10:0] hix_i,  // -hi, the same
-  input  wire [10:0] hip1_i,  // -(hi + 1), the same
+  input  wire [10:0] hip1_i,  // -(hi + 1) = ~hi, the same
   output wire [7:0]  y_o
 );
 
