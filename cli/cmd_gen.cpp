@@ -124,6 +124,8 @@ int generate(const CLI::App* sub, const GenOptions& o) {
   if (sub->count("--target") && !sub->count("--pipeline")) {
     if (const int p = CoreConfig::default_pipeline(cfg.target); p != 0) cfg.pipeline = p;
   }
+  if (sub->count("--target") && !sub->count("--table"))
+    cfg.table = CoreConfig::default_table(cfg.target);
   apply_flags(o, acfg);
   if (const auto err = accel ? acfg.check() : cfg.check(); !err.empty()) {
     std::cerr << "normcore gen: error: " << err << "\n";

@@ -3,11 +3,12 @@
 #   ctest: cosim_accel.<name> (GoogleTest) and rtl_accel.<name> (lint, Yosys, Icarus compile)
 # normcore_accel_cosim(<name> LANES n XW n YW n SW n BW n MAXC n HWW n PIPE n BUS n ADDR n
 #                      MB n OUT n [IN_UNSIGNED] [OUT_UNSIGNED] [SEED n]
-#                      [FIXED_SHIFT n] [FIXED_ROUND mode] [FIXED_LAYOUT layout] [LDC])
+#                      [FIXED_SHIFT n] [FIXED_ROUND mode] [FIXED_LAYOUT layout] [LDC]
+#                      [TABLE banked|copies])
 set(NORMCORE_ACCEL_JOBS 100 CACHE STRING "Random jobs per accelerator configuration")
 function(normcore_accel_cosim name)
   cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH;LDC"
-                        "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;BUS;ADDR;MB;OUT;SEED;FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT"
+                        "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;BUS;ADDR;MB;OUT;SEED;FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT;TABLE"
                         "" ${ARGN})
   if(NOT A_SEED)
     set(A_SEED 1)
@@ -94,3 +95,8 @@ normcore_accel_cosim(b32_l4   LANES 4  XW 6  YW 12 SW 12 BW 24 MAXC 512 HWW 24 P
 normcore_accel_cosim(b64_l4_spec LANES 4 XW 8 YW 8 SW 16 BW 32 MAXC 256 HWW 16 PIPE 3 BUS 64
                      ADDR 32 MB 16 OUT 4 SEED 42 FIXED_SHIFT 14 FIXED_ROUND half_even
                      FIXED_LAYOUT nhwc LDC)
+# The per-lane table copies (--table copies) behind the accelerator's parameter path.
+normcore_accel_cosim(b64_l4_cp LANES 4 XW 8 YW 8 SW 16 BW 32 MAXC 512 HWW 16 PIPE 3 BUS 64
+                     ADDR 32 MB 16 OUT 4 SEED 43 TABLE copies)
+normcore_accel_cosim(b32_l3_cp LANES 3 XW 8 YW 8 SW 16 BW 32 MAXC 20 HWW 12 PIPE 4 BUS 32
+                     ADDR 32 MB 16 OUT 4 SEED 44 TABLE copies)

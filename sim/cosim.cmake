@@ -35,11 +35,23 @@ endfunction()
 
 # Specialisation options of normcore_cosim and normcore_accel_cosim: FIXED_SHIFT n,
 # FIXED_ROUND floor|half_up|half_even|half_away, FIXED_LAYOUT nchw|nhwc, LDC (lanes divide
-# channels). Appends the generator options to <gen_var> and the harness defines to <defs_var>.
+# channels), TABLE banked|copies (else the one --target picks: CoreConfig::default_table).
+# Appends the generator options to <gen_var> and the harness defines to <defs_var>.
 function(normcore_spec_args gen_var defs_var)
-  cmake_parse_arguments(S "LDC" "FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT" "" ${ARGN})
+  cmake_parse_arguments(S "LDC" "FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT;TABLE;TARGET" "" ${ARGN})
   set(gen ${${gen_var}})
   set(defs ${${defs_var}})
+  set(table banked)
+  if(S_TARGET STREQUAL "ice40" OR S_TARGET STREQUAL "ecp5")
+    set(table copies)
+  endif()
+  if(S_TABLE)
+    set(table ${S_TABLE})
+    list(APPEND gen --table ${S_TABLE})
+  endif()
+  if(table STREQUAL "copies")
+    list(APPEND defs -DNC_TABLE_COPIES=1)
+  endif()
   if(DEFINED S_FIXED_SHIFT)
     list(APPEND gen --fixed-shift ${S_FIXED_SHIFT})
     list(APPEND defs -DNC_FIXED_SHIFT=${S_FIXED_SHIFT})
@@ -66,9 +78,10 @@ endfunction()
 
 # normcore_cosim(<name> LANES n XW n YW n SW n BW n [IN_UNSIGNED] [OUT_UNSIGNED]
 #                MAXC n HWW n PIPE n [SEED n] [TARGET generic|ice40|ecp5|xilinx|asic]
-#                [FIXED_SHIFT n] [FIXED_ROUND mode] [FIXED_LAYOUT layout] [LDC])
+#                [FIXED_SHIFT n] [FIXED_ROUND mode] [FIXED_LAYOUT layout] [LDC]
+#                [TABLE banked|copies])
 function(normcore_cosim name)
-  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH;LDC" "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;SEED;PROGRAM;PREFIX;TARGET;FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT"
+  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH;LDC" "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;SEED;PROGRAM;PREFIX;TARGET;FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT;TABLE"
                         "SOURCES" ${ARGN})
   if(NOT A_SEED)
     set(A_SEED 1)

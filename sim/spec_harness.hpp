@@ -33,6 +33,15 @@ constexpr bool table_direct(int lanes) {
          (lanes & (lanes - 1)) == 0;
 }
 
+#ifndef NC_TABLE_COPIES
+#define NC_TABLE_COPIES 0
+#endif
+// The per-lane table copies (CoreConfig::table_copies(): --table copies, more than one lane, not
+// the direct table): no wrap-around copies either, a load is C table writes.
+constexpr bool table_copies(int lanes) {
+  return NC_TABLE_COPIES != 0 && lanes > 1 && !table_direct(lanes);
+}
+
 // C rounded up to a multiple of the lanes when the design needs one (within the table).
 inline std::int64_t conform_channels(std::int64_t c, std::int64_t lanes,
                                      std::int64_t max_channels) {

@@ -16,18 +16,24 @@ namespace {
 using U = std::uint64_t;
 
 struct TableWidths {
-  int L, P, p, cw, pw, ab, uw, nb;
+  int L, P, p, dp, cw, pw, ab, uw, nb;
   bool direct;  // no crossbar, no wrap-around copies (CoreConfig::table_direct)
+  bool copies;  // one whole table per lane, no crossbar, no wrap-around copies
   TableWidths(const CoreConfig& c, const Variant& v)
       : L(c.lanes),
-        P(c.banks()),
-        p(c.bank_sel_bits()),
+        P(c.table_copies() ? 1 : c.banks()),
+        p(c.table_copies() ? 0 : c.bank_sel_bits()),
+        dp(c.bank_sel_bits()),
         cw(c.chan_bits()),
         pw(v.pw),
         ab(c.bank_addr_bits()),
-        uw(std::max(c.chan_bits(), bits_for(c.max_channels + c.lanes - 2))),
+        uw(c.table_copies() ? c.chan_bits()
+                            : std::max(c.chan_bits(), bits_for(c.max_channels + c.lanes - 2))),
         nb(c.lane_count_bits()),
-        direct(c.table_direct()) {}
+        direct(c.table_direct()),
+        copies(c.table_copies()) {}
+  // The loader writes the wrap-around copies T[u] (C <= u < C + L - 1).
+  [[nodiscard]] bool wraps() const { return L > 1 && !direct && !copies; }
 };
 
 void table_ports(Module& m, const TableWidths& w, const Variant& v) {
@@ -37,7 +43,9 @@ void table_ports(Module& m, const TableWidths& w, const Variant& v) {
   m.in("run_i", 1, "the job runs (low: the load is abandoned)");
   m.in("chans_i", w.cw, "C");
   m.in("c0_i", w.cw, "channel of lane 0 for the next beat");
-  if (w.L > 1) m.in("lane_d_i", (w.L - 1) * w.p, "lanes 1..L-1: channel offset from lane 0 (< L)");
+  if (w.L > 1 && !w.direct) {
+    m.in("lane_d_i", (w.L - 1) * w.dp, "lanes 1..L-1: channel offset from lane 0 (< L)");
+  }
   m.in("prm_valid_i", 1);
   m.out("prm_ready_o", 1, "a register: high while the load takes a word this cycle");
   for (const auto& f : v.fields) m.in("prm_" + f.prm + "_i", f.width, f.comment);
@@ -57,9 +65,9 @@ void bank_write_enables(Module& m, const TableWidths& w, const Expr& issue, Bloc
   const Expr accept = m.ref("ld_accept"), cnt = m.ref("ld_cnt_q"), u = m.ref("ld_u_q");
   const Expr wen = m.reg("ld_wen_q", w.P, "bank j's write enable (bit j)");
   const Expr nlo = m.wire("ld_nlo", w.p, "next written index mod " + std::to_string(w.P));
-  m.assign(nlo, w.L > 1 && !w.direct ? mux(accept, ex::fit(cnt, w.p),
-                                           ex::fit(u, w.p) + ex::fit(m.ref("chans_i"), w.p))
-                                     : ex::fit(cnt, w.p));
+  m.assign(nlo, w.wraps() ? mux(accept, ex::fit(cnt, w.p),
+                                ex::fit(u, w.p) + ex::fit(m.ref("chans_i"), w.p))
+                          : ex::fit(cnt, w.p));
   std::vector<Expr> bits;
   for (int j = w.P - 1; j >= 0; --j)
     bits.push_back(ex::eq(nlo, lit(w.p, static_cast<U>(j))) & (accept | issue));
@@ -93,7 +101,7 @@ void table_loader(Module& m, const TableWidths& w, const Variant& v) {
   Block on_load{assign(cnt, lit(cw, 0)), assign(lastw, ex::eq(chans, lit(cw, 1)))};
   Block consts{assign(chm2, cw >= 2 ? chans - lit(cw, 2) : chans)};
   Expr issue = lit(1, 0);
-  if (L > 1 && !w.direct) {
+  if (w.wraps()) {
     // Copies: the word in the write stage has one more copy when u < L - 1 (cpy_q); the copy
     // after T[u + C] exists when u + C < L - 1, i.e. u < K = L - 1 - C (0 when C >= L - 1).
     const Expr cpy = m.reg("ld_cpy_q", 1, "the write stage's word has another copy (u < L - 1)");
@@ -196,7 +204,6 @@ void table_xbar(Module& m, const TableWidths& w, const Variant& v, const Expr& c
   if (w.direct) {
     m.section("No crossbar: c0 is a multiple of " + std::to_string(L) + ", lane i reads bank i");
     m.assign(m.wire("unused_c0_lo", 1), ex::red_xor(c0_lo), "0: c0 is a multiple of L");
-    m.assign(m.wire("unused_d", 1), ex::red_xor(m.ref("lane_d_i")), "d_i = i (NHWC)");
     for (int i = 0; i < L; ++i) m.assign(m.wire(idx("word", i), pw), m.ref(idx("rdata", i)));
   } else if (p > 0) {
     m.section("Crossbar: lane i takes the bank holding its u (registered select)");
@@ -235,13 +242,68 @@ void table_xbar(Module& m, const TableWidths& w, const Variant& v, const Expr& c
   }
 }
 
+// Per-lane copies: lane i's RAM holds T[c] = param[c] for every c < C (the loader writes all
+// copies at once) and is read at u_i = (c0 + d_i) mod C. With e = C - c0 (one subtract for all
+// lanes, 1 <= e <= C) lane i wraps when e <= d_i, only possible when e < 2^nb: u_i is then
+// d_i - e (< L - 1: an nb-bit subtract), else c0 + d_i (< C: ab bits). Stages as the banks':
+// the RAM's read register, its output register. No crossbar.
+void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const std::string& name) {
+  const int L = w.L, cw = w.cw, ab = w.ab, dp = w.dp, nb = w.nb, k = std::min(nb, ab);
+  m.section("Read side: lane i reads its own copy at (c0 + d_i) mod C");
+  const Expr c0 = m.ref("c0_i");
+  const Expr e = m.wire("e", cw, "C - c0: channels left before the wrap (>= 1)");
+  m.assign(e, m.ref("chans_i") - c0);
+  const Expr elo = m.wire("e_lo", nb, "e when e < 2^" + std::to_string(nb));
+  m.assign(elo, ex::fit(e, nb));
+  Expr esmall = lit(1, 1);
+  if (cw > nb) {
+    esmall = m.wire("e_small", 1, "e < 2^" + std::to_string(nb));
+    m.assign(esmall, ex::eq(slice(e, nb, cw - nb), lit(cw - nb, 0)));
+  }
+  for (int i = 0; i < L; ++i) {
+    const Expr raddr = m.wire(idx("raddr", i), ab);
+    if (i == 0) {
+      m.assign(raddr, ex::fit(c0, ab), "c0 < C <= MAX_CHANNELS <= 2^ab");
+    } else {
+      const Expr d = m.wire(idx("d", i), dp);
+      m.assign(d, slice(m.ref("lane_d_i"), (i - 1) * dp, dp));
+      const Expr wrap = m.wire(idx("wrap", i), 1, "c0 + d_i >= C");
+      m.assign(wrap, esmall & ex::le(elo, zext(d, nb)));
+      m.assign(raddr, mux(wrap, zext(ex::fit(d, k) - ex::fit(elo, k), ab),
+                          ex::fit(c0, ab) + ex::fit(d, ab)));
+    }
+    m.wire(idx("word", i), w.pw, "two cycles after c0_i");
+    m.instance(Instance{name + "_bank",
+                        idx("u_copy", i),
+                        {{"clk_i", m.ref("clk_i")},
+                         {"we_i", m.ref("ld_we_q")},
+                         {"waddr_i", m.ref("ld_addr")},
+                         {"wdata_i", m.ref("ld_data_q")},
+                         {"raddr_i", raddr},
+                         {"rdata_o", m.ref(idx("word", i))}}});
+  }
+  int off = 0;
+  for (const auto& f : v.fields) {
+    std::vector<Expr> parts;
+    for (int i = L - 1; i >= 0; --i) parts.push_back(slice(m.ref(idx("word", i)), off, f.width));
+    m.assign(m.ref(f.prm + "_o"), ex::cat(std::move(parts)));
+    off += f.width;
+  }
+}
+
 }  // namespace
 
 Module build_ptable(const CoreConfig& c, const Variant& v) {
   const TableWidths w(c, v);
   Module m;
   m.name = c.name + "_ptable";
-  if (w.direct) {
+  if (w.copies) {
+    m.description = {
+        "Parameter table, one copy per lane: lane i's RAM holds all C words (the load writes",
+        "every copy at once) and is read at its own channel (c0 + d_i) mod C. No crossbar, no",
+        "wrap-around copies; " + std::to_string(w.L) +
+            " times the RAM of one table. Stages: RAM read, its output register."};
+  } else if (w.direct) {
     m.description = {
         "Parameter table, direct (NHWC, C a multiple of " + std::to_string(w.L) +
             "): bank j holds channel c = j (mod " + std::to_string(w.P) + ") at c / " +
@@ -259,8 +321,11 @@ Module build_ptable(const CoreConfig& c, const Variant& v) {
   }
   table_ports(m, w, v);
   table_loader(m, w, v);
-  const Expr c0_lo = table_banks(m, w, c.name);
-  table_xbar(m, w, v, c0_lo);
+  if (w.copies) {
+    table_copies_read(m, w, v, c.name);
+  } else {
+    table_xbar(m, w, v, table_banks(m, w, c.name));
+  }
   return m;
 }
 

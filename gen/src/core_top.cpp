@@ -273,7 +273,10 @@ void top_table(Module& m, const CoreConfig& c, const Variant& v, const States& s
   Conns tc = {{"clk_i", m.ref("clk_i")},  {"rst_ni", m.ref("rst_ni")},
               {"load_i", m.ref("reb_q")}, {"run_i", ex::eq(m.ref("st_d"), s.run)},
               {"chans_i", m.ref("ch_q")}, {"c0_i", m.ref("pos_c0")}};
-  if (L > 1) tc.emplace_back("lane_d_i", m.ref("pos_d"));
+  if (L > 1 && !c.table_direct()) tc.emplace_back("lane_d_i", m.ref("pos_d"));
+  if (L > 1 && c.table_direct()) {
+    m.assign(m.wire("unused_pos_d", 1), ex::red_xor(m.ref("pos_d")), "d_i = i: the direct table");
+  }
   for (const char* n : {"prm_valid_i", "prm_ready_o"}) tc.emplace_back(n, m.ref(n));
   for (const auto& f : v.fields)
     tc.emplace_back("prm_" + f.prm + "_i", m.ref("prm_" + f.prm + "_i"));

@@ -93,6 +93,11 @@ const ConfigField kSchema[] = {
     spec_field({"lanes_divide_channels", "--lanes-divide-channels", K::boolean, G::core, 0, 0,
                 false, "", "Specialise: every job's channel count C is a multiple of --lanes",
                 nullptr, [](AccelConfig& a) { return &a.core.lanes_divide_channels; }, nullptr}),
+    late_field({"table", "--table", K::string, G::core, 0, 0, false, "banked|copies",
+                "Parameter table: banked (one C-word table in power-of-two banks, a lane "
+                "crossbar) or copies (one C-word copy per lane, no crossbar: L times the RAM); "
+                "--target picks it when not given (ice40, ecp5: copies)",
+                nullptr, nullptr, [](AccelConfig& a) { return &a.core.table; }}),
     int_field("bus_bits", "--bus-bits", G::accel, 32, 512, true, "Accelerator: AXI4 data width",
               [](AccelConfig& a) { return &a.bus_bits; }),
     int_field("addr_bits", "--addr-bits", G::accel, 32, 64, false,
@@ -273,6 +278,10 @@ int CoreConfig::default_pipeline(const std::string& target) {
   if (target == "xilinx") return 4;
   if (target == "asic") return 5;
   return 0;
+}
+
+std::string CoreConfig::default_table(const std::string& target) {
+  return target == "ice40" || target == "ecp5" ? "copies" : "banked";
 }
 
 std::string CoreConfig::check(FieldNames names) const {

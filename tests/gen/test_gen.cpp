@@ -274,6 +274,46 @@ bool has_net(const Module& m, const std::string& name) {
   return false;
 }
 
+// --table copies: one C-word RAM per lane, read at (c0 + d_i) mod C; no crossbar, no
+// wrap-around copies. --target ice40 / ecp5 pick it; the direct table and one lane win over it.
+TEST(Config, TableCopiesOnePerLaneWithoutCrossbar) {
+  EXPECT_EQ(CoreConfig::default_table("ice40"), "copies");
+  EXPECT_EQ(CoreConfig::default_table("ecp5"), "copies");
+  EXPECT_EQ(CoreConfig::default_table("generic"), "banked");
+  EXPECT_EQ(CoreConfig::default_table("xilinx"), "banked");
+  CoreConfig c;
+  c.lanes = 5;
+  c.max_channels = 300;
+  EXPECT_FALSE(c.table_copies());
+  c.table = "copies";
+  ASSERT_EQ(c.check(), "");
+  EXPECT_TRUE(c.table_copies());
+  EXPECT_EQ(c.bank_depth(), 300);
+  EXPECT_EQ(c.latency(), c.pipeline + 2);  // the same two table stages
+  c.table = "Copies";
+  EXPECT_EQ(c.check(), "--table: must be banked or copies (got 'Copies')");
+  c.table = "copies";
+  const auto mods = build_core(c);
+  const Module& pt = module_named(mods, "normcore_ptable");
+  int rams = 0;
+  for (const auto& it : pt.items) {
+    if (const auto* inst = std::get_if<Instance>(&it); inst && inst->module == "normcore_bank") {
+      ++rams;
+    }
+  }
+  EXPECT_EQ(rams, 5);
+  EXPECT_FALSE(has_net(pt, "sel2_q_1")) << "a crossbar";
+  EXPECT_FALSE(has_net(pt, "ld_cpy_q")) << "wrap-around copies";
+  EXPECT_TRUE(has_net(pt, "wrap_4"));
+  c.lanes = 1;
+  EXPECT_FALSE(c.table_copies());
+  c.lanes = 4;
+  c.fixed_layout = "nhwc";
+  c.lanes_divide_channels = true;
+  EXPECT_FALSE(c.table_copies());  // the direct table: no copies needed
+  EXPECT_TRUE(c.table_direct());
+}
+
 TEST(CoreLane, EveryPipelineValueAddsOneLaneRegister) {
   // The lane has pipeline - 1 register stages: lo_q (the DSP's output) and y_q always, then (in
   // this order) the input registers, after the shifter, after rounding, inside the shifter, after

@@ -80,12 +80,20 @@ struct CoreConfig {
   std::string fixed_layout;            // "" (per job) or nchw | nhwc
   bool lanes_divide_channels = false;  // every job's C is a multiple of LANES
 
+  // Parameter table: "banked" (one table in P banks and a lane crossbar) or "copies" (every lane
+  // holds the whole table and reads its own channel: no crossbar, L times the RAM).
+  std::string table = "banked";
+
   // The pipeline depth `normcore gen --target T` picks when --pipeline is not given: generic 3
   // (fewest registers), ice40 8 (measured best on UP5K, docs/ppa.md), ecp5 9 (8 plus the product
   // register before the add: MULT18X18D's output register, core_mac.cpp), xilinx 4 (the lane's
   // multiply-add with its input and output registers, the DSP48E1's A/B/C and P
   // registers), asic 5 (the >>> R shifter registered).
   [[nodiscard]] static int default_pipeline(const std::string& target);
+  // The table `normcore gen --target T` picks when --table is not given: copies for ice40 and
+  // ecp5 (measured: the crossbar is most of the banked table's logic, docs/architecture.md),
+  // banked elsewhere (the least RAM).
+  [[nodiscard]] static std::string default_table(const std::string& target);
   // Xilinx: Vivado attributes (ram_style on the table banks, use_dsp on the lanes' multiply-add).
   [[nodiscard]] bool xilinx_attrs() const { return target == "xilinx"; }
 
@@ -121,7 +129,13 @@ struct CoreConfig {
     return lanes_divide_channels && fixed_layout == "nhwc" && lanes > 1 &&
            (lanes & (lanes - 1)) == 0;
   }
+  // The per-lane table copies (table "copies"; the direct table wins where it applies, and one
+  // lane has nothing to copy): lane i's RAM holds all C words and is read at (c0 + d_i) mod C.
+  [[nodiscard]] bool table_copies() const {
+    return table == "copies" && lanes > 1 && !table_direct();
+  }
   [[nodiscard]] int bank_depth() const {  // words per bank
+    if (table_copies()) return max_channels;
     if (table_direct()) return std::max(1, max_channels >> bank_sel_bits());
     return ((max_channels + banks() - 2) >> bank_sel_bits()) + 1;
   }
