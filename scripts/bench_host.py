@@ -85,6 +85,11 @@ def bench_device(manifest, mib, repeat, rng):
                       f"{nbytes / t_zc[lay] / 1e9:.2f} Gelem/s = {t_mem / t_zc[lay]:.2f}x memcpy")
             if threads:
                 continue
+            xe, ye = acc.empty(x.shape), acc.empty(x.shape, output=True)
+            xe[...] = x
+            t_dev = best(repeat, lambda: acc.run(p, xe, out=ye))
+            print(f"Python Accelerator.run on Accelerator.empty arrays (zero copy), {mib} MiB: "
+                  f"{t_dev * 1e3:.2f} ms = {t_zc['nchw'] / t_dev:.2f}x the zero-copy run")
             y = np.empty_like(x)
             t_run = best(repeat, lambda: acc.run(p, x, out=y))
             print(f"Python Accelerator.run (numpy in/out, NCHW), {mib} MiB: {t_run * 1e3:.2f} ms"
@@ -100,10 +105,17 @@ def bench_device(manifest, mib, repeat, rng):
             bench_torch(x, img, t_run, repeat)
             for tmb in (1, 4):
                 xs = x.ravel()[: (tmb << 20)].reshape(1, c, -1)
+                bs, bso = acc.alloc(xs.nbytes), acc.alloc(xs.nbytes)
+                np.frombuffer(bs, np.int8)[:] = xs.ravel()
+                t_b = best(repeat, lambda: acc.run_buffers(p, bs, bso, xs.shape))
+                xse, yse = acc.empty(xs.shape), acc.empty(xs.shape, output=True)
+                xse[...] = xs
+                t_e = best(repeat, lambda: acc.run(p, xse, out=yse))
                 ys = np.empty_like(xs)
                 t_s = best(repeat, lambda: acc.run(p, xs, out=ys))
-                print(f"Python Accelerator.run, {tmb} MiB: {t_s * 1e3:.3f} ms, "
-                      f"{xs.size / t_s / 1e9:.2f} Gelem/s")
+                print(f"{tmb} MiB: zero-copy {t_b * 1e3:.3f} ms; Accelerator.run on empty() "
+                      f"arrays {t_e * 1e3:.3f} ms ({t_b / t_e:.2f}x), on numpy arrays "
+                      f"{t_s * 1e3:.3f} ms ({t_b / t_s:.2f}x)")
 
 
 def bench_torch(x, img, t_run, repeat):

@@ -135,8 +135,9 @@ def import_model(path: Union[str, os.PathLike], *, spec: SpecLike, format: str =
 class Future:
     """A submitted run (Accelerator.submit): wait(timeout) -> bool, result() -> the output."""
 
-    def __init__(self, run: Any) -> None:
+    def __init__(self, run: Any, output: Any = None) -> None:
         self._run = run
+        self._output = output
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """True once finished (completed or failed); False if `timeout` seconds passed first."""
@@ -151,11 +152,16 @@ class Future:
         if timeout is not None and not self._run.wait(timeout):
             raise TimeoutError(f"the run did not finish within {timeout} s")
         self._run.get()
-        return self._run.output
+        return self._run.output if self._output is None else self._output
 
     @property
     def state(self) -> str:
         return self._run.state
+
+    @property
+    def zero_copy(self) -> bool:
+        """True if the run used the device buffers themselves (no staging copies)."""
+        return isinstance(self._run.output, Buffer)
 
     @property
     def stats(self) -> dict:
@@ -171,6 +177,28 @@ def _out_dtype(info: Mapping[str, Any]) -> np.dtype:
         if bits <= width:
             return np.dtype(s if signed else u)
     return np.dtype(np.int32)
+
+
+def _in_dtype(info: Mapping[str, Any]) -> np.dtype:
+    bits, signed = info["in_bits"], info["in_signed"]
+    for width, s, u in ((8, np.int8, np.uint8), (16, np.int16, np.uint16)):
+        if bits <= width:
+            return np.dtype(s if signed else u)
+    return np.dtype(np.int32)
+
+
+def _device_buffer(a: np.ndarray) -> Optional[Buffer]:
+    """The device Buffer a C-contiguous array covers exactly (an Accelerator.empty array)."""
+    if not a.flags.c_contiguous:
+        return None
+    base: Any = a
+    while isinstance(base, np.ndarray):
+        base = base.base
+    obj = base.obj if isinstance(base, memoryview) else None
+    if not isinstance(obj, Buffer) or a.nbytes != len(obj):
+        return None
+    start = np.frombuffer(obj, dtype=np.uint8).__array_interface__["data"][0]
+    return obj if a.__array_interface__["data"][0] == start else None
 
 
 def _job(shape: Sequence[int], layout: Optional[str],
@@ -254,6 +282,40 @@ class Accelerator:
         """A device buffer; np.frombuffer(buf, np.int8) (etc.) maps it without a copy."""
         return self._impl.alloc(nbytes)
 
+    def empty(self, shape: Union[int, Sequence[int]], dtype: Any = None, *,
+              output: bool = False) -> np.ndarray:
+        """A numpy array living in a device buffer (the buffer protocol, no copy). run() and
+        submit() with such arrays as input and `out` take the zero-copy path (no staging) when
+        the dtype is the device's packing (in_bits / out_bits elements: int8 on an 8-bit
+        device) and the job fits the device; otherwise they stage as for any array. `dtype`
+        defaults to the device's input type (output=True: its output type)."""
+        info = self._impl.info
+        if dtype is None:
+            dtype = _out_dtype(info) if output else _in_dtype(info)
+        dt = np.dtype(dtype)
+        shape = (shape,) if isinstance(shape, int) else tuple(int(v) for v in shape)
+        count = math.prod(shape)
+        buf = self._impl.alloc(max(1, count * dt.itemsize))
+        return np.frombuffer(buf, dtype=dt, count=count).reshape(shape)
+
+    def _zero_copy(self, params: Params, x: np.ndarray, out: Optional[np.ndarray],
+                   job: Tuple[int, int, int, str], quant: bool) -> Optional[Future]:
+        """The zero-copy run of arrays made by empty(), or None when it does not apply."""
+        if out is None or quant:
+            return None
+        info = self._impl.info
+        bx, by = _device_buffer(x), _device_buffer(out)
+        if bx is None or by is None or x.dtype != _in_dtype(info) or \
+                out.dtype != _out_dtype(info):
+            return None
+        if x.dtype.itemsize * 8 != info["in_bits"] or out.dtype.itemsize * 8 != info["out_bits"]:
+            return None  # not the packed format
+        n, c, hw, lay = job
+        try:
+            return Future(self._impl.submit_buffers(params, bx, by, n, c, hw, lay), out)
+        except Error:
+            return None  # a job the device cannot take untiled: the staged path tiles it
+
     def submit(self, params: Params, x: Any, *, layout: Optional[str] = None,
                channel_axis: Optional[int] = None, out: Optional[np.ndarray] = None,
                out_dtype: Any = None, in_quant: QuantLike = None,
@@ -265,6 +327,11 @@ class Accelerator:
         run has finished. A float output needs out_quant (it is dequantised)."""
         x = np.ascontiguousarray(x)
         n, c, hw, lay = _job(x.shape, layout, channel_axis)
+        quant = in_quant is not None or out_quant is not None
+        if out is not None and out.shape == x.shape:
+            fut = self._zero_copy(params, x, out, (n, c, hw, lay), quant)
+            if fut is not None:
+                return fut
         if out is None:
             if out_dtype is not None:
                 dt = np.dtype(out_dtype)

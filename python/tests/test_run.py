@@ -126,6 +126,23 @@ def test_zero_copy_buffers(acc, rng):
     assert np.array_equal(np.frombuffer(bo, dtype=np.int8).reshape(x.shape), acc.run(p, x))
 
 
+def test_device_arrays_run_without_staging(acc, rng):
+    _, _, p = layer(acc, rng, 16)
+    x = rng.integers(-128, 128, size=(2, 16, 5, 7), dtype=np.int8)
+    xe, ye = acc.empty(x.shape), acc.empty(x.shape, output=True)
+    assert isinstance(xe, np.ndarray) and xe.dtype == np.int8 and xe.shape == x.shape
+    xe[...] = x
+    fut = acc.submit(p, xe, out=ye)
+    assert fut.zero_copy and fut.result() is ye
+    assert np.array_equal(ye, acc.run(p, x))
+    assert not acc.submit(p, x).zero_copy  # a plain array is staged
+    assert not acc.submit(p, xe[:1], out=ye[:1]).zero_copy  # a part of a buffer too
+    xh, yh = acc.empty((2, 5, 7, 16)), acc.empty((2, 5, 7, 16), output=True)
+    xh[...] = x.transpose(0, 2, 3, 1)
+    f2 = acc.submit(p, xh, out=yh, layout="nhwc")
+    assert f2.zero_copy and np.array_equal(f2.result().transpose(0, 3, 1, 2), ye)
+
+
 def test_tiling_on_a_small_device(small_manifest, rng):
     with normcore.Accelerator.open("ref:" + small_manifest) as a:
         assert a.info["max_channels"] == 5
@@ -133,6 +150,11 @@ def test_tiling_on_a_small_device(small_manifest, rng):
         x = rng.integers(-2000, 2000, size=(3, 5, 40), dtype=np.int16)
         y = a.run(p, x)
         assert y.dtype == np.uint8
+        # device arrays of a job the device cannot take untiled fall back to the staged path
+        xe, ye = a.empty(x.shape), a.empty(x.shape, output=True)
+        xe[...] = x
+        fut = a.submit(p, xe, out=ye)
+        assert not fut.zero_copy and np.array_equal(fut.result(), y)
         assert np.array_equal(y, contract_half_even(x, f.params))
         assert a.submit(p, x).result().shape == x.shape
 
