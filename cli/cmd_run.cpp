@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -71,8 +72,8 @@ std::vector<std::uint64_t> parse_shape(const std::string& text) {
   return v;
 }
 
-// The host dtype matching an .npy array.
-DType host_dtype(const NpyArray& a, const std::string& path) {
+// The host dtype matching an .npy array (float64 is converted to float32).
+DType host_dtype(const NpyHeader& a, const std::string& path) {
   const std::string t = a.dtype.size() > 1 ? a.dtype.substr(1) : a.dtype;
   if (t == "i1") return DType::int8;
   if (t == "u1") return DType::uint8;
@@ -91,82 +92,29 @@ DType default_out_dtype(const DeviceConfig& c) {
   return DType::int32;
 }
 
-struct HostTensor {
-  DType dtype = DType::int8;
-  std::vector<std::uint8_t> bytes;  // count * dtype_bytes, aligned for the widest type via alloc
-  std::size_t count = 0;
-  std::vector<std::int32_t> storage;  // backing store (4-byte aligned)
-  void* data() { return storage.data(); }
-  void resize(DType t, std::size_t n) {
-    dtype = t;
-    count = n;
-    storage.assign((n * dtype_bytes(t) + 3) / 4 + 1, 0);
+// The input's elements as the driver reads them: the mapped file's data in place when its dtype
+// is the host dtype and it is aligned for it; otherwise converted (float64 -> float32) or
+// copied (misaligned) once into `storage`.
+TensorView input_view(const MappedNpy& x, DType t, std::vector<std::uint64_t>& storage) {
+  const NpyHeader& h = x.header();
+  const auto bytes = x.data();
+  const std::size_t item = dtype_bytes(t);
+  if (static_cast<std::size_t>(h.item_size) == item &&
+      reinterpret_cast<std::uintptr_t>(bytes.data()) % item == 0) {
+    return {t, bytes.data(), h.count};
   }
-};
-
-void fill_from_npy(HostTensor& h, const NpyArray& a, DType t) {
-  h.resize(t, a.size());
-  auto put = [&](auto* p) {
-    using T = std::remove_pointer_t<decltype(p)>;
-    if constexpr (std::is_same_v<T, float>) {
-      for (std::size_t i = 0; i < a.size(); ++i) p[i] = static_cast<float>(a.as_double[i]);
-    } else {
-      for (std::size_t i = 0; i < a.size(); ++i) p[i] = static_cast<T>(a.as_int[i]);
+  storage.assign((h.count * item + 7) / 8, 0);
+  if (static_cast<std::size_t>(h.item_size) == item) {
+    std::memcpy(storage.data(), bytes.data(), bytes.size());
+  } else {  // <f8 -> float32, one pass
+    auto* out = reinterpret_cast<float*>(storage.data());
+    for (std::size_t i = 0; i < h.count; ++i) {
+      double v = 0;
+      std::memcpy(&v, bytes.data() + i * 8, 8);
+      out[i] = static_cast<float>(v);
     }
-  };
-  switch (t) {
-    case DType::int8:
-      put(reinterpret_cast<std::int8_t*>(h.data()));
-      break;
-    case DType::uint8:
-      put(reinterpret_cast<std::uint8_t*>(h.data()));
-      break;
-    case DType::int16:
-      put(reinterpret_cast<std::int16_t*>(h.data()));
-      break;
-    case DType::uint16:
-      put(reinterpret_cast<std::uint16_t*>(h.data()));
-      break;
-    case DType::int32:
-      put(reinterpret_cast<std::int32_t*>(h.data()));
-      break;
-    case DType::float32:
-      put(reinterpret_cast<float*>(h.data()));
-      break;
   }
-}
-
-void write_output(const std::string& path, const std::vector<std::size_t>& shape, HostTensor& h) {
-  if (h.dtype == DType::float32) {
-    const float* p = reinterpret_cast<const float*>(h.data());
-    std::vector<double> v(p, p + h.count);
-    write_npy(path, shape, "float32", v);
-    return;
-  }
-  std::vector<std::int64_t> v(h.count);
-  auto get = [&](const auto* p) {
-    for (std::size_t i = 0; i < h.count; ++i) v[i] = static_cast<std::int64_t>(p[i]);
-  };
-  switch (h.dtype) {
-    case DType::int8:
-      get(reinterpret_cast<const std::int8_t*>(h.data()));
-      break;
-    case DType::uint8:
-      get(reinterpret_cast<const std::uint8_t*>(h.data()));
-      break;
-    case DType::int16:
-      get(reinterpret_cast<const std::int16_t*>(h.data()));
-      break;
-    case DType::uint16:
-      get(reinterpret_cast<const std::uint16_t*>(h.data()));
-      break;
-    case DType::int32:
-      get(reinterpret_cast<const std::int32_t*>(h.data()));
-      break;
-    case DType::float32:
-      break;
-  }
-  write_npy(path, shape, std::string(to_string(h.dtype)), v);
+  return {t, storage.data(), h.count};
 }
 
 int do_run_plan(const RunCli& o);
@@ -195,7 +143,7 @@ bool check_required(RunCli& o) {
 
 // N, C, HW from --shape (or the array's own shape) and --layout; Error unless it matches the
 // input's element count and the parameters' channels.
-JobShape job_shape(const RunCli& o, const NpyArray& x, const ParamImage& image) {
+JobShape job_shape(const RunCli& o, const NpyHeader& x, const ParamImage& image) {
   JobShape shape;
   shape.layout = parse_layout(o.layout);
   std::vector<std::uint64_t> dims;
@@ -219,10 +167,10 @@ JobShape job_shape(const RunCli& o, const NpyArray& x, const ParamImage& image) 
     shape.hw = 1;
     for (std::size_t i = 1; i + 1 < dims.size(); ++i) shape.hw *= dims[i];
   }
-  if (shape.elements() != x.size()) {
+  if (shape.elements() != x.count) {
     throw Error("--shape: " + std::to_string(shape.n) + "x" + std::to_string(shape.c) + "x" +
                 std::to_string(shape.hw) + " = " + std::to_string(shape.elements()) +
-                " elements, but " + o.input + " has " + std::to_string(x.size()));
+                " elements, but " + o.input + " has " + std::to_string(x.count));
   }
   if (shape.c != image.scale.size()) {
     throw Error("--shape: C = " + std::to_string(shape.c) + " but " + o.params + " has " +
@@ -263,7 +211,11 @@ DType output_dtype(const RunCli& o, const DeviceConfig& c, DType in_t) {
 struct PreparedRun {
   std::optional<Accelerator> acc;
   Params params;
-  HostTensor in, out;
+  std::optional<MappedNpy> x;         // the input file, mapped
+  std::vector<std::uint64_t> in_tmp;  // only when the input needs converting (input_view)
+  TensorView in;
+  std::optional<NpyImage> out;  // the output file's image; the driver writes its data()
+  DType out_dtype = DType::int8;
   JobShape shape;
   std::vector<std::size_t> out_shape;
   RunOptions ro;
@@ -272,11 +224,11 @@ struct PreparedRun {
 // Reads the files, opens the device and uploads the parameters; throws on bad input.
 void prepare(const RunCli& o, PreparedRun& p) {
   const ParamImage image = read_params(o.params);
-  const NpyArray x = read_npy(o.input);
+  const NpyHeader& x = p.x.emplace(MappedNpy::open(o.input)).header();
   const DType in_t = host_dtype(x, o.input);
   const bool in_scale_given = o.in_scale_given;
   p.shape = job_shape(o, x, image);
-  p.out_shape = x.shape.empty() ? std::vector<std::size_t>{x.size()} : x.shape;
+  p.out_shape = x.shape.empty() ? std::vector<std::size_t>{x.count} : x.shape;
   if (in_t == DType::float32) {
     if (in_scale_given && !(o.in_scale > 0 && std::isfinite(o.in_scale))) {
       std::ostringstream v;
@@ -287,15 +239,16 @@ void prepare(const RunCli& o, PreparedRun& p) {
       throw Error("--input " + o.input + " is float: give --in-scale (and --in-zero-point)");
     p.ro.in_quant = Quant{o.in_scale, o.in_zp};
   }
-  Accelerator& acc = p.acc.emplace(Accelerator::open(o.device, driver_options(o, x.size())));
+  Accelerator& acc = p.acc.emplace(Accelerator::open(o.device, driver_options(o, x.count)));
   const DType out_t = output_dtype(o, acc.manifest().config, in_t);
   if (out_t == DType::float32) {
     if (!(o.out_scale > 0 && std::isfinite(o.out_scale)))
       throw Error("--out-dtype float32 needs --out-scale > 0 (and --out-zero-point)");
     p.ro.out_quant = Quant{o.out_scale, o.out_zp};
   }
-  fill_from_npy(p.in, x, in_t);
-  p.out.resize(out_t, x.size());
+  p.in = input_view(*p.x, in_t, p.in_tmp);
+  p.out.emplace(p.out_shape, to_string(out_t));
+  p.out_dtype = out_t;
   p.params = acc.upload(image);
 }
 
@@ -343,8 +296,9 @@ int do_run(RunCli o) {
   Run r;
   try {
     prepare(o, p);
-    r = p.acc->submit(p.params, TensorView{p.in.dtype, p.in.data(), p.in.count},
-                      MutableTensorView{p.out.dtype, p.out.data(), p.out.count}, p.shape, p.ro);
+    r = p.acc->submit(p.params, p.in,
+                      MutableTensorView{p.out_dtype, p.out->data().data(), p.in.count}, p.shape,
+                      p.ro);
   } catch (const std::exception& e) {
     std::cerr << "normcore run: error: " << e.what() << "\n";
     return kExitBadInput;
@@ -355,7 +309,7 @@ int do_run(RunCli o) {
     return run_failure(e);
   }
   try {
-    write_output(o.output, p.out_shape, p.out);
+    write_file_atomic(o.output, p.out->bytes());  // header + elements: one write
   } catch (const std::exception& e) {
     std::cerr << "normcore run: error: --output: " << e.what() << "\n";
     return kExitBadInput;

@@ -9,7 +9,7 @@ pkgs=(
   libsystemc-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   nextpnr-ice40 fpga-icestorm gnuplot-nox
-  clang-format python3
+  clang-format python3 python3-dev python3-venv
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DIRS = ["model", "gen", "runtime", "import", "cli"]
+DIRS = ["model", "gen", "runtime", "import", "cli", "python"]
 CONTROL = re.compile(r"^\s*(if|for|while|switch|catch|do|else|return|case)\b")
 NOT_FUNC = re.compile(r"^\s*(namespace|struct|class|enum|union|extern)\b|=\s*\{?\s*$|=\s*[^=]*\{\s*$")
 

@@ -23,6 +23,9 @@ BUILD_DIR=$build bash "$root/scripts/build.sh"
 stamp "== ctest"
 (cd "$build" && ctest -j "$(nproc)" --output-on-failure --timeout 1200)
 
+stamp "== Python package: pip install . into the venv, pytest python/tests (scripts/test_python.sh)"
+BUILD_DIR=$build bash "$root/scripts/test_python.sh"
+
 stamp "== the CLI without model import (NORMCORE_IMPORT=OFF: no ONNX, no protobuf)"
 BUILD_DIR=$build-minimal TARGETS="normcore" bash "$root/scripts/build.sh" \
   -DNORMCORE_IMPORT=OFF -DNORMCORE_TESTS=OFF -DNORMCORE_SIM_BACKEND=OFF -DNORMCORE_TLM=OFF

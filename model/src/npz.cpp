@@ -233,7 +233,7 @@ bool NpyArray::is_integer() const {
   return dtype.size() == 3 && (dtype[1] == 'i' || dtype[1] == 'u' || dtype[1] == 'b');
 }
 
-NpyArray parse_npy(std::span<const std::uint8_t> bytes, std::string_view name) {
+NpyHeader parse_npy_header(std::span<const std::uint8_t> bytes, std::string_view name) {
   const std::string who(name);
   if (bytes.size() < 10) {
     throw Error(who + ": truncated: " + std::to_string(bytes.size()) +
@@ -262,28 +262,40 @@ NpyArray parse_npy(std::span<const std::uint8_t> bytes, std::string_view name) {
   }
   const std::string_view header(reinterpret_cast<const char*>(bytes.data() + header_at),
                                 header_len);
-  NpyArray arr;
+  NpyHeader h;
   bool fortran = false;
-  HeaderParser(header, name).parse(arr.dtype, fortran, arr.shape);
+  HeaderParser(header, name).parse(h.dtype, fortran, h.shape);
   if (fortran) {
     throw Error(who +
                 ": fortran_order True is not supported (save a C-order array, e.g. with "
                 "np.ascontiguousarray)");
   }
-  const DType dt = parse_descr(arr.dtype, name);
-  const std::size_t count = element_count(arr.shape, name);
-  const std::size_t data_at = header_at + header_len;
-  const std::size_t have = bytes.size() - data_at;
+  const DType dt = parse_descr(h.dtype, name);
+  h.kind = dt.kind;
+  h.item_size = dt.size;
+  h.count = element_count(h.shape, name);
+  h.data_offset = header_at + header_len;
+  const std::size_t have = bytes.size() - h.data_offset;
   const auto item = static_cast<std::size_t>(dt.size);
-  if (count > have / item) {
-    throw Error(who + ": truncated: shape " + shape_string(arr.shape) + " of " + arr.dtype +
-                " needs " + std::to_string(count * item) + " data bytes, found " +
-                std::to_string(have));
+  if (h.count > have / item) {
+    throw Error(who + ": truncated: shape " + shape_string(h.shape) + " of " + h.dtype + " needs " +
+                std::to_string(h.count * item) + " data bytes, found " + std::to_string(have));
   }
-  if (have != count * item) {
-    throw Error(who + ": corrupt: " + std::to_string(have - count * item) +
+  if (have != h.count * item) {
+    throw Error(who + ": corrupt: " + std::to_string(have - h.count * item) +
                 " unexpected bytes after the array data");
   }
+  return h;
+}
+
+NpyArray parse_npy(std::span<const std::uint8_t> bytes, std::string_view name) {
+  const NpyHeader h = parse_npy_header(bytes, name);
+  NpyArray arr;
+  arr.shape = h.shape;
+  arr.dtype = h.dtype;
+  const DType dt{h.kind, h.item_size, h.dtype};
+  const std::size_t count = h.count, data_at = h.data_offset;
+  const auto item = static_cast<std::size_t>(dt.size);
   arr.as_double.resize(count);
   const bool integer = dt.kind != 'f';
   if (integer) arr.as_int.resize(count);
@@ -343,6 +355,23 @@ DType writer_dtype(std::string_view dtype) {
   }
   return *dt;
 }
+
+}  // namespace
+
+std::vector<std::uint8_t> encode_npy_header(std::span<const std::size_t> shape,
+                                            std::string_view dtype) {
+  return npy_header(shape, writer_dtype(dtype));
+}
+
+std::size_t npy_item_size(std::string_view dtype) {
+  return static_cast<std::size_t>(writer_dtype(dtype).size);
+}
+
+std::size_t npy_element_count(std::span<const std::size_t> shape, std::string_view name) {
+  return element_count(shape, name);
+}
+
+namespace {
 
 void check_count(std::span<const std::size_t> shape, std::size_t n) {
   const std::size_t want = element_count(shape, "write_npy");

@@ -36,6 +36,60 @@ struct NpyArray {
 NpyArray parse_npy(std::span<const std::uint8_t> bytes, std::string_view name);
 NpyArray read_npy(const std::filesystem::path& path);
 
+// The header of a .npy image, checked as parse_npy checks it (data size included), without
+// decoding the data: the raw little-endian elements are bytes[data_offset, + count * item_size).
+struct NpyHeader {
+  std::vector<std::size_t> shape;
+  std::string dtype;  // the descriptor as found ("<f4", "|i1", ...)
+  char kind = 'f';    // f, i, u, b
+  int item_size = 4;  // bytes per element
+  std::size_t count = 0;
+  std::size_t data_offset = 0;
+};
+NpyHeader parse_npy_header(std::span<const std::uint8_t> bytes, std::string_view name);
+
+// A .npy file mapped read-only (mmap; a file that cannot be mapped, e.g. a pipe, is read into
+// memory once). data() is the array's raw elements in place: nothing is copied or converted.
+class MappedNpy {
+ public:
+  static MappedNpy open(const std::filesystem::path& path);  // Error naming the file
+  MappedNpy(MappedNpy&& o) noexcept;
+  MappedNpy& operator=(MappedNpy&& o) noexcept;
+  MappedNpy(const MappedNpy&) = delete;
+  MappedNpy& operator=(const MappedNpy&) = delete;
+  ~MappedNpy();
+  [[nodiscard]] const NpyHeader& header() const { return header_; }
+  [[nodiscard]] std::span<const std::uint8_t> data() const;
+
+ private:
+  MappedNpy() = default;
+  const std::uint8_t* base_ = nullptr;  // the mapping (or bytes_.data())
+  std::size_t size_ = 0;
+  bool mapped_ = false;
+  std::vector<std::uint8_t> bytes_;  // the file's bytes when it could not be mapped
+  NpyHeader header_;
+};
+
+// A .npy file image built in one buffer: the header (64-byte aligned, as encode_npy writes it)
+// followed by room for the raw elements, which the caller fills in place through data() (aligned
+// for any element type) before writing bytes() out with write_file_atomic.
+class NpyImage {
+ public:
+  NpyImage(std::span<const std::size_t> shape, std::string_view dtype);
+  [[nodiscard]] std::span<std::uint8_t> data() { return std::span(bytes_).subspan(header_); }
+  [[nodiscard]] std::span<const std::uint8_t> bytes() const { return bytes_; }
+
+ private:
+  std::vector<std::uint8_t> bytes_;
+  std::size_t header_ = 0;
+};
+// The header encode_npy writes for `shape` and `dtype` (a name or descriptor, as encode_npy).
+std::vector<std::uint8_t> encode_npy_header(std::span<const std::size_t> shape,
+                                            std::string_view dtype);
+// Bytes per element of a writable dtype; the element count of a shape (Error on overflow).
+std::size_t npy_item_size(std::string_view dtype);
+std::size_t npy_element_count(std::span<const std::size_t> shape, std::string_view name);
+
 // Encodes a .npy (v1 header, 64-byte aligned, or v2 if the header is huge). `dtype` is a NumPy
 // descriptor or a name: int8 uint8 int16 uint16 int32 uint32 int64 float32 float64. Integer data
 // must fit the dtype (Error naming the index); the double overload rejects non-integral values

@@ -1,0 +1,225 @@
+// Bindings of normcore::model: widths (ArithSpec), float BN parameters (BnParams), the fold and
+// the parameter image (params.bin). Every computation is the C++ library's.
+#include <pybind11/stl.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common.hpp"
+#include "normcore/config.hpp"
+#include "normcore/fold.hpp"
+#include "normcore/params_file.hpp"
+
+namespace normcore::py {
+
+namespace {
+
+std::vector<double> to_vector(
+    const pyb::array_t<double, pyb::array::c_style | pyb::array::forcecast>& a) {
+  return {a.data(), a.data() + a.size()};
+}
+
+pyb::array_t<std::int64_t> to_array(const std::vector<std::int64_t>& v) {
+  return pyb::array_t<std::int64_t>(static_cast<pyb::ssize_t>(v.size()), v.data());
+}
+
+// The widths of a generated core or accelerator (manifest.json with "config") or of a bare config
+// object file, as `normcore import --config` reads them.
+ArithSpec spec_from_config(const std::string& path) {
+  std::ifstream is(path);
+  if (!is) throw Error("config: cannot open " + path);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(is);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("config " + path + ": malformed JSON: " + e.what());
+  }
+  if (j.contains("config") && j["config"].is_object()) j = j["config"];
+  CoreConfig cfg;
+  try {
+    cfg = CoreConfig::from_json(j);
+  } catch (const std::exception& e) {
+    throw Error("config " + path + ": " + e.what());
+  }
+  if (const auto err = cfg.check(FieldNames::json); !err.empty()) {
+    throw Error("config " + path + ": " + err);
+  }
+  return cfg.arith;
+}
+
+void bind_spec(pyb::module_& m) {
+  pyb::class_<ArithSpec>(m, "ArithSpec", "Number widths of a datapath (contract.hpp)")
+      .def(pyb::init([](int xw, bool x_signed, int sw, int bw, int yw, bool y_signed) {
+             ArithSpec s{xw, x_signed, sw, bw, yw, y_signed};
+             if (const auto err = s.check(); !err.empty()) throw Error("ArithSpec: " + err);
+             return s;
+           }),
+           pyb::arg("in_bits") = 8, pyb::arg("in_signed") = true, pyb::arg("scale_bits") = 16,
+           pyb::arg("shift_bits") = 32, pyb::arg("out_bits") = 8, pyb::arg("out_signed") = true)
+      .def_static("from_config", &spec_from_config, pyb::arg("path"),
+                  "Widths of a manifest.json (core or accelerator) or config JSON file")
+      .def_readonly("in_bits", &ArithSpec::xw)
+      .def_readonly("in_signed", &ArithSpec::x_signed)
+      .def_readonly("scale_bits", &ArithSpec::sw)
+      .def_readonly("shift_bits", &ArithSpec::bw)
+      .def_readonly("out_bits", &ArithSpec::yw)
+      .def_readonly("out_signed", &ArithSpec::y_signed)
+      .def_property_readonly(
+          "in_range", [](const ArithSpec& s) { return pyb::make_tuple(s.x_min(), s.x_max()); })
+      .def_property_readonly(
+          "out_range", [](const ArithSpec& s) { return pyb::make_tuple(s.y_min(), s.y_max()); })
+      .def("__repr__", [](const ArithSpec& s) {
+        std::ostringstream os;
+        os << "ArithSpec(in_bits=" << s.xw << ", in_signed=" << (s.x_signed ? "True" : "False")
+           << ", scale_bits=" << s.sw << ", shift_bits=" << s.bw << ", out_bits=" << s.yw
+           << ", out_signed=" << (s.y_signed ? "True" : "False") << ")";
+        return os.str();
+      });
+}
+
+void bind_image(pyb::module_& m) {
+  pyb::class_<ParamImage>(m, "ParamImage",
+                          "Folded parameters s[c], b[c], R, rounding, clamp (params.bin)")
+      .def_static(
+          "load", [](const std::string& path) { return read_params(path); }, pyb::arg("path"))
+      .def_static(
+          "from_bytes",
+          [](const pyb::bytes& b, const std::string& name) {
+            const std::string s = b;
+            return decode_params(
+                std::span(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()), name);
+          },
+          pyb::arg("data"), pyb::arg("name") = "bytes")
+      .def(
+          "save", [](const ParamImage& p, const std::string& path) { write_params(path, p); },
+          pyb::arg("path"))
+      .def("to_bytes",
+           [](const ParamImage& p) {
+             const auto v = encode_params(p);
+             return pyb::bytes(reinterpret_cast<const char*>(v.data()), v.size());
+           })
+      .def_property_readonly("channels", [](const ParamImage& p) { return p.scale.size(); })
+      .def_property_readonly("scale", [](const ParamImage& p) { return to_array(p.scale); })
+      .def_property_readonly("bias", [](const ParamImage& p) { return to_array(p.shift); })
+      .def_property_readonly("shift", [](const ParamImage& p) { return p.job.shift; })
+      .def_property_readonly(
+          "rounding", [](const ParamImage& p) { return std::string(to_string(p.job.rounding)); })
+      .def_property_readonly(
+          "clamp", [](const ParamImage& p) { return pyb::make_tuple(p.job.lo, p.job.hi); })
+      .def_readonly("spec", &ParamImage::spec)
+      .def("__repr__", [](const ParamImage& p) {
+        return "ParamImage(channels=" + std::to_string(p.scale.size()) +
+               ", shift=" + std::to_string(p.job.shift) +
+               ", rounding=" + std::string(to_string(p.job.rounding)) + ")";
+      });
+}
+
+void bind_bn(pyb::module_& m) {
+  pyb::class_<BnParams>(m, "BnParams", "Float batch-norm parameters and quantisation (bn.json)")
+      .def_static(
+          "from_json",
+          [](const std::string& text, const std::string& source) {
+            return parse_bn_json(text, source);
+          },
+          pyb::arg("text"), pyb::arg("source") = "bn")
+      .def_static(
+          "load", [](const std::string& path) { return load_bn_json(path); }, pyb::arg("path"))
+      .def_static(
+          "from_arrays",
+          [](const pyb::array_t<double, pyb::array::c_style | pyb::array::forcecast>& gamma,
+             const pyb::array_t<double, pyb::array::c_style | pyb::array::forcecast>& beta,
+             const pyb::array_t<double, pyb::array::c_style | pyb::array::forcecast>& mean,
+             const pyb::array_t<double, pyb::array::c_style | pyb::array::forcecast>& var,
+             double eps, std::optional<std::pair<double, std::int64_t>> in_quant,
+             std::optional<std::pair<double, std::int64_t>> out_quant,
+             const std::string& activation, double act_min, double act_max,
+             std::optional<std::string> rounding) {
+            BnParams p;
+            p.gamma = to_vector(gamma);
+            p.beta = to_vector(beta);
+            p.mean = to_vector(mean);
+            p.var = to_vector(var);
+            p.eps = eps;
+            p.integer_io = !in_quant && !out_quant;
+            if (in_quant) p.in = Quant{in_quant->first, in_quant->second};
+            if (out_quant) p.out = Quant{out_quant->first, out_quant->second};
+            p.activation = activation;
+            p.act_min = act_min;
+            p.act_max = act_max;
+            if (rounding) p.rounding = parse_rounding(*rounding);
+            p.source = "bn";
+            validate(p);
+            return p;
+          },
+          pyb::arg("gamma"), pyb::arg("beta"), pyb::arg("mean"), pyb::arg("var"),
+          pyb::arg("eps") = 1e-5, pyb::arg("in_quant") = pyb::none(),
+          pyb::arg("out_quant") = pyb::none(), pyb::arg("activation") = "none",
+          pyb::arg("act_min") = 0.0, pyb::arg("act_max") = 0.0, pyb::arg("rounding") = pyb::none())
+      .def_property_readonly("channels", &BnParams::channels)
+      .def_readonly("gamma", &BnParams::gamma)
+      .def_readonly("beta", &BnParams::beta)
+      .def_readonly("mean", &BnParams::mean)
+      .def_readonly("var", &BnParams::var)
+      .def_readonly("eps", &BnParams::eps)
+      .def_readonly("integer_io", &BnParams::integer_io)
+      .def_property_readonly(
+          "in_quant",
+          [](const BnParams& p) { return pyb::make_tuple(p.in.scale, p.in.zero_point); })
+      .def_property_readonly(
+          "out_quant",
+          [](const BnParams& p) { return pyb::make_tuple(p.out.scale, p.out.zero_point); })
+      .def_readonly("activation", &BnParams::activation);
+}
+
+struct PyFold {
+  FoldResult result;
+  ParamImage image;
+  std::string report;
+};
+
+void bind_fold(pyb::module_& m) {
+  pyb::class_<PyFold>(m, "FoldResult", "The fold's result: the image and its exact error report")
+      .def_readonly("params", &PyFold::image)
+      .def_readonly("report", &PyFold::report)
+      .def_property_readonly(
+          "worst_error", [](const PyFold& f) { return static_cast<double>(f.result.worst_err); })
+      .def_property_readonly("worst_channel",
+                             [](const PyFold& f) { return f.result.worst_channel; })
+      .def_property_readonly("shift", [](const PyFold& f) { return f.result.job.shift; })
+      .def_property_readonly("warnings", [](const PyFold& f) { return f.result.warnings; })
+      .def_property_readonly("channel_errors", [](const PyFold& f) {
+        std::vector<double> v;
+        for (const auto& c : f.result.channels) v.push_back(static_cast<double>(c.max_err));
+        return v;
+      });
+  m.def(
+      "fold",
+      [](const BnParams& bn, const ArithSpec& spec, std::optional<std::string> rounding,
+         std::optional<int> shift) {
+        FoldOptions o;
+        if (rounding) o.rounding = parse_rounding(*rounding);
+        o.force_shift = shift;
+        PyFold f;
+        {
+          pyb::gil_scoped_release nogil;
+          f.result = fold(bn, spec, o);
+          f.report = format_report(f.result, spec, bn);
+        }
+        f.image = ParamImage{spec, f.result.job, f.result.scale, f.result.shift};
+        return f;
+      },
+      pyb::arg("bn"), pyb::arg("spec"), pyb::arg("rounding") = pyb::none(),
+      pyb::arg("shift") = pyb::none(), "Folds float BN into the contract's integers");
+}
+
+}  // namespace
+
+void bind_model(pyb::module_& m) {
+  bind_spec(m);
+  bind_image(m);
+  bind_bn(m);
+  bind_fold(m);
+}
+
+}  // namespace normcore::py
