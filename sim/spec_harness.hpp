@@ -37,7 +37,7 @@ constexpr bool table_direct(int lanes) {
 #define NC_TABLE_COPIES 0
 #endif
 // The per-lane table copies (CoreConfig::table_copies(): --table copies, more than one lane, not
-// the direct table): no wrap-around copies either, a load is C table writes.
+// the direct table): a load is max(C, L - 1) table writes (copies only at C .. L - 2).
 constexpr bool table_copies(int lanes) {
   return NC_TABLE_COPIES != 0 && lanes > 1 && !table_direct(lanes);
 }

@@ -58,6 +58,18 @@ Variant variant(const CoreConfig& c, LaneArith arith) {
 namespace {
 
 Module build_bank(const CoreConfig& c, const core::Variant& v) {
+  if (c.table_copies()) {  // the address is registered in <n>_ptable: no output register here
+    return ram_module(
+        {c.name + "_bank",
+         v.pw,
+         c.bank_depth(),
+         c.xilinx_attrs(),
+         {"One lane's copy of the parameter table: " + std::to_string(c.bank_depth()) +
+              " words of " + v.word() + ", one write port,",
+          "one read port, registered (block RAM): a word one cycle after its address",
+          "(the address is registered in <n>_ptable). No read while writing."},
+         false});
+  }
   return ram_module({c.name + "_bank",
                      v.pw,
                      c.bank_depth(),

@@ -27,7 +27,7 @@ struct TableWidths {
         cw(c.chan_bits()),
         pw(v.pw),
         ab(c.bank_addr_bits()),
-        uw(c.table_copies() ? c.chan_bits()
+        uw(c.table_copies() ? std::max(c.chan_bits(), bits_for(c.lanes - 2))
                             : std::max(c.chan_bits(), bits_for(c.max_channels + c.lanes - 2))),
         nb(c.lane_count_bits()),
         direct(c.table_direct()),
@@ -75,6 +75,26 @@ void bank_write_enables(Module& m, const TableWidths& w, const Expr& issue, Bloc
   run.push_back(assign(wen, ex::cat(std::move(bits))));
 }
 
+// The per-job register max(0, L - 1 - times * C) (nb bits), from C's low nb bits (C >= 2^nb >= L
+// gives 0 through its high bits).
+Expr k_reg(Module& m, const TableWidths& w, Block& consts, const std::string& name, int times) {
+  const int nb = w.nb, cw = w.cw, kw_bits = nb + times;
+  const Expr chans = m.ref("chans_i");
+  const std::string tc = (times > 1 ? std::to_string(times) : "") + "C";
+  const Expr kq =
+      m.reg(name + "_q", nb, "L - 1 - " + tc + " when " + tc + " < L - 1, else 0 (per job)");
+  const Expr kw = m.wire(name + "w", kw_bits, "L - 1 - " + tc + " (C < 2^nb)");
+  Expr sub = lit(kw_bits, static_cast<U>(w.L - 1));
+  for (int t = 0; t < times; ++t) sub = sub - zext(ex::fit(chans, nb), kw_bits);
+  m.assign(kw, sub);
+  // Negative (sign bit) or, for times > 1, not below 2^nb: clamp to 0 (a non-negative value is <
+  // L).
+  Expr k_zero = times == 1 ? bit(kw, nb) : ex::ne(slice(kw, nb, times), lit(times, 0));
+  if (cw > nb) k_zero = k_zero | ex::ne(slice(chans, nb, cw - nb), lit(cw - nb, 0));
+  consts.push_back(assign(kq, mux(k_zero, lit(nb, 0), slice(kw, 0, nb))));
+  return kq;
+}
+
 // Loader: exactly C words in channel order, one per cycle. Word c is written to T[c] one cycle
 // after it is taken; a word c < L - 1 also to its copies T[c + C], T[c + 2C], ... (u < C + L - 1)
 // in the following cycles, prm_ready_o low meanwhile (the direct table has no copies). C + L - 1
@@ -101,29 +121,30 @@ void table_loader(Module& m, const TableWidths& w, const Variant& v) {
   Block on_load{assign(cnt, lit(cw, 0)), assign(lastw, ex::eq(chans, lit(cw, 1)))};
   Block consts{assign(chm2, cw >= 2 ? chans - lit(cw, 2) : chans)};
   Expr issue = lit(1, 0);
-  if (w.wraps()) {
-    // Copies: the word in the write stage has one more copy when u < L - 1 (cpy_q); the copy
-    // after T[u + C] exists when u + C < L - 1, i.e. u < K = L - 1 - C (0 when C >= L - 1).
-    const Expr cpy = m.reg("ld_cpy_q", 1, "the write stage's word has another copy (u < L - 1)");
-    const Expr small = m.reg("ld_small_q", 1, "the next word's channel is < L - 1");
-    const Expr kq = m.reg("ld_k_q", nb, "L - 1 - C when C < L - 1, else 0 (per job)");
+  if (w.wraps() || w.copies) {
+    // Banked: word c < L - 1 has copies T[c + C], T[c + 2C], ... below C + L - 1; the copy after
+    // T[u + C] exists when u + C < L - 1, i.e. u < K = L - 1 - C (0 when C >= L - 1).
+    // Per-lane copies: only the addresses C .. L - 2 (C < L - 1) hold copies: word c has one when
+    // c < K, and the copy after T[u + C] exists when u + 2C < L - 1, i.e. u < K2 = L - 1 - 2C.
+    const Expr cpy = m.reg("ld_cpy_q", 1, "the write stage's word has another copy");
+    const Expr kq = k_reg(m, w, consts, "ld_k", 1);
     const Expr issue_w = m.wire("ld_issue", 1, "write the next copy, T[u + C], next cycle");
     m.assign(issue_w, we & cpy);
     issue = issue_w;
-    const Expr more = m.wire("ld_more", 1, "u + C < L - 1 (u < L - 1 here: its low bits)");
-    m.assign(more, ex::lt(ex::fit(u, nb), kq));
+    const Expr more = m.wire("ld_more", 1, "T[u + C] has a copy after it (u < L - 1: low bits)");
+    m.assign(more, ex::lt(ex::fit(u, nb), w.copies ? k_reg(m, w, consts, "ld_k2", 2) : kq));
+    Expr first;
+    if (w.copies) {
+      first = ex::lt(ex::fit(cnt, nb), kq);  // cnt < C < L - 1 whenever K > 0
+    } else {
+      first = m.reg("ld_small_q", 1, "the next word's channel is < L - 1");
+      on_accept.push_back(
+          assign(first, first & ex::ne(ex::fit(cnt, nb), lit(nb, static_cast<U>(L - 2)))));
+      on_load.push_back(assign(first, lit(1, 1)));
+    }
     const Expr cpyd = m.wire("ld_cpy_d", 1);
-    m.assign(cpyd, mux(accept, small, issue_w & more));
+    m.assign(cpyd, mux(accept, first, issue_w & more));
     cpy_d = cpyd;
-    on_accept.push_back(
-        assign(small, small & ex::ne(ex::fit(cnt, nb), lit(nb, static_cast<U>(L - 2)))));
-    on_load.push_back(assign(small, lit(1, 1)));
-    // L - 1 - C from C's low nb bits (C >= 2^nb >= L gives 0 through its high bits).
-    const Expr kw = m.wire("ld_kw", nb + 1, "L - 1 - C (C < 2^nb)");
-    m.assign(kw, lit(nb + 1, static_cast<U>(L - 1)) - zext(ex::fit(chans, nb), nb + 1));
-    Expr k_zero = bit(kw, nb);
-    if (cw > nb) k_zero = k_zero | ex::ne(slice(chans, nb, cw - nb), lit(cw - nb, 0));
-    consts.push_back(assign(kq, mux(k_zero, lit(nb, 0), slice(kw, 0, nb))));
     m.seq({assign(cpy, cpyd)});
   }
   const Expr open_d = m.wire("ld_open_d", 1);
@@ -243,34 +264,43 @@ void table_xbar(Module& m, const TableWidths& w, const Variant& v, const Expr& c
 }
 
 // Per-lane copies: lane i's RAM holds T[c] = param[c] for every c < C (the loader writes all
-// copies at once) and is read at u_i = (c0 + d_i) mod C. With e = C - c0 (one subtract for all
-// lanes, 1 <= e <= C) lane i wraps when e <= d_i, only possible when e < 2^nb: u_i is then
-// d_i - e (< L - 1: an nb-bit subtract), else c0 + d_i (< C: ab bits). Stages as the banks':
-// the RAM's read register, its output register. No crossbar.
+// copies at once) and is read at u_i = (c0 + d_i) mod C. With e = C - c0 (1 <= e <= C) lane i
+// wraps exactly when e <= d_i, which needs e < 2^nb, i.e. c0 >= C + 1 - 2^nb (a compare with a
+// per-job register): u_i is then (c0 + d_i - C) mod 2^k (< L - 1), else c0 + d_i (< C). Stage
+// t1 registers both candidates and the wrap flag (every path from c0_i is one short carry chain
+// and a LUT); the RAM's read address is their select (one LUT); t2 is the RAM's read register.
 void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const std::string& name) {
   const int L = w.L, cw = w.cw, ab = w.ab, dp = w.dp, nb = w.nb, k = std::min(nb, ab);
   m.section("Read side: lane i reads its own copy at (c0 + d_i) mod C");
-  const Expr c0 = m.ref("c0_i");
-  const Expr e = m.wire("e", cw, "C - c0: channels left before the wrap (>= 1)");
-  m.assign(e, m.ref("chans_i") - c0);
-  const Expr elo = m.wire("e_lo", nb, "e when e < 2^" + std::to_string(nb));
-  m.assign(elo, ex::fit(e, nb));
+  const Expr c0 = m.ref("c0_i"), chans = m.ref("chans_i");
+  const Expr elo = m.wire("e_lo", nb, "(C - c0) mod 2^" + std::to_string(nb));
+  m.assign(elo, ex::fit(chans, nb) - ex::fit(c0, nb));
   Expr esmall = lit(1, 1);
   if (cw > nb) {
-    esmall = m.wire("e_small", 1, "e < 2^" + std::to_string(nb));
-    m.assign(esmall, ex::eq(slice(e, nb, cw - nb), lit(cw - nb, 0)));
+    // C + 1 - 2^nb, or 0 when C < 2^nb (then e < 2^nb always).
+    const Expr cmw = m.wire("cm_w", cw + 1, "C + 1 - 2^" + std::to_string(nb));
+    m.assign(cmw, zext(chans, cw + 1) - lit(cw + 1, (U{1} << nb) - 1));
+    const Expr cm = m.reg("cm_q", cw, "max(0, C + 1 - 2^" + std::to_string(nb) + ") (per job)");
+    m.seq({assign(cm, mux(bit(cmw, cw), lit(cw, 0), slice(cmw, 0, cw)))});
+    esmall = m.wire("e_small", 1, "C - c0 < 2^" + std::to_string(nb));
+    m.assign(esmall, ex::ge(c0, cm));
   }
+  std::vector<Flop> ff;
   for (int i = 0; i < L; ++i) {
     const Expr raddr = m.wire(idx("raddr", i), ab);
+    const Expr sq = m.reg(idx("s", i) + "_q", ab, i == 0 ? "c0" : "c0 + d_i (when < C)");
     if (i == 0) {
-      m.assign(raddr, ex::fit(c0, ab), "c0 < C <= MAX_CHANNELS <= 2^ab");
+      ff.push_back(Flop{sq, ex::fit(c0, ab), {}});
+      m.assign(raddr, sq, "c0 < C <= MAX_CHANNELS <= 2^ab");
     } else {
       const Expr d = m.wire(idx("d", i), dp);
       m.assign(d, slice(m.ref("lane_d_i"), (i - 1) * dp, dp));
-      const Expr wrap = m.wire(idx("wrap", i), 1, "c0 + d_i >= C");
-      m.assign(wrap, esmall & ex::le(elo, zext(d, nb)));
-      m.assign(raddr, mux(wrap, zext(ex::fit(d, k) - ex::fit(elo, k), ab),
-                          ex::fit(c0, ab) + ex::fit(d, ab)));
+      const Expr wq = m.reg(idx("wrap", i) + "_q", 1, "c0 + d_i >= C");
+      const Expr tq = m.reg(idx("t", i) + "_q", k, "c0 + d_i - C (when >= C)");
+      ff.push_back(Flop{sq, ex::fit(c0, ab) + ex::fit(d, ab), {}});
+      ff.push_back(Flop{wq, esmall & ex::le(elo, zext(d, nb)), {}});
+      ff.push_back(Flop{tq, ex::fit(d, k) - ex::fit(elo, k), {}});
+      m.assign(raddr, mux(wq, zext(tq, ab), sq));
     }
     m.wire(idx("word", i), w.pw, "two cycles after c0_i");
     m.instance(Instance{name + "_bank",
@@ -282,6 +312,7 @@ void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const 
                          {"raddr_i", raddr},
                          {"rdata_o", m.ref(idx("word", i))}}});
   }
+  m.flops(ff);
   int off = 0;
   for (const auto& f : v.fields) {
     std::vector<Expr> parts;
@@ -302,7 +333,7 @@ Module build_ptable(const CoreConfig& c, const Variant& v) {
         "Parameter table, one copy per lane: lane i's RAM holds all C words (the load writes",
         "every copy at once) and is read at its own channel (c0 + d_i) mod C. No crossbar, no",
         "wrap-around copies; " + std::to_string(w.L) +
-            " times the RAM of one table. Stages: RAM read, its output register."};
+            " times the RAM of one table. Stages: the address candidates registered, RAM read."};
   } else if (w.direct) {
     m.description = {
         "Parameter table, direct (NHWC, C a multiple of " + std::to_string(w.L) +

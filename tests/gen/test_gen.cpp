@@ -274,8 +274,8 @@ bool has_net(const Module& m, const std::string& name) {
   return false;
 }
 
-// --table copies: one C-word RAM per lane, read at (c0 + d_i) mod C; no crossbar, no
-// wrap-around copies. --target ice40 / ecp5 pick it; the direct table and one lane win over it.
+// --table copies: one C-word RAM per lane, read at (c0 + d_i) mod C; no crossbar, copies only
+// at C .. L - 2. --target ice40 / ecp5 pick it; the direct table and one lane win over it.
 TEST(Config, TableCopiesOnePerLaneWithoutCrossbar) {
   EXPECT_EQ(CoreConfig::default_table("ice40"), "copies");
   EXPECT_EQ(CoreConfig::default_table("ecp5"), "copies");
@@ -303,8 +303,9 @@ TEST(Config, TableCopiesOnePerLaneWithoutCrossbar) {
   }
   EXPECT_EQ(rams, 5);
   EXPECT_FALSE(has_net(pt, "sel2_q_1")) << "a crossbar";
-  EXPECT_FALSE(has_net(pt, "ld_cpy_q")) << "wrap-around copies";
-  EXPECT_TRUE(has_net(pt, "wrap_4"));
+  EXPECT_FALSE(has_net(pt, "ld_small_q")) << "the banked table's wrap-around copies";
+  EXPECT_TRUE(has_net(pt, "ld_k2_q"));  // copies only at C .. L - 2
+  EXPECT_TRUE(has_net(pt, "wrap_4_q"));
   c.lanes = 1;
   EXPECT_FALSE(c.table_copies());
   c.lanes = 4;

@@ -45,17 +45,17 @@ module normcore_l16_i16_ptable (
   reg [11:0] ld_chm2_q;  // C - 2 (per job)
   wire ld_accept;
   assign ld_accept = prm_valid_i & ld_ready_q;
-  reg ld_cpy_q;  // the write stage's word has another copy (u < L - 1)
-  reg ld_small_q;  // the next word's channel is < L - 1
+  reg ld_cpy_q;  // the write stage's word has another copy
   reg [4:0] ld_k_q;  // L - 1 - C when C < L - 1, else 0 (per job)
-  wire ld_issue;  // write the next copy, T[u + C], next cycle
-  assign ld_issue = ld_we_q & ld_cpy_q;
-  wire ld_more;  // u + C < L - 1 (u < L - 1 here: its low bits)
-  assign ld_more = ld_u_q[4:0] < ld_k_q;
-  wire ld_cpy_d;
-  assign ld_cpy_d = ld_accept ? ld_small_q : ld_issue & ld_more;
   wire [5:0] ld_kw;  // L - 1 - C (C < 2^nb)
   assign ld_kw = 6'd15 - {1'b0, chans_i[4:0]};
+  wire ld_issue;  // write the next copy, T[u + C], next cycle
+  assign ld_issue = ld_we_q & ld_cpy_q;
+  wire ld_more;  // T[u + C] has a copy after it (u < L - 1: low bits)
+  assign ld_more = ld_u_q[4:0] < ld_k_q;
+  reg ld_small_q;  // the next word's channel is < L - 1
+  wire ld_cpy_d;
+  assign ld_cpy_d = ld_accept ? ld_small_q : ld_issue & ld_more;
   always @(posedge clk_i) begin
     ld_cpy_q <= ld_cpy_d;
   end

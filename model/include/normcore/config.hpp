@@ -134,8 +134,8 @@ struct CoreConfig {
   [[nodiscard]] bool table_copies() const {
     return table == "copies" && lanes > 1 && !table_direct();
   }
-  [[nodiscard]] int bank_depth() const {  // words per bank
-    if (table_copies()) return max_channels;
+  [[nodiscard]] int bank_depth() const {                           // words per bank
+    if (table_copies()) return std::max(max_channels, lanes - 1);  // copies at C .. L - 2
     if (table_direct()) return std::max(1, max_channels >> bank_sel_bits());
     return ((max_channels + banks() - 2) >> bank_sel_bits()) + 1;
   }
