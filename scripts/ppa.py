@@ -54,6 +54,9 @@ CONFIGS = [
     # --target ice40 picks --pipeline 8 (the >>> R shifter split in two, saturation, the clamp
     # compares and the clamp registered apart): the configuration for the fmax target.
     ("core_l4_ice40", "core", 4, ["--target", "ice40"]),
+    # The same with every lane's own copy of the parameter table (no crossbar; 27 of the UP5K's
+    # 30 EBR at 512 channels, so not --target ice40's default).
+    ("core_l4_ice40_cp", "core", 4, ["--target", "ice40", "--table", "copies"]),
     # LANES 8 at pipeline 8: the ECP5 target at LANES 8 (too big for the UP5K).
     ("core_l8_p8", "core", 8, ["--pipeline", "8"]),
     # The hard multiplier's own limit per family: one DSP primitive per lane with its registers.
@@ -493,7 +496,7 @@ def default_configs(args, targets, have, missing):
     """CONFIGS plus what this generator can do: --target ecp5 cores, the specialised core."""
     configs = list(CONFIGS)
     if "ecp5" in targets:
-        configs[6:6] = [("core_l4_ecp5", "core", 4, ["--target", "ecp5"]),
+        configs[7:7] = [("core_l4_ecp5", "core", 4, ["--target", "ecp5"]),
                         ("core_l8_ecp5", "core", 8, ["--target", "ecp5"])]
     else:
         print("[ppa] normcore gen has no --target ecp5: ECP5 measured on the cores of the other targets", flush=True)
@@ -502,7 +505,7 @@ def default_configs(args, targets, have, missing):
               + ("no specialised core measured" if not have else "specialised core with the others only"),
               flush=True)
     if have:
-        configs[6:6] = [("core_l4_spec", "core", 4, ["--target", "ice40", *spec_options(have)])]
+        configs[7:7] = [("core_l4_spec", "core", 4, ["--target", "ice40", *spec_options(have)])]
     return configs, {"core_l4_spec": "full" if not missing else "partial"}
 
 

@@ -64,7 +64,7 @@ normcore_cosim(l4_spec_ice40 LANES 4 XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 16 PI
 normcore_cosim(l4_tbl_cp    LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 16 PIPE 3 SEED 29
                TABLE copies SYNTH)
 normcore_cosim(l3_tbl_i40   LANES 3  XW 8  YW 8  SW 16 BW 32 MAXC 100  HWW 12 PIPE 8 SEED 30
-               TARGET ice40)
+               TARGET ice40 TABLE copies)
 normcore_cosim(l5_tbl_cp7   LANES 5  XW 6  YW 10 SW 8  BW 16 MAXC 7    HWW 6  PIPE 4 SEED 31
                TABLE copies)
 normcore_cosim(l8_tbl_cp7   LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 7    HWW 8  PIPE 5 SEED 32

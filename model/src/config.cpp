@@ -281,7 +281,7 @@ int CoreConfig::default_pipeline(const std::string& target) {
 }
 
 std::string CoreConfig::default_table(const std::string& target) {
-  return target == "ice40" || target == "ecp5" ? "copies" : "banked";
+  return target == "ecp5" ? "copies" : "banked";
 }
 
 std::string CoreConfig::check(FieldNames names) const {

@@ -275,9 +275,9 @@ bool has_net(const Module& m, const std::string& name) {
 }
 
 // --table copies: one C-word RAM per lane, read at (c0 + d_i) mod C; no crossbar, copies only
-// at C .. L - 2. --target ice40 / ecp5 pick it; the direct table and one lane win over it.
+// at C .. L - 2. --target ecp5 picks it; the direct table and one lane win over it.
 TEST(Config, TableCopiesOnePerLaneWithoutCrossbar) {
-  EXPECT_EQ(CoreConfig::default_table("ice40"), "copies");
+  EXPECT_EQ(CoreConfig::default_table("ice40"), "banked");
   EXPECT_EQ(CoreConfig::default_table("ecp5"), "copies");
   EXPECT_EQ(CoreConfig::default_table("generic"), "banked");
   EXPECT_EQ(CoreConfig::default_table("xilinx"), "banked");

@@ -90,9 +90,10 @@ struct CoreConfig {
   // multiply-add with its input and output registers, the DSP48E1's A/B/C and P
   // registers), asic 5 (the >>> R shifter registered).
   [[nodiscard]] static int default_pipeline(const std::string& target);
-  // The table `normcore gen --target T` picks when --table is not given: copies for ice40 and
-  // ecp5 (measured: the crossbar is most of the banked table's logic, docs/architecture.md),
-  // banked elsewhere (the least RAM).
+  // The table `normcore gen --target T` picks when --table is not given: copies for ecp5
+  // (measured: the crossbar is most of the banked table's logic, docs/architecture.md; L8 x 512
+  // channels takes 16 of the LFE5U-25F's 56 DP16KD), banked elsewhere (the least RAM; on the
+  // UP5K copies take 27 of its 30 EBR at L4 x 512, so ice40 asks for them with --table copies).
   [[nodiscard]] static std::string default_table(const std::string& target);
   // Xilinx: Vivado attributes (ram_style on the table banks, use_dsp on the lanes' multiply-add).
   [[nodiscard]] bool xilinx_attrs() const { return target == "xilinx"; }
