@@ -137,7 +137,7 @@ endfunction()
 if(NOT NORMCORE_SIM_BACKEND)
   return()  # tlm.cmake uses the Verilator settings above
 endif()
-set(NORMCORE_FST_DEVICES "nc_small" CACHE STRING
+set(NORMCORE_FST_DEVICES "" CACHE STRING
     "Devices (of NORMCORE_DEVICES) that also get the FST-tracing sim plugin (libnormcore_sim_fst.so)")
 foreach(_dev ${NORMCORE_DEVICES})
   normcore_sim_plugin(${_dev})
