@@ -69,8 +69,8 @@ Manifest check_design(const fs::path& dir, const std::string& given) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error("DIR: '" + given + "' is not a directory");
   if (!fs::is_regular_file(dir / "manifest.json", ec)) {
-    throw Error("DIR: '" + given + "' has no manifest.json (make one with normcore gen --accel -o " +
-                given + ")");
+    throw Error("DIR: '" + given +
+                "' has no manifest.json (make one with normcore gen --accel -o " + given + ")");
   }
   Manifest m = load_manifest(dir / "manifest.json");  // Error naming the key
   if (!fs::is_regular_file(dir / "filelist.f", ec)) {
@@ -141,7 +141,8 @@ int sim_build(const SimBuildCli& o) {
     std::cerr << "normcore sim-build: error: cmake configure failed (exit " << rc << ")\n";
     return kExitFailure;
   }
-  if (const int rc = run_command({o.cmake, "--build", build.string(), "-j", std::to_string(o.jobs)});
+  if (const int rc =
+          run_command({o.cmake, "--build", build.string(), "-j", std::to_string(o.jobs)});
       rc != 0) {
     std::cerr << "normcore sim-build: error: the build failed (exit " << rc << ")\n";
     return kExitFailure;
