@@ -1,7 +1,7 @@
 # SystemC/TLM-2.0 model of the generated devices (issue 5): the Verilated RTL with Verilator's
 # SystemC output inside normcore::vp::TlmAccelerator (tlm_bridge.hpp). For each device <name> in
 # NORMCORE_TLM_DEVICES, at build time:
-#   verilator --sc --build  ->  devices/<name>/obj_sc/V<name>__ALL.a, libverilated_sc.a and
+#   verilator --sc --trace --build  ->  devices/<name>/obj_sc/V<name>__ALL.a, libverilated_sc.a and
 #                               nc_sim_model.hpp (models.cmake's script mode)
 #   tlm_plugin.cpp + plugin_common.cpp + both archives + libsystemc
 #       ->  devices/<name>/libnormcore_tlm.so
@@ -48,7 +48,7 @@ function(normcore_tlm_model name)
   set(model_a ${obj}/V${name}__ALL.a)
   set(vlib_a ${obj}/libverilated_sc.a)
   set(header ${obj}/nc_sim_model.hpp)
-  set(vobjs verilated verilated_threads)
+  set(vobjs verilated verilated_threads verilated_vcd_c)
   list(TRANSFORM vobjs APPEND .o OUTPUT_VARIABLE vobj_files)
   list(TRANSFORM vobj_files PREPEND ${obj}/ OUTPUT_VARIABLE vobj_paths)
   set(objcache OBJCACHE=)
@@ -59,7 +59,7 @@ function(normcore_tlm_model name)
     OUTPUT ${model_a} ${vlib_a} ${header}
     BYPRODUCTS ${obj}/V${name}.h ${vobj_paths}
     COMMAND ${CMAKE_COMMAND} -E env ${objcache}
-            ${VERILATOR_EXE} --sc --build -j 2 -Wall --x-assign unique --x-initial unique
+            ${VERILATOR_EXE} --sc --build -j 2 -Wall --x-assign unique --x-initial unique --trace
             --top-module ${name}_top --prefix V${name} -Mdir ${obj}
             -CFLAGS "-fPIC -O2 -std=c++20 -DSC_CPLUSPLUS=201703L" -MAKEFLAGS "OPT_FAST=-O2"
             -F ${A_RTL_DIR}/filelist.f
@@ -85,9 +85,10 @@ function(normcore_tlm_model name)
   target_include_directories(${model} SYSTEM INTERFACE ${obj} ${NORMCORE_VERILATOR_ROOT}/include
                                                        ${NORMCORE_VERILATOR_ROOT}/include/vltstd)
   target_include_directories(${model} INTERFACE ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
-  # As in V<name>_classes.mk for --sc without tracing (the archives are compiled with these).
-  target_compile_definitions(${model} INTERFACE VM_COVERAGE=0 VM_SC=1 VM_TRACE=0 VM_TRACE_FST=0
-                                                VM_TRACE_VCD=0)
+  # As in V<name>_classes.mk for --sc --trace (the archives are compiled with these); the tlm
+  # plugin's trace= dumps through VerilatedVcdC (tlm_plugin.cpp).
+  target_compile_definitions(${model} INTERFACE VM_COVERAGE=0 VM_SC=1 VM_TRACE=1 VM_TRACE_FST=0
+                                                VM_TRACE_VCD=1)
   target_link_libraries(${model} INTERFACE ${model_a} ${vlib_a} normcore_systemc Threads::Threads)
 
   # The plugin: only the normcore_sim_* functions (and sc_main, which libsystemc.so refers to)

@@ -4,7 +4,8 @@
 # FST sim: and tlm: plugins in one command; one tensor runs on sim:, tlm: and ref: with
 # byte-identical outputs; the traces are opened: VCD timescale 1 ps, the window's first and last
 # time (trace_from / trace_to at the 50 MHz period, 20000 ps), the FST header (block type,
-# timescale exponent -12, start / end time of the window); a bad DIR and a bad window exit 2.
+# timescale exponent -12, start / end time of the window), the tlm: VCD (timescale, half-clock
+# grid, window); a bad DIR, a bad window and a wrong trace format exit 2.
 # Usage: cli_sim_build.sh <normcore binary> [<work dir, kept>]
 set -uo pipefail
 bin=${1:?usage: cli_sim_build.sh <normcore> [work dir]}
@@ -82,7 +83,8 @@ run --device "sim:$m,trace=$work/t.vcd,trace_from=40,trace_to=90" --output "$wor
   bad "run sim"
 run --device "sim:$m,trace=$work/t.fst,trace_from=40,trace_to=90" --output "$work/y_fst.npy" ||
   bad "run sim fst"
-run --device "tlm:$m" --output "$work/y_tlm.npy" || bad "run tlm"
+run --device "tlm:$m,trace=$work/t_tlm.vcd,trace_from=40,trace_to=90" \
+  --output "$work/y_tlm.npy" || bad "run tlm"
 for b in sim fst tlm; do
   cmp -s "$work/y_ref.npy" "$work/y_$b.npy" && ok || bad "$b output differs from ref"
 done
@@ -114,6 +116,22 @@ start, end = struct.unpack(">QQ", b[9:25])
 assert (start, end) == (800000, 1810000), (start, end)
 assert struct.unpack("b", b[73:74])[0] == -12, "timescale"
 PY
+
+# tlm: VCD of the RTL, timescale 1 ps, the same 20000 ps clock (the manifest's 50 MHz), one dump a
+# half clock, only clocks 40..90 (k = time / P, counted since the model elaborated).
+python3 - "$work/t_tlm.vcd" <<'PY' && ok || bad "tlm vcd"
+import sys
+text = open(sys.argv[1]).read()
+assert "$timescale 1ps $end" in text, "timescale"
+assert "irq_o" in text and "$enddefinitions" in text, "signals"
+times = [int(l[1:]) for l in text.splitlines() if l.startswith("#")]
+assert len(times) >= 20, "only %d time steps" % len(times)
+assert all(t % 10000 == 0 for t in times), "a time off the half-clock grid"
+assert 800000 <= times[0] and times[-1] <= 1810000, (times[0], times[-1])
+assert len(times) <= 102, len(times)
+PY
+expect_error "tlm fst" 2 "the tlm plugin writes VCD only" -- \
+  run --device "tlm:$m,trace=$work/u.fst" --output "$work/z.npy"
 
 # --- wrong trace format / window: exit 2 naming the option ---------------------------------------
 expect_error "vcd from fst build" 2 "writes FST" -- \
