@@ -1,5 +1,8 @@
 // normcore fold: float BN parameters + quantisation -> params.bin (s[c], b[c], R, rounding,
 // clamp) for a core configuration, with the exact error report.
+#include <unistd.h>
+
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -16,6 +19,7 @@ namespace {
 struct FoldCli {
   std::string params, npz, config, out = "params.bin", rounding, report;
   int shift = 0;
+  bool progress = false, no_progress = false;
   double max_error = -1;  // --max-error LSB (negative: not given)
   CLI::Option *shift_opt = nullptr, *max_error_opt = nullptr;
 };
@@ -59,6 +63,16 @@ void check_shift_options(const FoldCli& o, const CoreConfig& cfg, FoldOptions& f
   }
 }
 
+// "\rnormcore fold: <phase> done / total" on stderr, a line per phase.
+std::function<void(const char*, std::uint64_t, std::uint64_t)> fold_progress() {
+  return [](const char* phase, std::uint64_t done, std::uint64_t total) {
+    std::fprintf(stderr, "\rnormcore fold: %-10s %3.0f%% (%llu / %llu)", phase,
+                 100.0 * static_cast<double>(done) / static_cast<double>(total),
+                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total));
+    if (done == total) std::fprintf(stderr, "\n");
+  };
+}
+
 }  // namespace
 
 Action add_fold(CLI::App& app) {
@@ -84,6 +98,10 @@ Action add_fold(CLI::App& app) {
   o->max_error_opt = sub->add_option("--max-error", o->max_error,
                                      "Fail (exit 2, nothing written) above this worst-case error");
   sub->add_option("--report", o->report, "Also write the report to this file (- for stdout)");
+  sub->add_flag("--progress", o->progress,
+                "Print the fold's phases to stderr (default: on a terminal, for 65536 channels and "
+                "more)");
+  sub->add_flag("--no-progress", o->no_progress, "No progress, even on a terminal");
   return [o]() -> int {
     try {
       const auto cfg = read_core_config(o->config);
@@ -113,6 +131,9 @@ Action add_fold(CLI::App& app) {
       }
       if (cfg.has_fixed_shift()) fo.force_shift = cfg.fixed_shift;
       check_shift_options(*o, cfg, fo);
+      if (!o->no_progress && (o->progress || (isatty(2) != 0 && bn.channels() >= 65536))) {
+        fo.progress = fold_progress();
+      }
       const FoldResult res = fold(bn, cfg.arith, fo);
       const std::string text = format_report(res, cfg.arith, bn);
       check_max_error(o->max_error_opt->count() > 0, o->max_error, res.worst_err,

@@ -34,7 +34,8 @@ struct RunCli {
   double in_scale = 0, out_scale = 0;
   std::int64_t in_zp = 0, out_zp = 0;
   int timeout_ms = 30000;
-  bool progress = false, quiet = false, in_scale_given = false, tile_given = false;
+  bool progress = false, no_progress = false, quiet = false, in_scale_given = false,
+       tile_given = false;
   std::int64_t tile = 0;
 };
 
@@ -184,7 +185,8 @@ DriverOptions driver_options(const RunCli& o, std::size_t elements) {
   DriverOptions dopt;
   dopt.job_timeout = std::chrono::milliseconds(o.timeout_ms);
   if (o.tile > 0) dopt.max_tile_elements = static_cast<std::uint64_t>(o.tile);
-  const bool show = o.progress || (!o.quiet && isatty(2) != 0 && elements >= (1u << 22));
+  const bool show =
+      !o.no_progress && (o.progress || (!o.quiet && isatty(2) != 0 && elements >= (1u << 22)));
   if (show) {
     dopt.progress = [](std::uint64_t done, std::uint64_t total) {
       std::fprintf(stderr, "\rnormcore run: %3.0f%% (%llu / %llu elements)",
@@ -387,7 +389,10 @@ Action add_run(CLI::App& app) {
   sub->add_option("--timeout", o->timeout_ms, "Per device job time-out in ms")
       ->capture_default_str();
   auto* tile = sub->add_option("--tile", o->tile, "Largest device job in elements (default 16 Mi)");
-  sub->add_flag("--progress", o->progress, "Print progress to stderr (default: on a terminal)");
+  sub->add_flag("--progress", o->progress,
+                "Print progress to stderr, also inside long device jobs (default: on a terminal, "
+                "for 4 Mi elements and more)");
+  sub->add_flag("--no-progress", o->no_progress, "No progress, even on a terminal");
   sub->add_flag("-q,--quiet", o->quiet, "No summary line");
   return [o, in_scale, tile] {
     o->in_scale_given = in_scale->count() > 0;

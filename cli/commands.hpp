@@ -21,6 +21,7 @@ Action add_fold(CLI::App& app);
 Action add_run(CLI::App& app);
 Action add_info(CLI::App& app);
 Action add_import(CLI::App& app);
+Action add_sim_build(CLI::App& app);
 
 // --max-error LSB of fold and import: throws normcore::Error (exit 2) when `given` and the
 // fold's worst-case error `worst` (at `where`) exceeds `limit` output LSBs.

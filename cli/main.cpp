@@ -1,4 +1,5 @@
-// normcore: fold batch-norm parameters, generate the RTL, run jobs on a device.
+// normcore: fold batch-norm parameters, generate the RTL, run jobs on a device, build the
+// simulation plugins of a generated design.
 #include <iostream>
 
 #include "commands.hpp"
@@ -12,6 +13,7 @@ int main(int argc, char** argv) {
   const auto fold = normcore::cli::add_fold(app);
   const auto run = normcore::cli::add_run(app);
   const auto info = normcore::cli::add_info(app);
+  const auto sim_build = normcore::cli::add_sim_build(app);
 #if NORMCORE_WITH_IMPORT
   const auto import_model = normcore::cli::add_import(app);
 #endif
@@ -26,6 +28,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("fold")) return fold();
     if (app.got_subcommand("run")) return run();
     if (app.got_subcommand("info")) return info();
+    if (app.got_subcommand("sim-build")) return sim_build();
 #if NORMCORE_WITH_IMPORT
     if (app.got_subcommand("import")) return import_model();
 #endif

@@ -32,27 +32,66 @@ if(NOT EXISTS "${NORMCORE_VERILATOR_ROOT}/include/verilated.h")
   message(FATAL_ERROR "verilated.h not found under VERILATOR_ROOT '${NORMCORE_VERILATOR_ROOT}'")
 endif()
 
+# normcore_sim_plugin(<name> [TRACE vcd|fst] [RTL_DIR <d>] [OUT_DIR <d>] [OBJ_DIR <d>]
+#                     [DEPENDS <targets>])
+# The plugin of the design <name> (top <name>_top) whose manifest.json and filelist.f are in
+# RTL_DIR (default devices/<name>/rtl), written to OUT_DIR (default devices/<name>) as
+# libnormcore_sim.so, or libnormcore_sim_fst.so with TRACE fst (Verilator --trace-fst: the
+# trace= file is FST; the default plugin writes VCD). Objects go to OBJ_DIR (default
+# OUT_DIR/obj, OUT_DIR/obj_fst). DEPENDS: what makes the manifest (default device_<name>).
+# Targets: normcore_sim_[fst_]<name>, built by sim_[fst_]<name>. `normcore sim-build` calls this
+# for a user's design (sim/user/CMakeLists.txt).
 function(normcore_sim_plugin name)
-  set(dir ${NORMCORE_DEVICES_DIR}/${name})
-  set(obj ${dir}/obj)
-  set(manifest ${dir}/rtl/manifest.json)
+  cmake_parse_arguments(PARSE_ARGV 1 A "" "TRACE;RTL_DIR;OUT_DIR;OBJ_DIR" "DEPENDS")
+  if(NOT A_TRACE)
+    set(A_TRACE vcd)
+  endif()
+  if(NOT A_OUT_DIR)
+    set(A_OUT_DIR ${NORMCORE_DEVICES_DIR}/${name})
+  endif()
+  if(NOT A_RTL_DIR)
+    set(A_RTL_DIR ${A_OUT_DIR}/rtl)
+  endif()
+  if(NOT DEFINED A_DEPENDS)
+    set(A_DEPENDS device_${name})
+  endif()
+  if(A_TRACE STREQUAL "fst")
+    set(sfx _fst)
+    set(tpre fst_)
+    set(trace_flag --trace-fst)
+    set(trace_defs VM_TRACE_FST=1 VM_TRACE_VCD=0)
+    set(vobjs verilated verilated_fst_c verilated_threads)
+  elseif(A_TRACE STREQUAL "vcd")
+    set(sfx "")
+    set(tpre "")
+    set(trace_flag --trace)
+    set(trace_defs VM_TRACE_FST=0 VM_TRACE_VCD=1)
+    set(vobjs verilated verilated_vcd_c verilated_threads)
+  else()
+    message(FATAL_ERROR "normcore_sim_plugin(${name}): TRACE must be vcd or fst, not ${A_TRACE}")
+  endif()
+  if(NOT A_OBJ_DIR)
+    set(A_OBJ_DIR ${A_OUT_DIR}/obj${sfx})
+  endif()
+  set(obj ${A_OBJ_DIR})
+  set(manifest ${A_RTL_DIR}/manifest.json)
   set(model_a ${obj}/V${name}__ALL.a)
   set(vlib_a ${obj}/libverilated.a)
   set(header ${obj}/nc_sim_model.hpp)
-  set(vobjs verilated verilated_vcd_c verilated_threads)
   list(TRANSFORM vobjs APPEND .o OUTPUT_VARIABLE vobj_files)
   list(TRANSFORM vobj_files PREPEND ${obj}/ OUTPUT_VARIABLE vobj_paths)
   set(objcache OBJCACHE=)
   if(CCACHE_PROGRAM)
     set(objcache OBJCACHE=${CCACHE_PROGRAM})
   endif()
+  file(MAKE_DIRECTORY ${obj})
   add_custom_command(
     OUTPUT ${model_a} ${vlib_a} ${header}
     BYPRODUCTS ${obj}/V${name}.h ${vobj_paths}
     COMMAND ${CMAKE_COMMAND} -E env ${objcache}
-            ${VERILATOR_EXE} --cc --build -j 2 -Wall --x-assign unique --x-initial unique --trace
-            --top-module ${name}_top --prefix V${name} -Mdir ${obj}
-            -CFLAGS "-fPIC -O2 -std=c++20" -MAKEFLAGS "OPT_FAST=-O2" -F ${dir}/rtl/filelist.f
+            ${VERILATOR_EXE} --cc --build -j 2 -Wall --x-assign unique --x-initial unique
+            ${trace_flag} --top-module ${name}_top --prefix V${name} -Mdir ${obj}
+            -CFLAGS "-fPIC -O2 -std=c++20" -MAKEFLAGS "OPT_FAST=-O2" -F ${A_RTL_DIR}/filelist.f
     COMMAND ${CMAKE_COMMAND} -E env ${objcache}
             ${MAKE_EXE} -s -C ${obj} -f V${name}.mk OPT_GLOBAL=-O2 ${vobj_files}
     COMMAND ${CMAKE_COMMAND} -E rm -f ${vlib_a}
@@ -60,44 +99,54 @@ function(normcore_sim_plugin name)
     COMMAND ${CMAKE_COMMAND} -DMANIFEST=${manifest} -DOUT=${header} -DNAME=${name}
             -P ${CMAKE_CURRENT_FUNCTION_LIST_FILE}
     COMMAND ${CMAKE_COMMAND} -E touch ${model_a}
-    DEPENDS ${manifest} device_${name} ${CMAKE_CURRENT_FUNCTION_LIST_FILE}
-    WORKING_DIRECTORY ${dir}
+    DEPENDS ${manifest} ${A_DEPENDS} ${CMAKE_CURRENT_FUNCTION_LIST_FILE}
+    WORKING_DIRECTORY ${obj}
     JOB_POOL normcore_verilate
-    COMMENT "verilate ${name}_top for the sim plugin"
+    COMMENT "verilate ${name}_top (${A_TRACE} trace) for the sim plugin"
     VERBATIM)
-  add_custom_target(verilate_${name} DEPENDS ${model_a} ${vlib_a} ${header})
+  add_custom_target(verilate_${tpre}${name} DEPENDS ${model_a} ${vlib_a} ${header})
 
-  set(tgt normcore_sim_${name})
-  add_library(${tgt} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/sim_plugin.cpp
-                            ${CMAKE_CURRENT_SOURCE_DIR}/plugin_common.cpp)
-  add_dependencies(${tgt} verilate_${name})
+  set(tgt normcore_sim_${tpre}${name})
+  add_library(${tgt} MODULE ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/sim_plugin.cpp
+                            ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/plugin_common.cpp)
+  add_dependencies(${tgt} verilate_${tpre}${name})
   target_include_directories(${tgt} SYSTEM PRIVATE ${obj} ${NORMCORE_VERILATOR_ROOT}/include
                                                    ${NORMCORE_VERILATOR_ROOT}/include/vltstd)
-  # As in V<name>_classes.mk for --cc --trace (the archives are compiled with these).
-  target_compile_definitions(${tgt} PRIVATE VM_COVERAGE=0 VM_SC=0 VM_TRACE=1 VM_TRACE_FST=0
-                                            VM_TRACE_VCD=1)
+  # As in V<name>_classes.mk for --cc --trace / --trace-fst (the archives are compiled with these).
+  target_compile_definitions(${tgt} PRIVATE VM_COVERAGE=0 VM_SC=0 VM_TRACE=1 ${trace_defs})
   target_link_libraries(${tgt} PRIVATE ${model_a} ${vlib_a} normcore::runtime
                                        nlohmann_json::nlohmann_json Threads::Threads
                                        normcore_warnings)
+  if(A_TRACE STREQUAL "fst")
+    target_link_libraries(${tgt} PRIVATE ZLIB::ZLIB)  # verilated_fst_c
+  endif()
   # The plugin's copies of the runtime, Verilator's library and the model stay private; only the
   # three normcore_sim_* functions are exported.
   target_link_options(${tgt} PRIVATE -Wl,--exclude-libs,ALL -Wl,--no-undefined)
   set_target_properties(${tgt} PROPERTIES
     PREFIX "lib"
-    OUTPUT_NAME normcore_sim
-    LIBRARY_OUTPUT_DIRECTORY ${dir}
+    OUTPUT_NAME normcore_sim${sfx}
+    LIBRARY_OUTPUT_DIRECTORY ${A_OUT_DIR}
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON
     LINK_DEPENDS "${model_a};${vlib_a}")
-  add_custom_target(sim_${name} ALL)
-  add_dependencies(sim_${name} ${tgt})
+  add_custom_target(sim_${tpre}${name} ALL)
+  add_dependencies(sim_${tpre}${name} ${tgt})
 endfunction()
 
 if(NOT NORMCORE_SIM_BACKEND)
   return()  # tlm.cmake uses the Verilator settings above
 endif()
+set(NORMCORE_FST_DEVICES "" CACHE STRING
+    "Devices (of NORMCORE_DEVICES) that also get the FST-tracing sim plugin (libnormcore_sim_fst.so)")
 foreach(_dev ${NORMCORE_DEVICES})
   normcore_sim_plugin(${_dev})
+endforeach()
+foreach(_dev ${NORMCORE_FST_DEVICES})
+  if(NOT _dev IN_LIST NORMCORE_DEVICES)
+    message(FATAL_ERROR "NORMCORE_FST_DEVICES: ${_dev} is not a device (${NORMCORE_DEVICES})")
+  endif()
+  normcore_sim_plugin(${_dev} TRACE fst)
 endforeach()
 
 if(NOT NORMCORE_TESTS)

@@ -5,12 +5,20 @@
 // (runtime/src/sim_loader.cpp), which documents the exported ABI. The build generates
 // nc_sim_model.hpp: the model class and the manifest "config" object this plugin was built for.
 //
-// Device string: sim:<manifest>[,latency=N][,stall=P][,seed=N][,trace=<file.vcd>][,mem=<bytes>]
-//                [,fail_job=N][,fail=read|write][,hang_job=N][,lib=<path>  (read by the loader)]
+// Device string: sim:<manifest>[,latency=N][,stall=P][,seed=N][,trace=<file.vcd|file.fst>]
+//                [,trace_from=N][,trace_to=N][,mem=<bytes>][,fail_job=N][,fail=read|write]
+//                [,hang_job=N][,lib=<path>  (read by the loader)]
 //   latency   memory read and write latency in cycles (default 8)
 //   stall     probability of a random stall per cycle on AR, AW, W ready and on R (default 0)
 //   seed      seed of the memory model's and the AXI4-Lite master's randomness (default 1)
-//   trace     VCD file of every signal, each clock edge (written until the device is closed)
+//   trace     trace file of every signal, both clock edges (written until the device is closed):
+//             VCD from libnormcore_sim.so (verilator --trace); a name ending in .fst needs the
+//             FST build libnormcore_sim_fst.so (--trace-fst; the loader picks it), each refuses
+//             the other format. Timescale 1 ps; one clock = the manifest's clock_mhz period
+//             (P = round(10^6 / clock_mhz) ps, 10000 at the default 100 MHz): clock k (rising
+//             edges counted from 0 since open, the 4 reset clocks included) is dumped at k*P
+//             (clk_i low, inputs settled) and k*P + P/2 (after the rising edge)
+//   trace_from, trace_to  dump only clocks trace_from..trace_to (defaults: all)
 //   mem       bytes of the DMA region at 0x4000_0000 (default 1 GiB, clipped to the address width)
 //   fail_job  the N-th START accepted while idle (counted from 1 since open) meets a bus error:
 //   fail      ... SLVERR on bursts touching SRC (read, default) or DST (write)
@@ -20,7 +28,9 @@
 // shadow (map()) that sync_to_device()/sync_from_device() copy into/out of the memory model. The
 // memory model's allowed regions are always exactly the live buffers (reads: whole bus words), so
 // any DMA outside a buffer is an AXI violation, reported once as a DeviceError after ticking.
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -42,11 +52,32 @@ namespace {
 using Top = model::Top;
 constexpr std::uint64_t kClockCheckCycles = 1024;
 
+// trace=<file>: .fst only from the FST build, anything else only from the VCD build.
+void check_trace_format(const DeviceSpec& spec, const std::string& path) {
+  const bool fst = path.size() >= 4 && path.compare(path.size() - 4, 4, ".fst") == 0;
+  const bool have_fst = std::string(kTraceFormat) == "fst";
+  if (fst == have_fst) return;
+  throw DeviceError("device '" + spec.text + "': option trace=" + path +
+                    (fst ? ": FST needs the FST build of the plugin (libnormcore_sim_fst.so: "
+                           "`normcore sim-build DIR --fst`, or NORMCORE_FST_DEVICES); this one "
+                           "writes VCD"
+                         : ": this plugin (libnormcore_sim_fst.so) writes FST: name the file "
+                           "*.fst, or use libnormcore_sim.so for VCD"));
+}
+
+// Clock period of the trace in ps (the model's time precision).
+std::uint64_t trace_period_ps(const Manifest& manifest) {
+  const int mhz =
+      manifest.config.accel.core.clock_mhz > 0 ? manifest.config.accel.core.clock_mhz : 100;
+  return std::max<std::uint64_t>(2, (2'000'000 / static_cast<std::uint64_t>(mhz) + 1) / 2);
+}
+
 struct Options {
   unsigned latency = 8;
   double stall = 0.0;
   std::uint64_t seed = 1;
   std::string trace;
+  TraceOptions window;
   std::uint64_t mem = std::uint64_t{1} << 30;
   detail::FaultOptions faults;
 
@@ -57,6 +88,14 @@ struct Options {
     o.stall = r.probability("stall", o.stall);
     o.seed = spec.get_u64("seed", o.seed);
     o.trace = r.text("trace", "");
+    o.window.from = r.u64("trace_from", 0, 0, UINT64_MAX);
+    o.window.to = r.u64("trace_to", UINT64_MAX, 0, UINT64_MAX);
+    if (o.window.to < o.window.from) {
+      throw DeviceError("device '" + spec.text +
+                        "': option trace_to=" + std::to_string(o.window.to) +
+                        " is before trace_from=" + std::to_string(o.window.from));
+    }
+    if (!o.trace.empty()) check_trace_format(spec, o.trace);
     o.mem = r.at_least("mem", o.mem, 4096);
     o.faults = r.faults();
     return o;
@@ -115,7 +154,9 @@ class SimDevice final : public plugin::PluginDevice {
     top_ = &h_->top();
     if (!opt_.trace.empty()) {
       try {
-        h_->open_trace(opt_.trace);
+        TraceOptions t = opt_.window;
+        t.period = trace_period_ps(manifest);
+        h_->open_trace(opt_.trace, t);
       } catch (const std::runtime_error& e) {
         throw DeviceError(name() + ": " + e.what());
       }

@@ -83,6 +83,42 @@ void same_as_ref(const std::string& dev, std::uint64_t max_c, std::uint64_t max_
   EXPECT_GT(sim.stats().tiles, static_cast<std::uint64_t>(jobs));  // tiling happened
 }
 
+// Issue 15 item 9: one large device job reports progress while it runs (PERF_ELEMS), not only a
+// single 100% at its end; the values rise, stay below the total until the end, and the result
+// is still exact.
+TEST(SimDriver, ProgressInsideOneLargeJob) {
+  DriverOptions o;
+  o.progress_interval = 2ms;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;
+  o.progress = [&seen](std::uint64_t done, std::uint64_t total) { seen.emplace_back(done, total); };
+  auto sim = Accelerator::open("sim:" + manifest("normcore"), o);
+  std::mt19937_64 rng(15);
+  Job j;
+  j.s = JobShape{2, 16, 20000, Layout::nchw};  // 640000 elements: one job of ~80000 beats
+  j.im = random_image(sim.manifest().config.arith(), j.s.c, rng);
+  const ArithSpec a = sim.manifest().config.arith();
+  std::uniform_int_distribution<std::int64_t> xd(a.x_min(), a.x_max());
+  std::vector<std::int64_t> x(j.s.elements());
+  for (auto& v : x) v = xd(rng);
+  j.x.assign(x.begin(), x.end());
+  j.want.resize(x.size());
+  apply_tensor(x, j.want, j.im.scale, j.im.shift, static_cast<std::int64_t>(j.s.hw), j.s.layout,
+               j.im.job);
+  const auto y = run_on(sim, j);
+  EXPECT_EQ(std::vector<std::int64_t>(y.begin(), y.end()), j.want);
+  EXPECT_EQ(sim.stats().tiles, 1U);
+  ASSERT_GE(seen.size(), 3U) << "no progress inside the job";
+  const std::uint64_t n = j.s.elements();
+  EXPECT_EQ(seen.back(), std::make_pair(n, n));
+  std::uint64_t inside = 0;
+  for (std::size_t i = 0; i + 1 < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].second, n);
+    EXPECT_LE(seen[i].first, seen[i + 1].first) << "progress went back at report " << i;
+    if (seen[i].first > 0 && seen[i].first < n) ++inside;
+  }
+  EXPECT_GE(inside, 1U) << "every report was 0 or 100%";
+}
+
 TEST(SimDriver, SameBytesAsRefDefaultDevice) {
   same_as_ref("normcore", 40, 200, 60, ",latency=12,stall=0.2");
 }

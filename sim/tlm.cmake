@@ -1,7 +1,7 @@
 # SystemC/TLM-2.0 model of the generated devices (issue 5): the Verilated RTL with Verilator's
 # SystemC output inside normcore::vp::TlmAccelerator (tlm_bridge.hpp). For each device <name> in
 # NORMCORE_TLM_DEVICES, at build time:
-#   verilator --sc --build  ->  devices/<name>/obj_sc/V<name>__ALL.a, libverilated_sc.a and
+#   verilator --sc --trace --build  ->  devices/<name>/obj_sc/V<name>__ALL.a, libverilated_sc.a and
 #                               nc_sim_model.hpp (models.cmake's script mode)
 #   tlm_plugin.cpp + plugin_common.cpp + both archives + libsystemc
 #       ->  devices/<name>/libnormcore_tlm.so
@@ -22,14 +22,33 @@ add_library(normcore_systemc INTERFACE)
 target_link_libraries(normcore_systemc INTERFACE PkgConfig::SystemC)
 target_compile_definitions(normcore_systemc INTERFACE SC_CPLUSPLUS=201703L)
 
+# normcore_tlm_model(<name> [RTL_DIR <d>] [OUT_DIR <d>] [OBJ_DIR <d>] [DEPENDS <targets>]
+#                    [NO_EXAMPLE])
+# As normcore_sim_plugin (models.cmake): the design's RTL_DIR (default devices/<name>/rtl), the
+# plugin libnormcore_tlm.so in OUT_DIR (default devices/<name>), objects in OBJ_DIR (default
+# OUT_DIR/obj_sc); NO_EXAMPLE: no sc_main example (`normcore sim-build` for a user's design).
 function(normcore_tlm_model name)
-  set(dir ${NORMCORE_DEVICES_DIR}/${name})
-  set(obj ${dir}/obj_sc)
-  set(manifest ${dir}/rtl/manifest.json)
+  cmake_parse_arguments(PARSE_ARGV 1 A "NO_EXAMPLE" "RTL_DIR;OUT_DIR;OBJ_DIR" "DEPENDS")
+  if(NOT A_OUT_DIR)
+    set(A_OUT_DIR ${NORMCORE_DEVICES_DIR}/${name})
+  endif()
+  if(NOT A_RTL_DIR)
+    set(A_RTL_DIR ${A_OUT_DIR}/rtl)
+  endif()
+  if(NOT A_OBJ_DIR)
+    set(A_OBJ_DIR ${A_OUT_DIR}/obj_sc)
+  endif()
+  if(NOT DEFINED A_DEPENDS)
+    set(A_DEPENDS device_${name})
+  endif()
+  set(dir ${A_OUT_DIR})
+  set(obj ${A_OBJ_DIR})
+  set(manifest ${A_RTL_DIR}/manifest.json)
+  file(MAKE_DIRECTORY ${obj})
   set(model_a ${obj}/V${name}__ALL.a)
   set(vlib_a ${obj}/libverilated_sc.a)
   set(header ${obj}/nc_sim_model.hpp)
-  set(vobjs verilated verilated_threads)
+  set(vobjs verilated verilated_threads verilated_vcd_c)
   list(TRANSFORM vobjs APPEND .o OUTPUT_VARIABLE vobj_files)
   list(TRANSFORM vobj_files PREPEND ${obj}/ OUTPUT_VARIABLE vobj_paths)
   set(objcache OBJCACHE=)
@@ -40,10 +59,10 @@ function(normcore_tlm_model name)
     OUTPUT ${model_a} ${vlib_a} ${header}
     BYPRODUCTS ${obj}/V${name}.h ${vobj_paths}
     COMMAND ${CMAKE_COMMAND} -E env ${objcache}
-            ${VERILATOR_EXE} --sc --build -j 2 -Wall --x-assign unique --x-initial unique
+            ${VERILATOR_EXE} --sc --build -j 2 -Wall --x-assign unique --x-initial unique --trace
             --top-module ${name}_top --prefix V${name} -Mdir ${obj}
             -CFLAGS "-fPIC -O2 -std=c++20 -DSC_CPLUSPLUS=201703L" -MAKEFLAGS "OPT_FAST=-O2"
-            -F ${dir}/rtl/filelist.f
+            -F ${A_RTL_DIR}/filelist.f
     COMMAND ${CMAKE_COMMAND} -E env ${objcache}
             ${MAKE_EXE} -s -C ${obj} -f V${name}.mk OPT_GLOBAL=-O2 ${vobj_files}
     COMMAND ${CMAKE_COMMAND} -E rm -f ${vlib_a}
@@ -51,9 +70,9 @@ function(normcore_tlm_model name)
     COMMAND ${CMAKE_COMMAND} -DMANIFEST=${manifest} -DOUT=${header} -DNAME=${name}
             -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/models.cmake
     COMMAND ${CMAKE_COMMAND} -E touch ${model_a}
-    DEPENDS ${manifest} device_${name} ${CMAKE_CURRENT_FUNCTION_LIST_FILE}
+    DEPENDS ${manifest} ${A_DEPENDS} ${CMAKE_CURRENT_FUNCTION_LIST_FILE}
             ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/models.cmake
-    WORKING_DIRECTORY ${dir}
+    WORKING_DIRECTORY ${obj}
     JOB_POOL normcore_verilate
     COMMENT "verilate ${name}_top (SystemC) for the tlm plugin"
     VERBATIM)
@@ -66,9 +85,10 @@ function(normcore_tlm_model name)
   target_include_directories(${model} SYSTEM INTERFACE ${obj} ${NORMCORE_VERILATOR_ROOT}/include
                                                        ${NORMCORE_VERILATOR_ROOT}/include/vltstd)
   target_include_directories(${model} INTERFACE ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
-  # As in V<name>_classes.mk for --sc without tracing (the archives are compiled with these).
-  target_compile_definitions(${model} INTERFACE VM_COVERAGE=0 VM_SC=1 VM_TRACE=0 VM_TRACE_FST=0
-                                                VM_TRACE_VCD=0)
+  # As in V<name>_classes.mk for --sc --trace (the archives are compiled with these); the tlm
+  # plugin's trace= dumps through VerilatedVcdC (tlm_plugin.cpp).
+  target_compile_definitions(${model} INTERFACE VM_COVERAGE=0 VM_SC=1 VM_TRACE=1 VM_TRACE_FST=0
+                                                VM_TRACE_VCD=1)
   target_link_libraries(${model} INTERFACE ${model_a} ${vlib_a} normcore_systemc Threads::Threads)
 
   # The plugin: only the normcore_sim_* functions (and sc_main, which libsystemc.so refers to)
@@ -89,12 +109,15 @@ function(normcore_tlm_model name)
     LINK_DEPENDS "${model_a};${vlib_a}")
   add_custom_target(tlm_${name} ALL)
   add_dependencies(tlm_${name} ${tgt})
+  if(A_NO_EXAMPLE)
+    return()
+  endif()
 
   # The sc_main example on this device.
   set(ex tlm_sc_main_${name})
   add_executable(${ex} ${PROJECT_SOURCE_DIR}/examples/tlm_sc_main.cpp)
   add_dependencies(${ex} verilate_sc_${name})
-  target_include_directories(${ex} PRIVATE ${dir}/rtl)
+  target_include_directories(${ex} PRIVATE ${A_RTL_DIR})
   target_compile_definitions(${ex} PRIVATE NC_REGS_HEADER="${name}_regs.hpp" NC_REGS_NS=${name}_regs)
   target_link_libraries(${ex} PRIVATE ${model} normcore::model normcore_warnings)
   set_target_properties(${ex} PROPERTIES LINK_DEPENDS "${model_a};${vlib_a}")

@@ -5,16 +5,23 @@
 // <devices>/<name>/libnormcore_tlm.so (sim/tlm.cmake), and loaded by the runtime's plugin loader
 // (runtime/src/sim_loader.cpp: same ABI as the sim plugin, plus normcore_sim_kind() = "tlm").
 //
-// Device string: tlm:<manifest>[,latency=N][,mem=<bytes>][,fail_job=N][,fail=read|write]
-//                [,hang_job=N][,lib=<path>  (read by the loader)]
+// Device string: tlm:<manifest>[,latency=N][,mem=<bytes>][,trace=<file.vcd>][,trace_from=N]
+//                [,trace_to=N][,fail_job=N][,fail=read|write][,hang_job=N]
+//                [,lib=<path>  (read by the loader)]
 //   latency   annotated delay of every memory transaction, in clock cycles (default 8)
 //   mem       bytes of the DMA region at 0x4000_0000 (default 1 GiB, clipped to the address width)
 //   fail_job  the N-th START accepted while idle (counted from 1 since open) meets a bus error:
 //   fail      ... the TLM memory answers TLM_GENERIC_ERROR_RESPONSE to the transaction touching
 //             SRC (read, default) or DST (write); the bridge turns it into SLVERR
 //   hang_job  during the N-th such job the memory's b_transport blocks until CTRL.soft_reset
+//   trace     VCD of every signal of the RTL (verilator --sc --trace; VCD only: a .fst name is
+//             refused), dumped one delta after each clock edge, time in ps of the SystemC
+//             kernel (timescale 1 ps, clock period P as above); the kernel's time runs on across
+//             opens in one process, so clock k (= time / P) counts since the model elaborated
+//   trace_from, trace_to  dump only clocks trace_from..trace_to
 //
-// The clock is 100 MHz (10 ns). Simulated time only advances inside calls: a register access
+// The clock is the manifest's clock_mhz (default 100 MHz: 10 ns). Simulated time only advances
+// inside calls: a register access
 // runs the kernel until the access completed; wait_irq() runs it in slices of 20000 cycles until
 // irq rises (an SC_METHOD calls sc_pause()) or the wall-clock timeout passed.
 //
@@ -22,7 +29,9 @@
 // process ends. Later opens of the same plugin reuse it (RTL reset, memory cleared, options
 // applied); only one device may be open at a time, and another device configuration's tlm
 // plugin cannot elaborate in a process whose kernel has started (both are clear DeviceErrors).
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -35,6 +44,7 @@
 #include "normcore/util/hex.hpp"
 #include "plugin_common.hpp"
 #include "tlm_bridge.hpp"
+#include "verilated_vcd_c.h"
 
 namespace normcore::tlmdev {
 namespace {
@@ -44,13 +54,18 @@ using plugin::kRegionBase;
 constexpr std::uint64_t kSliceCycles = 20000;
 constexpr unsigned kAccessSlices = 50;  // a register access completes within 50 slices
 
+// The clock: the manifest's clock_mhz period in whole ps (10 ns at the default 100 MHz), fixed
+// when the process elaborates the model (platform()).
+std::uint64_t g_period_ps = 10000;
 sc_core::sc_time period() {
-  return sc_core::sc_time(10, sc_core::SC_NS);
+  return sc_core::sc_time(static_cast<double>(g_period_ps), sc_core::SC_PS);
 }
 
 struct Options {
   std::uint64_t latency = 8;
   std::uint64_t mem = std::uint64_t{1} << 30;
+  std::string trace;
+  std::uint64_t trace_from = 0, trace_to = UINT64_MAX;
   detail::FaultOptions faults;
 
   static Options read(const DeviceSpec& spec) {
@@ -58,6 +73,18 @@ struct Options {
     Options o;
     o.latency = r.u64("latency", o.latency, 0, 1'000'000);
     o.mem = r.at_least("mem", o.mem, 4096);
+    o.trace = r.text("trace", "");
+    o.trace_from = r.u64("trace_from", 0, 0, UINT64_MAX);
+    o.trace_to = r.u64("trace_to", UINT64_MAX, 0, UINT64_MAX);
+    const std::string who = "device '" + spec.text + "': option ";
+    if (o.trace_to < o.trace_from) {
+      throw DeviceError(who + "trace_to=" + std::to_string(o.trace_to) +
+                        " is before trace_from=" + std::to_string(o.trace_from));
+    }
+    const auto& t = o.trace;
+    if (t.size() >= 4 && t.compare(t.size() - 4, 4, ".fst") == 0) {
+      throw DeviceError(who + "trace=" + t + ": the tlm plugin writes VCD only (FST: sim:)");
+    }
     o.faults = r.faults();
     return o;
   }
@@ -83,6 +110,33 @@ struct Platform : sc_core::sc_module {
     SC_METHOD(on_irq);
     sensitive << acc.irq;
     dont_initialize();
+    SC_METHOD(on_clock);
+    sensitive << trace_start;
+    dont_initialize();
+  }
+
+  // The trace of the open device (if any) and its window in clocks.
+  std::unique_ptr<VerilatedVcdC> vcd;
+  std::uint64_t trace_from = 0, trace_to = UINT64_MAX;
+  bool dump_next = false;
+  sc_core::sc_event trace_start;  // notified when a trace opens: on_clock follows the clock
+
+  // While a trace is open, on each clock edge: once more one delta later (the RTL has evaluated
+  // the edge), then dump. Without one it waits for trace_start (no cost per clock).
+  void on_clock() {
+    if (!vcd) return;
+    if (!dump_next) {
+      dump_next = true;
+      next_trigger(sc_core::SC_ZERO_TIME);
+      return;
+    }
+    dump_next = false;
+    const auto t =
+        static_cast<std::uint64_t>(sc_core::sc_time_stamp() / sc_core::sc_time(1, sc_core::SC_PS));
+    const std::uint64_t k =
+        t / static_cast<std::uint64_t>(period() / sc_core::sc_time(1, sc_core::SC_PS));
+    if (k >= trace_from && k <= trace_to) vcd->dump(t);
+    next_trigger(acc.clk.value_changed_event());
   }
 
   void on_irq() {
@@ -113,6 +167,7 @@ Platform& platform(const std::string& who, const Manifest& manifest) {
     return *g_platform;
   }
   ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  Verilated::traceEverOn(true);  // before the model exists: trace= on any later open
   if (sc_core::sc_get_status() != sc_core::SC_ELABORATION) {
     throw DeviceError(who +
                       ": the SystemC kernel of this process was already started (by another "
@@ -120,6 +175,9 @@ Platform& platform(const std::string& who, const Manifest& manifest) {
                       "SystemC cannot elaborate a model after sc_start: open one tlm device "
                       "configuration per process");
   }
+  const int mhz =
+      manifest.config.accel.core.clock_mhz > 0 ? manifest.config.accel.core.clock_mhz : 100;
+  g_period_ps = std::max<std::uint64_t>(2, (2'000'000 / static_cast<std::uint64_t>(mhz) + 1) / 2);
   vp::BridgeConfig cfg;
   cfg.clock_period = period();
   cfg.reg_window_bytes = manifest.window_bytes();
@@ -159,10 +217,16 @@ class TlmDevice final : public plugin::PluginDevice {
     p_.mem.set_hang(false);
     p_.acc.clear_violations();
     p_.pause_on_irq = false;
+    if (!opt_.trace.empty()) open_trace();
     g_open = true;
   }
 
   ~TlmDevice() override {
+    if (p_.vcd) {
+      p_.vcd->flush();
+      p_.vcd->close();
+      p_.vcd.reset();
+    }
     session_->mem = nullptr;
     session_->counters = nullptr;
     p_.mem.set_fault(std::nullopt);
@@ -236,6 +300,18 @@ class TlmDevice final : public plugin::PluginDevice {
   }
 
  private:
+  void open_trace() {
+    auto vcd = std::make_unique<VerilatedVcdC>();
+    p_.acc.rtl.trace(vcd.get(), 99);
+    vcd->open(opt_.trace.c_str());
+    if (!vcd->isOpen()) throw DeviceError(name() + ": cannot write the trace file " + opt_.trace);
+    p_.trace_from = opt_.trace_from;
+    p_.trace_to = opt_.trace_to;
+    p_.dump_next = false;
+    p_.vcd = std::move(vcd);
+    p_.trace_start.notify(sc_core::SC_ZERO_TIME);
+  }
+
   static std::string describe(::tlm::tlm_response_status s) {
     switch (s) {
       case ::tlm::TLM_GENERIC_ERROR_RESPONSE:

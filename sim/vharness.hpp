@@ -1,6 +1,7 @@
 // The clock/reset core of every Verilator harness here (core_driver.hpp, accel_driver.hpp,
 // test_regblock.cpp, the sim plugin): owns the VerilatedContext and the model, steps the clock
-// clk_i and holds rst_ni (active low), optionally writes a VCD trace, and calls final() at the end.
+// clk_i and holds rst_ni (active low), optionally writes a trace (VCD, or FST when the model was
+// verilated with --trace-fst: VM_TRACE_FST), and calls final() at the end.
 // Bus models and monitors stay outside, hooked into tick():
 //
 //   VHarness<Vtop> h;                 // clk_i = 0, rst_ni = 0
@@ -8,7 +9,9 @@
 //   h.tick([&] { drive inputs }, [&] { sample outputs settled at clk_i = 0 });
 //
 // A tick is: before(); clk_i = 0; eval(); settled(); clk_i = 1; eval() (the rising edge). With a
-// trace, each of the two evaluations is dumped one time unit apart.
+// trace, each of the two evaluations is dumped: tick k (counted from 0, reset included) at times
+// k*P (clk_i low) and k*P + P/2 (the rising edge), P = TraceOptions::period in the model's time
+// precision (Verilator's default 1 ps; P = 2 unless given), for the ticks from..to only.
 #pragma once
 
 #include <cstdint>
@@ -17,11 +20,30 @@
 #include <string>
 
 #include "verilated.h"
-#if VM_TRACE
+#if VM_TRACE_FST
+#include "verilated_fst_c.h"
+#elif VM_TRACE
 #include "verilated_vcd_c.h"
 #endif
 
 namespace normcore::sim {
+
+#if VM_TRACE_FST
+using TraceFile = VerilatedFstC;
+inline constexpr const char* kTraceFormat = "fst";
+#else
+#if VM_TRACE
+using TraceFile = VerilatedVcdC;
+#endif
+inline constexpr const char* kTraceFormat = "vcd";
+#endif
+
+// The trace's clock and window (see the file comment).
+struct TraceOptions {
+  std::uint64_t period = 2;       // time units (the model's precision) per clock, >= 2
+  std::uint64_t from = 0;         // first tick dumped
+  std::uint64_t to = UINT64_MAX;  // last tick dumped
+};
 
 template <class Top>
 class VHarness {
@@ -74,9 +96,11 @@ class VHarness {
   }
 
 #if VM_TRACE
-  // Starts a VCD of every signal (the harness must have been built with traced = true).
-  void open_trace(const std::string& path) {
-    vcd_ = std::make_unique<VerilatedVcdC>();
+  // Starts a trace of every signal (the harness must have been built with traced = true).
+  void open_trace(const std::string& path, TraceOptions opt = {}) {
+    topt_ = opt;
+    if (topt_.period < 2) topt_.period = 2;
+    vcd_ = std::make_unique<TraceFile>();
     top_->trace(vcd_.get(), 99);
     vcd_->open(path.c_str());
     if (!vcd_->isOpen()) {
@@ -100,15 +124,18 @@ class VHarness {
   void dump() {
 #if VM_TRACE
     if (!vcd_) return;
-    vcd_->dump(static_cast<std::uint64_t>(ctx_->time()));
-    ctx_->timeInc(1);
+    const bool high = top_->clk_i != 0;
+    const std::uint64_t t = cycle_ * topt_.period + (high ? topt_.period / 2 : 0);
+    ctx_->time(t);
+    if (cycle_ >= topt_.from && cycle_ <= topt_.to) vcd_->dump(t);
 #endif
   }
 
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<Top> top_;
 #if VM_TRACE
-  std::unique_ptr<VerilatedVcdC> vcd_;
+  std::unique_ptr<TraceFile> vcd_;
+  TraceOptions topt_;
 #endif
   std::uint64_t cycle_ = 0;
 };

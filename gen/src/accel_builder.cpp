@@ -79,18 +79,7 @@ std::vector<GeneratedFile> render_accel(const AccelConfig& cfg) {
     ports.push_back({{"name", p.name}, {"dir", p.output ? "output" : "input"}, {"width", p.width}});
   }
   nlohmann::json errors = nlohmann::json::object();
-  const std::pair<const char*, AccelError> codes[] = {{"none", AccelError::none},
-                                                      {"bad_channels", AccelError::bad_channels},
-                                                      {"zero_length", AccelError::zero_length},
-                                                      {"bad_shift", AccelError::bad_shift},
-                                                      {"misaligned", AccelError::misaligned},
-                                                      {"window", AccelError::window},
-                                                      {"overlap", AccelError::overlap},
-                                                      {"read", AccelError::read},
-                                                      {"write", AccelError::write},
-                                                      {"core", AccelError::core},
-                                                      {"unsupported", AccelError::unsupported}};
-  for (const auto& [k, v] : codes) errors[k] = static_cast<int>(v);
+  for (const auto& e : accel_error_codes()) errors[e.name] = static_cast<int>(e.code);
   nlohmann::json man{
       {"generator", "normcore-gen"},
       {"generator_version", kGeneratorVersion},
@@ -103,7 +92,7 @@ std::vector<GeneratedFile> render_accel(const AccelConfig& cfg) {
       {"param_entry",
        {{"bytes", cfg.param_entry_bytes()},
         {"layout", "little endian; scale s in bits [" + std::to_string(cfg.core.arith.sw - 1) +
-                       ":0], shift b in bits [" +
+                       ":0], offset b in bits [" +
                        std::to_string(cfg.core.arith.sw + cfg.core.arith.bw - 1) + ":" +
                        std::to_string(cfg.core.arith.sw) + "], both two's complement"}}},
       {"tensor_packing", "elements packed LSB first at in_bits (input) / out_bits (output)"},

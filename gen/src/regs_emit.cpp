@@ -237,8 +237,11 @@ std::string emit_markdown(const RegisterMap& map) {
   std::ostringstream os;
   os << "# " << map.block << " register map\n\n"
      << "This file is " << generated_by()
-     << " (`accel_register_map()` in `gen/src/regs.cpp`), like the register block RTL, the C++ "
-        "header, the SystemRDL and the manifest JSON; do not edit it by hand.\n\n"
+     << " (`accel_register_map()` in `gen/src/regs_map.cpp`), like the register block RTL, the C "
+        "header `"
+     << map.block
+     << ".h` (C99 `#define`s and `static inline` accessors, also valid C++), the C++ header `"
+     << map.block << ".hpp`, the SystemRDL and the manifest JSON; do not edit it by hand.\n\n"
      << cell(map.desc) << ".\n\n"
      << "AXI4-Lite slave, " << map.data_bits << "-bit data, " << map.addr_bits
      << "-bit byte addresses; the low two address bits are ignored. WSTRB is honoured per byte. "
@@ -276,7 +279,17 @@ std::string emit_markdown(const RegisterMap& map) {
       next = f.lsb - 1;
     }
     if (next >= 0) os << "| " << bits(next, 0) << " | — | reserved | 0 | |\n";
+    for (const auto* fp : sorted) {
+      for (const auto& [key, vals] : map.values) {
+        if (key != r.name + "." + fp->name) continue;
+        os << "\nValues of " << key << ":\n\n| value | name | meaning |\n|---|---|---|\n";
+        for (const auto& v : vals) {
+          os << "| " << v.value << " | " << v.name << " | " << cell(v.desc) << " |\n";
+        }
+      }
+    }
   }
+  for (const auto& [title, text] : map.notes) os << "\n## " << title << "\n\n" << text;
   return os.str();
 }
 

@@ -135,11 +135,13 @@ void control_and_status(MapBuilder& b) {
   b.add("IRQ_STATUS", 0x028, "Interrupt status (irq_o = |(IRQ_STATUS & CTRL.irq_en_*))",
         {w1c("done", 0, 1, "a job completed (write 1 to clear)"),
          w1c("error", 1, 1, "a job stopped with an error (write 1 to clear)")});
+  std::vector<FieldValue> codes;
+  for (const auto& e : accel_error_codes()) {
+    codes.push_back({static_cast<std::uint64_t>(e.code), e.name, e.meaning});
+  }
   b.add("ERR_CODE", 0x02C, "Error code of the last failed job",
-        {ro_in("code", 0, 8,
-               "0 none, 1 bad_channels, 2 zero_length, 3 bad_shift, 4 misaligned, 5 window, "
-               "6 overlap, 7 read, 8 write, 9 core, 10 unsupported (a job this specialised core "
-               "is not built for, see CAPS4)")});
+        {ro_in("code", 0, 8, "the error of the last failed job: see the values below")});
+  b.m.values.emplace_back("ERR_CODE.code", std::move(codes));
   b.whole_ro("ERR_ADDR_LO", 0x030, "Failing address, bits 31:0");
   b.whole_ro("ERR_ADDR_HI", 0x034, "Failing address, bits 63:32");
 }
@@ -204,6 +206,29 @@ void addresses_and_perf(MapBuilder& b) {
 
 }  // namespace
 
+// The parameter table PARAM_LO/HI points at, beside the params.bin file it comes from.
+std::string param_table_note(const AccelConfig& cfg) {
+  const ArithSpec& a = cfg.core.arith;
+  const int e = cfg.param_entry_bytes();
+  const std::string sw = std::to_string(a.sw), bw = std::to_string(a.bw);
+  return "PARAM_LO/HI hold the byte address of the channel table the job loads: C entries of " +
+         std::to_string(e) + " bytes (CAPS3.param_entry_bytes), entry c at PARAM + " +
+         std::to_string(e) + "*c, little endian, aligned to the " +
+         std::to_string(cfg.bus_bytes()) + "-byte bus word like SRC and DST.\n\n" +
+         "| bits of entry c | content |\n|---|---|\n| [" + std::to_string(a.sw - 1) +
+         ":0] | scale s[c], " + sw + "-bit two's complement (CAPS3.scale_bits) |\n| [" +
+         std::to_string(a.sw + a.bw - 1) + ":" + sw + "] | offset b[c], " + bw +
+         "-bit two's complement (CAPS3.shift_bits: the historical name of b's width) |\n" +
+         (a.sw + a.bw < e * 8 ? "| [" + std::to_string(e * 8 - 1) + ":" +
+                                    std::to_string(a.sw + a.bw) + "] | zero |\n"
+                              : std::string()) +
+         "\nThe shift R, the rounding and the clamp bounds are per job (MODE, CLAMP_LO/HI), not "
+         "per channel. The runtime builds this table from a params.bin file (docs/contract.md, "
+         "section 7: a 64-byte header with R, rounding, clamp and widths, then i64 s[C], then "
+         "i64 b[C]): entry c = s[c] | b[c] << " +
+         sw + ", each truncated to its width.\n";
+}
+
 RegisterMap accel_register_map(const AccelConfig& cfg) {
   const CoreConfig& c = cfg.core;
   const ArithSpec& a = c.arith;
@@ -223,7 +248,29 @@ RegisterMap accel_register_map(const AccelConfig& cfg) {
   control_and_status(b);
   job_settings(b, c);
   addresses_and_perf(b);
+  m.notes.emplace_back("Parameter table in memory", param_table_note(cfg));
   return m;
+}
+
+std::span<const AccelErrorInfo> accel_error_codes() {
+  static const AccelErrorInfo kCodes[] = {
+      {"none", AccelError::none, "no error (after reset and after a successful job)"},
+      {"bad_channels", AccelError::bad_channels, "CHANNELS is 0 or above MAX_CHANNELS"},
+      {"zero_length", AccelError::zero_length, "INNER or OUTER is 0"},
+      {"bad_shift", AccelError::bad_shift, "MODE.shift R is above the accumulator width"},
+      {"misaligned", AccelError::misaligned,
+       "SRC, DST or PARAM is not a multiple of the bus width in bytes"},
+      {"window", AccelError::window,
+       "the input, output or parameter region lies outside [WIN_BASE, WIN_LAST] or the "
+       "address width"},
+      {"overlap", AccelError::overlap,
+       "DST overlaps SRC (in place is allowed when DST == SRC and out_bits <= in_bits)"},
+      {"read", AccelError::read, "SLVERR or DECERR on a read burst (ERR_ADDR: the bus word)"},
+      {"write", AccelError::write, "SLVERR or DECERR on a write burst (ERR_ADDR: the burst)"},
+      {"core", AccelError::core, "the core refused its configuration (not expected)"},
+      {"unsupported", AccelError::unsupported,
+       "a job this specialised core is not built for: R, rounding, layout or C % LANES (CAPS4)"}};
+  return kCodes;
 }
 
 }  // namespace normcore::gen

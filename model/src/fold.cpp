@@ -347,6 +347,8 @@ class Folder {
     long double best = std::numeric_limits<long double>::infinity();
     for (int cr = aw_; cr >= 0; --cr) {  // descending, so a tie keeps the larger R
       const long double w = make_candidate(cr).bound_worst;
+      tell("candidates", static_cast<std::uint64_t>(aw_ - cr) + 1,
+           static_cast<std::uint64_t>(aw_) + 1);
       if (w < best) {
         best = w;
         r = cr;
@@ -396,7 +398,10 @@ class Folder {
   int choose_exact() {
     std::vector<Candidate> all;
     all.reserve(static_cast<std::size_t>(aw_) + 1);
-    for (int cr = 0; cr <= aw_; ++cr) all.push_back(make_candidate(cr));
+    for (int cr = 0; cr <= aw_; ++cr) {
+      all.push_back(make_candidate(cr));
+      tell("candidates", static_cast<std::uint64_t>(cr) + 1, static_cast<std::uint64_t>(aw_) + 1);
+    }
     Best best;
     const bool full =
         range_ * channels_ <= kShiftSearchBudget / (static_cast<std::uint64_t>(aw_) + 1);
@@ -409,7 +414,10 @@ class Folder {
     std::sort(first.begin(), first.end(), [](const Candidate* x, const Candidate* y) {
       return x->lb != y->lb ? x->lb < y->lb : x->r > y->r;
     });
-    for (const auto* cand : first) evaluate(*cand, best);
+    for (std::size_t i = 0; i < first.size(); ++i) {
+      evaluate(*first[i], best);
+      tell("search", i + 1, first.size());
+    }
     // Outside the window (budget exceeded only): an R is examined only when its bound ub_max
     // (>= its exact worst) says it cannot lose to the best found, i.e. the bound proves it helps.
     std::sort(rest.begin(), rest.end(), [](const Candidate* x, const Candidate* y) {
@@ -494,7 +502,12 @@ class Folder {
       res_.scale.push_back(ch.s);
       res_.shift.push_back(ch.b);
       res_.channels.push_back(std::move(ch));
+      if ((c + 1) % 4096 == 0 || c + 1 == channels_) tell("report", c + 1, channels_);
     }
+  }
+
+  void tell(const char* phase, std::uint64_t done, std::uint64_t total) const {
+    if (options_.progress) options_.progress(phase, done, total);
   }
 };
 

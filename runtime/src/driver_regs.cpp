@@ -55,6 +55,13 @@ Regs::Regs(const Manifest& m)
     perf_active = r->offset;
     has_perf = true;
   }
+  const RegDesc* lo = find_reg(m, "PERF_ELEMS_LO");
+  const RegDesc* hi = find_reg(m, "PERF_ELEMS_HI");
+  if (lo != nullptr && hi != nullptr) {
+    perf_elems_lo = lo->offset;
+    perf_elems_hi = hi->offset;
+    has_elems = true;
+  }
 }
 
 JobEngine::JobEngine(Device& dev, const DriverOptions& opt)
@@ -62,7 +69,14 @@ JobEngine::JobEngine(Device& dev, const DriverOptions& opt)
       regs_(dev.manifest()),
       job_timeout_(opt.job_timeout),
       reset_timeout_(opt.reset_timeout),
+      progress_interval_(std::max(opt.progress_interval, std::chrono::milliseconds(1))),
       use_irq_(opt.use_irq) {}
+
+void JobEngine::report_elems() {
+  const std::uint64_t lo = dev_.read32(regs_.perf_elems_lo);
+  const std::uint64_t hi = dev_.read32(regs_.perf_elems_hi);
+  (*on_elems_)(lo | hi << 32);
+}
 
 void JobEngine::clear_irq() {
   dev_.write32(regs_.irq_status, regs_.irq_done->mask() | regs_.irq_err->mask());
@@ -146,19 +160,29 @@ bool JobEngine::start() {
   return irq;
 }
 
+// With on_elems_, the wait is cut into progress intervals, each followed by a report.
 bool JobEngine::wait_finished(bool irq, Clock::time_point deadline, std::uint32_t& stv) {
+  const bool reports = on_elems_ != nullptr && regs_.has_elems;
+  auto next_report = Clock::now() + progress_interval_;
   for (;;) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    const bool sliced = reports && left > progress_interval_;
     if (irq) {
-      const bool finished = left.count() > 0 && dev_.wait_irq(left);
+      const bool finished = left.count() > 0 && dev_.wait_irq(sliced ? progress_interval_ : left);
       stv = status();
-      if (!finished || regs_.busy->get(stv) == 0) return finished;
+      if (finished && regs_.busy->get(stv) == 0) return true;
+      if (!finished && !sliced) return false;
+      if (!finished) report_elems();
     } else {
       stv = status();
       if (regs_.busy->get(stv) == 0 && (regs_.done->get(stv) != 0 || regs_.error->get(stv) != 0)) {
         return true;
       }
       if (left.count() <= 0) return false;
+      if (reports && Clock::now() >= next_report) {
+        report_elems();
+        next_report = Clock::now() + progress_interval_;
+      }
       (void)dev_.wait_irq(std::min(left, std::chrono::milliseconds(1)));
     }
   }
@@ -195,13 +219,22 @@ void JobEngine::check_result(const DevJob& j, std::uint32_t stv) {
   }
 }
 
-void JobEngine::execute(const DevJob& j, RunStats& st) {
+void JobEngine::execute(const DevJob& j, RunStats& st,
+                        const std::function<void(std::uint64_t)>& on_elems) {
   ensure_idle();
   program(j);
   const bool irq = start();
   const auto t0 = Clock::now();
   std::uint32_t stv = 0;
-  const bool finished = wait_finished(irq, t0 + job_timeout_, stv);
+  on_elems_ = on_elems ? &on_elems : nullptr;
+  bool finished = false;
+  try {
+    finished = wait_finished(irq, t0 + job_timeout_, stv);
+  } catch (...) {
+    on_elems_ = nullptr;
+    throw;
+  }
+  on_elems_ = nullptr;
   st.device_seconds += seconds(Clock::now() - t0);
   if (!finished) fail_timeout(j, stv);
   check_result(j, stv);

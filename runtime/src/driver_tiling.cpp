@@ -88,8 +88,17 @@ DevJob tile_job(const JobShape& s, const Tile& t, const ParamGroup& g, const Job
   return j;
 }
 
-// Gathers, runs and scatters one tile; returns its element count.
-std::uint64_t run_tile(DriverCore& k, RunShared& r, const Tile& t) {
+// progress(done + the job's elements so far, total) while a job runs (none without progress).
+std::function<void(std::uint64_t)> job_progress(const DriverCore& k, std::uint64_t done,
+                                                std::uint64_t job, std::uint64_t total) {
+  if (!k.opt.progress) return {};
+  return
+      [&k, done, job, total](std::uint64_t e) { k.opt.progress(done + std::min(e, job), total); };
+}
+
+// Gathers, runs and scatters one tile (after `done` elements of the run); returns its element
+// count.
+std::uint64_t run_tile(DriverCore& k, RunShared& r, const Tile& t, std::uint64_t done) {
   const JobShape& s = r.shape;
   const ArithSpec& a = k.spec;
   const ParamGroup& g = r.params->groups[static_cast<std::size_t>(t.g)];
@@ -108,7 +117,7 @@ std::uint64_t run_tile(DriverCore& k, RunShared& r, const Tile& t) {
   DevJob j = tile_job(s, t, g, r.params->image.job);
   j.src = bi.device_address();
   j.dst = bo.device_address();
-  k.engine.execute(j, r.stats);
+  k.engine.execute(j, r.stats, job_progress(k, done, elems, s.elements()));
   bo.sync_from_device(0, static_cast<std::size_t>(out_bytes));
   const std::uint8_t* op = bo.map().data();
   for_each_run(s, t, g, [&](std::uint64_t d, std::uint64_t h, std::uint64_t len) {
@@ -123,7 +132,7 @@ void run_host(DriverCore& k, RunShared& r) {
   const auto tiles = plan_tiles(k, r.shape, r.params->group_channels);
   std::uint64_t done = 0;
   for (const Tile& t : tiles) {
-    done += run_tile(k, r, t);
+    done += run_tile(k, r, t, done);
     if (k.opt.progress) k.opt.progress(done, r.shape.elements());
   }
 }
@@ -146,7 +155,7 @@ void run_zero_copy(DriverCore& k, RunShared& r) {
   j.src = r.bin->buf->device_address();
   j.dst = r.bout->buf->device_address();
   j.param = prm.groups[0].buf->device_address();
-  k.engine.execute(j, r.stats);
+  k.engine.execute(j, r.stats, job_progress(k, 0, n, n));
   r.bout->buf->sync_from_device(
       0, static_cast<std::size_t>(ceil_div(n * static_cast<std::uint64_t>(a.yw), 8)));
   r.stats.mmio_reads += k.dev->counters().reads - reads0;

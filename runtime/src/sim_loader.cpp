@@ -45,12 +45,24 @@ struct PluginKind {
 };
 
 const PluginKind kSimKind{"sim", "libnormcore_sim.so",
-                          "the co-simulation build makes them: configure with "
-                          "-DNORMCORE_COSIM=ON and build the target sim_"};
+                          "build them with `normcore sim-build <manifest's directory>` (any "
+                          "gen --accel output), or for the project's devices configure with "
+                          "-DNORMCORE_SIM_BACKEND=ON and build the target sim_"};
+const PluginKind kSimFstKind{"sim", "libnormcore_sim_fst.so",
+                             "trace=*.fst needs the FST build: `normcore sim-build <manifest's "
+                             "directory> --fst`, or for the project's devices list it in "
+                             "NORMCORE_FST_DEVICES and build the target sim_fst_"};
 const PluginKind kTlmKind{"tlm", "libnormcore_tlm.so",
-                          "the co-simulation build makes them with SystemC (pkg-config systemc): "
-                          "configure with -DNORMCORE_COSIM=ON -DNORMCORE_TLM=ON and build the "
-                          "target tlm_"};
+                          "build them with `normcore sim-build <manifest's directory>` (SystemC: "
+                          "pkg-config systemc), or for the project's devices configure with "
+                          "-DNORMCORE_TLM=ON and build the target tlm_"};
+
+// sim: with trace=<name>.fst uses the FST build of the plugin.
+const PluginKind& sim_kind_for(const DeviceSpec& spec) {
+  const std::string trace = spec.get("trace", "");
+  const bool fst = trace.size() >= 4 && trace.compare(trace.size() - 4, 4, ".fst") == 0;
+  return fst ? kSimFstKind : kSimKind;
+}
 
 using AbiFn = int (*)();
 using ConfigFn = const char* (*)();
@@ -198,7 +210,7 @@ std::unique_ptr<Device> open_plugin_device(const DeviceSpec& spec, const PluginK
 }  // namespace
 
 std::unique_ptr<Device> open_sim_device(const DeviceSpec& spec) {
-  return open_plugin_device(spec, kSimKind);
+  return open_plugin_device(spec, sim_kind_for(spec));
 }
 
 std::unique_ptr<Device> open_tlm_device(const DeviceSpec& spec) {

@@ -189,5 +189,27 @@ expect_error "spec: C % lanes" 2 "channels: 6 is not a multiple of this core's 4
   "$work/e2.npy" -- "$bin" run --device "ref:$m_spec" --params "$work/ps6.bin" \
   --input "$work/x6.npy" --layout nhwc --output "$work/e2.npy"
 
+# --- progress (issue 15 item 9): --progress prints, --no-progress and a non-terminal do not ---
+"$bin" fold --params "$work/bn_24.json" --config "$m_def" -o "$work/pp.bin" --progress \
+  > /dev/null 2> "$work/fold_err.txt" || bad "fold --progress"
+for ph in candidates search report; do
+  grep -q "normcore fold: $ph .*100% " "$work/fold_err.txt" && ok || bad "fold --progress: no $ph"
+done
+grep -q "report .*100% (24 / 24)" "$work/fold_err.txt" && ok || bad "fold --progress: report count"
+"$bin" fold --params "$work/bn_24.json" --config "$m_def" -o "$work/pp.bin" --progress \
+  --no-progress > /dev/null 2> "$work/fold_err.txt" || bad "fold --no-progress"
+[ ! -s "$work/fold_err.txt" ] && ok || bad "fold --no-progress printed: $(cat "$work/fold_err.txt")"
+"$bin" fold --params "$work/bn_24.json" --config "$m_def" -o "$work/pp.bin" \
+  > /dev/null 2> "$work/fold_err.txt" || bad "fold"
+[ ! -s "$work/fold_err.txt" ] && ok || bad "fold without a terminal printed progress"
+"$bin" run --device "ref:$m_def" --params "$work/p24.bin" --input "$work/x_nchw.npy" \
+  --output "$work/pr.npy" --progress > /dev/null 2> "$work/run_err.txt" || bad "run --progress"
+grep -q "normcore run: 100% (7128 / 7128 elements)" "$work/run_err.txt" && ok ||
+  bad "run --progress: $(cat "$work/run_err.txt")"
+"$bin" run --device "ref:$m_def" --params "$work/p24.bin" --input "$work/x_nchw.npy" \
+  --output "$work/pr.npy" --progress --no-progress > /dev/null 2> "$work/run_err.txt" ||
+  bad "run --no-progress"
+grep -q "%" "$work/run_err.txt" && bad "run --no-progress printed progress" || ok
+
 echo "cli_run: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

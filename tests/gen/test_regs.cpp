@@ -418,5 +418,39 @@ TEST(RegsEmit, CommittedReferenceIsCurrent) {
          "docs/registers.md";
 }
 
+// Issue 15 item 10: the register docs list every ERR_CODE value (the same table as the
+// manifest's "error_codes"), name the C header, and give the parameter table's layout in memory
+// with the entry size and bit positions of the configuration.
+TEST(RegsEmit, MarkdownHasErrorCodesCHeaderAndParamTable) {
+  AccelConfig cfg;
+  cfg.core.arith.sw = 18;
+  cfg.core.arith.bw = 40;  // 58 bits: 8-byte entries; s [17:0], b [57:18], zero [63:58]
+  const std::string md = emit_markdown(accel_register_map(cfg));
+  EXPECT_NE(md.find("the C header `normcore_regs.h`"), std::string::npos);
+  const auto at = md.find("Values of ERR_CODE.code:");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_LT(md.find("## 0x02C ERR_CODE"), at);
+  EXPECT_GT(md.find("## 0x030 ERR_ADDR_LO"), at);
+  ASSERT_EQ(accel_error_codes().size(), 11U);
+  for (const auto& e : accel_error_codes()) {
+    EXPECT_NE(md.find("| " + std::to_string(static_cast<int>(e.code)) + " | " + e.name + " | " +
+                      e.meaning + " |"),
+              std::string::npos)
+        << e.name;
+  }
+  const auto pt = md.find("## Parameter table in memory");
+  ASSERT_NE(pt, std::string::npos);
+  const std::string tail = md.substr(pt);
+  EXPECT_NE(tail.find("C entries of 8 bytes"), std::string::npos);
+  EXPECT_NE(tail.find("| [17:0] | scale s[c], 18-bit"), std::string::npos);
+  EXPECT_NE(tail.find("| [57:18] | offset b[c], 40-bit"), std::string::npos);
+  EXPECT_NE(tail.find("| [63:58] | zero |"), std::string::npos);
+  EXPECT_NE(tail.find("entry c = s[c] | b[c] << 18"), std::string::npos);
+  cfg.core.arith.bw = 48;  // 66 bits: 16-byte entries
+  const std::string wide = emit_markdown(accel_register_map(cfg));
+  EXPECT_NE(wide.find("C entries of 16 bytes"), std::string::npos);
+  EXPECT_NE(wide.find("| [127:66] | zero |"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace normcore::gen

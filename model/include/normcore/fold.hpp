@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -26,6 +27,11 @@ namespace normcore {
 struct FoldOptions {
   std::optional<Rounding> rounding;  // unset: BnParams::rounding if set, else half_even
   std::optional<int> force_shift;    // use this R (0..acc_bits) instead of searching for it
+  // Called as the fold advances: (phase, done, total) with phase "candidates" (one per R
+  // searched), "search" (the exact evaluation, one per R examined first; exhaustive inputs only)
+  // and "report" (channels, every 4096 and at the end). For a progress display on many
+  // channels; not called when empty.
+  std::function<void(const char*, std::uint64_t, std::uint64_t)> progress;
 };
 
 struct ChannelReport {

@@ -211,8 +211,11 @@ struct DriverOptions {
   std::chrono::milliseconds reset_timeout{2000};  // for the engine to go idle after soft reset
   std::uint64_t max_tile_elements = std::uint64_t{1} << 24;  // staging buffer size per tile
   bool use_irq = true;  // false: poll STATUS instead of waiting for the interrupt
-  // Called on the worker thread after every tile: (elements done, elements total) of the run.
+  // Called on the worker thread after every tile: (elements done, elements total) of the run;
+  // and while a device job runs, every progress_interval, from the device's element counter
+  // (PERF_ELEMS, cleared by START), so that one large job does not show a single 100%.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
+  std::chrono::milliseconds progress_interval{250};
 };
 
 struct DriverStats {

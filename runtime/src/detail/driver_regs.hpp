@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -21,8 +22,8 @@ struct Regs {
   std::uint32_t ctrl, status, irq_status, err_code, err_lo, err_hi;
   std::uint32_t channels, inner, outer, mode, clamp_lo, clamp_hi;
   std::uint32_t src_lo, src_hi, dst_lo, dst_hi, param_lo, param_hi;
-  std::uint32_t perf_active = 0;
-  bool has_perf = false;
+  std::uint32_t perf_active = 0, perf_elems_lo = 0, perf_elems_hi = 0;
+  bool has_perf = false, has_elems = false;
 
   explicit Regs(const Manifest& m);
 };
@@ -50,8 +51,10 @@ class JobEngine {
   void clear_irq();
   // Programs, starts and waits for one job; adds the wait to st.device_seconds and counts the
   // tile. DeviceError with the register values on a device error or a time-out (which
-  // soft-resets the device).
-  void execute(const DevJob& j, RunStats& st);
+  // soft-resets the device). on_elems (if set, and the map has PERF_ELEMS): called every
+  // progress interval while the job runs with the elements it has output so far.
+  void execute(const DevJob& j, RunStats& st,
+               const std::function<void(std::uint64_t)>& on_elems = {});
   [[nodiscard]] const EngineCounters& counters() const { return counters_; }
 
  private:
@@ -70,8 +73,10 @@ class JobEngine {
 
   Device& dev_;
   Regs regs_;
-  std::chrono::milliseconds job_timeout_, reset_timeout_;
+  std::chrono::milliseconds job_timeout_, reset_timeout_, progress_interval_;
   bool use_irq_;
+  const std::function<void(std::uint64_t)>* on_elems_ = nullptr;  // during execute()
+  void report_elems();
   std::map<std::uint32_t, std::uint32_t> shadow_;  // last value written to each job register
   bool check_idle_ = true;                         // verify !busy before the next job
   EngineCounters counters_;

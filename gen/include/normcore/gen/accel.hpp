@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
+#include <span>
 #include <string>
 
 #include "normcore/gen/config.hpp"
@@ -28,6 +29,15 @@ enum class AccelError : int {
   unsupported =
       10,  // a specialised core: R, rounding, layout or C % LANES not what it is built for
 };
+
+// Every ERR_CODE value with its name (manifest "error_codes") and meaning (register docs), in
+// code order.
+struct AccelErrorInfo {
+  const char* name;
+  AccelError code;
+  const char* meaning;
+};
+std::span<const AccelErrorInfo> accel_error_codes();
 
 // All modules of the accelerator, the top (cfg.top_name()) last.
 std::vector<Module> build_accel(const AccelConfig& cfg);

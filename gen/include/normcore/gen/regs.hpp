@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "normcore/gen/accel.hpp"
@@ -26,6 +27,14 @@ enum class Access : std::uint8_t {
 
 // "ro", "rw", "w1c", "w1s_sc".
 std::string_view to_string(Access a);
+
+// A named value of a field (ERR_CODE.code's error codes; RegisterMap::values): the Markdown lists
+// them in a table after the field's register.
+struct FieldValue {
+  std::uint64_t value = 0;
+  std::string name;  // identifier
+  std::string desc;
+};
 
 struct Field {
   std::string name;  // lower case identifier, unique in its register
@@ -62,6 +71,11 @@ struct RegisterMap {
   int data_bits = 32;          // only 32 is supported
   int addr_bits = 12;          // AXI4-Lite address width; the map occupies 2^addr_bits bytes
   std::vector<Register> regs;  // in offset order
+  // Sections the Markdown appends after the registers (title, Markdown text): what the map
+  // refers to but does not hold, like the parameter table's layout in memory.
+  std::vector<std::pair<std::string, std::string>> notes;
+  // Named values of fields, by "REG.field" (documentation only).
+  std::vector<std::pair<std::string, std::vector<FieldValue>>> values;
 
   // Empty if the map is consistent, else a message naming the register and field: alignment,
   // offsets inside 2^addr_bits, duplicate offsets or names, fields inside bits 0..31 without
