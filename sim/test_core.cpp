@@ -50,13 +50,17 @@ JobData random_job(std::mt19937_64& rng, const CoreShape& s, std::size_t max_ele
   // HW = S for nchw: S < L, S = L, S > L, S near 2L and, for <n>_chan's split of rem (low part
   // of bits_for(L) + 1 bits, a high part with zero flags), near multiples of that low part's
   // range and large enough for a high part of several bits.
-  std::int64_t hw = pick({1, 2, 3, L - 1, L, L + 1, 2 * L, 2 * L + 1, 0, 0, -1, -2});
+  std::int64_t hw = pick({1, 2, 3, L - 1, L, L + 1, 2 * L, 2 * L + 1, 0, 0, -1, -2, -3});
   const std::int64_t lo_range = std::int64_t{2} << std::bit_width(static_cast<std::uint64_t>(L));
   if (hw == 0) hw = std::uniform_int_distribution<std::int64_t>(1, 60)(rng);
   if (hw == -1) hw = std::uniform_int_distribution<std::int64_t>(61, 1100)(rng);
-  if (hw == -2) {
-    hw = lo_range * std::uniform_int_distribution<std::int64_t>(1, 9)(rng) +
+  if (hw == -2) {  // near a multiple of the low part's range, some where h_0 (6 bits) wraps
+    hw = lo_range * pick({1, 2, 3, 5, 8, 9, 63, 64, 65, 128}) +
          std::uniform_int_distribution<std::int64_t>(-1, 1)(rng);
+  }
+  if (hw == -3) {  // a high part of several segments (only part of the image is streamed)
+    hw = lo_range * 64 * std::uniform_int_distribution<std::int64_t>(1, 4096)(rng) +
+         std::uniform_int_distribution<std::int64_t>(-3, 3)(rng);
   }
   const std::int64_t hw_max = (s.inner_bits >= 40) ? (1LL << 40) : ((1LL << s.inner_bits) - 1);
   hw = std::clamp<std::int64_t>(hw, 1, hw_max);

@@ -50,8 +50,8 @@ Variant variant(const CoreConfig& c, LaneArith arith);
 bool pos_fixed_nhwc(const CoreConfig& c);
 int pos_group_bits(const CoreConfig& c);
 // The core top's position part: step divider, walker, beat constants, the <n>_chan instance.
-// `check` / `run`: the set-up FSM is in its check / run state.
-void top_positions(Module& m, const CoreConfig& c, const Expr& check, const Expr& run);
+// `check`: the set-up FSM is in its check state.
+void top_positions(Module& m, const CoreConfig& c, const Expr& check);
 
 // How the lane's output stage reads the per-job constants that core_top.cpp registers for it.
 struct LaneShape {

@@ -181,13 +181,16 @@ void chan_ports(Module& md, const ChanWidths& w) {
   }
   md.in("stride_i", w.hw, "S");
   md.in("sle_i", 1, "S <= L: the start's neg");
-  md.in("t2_i", w.lw, "2L - S when S < 2L, else 0 (rem >= 1: never <= 0)");
+  md.in("t2l_i", w.lw + 1, "3L - S when S < 2L, else L");
+  md.in("t4_i", w.lw + 1, "3L - 2S when 2S <= 3L, else 0 (lo >= 1 at a wrap: never <= 0)");
   md.in("remw_i", w.W, "S - L: rem's step when c0 moves on");
   md.in("remw1_i", w.W - w.lw, "(S - L) high part + 1");
   if (w.hb > 2) {
     md.in("t3_i", w.lw + 1, "2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h");
     md.in("sz_i", 1, "S's high part is 0");
+    md.in("s1_i", 1, "S's high part is 1");
     md.in("rz0_i", 1, "(S - L) high part is 0");
+    md.in("ro0_i", 1, "(S - L) high part is 1");
     md.in("rz1_i", 1, "(S - L) high part + 1 is 0");
   }
   md.in("kc0_i", w.cw, "k_c: c0's step before the carry");
@@ -210,49 +213,55 @@ Expr hseg(const Expr& v, int base, const ChanWidths& w, int k) {
   return have == n ? slice(v, lo, n) : zext(slice(v, lo, have), n);
 }
 
-// S >= L, hb > 2: h's segments and their flags. hz<k>_q / h1_q are segment k == 0 / segment 0
-// == 1, registered from the segments (a cycle late): stale only in the cycle after h changed
-// (hfr_q), when hzc_q holds h == 0 instead (a reload: a per-job flag; a decrement: h == 1). A
-// decrement needs flags of a stable h: h changes at most every other beat (a borrow leaves lo >=
-// 2^lw - L > L, so the next beat borrows nothing, and a reload clears pb), so the beat before it
-// left h unchanged. Segment k decrements when pb and the segments below it are 0. Adds the
-// segments' updates to ld / wrap / dec; returns h == 0 and h == 1 (one LUT off the flags).
-std::pair<Expr, Expr> chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap,
-                                 Block& dec, Block& always) {
+// S >= L, hb > 2: h's segments and the flags of h. Segment k decrements when pb and segments 0..k-1
+// are 0: dz<k>_q, registered every cycle from the segments (so a cycle late), is fresh when pb is
+// set, since h changes at most every other beat (a borrow leaves lo >= 2^lw - L > L, so the next
+// beat borrows nothing, and a reload clears pb): the beat that set pb left h unchanged, so h_q a
+// cycle ago is h_q now. The same holds for h2_q (h == 2). The flags the beats read are exact
+// registers: hiz_q = (h - pb == 0) and hone_q = (h == 1, exact while pb = 0), reloaded with
+// per-job constants, and on a decrement beat: pb -> hone_q = h2_q; a borrow -> hiz_q = hone_q.
+// Adds the updates to ld / wrap / dec / always; returns hiz_q.
+Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& dec,
+                Block& always) {
   const int n = hsegs(w), lw = w.lw;
   const Expr stride = md.ref("stride_i"), wc = md.ref("wc_q"), pb = md.ref("pb_q");
   const Expr remw = md.ref("remw_i"), r1 = md.ref("remw1_i");
-  std::vector<Expr> zs;  // the segments' flags so far
-  const auto all = [](const std::vector<Expr>& v, std::size_t from) {
-    Expr e = v[from];
-    for (std::size_t j = from + 1; j < v.size(); ++j) e = e & v[j];
-    return e;
-  };
+  std::vector<Expr> segz;  // segment k == 0 (of the registers)
   for (int k = 0; k < n; ++k) {
     const int sw = std::min(kSeg, w.hb - k * kSeg);
     const Expr sg = md.reg(idx("h", k) + "_q", sw,
                            "rem's high part, bits " + std::to_string(k * kSeg) + ".." +
                                std::to_string(k * kSeg + sw - 1));
-    const Expr z = md.reg(idx("hz", k) + "_q", 1, "h_" + std::to_string(k) + " == 0, a cycle late");
-    always.push_back(assign(z, ex::eq(sg, lit(sw, 0))));
     ld.push_back(assign(sg, hseg(stride, lw, w, k)));
     wrap.push_back(assign(sg, mux(wc, hseg(r1, 0, w, k), hseg(remw, lw, w, k))));
-    dec.push_back(if_(k == 0 ? pb : pb & all(zs, 0), {assign(sg, sg - lit(sw, 1))}));
-    zs.push_back(z);
+    Expr en = pb;
+    if (k > 0) {
+      const std::string below = k == 1 ? "h_0" : "h_0 .. h_" + std::to_string(k - 1);
+      const Expr dz = md.reg(idx("dz", k) + "_q", 1, below + " == 0, a cycle late");
+      Expr all = segz[0];
+      for (int j = 1; j < k; ++j) all = all & segz[static_cast<std::size_t>(j)];
+      always.push_back(assign(dz, all));
+      en = pb & dz;
+    }
+    // sg - en as an add of en's copies: no hold branch, so the flops' enable stays en_i alone
+    // (a hold would make synthesis fold pb and dz into the enable, deep behind ld_i).
+    dec.push_back(assign(sg, sg + ex::repl(sw, en)));
+    segz.push_back(ex::eq(sg, lit(sw, 0)));
   }
-  const Expr h1 = md.reg("h1_q", 1, "h_0 == 1, a cycle late");
-  always.push_back(assign(h1, ex::eq(md.ref("h_0_q"), lit(std::min(kSeg, w.hb), 1))));
-  const Expr fr = md.reg("hfr_q", 1, "h changed at the last edge: the hz flags are stale");
-  const Expr hzc = md.reg("hzc_q", 1, "h == 0 while hfr_q");
-  always.push_back(assign(fr, md.ref("en_i") & (md.ref("ld_i") | md.ref("neg_q") | pb)));
-  const Expr is1 = md.wire("h_is1", 1, "h == 1 (flags)");
-  md.assign(is1, n > 1 ? h1 & all(zs, 1) : h1);
-  const Expr is0 = md.wire("h_is0", 1, "h == 0 (flags, or hzc_q when fresh)");
-  md.assign(is0, mux(fr, hzc, all(zs, 0)));
-  ld.push_back(assign(hzc, md.ref("sz_i")));
-  wrap.push_back(assign(hzc, mux(wc, md.ref("rz1_i"), md.ref("rz0_i"))));
-  dec.push_back(assign(hzc, is1));
-  return {is0, is1};
+  const int w0 = std::min(kSeg, w.hb);
+  Expr two = ex::eq(md.ref("h_0_q"), lit(w0, 2));
+  for (int j = 1; j < n; ++j) two = two & segz[static_cast<std::size_t>(j)];
+  const Expr h2 = md.reg("h2_q", 1, "h == 2, a cycle late");
+  always.push_back(assign(h2, two));
+  const Expr hone = md.reg("hone_q", 1, "h == 1 (exact while pb_q = 0)");
+  const Expr hiz = md.reg("hiz_q", 1, "h - pb == 0 (exact)");
+  ld.push_back(assign(hone, md.ref("s1_i")));
+  ld.push_back(assign(hiz, md.ref("sz_i")));
+  wrap.push_back(assign(hone, mux(wc, md.ref("rz0_i"), md.ref("ro0_i"))));
+  wrap.push_back(assign(hiz, mux(wc, md.ref("rz1_i"), md.ref("rz0_i"))));
+  dec.push_back(if_(pb, {assign(hone, h2)}));
+  dec.push_back(if_(bit(md.ref("lo_sub"), lw), {assign(hiz, hone)}));
+  return hiz;
 }
 
 // S >= L: rem as a narrow low part and a high part with a pending borrow. Returns the update of
@@ -296,15 +305,20 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always) {
     ld.push_back(assign(wc, lit(1, 0)));
     wrap.push_back(assign(wc, lit(1, 0)));
     dec.push_back(assign(wc, ex::ge(zext(lo, lw + 1), md.ref("t3_i"))));
-    const auto [is0, is1] = chan_hsegs(md, w, ld, wrap, dec, always);
-    md.assign(hi_zero, mux(pb, is1, is0));
+    md.assign(hi_zero, chan_hsegs(md, w, ld, wrap, dec, always));
   }
-  // After a wrap (rem <= L, so rem = lo) the next rem is rem + S - L: <= L when rem <= 2L - S (a
-  // per-job constant, so a register-to-register compare and no adder on this path). Otherwise
-  // rem - L <= L when h - pb = 0 and lo <= 2L.
+  // After a wrap (rem <= L, so rem = lo) the next rem is rem + S - L: <= L when rem <= 2L - S.
+  // That compare is a register too (nle_q), made a beat ahead on the new lo: after the load lo =
+  // S (read only when S <= L: sle), after a wrap lo + S - L <= 2L - S is lo <= 3L - 2S (t4; no
+  // overflow: lo <= L, S - L < L), after a step lo - L <= 2L - S is lo <= 3L - S (t2l; S >= 2L:
+  // 0 and L, never true at a wrap, where lo = rem >= 1). Otherwise rem - L <= L when h - pb = 0
+  // and lo <= 2L.
+  const Expr nle = md.reg("nle_q", 1, "lo <= 2L - S (read at a wrap)");
+  ld.push_back(assign(nle, md.ref("sle_i")));
+  wrap.push_back(assign(nle, ex::le(zext(lo, lw + 1), md.ref("t4_i"))));
+  dec.push_back(assign(nle, ex::le(zext(lo, lw + 1), md.ref("t2l_i"))));
   const Expr neg_nx = md.wire("neg_nx", 1, "the next rem <= L");
-  md.assign(neg_nx, mux(neg, ex::le(lo, md.ref("t2_i")),
-                        hi_zero & ex::le(lo, lit(lw, 2ULL * static_cast<U>(w.L)))));
+  md.assign(neg_nx, mux(neg, nle, hi_zero & ex::le(lo, lit(lw, 2ULL * static_cast<U>(w.L)))));
   return if_(md.ref("ld_i"), std::move(ld),
              {if_(neg, std::move(wrap), std::move(dec)), assign(neg, neg_nx),
               assign(c_q, ex::ref("c_nx", w.cw))});
@@ -328,7 +342,8 @@ std::vector<Expr> chan_small(Module& md, const ChanWidths& w, Block& upd, Block&
       md.assign(q_nx, mux(cy0, q - sk, q + kr));
       // q_nx >= S - k_r without q_nx: q >= 2(S - k_r) after a carry, q >= S - 2k_r without.
       const Expr qx = zext(q, ml + 1);
-      const Expr cy_nx = mux(cy0, ex::ge(qx, md.ref("sk2_i")), ex::ge(qx, md.ref("skr_i")));
+      const Expr cy_nx = md.wire("cy0_nx", 1, "lane 0's next carry");
+      md.assign(cy_nx, mux(cy0, ex::ge(qx, md.ref("sk2_i")), ex::ge(qx, md.ref("skr_i"))));
       load.insert(load.end(), {assign(q, lit(ml, 0)), assign(cy0, lit(1, 0))});
       step.insert(step.end(), {assign(q, q_nx), assign(cy0, cy_nx)});
       continue;
@@ -385,7 +400,12 @@ Module build_chan(const CoreConfig& c) {
   std::vector<Expr> dcat;
   if (w.L > 1) {
     dcat = chan_small(md, w, upd, save);
-    cy0 = mux(md.ref("small_i"), md.ref("cy_0_q"), md.ref("neg_q"));
+    // c0's carry as a register of its own (no select in front of c0's adders): cy_0 or neg.
+    const Expr small = md.ref("small_i");
+    const Expr cyc = md.reg("cyc_q", 1, "c0's carry: cy_0_q when S < L, else neg_q");
+    upd.push_back(if_(md.ref("ld_i"), {assign(cyc, ~small & md.ref("sle_i"))},
+                      {assign(cyc, mux(small, md.ref("cy0_nx"), md.ref("neg_nx")))}));
+    cy0 = cyc;
   }
   md.section("c0");
   const Expr c_q = md.reg("c_q", w.cw);

@@ -72,11 +72,12 @@ Expr by_layout(const Module& m, const CoreConfig& c, const Expr& nhwc, const Exp
   return mux(m.ref("cfg_layout_i"), nhwc, nchw);
 }
 
-// cfg_ok: the configuration's checks (registered into ok_q, acted on in the check cycle). A
-// specialised core also checks the job against its fixed settings (CoreConfig::check_job).
+// cfg_ok: the configuration's checks but HW != 0 (registered into ok_q, and HW != 0 apart into
+// okh_q: two shallow trees; acted on in the check cycle). A specialised core also checks the
+// job against its fixed settings (CoreConfig::check_job).
 Expr config_ok(const Module& m, const CoreConfig& c, const Variant& v) {
-  const int cw = c.chan_bits(), hw = c.inner_bits, rw = v.rw;
-  Expr ok = ex::ne(m.ref("cfg_channels_i"), lit(cw, 0)) & ex::ne(m.ref("cfg_inner_i"), lit(hw, 0));
+  const int cw = c.chan_bits(), rw = v.rw;
+  Expr ok = ex::ne(m.ref("cfg_channels_i"), lit(cw, 0));
   if (c.max_channels != (1LL << cw) - 1)
     ok = ok & ex::le(m.ref("cfg_channels_i"), lit(cw, static_cast<U>(c.max_channels)));
   if (v.dec) {
@@ -121,6 +122,7 @@ Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
   const int hw = c.inner_bits, nb = c.lane_count_bits(), cw = c.chan_bits();
   const Expr inner = m.ref("cfg_inner_i");
   Block latch{assign(m.ref("ok_q"), m.ref("cfg_ok")),
+              assign(m.ref("okh_q"), ex::ne(inner, lit(hw, 0))),
               assign(m.ref("ch_q"), m.ref("cfg_channels_i"))};
   // A fixed nhwc layout (S = 1) has no stride, divider or walker: none of their settings.
   const bool pos = !fixed_nhwc(c);
@@ -192,8 +194,10 @@ States top_config(Module& m, const CoreConfig& c, const Variant& v) {
   m.assign(m.ref("ready_o"), ready);
   m.assign(start_fire, m.ref("start_i") & ready);
   m.assign(cfg_ok, config_ok(m, c, v));
-  const Expr ok_q =
-      m.reg("ok_q", 1, "cfg_ok, latched with the configuration and acted on in the check cycle");
+  m.reg("ok_q", 1, "cfg_ok, latched with the configuration and acted on in the check cycle");
+  m.reg("okh_q", 1, "HW != 0, likewise");
+  const Expr ok_q = m.wire("job_ok", 1, "the configuration is valid (check cycle)");
+  m.assign(ok_q, m.ref("ok_q") & m.ref("okh_q"));
   // start -> check (one cycle: the checks are registered, off the start path) -> set-up or
   // unconfigured with cfg_error_o. u_step and the walker start in the check cycle (and are
   // simply restarted by the next start if the configuration was invalid). Set-up:
@@ -438,7 +442,7 @@ Module build_top(const CoreConfig& c, const Variant& v) {
   top_ports(m, c, v);
   const States s = top_config(m, c, v);
   top_lane_consts(m, c, v);
-  top_positions(m, c, ex::eq(m.ref("st_q"), s.check), ex::eq(m.ref("st_q"), s.run));
+  top_positions(m, c, ex::eq(m.ref("st_q"), s.check));
   top_table(m, c, v, s);
   top_flow(m, c, v, s);
   top_side(m, c, v);

@@ -49,13 +49,18 @@ void top_step(Module& m, const CoreConfig& c, const Expr& check) {
   conns.emplace_back("quo_o", lstep_c);
   m.instance(Instance{c.name + "_step", "u_step", std::move(conns)});
   const Expr remw = m.reg("remw_q", W, "S - L");
-  const Expr t2 = m.reg("t2_q", nb + 1, "2L - S when S < 2L, else 0");
+  const Expr t2l = m.reg("t2l_q", nb + 2, "3L - S when S < 2L, else L");
+  const Expr t4 = m.reg("t4_q", nb + 2, "3L - 2S when 2S <= 3L, else 0");
   const Expr remw1 = m.reg("remw1_q", W - nb - 1, "(S - L) high part + 1");
   const Expr stride = m.ref("stride_q");
   Block consts{assign(remw, zext(stride, W) - lit(W, static_cast<U>(L))),
-               assign(t2, mux(stride_le(m, c, 2LL * L - 1),
-                              lit(nb + 1, 2ULL * static_cast<U>(L)) - ex::fit(stride, nb + 1),
-                              lit(nb + 1, 0))),
+               assign(t2l, mux(stride_le(m, c, 2LL * L - 1),
+                               lit(nb + 2, 3ULL * static_cast<U>(L)) - ex::fit(stride, nb + 2),
+                               lit(nb + 2, static_cast<U>(L)))),
+               assign(t4, mux(stride_le(m, c, 3LL * L / 2),
+                              lit(nb + 2, 3ULL * static_cast<U>(L)) -
+                                  cat({ex::fit(stride, nb + 1), lit(1, 0)}),
+                              lit(nb + 2, 0))),
                assign(remw1, slice(remw, nb + 1, W - nb - 1) + lit(W - nb - 1, 1))};
   const int lw = nb + 1, hb = W - lw;
   if (hb > 2) {  // <n>_chan's reload values of rem's high part: their zero flags; t3
@@ -67,7 +72,12 @@ void top_step(Module& m, const CoreConfig& c, const Expr& check) {
         assign(m.reg("sz_q", 1, "S's high part (bits >= " + std::to_string(lw) + ") is 0"),
                ex::eq(slice(stride, lw, hw - lw), lit(hw - lw, 0))));
     consts.push_back(
+        assign(m.reg("s1_q", 1, "S's high part (bits >= " + std::to_string(lw) + ") is 1"),
+               ex::eq(slice(stride, lw, hw - lw), lit(hw - lw, 1))));
+    consts.push_back(
         assign(m.reg("rz0_q", 1, "(S - L) high part is 0"), ex::eq(remw_hi, lit(hb, 0))));
+    consts.push_back(
+        assign(m.reg("ro0_q", 1, "(S - L) high part is 1"), ex::eq(remw_hi, lit(hb, 1))));
     consts.push_back(
         assign(m.reg("rz1_q", 1, "(S - L) high part + 1 is 0"), ex::eq(remw_hi, ex::ones(hb))));
   }
@@ -131,16 +141,21 @@ void top_beat_consts(Module& m, const CoreConfig& c) {
   m.seq(kff);
 }
 
-void top_chan(Module& m, const CoreConfig& c, const Expr& run) {
-  const int L = c.lanes, p = c.bank_sel_bits();
+// <n>_chan's en_i (a beat or the set-up load) and ld_i (with en_i: load the packet start). A beat
+// is taken only in S_RUN (tready_q is registered from st_d == S_RUN), so ld_i needs no state: it
+// is tlast | reb_q, two registers (the set-up load reb_q never meets a beat).
+Conns chan_control(Module& m) {
   const Expr in_fire = m.wire("in_fire", 1);
-  const Expr restart =
-      m.wire("pos_restart", 1,
-             "a beat taken now restores the packet start (no in_fire: fewer loads on it)");
-  m.assign(restart, m.ref("s_axis_tlast") & run);
-  const Expr c0 = m.wire("pos_c0", c.chan_bits());
+  const Expr restart = m.wire("pos_restart", 1, "with en_i: restore the packet start");
   const Expr reb = m.ref("reb_q");
-  Conns cc = {{"clk_i", m.ref("clk_i")}, {"en_i", in_fire | reb}, {"ld_i", restart | reb}};
+  m.assign(restart, m.ref("s_axis_tlast") | reb);
+  return {{"clk_i", m.ref("clk_i")}, {"en_i", in_fire | reb}, {"ld_i", restart}};
+}
+
+void top_chan(Module& m, const CoreConfig& c) {
+  const int L = c.lanes, p = c.bank_sel_bits();
+  const Expr c0 = m.wire("pos_c0", c.chan_bits());
+  Conns cc = chan_control(m);
   Expr pos_d;
   if (L > 1) {
     pos_d = m.wire("pos_d", (L - 1) * p);
@@ -152,9 +167,10 @@ void top_chan(Module& m, const CoreConfig& c, const Expr& run) {
   }
   cc.emplace_back("stride_i", m.ref("stride_q"));
   cc.emplace_back("sle_i", m.ref("ge0_q"));
-  std::vector<const char*> ks = {"t2", "remw", "remw1"};
+  std::vector<const char*> ks = {"t2l", "t4", "remw", "remw1"};
   if (std::max(c.inner_bits, c.lane_count_bits() + 1) - c.lane_count_bits() > 2)
-    ks.insert(ks.end(), {"t3", "sz", "rz0", "rz1"});  // rem's high part has zero flags (hb > 2)
+    ks.insert(ks.end(),
+              {"t3", "sz", "s1", "rz0", "ro0", "rz1"});  // rem's high part has zero flags (hb > 2)
   ks.insert(ks.end(), {"kc0", "kw0"});
   for (const char* n : ks) cc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
   cc.emplace_back("c0_o", c0);
@@ -164,7 +180,7 @@ void top_chan(Module& m, const CoreConfig& c, const Expr& run) {
 
 // Fixed nhwc: L mod C from <n>_step (combinational, registered here), the two c0 constants and
 // <n>_chan. No walker, no divider, no rem: d_i = i.
-void top_nhwc(Module& m, const CoreConfig& c, const Expr& check, const Expr& run) {
+void top_nhwc(Module& m, const CoreConfig& c, const Expr& check) {
   const int L = c.lanes, cw = c.chan_bits(), a = pos_group_bits(c), gw = cw - a;
   const std::string unit = a > 0 ? " / L" : "";
   m.section("Lane positions (fixed nhwc, S = 1): d_i = i, c0 moves by k = L mod C a beat");
@@ -178,31 +194,25 @@ void top_nhwc(Module& m, const CoreConfig& c, const Expr& check, const Expr& run
   // kw0 from the register kc0_q: the step's compares and the subtract in different cycles.
   m.seq({assign(kc0, kc),
          assign(kw0, zext(kc0, gw + 1) - zext(a > 0 ? slice(ch, a, gw) : ch, gw + 1))});
-  const Expr in_fire = m.wire("in_fire", 1);
-  const Expr restart = m.wire("pos_restart", 1, "a beat taken now restores the packet start");
-  m.assign(restart, m.ref("s_axis_tlast") & run);
-  const Expr reb = m.ref("reb_q");
-  Conns cc = {{"clk_i", m.ref("clk_i")},
-              {"en_i", in_fire | reb},
-              {"ld_i", restart | reb},
-              {"kc0_i", kc0},
-              {"kw0_i", kw0},
-              {"c0_o", m.wire("pos_c0", cw)}};
+  Conns cc = chan_control(m);
+  cc.emplace_back("kc0_i", kc0);
+  cc.emplace_back("kw0_i", kw0);
+  cc.emplace_back("c0_o", m.wire("pos_c0", cw));
   if (L > 1) cc.emplace_back("d_o", m.wire("pos_d", (L - 1) * c.bank_sel_bits()));
   m.instance(Instance{c.name + "_chan", "u_chan", std::move(cc)});
 }
 
 }  // namespace
 
-void top_positions(Module& m, const CoreConfig& c, const Expr& check, const Expr& run) {
+void top_positions(Module& m, const CoreConfig& c, const Expr& check) {
   if (pos_fixed_nhwc(c)) {
-    top_nhwc(m, c, check, run);
+    top_nhwc(m, c, check);
     return;
   }
   top_step(m, c, check);
   top_walker(m, c, check);
   top_beat_consts(m, c);
-  top_chan(m, c, run);
+  top_chan(m, c);
 }
 
 }  // namespace normcore::gen::core

@@ -524,7 +524,11 @@ TEST(CoreChan, SharedTrackerGivesEveryLanesChannel) {
                                          (kcs + 1 - static_cast<std::uint64_t>(C)) & cm1};
             const std::uint64_t remw = static_cast<std::uint64_t>(S - L) & wm;
             const std::uint64_t remw1 = ((remw >> lw) + 1) & hm;
-            const std::uint64_t t2 = S < 2 * L ? static_cast<std::uint64_t>(2 * L - S) & lm : 0;
+            // nle: lo <= 2L - S, made a beat ahead on the new lo (t2l after a step, t4 after a
+            // wrap, S <= L at the load).
+            const std::uint64_t t2l =
+                S < 2 * L ? static_cast<std::uint64_t>(3 * L - S) : static_cast<std::uint64_t>(L);
+            const std::uint64_t t4 = 2 * S <= 3 * L ? static_cast<std::uint64_t>(3 * L - 2 * S) : 0;
             // Walker and starts (lanes 1..L-1 save (i mod S, i div S)).
             std::vector<std::uint64_t> q0(L, 0), d0(L, 0);
             std::uint64_t wr = 0, wd = 0;
@@ -537,7 +541,7 @@ TEST(CoreChan, SharedTrackerGivesEveryLanesChannel) {
             // Load.
             const auto s = static_cast<std::uint64_t>(S);
             std::uint64_t lo = s & lm, h = (s >> lw) & hm, pb = 0, c = 0;
-            bool neg = S <= L;
+            bool neg = S <= L, nle = S <= L;
             std::vector<std::uint64_t> q(q0), d(d0);
             q[0] = 0, d[0] = 0;
             for (int beat = 0; beat < 3 * maxc * 8; ++beat) {
@@ -563,8 +567,8 @@ TEST(CoreChan, SharedTrackerGivesEveryLanesChannel) {
                 nx[j] = ((sub >> cw) & 1) == 0 ? (sub & cm) : add;
               }
               const bool hi_zero = ((h - pb) & hm) == 0;
-              const bool neg_nx =
-                  neg ? lo <= t2 : (hi_zero && lo <= static_cast<std::uint64_t>(2 * L));
+              const bool neg_nx = neg ? nle : (hi_zero && lo <= static_cast<std::uint64_t>(2 * L));
+              nle = neg ? lo <= t4 : lo <= t2l;
               if (neg) {
                 const std::uint64_t sum = lo + (remw & lm);
                 h = (sum >> lw) & 1 ? remw1 : (remw >> lw) & hm;

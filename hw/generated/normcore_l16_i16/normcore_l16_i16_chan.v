@@ -34,12 +34,15 @@ module normcore_l16_i16_chan (
   input  wire [5:0]  skr_i,  // max(0, S - 2k_r)
   input  wire [23:0] stride_i,  // S
   input  wire        sle_i,  // S <= L: the start's neg
-  input  wire [5:0]  t2_i,  // 2L - S when S < 2L, else 0 (rem >= 1: never <= 0)
+  input  wire [6:0]  t2l_i,  // 3L - S when S < 2L, else L
+  input  wire [6:0]  t4_i,  // 3L - 2S when 2S <= 3L, else 0 (lo >= 1 at a wrap: never <= 0)
   input  wire [24:0] remw_i,  // S - L: rem's step when c0 moves on
   input  wire [18:0] remw1_i,  // (S - L) high part + 1
   input  wire [6:0]  t3_i,  // 2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h
   input  wire        sz_i,  // S's high part is 0
+  input  wire        s1_i,  // S's high part is 1
   input  wire        rz0_i,  // (S - L) high part is 0
+  input  wire        ro0_i,  // (S - L) high part is 1
   input  wire        rz1_i,  // (S - L) high part + 1 is 0
   input  wire [11:0] kc0_i,  // k_c: c0's step before the carry
   input  wire [12:0] kw0_i,  // k_c - C
@@ -59,29 +62,27 @@ module normcore_l16_i16_chan (
   wire hi_zero;  // h - pb == 0: rem < 2^6
   reg wc_q;  // the next wrap carries into h
   reg [5:0] h_0_q;  // rem's high part, bits 0..5
-  reg hz_0_q;  // h_0 == 0, a cycle late
   reg [5:0] h_1_q;  // rem's high part, bits 6..11
-  reg hz_1_q;  // h_1 == 0, a cycle late
+  reg dz_1_q;  // h_0 == 0, a cycle late
   reg [5:0] h_2_q;  // rem's high part, bits 12..17
-  reg hz_2_q;  // h_2 == 0, a cycle late
+  reg dz_2_q;  // h_0 .. h_1 == 0, a cycle late
   reg h_3_q;  // rem's high part, bits 18..18
-  reg hz_3_q;  // h_3 == 0, a cycle late
-  reg h1_q;  // h_0 == 1, a cycle late
-  reg hfr_q;  // h changed at the last edge: the hz flags are stale
-  reg hzc_q;  // h == 0 while hfr_q
-  wire h_is1;  // h == 1 (flags)
-  assign h_is1 = h1_q & hz_1_q & hz_2_q & hz_3_q;
-  wire h_is0;  // h == 0 (flags, or hzc_q when fresh)
-  assign h_is0 = hfr_q ? hzc_q : hz_0_q & hz_1_q & hz_2_q & hz_3_q;
-  assign hi_zero = pb_q ? h_is1 : h_is0;
+  reg dz_3_q;  // h_0 .. h_2 == 0, a cycle late
+  reg h2_q;  // h == 2, a cycle late
+  reg hone_q;  // h == 1 (exact while pb_q = 0)
+  reg hiz_q;  // h - pb == 0 (exact)
+  assign hi_zero = hiz_q;
+  reg nle_q;  // lo <= 2L - S (read at a wrap)
   wire neg_nx;  // the next rem <= L
-  assign neg_nx = neg_q ? lo_q <= t2_i : hi_zero & (lo_q <= 6'd32);
+  assign neg_nx = neg_q ? nle_q : hi_zero & (lo_q <= 6'd32);
 
   // S < L: per lane q_i = (r0 + i) mod S and d_i
   reg [4:0] q_0_q;
   wire [4:0] q_nx_0;
   reg cy_0_q;  // q_0 + k_r >= S (0 at the start: q_0 = 0 < S - k_r)
   assign q_nx_0 = cy_0_q ? q_0_q - sk_i : q_0_q + kr_i;
+  wire cy0_nx;  // lane 0's next carry
+  assign cy0_nx = cy_0_q ? {1'b0, q_0_q} >= sk2_i : {1'b0, q_0_q} >= skr_i;
   reg [4:0] q_1_q;
   wire [4:0] q_nx_1;
   wire cy_1;  // q_1 + k_r >= S
@@ -262,11 +263,12 @@ module normcore_l16_i16_chan (
   assign d_nx_15 = d_15_q + {3'd0, cy_15} - {3'd0, cy_0_q};
   wire [3:0] d_out_15;
   assign d_out_15 = small_i ? d_15_q : {3'd0, neg_q & (lo_q <= 6'd15)};
+  reg cyc_q;  // c0's carry: cy_0_q when S < L, else neg_q
 
   // c0
   reg [11:0] c_q;
   wire cy0;  // c0 takes the step with a carry (a register either way)
-  assign cy0 = small_i ? cy_0_q : neg_q;
+  assign cy0 = cyc_q;
   wire [11:0] c_add;  // c0 + k_c + cy
   assign c_add = c_q + kc0_i + {11'd0, cy0};
   wire [12:0] c_sub;  // c0 + k_c + cy - C: top bit set when negative
@@ -282,7 +284,9 @@ module normcore_l16_i16_chan (
   reg [5:0] h_1_d;
   reg [5:0] h_2_d;
   reg h_3_d;
-  reg hzc_d;
+  reg hone_d;
+  reg hiz_d;
+  reg nle_d;
   reg [4:0] q_0_d;
   reg cy_0_d;
   reg [4:0] q_1_d;
@@ -315,12 +319,11 @@ module normcore_l16_i16_chan (
   reg [3:0] d_14_d;
   reg [4:0] q_15_d;
   reg [3:0] d_15_d;
-  reg hz_0_d;
-  reg hz_1_d;
-  reg hz_2_d;
-  reg hz_3_d;
-  reg h1_d;
-  reg hfr_d;
+  reg cyc_d;
+  reg dz_1_d;
+  reg dz_2_d;
+  reg dz_3_d;
+  reg h2_d;
   reg [4:0] q0_1_d;
   reg [3:0] d0_1_d;
   reg [4:0] q0_2_d;
@@ -361,7 +364,9 @@ module normcore_l16_i16_chan (
     h_1_d = h_1_q;
     h_2_d = h_2_q;
     h_3_d = h_3_q;
-    hzc_d = hzc_q;
+    hone_d = hone_q;
+    hiz_d = hiz_q;
+    nle_d = nle_q;
     q_0_d = q_0_q;
     cy_0_d = cy_0_q;
     q_1_d = q_1_q;
@@ -394,6 +399,7 @@ module normcore_l16_i16_chan (
     d_14_d = d_14_q;
     q_15_d = q_15_q;
     d_15_d = d_15_q;
+    cyc_d = cyc_q;
     q0_1_d = q0_1_q;
     d0_1_d = d0_1_q;
     q0_2_d = q0_2_q;
@@ -435,7 +441,9 @@ module normcore_l16_i16_chan (
         h_1_d = stride_i[17:12];
         h_2_d = stride_i[23:18];
         h_3_d = 1'b0;
-        hzc_d = sz_i;
+        hone_d = s1_i;
+        hiz_d = sz_i;
+        nle_d = sle_i;
       end else begin
         if (neg_q) begin
           lo_d = lo_add;
@@ -445,24 +453,24 @@ module normcore_l16_i16_chan (
           h_1_d = wc_q ? remw1_i[11:6] : remw_i[17:12];
           h_2_d = wc_q ? remw1_i[17:12] : remw_i[23:18];
           h_3_d = wc_q ? remw1_i[18] : remw_i[24];
-          hzc_d = wc_q ? rz1_i : rz0_i;
+          hone_d = wc_q ? rz0_i : ro0_i;
+          hiz_d = wc_q ? rz1_i : rz0_i;
+          nle_d = {1'b0, lo_q} <= t4_i;
         end else begin
           lo_d = lo_sub[5:0];
           pb_d = lo_sub[6];
           wc_d = {1'b0, lo_q} >= t3_i;
+          h_0_d = h_0_q + {6{pb_q}};
+          h_1_d = h_1_q + {6{pb_q & dz_1_q}};
+          h_2_d = h_2_q + {6{pb_q & dz_2_q}};
+          h_3_d = h_3_q + (pb_q & dz_3_q);
           if (pb_q) begin
-            h_0_d = h_0_q - 6'd1;
+            hone_d = h2_q;
           end
-          if (pb_q & hz_0_q) begin
-            h_1_d = h_1_q - 6'd1;
+          if (lo_sub[6]) begin
+            hiz_d = hone_q;
           end
-          if (pb_q & hz_0_q & hz_1_q) begin
-            h_2_d = h_2_q - 6'd1;
-          end
-          if (pb_q & hz_0_q & hz_1_q & hz_2_q) begin
-            h_3_d = h_3_q - 1'b1;
-          end
-          hzc_d = h_is1;
+          nle_d = {1'b0, lo_q} <= t2l_i;
         end
         neg_d = neg_nx;
         c_d = c_nx;
@@ -502,7 +510,7 @@ module normcore_l16_i16_chan (
         d_15_d = d0_15_q;
       end else begin
         q_0_d = q_nx_0;
-        cy_0_d = cy_0_q ? {1'b0, q_0_q} >= sk2_i : {1'b0, q_0_q} >= skr_i;
+        cy_0_d = cy0_nx;
         q_1_d = q_nx_1;
         d_1_d = d_nx_1;
         q_2_d = q_nx_2;
@@ -534,13 +542,16 @@ module normcore_l16_i16_chan (
         q_15_d = q_nx_15;
         d_15_d = d_nx_15;
       end
+      if (ld_i) begin
+        cyc_d = ~small_i & sle_i;
+      end else begin
+        cyc_d = small_i ? cy0_nx : neg_nx;
+      end
     end
-    hz_0_d = h_0_q == 6'd0;
-    hz_1_d = h_1_q == 6'd0;
-    hz_2_d = h_2_q == 6'd0;
-    hz_3_d = h_3_q == 1'b0;
-    h1_d = h_0_q == 6'd1;
-    hfr_d = en_i & (ld_i | neg_q | pb_q);
+    dz_1_d = h_0_q == 6'd0;
+    dz_2_d = (h_0_q == 6'd0) & (h_1_q == 6'd0);
+    dz_3_d = (h_0_q == 6'd0) & (h_1_q == 6'd0) & (h_2_q == 6'd0);
+    h2_d = (h_0_q == 6'd2) & (h_1_q == 6'd0) & (h_2_q == 6'd0) & (h_3_q == 1'b0);
     if (sv_i[0]) begin
       q0_1_d = wr_i;
       d0_1_d = wd_i;
@@ -612,7 +623,9 @@ module normcore_l16_i16_chan (
     h_1_q <= h_1_d;
     h_2_q <= h_2_d;
     h_3_q <= h_3_d;
-    hzc_q <= hzc_d;
+    hone_q <= hone_d;
+    hiz_q <= hiz_d;
+    nle_q <= nle_d;
     q_0_q <= q_0_d;
     cy_0_q <= cy_0_d;
     q_1_q <= q_1_d;
@@ -645,12 +658,11 @@ module normcore_l16_i16_chan (
     d_14_q <= d_14_d;
     q_15_q <= q_15_d;
     d_15_q <= d_15_d;
-    hz_0_q <= hz_0_d;
-    hz_1_q <= hz_1_d;
-    hz_2_q <= hz_2_d;
-    hz_3_q <= hz_3_d;
-    h1_q <= h1_d;
-    hfr_q <= hfr_d;
+    cyc_q <= cyc_d;
+    dz_1_q <= dz_1_d;
+    dz_2_q <= dz_2_d;
+    dz_3_q <= dz_3_d;
+    h2_q <= h2_d;
     q0_1_q <= q0_1_d;
     d0_1_q <= d0_1_d;
     q0_2_q <= q0_2_d;

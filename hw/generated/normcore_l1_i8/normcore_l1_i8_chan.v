@@ -26,12 +26,15 @@ module normcore_l1_i8_chan (
   input  wire        ld_i,  // with en_i: load the packet start instead of a step
   input  wire [15:0] stride_i,  // S
   input  wire        sle_i,  // S <= L: the start's neg
-  input  wire [1:0]  t2_i,  // 2L - S when S < 2L, else 0 (rem >= 1: never <= 0)
+  input  wire [2:0]  t2l_i,  // 3L - S when S < 2L, else L
+  input  wire [2:0]  t4_i,  // 3L - 2S when 2S <= 3L, else 0 (lo >= 1 at a wrap: never <= 0)
   input  wire [16:0] remw_i,  // S - L: rem's step when c0 moves on
   input  wire [14:0] remw1_i,  // (S - L) high part + 1
   input  wire [2:0]  t3_i,  // 2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h
   input  wire        sz_i,  // S's high part is 0
+  input  wire        s1_i,  // S's high part is 1
   input  wire        rz0_i,  // (S - L) high part is 0
+  input  wire        ro0_i,  // (S - L) high part is 1
   input  wire        rz1_i,  // (S - L) high part + 1 is 0
   input  wire [9:0]  kc0_i,  // k_c: c0's step before the carry
   input  wire [10:0] kw0_i,  // k_c - C
@@ -50,21 +53,17 @@ module normcore_l1_i8_chan (
   wire hi_zero;  // h - pb == 0: rem < 2^2
   reg wc_q;  // the next wrap carries into h
   reg [5:0] h_0_q;  // rem's high part, bits 0..5
-  reg hz_0_q;  // h_0 == 0, a cycle late
   reg [5:0] h_1_q;  // rem's high part, bits 6..11
-  reg hz_1_q;  // h_1 == 0, a cycle late
+  reg dz_1_q;  // h_0 == 0, a cycle late
   reg [2:0] h_2_q;  // rem's high part, bits 12..14
-  reg hz_2_q;  // h_2 == 0, a cycle late
-  reg h1_q;  // h_0 == 1, a cycle late
-  reg hfr_q;  // h changed at the last edge: the hz flags are stale
-  reg hzc_q;  // h == 0 while hfr_q
-  wire h_is1;  // h == 1 (flags)
-  assign h_is1 = h1_q & hz_1_q & hz_2_q;
-  wire h_is0;  // h == 0 (flags, or hzc_q when fresh)
-  assign h_is0 = hfr_q ? hzc_q : hz_0_q & hz_1_q & hz_2_q;
-  assign hi_zero = pb_q ? h_is1 : h_is0;
+  reg dz_2_q;  // h_0 .. h_1 == 0, a cycle late
+  reg h2_q;  // h == 2, a cycle late
+  reg hone_q;  // h == 1 (exact while pb_q = 0)
+  reg hiz_q;  // h - pb == 0 (exact)
+  assign hi_zero = hiz_q;
+  reg nle_q;  // lo <= 2L - S (read at a wrap)
   wire neg_nx;  // the next rem <= L
-  assign neg_nx = neg_q ? lo_q <= t2_i : hi_zero & (lo_q <= 2'd2);
+  assign neg_nx = neg_q ? nle_q : hi_zero & (lo_q <= 2'd2);
 
   // c0
   reg [9:0] c_q;
@@ -84,12 +83,12 @@ module normcore_l1_i8_chan (
   reg [5:0] h_0_d;
   reg [5:0] h_1_d;
   reg [2:0] h_2_d;
-  reg hzc_d;
-  reg hz_0_d;
-  reg hz_1_d;
-  reg hz_2_d;
-  reg h1_d;
-  reg hfr_d;
+  reg hone_d;
+  reg hiz_d;
+  reg nle_d;
+  reg dz_1_d;
+  reg dz_2_d;
+  reg h2_d;
   always @* begin
     lo_d = lo_q;
     pb_d = pb_q;
@@ -99,7 +98,9 @@ module normcore_l1_i8_chan (
     h_0_d = h_0_q;
     h_1_d = h_1_q;
     h_2_d = h_2_q;
-    hzc_d = hzc_q;
+    hone_d = hone_q;
+    hiz_d = hiz_q;
+    nle_d = nle_q;
     if (en_i) begin
       if (ld_i) begin
         lo_d = stride_i[1:0];
@@ -110,7 +111,9 @@ module normcore_l1_i8_chan (
         h_0_d = stride_i[7:2];
         h_1_d = stride_i[13:8];
         h_2_d = {1'b0, stride_i[15:14]};
-        hzc_d = sz_i;
+        hone_d = s1_i;
+        hiz_d = sz_i;
+        nle_d = sle_i;
       end else begin
         if (neg_q) begin
           lo_d = lo_add;
@@ -119,31 +122,31 @@ module normcore_l1_i8_chan (
           h_0_d = wc_q ? remw1_i[5:0] : remw_i[7:2];
           h_1_d = wc_q ? remw1_i[11:6] : remw_i[13:8];
           h_2_d = wc_q ? remw1_i[14:12] : remw_i[16:14];
-          hzc_d = wc_q ? rz1_i : rz0_i;
+          hone_d = wc_q ? rz0_i : ro0_i;
+          hiz_d = wc_q ? rz1_i : rz0_i;
+          nle_d = {1'b0, lo_q} <= t4_i;
         end else begin
           lo_d = lo_sub[1:0];
           pb_d = lo_sub[2];
           wc_d = {1'b0, lo_q} >= t3_i;
+          h_0_d = h_0_q + {6{pb_q}};
+          h_1_d = h_1_q + {6{pb_q & dz_1_q}};
+          h_2_d = h_2_q + {3{pb_q & dz_2_q}};
           if (pb_q) begin
-            h_0_d = h_0_q - 6'd1;
+            hone_d = h2_q;
           end
-          if (pb_q & hz_0_q) begin
-            h_1_d = h_1_q - 6'd1;
+          if (lo_sub[2]) begin
+            hiz_d = hone_q;
           end
-          if (pb_q & hz_0_q & hz_1_q) begin
-            h_2_d = h_2_q - 3'd1;
-          end
-          hzc_d = h_is1;
+          nle_d = {1'b0, lo_q} <= t2l_i;
         end
         neg_d = neg_nx;
         c_d = c_nx;
       end
     end
-    hz_0_d = h_0_q == 6'd0;
-    hz_1_d = h_1_q == 6'd0;
-    hz_2_d = h_2_q == 3'd0;
-    h1_d = h_0_q == 6'd1;
-    hfr_d = en_i & (ld_i | neg_q | pb_q);
+    dz_1_d = h_0_q == 6'd0;
+    dz_2_d = (h_0_q == 6'd0) & (h_1_q == 6'd0);
+    h2_d = (h_0_q == 6'd2) & (h_1_q == 6'd0) & (h_2_q == 3'd0);
   end
   always @(posedge clk_i) begin
     lo_q <= lo_d;
@@ -154,12 +157,12 @@ module normcore_l1_i8_chan (
     h_0_q <= h_0_d;
     h_1_q <= h_1_d;
     h_2_q <= h_2_d;
-    hzc_q <= hzc_d;
-    hz_0_q <= hz_0_d;
-    hz_1_q <= hz_1_d;
-    hz_2_q <= hz_2_d;
-    h1_q <= h1_d;
-    hfr_q <= hfr_d;
+    hone_q <= hone_d;
+    hiz_q <= hiz_d;
+    nle_q <= nle_d;
+    dz_1_q <= dz_1_d;
+    dz_2_q <= dz_2_d;
+    h2_q <= h2_d;
   end
   assign c0_o = c_q;
 endmodule

@@ -74,9 +74,11 @@ module normcore_l1_i8_core (
   reg ready_q;
   assign ready_o = ready_q;
   assign start_fire = start_i & ready_q;
-  assign cfg_ok = (cfg_channels_i != 10'd0) & (cfg_inner_i != 16'd0) & (cfg_channels_i <= 10'd512) &
-      (cfg_shift_i <= 6'd33);
+  assign cfg_ok = (cfg_channels_i != 10'd0) & (cfg_channels_i <= 10'd512) & (cfg_shift_i <= 6'd33);
   reg ok_q;  // cfg_ok, latched with the configuration and acted on in the check cycle
+  reg okh_q;  // HW != 0, likewise
+  wire job_ok;  // the configuration is valid (check cycle)
+  assign job_ok = ok_q & okh_q;
   assign arm = (st_q == S_SETUP) & wait_q & sdone_q & step_done;
   always @* begin
     st_d = st_q;
@@ -85,8 +87,8 @@ module normcore_l1_i8_core (
       st_d = S_CHECK;
       err_d = 1'b0;
     end else if (st_q == S_CHECK) begin
-      st_d = ok_q ? S_SETUP : S_UNCONF;
-      err_d = ~ok_q;
+      st_d = job_ok ? S_SETUP : S_UNCONF;
+      err_d = ~job_ok;
     end else if (reb_q) begin
       st_d = S_RUN;
     end
@@ -98,6 +100,7 @@ module normcore_l1_i8_core (
   reg wait_d;
   reg sdone_d;
   reg ok_d;
+  reg okh_d;
   reg [9:0] ch_d;
   reg [15:0] stride_d;
   reg [5:0] shift_d;
@@ -112,6 +115,7 @@ module normcore_l1_i8_core (
     wait_d = wait_q;
     sdone_d = sdone_q;
     ok_d = ok_q;
+    okh_d = okh_q;
     ch_d = ch_q;
     stride_d = stride_q;
     shift_d = shift_q;
@@ -135,6 +139,7 @@ module normcore_l1_i8_core (
     end
     if (start_fire) begin
       ok_d = cfg_ok;
+      okh_d = cfg_inner_i != 16'd0;
       ch_d = cfg_channels_i;
       stride_d = cfg_layout_i ? 16'd1 : cfg_inner_i;
       shift_d = cfg_shift_i;
@@ -164,6 +169,7 @@ module normcore_l1_i8_core (
       reb_q <= rbk_q;
     end
     ok_q <= ok_d;
+    okh_q <= okh_d;
     ch_q <= ch_d;
     stride_q <= stride_d;
     shift_q <= shift_d;
@@ -258,35 +264,47 @@ module normcore_l1_i8_core (
     .quo_o(lstep_c)
   );
   reg [16:0] remw_q;  // S - L
-  reg [1:0] t2_q;  // 2L - S when S < 2L, else 0
+  reg [2:0] t2l_q;  // 3L - S when S < 2L, else L
+  reg [2:0] t4_q;  // 3L - 2S when 2S <= 3L, else 0
   reg [14:0] remw1_q;  // (S - L) high part + 1
   reg [2:0] t3_q;  // 2^lw + L - (S - L)_low
   reg sz_q;  // S's high part (bits >= 2) is 0
+  reg s1_q;  // S's high part (bits >= 2) is 1
   reg rz0_q;  // (S - L) high part is 0
+  reg ro0_q;  // (S - L) high part is 1
   reg rz1_q;  // (S - L) high part + 1 is 0
   reg [16:0] remw_d;
-  reg [1:0] t2_d;
+  reg [2:0] t2l_d;
+  reg [2:0] t4_d;
   reg [14:0] remw1_d;
   reg [2:0] t3_d;
   reg sz_d;
+  reg s1_d;
   reg rz0_d;
+  reg ro0_d;
   reg rz1_d;
   always @* begin
     remw_d = {1'b0, stride_q} - 17'd1;
-    t2_d = (stride_q[15:1] == 15'd0) ? 2'd2 - stride_q[1:0] : 2'd0;
+    t2l_d = (stride_q[15:1] == 15'd0) ? 3'd3 - stride_q[2:0] : 3'd1;
+    t4_d = (stride_q[15:1] == 15'd0) ? 3'd3 - {stride_q[1:0], 1'b0} : 3'd0;
     remw1_d = remw_q[16:2] + 15'd1;
     t3_d = 3'd5 - {1'b0, remw_q[1:0]};
     sz_d = stride_q[15:2] == 14'd0;
+    s1_d = stride_q[15:2] == 14'd1;
     rz0_d = remw_q[16:2] == 15'd0;
+    ro0_d = remw_q[16:2] == 15'd1;
     rz1_d = remw_q[16:2] == {15{1'b1}};
   end
   always @(posedge clk_i) begin
     remw_q <= remw_d;
-    t2_q <= t2_d;
+    t2l_q <= t2l_d;
+    t4_q <= t4_d;
     remw1_q <= remw1_d;
     t3_q <= t3_d;
     sz_q <= sz_d;
+    s1_q <= s1_d;
     rz0_q <= rz0_d;
+    ro0_q <= ro0_d;
     rz1_q <= rz1_d;
   end
   reg wr_q;  // walker: r (< L: the walker stops at element L - 1)
@@ -321,22 +339,25 @@ module normcore_l1_i8_core (
     kc0_q <= kcs;
     kw0_q <= kw0_d;
   end
-  wire in_fire;
-  wire pos_restart;  // a beat taken now restores the packet start (no in_fire: fewer loads on it)
-  assign pos_restart = s_axis_tlast & (st_q == S_RUN);
   wire [9:0] pos_c0;
+  wire in_fire;
+  wire pos_restart;  // with en_i: restore the packet start
+  assign pos_restart = s_axis_tlast | reb_q;
   normcore_l1_i8_chan u_chan (
     .clk_i(clk_i),
     .en_i(in_fire | reb_q),
-    .ld_i(pos_restart | reb_q),
+    .ld_i(pos_restart),
     .stride_i(stride_q),
     .sle_i(ge0_q),
-    .t2_i(t2_q),
+    .t2l_i(t2l_q),
+    .t4_i(t4_q),
     .remw_i(remw_q),
     .remw1_i(remw1_q),
     .t3_i(t3_q),
     .sz_i(sz_q),
+    .s1_i(s1_q),
     .rz0_i(rz0_q),
+    .ro0_i(ro0_q),
     .rz1_i(rz1_q),
     .kc0_i(kc0_q),
     .kw0_i(kw0_q),
