@@ -218,6 +218,17 @@ Expr table_banks(Module& m, const TableWidths& w, const std::string& name) {
   return c0_lo;
 }
 
+// The outputs: field f of every lane's word word_i, lane L-1 first ({f of lane L-1, ..., lane 0}).
+void lane_fields_out(Module& m, const Variant& v, int L) {
+  int off = 0;
+  for (const auto& f : v.fields) {
+    std::vector<Expr> parts;
+    for (int i = L - 1; i >= 0; --i) parts.push_back(slice(m.ref(idx("word", i)), off, f.width));
+    m.assign(m.ref(f.prm + "_o"), ex::cat(std::move(parts)));
+    off += f.width;
+  }
+}
+
 // Lane crossbar: lane i takes the bank holding its u (the select registered twice, beside the
 // bank read and the bank's output register). The direct table has none: lane i reads bank i.
 void table_xbar(Module& m, const TableWidths& w, const Variant& v, const Expr& c0_lo) {
@@ -254,13 +265,7 @@ void table_xbar(Module& m, const TableWidths& w, const Variant& v, const Expr& c
   } else {
     m.assign(m.wire(idx("word", 0), pw), m.ref(idx("rdata", 0)));
   }
-  int off = 0;
-  for (const auto& f : v.fields) {
-    std::vector<Expr> parts;
-    for (int i = L - 1; i >= 0; --i) parts.push_back(slice(m.ref(idx("word", i)), off, f.width));
-    m.assign(m.ref(f.prm + "_o"), ex::cat(std::move(parts)));
-    off += f.width;
-  }
+  lane_fields_out(m, v, L);
 }
 
 // Per-lane copies: lane i's RAM holds T[c] = param[c] for every c < C (the loader writes all
@@ -313,13 +318,7 @@ void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const 
                          {"rdata_o", m.ref(idx("word", i))}}});
   }
   m.flops(ff);
-  int off = 0;
-  for (const auto& f : v.fields) {
-    std::vector<Expr> parts;
-    for (int i = L - 1; i >= 0; --i) parts.push_back(slice(m.ref(idx("word", i)), off, f.width));
-    m.assign(m.ref(f.prm + "_o"), ex::cat(std::move(parts)));
-    off += f.width;
-  }
+  lane_fields_out(m, v, L);
 }
 
 }  // namespace
