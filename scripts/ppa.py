@@ -39,7 +39,7 @@ from pathlib import Path
 import ppa_hard
 import ppa_jobs
 import ppa_report
-from ppa_jobs import run, yosys_modules, yosys_netlist, yosys_stat
+from ppa_jobs import run, yosys_modules, yosys_stat
 from ppa_report import DCORE_OF, fmt, hard_table, pareto_plot, pareto_table, plot, write_docs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,8 +57,6 @@ CONFIGS = [
     # The same with every lane's own copy of the parameter table (no crossbar; 27 of the UP5K's
     # 30 EBR at 512 channels, so not --target ice40's default).
     ("core_l4_ice40_cp", "core", 4, ["--target", "ice40", "--table", "copies"]),
-    # LANES 8 at pipeline 8: the ECP5 target at LANES 8 (too big for the UP5K).
-    ("core_l8_p8", "core", 8, ["--pipeline", "8"]),
     # The hard multiplier's own limit per family: one DSP primitive per lane with its registers.
     ("hard_ice40_l4", "hard-mac-ice40", 4, []),
     ("hard_ecp5_l4", "hard-mac-ecp5", 4, []),
@@ -80,6 +78,10 @@ CONFIGS = [
 # mode, one layout, C a multiple of LANES. Passed only when `normcore gen --help` has them.
 SPEC_FLAGS = ["--fixed-shift", "8", "--fixed-rounding", "half_even", "--fixed-layout", "nhwc",
               "--lanes-divide-channels"]
+# synth_xilinx (the slowest synthesis, about 1.5x synth_ice40) only for these: the LANES series,
+# the iCE40 target and specialised cores, the references (issue 14 item 7: the page in <= 20 min).
+XILINX_AREA = {"core_l1", "core_l2", "core_l4", "core_l8", "core_l4_ice40", "core_l4_spec",
+               "bare_mac_l4", "decomposed_l4", "dcore_l4"}
 # Area-only designs: no place and route (the decomposed cores take ~110 s per nextpnr seed; their
 # fmax is not a target).
 NO_PNR = {"dcore_l4", "dcore_l4_ice40"}
@@ -88,6 +90,8 @@ ECP5_PNR_DESIGNS = ("core", "bare-mac", "trivial")
 # Not in the default run (time budget); measured with --only, e.g.
 # --only core_l4,core_l4_p5,core_l4_p6,core_l4_ice40,core_l4_p8,bare_mac_l4 --json-out x.json
 EXTRA_CONFIGS = [
+    # LANES 8 at pipeline 8 (too big for the UP5K; the ECP5 LANES 8 figure is core_l8_ecp5's).
+    ("core_l8_p8", "core", 8, ["--pipeline", "8"]),
     ("core_l4_p4", "core", 4, ["--pipeline", "4"]),
     ("core_l4_p5", "core", 4, ["--pipeline", "5"]),
     ("core_l4_p6", "core", 4, ["--pipeline", "6"]),
@@ -260,14 +264,30 @@ def prepare(cid, design, lanes, extra, args):
     # checked for the DSP's registers (ppa_hard "ecp5-core").
     ecp5_core = design == "core" and "--target" in extra and extra[extra.index("--target") + 1] == "ecp5"
     nosyn = ["-nosynthesis"] + files if ecp5_core else files
+    pnr = pnr_families(cid, design, args)
     for tgt, (cmd, fields, w) in synth.items():
-        if fam and fam != tgt:
+        if (fam and fam != tgt) or (tgt == "xilinx" and not fam and cid not in XILINX_AREA):
             continue
-        net = str(wd / f"netlist_{tgt}.json") if fam or (ecp5_core and tgt == "ecp5") else None
-        job(w * weight, tgt, yosys_stat,
-            (files if tgt == "ecp5" else nosyn, f"{cmd} -top {top}", str(wd), tgt, net),
-            stat_apply(tgt, fields))
-        if net:
+        net = str(wd / f"netlist_{tgt}.json") if fam or (ecp5_core and tgt == "ecp5") or tgt in pnr else None
+        src = files if tgt == "ecp5" else nosyn
+        if tgt in pnr:  # the wrapped design for place and route, from this netlist (nextpnr later)
+            wj = wd / f"wrapped_{tgt}.json"
+            wsynth = {"ice40": synth["ice40"][0], "ecp5": "synth_ecp5"}[tgt]
+
+            def wrap_apply(v, tgt=tgt, wj=wj, fields=fields):
+                stat, secs = v
+                stat_apply(tgt, fields)(stat)
+                res["seconds"][f"yosys_wrapped_{tgt}"] = secs
+                res.setdefault("_wrapped", {})[tgt] = str(wj)
+            job((w + 1) * weight, tgt, ppa_jobs.yosys_stat_wrap,
+                (src, f"{cmd} -top {top}", str(wd), tgt, net, [str(wd / "ppa_wrap.v")],
+                 f"{wsynth} -top ppa_wrap", str(wj), str(wd / f"yosys_wrap_{tgt}.log")), wrap_apply)
+            if fam:
+                res.setdefault("_check", []).append((str(wj), tgt, False))
+        else:
+            job(w * weight, tgt, yosys_stat, (src, f"{cmd} -top {top}", str(wd), tgt, net),
+                stat_apply(tgt, fields))
+        if net and (fam or ecp5_core and tgt == "ecp5"):
             res.setdefault("_check", []).append((net, "ecp5-core", False) if ecp5_core else (net, tgt, True))
     if not fam:
         def generic_apply(v):
@@ -293,19 +313,6 @@ def prepare(cid, design, lanes, extra, args):
     if design in ("core", "decomposed-core") and lanes == 4 and not extra:
         job(weight, "modules", yosys_modules, (nosyn, top, str(wd)),
             lambda v: res.__setitem__("ice40_modules", module_rows(v, top)))
-    # The wrapped design for place and route (nextpnr runs later, all seeds in one pool).
-    for tgt in pnr_families(cid, design, args):
-        wj = wd / f"wrapped_{tgt}.json"
-        cmd = {"ice40": synth["ice40"][0], "ecp5": "synth_ecp5"}[tgt]
-
-        def wrap_apply(secs, tgt=tgt, wj=wj):
-            res["seconds"][f"yosys_wrapped_{tgt}"] = secs
-            res.setdefault("_wrapped", {})[tgt] = str(wj)
-        job(weight, "wrap_" + tgt, yosys_netlist,
-            ((files if tgt == "ecp5" else nosyn) + [str(wd / "ppa_wrap.v")], f"{cmd} -top ppa_wrap", str(wj), str(wd / f"yosys_wrap_{tgt}.log")),
-            wrap_apply)
-        if fam:
-            res.setdefault("_check", []).append((str(wj), tgt, False))
     return res, jobs
 
 
@@ -610,10 +617,14 @@ def main():
     place_and_route(results, args, runner)
     rank = {c[0]: i for i, c in enumerate(every)}
     results.sort(key=lambda r: rank[r["id"]])
+    cpu = {k: round(v) for k, v in runner.cpu.items()}
+    print(f"[ppa] CPU seconds of the tools: {sum(cpu.values())} ("
+          + ", ".join(f"{k} {v}" for k, v in cpu.items()) + f"); wall {time.time() - t0:.0f} s",
+          flush=True)
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"generated_by": "python3 scripts/ppa.py " + " ".join(sys.argv[1:]),
                                                    "seconds": round(time.time() - t0), "seeds": args.seeds,
-                                                   "results": results}, indent=2) + "\n")
+                                                   "cpu_seconds": cpu, "results": results}, indent=2) + "\n")
         print(f"[ppa] done in {time.time() - t0:.0f} s: {args.json_out}")
         return
     if args.sweep:
@@ -623,8 +634,12 @@ def main():
         return
     sim = {"error": "skipped (--no-sim)"} if args.no_sim else sim_speed(args)
     elapsed = time.time() - t0
+    cpu_note = (f"The tools used {sum(cpu.values())} CPU seconds ("
+                + ", ".join(f"{k} {v}" for k, v in cpu.items())
+                + f"), i.e. {sum(cpu.values()) / 120:.1f} minutes on two quiet cores.")
     write_docs(results, sim, args, elapsed, extra_md={"@GEN_FEATURES@": features_note(targets, have, missing),
-                                                           "@SPEC_FLAGS@": " ".join(SPEC_FLAGS)})
+                                                           "@SPEC_FLAGS@": " ".join(SPEC_FLAGS),
+                                                           "@CPU_NOTE@": cpu_note})
     plot(results)
     pareto_plot(results, ROOT / "docs" / "ppa_pareto.png", PARETO_TITLE)
     print(f"[ppa] done in {time.time() - t0:.0f} s: docs/ppa.md, docs/ppa.json, docs/ppa_lanes.png, "

@@ -9,6 +9,7 @@ then; without it the harness stops with a clear message (exit 2). Standard libra
 import concurrent.futures as cf
 import json
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -61,13 +62,38 @@ def yosys_modules(files, top, workdir):
     return {k.lstrip("\\"): v.get("num_cells_by_type", {}) for k, v in d["modules"].items()}
 
 
+def read_cmd(files):
+    """Yosys read commands: read_json for synthesized netlists (.json), read_verilog otherwise."""
+    js = [str(f) for f in files if str(f).endswith(".json")]
+    vs = [str(f) for f in files if not str(f).endswith(".json")]
+    cmds = [f"read_json {j}" for j in js] + ([f"read_verilog {' '.join(vs)}"] if vs else [])
+    return "; ".join(cmds)
+
+
 def yosys_netlist(files, synth, netlist, log):
     """Synthesis of the wrapped design for place and route; returns seconds."""
     rc, out, secs = run(["yosys", "-q", "-l", str(log), "-p",
-                         f"read_verilog {' '.join(str(f) for f in files)}; {synth} -json {netlist}"])
+                         f"{read_cmd(files)}; {synth} -json {netlist}"])
     if rc != 0:
         raise RuntimeError(f"yosys for place and route failed ({log}):\n{out[-2000:]}")
     return round(secs, 1)
+
+
+def yosys_stat_wrap(files, script, workdir, tag, netlist, wrap_files, wrap_synth, wrapped, wrap_log):
+    """yosys_stat writing the design's netlist, then the wrapped design for place and route from
+    that netlist (the design is not synthesized twice): returns (yosys_stat's result, seconds of
+    the wrapper's synthesis)."""
+    stat = yosys_stat(files, script, workdir, tag, netlist)
+    return stat, yosys_netlist([netlist, *wrap_files], wrap_synth, wrapped, wrap_log)
+
+
+def timed(fn, args):
+    """Runs fn(*args) and returns (its result, CPU seconds of the tools it ran). The worker runs
+    one job at a time, so the change in its children's rusage is this job's tools alone."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = fn(*args)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return out, round(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, 1)
 
 
 def nextpnr(tool, device_args, netlist, seed, workdir, freq):
@@ -95,6 +121,7 @@ class Runner:
     def __init__(self, jobs, ray_address=None):
         self.jobs = max(1, jobs)
         self.ray = None
+        self.cpu = {}  # phase -> CPU seconds of its tools (all jobs)
         if ray_address:
             try:
                 import ray  # noqa: PLC0415 (optional: only with --ray-address)
@@ -113,6 +140,7 @@ class Runner:
         tasks = sorted(tasks, key=lambda t: -t[0])
         total, done, t0 = len(tasks), 0, time.time()
         out = {}
+        self.cpu.setdefault(phase, 0.0)
         step = max(1, total // 10)
 
         def tick(key):
@@ -127,19 +155,21 @@ class Runner:
               f"{'Ray' if self.ray else f'{self.jobs} local processes'}", flush=True)
         if self.ray:
             refs = {}
+            if timed not in self.remote:
+                self.remote[timed] = self.ray.remote(timed)
             for _, key, fn, args in tasks:
-                if fn not in self.remote:
-                    self.remote[fn] = self.ray.remote(fn)
-                refs[self.remote[fn].remote(*args)] = key
+                refs[self.remote[timed].remote(fn, args)] = key
             pending = list(refs)
             while pending:
                 ready, pending = self.ray.wait(pending, num_returns=1)
-                out[refs[ready[0]]] = self.ray.get(ready[0])
+                out[refs[ready[0]]], cpu = self.ray.get(ready[0])
+                self.cpu[phase] += cpu
                 tick(refs[ready[0]])
             return out
         with cf.ProcessPoolExecutor(max_workers=self.jobs) as ex:
-            futs = {ex.submit(fn, *args): key for _, key, fn, args in tasks}
+            futs = {ex.submit(timed, fn, args): key for _, key, fn, args in tasks}
             for f in cf.as_completed(futs):
-                out[futs[f]] = f.result()
+                out[futs[f]], cpu = f.result()
+                self.cpu[phase] += cpu
                 tick(futs[f])
         return out

@@ -217,6 +217,7 @@ def write_docs(results, sim, args, elapsed, tools=None, extra_md=None):
             .replace("@TOOLS@", ", ".join(f"{k} {v}" for k, v in doc["tools"].items())))
     for k, v in (extra_md or {}).items():
         md = md.replace(k, v)
+    md = md.replace("@CPU_NOTE@ ", "")  # a ppa.json from before the CPU accounting
     (ROOT / "docs" / "ppa.md").write_text(md)
     print("\n" + hard + "\n\n" + target_table(targets) + "\n\n" + t_ice + "\n\n" + t_other + "\n\n" + t_wrap + "\n\n" + t_ratio + "\n\n" + t_sim)
 
