@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core_internal.hpp"
+#include "rtl_util.hpp"
 #include "specialise.hpp"
 
 namespace normcore::gen::core {
@@ -172,21 +173,24 @@ void chan_ports(Module& md, const ChanWidths& w) {
   if (w.L > 1) {
     md.in("small_i", 1, "S < L");
     md.in("sv_i", w.L - 1, "lane i (1..L-1) saves the walker's position as its start");
-    md.in("wr_i", w.ml, "walker: r of element i");
+    md.in("wm_i", w.ml + 1, "walker: 2^(ml+1) - 1 - (S - r) of element i");
     md.in("wd_i", w.p, "walker: i div S (not wrapped at C)");
     md.in("kr_i", w.ml, "k_r = L mod S (S < L)");
     md.in("sk_i", w.ml, "S - k_r (S < L)");
-    md.in("sk2_i", w.ml + 1, "2(S - k_r)");
-    md.in("skr_i", w.ml + 1, "max(0, S - 2k_r)");
+    md.in("nsk_i", w.ml, "-(S - k_r) mod 2^ml");
+    md.in("nsk2_i", w.ml + 1, "2^(ml+1) - 1 - 2(S - k_r)");
+    md.in("nskr_i", w.ml + 1, "2^(ml+1) - 1 - max(0, S - 2k_r)");
+    md.in("s2l_i", 1, "S < 2L");
   }
   md.in("stride_i", w.hw, "S");
   md.in("sle_i", 1, "S <= L: the start's neg");
-  md.in("t2l_i", w.lw + 1, "3L - S when S < 2L, else L");
-  md.in("t4_i", w.lw + 1, "3L - 2S when 2S <= 3L, else 0 (lo >= 1 at a wrap: never <= 0)");
+  md.in("t2lp_i", w.lw + 1, "t2l + 1; t2l = 3L - S when S < 2L, else L");
+  md.in("t4p_i", w.lw + 1, "t4 + 1; t4 = 3L - 2S when 2S <= 3L, else 0 (lo >= 1 at a wrap)");
   md.in("remw_i", w.W, "S - L: rem's step when c0 moves on");
   md.in("remw1_i", w.W - w.lw, "(S - L) high part + 1");
   if (w.hb > 2) {
-    md.in("t3_i", w.lw + 1, "2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h");
+    md.in("nt3_i", w.lw + 1,
+          "2^(lw+1) - t3, t3 = 2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h");
     md.in("sz_i", 1, "S's high part is 0");
     md.in("s1_i", 1, "S's high part is 1");
     md.in("rz0_i", 1, "(S - L) high part is 0");
@@ -260,7 +264,7 @@ Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& 
   wrap.push_back(assign(hone, mux(wc, md.ref("rz0_i"), md.ref("ro0_i"))));
   wrap.push_back(assign(hiz, mux(wc, md.ref("rz1_i"), md.ref("rz0_i"))));
   dec.push_back(if_(pb, {assign(hone, h2)}));
-  dec.push_back(if_(bit(md.ref("lo_sub"), lw), {assign(hiz, hone)}));
+  dec.push_back(if_(md.ref("lo_bw"), {assign(hiz, hone)}));
   return hiz;
 }
 
@@ -275,20 +279,36 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always) {
   const Expr pb = md.reg("pb_q", 1, "borrow pending: h is one too high");
   const Expr neg = md.reg("neg_q", 1, "rem <= L: c0 moves on with this beat");
   const Expr remw = md.ref("remw_i"), stride = md.ref("stride_i");
-  const Expr lo_sub = md.wire("lo_sub", lw + 1, "lo - L: top bit the borrow");
-  md.assign(lo_sub, zext(lo, lw + 1) - lit(lw + 1, static_cast<U>(w.L)));
-  const int aw = hb > 2 ? lw : lw + 1;  // hb > 2: the carry comes from wc_q
-  const Expr lo_add = md.wire("lo_add", aw, "lo + (S - L)_low (after a wrap)");
-  md.assign(lo_add, zext(lo, aw) + zext(slice(remw, 0, lw), aw));
+  // One adder: lo + op, op_q = (S - L)_low before a wrap, 2^lw - L before a step (a register
+  // chosen a beat ahead with neg), so lo's next value is one LUT after the sum. Its carry: the
+  // wrap's carry into h (hb <= 2) or, on a step, no borrow.
+  const Expr op = md.reg("op_q", lw, "lo's addend: (S - L)_low when neg_q, else 2^lw - L");
+  const Expr op0 = md.reg("op0_q", lw, "op_q at the packet start (per job)");
+  const Expr op_w = slice(remw, 0, lw), op_s = lit(lw, (1ULL << lw) - static_cast<U>(w.L));
+  always.push_back(assign(op0, mux(md.ref("sle_i"), op_w, op_s)));
+  const Expr lo_sum = md.wire("lo_sum", lw + 1, "lo + op: top bit the carry");
+  md.assign(lo_sum, zext(lo, lw + 1) + zext(op, lw + 1));
+  const Expr lo_bw = md.wire("lo_bw", 1, "a step's lo - L borrows");
+  md.assign(lo_bw, ~bit(lo_sum, lw));
+  const Expr lo_nx = slice(lo_sum, 0, lw);
   const Expr s_lo = hw >= lw ? slice(stride, 0, lw) : zext(stride, lw);
   const Expr c_q = ex::ref("c_q", w.cw);
-  Block ld{assign(lo, s_lo), assign(pb, lit(1, 0)), assign(neg, md.ref("sle_i")),
-           assign(c_q, lit(w.cw, 0))};
-  Block wrap{assign(lo, slice(lo_add, 0, lw)), assign(pb, lit(1, 0))};
-  Block dec{assign(lo, slice(lo_sub, 0, lw)), assign(pb, bit(lo_sub, lw))};
+  const Expr nlo = md.reg("nlo_q", lw, "~lo (its compares are carries of ~lo + x)");
+  Block ld{assign(lo, s_lo),          assign(nlo, ~s_lo),
+           assign(pb, lit(1, 0)),     assign(neg, md.ref("sle_i")),
+           assign(c_q, lit(w.cw, 0)), assign(op, op0)};
+  Block wrap{assign(lo, lo_nx), assign(nlo, ~lo_nx), assign(pb, lit(1, 0))};
+  Block dec{assign(lo, lo_nx), assign(nlo, ~lo_nx), assign(pb, lo_bw)};
+  // lo <= t as the carry of {1, ~lo} + (t + 1) (lw + 1 bits): no inverter in front of the chain.
+  const auto le = [&](const std::string& name, const Expr& tp) {
+    const Expr sum = md.wire(name, lw + 2, "top bit: lo <= the threshold");
+    md.assign(sum, zext(cat({lit(1, 1), nlo}), lw + 2) + zext(tp, lw + 2));
+    rtl::sink(md, "unused_" + name, {slice(sum, 0, lw + 1)});
+    return bit(sum, lw + 1);
+  };
   const Expr hi_zero = md.wire("hi_zero", 1, "h - pb == 0: rem < 2^" + std::to_string(lw));
   if (hb <= 2) {
-    const Expr wrap_cy = bit(lo_add, lw);
+    const Expr wrap_cy = bit(lo_sum, lw);
     const Expr h = md.reg("h_q", hb);
     md.assign(hi_zero,
               hb == 1 ? ex::eq(h, pb) : mux(pb, ex::eq(h, lit(hb, 1)), ex::eq(h, lit(hb, 0))));
@@ -304,7 +324,10 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always) {
     const Expr wc = md.reg("wc_q", 1, "the next wrap carries into h");
     ld.push_back(assign(wc, lit(1, 0)));
     wrap.push_back(assign(wc, lit(1, 0)));
-    dec.push_back(assign(wc, ex::ge(zext(lo, lw + 1), md.ref("t3_i"))));
+    const Expr wc_s = md.wire("wc_s", lw + 2, "lo + 2^(lw+1) - t3: top bit lo >= t3");
+    md.assign(wc_s, zext(lo, lw + 2) + zext(md.ref("nt3_i"), lw + 2));
+    rtl::sink(md, "unused_wc_s", {slice(wc_s, 0, lw + 1)});
+    dec.push_back(assign(wc, bit(wc_s, lw + 1)));
     md.assign(hi_zero, chan_hsegs(md, w, ld, wrap, dec, always));
   }
   // After a wrap (rem <= L, so rem = lo) the next rem is rem + S - L: <= L when rem <= 2L - S.
@@ -315,60 +338,116 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always) {
   // and lo <= 2L.
   const Expr nle = md.reg("nle_q", 1, "lo <= 2L - S (read at a wrap)");
   ld.push_back(assign(nle, md.ref("sle_i")));
-  wrap.push_back(assign(nle, ex::le(zext(lo, lw + 1), md.ref("t4_i"))));
-  dec.push_back(assign(nle, ex::le(zext(lo, lw + 1), md.ref("t2l_i"))));
+  wrap.push_back(assign(nle, le("le_t4", md.ref("t4p_i"))));
+  dec.push_back(assign(nle, le("le_t2l", md.ref("t2lp_i"))));
   const Expr neg_nx = md.wire("neg_nx", 1, "the next rem <= L");
-  md.assign(neg_nx, mux(neg, nle, hi_zero & ex::le(lo, lit(lw, 2ULL * static_cast<U>(w.L)))));
+  const Expr le2 = le("le_2l", lit(lw + 1, 2ULL * static_cast<U>(w.L) + 1));
+  md.assign(neg_nx, mux(neg, nle, hi_zero & le2));
   return if_(md.ref("ld_i"), std::move(ld),
              {if_(neg, std::move(wrap), std::move(dec)), assign(neg, neg_nx),
-              assign(c_q, ex::ref("c_nx", w.cw))});
+              assign(op, mux(neg_nx, op_w, op_s)), assign(c_q, ex::ref("c_nx", w.cw))});
 }
 
-// S < L: per lane q_i and d_i. Adds the load-or-step statement to `upd` and the start saves to
-// `save`; returns the lanes' d outputs (lane L-1 first).
+// Lane i's per-job thresholds and d values (registers, every cycle from registers: valid before
+// the first beat), chosen so that the other case's flags are constant 0 (no select by small_i).
+struct LaneTh {
+  Expr nta, ntb, nx, nl, db, dp;
+};
+LaneTh lane_thresholds(Module& md, const ChanWidths& w, int i, const Expr& wm, const Expr& d0,
+                       Block& consts) {
+  const int p = w.p, lw = w.lw, W = w.ml + 1;
+  const Expr kr = md.ref("kr_i"), small = md.ref("small_i");
+  const Expr nta = md.reg(idx("nta", i) + "_q", W, "2^(ml+1) - 1 - (t + S - k_r); S >= L: 0");
+  const Expr ntb = md.reg(idx("ntb", i) + "_q", W, "2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0");
+  const Expr nx = md.reg(idx("nx", i) + "_q", lw, "max(0, i + L + 1 - S); S < L: 0");
+  const Expr nl = md.reg(idx("nl", i) + "_q", lw, "L + i + 1; S < L: 0");
+  const Expr db = md.reg(idx("db", i) + "_q", p, "d_i unless g_i: b_i (S < L) or 0");
+  const Expr dp = md.reg(idx("dp", i) + "_q", p, "d_i when g_i: b_i + 1 (S < L) or 1");
+  const Expr sb = md.wire(idx("ntb_s", i), W + 1, "2^(ml+1) - 1 - (t - k_r)");
+  md.assign(sb, zext(wm, W + 1) + zext(kr, W + 1));
+  const U kx = static_cast<U>(w.L) + 1 + static_cast<U>(i);
+  const Expr s_lo = w.hw >= lw ? slice(md.ref("stride_i"), 0, lw) : zext(md.ref("stride_i"), lw);
+  const Expr xs = md.wire(idx("xs", i), lw + 1, "i + L + 1 - S (S < 2L): top bit set when < 0");
+  md.assign(xs, lit(lw + 1, kx) - zext(s_lo, lw + 1));
+  consts.push_back(assign(nta, mux(small, wm - zext(md.ref("sk_i"), W), lit(W, 0))));
+  consts.push_back(
+      assign(ntb, mux(small, mux(bit(sb, W), ex::ones(W), slice(sb, 0, W)), lit(W, 0))));
+  consts.push_back(
+      assign(nx, mux(small | ~md.ref("s2l_i") | bit(xs, lw), lit(lw, 0), slice(xs, 0, lw))));
+  consts.push_back(assign(nl, mux(small, lit(lw, 0), lit(lw, kx))));
+  consts.push_back(assign(db, mux(small, d0, lit(p, 0))));
+  consts.push_back(assign(dp, mux(small, d0 + lit(p, 1), lit(p, 1))));
+  return {nta, ntb, nx, nl, db, dp};
+}
+
+// Lane 0's offset q_0 (S < L) and the lanes' d_i registers (both layouts). d_i is an output
+// register: with b_i = i div S and t_i = S - (i mod S) (from the walker), d_i = b_i + [q_0 >= t_i]
+// when S < L, and d_i = [rem <= i] when S >= L; a beat sets d_i to db_i or dp_i (per-job: b_i and
+// b_i + 1, or 0 and 1) by one flag g_i, made from compares of registers with per-lane negated
+// thresholds (no inverter in front of a carry chain). Adds the load-or-step statement to `upd`
+// and the start saves to `save`; returns the lanes' d outputs (lane L-1 first).
 std::vector<Expr> chan_small(Module& md, const ChanWidths& w, Block& upd, Block& save) {
-  const int ml = w.ml, p = w.p;
-  md.section("S < L: per lane q_i = (r0 + i) mod S and d_i");
-  const Expr sk = md.ref("sk_i"), kr = md.ref("kr_i");
-  const Expr lo = md.ref("lo_q"), neg = md.ref("neg_q");
-  Block load, step;
+  const int ml = w.ml, p = w.p, lw = w.lw, W = ml + 1;
+  md.section("S < L: lane 0's u_0 = (r0 mod S) + 1; every lane's d_i (a register, both cases)");
+  const Expr kr = md.ref("kr_i"), small = md.ref("small_i"), ld = md.ref("ld_i");
+  const Expr nlo = md.ref("nlo_q"), cyc = md.ref("cyc_q"), hz = md.ref("hi_zero");
+  Block load, step, consts;
   std::vector<Expr> dcat;
-  Expr cy0;
-  for (int i = 0; i < w.L; ++i) {
-    const Expr q = md.reg(idx("q", i) + "_q", ml);
-    const Expr q_nx = md.wire(idx("q_nx", i), ml);
-    if (i == 0) {  // lane 0's carry (c0's too) is a register, computed a beat ahead
-      cy0 = md.reg("cy_0_q", 1, "q_0 + k_r >= S (0 at the start: q_0 = 0 < S - k_r)");
-      md.assign(q_nx, mux(cy0, q - sk, q + kr));
-      // q_nx >= S - k_r without q_nx: q >= 2(S - k_r) after a carry, q >= S - 2k_r without.
-      const Expr qx = zext(q, ml + 1);
-      const Expr cy_nx = md.wire("cy0_nx", 1, "lane 0's next carry");
-      md.assign(cy_nx, mux(cy0, ex::ge(qx, md.ref("sk2_i")), ex::ge(qx, md.ref("skr_i"))));
-      load.insert(load.end(), {assign(q, lit(ml, 0)), assign(cy0, lit(1, 0))});
-      step.insert(step.end(), {assign(q, q_nx), assign(cy0, cy_nx)});
-      continue;
-    }
-    const Expr cy = md.wire(idx("cy", i), 1, "q_" + std::to_string(i) + " + k_r >= S");
-    md.assign(cy, ex::ge(q, sk));
-    md.assign(q_nx, mux(cy, q - sk, q + kr));
-    const Expr d = md.reg(idx("d", i) + "_q", p);
-    const Expr q0 = md.reg(idx("q0", i) + "_q", ml, "start");
-    const Expr d0 = md.reg(idx("d0", i) + "_q", p);
-    const Expr d_nx = md.wire(idx("d_nx", i), p);
-    md.assign(d_nx, d + zext(cy, p) - zext(cy0, p));
-    load.push_back(assign(q, q0));
-    load.push_back(assign(d, d0));
-    step.push_back(assign(q, q_nx));
-    step.push_back(assign(d, d_nx));
+  const Expr cyl = md.wire("cyl", 1, "a step with cyc_q (not a load)");
+  md.assign(cyl, cyc & ~ld);
+  const Expr ncl = md.wire("ncl", 1, "a step without cyc_q (not a load)");
+  md.assign(ncl, ~cyc & ~ld);
+  // v >= t + 1 as the carry out of v + nt, nt = 2^vw - 1 - t a register (no inverter, no sum).
+  const auto ge = [&](const std::string& name, const Expr& v, int vw, const Expr& nt) {
+    const Expr sum = md.wire(name, vw + 1, "top bit: the carry, v + nt >= 2^" + std::to_string(vw));
+    md.assign(sum, zext(v, vw + 1) + zext(nt, vw + 1));
+    rtl::sink(md, "unused_" + name, {slice(sum, 0, vw)});
+    return bit(sum, vw);
+  };
+  // Lane 0: u_0 = q_0 + 1 (>= 1, so "q_0 >= 0" is a carry too) and its carry cy_0 = (q_0 >= S -
+  // k_r), a register computed a beat ahead.
+  const Expr u = md.reg("u_0_q", ml, "q_0 + 1, q_0 = r0 mod S (1..S)");
+  const Expr cy0 = md.reg("cy_0_q", 1, "q_0 + k_r >= S (0 at the start: q_0 = 0 < S - k_r)");
+  const Expr u_nx = md.wire("u_nx_0", ml, "u_0 - (S - k_r) or u_0 + k_r: an add either way");
+  md.assign(u_nx, mux(cy0, u + md.ref("nsk_i"), u + kr));
+  // The next q_0 >= S - k_r without it: q_0 >= 2(S - k_r) after a carry, q_0 >= S - 2k_r without.
+  const Expr cy_nx = md.wire("cy0_nx", 1, "lane 0's next carry");
+  md.assign(cy_nx,
+            mux(cy0, ge("cy0_a", u, W, md.ref("nsk2_i")), ge("cy0_b", u, W, md.ref("nskr_i"))));
+  load.insert(load.end(), {assign(u, lit(ml, 1)), assign(cy0, lit(1, 0))});
+  step.insert(step.end(), {assign(u, u_nx), assign(cy0, cy_nx)});
+  for (int i = 1; i < w.L; ++i) {
+    const std::string n = std::to_string(i);
+    const Expr wm = md.reg(idx("wm", i) + "_q", W, "start: 2^(ml+1) - 1 - t_" + n);
+    const Expr d0 = md.reg(idx("d0", i) + "_q", p, "start: b_" + n + " = i div S");
     save.push_back(
-        if_(bit(md.ref("sv_i"), i - 1), {assign(q0, md.ref("wr_i")), assign(d0, md.ref("wd_i"))}));
-    // Output: the small-S offset, or (S >= L) 1 for the lanes past the boundary.
-    const Expr d_out = md.wire(idx("d_out", i), p);
-    const Expr big = neg & ex::le(lo, lit(w.lw, static_cast<U>(i)));
-    md.assign(d_out, mux(md.ref("small_i"), d, zext(big, p)));
-    dcat.insert(dcat.begin(), d_out);
+        if_(bit(md.ref("sv_i"), i - 1), {assign(wm, md.ref("wm_i")), assign(d0, md.ref("wd_i"))}));
+    const LaneTh th = lane_thresholds(md, w, i, wm, d0, consts);
+    const Expr nta = th.nta, ntb = th.ntb, nx = th.nx, nl = th.nl, db = th.db, dp = th.dp;
+    // The flags for the next beat: S < L: q_0's next >= t_i (fa after a carry, fb without);
+    // S >= L: the next rem <= i (fw after a wrap: lo <= i + L - S; after a step rem <= L + i),
+    // each the carry of ~lo + x (x = 0 when S < L: the flag is 0; and fa, fb are 0 when S >= L).
+    const Expr fa = md.wire(idx("fa", i), 1, "q_0 >= t + S - k_r");
+    md.assign(fa, ge(idx("fa_s", i), u, W, nta));
+    const Expr fb = md.wire(idx("fb", i), 1, "q_0 >= t - k_r");
+    md.assign(fb, ge(idx("fb_s", i), u, W, ntb));
+    const Expr fw = md.wire(idx("fw", i), 1, "lo <= i + L - S");
+    md.assign(fw, ge(idx("fw_s", i), nlo, lw, nx));
+    const Expr fl = md.wire(idx("fl", i), 1, "lo <= L + i");
+    md.assign(fl, ge(idx("fl_s", i), nlo, lw, nl));
+    // d_i = (ga | gb) ? dp : db; ld_i enters through cyl / ncl.
+    const Expr ga = md.wire(idx("ga", i), 1, "after a carry / wrap: d_i = dp_i");
+    md.assign(ga, cyl & (fa | fw));
+    const Expr gb = md.wire(idx("gb", i), 1, "after no carry / a step: d_i = dp_i");
+    md.assign(gb, ncl & (fb | (hz & fl)));
+    const Expr d = md.reg(idx("d", i) + "_q", p);
+    const Expr d_nx = mux(ga | gb, dp, db);
+    load.push_back(assign(d, d_nx));
+    step.push_back(assign(d, d_nx));
+    dcat.insert(dcat.begin(), d);
   }
-  upd.push_back(if_(md.ref("ld_i"), std::move(load), std::move(step)));
+  upd.push_back(if_(ld, std::move(load), std::move(step)));
+  md.seq(consts);
   return dcat;
 }
 
@@ -399,10 +478,10 @@ Module build_chan(const CoreConfig& c) {
   Expr cy0 = md.ref("neg_q");
   std::vector<Expr> dcat;
   if (w.L > 1) {
-    dcat = chan_small(md, w, upd, save);
     // c0's carry as a register of its own (no select in front of c0's adders): cy_0 or neg.
     const Expr small = md.ref("small_i");
     const Expr cyc = md.reg("cyc_q", 1, "c0's carry: cy_0_q when S < L, else neg_q");
+    dcat = chan_small(md, w, upd, save);
     upd.push_back(if_(md.ref("ld_i"), {assign(cyc, ~small & md.ref("sle_i"))},
                       {assign(cyc, mux(small, md.ref("cy0_nx"), md.ref("neg_nx")))}));
     cy0 = cyc;

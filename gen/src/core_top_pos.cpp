@@ -49,25 +49,25 @@ void top_step(Module& m, const CoreConfig& c, const Expr& check) {
   conns.emplace_back("quo_o", lstep_c);
   m.instance(Instance{c.name + "_step", "u_step", std::move(conns)});
   const Expr remw = m.reg("remw_q", W, "S - L");
-  const Expr t2l = m.reg("t2l_q", nb + 2, "3L - S when S < 2L, else L");
-  const Expr t4 = m.reg("t4_q", nb + 2, "3L - 2S when 2S <= 3L, else 0");
+  const Expr t2l = m.reg("t2lp_q", nb + 2, "1 + (3L - S when S < 2L, else L)");
+  const Expr t4 = m.reg("t4p_q", nb + 2, "1 + (3L - 2S when 2S <= 3L, else 0)");
   const Expr remw1 = m.reg("remw1_q", W - nb - 1, "(S - L) high part + 1");
   const Expr stride = m.ref("stride_q");
   Block consts{assign(remw, zext(stride, W) - lit(W, static_cast<U>(L))),
                assign(t2l, mux(stride_le(m, c, 2LL * L - 1),
-                               lit(nb + 2, 3ULL * static_cast<U>(L)) - ex::fit(stride, nb + 2),
-                               lit(nb + 2, static_cast<U>(L)))),
+                               lit(nb + 2, 3ULL * static_cast<U>(L) + 1) - ex::fit(stride, nb + 2),
+                               lit(nb + 2, static_cast<U>(L) + 1))),
                assign(t4, mux(stride_le(m, c, 3LL * L / 2),
-                              lit(nb + 2, 3ULL * static_cast<U>(L)) -
+                              lit(nb + 2, 3ULL * static_cast<U>(L) + 1) -
                                   cat({ex::fit(stride, nb + 1), lit(1, 0)}),
-                              lit(nb + 2, 0))),
+                              lit(nb + 2, 1))),
                assign(remw1, slice(remw, nb + 1, W - nb - 1) + lit(W - nb - 1, 1))};
   const int lw = nb + 1, hb = W - lw;
   if (hb > 2) {  // <n>_chan's reload values of rem's high part: their zero flags; t3
     const Expr remw_hi = slice(remw, lw, hb);
     consts.push_back(
-        assign(m.reg("t3_q", lw + 1, "2^lw + L - (S - L)_low"),
-               lit(lw + 1, (1ULL << lw) + static_cast<U>(L)) - zext(slice(remw, 0, lw), lw + 1)));
+        assign(m.reg("nt3_q", lw + 1, "2^(lw+1) - t3, t3 = 2^lw + L - (S - L)_low"),
+               lit(lw + 1, (1ULL << lw) - static_cast<U>(L)) + zext(slice(remw, 0, lw), lw + 1)));
     consts.push_back(
         assign(m.reg("sz_q", 1, "S's high part (bits >= " + std::to_string(lw) + ") is 0"),
                ex::eq(slice(stride, lw, hw - lw), lit(hw - lw, 0))));
@@ -84,6 +84,7 @@ void top_step(Module& m, const CoreConfig& c, const Expr& check) {
   if (L > 1) {
     const Expr small = m.reg("small_q", 1, "S < L: every lane tracks its offset");
     consts.push_back(assign(small, stride_le(m, c, L - 1)));
+    consts.push_back(assign(m.reg("s2l_q", 1, "S < 2L"), stride_le(m, c, 2LL * L - 1)));
   }
   m.seq(consts);
 }
@@ -103,6 +104,12 @@ void top_walker(Module& m, const CoreConfig& c, const Expr& check) {
     const Expr wd = m.reg("wd_q", p, "walker: i div S (not wrapped at C; only read for i < L)");
     walk_reset.push_back(assign(wd, lit(p, 0)));
     walk_step.push_back(if_(w_end, {assign(wd, wd + lit(p, 1))}));
+    // wm = 2^(ml+1) - 1 - (S - r): the lanes' threshold t = S - r, negated (S < L only).
+    const Expr wt = m.reg("wm_q", ml + 1, "walker: 2^(ml+1) - 1 - (S - r)");
+    const Expr nts = m.wire("w_nts", ml + 1, "2^(ml+1) - 1 - S (S < L)");
+    m.assign(nts, ~zext(slice(m.ref("stride_q"), 0, ml), ml + 1));
+    walk_reset.push_back(assign(wt, nts));
+    walk_step.push_back(assign(wt, mux(w_end, nts, wt + lit(ml + 1, 1))));
   }
   const Expr wsave = m.ref("wsave_q");
   m.seq({if_(check, std::move(walk_reset), std::move(walk_step)),
@@ -126,11 +133,15 @@ void top_beat_consts(Module& m, const CoreConfig& c) {
     kff.push_back(assign(kr, lstep_r));
     kff.push_back(assign(sk, slice(m.ref("stride_q"), 0, ml) - lstep_r));
     // Lane 0's next carry as compares of q_0 with registers (from sk_q, kr_q a cycle later).
-    const Expr skr_d = m.wire("skr_diff", ml + 1, "S - 2k_r: top bit set when negative");
-    m.assign(skr_d, zext(sk, ml + 1) - zext(kr, ml + 1));
-    kff.push_back(assign(m.reg("sk2_q", ml + 1, "2(S - k_r)"), cat({sk, lit(1, 0)})));
-    kff.push_back(assign(m.reg("skr_q", ml + 1, "max(0, S - 2k_r)"),
-                         mux(bit(skr_d, ml), lit(ml + 1, 0), skr_d)));
+    // The compare thresholds as 2^(ml+1) - 1 - t, so <n>_chan's compares are carries of adds.
+    const int tw = ml + 1;
+    kff.push_back(assign(m.reg("nsk_q", ml, "-(S - k_r) = k_r - S"),
+                         lstep_r - slice(m.ref("stride_q"), 0, ml)));
+    kff.push_back(assign(m.reg("nsk2_q", tw, "2^(ml+1) - 1 - 2(S - k_r)"), ~cat({sk, lit(1, 0)})));
+    const Expr d1 = m.reg("krsk_q", tw + 1, "k_r - (S - k_r), two's complement");
+    kff.push_back(assign(d1, zext(kr, tw + 1) - zext(sk, tw + 1)));
+    kff.push_back(assign(m.reg("nskr_q", tw, "2^(ml+1) - 1 - max(0, S - 2k_r) (after krsk)"),
+                         mux(bit(d1, tw), slice(d1, 0, tw) - lit(tw, 1), ex::ones(tw))));
   } else {
     m.assign(kcs, lit(cw, 0));
     m.assign(m.wire("unused_lstep", 1, "one lane: S >= L always, the step is 0 or 1 channel"),
@@ -161,16 +172,16 @@ void top_chan(Module& m, const CoreConfig& c) {
     pos_d = m.wire("pos_d", (L - 1) * p);
     cc.emplace_back("small_i", m.ref("small_q"));
     cc.emplace_back("sv_i", slice(m.ref("wsave_q"), 1, L - 1));
-    for (const char* n : {"wr", "wd", "kr", "sk", "sk2", "skr"}) {
+    for (const char* n : {"wm", "wd", "kr", "sk", "nsk", "nsk2", "nskr", "s2l"}) {
       cc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
     }
   }
   cc.emplace_back("stride_i", m.ref("stride_q"));
   cc.emplace_back("sle_i", m.ref("ge0_q"));
-  std::vector<const char*> ks = {"t2l", "t4", "remw", "remw1"};
+  std::vector<const char*> ks = {"t2lp", "t4p", "remw", "remw1"};
   if (std::max(c.inner_bits, c.lane_count_bits() + 1) - c.lane_count_bits() > 2)
     ks.insert(ks.end(),
-              {"t3", "sz", "s1", "rz0", "ro0", "rz1"});  // rem's high part has zero flags (hb > 2)
+              {"nt3", "sz", "s1", "rz0", "ro0", "rz1"});  // rem's high part has zero flags (hb > 2)
   ks.insert(ks.end(), {"kc0", "kw0"});
   for (const char* n : ks) cc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
   cc.emplace_back("c0_o", c0);

@@ -497,9 +497,11 @@ TEST(CoreLane, RoundingAndClampIdentitiesMatchTheContract) {
 }
 
 // The channel tracker (<n>_chan), bit for bit at the RTL's widths: lane 0's channel c0 and the
-// lanes' offsets d_i (S >= L: rem = (h - pb) * 2^lw + lo with a pending borrow, neg = rem <= L
-// computed a beat ahead; S < L: per-lane q_i, d_i), starts from the walker. Every lane must see
-// element e = beat * L + lane: (c0 + d_i) mod C = (e div S) mod C, d_i < L.
+// lanes' offsets d_i, registers (S >= L: rem = (h - pb) * 2^lw + lo with a pending borrow, lo
+// stepped by one add of the register op, neg = rem <= L computed a beat ahead; S < L: lane 0's
+// u = q_0 + 1; every d_i set to db_i or dp_i by flags that are carries of register adds with
+// per-lane negated thresholds), starts from the walker. Every lane must see element e = beat * L +
+// lane: (c0 + d_i) mod C = (e div S) mod C, d_i < L.
 TEST(CoreChan, SharedTrackerGivesEveryLanesChannel) {
   long checks = 0;
   for (int L = 1; L <= 9; ++L) {
@@ -508,47 +510,68 @@ TEST(CoreChan, SharedTrackerGivesEveryLanesChannel) {
         CoreConfig cfg;  // the widths the generator uses
         cfg.lanes = L, cfg.inner_bits = hw, cfg.max_channels = maxc;
         const int nb = cfg.lane_count_bits(), cw = cfg.chan_bits(), ml = cfg.chan_low_bits(),
-                  lw = nb + 1;
-        const int W = std::max(hw, lw) + 1, hb = W - lw, p = cfg.bank_sel_bits();
+                  lw = nb + 1, W = ml + 1;
+        const int RW = std::max(hw, lw) + 1, hb = RW - lw, p = cfg.bank_sel_bits();
         const auto mask = [](int w) { return (std::uint64_t{1} << w) - 1; };
         const std::uint64_t lm = mask(lw), hm = mask(hb), cm = mask(cw), cm1 = mask(cw + 1),
-                            qm = mask(ml), pm = mask(p), wm = mask(W);
+                            qm = mask(ml), pm = mask(p), wm = mask(RW), Wm = mask(W);
+        const auto carry = [](std::uint64_t a, std::uint64_t b, int w) {
+          return ((a + b) >> w) & 1;  // the carry out of a w-bit add
+        };
         for (std::int64_t S = 1; S < (1LL << hw); ++S) {
           for (std::int64_t C = 1; C <= maxc; ++C) {
-            const bool small = S < L;
+            const bool small = S < L, sle = S <= L, s2l = S < 2 * L;
+            const auto s = static_cast<std::uint64_t>(S);
             const std::uint64_t kr = static_cast<std::uint64_t>(L % S) & qm;
-            const std::uint64_t sk = static_cast<std::uint64_t>(S - L % S) & qm;
+            const std::uint64_t sk = (s - static_cast<std::uint64_t>(L % S)) & qm;
             const std::uint64_t kcs = small ? static_cast<std::uint64_t>((L / S) % C) : 0;
             const std::uint64_t kc[2] = {kcs & cm, (kcs + 1) & cm};
             const std::uint64_t kw[2] = {(kcs - static_cast<std::uint64_t>(C)) & cm1,
                                          (kcs + 1 - static_cast<std::uint64_t>(C)) & cm1};
-            const std::uint64_t remw = static_cast<std::uint64_t>(S - L) & wm;
+            const std::uint64_t remw = (s - static_cast<std::uint64_t>(L)) & wm;
             const std::uint64_t remw1 = ((remw >> lw) + 1) & hm;
+            const std::uint64_t op_w = remw & lm, op_s = ((1ULL << lw) - L) & lm;
             // nle: lo <= 2L - S, made a beat ahead on the new lo (t2l after a step, t4 after a
             // wrap, S <= L at the load).
             const std::uint64_t t2l =
                 S < 2 * L ? static_cast<std::uint64_t>(3 * L - S) : static_cast<std::uint64_t>(L);
             const std::uint64_t t4 = 2 * S <= 3 * L ? static_cast<std::uint64_t>(3 * L - 2 * S) : 0;
-            // Walker and starts (lanes 1..L-1 save (i mod S, i div S)).
-            std::vector<std::uint64_t> q0(L, 0), d0(L, 0);
-            std::uint64_t wr = 0, wd = 0;
+            // Lane 0's thresholds (as 2^W - 1 - t): nsk = -(S - k_r), nsk2, nskr.
+            const std::uint64_t nsk = (kr - s) & qm, nsk2 = ~(2 * sk) & Wm;
+            const std::int64_t d1 = static_cast<std::int64_t>(kr) - static_cast<std::int64_t>(sk);
+            const std::uint64_t nskr =
+                d1 >= 0 ? Wm : ((static_cast<std::uint64_t>(d1) & Wm) - 1) & Wm;
+            // Walker and starts (lanes 1..L-1 save wm = 2^W - 1 - (S - r) and i div S).
+            std::vector<std::uint64_t> wms(L, 0), d0(L, 0);
+            std::uint64_t wr = 0, wd = 0, wmw = ~(s & qm) & Wm;
             for (int i = 0; i < L; ++i) {
-              q0[i] = wr, d0[i] = wd;
+              wms[i] = wmw, d0[i] = wd;
               const bool w_end = S < (1LL << nb) && wr == static_cast<std::uint64_t>(S - 1);
               wr = w_end ? 0 : (wr + 1) & qm;
+              wmw = w_end ? ~(s & qm) & Wm : (wmw + 1) & Wm;
               if (w_end) wd = (wd + 1) & pm;
             }
+            // Per-lane per-job thresholds and the two d_i values.
+            std::vector<std::uint64_t> nta(L), ntb(L), nx(L), nl(L), db(L), dp(L);
+            for (int i = 1; i < L; ++i) {
+              const std::uint64_t sb = wms[i] + kr;
+              nta[i] = small ? (wms[i] - sk) & Wm : 0;
+              ntb[i] = small ? (sb > Wm ? Wm : sb) : 0;
+              const std::uint64_t kx = static_cast<std::uint64_t>(L + 1 + i);
+              const std::uint64_t xs = (kx - (s & lm)) & mask(lw + 1);
+              nx[i] = (small || !s2l || ((xs >> lw) & 1)) ? 0 : xs & lm;
+              nl[i] = small ? 0 : kx & lm;
+              db[i] = small ? d0[i] : 0;
+              dp[i] = small ? (d0[i] + 1) & pm : 1;
+            }
             // Load.
-            const auto s = static_cast<std::uint64_t>(S);
-            std::uint64_t lo = s & lm, h = (s >> lw) & hm, pb = 0, c = 0;
-            bool neg = S <= L, nle = S <= L;
-            std::vector<std::uint64_t> q(q0), d(d0);
-            q[0] = 0, d[0] = 0;
+            std::uint64_t lo = s & lm, h = (s >> lw) & hm, pb = 0, c = 0, u = 1;
+            std::uint64_t op = sle ? op_w : op_s;
+            bool neg = sle, nle = sle, cy0 = false, cyc = !small && sle;
+            std::vector<std::uint64_t> d(db);
             for (int beat = 0; beat < 3 * maxc * 8; ++beat) {
               for (int i = 0; i < L; ++i) {
-                std::uint64_t di = 0;
-                if (i > 0)
-                  di = small ? d[i] : ((neg && lo <= static_cast<std::uint64_t>(i)) ? 1 : 0);
+                const std::uint64_t di = i > 0 ? d[i] : 0;
                 const std::int64_t e = static_cast<std::int64_t>(beat) * L + i;
                 ASSERT_LT(di, static_cast<std::uint64_t>(L));
                 ASSERT_EQ(static_cast<std::int64_t>((c + di) % static_cast<std::uint64_t>(C)),
@@ -558,35 +581,37 @@ TEST(CoreChan, SharedTrackerGivesEveryLanesChannel) {
                 ++checks;
               }
               // One beat, as the RTL's next-state logic.
-              std::vector<int> cy(L);
-              for (int i = 0; i < L; ++i) cy[i] = q[i] >= sk ? 1 : 0;
-              const int cy0 = small ? cy[0] : (neg ? 1 : 0);
-              std::uint64_t nx[2];
+              const std::uint64_t nlo = ~lo & lm;
+              const bool hi_zero = ((h - pb) & hm) == 0;
+              for (int i = 1; i < L; ++i) {
+                const bool fa = carry(u, nta[i], W), fb = carry(u, ntb[i], W);
+                const bool fw = carry(nlo, nx[i], lw), fl = carry(nlo, nl[i], lw);
+                const bool g = cyc ? (fa || fw) : (fb || (hi_zero && fl));
+                d[i] = g ? dp[i] : db[i];
+              }
+              std::uint64_t cnx[2];
               for (int j = 0; j < 2; ++j) {
                 const std::uint64_t add = (c + kc[j]) & cm, sub = (c + kw[j]) & cm1;
-                nx[j] = ((sub >> cw) & 1) == 0 ? (sub & cm) : add;
+                cnx[j] = ((sub >> cw) & 1) == 0 ? (sub & cm) : add;
               }
-              const bool hi_zero = ((h - pb) & hm) == 0;
+              c = cnx[cyc ? 1 : 0];
               const bool neg_nx = neg ? nle : (hi_zero && lo <= static_cast<std::uint64_t>(2 * L));
               nle = neg ? lo <= t4 : lo <= t2l;
+              const std::uint64_t sum = lo + op;
               if (neg) {
-                const std::uint64_t sum = lo + (remw & lm);
                 h = (sum >> lw) & 1 ? remw1 : (remw >> lw) & hm;
-                lo = sum & lm, pb = 0;
+                pb = 0;
               } else {
-                const std::uint64_t diff = (lo - static_cast<std::uint64_t>(L)) & mask(lw + 1);
                 h = (h - pb) & hm;
-                pb = (diff >> lw) & 1, lo = diff & lm;
+                pb = ((sum >> lw) & 1) ^ 1;
               }
+              lo = sum & lm;
+              op = neg_nx ? op_w : op_s;
               neg = neg_nx;
-              c = nx[cy0];
-              for (int i = L - 1; i >= 0; --i) {
-                if (i > 0)
-                  d[i] = (d[i] + static_cast<std::uint64_t>(cy[i]) -
-                          static_cast<std::uint64_t>(cy[0])) &
-                         pm;
-                q[i] = cy[i] ? (q[i] - sk) & qm : (q[i] + kr) & qm;
-              }
+              const bool cy0_nx = cy0 ? carry(u, nsk2, W) : carry(u, nskr, W);
+              u = cy0 ? (u + nsk) & qm : (u + kr) & qm;
+              cy0 = cy0_nx;
+              cyc = small ? cy0_nx : neg_nx;
             }
           }
         }

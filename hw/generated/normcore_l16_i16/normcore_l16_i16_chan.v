@@ -26,19 +26,22 @@ module normcore_l16_i16_chan (
   input  wire        ld_i,  // with en_i: load the packet start instead of a step
   input  wire        small_i,  // S < L
   input  wire [14:0] sv_i,  // lane i (1..L-1) saves the walker's position as its start
-  input  wire [4:0]  wr_i,  // walker: r of element i
+  input  wire [5:0]  wm_i,  // walker: 2^(ml+1) - 1 - (S - r) of element i
   input  wire [3:0]  wd_i,  // walker: i div S (not wrapped at C)
   input  wire [4:0]  kr_i,  // k_r = L mod S (S < L)
   input  wire [4:0]  sk_i,  // S - k_r (S < L)
-  input  wire [5:0]  sk2_i,  // 2(S - k_r)
-  input  wire [5:0]  skr_i,  // max(0, S - 2k_r)
+  input  wire [4:0]  nsk_i,  // -(S - k_r) mod 2^ml
+  input  wire [5:0]  nsk2_i,  // 2^(ml+1) - 1 - 2(S - k_r)
+  input  wire [5:0]  nskr_i,  // 2^(ml+1) - 1 - max(0, S - 2k_r)
+  input  wire        s2l_i,  // S < 2L
   input  wire [23:0] stride_i,  // S
   input  wire        sle_i,  // S <= L: the start's neg
-  input  wire [6:0]  t2l_i,  // 3L - S when S < 2L, else L
-  input  wire [6:0]  t4_i,  // 3L - 2S when 2S <= 3L, else 0 (lo >= 1 at a wrap: never <= 0)
+  input  wire [6:0]  t2lp_i,  // t2l + 1; t2l = 3L - S when S < 2L, else L
+  input  wire [6:0]  t4p_i,  // t4 + 1; t4 = 3L - 2S when 2S <= 3L, else 0 (lo >= 1 at a wrap)
   input  wire [24:0] remw_i,  // S - L: rem's step when c0 moves on
   input  wire [18:0] remw1_i,  // (S - L) high part + 1
-  input  wire [6:0]  t3_i,  // 2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h
+  // 2^(lw+1) - t3, t3 = 2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h
+  input  wire [6:0]  nt3_i,
   input  wire        sz_i,  // S's high part is 0
   input  wire        s1_i,  // S's high part is 1
   input  wire        rz0_i,  // (S - L) high part is 0
@@ -55,12 +58,19 @@ module normcore_l16_i16_chan (
   reg [5:0] lo_q;
   reg pb_q;  // borrow pending: h is one too high
   reg neg_q;  // rem <= L: c0 moves on with this beat
-  wire [6:0] lo_sub;  // lo - L: top bit the borrow
-  assign lo_sub = {1'b0, lo_q} - 7'd16;
-  wire [5:0] lo_add;  // lo + (S - L)_low (after a wrap)
-  assign lo_add = lo_q + remw_i[5:0];
+  reg [5:0] op_q;  // lo's addend: (S - L)_low when neg_q, else 2^lw - L
+  reg [5:0] op0_q;  // op_q at the packet start (per job)
+  wire [6:0] lo_sum;  // lo + op: top bit the carry
+  assign lo_sum = {1'b0, lo_q} + {1'b0, op_q};
+  wire lo_bw;  // a step's lo - L borrows
+  assign lo_bw = ~lo_sum[6];
+  reg [5:0] nlo_q;  // ~lo (its compares are carries of ~lo + x)
   wire hi_zero;  // h - pb == 0: rem < 2^6
   reg wc_q;  // the next wrap carries into h
+  wire [7:0] wc_s;  // lo + 2^(lw+1) - t3: top bit lo >= t3
+  assign wc_s = {2'd0, lo_q} + {1'b0, nt3_i};
+  wire unused_wc_s;
+  assign unused_wc_s = ^wc_s[6:0];
   reg [5:0] h_0_q;  // rem's high part, bits 0..5
   reg [5:0] h_1_q;  // rem's high part, bits 6..11
   reg dz_1_q;  // h_0 == 0, a cycle late
@@ -73,197 +83,930 @@ module normcore_l16_i16_chan (
   reg hiz_q;  // h - pb == 0 (exact)
   assign hi_zero = hiz_q;
   reg nle_q;  // lo <= 2L - S (read at a wrap)
+  wire [7:0] le_t4;  // top bit: lo <= the threshold
+  assign le_t4 = {1'b0, {1'b1, nlo_q}} + {1'b0, t4p_i};
+  wire unused_le_t4;
+  assign unused_le_t4 = ^le_t4[6:0];
+  wire [7:0] le_t2l;  // top bit: lo <= the threshold
+  assign le_t2l = {1'b0, {1'b1, nlo_q}} + {1'b0, t2lp_i};
+  wire unused_le_t2l;
+  assign unused_le_t2l = ^le_t2l[6:0];
   wire neg_nx;  // the next rem <= L
-  assign neg_nx = neg_q ? nle_q : hi_zero & (lo_q <= 6'd32);
-
-  // S < L: per lane q_i = (r0 + i) mod S and d_i
-  reg [4:0] q_0_q;
-  wire [4:0] q_nx_0;
-  reg cy_0_q;  // q_0 + k_r >= S (0 at the start: q_0 = 0 < S - k_r)
-  assign q_nx_0 = cy_0_q ? q_0_q - sk_i : q_0_q + kr_i;
-  wire cy0_nx;  // lane 0's next carry
-  assign cy0_nx = cy_0_q ? {1'b0, q_0_q} >= sk2_i : {1'b0, q_0_q} >= skr_i;
-  reg [4:0] q_1_q;
-  wire [4:0] q_nx_1;
-  wire cy_1;  // q_1 + k_r >= S
-  assign cy_1 = q_1_q >= sk_i;
-  assign q_nx_1 = cy_1 ? q_1_q - sk_i : q_1_q + kr_i;
-  reg [3:0] d_1_q;
-  reg [4:0] q0_1_q;  // start
-  reg [3:0] d0_1_q;
-  wire [3:0] d_nx_1;
-  assign d_nx_1 = d_1_q + {3'd0, cy_1} - {3'd0, cy_0_q};
-  wire [3:0] d_out_1;
-  assign d_out_1 = small_i ? d_1_q : {3'd0, neg_q & (lo_q <= 6'd1)};
-  reg [4:0] q_2_q;
-  wire [4:0] q_nx_2;
-  wire cy_2;  // q_2 + k_r >= S
-  assign cy_2 = q_2_q >= sk_i;
-  assign q_nx_2 = cy_2 ? q_2_q - sk_i : q_2_q + kr_i;
-  reg [3:0] d_2_q;
-  reg [4:0] q0_2_q;  // start
-  reg [3:0] d0_2_q;
-  wire [3:0] d_nx_2;
-  assign d_nx_2 = d_2_q + {3'd0, cy_2} - {3'd0, cy_0_q};
-  wire [3:0] d_out_2;
-  assign d_out_2 = small_i ? d_2_q : {3'd0, neg_q & (lo_q <= 6'd2)};
-  reg [4:0] q_3_q;
-  wire [4:0] q_nx_3;
-  wire cy_3;  // q_3 + k_r >= S
-  assign cy_3 = q_3_q >= sk_i;
-  assign q_nx_3 = cy_3 ? q_3_q - sk_i : q_3_q + kr_i;
-  reg [3:0] d_3_q;
-  reg [4:0] q0_3_q;  // start
-  reg [3:0] d0_3_q;
-  wire [3:0] d_nx_3;
-  assign d_nx_3 = d_3_q + {3'd0, cy_3} - {3'd0, cy_0_q};
-  wire [3:0] d_out_3;
-  assign d_out_3 = small_i ? d_3_q : {3'd0, neg_q & (lo_q <= 6'd3)};
-  reg [4:0] q_4_q;
-  wire [4:0] q_nx_4;
-  wire cy_4;  // q_4 + k_r >= S
-  assign cy_4 = q_4_q >= sk_i;
-  assign q_nx_4 = cy_4 ? q_4_q - sk_i : q_4_q + kr_i;
-  reg [3:0] d_4_q;
-  reg [4:0] q0_4_q;  // start
-  reg [3:0] d0_4_q;
-  wire [3:0] d_nx_4;
-  assign d_nx_4 = d_4_q + {3'd0, cy_4} - {3'd0, cy_0_q};
-  wire [3:0] d_out_4;
-  assign d_out_4 = small_i ? d_4_q : {3'd0, neg_q & (lo_q <= 6'd4)};
-  reg [4:0] q_5_q;
-  wire [4:0] q_nx_5;
-  wire cy_5;  // q_5 + k_r >= S
-  assign cy_5 = q_5_q >= sk_i;
-  assign q_nx_5 = cy_5 ? q_5_q - sk_i : q_5_q + kr_i;
-  reg [3:0] d_5_q;
-  reg [4:0] q0_5_q;  // start
-  reg [3:0] d0_5_q;
-  wire [3:0] d_nx_5;
-  assign d_nx_5 = d_5_q + {3'd0, cy_5} - {3'd0, cy_0_q};
-  wire [3:0] d_out_5;
-  assign d_out_5 = small_i ? d_5_q : {3'd0, neg_q & (lo_q <= 6'd5)};
-  reg [4:0] q_6_q;
-  wire [4:0] q_nx_6;
-  wire cy_6;  // q_6 + k_r >= S
-  assign cy_6 = q_6_q >= sk_i;
-  assign q_nx_6 = cy_6 ? q_6_q - sk_i : q_6_q + kr_i;
-  reg [3:0] d_6_q;
-  reg [4:0] q0_6_q;  // start
-  reg [3:0] d0_6_q;
-  wire [3:0] d_nx_6;
-  assign d_nx_6 = d_6_q + {3'd0, cy_6} - {3'd0, cy_0_q};
-  wire [3:0] d_out_6;
-  assign d_out_6 = small_i ? d_6_q : {3'd0, neg_q & (lo_q <= 6'd6)};
-  reg [4:0] q_7_q;
-  wire [4:0] q_nx_7;
-  wire cy_7;  // q_7 + k_r >= S
-  assign cy_7 = q_7_q >= sk_i;
-  assign q_nx_7 = cy_7 ? q_7_q - sk_i : q_7_q + kr_i;
-  reg [3:0] d_7_q;
-  reg [4:0] q0_7_q;  // start
-  reg [3:0] d0_7_q;
-  wire [3:0] d_nx_7;
-  assign d_nx_7 = d_7_q + {3'd0, cy_7} - {3'd0, cy_0_q};
-  wire [3:0] d_out_7;
-  assign d_out_7 = small_i ? d_7_q : {3'd0, neg_q & (lo_q <= 6'd7)};
-  reg [4:0] q_8_q;
-  wire [4:0] q_nx_8;
-  wire cy_8;  // q_8 + k_r >= S
-  assign cy_8 = q_8_q >= sk_i;
-  assign q_nx_8 = cy_8 ? q_8_q - sk_i : q_8_q + kr_i;
-  reg [3:0] d_8_q;
-  reg [4:0] q0_8_q;  // start
-  reg [3:0] d0_8_q;
-  wire [3:0] d_nx_8;
-  assign d_nx_8 = d_8_q + {3'd0, cy_8} - {3'd0, cy_0_q};
-  wire [3:0] d_out_8;
-  assign d_out_8 = small_i ? d_8_q : {3'd0, neg_q & (lo_q <= 6'd8)};
-  reg [4:0] q_9_q;
-  wire [4:0] q_nx_9;
-  wire cy_9;  // q_9 + k_r >= S
-  assign cy_9 = q_9_q >= sk_i;
-  assign q_nx_9 = cy_9 ? q_9_q - sk_i : q_9_q + kr_i;
-  reg [3:0] d_9_q;
-  reg [4:0] q0_9_q;  // start
-  reg [3:0] d0_9_q;
-  wire [3:0] d_nx_9;
-  assign d_nx_9 = d_9_q + {3'd0, cy_9} - {3'd0, cy_0_q};
-  wire [3:0] d_out_9;
-  assign d_out_9 = small_i ? d_9_q : {3'd0, neg_q & (lo_q <= 6'd9)};
-  reg [4:0] q_10_q;
-  wire [4:0] q_nx_10;
-  wire cy_10;  // q_10 + k_r >= S
-  assign cy_10 = q_10_q >= sk_i;
-  assign q_nx_10 = cy_10 ? q_10_q - sk_i : q_10_q + kr_i;
-  reg [3:0] d_10_q;
-  reg [4:0] q0_10_q;  // start
-  reg [3:0] d0_10_q;
-  wire [3:0] d_nx_10;
-  assign d_nx_10 = d_10_q + {3'd0, cy_10} - {3'd0, cy_0_q};
-  wire [3:0] d_out_10;
-  assign d_out_10 = small_i ? d_10_q : {3'd0, neg_q & (lo_q <= 6'd10)};
-  reg [4:0] q_11_q;
-  wire [4:0] q_nx_11;
-  wire cy_11;  // q_11 + k_r >= S
-  assign cy_11 = q_11_q >= sk_i;
-  assign q_nx_11 = cy_11 ? q_11_q - sk_i : q_11_q + kr_i;
-  reg [3:0] d_11_q;
-  reg [4:0] q0_11_q;  // start
-  reg [3:0] d0_11_q;
-  wire [3:0] d_nx_11;
-  assign d_nx_11 = d_11_q + {3'd0, cy_11} - {3'd0, cy_0_q};
-  wire [3:0] d_out_11;
-  assign d_out_11 = small_i ? d_11_q : {3'd0, neg_q & (lo_q <= 6'd11)};
-  reg [4:0] q_12_q;
-  wire [4:0] q_nx_12;
-  wire cy_12;  // q_12 + k_r >= S
-  assign cy_12 = q_12_q >= sk_i;
-  assign q_nx_12 = cy_12 ? q_12_q - sk_i : q_12_q + kr_i;
-  reg [3:0] d_12_q;
-  reg [4:0] q0_12_q;  // start
-  reg [3:0] d0_12_q;
-  wire [3:0] d_nx_12;
-  assign d_nx_12 = d_12_q + {3'd0, cy_12} - {3'd0, cy_0_q};
-  wire [3:0] d_out_12;
-  assign d_out_12 = small_i ? d_12_q : {3'd0, neg_q & (lo_q <= 6'd12)};
-  reg [4:0] q_13_q;
-  wire [4:0] q_nx_13;
-  wire cy_13;  // q_13 + k_r >= S
-  assign cy_13 = q_13_q >= sk_i;
-  assign q_nx_13 = cy_13 ? q_13_q - sk_i : q_13_q + kr_i;
-  reg [3:0] d_13_q;
-  reg [4:0] q0_13_q;  // start
-  reg [3:0] d0_13_q;
-  wire [3:0] d_nx_13;
-  assign d_nx_13 = d_13_q + {3'd0, cy_13} - {3'd0, cy_0_q};
-  wire [3:0] d_out_13;
-  assign d_out_13 = small_i ? d_13_q : {3'd0, neg_q & (lo_q <= 6'd13)};
-  reg [4:0] q_14_q;
-  wire [4:0] q_nx_14;
-  wire cy_14;  // q_14 + k_r >= S
-  assign cy_14 = q_14_q >= sk_i;
-  assign q_nx_14 = cy_14 ? q_14_q - sk_i : q_14_q + kr_i;
-  reg [3:0] d_14_q;
-  reg [4:0] q0_14_q;  // start
-  reg [3:0] d0_14_q;
-  wire [3:0] d_nx_14;
-  assign d_nx_14 = d_14_q + {3'd0, cy_14} - {3'd0, cy_0_q};
-  wire [3:0] d_out_14;
-  assign d_out_14 = small_i ? d_14_q : {3'd0, neg_q & (lo_q <= 6'd14)};
-  reg [4:0] q_15_q;
-  wire [4:0] q_nx_15;
-  wire cy_15;  // q_15 + k_r >= S
-  assign cy_15 = q_15_q >= sk_i;
-  assign q_nx_15 = cy_15 ? q_15_q - sk_i : q_15_q + kr_i;
-  reg [3:0] d_15_q;
-  reg [4:0] q0_15_q;  // start
-  reg [3:0] d0_15_q;
-  wire [3:0] d_nx_15;
-  assign d_nx_15 = d_15_q + {3'd0, cy_15} - {3'd0, cy_0_q};
-  wire [3:0] d_out_15;
-  assign d_out_15 = small_i ? d_15_q : {3'd0, neg_q & (lo_q <= 6'd15)};
+  wire [7:0] le_2l;  // top bit: lo <= the threshold
+  assign le_2l = {1'b0, {1'b1, nlo_q}} + {1'b0, 7'd33};
+  wire unused_le_2l;
+  assign unused_le_2l = ^le_2l[6:0];
+  assign neg_nx = neg_q ? nle_q : hi_zero & le_2l[7];
   reg cyc_q;  // c0's carry: cy_0_q when S < L, else neg_q
+
+  // S < L: lane 0's u_0 = (r0 mod S) + 1; every lane's d_i (a register, both cases)
+  wire cyl;  // a step with cyc_q (not a load)
+  assign cyl = cyc_q & ~ld_i;
+  wire ncl;  // a step without cyc_q (not a load)
+  assign ncl = ~cyc_q & ~ld_i;
+  reg [4:0] u_0_q;  // q_0 + 1, q_0 = r0 mod S (1..S)
+  reg cy_0_q;  // q_0 + k_r >= S (0 at the start: q_0 = 0 < S - k_r)
+  wire [4:0] u_nx_0;  // u_0 - (S - k_r) or u_0 + k_r: an add either way
+  assign u_nx_0 = cy_0_q ? u_0_q + nsk_i : u_0_q + kr_i;
+  wire cy0_nx;  // lane 0's next carry
+  wire [6:0] cy0_b;  // top bit: the carry, v + nt >= 2^6
+  assign cy0_b = {2'd0, u_0_q} + {1'b0, nskr_i};
+  wire unused_cy0_b;
+  assign unused_cy0_b = ^cy0_b[5:0];
+  wire [6:0] cy0_a;  // top bit: the carry, v + nt >= 2^6
+  assign cy0_a = {2'd0, u_0_q} + {1'b0, nsk2_i};
+  wire unused_cy0_a;
+  assign unused_cy0_a = ^cy0_a[5:0];
+  assign cy0_nx = cy_0_q ? cy0_a[6] : cy0_b[6];
+  reg [5:0] wm_1_q;  // start: 2^(ml+1) - 1 - t_1
+  reg [3:0] d0_1_q;  // start: b_1 = i div S
+  reg [5:0] nta_1_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [5:0] ntb_1_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [5:0] nx_1_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [5:0] nl_1_q;  // L + i + 1; S < L: 0
+  reg [3:0] db_1_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [3:0] dp_1_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [6:0] ntb_s_1;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_1 = {1'b0, wm_1_q} + {2'd0, kr_i};
+  wire [6:0] xs_1;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_1 = 7'd18 - {1'b0, stride_i[5:0]};
+  wire fa_1;  // q_0 >= t + S - k_r
+  wire [6:0] fa_s_1;  // top bit: the carry, v + nt >= 2^6
+  assign fa_s_1 = {2'd0, u_0_q} + {1'b0, nta_1_q};
+  wire unused_fa_s_1;
+  assign unused_fa_s_1 = ^fa_s_1[5:0];
+  assign fa_1 = fa_s_1[6];
+  wire fb_1;  // q_0 >= t - k_r
+  wire [6:0] fb_s_1;  // top bit: the carry, v + nt >= 2^6
+  assign fb_s_1 = {2'd0, u_0_q} + {1'b0, ntb_1_q};
+  wire unused_fb_s_1;
+  assign unused_fb_s_1 = ^fb_s_1[5:0];
+  assign fb_1 = fb_s_1[6];
+  wire fw_1;  // lo <= i + L - S
+  wire [6:0] fw_s_1;  // top bit: the carry, v + nt >= 2^6
+  assign fw_s_1 = {1'b0, nlo_q} + {1'b0, nx_1_q};
+  wire unused_fw_s_1;
+  assign unused_fw_s_1 = ^fw_s_1[5:0];
+  assign fw_1 = fw_s_1[6];
+  wire fl_1;  // lo <= L + i
+  wire [6:0] fl_s_1;  // top bit: the carry, v + nt >= 2^6
+  assign fl_s_1 = {1'b0, nlo_q} + {1'b0, nl_1_q};
+  wire unused_fl_s_1;
+  assign unused_fl_s_1 = ^fl_s_1[5:0];
+  assign fl_1 = fl_s_1[6];
+  wire ga_1;  // after a carry / wrap: d_i = dp_i
+  assign ga_1 = cyl & (fa_1 | fw_1);
+  wire gb_1;  // after no carry / a step: d_i = dp_i
+  assign gb_1 = ncl & (fb_1 | (hi_zero & fl_1));
+  reg [3:0] d_1_q;
+  reg [5:0] wm_2_q;  // start: 2^(ml+1) - 1 - t_2
+  reg [3:0] d0_2_q;  // start: b_2 = i div S
+  reg [5:0] nta_2_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [5:0] ntb_2_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [5:0] nx_2_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [5:0] nl_2_q;  // L + i + 1; S < L: 0
+  reg [3:0] db_2_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [3:0] dp_2_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [6:0] ntb_s_2;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_2 = {1'b0, wm_2_q} + {2'd0, kr_i};
+  wire [6:0] xs_2;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_2 = 7'd19 - {1'b0, stride_i[5:0]};
+  wire fa_2;  // q_0 >= t + S - k_r
+  wire [6:0] fa_s_2;  // top bit: the carry, v + nt >= 2^6
+  assign fa_s_2 = {2'd0, u_0_q} + {1'b0, nta_2_q};
+  wire unused_fa_s_2;
+  assign unused_fa_s_2 = ^fa_s_2[5:0];
+  assign fa_2 = fa_s_2[6];
+  wire fb_2;  // q_0 >= t - k_r
+  wire [6:0] fb_s_2;  // top bit: the carry, v + nt >= 2^6
+  assign fb_s_2 = {2'd0, u_0_q} + {1'b0, ntb_2_q};
+  wire unused_fb_s_2;
+  assign unused_fb_s_2 = ^fb_s_2[5:0];
+  assign fb_2 = fb_s_2[6];
+  wire fw_2;  // lo <= i + L - S
+  wire [6:0] fw_s_2;  // top bit: the carry, v + nt >= 2^6
+  assign fw_s_2 = {1'b0, nlo_q} + {1'b0, nx_2_q};
+  wire unused_fw_s_2;
+  assign unused_fw_s_2 = ^fw_s_2[5:0];
+  assign fw_2 = fw_s_2[6];
+  wire fl_2;  // lo <= L + i
+  wire [6:0] fl_s_2;  // top bit: the carry, v + nt >= 2^6
+  assign fl_s_2 = {1'b0, nlo_q} + {1'b0, nl_2_q};
+  wire unused_fl_s_2;
+  assign unused_fl_s_2 = ^fl_s_2[5:0];
+  assign fl_2 = fl_s_2[6];
+  wire ga_2;  // after a carry / wrap: d_i = dp_i
+  assign ga_2 = cyl & (fa_2 | fw_2);
+  wire gb_2;  // after no carry / a step: d_i = dp_i
+  assign gb_2 = ncl & (fb_2 | (hi_zero & fl_2));
+  reg [3:0] d_2_q;
+  reg [5:0] wm_3_q;  // start: 2^(ml+1) - 1 - t_3
+  reg [3:0] d0_3_q;  // start: b_3 = i div S
+  reg [5:0] nta_3_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [5:0] ntb_3_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [5:0] nx_3_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [5:0] nl_3_q;  // L + i + 1; S < L: 0
+  reg [3:0] db_3_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [3:0] dp_3_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [6:0] ntb_s_3;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_3 = {1'b0, wm_3_q} + {2'd0, kr_i};
+  wire [6:0] xs_3;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_3 = 7'd20 - {1'b0, stride_i[5:0]};
+  wire fa_3;  // q_0 >= t + S - k_r
+  wire [6:0] fa_s_3;  // top bit: the carry, v + nt >= 2^6
+  assign fa_s_3 = {2'd0, u_0_q} + {1'b0, nta_3_q};
+  wire unused_fa_s_3;
+  assign unused_fa_s_3 = ^fa_s_3[5:0];
+  assign fa_3 = fa_s_3[6];
+  wire fb_3;  // q_0 >= t - k_r
+  wire [6:0] fb_s_3;  // top bit: the carry, v + nt >= 2^6
+  assign fb_s_3 = {2'd0, u_0_q} + {1'b0, ntb_3_q};
+  wire unused_fb_s_3;
+  assign unused_fb_s_3 = ^fb_s_3[5:0];
+  assign fb_3 = fb_s_3[6];
+  wire fw_3;  // lo <= i + L - S
+  wire [6:0] fw_s_3;  // top bit: the carry, v + nt >= 2^6
+  assign fw_s_3 = {1'b0, nlo_q} + {1'b0, nx_3_q};
+  wire unused_fw_s_3;
+  assign unused_fw_s_3 = ^fw_s_3[5:0];
+  assign fw_3 = fw_s_3[6];
+  wire fl_3;  // lo <= L + i
+  wire [6:0] fl_s_3;  // top bit: the carry, v + nt >= 2^6
+  assign fl_s_3 = {1'b0, nlo_q} + {1'b0, nl_3_q};
+  wire unused_fl_s_3;
+  assign unused_fl_s_3 = ^fl_s_3[5:0];
+  assign fl_3 = fl_s_3[6];
+  wire ga_3;  // after a carry / wrap: d_i = dp_i
+  assign ga_3 = cyl & (fa_3 | fw_3);
+  wire gb_3;  // after no carry / a step: d_i = dp_i
+  assign gb_3 = ncl & (fb_3 | (hi_zero & fl_3));
+  reg [3:0] d_3_q;
+  reg [5:0] wm_4_q;  // start: 2^(ml+1) - 1 - t_4
+  reg [3:0] d0_4_q;  // start: b_4 = i div S
+  reg [5:0] nta_4_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [5:0] ntb_4_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [5:0] nx_4_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [5:0] nl_4_q;  // L + i + 1; S < L: 0
+  reg [3:0] db_4_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [3:0] dp_4_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [6:0] ntb_s_4;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_4 = {1'b0, wm_4_q} + {2'd0, kr_i};
+  wire [6:0] xs_4;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_4 = 7'd21 - {1'b0, stride_i[5:0]};
+  wire fa_4;  // q_0 >= t + S - k_r
+  wire [6:0] fa_s_4;  // top bit: the carry, v + nt >= 2^6
+  assign fa_s_4 = {2'd0, u_0_q} + {1'b0, nta_4_q};
+  wire unused_fa_s_4;
+  assign unused_fa_s_4 = ^fa_s_4[5:0];
+  assign fa_4 = fa_s_4[6];
+  wire fb_4;  // q_0 >= t - k_r
+  wire [6:0] fb_s_4;  // top bit: the carry, v + nt >= 2^6
+  assign fb_s_4 = {2'd0, u_0_q} + {1'b0, ntb_4_q};
+  wire unused_fb_s_4;
+  assign unused_fb_s_4 = ^fb_s_4[5:0];
+  assign fb_4 = fb_s_4[6];
+  wire fw_4;  // lo <= i + L - S
+  wire [6:0] fw_s_4;  // top bit: the carry, v + nt >= 2^6
+  assign fw_s_4 = {1'b0, nlo_q} + {1'b0, nx_4_q};
+  wire unused_fw_s_4;
+  assign unused_fw_s_4 = ^fw_s_4[5:0];
+  assign fw_4 = fw_s_4[6];
+  wire fl_4;  // lo <= L + i
+  wire [6:0] fl_s_4;  // top bit: the carry, v + nt >= 2^6
+  assign fl_s_4 = {1'b0, nlo_q} + {1'b0, nl_4_q};
+  wire unused_fl_s_4;
+  assign unused_fl_s_4 = ^fl_s_4[5:0];
+  assign fl_4 = fl_s_4[6];
+  wire ga_4;  // after a carry / wrap: d_i = dp_i
+  assign ga_4 = cyl & (fa_4 | fw_4);
+  wire gb_4;  // after no carry / a step: d_i = dp_i
+  assign gb_4 = ncl & (fb_4 | (hi_zero & fl_4));
+  reg [3:0] d_4_q;
+  reg [5:0] wm_5_q;  // start: 2^(ml+1) - 1 - t_5
+  reg [3:0] d0_5_q;  // start: b_5 = i div S
+  reg [5:0] nta_5_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [5:0] ntb_5_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [5:0] nx_5_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [5:0] nl_5_q;  // L + i + 1; S < L: 0
+  reg [3:0] db_5_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [3:0] dp_5_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [6:0] ntb_s_5;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_5 = {1'b0, wm_5_q} + {2'd0, kr_i};
+  wire [6:0] xs_5;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_5 = 7'd22 - {1'b0, stride_i[5:0]};
+  wire fa_5;  // q_0 >= t + S - k_r
+  wire [6:0] fa_s_5;  // top bit: the carry, v + nt >= 2^6
+  assign fa_s_5 = {2'd0, u_0_q} + {1'b0, nta_5_q};
+  wire unused_fa_s_5;
+  assign unused_fa_s_5 = ^fa_s_5[5:0];
+  assign fa_5 = fa_s_5[6];
+  wire fb_5;  // q_0 >= t - k_r
+  wire [6:0] fb_s_5;  // top bit: the carry, v + nt >= 2^6
+  assign fb_s_5 = {2'd0, u_0_q} + {1'b0, ntb_5_q};
+  wire unused_fb_s_5;
+  assign unused_fb_s_5 = ^fb_s_5[5:0];
+  assign fb_5 = fb_s_5[6];
+  wire fw_5;  // lo <= i + L - S
+  wire [6:0] fw_s_5;  // top bit: the carry, v + nt >= 2^6
+  assign fw_s_5 = {1'b0, nlo_q} + {1'b0, nx_5_q};
+  wire unused_fw_s_5;
+  assign unused_fw_s_5 = ^fw_s_5[5:0];
+  assign fw_5 = fw_s_5[6];
+  wire fl_5;  // lo <= L + i
+  wire [6:0] fl_s_5;  // top bit: the carry, v + nt >= 2^6
+  assign fl_s_5 = {1'b0, nlo_q} + {1'b0, nl_5_q};
+  wire unused_fl_s_5;
+  assign unused_fl_s_5 = ^fl_s_5[5:0];
+  assign fl_5 = fl_s_5[6];
+  wire ga_5;  // after a carry / wrap: d_i = dp_i
+  assign ga_5 = cyl & (fa_5 | fw_5);
+  wire gb_5;  // after no carry / a step: d_i = dp_i
+  assign gb_5 = ncl & (fb_5 | (hi_zero & fl_5));
+  reg [3:0] d_5_q;
+  reg [5:0] wm_6_q;  // start: 2^(ml+1) - 1 - t_6
+  reg [3:0] d0_6_q;  // start: b_6 = i div S
+  reg [5:0] nta_6_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [5:0] ntb_6_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [5:0] nx_6_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [5:0] nl_6_q;  // L + i + 1; S < L: 0
+  reg [3:0] db_6_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [3:0] dp_6_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [6:0] ntb_s_6;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_6 = {1'b0, wm_6_q} + {2'd0, kr_i};
+  wire [6:0] xs_6;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_6 = 7'd23 - {1'b0, stride_i[5:0]};
+  wire fa_6;  // q_0 >= t + S - k_r
+  wire [6:0] fa_s_6;  // top bit: the carry, v + nt >= 2^6
+  assign fa_s_6 = {2'd0, u_0_q} + {1'b0, nta_6_q};
+  wire unused_fa_s_6;
+  assign unused_fa_s_6 = ^fa_s_6[5:0];
+  assign fa_6 = fa_s_6[6];
+  wire fb_6;  // q_0 >= t - k_r
+  wire [6:0] fb_s_6;  // top bit: the carry, v + nt >= 2^6
+  assign fb_s_6 = {2'd0, u_0_q} + {1'b0, ntb_6_q};
+  wire unused_fb_s_6;
+  assign unused_fb_s_6 = ^fb_s_6[5:0];
+  assign fb_6 = fb_s_6[6];
+  wire fw_6;  // lo <= i + L - S
+  wire [6:0] fw_s_6;  // top bit: the carry, v + nt >= 2^6
+  assign fw_s_6 = {1'b0, nlo_q} + {1'b0, nx_6_q};
+  wire unused_fw_s_6;
+  assign unused_fw_s_6 = ^fw_s_6[5:0];
+  assign fw_6 = fw_s_6[6];
+  wire fl_6;  // lo <= L + i
+  wire [6:0] fl_s_6;  // top bit: the carry, v + nt >= 2^6
+  assign fl_s_6 = {1'b0, nlo_q} + {1'b0, nl_6_q};
+  wire unused_fl_s_6;
+  assign unused_fl_s_6 = ^fl_s_6[5:0];
+  assign fl_6 = fl_s_6[6];
+  wire ga_6;  // after a carry / wrap: d_i = dp_i
+  assign ga_6 = cyl & (fa_6 | fw_6);
+  wire gb_6;  // after no carry / a step: d_i = dp_i
+  assign gb_6 = ncl & (fb_6 | (hi_zero & fl_6));
+  reg [3:0] d_6_q;
+  reg [5:0] wm_7_q;  // start: 2^(ml+1) - 1 - t_7
+  reg [3:0] d0_7_q;  // start: b_7 = i div S
+  reg [5:0] nta_7_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [5:0] ntb_7_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [5:0] nx_7_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [5:0] nl_7_q;  // L + i + 1; S < L: 0
+  reg [3:0] db_7_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [3:0] dp_7_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [6:0] ntb_s_7;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_7 = {1'b0, wm_7_q} + {2'd0, kr_i};
+  wire [6:0] xs_7;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_7 = 7'd24 - {1'b0, stride_i[5:0]};
+  wire fa_7;  // q_0 >= t + S - k_r
+  wire [6:0] fa_s_7;  // top bit: the carry, v + nt >= 2^6
+  assign fa_s_7 = {2'd0, u_0_q} + {1'b0, nta_7_q};
+  wire unused_fa_s_7;
+  assign unused_fa_s_7 = ^fa_s_7[5:0];
+  assign fa_7 = fa_s_7[6];
+  wire fb_7;  // q_0 >= t - k_r
+  wire [6:0] fb_s_7;  // top bit: the carry, v + nt >= 2^6
+  assign fb_s_7 = {2'd0, u_0_q} + {1'b0, ntb_7_q};
+  wire unused_fb_s_7;
+  assign unused_fb_s_7 = ^fb_s_7[5:0];
+  assign fb_7 = fb_s_7[6];
+  wire fw_7;  // lo <= i + L - S
+  wire [6:0] fw_s_7;  // top bit: the carry, v + nt >= 2^6
+  assign fw_s_7 = {1'b0, nlo_q} + {1'b0, nx_7_q};
+  wire unused_fw_s_7;
+  assign unused_fw_s_7 = ^fw_s_7[5:0];
+  assign fw_7 = fw_s_7[6];
+  wire fl_7;  // lo <= L + i
+  wire [6:0] fl_s_7;  // top bit: the carry, v + nt >= 2^6
+  assign fl_s_7 = {1'b0, nlo_q} + {1'b0, nl_7_q};
+  wire unused_fl_s_7;
+  assign unused_fl_s_7 = ^fl_s_7[5:0];
+  assign fl_7 = fl_s_7[6];
+  wire ga_7;  // after a carry / wrap: d_i = dp_i
+  assign ga_7 = cyl & (fa_7 | fw_7);
+  wire gb_7;  // after no carry / a step: d_i = dp_i
+  assign gb_7 = ncl & (fb_7 | (hi_zero & fl_7));
+  reg [3:0] d_7_q;
+  reg [5:0] wm_8_q;  // start: 2^(ml+1) - 1 - t_8
+  reg [3:0] d0_8_q;  // start: b_8 = i div S
+  reg [5:0] nta_8_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [5:0] ntb_8_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [5:0] nx_8_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [5:0] nl_8_q;  // L + i + 1; S < L: 0
+  reg [3:0] db_8_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [3:0] dp_8_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [6:0] ntb_s_8;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_8 = {1'b0, wm_8_q} + {2'd0, kr_i};
+  wire [6:0] xs_8;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_8 = 7'd25 - {1'b0, stride_i[5:0]};
+  wire fa_8;  // q_0 >= t + S - k_r
+  wire [6:0] fa_s_8;  // top bit: the carry, v + nt >= 2^6
+  assign fa_s_8 = {2'd0, u_0_q} + {1'b0, nta_8_q};
+  wire unused_fa_s_8;
+  assign unused_fa_s_8 = ^fa_s_8[5:0];
+  assign fa_8 = fa_s_8[6];
+  wire fb_8;  // q_0 >= t - k_r
+  wire [6:0] fb_s_8;  // top bit: the carry, v + nt >= 2^6
+  assign fb_s_8 = {2'd0, u_0_q} + {1'b0, ntb_8_q};
+  wire unused_fb_s_8;
+  assign unused_fb_s_8 = ^fb_s_8[5:0];
+  assign fb_8 = fb_s_8[6];
+  wire fw_8;  // lo <= i + L - S
+  wire [6:0] fw_s_8;  // top bit: the carry, v + nt >= 2^6
+  assign fw_s_8 = {1'b0, nlo_q} + {1'b0, nx_8_q};
+  wire unused_fw_s_8;
+  assign unused_fw_s_8 = ^fw_s_8[5:0];
+  assign fw_8 = fw_s_8[6];
+  wire fl_8;  // lo <= L + i
+  wire [6:0] fl_s_8;  // top bit: the carry, v + nt >= 2^6
+  assign fl_s_8 = {1'b0, nlo_q} + {1'b0, nl_8_q};
+  wire unused_fl_s_8;
+  assign unused_fl_s_8 = ^fl_s_8[5:0];
+  assign fl_8 = fl_s_8[6];
+  wire ga_8;  // after a carry / wrap: d_i = dp_i
+  assign ga_8 = cyl & (fa_8 | fw_8);
+  wire gb_8;  // after no carry / a step: d_i = dp_i
+  assign gb_8 = ncl & (fb_8 | (hi_zero & fl_8));
+  reg [3:0] d_8_q;
+  reg [5:0] wm_9_q;  // start: 2^(ml+1) - 1 - t_9
+  reg [3:0] d0_9_q;  // start: b_9 = i div S
+  reg [5:0] nta_9_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [5:0] ntb_9_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [5:0] nx_9_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [5:0] nl_9_q;  // L + i + 1; S < L: 0
+  reg [3:0] db_9_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [3:0] dp_9_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [6:0] ntb_s_9;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_9 = {1'b0, wm_9_q} + {2'd0, kr_i};
+  wire [6:0] xs_9;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_9 = 7'd26 - {1'b0, stride_i[5:0]};
+  wire fa_9;  // q_0 >= t + S - k_r
+  wire [6:0] fa_s_9;  // top bit: the carry, v + nt >= 2^6
+  assign fa_s_9 = {2'd0, u_0_q} + {1'b0, nta_9_q};
+  wire unused_fa_s_9;
+  assign unused_fa_s_9 = ^fa_s_9[5:0];
+  assign fa_9 = fa_s_9[6];
+  wire fb_9;  // q_0 >= t - k_r
+  wire [6:0] fb_s_9;  // top bit: the carry, v + nt >= 2^6
+  assign fb_s_9 = {2'd0, u_0_q} + {1'b0, ntb_9_q};
+  wire unused_fb_s_9;
+  assign unused_fb_s_9 = ^fb_s_9[5:0];
+  assign fb_9 = fb_s_9[6];
+  wire fw_9;  // lo <= i + L - S
+  wire [6:0] fw_s_9;  // top bit: the carry, v + nt >= 2^6
+  assign fw_s_9 = {1'b0, nlo_q} + {1'b0, nx_9_q};
+  wire unused_fw_s_9;
+  assign unused_fw_s_9 = ^fw_s_9[5:0];
+  assign fw_9 = fw_s_9[6];
+  wire fl_9;  // lo <= L + i
+  wire [6:0] fl_s_9;  // top bit: the carry, v + nt >= 2^6
+  assign fl_s_9 = {1'b0, nlo_q} + {1'b0, nl_9_q};
+  wire unused_fl_s_9;
+  assign unused_fl_s_9 = ^fl_s_9[5:0];
+  assign fl_9 = fl_s_9[6];
+  wire ga_9;  // after a carry / wrap: d_i = dp_i
+  assign ga_9 = cyl & (fa_9 | fw_9);
+  wire gb_9;  // after no carry / a step: d_i = dp_i
+  assign gb_9 = ncl & (fb_9 | (hi_zero & fl_9));
+  reg [3:0] d_9_q;
+  reg [5:0] wm_10_q;  // start: 2^(ml+1) - 1 - t_10
+  reg [3:0] d0_10_q;  // start: b_10 = i div S
+  reg [5:0] nta_10_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [5:0] ntb_10_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [5:0] nx_10_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [5:0] nl_10_q;  // L + i + 1; S < L: 0
+  reg [3:0] db_10_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [3:0] dp_10_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [6:0] ntb_s_10;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_10 = {1'b0, wm_10_q} + {2'd0, kr_i};
+  wire [6:0] xs_10;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_10 = 7'd27 - {1'b0, stride_i[5:0]};
+  wire fa_10;  // q_0 >= t + S - k_r
+  wire [6:0] fa_s_10;  // top bit: the carry, v + nt >= 2^6
+  assign fa_s_10 = {2'd0, u_0_q} + {1'b0, nta_10_q};
+  wire unused_fa_s_10;
+  assign unused_fa_s_10 = ^fa_s_10[5:0];
+  assign fa_10 = fa_s_10[6];
+  wire fb_10;  // q_0 >= t - k_r
+  wire [6:0] fb_s_10;  // top bit: the carry, v + nt >= 2^6
+  assign fb_s_10 = {2'd0, u_0_q} + {1'b0, ntb_10_q};
+  wire unused_fb_s_10;
+  assign unused_fb_s_10 = ^fb_s_10[5:0];
+  assign fb_10 = fb_s_10[6];
+  wire fw_10;  // lo <= i + L - S
+  wire [6:0] fw_s_10;  // top bit: the carry, v + nt >= 2^6
+  assign fw_s_10 = {1'b0, nlo_q} + {1'b0, nx_10_q};
+  wire unused_fw_s_10;
+  assign unused_fw_s_10 = ^fw_s_10[5:0];
+  assign fw_10 = fw_s_10[6];
+  wire fl_10;  // lo <= L + i
+  wire [6:0] fl_s_10;  // top bit: the carry, v + nt >= 2^6
+  assign fl_s_10 = {1'b0, nlo_q} + {1'b0, nl_10_q};
+  wire unused_fl_s_10;
+  assign unused_fl_s_10 = ^fl_s_10[5:0];
+  assign fl_10 = fl_s_10[6];
+  wire ga_10;  // after a carry / wrap: d_i = dp_i
+  assign ga_10 = cyl & (fa_10 | fw_10);
+  wire gb_10;  // after no carry / a step: d_i = dp_i
+  assign gb_10 = ncl & (fb_10 | (hi_zero & fl_10));
+  reg [3:0] d_10_q;
+  reg [5:0] wm_11_q;  // start: 2^(ml+1) - 1 - t_11
+  reg [3:0] d0_11_q;  // start: b_11 = i div S
+  reg [5:0] nta_11_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [5:0] ntb_11_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [5:0] nx_11_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [5:0] nl_11_q;  // L + i + 1; S < L: 0
+  reg [3:0] db_11_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [3:0] dp_11_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [6:0] ntb_s_11;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_11 = {1'b0, wm_11_q} + {2'd0, kr_i};
+  wire [6:0] xs_11;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_11 = 7'd28 - {1'b0, stride_i[5:0]};
+  wire fa_11;  // q_0 >= t + S - k_r
+  wire [6:0] fa_s_11;  // top bit: the carry, v + nt >= 2^6
+  assign fa_s_11 = {2'd0, u_0_q} + {1'b0, nta_11_q};
+  wire unused_fa_s_11;
+  assign unused_fa_s_11 = ^fa_s_11[5:0];
+  assign fa_11 = fa_s_11[6];
+  wire fb_11;  // q_0 >= t - k_r
+  wire [6:0] fb_s_11;  // top bit: the carry, v + nt >= 2^6
+  assign fb_s_11 = {2'd0, u_0_q} + {1'b0, ntb_11_q};
+  wire unused_fb_s_11;
+  assign unused_fb_s_11 = ^fb_s_11[5:0];
+  assign fb_11 = fb_s_11[6];
+  wire fw_11;  // lo <= i + L - S
+  wire [6:0] fw_s_11;  // top bit: the carry, v + nt >= 2^6
+  assign fw_s_11 = {1'b0, nlo_q} + {1'b0, nx_11_q};
+  wire unused_fw_s_11;
+  assign unused_fw_s_11 = ^fw_s_11[5:0];
+  assign fw_11 = fw_s_11[6];
+  wire fl_11;  // lo <= L + i
+  wire [6:0] fl_s_11;  // top bit: the carry, v + nt >= 2^6
+  assign fl_s_11 = {1'b0, nlo_q} + {1'b0, nl_11_q};
+  wire unused_fl_s_11;
+  assign unused_fl_s_11 = ^fl_s_11[5:0];
+  assign fl_11 = fl_s_11[6];
+  wire ga_11;  // after a carry / wrap: d_i = dp_i
+  assign ga_11 = cyl & (fa_11 | fw_11);
+  wire gb_11;  // after no carry / a step: d_i = dp_i
+  assign gb_11 = ncl & (fb_11 | (hi_zero & fl_11));
+  reg [3:0] d_11_q;
+  reg [5:0] wm_12_q;  // start: 2^(ml+1) - 1 - t_12
+  reg [3:0] d0_12_q;  // start: b_12 = i div S
+  reg [5:0] nta_12_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [5:0] ntb_12_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [5:0] nx_12_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [5:0] nl_12_q;  // L + i + 1; S < L: 0
+  reg [3:0] db_12_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [3:0] dp_12_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [6:0] ntb_s_12;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_12 = {1'b0, wm_12_q} + {2'd0, kr_i};
+  wire [6:0] xs_12;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_12 = 7'd29 - {1'b0, stride_i[5:0]};
+  wire fa_12;  // q_0 >= t + S - k_r
+  wire [6:0] fa_s_12;  // top bit: the carry, v + nt >= 2^6
+  assign fa_s_12 = {2'd0, u_0_q} + {1'b0, nta_12_q};
+  wire unused_fa_s_12;
+  assign unused_fa_s_12 = ^fa_s_12[5:0];
+  assign fa_12 = fa_s_12[6];
+  wire fb_12;  // q_0 >= t - k_r
+  wire [6:0] fb_s_12;  // top bit: the carry, v + nt >= 2^6
+  assign fb_s_12 = {2'd0, u_0_q} + {1'b0, ntb_12_q};
+  wire unused_fb_s_12;
+  assign unused_fb_s_12 = ^fb_s_12[5:0];
+  assign fb_12 = fb_s_12[6];
+  wire fw_12;  // lo <= i + L - S
+  wire [6:0] fw_s_12;  // top bit: the carry, v + nt >= 2^6
+  assign fw_s_12 = {1'b0, nlo_q} + {1'b0, nx_12_q};
+  wire unused_fw_s_12;
+  assign unused_fw_s_12 = ^fw_s_12[5:0];
+  assign fw_12 = fw_s_12[6];
+  wire fl_12;  // lo <= L + i
+  wire [6:0] fl_s_12;  // top bit: the carry, v + nt >= 2^6
+  assign fl_s_12 = {1'b0, nlo_q} + {1'b0, nl_12_q};
+  wire unused_fl_s_12;
+  assign unused_fl_s_12 = ^fl_s_12[5:0];
+  assign fl_12 = fl_s_12[6];
+  wire ga_12;  // after a carry / wrap: d_i = dp_i
+  assign ga_12 = cyl & (fa_12 | fw_12);
+  wire gb_12;  // after no carry / a step: d_i = dp_i
+  assign gb_12 = ncl & (fb_12 | (hi_zero & fl_12));
+  reg [3:0] d_12_q;
+  reg [5:0] wm_13_q;  // start: 2^(ml+1) - 1 - t_13
+  reg [3:0] d0_13_q;  // start: b_13 = i div S
+  reg [5:0] nta_13_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [5:0] ntb_13_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [5:0] nx_13_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [5:0] nl_13_q;  // L + i + 1; S < L: 0
+  reg [3:0] db_13_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [3:0] dp_13_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [6:0] ntb_s_13;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_13 = {1'b0, wm_13_q} + {2'd0, kr_i};
+  wire [6:0] xs_13;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_13 = 7'd30 - {1'b0, stride_i[5:0]};
+  wire fa_13;  // q_0 >= t + S - k_r
+  wire [6:0] fa_s_13;  // top bit: the carry, v + nt >= 2^6
+  assign fa_s_13 = {2'd0, u_0_q} + {1'b0, nta_13_q};
+  wire unused_fa_s_13;
+  assign unused_fa_s_13 = ^fa_s_13[5:0];
+  assign fa_13 = fa_s_13[6];
+  wire fb_13;  // q_0 >= t - k_r
+  wire [6:0] fb_s_13;  // top bit: the carry, v + nt >= 2^6
+  assign fb_s_13 = {2'd0, u_0_q} + {1'b0, ntb_13_q};
+  wire unused_fb_s_13;
+  assign unused_fb_s_13 = ^fb_s_13[5:0];
+  assign fb_13 = fb_s_13[6];
+  wire fw_13;  // lo <= i + L - S
+  wire [6:0] fw_s_13;  // top bit: the carry, v + nt >= 2^6
+  assign fw_s_13 = {1'b0, nlo_q} + {1'b0, nx_13_q};
+  wire unused_fw_s_13;
+  assign unused_fw_s_13 = ^fw_s_13[5:0];
+  assign fw_13 = fw_s_13[6];
+  wire fl_13;  // lo <= L + i
+  wire [6:0] fl_s_13;  // top bit: the carry, v + nt >= 2^6
+  assign fl_s_13 = {1'b0, nlo_q} + {1'b0, nl_13_q};
+  wire unused_fl_s_13;
+  assign unused_fl_s_13 = ^fl_s_13[5:0];
+  assign fl_13 = fl_s_13[6];
+  wire ga_13;  // after a carry / wrap: d_i = dp_i
+  assign ga_13 = cyl & (fa_13 | fw_13);
+  wire gb_13;  // after no carry / a step: d_i = dp_i
+  assign gb_13 = ncl & (fb_13 | (hi_zero & fl_13));
+  reg [3:0] d_13_q;
+  reg [5:0] wm_14_q;  // start: 2^(ml+1) - 1 - t_14
+  reg [3:0] d0_14_q;  // start: b_14 = i div S
+  reg [5:0] nta_14_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [5:0] ntb_14_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [5:0] nx_14_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [5:0] nl_14_q;  // L + i + 1; S < L: 0
+  reg [3:0] db_14_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [3:0] dp_14_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [6:0] ntb_s_14;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_14 = {1'b0, wm_14_q} + {2'd0, kr_i};
+  wire [6:0] xs_14;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_14 = 7'd31 - {1'b0, stride_i[5:0]};
+  wire fa_14;  // q_0 >= t + S - k_r
+  wire [6:0] fa_s_14;  // top bit: the carry, v + nt >= 2^6
+  assign fa_s_14 = {2'd0, u_0_q} + {1'b0, nta_14_q};
+  wire unused_fa_s_14;
+  assign unused_fa_s_14 = ^fa_s_14[5:0];
+  assign fa_14 = fa_s_14[6];
+  wire fb_14;  // q_0 >= t - k_r
+  wire [6:0] fb_s_14;  // top bit: the carry, v + nt >= 2^6
+  assign fb_s_14 = {2'd0, u_0_q} + {1'b0, ntb_14_q};
+  wire unused_fb_s_14;
+  assign unused_fb_s_14 = ^fb_s_14[5:0];
+  assign fb_14 = fb_s_14[6];
+  wire fw_14;  // lo <= i + L - S
+  wire [6:0] fw_s_14;  // top bit: the carry, v + nt >= 2^6
+  assign fw_s_14 = {1'b0, nlo_q} + {1'b0, nx_14_q};
+  wire unused_fw_s_14;
+  assign unused_fw_s_14 = ^fw_s_14[5:0];
+  assign fw_14 = fw_s_14[6];
+  wire fl_14;  // lo <= L + i
+  wire [6:0] fl_s_14;  // top bit: the carry, v + nt >= 2^6
+  assign fl_s_14 = {1'b0, nlo_q} + {1'b0, nl_14_q};
+  wire unused_fl_s_14;
+  assign unused_fl_s_14 = ^fl_s_14[5:0];
+  assign fl_14 = fl_s_14[6];
+  wire ga_14;  // after a carry / wrap: d_i = dp_i
+  assign ga_14 = cyl & (fa_14 | fw_14);
+  wire gb_14;  // after no carry / a step: d_i = dp_i
+  assign gb_14 = ncl & (fb_14 | (hi_zero & fl_14));
+  reg [3:0] d_14_q;
+  reg [5:0] wm_15_q;  // start: 2^(ml+1) - 1 - t_15
+  reg [3:0] d0_15_q;  // start: b_15 = i div S
+  reg [5:0] nta_15_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [5:0] ntb_15_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [5:0] nx_15_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [5:0] nl_15_q;  // L + i + 1; S < L: 0
+  reg [3:0] db_15_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [3:0] dp_15_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [6:0] ntb_s_15;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_15 = {1'b0, wm_15_q} + {2'd0, kr_i};
+  wire [6:0] xs_15;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_15 = 7'd32 - {1'b0, stride_i[5:0]};
+  wire fa_15;  // q_0 >= t + S - k_r
+  wire [6:0] fa_s_15;  // top bit: the carry, v + nt >= 2^6
+  assign fa_s_15 = {2'd0, u_0_q} + {1'b0, nta_15_q};
+  wire unused_fa_s_15;
+  assign unused_fa_s_15 = ^fa_s_15[5:0];
+  assign fa_15 = fa_s_15[6];
+  wire fb_15;  // q_0 >= t - k_r
+  wire [6:0] fb_s_15;  // top bit: the carry, v + nt >= 2^6
+  assign fb_s_15 = {2'd0, u_0_q} + {1'b0, ntb_15_q};
+  wire unused_fb_s_15;
+  assign unused_fb_s_15 = ^fb_s_15[5:0];
+  assign fb_15 = fb_s_15[6];
+  wire fw_15;  // lo <= i + L - S
+  wire [6:0] fw_s_15;  // top bit: the carry, v + nt >= 2^6
+  assign fw_s_15 = {1'b0, nlo_q} + {1'b0, nx_15_q};
+  wire unused_fw_s_15;
+  assign unused_fw_s_15 = ^fw_s_15[5:0];
+  assign fw_15 = fw_s_15[6];
+  wire fl_15;  // lo <= L + i
+  wire [6:0] fl_s_15;  // top bit: the carry, v + nt >= 2^6
+  assign fl_s_15 = {1'b0, nlo_q} + {1'b0, nl_15_q};
+  wire unused_fl_s_15;
+  assign unused_fl_s_15 = ^fl_s_15[5:0];
+  assign fl_15 = fl_s_15[6];
+  wire ga_15;  // after a carry / wrap: d_i = dp_i
+  assign ga_15 = cyl & (fa_15 | fw_15);
+  wire gb_15;  // after no carry / a step: d_i = dp_i
+  assign gb_15 = ncl & (fb_15 | (hi_zero & fl_15));
+  reg [3:0] d_15_q;
+  reg [5:0] nta_1_d;
+  reg [5:0] ntb_1_d;
+  reg [5:0] nx_1_d;
+  reg [5:0] nl_1_d;
+  reg [3:0] db_1_d;
+  reg [3:0] dp_1_d;
+  reg [5:0] nta_2_d;
+  reg [5:0] ntb_2_d;
+  reg [5:0] nx_2_d;
+  reg [5:0] nl_2_d;
+  reg [3:0] db_2_d;
+  reg [3:0] dp_2_d;
+  reg [5:0] nta_3_d;
+  reg [5:0] ntb_3_d;
+  reg [5:0] nx_3_d;
+  reg [5:0] nl_3_d;
+  reg [3:0] db_3_d;
+  reg [3:0] dp_3_d;
+  reg [5:0] nta_4_d;
+  reg [5:0] ntb_4_d;
+  reg [5:0] nx_4_d;
+  reg [5:0] nl_4_d;
+  reg [3:0] db_4_d;
+  reg [3:0] dp_4_d;
+  reg [5:0] nta_5_d;
+  reg [5:0] ntb_5_d;
+  reg [5:0] nx_5_d;
+  reg [5:0] nl_5_d;
+  reg [3:0] db_5_d;
+  reg [3:0] dp_5_d;
+  reg [5:0] nta_6_d;
+  reg [5:0] ntb_6_d;
+  reg [5:0] nx_6_d;
+  reg [5:0] nl_6_d;
+  reg [3:0] db_6_d;
+  reg [3:0] dp_6_d;
+  reg [5:0] nta_7_d;
+  reg [5:0] ntb_7_d;
+  reg [5:0] nx_7_d;
+  reg [5:0] nl_7_d;
+  reg [3:0] db_7_d;
+  reg [3:0] dp_7_d;
+  reg [5:0] nta_8_d;
+  reg [5:0] ntb_8_d;
+  reg [5:0] nx_8_d;
+  reg [5:0] nl_8_d;
+  reg [3:0] db_8_d;
+  reg [3:0] dp_8_d;
+  reg [5:0] nta_9_d;
+  reg [5:0] ntb_9_d;
+  reg [5:0] nx_9_d;
+  reg [5:0] nl_9_d;
+  reg [3:0] db_9_d;
+  reg [3:0] dp_9_d;
+  reg [5:0] nta_10_d;
+  reg [5:0] ntb_10_d;
+  reg [5:0] nx_10_d;
+  reg [5:0] nl_10_d;
+  reg [3:0] db_10_d;
+  reg [3:0] dp_10_d;
+  reg [5:0] nta_11_d;
+  reg [5:0] ntb_11_d;
+  reg [5:0] nx_11_d;
+  reg [5:0] nl_11_d;
+  reg [3:0] db_11_d;
+  reg [3:0] dp_11_d;
+  reg [5:0] nta_12_d;
+  reg [5:0] ntb_12_d;
+  reg [5:0] nx_12_d;
+  reg [5:0] nl_12_d;
+  reg [3:0] db_12_d;
+  reg [3:0] dp_12_d;
+  reg [5:0] nta_13_d;
+  reg [5:0] ntb_13_d;
+  reg [5:0] nx_13_d;
+  reg [5:0] nl_13_d;
+  reg [3:0] db_13_d;
+  reg [3:0] dp_13_d;
+  reg [5:0] nta_14_d;
+  reg [5:0] ntb_14_d;
+  reg [5:0] nx_14_d;
+  reg [5:0] nl_14_d;
+  reg [3:0] db_14_d;
+  reg [3:0] dp_14_d;
+  reg [5:0] nta_15_d;
+  reg [5:0] ntb_15_d;
+  reg [5:0] nx_15_d;
+  reg [5:0] nl_15_d;
+  reg [3:0] db_15_d;
+  reg [3:0] dp_15_d;
+  always @* begin
+    nta_1_d = small_i ? wm_1_q - {1'b0, sk_i} : 6'd0;
+    ntb_1_d = small_i ? (ntb_s_1[6] ? {6{1'b1}} : ntb_s_1[5:0]) : 6'd0;
+    nx_1_d = (small_i | ~s2l_i | xs_1[6]) ? 6'd0 : xs_1[5:0];
+    nl_1_d = small_i ? 6'd0 : 6'd18;
+    db_1_d = small_i ? d0_1_q : 4'd0;
+    dp_1_d = small_i ? d0_1_q + 4'd1 : 4'd1;
+    nta_2_d = small_i ? wm_2_q - {1'b0, sk_i} : 6'd0;
+    ntb_2_d = small_i ? (ntb_s_2[6] ? {6{1'b1}} : ntb_s_2[5:0]) : 6'd0;
+    nx_2_d = (small_i | ~s2l_i | xs_2[6]) ? 6'd0 : xs_2[5:0];
+    nl_2_d = small_i ? 6'd0 : 6'd19;
+    db_2_d = small_i ? d0_2_q : 4'd0;
+    dp_2_d = small_i ? d0_2_q + 4'd1 : 4'd1;
+    nta_3_d = small_i ? wm_3_q - {1'b0, sk_i} : 6'd0;
+    ntb_3_d = small_i ? (ntb_s_3[6] ? {6{1'b1}} : ntb_s_3[5:0]) : 6'd0;
+    nx_3_d = (small_i | ~s2l_i | xs_3[6]) ? 6'd0 : xs_3[5:0];
+    nl_3_d = small_i ? 6'd0 : 6'd20;
+    db_3_d = small_i ? d0_3_q : 4'd0;
+    dp_3_d = small_i ? d0_3_q + 4'd1 : 4'd1;
+    nta_4_d = small_i ? wm_4_q - {1'b0, sk_i} : 6'd0;
+    ntb_4_d = small_i ? (ntb_s_4[6] ? {6{1'b1}} : ntb_s_4[5:0]) : 6'd0;
+    nx_4_d = (small_i | ~s2l_i | xs_4[6]) ? 6'd0 : xs_4[5:0];
+    nl_4_d = small_i ? 6'd0 : 6'd21;
+    db_4_d = small_i ? d0_4_q : 4'd0;
+    dp_4_d = small_i ? d0_4_q + 4'd1 : 4'd1;
+    nta_5_d = small_i ? wm_5_q - {1'b0, sk_i} : 6'd0;
+    ntb_5_d = small_i ? (ntb_s_5[6] ? {6{1'b1}} : ntb_s_5[5:0]) : 6'd0;
+    nx_5_d = (small_i | ~s2l_i | xs_5[6]) ? 6'd0 : xs_5[5:0];
+    nl_5_d = small_i ? 6'd0 : 6'd22;
+    db_5_d = small_i ? d0_5_q : 4'd0;
+    dp_5_d = small_i ? d0_5_q + 4'd1 : 4'd1;
+    nta_6_d = small_i ? wm_6_q - {1'b0, sk_i} : 6'd0;
+    ntb_6_d = small_i ? (ntb_s_6[6] ? {6{1'b1}} : ntb_s_6[5:0]) : 6'd0;
+    nx_6_d = (small_i | ~s2l_i | xs_6[6]) ? 6'd0 : xs_6[5:0];
+    nl_6_d = small_i ? 6'd0 : 6'd23;
+    db_6_d = small_i ? d0_6_q : 4'd0;
+    dp_6_d = small_i ? d0_6_q + 4'd1 : 4'd1;
+    nta_7_d = small_i ? wm_7_q - {1'b0, sk_i} : 6'd0;
+    ntb_7_d = small_i ? (ntb_s_7[6] ? {6{1'b1}} : ntb_s_7[5:0]) : 6'd0;
+    nx_7_d = (small_i | ~s2l_i | xs_7[6]) ? 6'd0 : xs_7[5:0];
+    nl_7_d = small_i ? 6'd0 : 6'd24;
+    db_7_d = small_i ? d0_7_q : 4'd0;
+    dp_7_d = small_i ? d0_7_q + 4'd1 : 4'd1;
+    nta_8_d = small_i ? wm_8_q - {1'b0, sk_i} : 6'd0;
+    ntb_8_d = small_i ? (ntb_s_8[6] ? {6{1'b1}} : ntb_s_8[5:0]) : 6'd0;
+    nx_8_d = (small_i | ~s2l_i | xs_8[6]) ? 6'd0 : xs_8[5:0];
+    nl_8_d = small_i ? 6'd0 : 6'd25;
+    db_8_d = small_i ? d0_8_q : 4'd0;
+    dp_8_d = small_i ? d0_8_q + 4'd1 : 4'd1;
+    nta_9_d = small_i ? wm_9_q - {1'b0, sk_i} : 6'd0;
+    ntb_9_d = small_i ? (ntb_s_9[6] ? {6{1'b1}} : ntb_s_9[5:0]) : 6'd0;
+    nx_9_d = (small_i | ~s2l_i | xs_9[6]) ? 6'd0 : xs_9[5:0];
+    nl_9_d = small_i ? 6'd0 : 6'd26;
+    db_9_d = small_i ? d0_9_q : 4'd0;
+    dp_9_d = small_i ? d0_9_q + 4'd1 : 4'd1;
+    nta_10_d = small_i ? wm_10_q - {1'b0, sk_i} : 6'd0;
+    ntb_10_d = small_i ? (ntb_s_10[6] ? {6{1'b1}} : ntb_s_10[5:0]) : 6'd0;
+    nx_10_d = (small_i | ~s2l_i | xs_10[6]) ? 6'd0 : xs_10[5:0];
+    nl_10_d = small_i ? 6'd0 : 6'd27;
+    db_10_d = small_i ? d0_10_q : 4'd0;
+    dp_10_d = small_i ? d0_10_q + 4'd1 : 4'd1;
+    nta_11_d = small_i ? wm_11_q - {1'b0, sk_i} : 6'd0;
+    ntb_11_d = small_i ? (ntb_s_11[6] ? {6{1'b1}} : ntb_s_11[5:0]) : 6'd0;
+    nx_11_d = (small_i | ~s2l_i | xs_11[6]) ? 6'd0 : xs_11[5:0];
+    nl_11_d = small_i ? 6'd0 : 6'd28;
+    db_11_d = small_i ? d0_11_q : 4'd0;
+    dp_11_d = small_i ? d0_11_q + 4'd1 : 4'd1;
+    nta_12_d = small_i ? wm_12_q - {1'b0, sk_i} : 6'd0;
+    ntb_12_d = small_i ? (ntb_s_12[6] ? {6{1'b1}} : ntb_s_12[5:0]) : 6'd0;
+    nx_12_d = (small_i | ~s2l_i | xs_12[6]) ? 6'd0 : xs_12[5:0];
+    nl_12_d = small_i ? 6'd0 : 6'd29;
+    db_12_d = small_i ? d0_12_q : 4'd0;
+    dp_12_d = small_i ? d0_12_q + 4'd1 : 4'd1;
+    nta_13_d = small_i ? wm_13_q - {1'b0, sk_i} : 6'd0;
+    ntb_13_d = small_i ? (ntb_s_13[6] ? {6{1'b1}} : ntb_s_13[5:0]) : 6'd0;
+    nx_13_d = (small_i | ~s2l_i | xs_13[6]) ? 6'd0 : xs_13[5:0];
+    nl_13_d = small_i ? 6'd0 : 6'd30;
+    db_13_d = small_i ? d0_13_q : 4'd0;
+    dp_13_d = small_i ? d0_13_q + 4'd1 : 4'd1;
+    nta_14_d = small_i ? wm_14_q - {1'b0, sk_i} : 6'd0;
+    ntb_14_d = small_i ? (ntb_s_14[6] ? {6{1'b1}} : ntb_s_14[5:0]) : 6'd0;
+    nx_14_d = (small_i | ~s2l_i | xs_14[6]) ? 6'd0 : xs_14[5:0];
+    nl_14_d = small_i ? 6'd0 : 6'd31;
+    db_14_d = small_i ? d0_14_q : 4'd0;
+    dp_14_d = small_i ? d0_14_q + 4'd1 : 4'd1;
+    nta_15_d = small_i ? wm_15_q - {1'b0, sk_i} : 6'd0;
+    ntb_15_d = small_i ? (ntb_s_15[6] ? {6{1'b1}} : ntb_s_15[5:0]) : 6'd0;
+    nx_15_d = (small_i | ~s2l_i | xs_15[6]) ? 6'd0 : xs_15[5:0];
+    nl_15_d = small_i ? 6'd0 : 6'd32;
+    db_15_d = small_i ? d0_15_q : 4'd0;
+    dp_15_d = small_i ? d0_15_q + 4'd1 : 4'd1;
+  end
+  always @(posedge clk_i) begin
+    nta_1_q <= nta_1_d;
+    ntb_1_q <= ntb_1_d;
+    nx_1_q <= nx_1_d;
+    nl_1_q <= nl_1_d;
+    db_1_q <= db_1_d;
+    dp_1_q <= dp_1_d;
+    nta_2_q <= nta_2_d;
+    ntb_2_q <= ntb_2_d;
+    nx_2_q <= nx_2_d;
+    nl_2_q <= nl_2_d;
+    db_2_q <= db_2_d;
+    dp_2_q <= dp_2_d;
+    nta_3_q <= nta_3_d;
+    ntb_3_q <= ntb_3_d;
+    nx_3_q <= nx_3_d;
+    nl_3_q <= nl_3_d;
+    db_3_q <= db_3_d;
+    dp_3_q <= dp_3_d;
+    nta_4_q <= nta_4_d;
+    ntb_4_q <= ntb_4_d;
+    nx_4_q <= nx_4_d;
+    nl_4_q <= nl_4_d;
+    db_4_q <= db_4_d;
+    dp_4_q <= dp_4_d;
+    nta_5_q <= nta_5_d;
+    ntb_5_q <= ntb_5_d;
+    nx_5_q <= nx_5_d;
+    nl_5_q <= nl_5_d;
+    db_5_q <= db_5_d;
+    dp_5_q <= dp_5_d;
+    nta_6_q <= nta_6_d;
+    ntb_6_q <= ntb_6_d;
+    nx_6_q <= nx_6_d;
+    nl_6_q <= nl_6_d;
+    db_6_q <= db_6_d;
+    dp_6_q <= dp_6_d;
+    nta_7_q <= nta_7_d;
+    ntb_7_q <= ntb_7_d;
+    nx_7_q <= nx_7_d;
+    nl_7_q <= nl_7_d;
+    db_7_q <= db_7_d;
+    dp_7_q <= dp_7_d;
+    nta_8_q <= nta_8_d;
+    ntb_8_q <= ntb_8_d;
+    nx_8_q <= nx_8_d;
+    nl_8_q <= nl_8_d;
+    db_8_q <= db_8_d;
+    dp_8_q <= dp_8_d;
+    nta_9_q <= nta_9_d;
+    ntb_9_q <= ntb_9_d;
+    nx_9_q <= nx_9_d;
+    nl_9_q <= nl_9_d;
+    db_9_q <= db_9_d;
+    dp_9_q <= dp_9_d;
+    nta_10_q <= nta_10_d;
+    ntb_10_q <= ntb_10_d;
+    nx_10_q <= nx_10_d;
+    nl_10_q <= nl_10_d;
+    db_10_q <= db_10_d;
+    dp_10_q <= dp_10_d;
+    nta_11_q <= nta_11_d;
+    ntb_11_q <= ntb_11_d;
+    nx_11_q <= nx_11_d;
+    nl_11_q <= nl_11_d;
+    db_11_q <= db_11_d;
+    dp_11_q <= dp_11_d;
+    nta_12_q <= nta_12_d;
+    ntb_12_q <= ntb_12_d;
+    nx_12_q <= nx_12_d;
+    nl_12_q <= nl_12_d;
+    db_12_q <= db_12_d;
+    dp_12_q <= dp_12_d;
+    nta_13_q <= nta_13_d;
+    ntb_13_q <= ntb_13_d;
+    nx_13_q <= nx_13_d;
+    nl_13_q <= nl_13_d;
+    db_13_q <= db_13_d;
+    dp_13_q <= dp_13_d;
+    nta_14_q <= nta_14_d;
+    ntb_14_q <= ntb_14_d;
+    nx_14_q <= nx_14_d;
+    nl_14_q <= nl_14_d;
+    db_14_q <= db_14_d;
+    dp_14_q <= dp_14_d;
+    nta_15_q <= nta_15_d;
+    ntb_15_q <= ntb_15_d;
+    nx_15_q <= nx_15_d;
+    nl_15_q <= nl_15_d;
+    db_15_q <= db_15_d;
+    dp_15_q <= dp_15_d;
+  end
 
   // c0
   reg [11:0] c_q;
@@ -276,9 +1019,11 @@ module normcore_l16_i16_chan (
   wire [11:0] c_nx;
   assign c_nx = ~c_sub[12] ? c_sub[11:0] : c_add;
   reg [5:0] lo_d;
+  reg [5:0] nlo_d;
   reg pb_d;
   reg neg_d;
   reg [11:0] c_d;
+  reg [5:0] op_d;
   reg wc_d;
   reg [5:0] h_0_d;
   reg [5:0] h_1_d;
@@ -287,78 +1032,66 @@ module normcore_l16_i16_chan (
   reg hone_d;
   reg hiz_d;
   reg nle_d;
-  reg [4:0] q_0_d;
+  reg [4:0] u_0_d;
   reg cy_0_d;
-  reg [4:0] q_1_d;
   reg [3:0] d_1_d;
-  reg [4:0] q_2_d;
   reg [3:0] d_2_d;
-  reg [4:0] q_3_d;
   reg [3:0] d_3_d;
-  reg [4:0] q_4_d;
   reg [3:0] d_4_d;
-  reg [4:0] q_5_d;
   reg [3:0] d_5_d;
-  reg [4:0] q_6_d;
   reg [3:0] d_6_d;
-  reg [4:0] q_7_d;
   reg [3:0] d_7_d;
-  reg [4:0] q_8_d;
   reg [3:0] d_8_d;
-  reg [4:0] q_9_d;
   reg [3:0] d_9_d;
-  reg [4:0] q_10_d;
   reg [3:0] d_10_d;
-  reg [4:0] q_11_d;
   reg [3:0] d_11_d;
-  reg [4:0] q_12_d;
   reg [3:0] d_12_d;
-  reg [4:0] q_13_d;
   reg [3:0] d_13_d;
-  reg [4:0] q_14_d;
   reg [3:0] d_14_d;
-  reg [4:0] q_15_d;
   reg [3:0] d_15_d;
   reg cyc_d;
+  reg [5:0] op0_d;
   reg dz_1_d;
   reg dz_2_d;
   reg dz_3_d;
   reg h2_d;
-  reg [4:0] q0_1_d;
+  reg [5:0] wm_1_d;
   reg [3:0] d0_1_d;
-  reg [4:0] q0_2_d;
+  reg [5:0] wm_2_d;
   reg [3:0] d0_2_d;
-  reg [4:0] q0_3_d;
+  reg [5:0] wm_3_d;
   reg [3:0] d0_3_d;
-  reg [4:0] q0_4_d;
+  reg [5:0] wm_4_d;
   reg [3:0] d0_4_d;
-  reg [4:0] q0_5_d;
+  reg [5:0] wm_5_d;
   reg [3:0] d0_5_d;
-  reg [4:0] q0_6_d;
+  reg [5:0] wm_6_d;
   reg [3:0] d0_6_d;
-  reg [4:0] q0_7_d;
+  reg [5:0] wm_7_d;
   reg [3:0] d0_7_d;
-  reg [4:0] q0_8_d;
+  reg [5:0] wm_8_d;
   reg [3:0] d0_8_d;
-  reg [4:0] q0_9_d;
+  reg [5:0] wm_9_d;
   reg [3:0] d0_9_d;
-  reg [4:0] q0_10_d;
+  reg [5:0] wm_10_d;
   reg [3:0] d0_10_d;
-  reg [4:0] q0_11_d;
+  reg [5:0] wm_11_d;
   reg [3:0] d0_11_d;
-  reg [4:0] q0_12_d;
+  reg [5:0] wm_12_d;
   reg [3:0] d0_12_d;
-  reg [4:0] q0_13_d;
+  reg [5:0] wm_13_d;
   reg [3:0] d0_13_d;
-  reg [4:0] q0_14_d;
+  reg [5:0] wm_14_d;
   reg [3:0] d0_14_d;
-  reg [4:0] q0_15_d;
+  reg [5:0] wm_15_d;
   reg [3:0] d0_15_d;
   always @* begin
     lo_d = lo_q;
+    nlo_d = nlo_q;
     pb_d = pb_q;
     neg_d = neg_q;
     c_d = c_q;
+    op_d = op_q;
     wc_d = wc_q;
     h_0_d = h_0_q;
     h_1_d = h_1_q;
@@ -367,75 +1100,62 @@ module normcore_l16_i16_chan (
     hone_d = hone_q;
     hiz_d = hiz_q;
     nle_d = nle_q;
-    q_0_d = q_0_q;
+    u_0_d = u_0_q;
     cy_0_d = cy_0_q;
-    q_1_d = q_1_q;
     d_1_d = d_1_q;
-    q_2_d = q_2_q;
     d_2_d = d_2_q;
-    q_3_d = q_3_q;
     d_3_d = d_3_q;
-    q_4_d = q_4_q;
     d_4_d = d_4_q;
-    q_5_d = q_5_q;
     d_5_d = d_5_q;
-    q_6_d = q_6_q;
     d_6_d = d_6_q;
-    q_7_d = q_7_q;
     d_7_d = d_7_q;
-    q_8_d = q_8_q;
     d_8_d = d_8_q;
-    q_9_d = q_9_q;
     d_9_d = d_9_q;
-    q_10_d = q_10_q;
     d_10_d = d_10_q;
-    q_11_d = q_11_q;
     d_11_d = d_11_q;
-    q_12_d = q_12_q;
     d_12_d = d_12_q;
-    q_13_d = q_13_q;
     d_13_d = d_13_q;
-    q_14_d = q_14_q;
     d_14_d = d_14_q;
-    q_15_d = q_15_q;
     d_15_d = d_15_q;
     cyc_d = cyc_q;
-    q0_1_d = q0_1_q;
+    wm_1_d = wm_1_q;
     d0_1_d = d0_1_q;
-    q0_2_d = q0_2_q;
+    wm_2_d = wm_2_q;
     d0_2_d = d0_2_q;
-    q0_3_d = q0_3_q;
+    wm_3_d = wm_3_q;
     d0_3_d = d0_3_q;
-    q0_4_d = q0_4_q;
+    wm_4_d = wm_4_q;
     d0_4_d = d0_4_q;
-    q0_5_d = q0_5_q;
+    wm_5_d = wm_5_q;
     d0_5_d = d0_5_q;
-    q0_6_d = q0_6_q;
+    wm_6_d = wm_6_q;
     d0_6_d = d0_6_q;
-    q0_7_d = q0_7_q;
+    wm_7_d = wm_7_q;
     d0_7_d = d0_7_q;
-    q0_8_d = q0_8_q;
+    wm_8_d = wm_8_q;
     d0_8_d = d0_8_q;
-    q0_9_d = q0_9_q;
+    wm_9_d = wm_9_q;
     d0_9_d = d0_9_q;
-    q0_10_d = q0_10_q;
+    wm_10_d = wm_10_q;
     d0_10_d = d0_10_q;
-    q0_11_d = q0_11_q;
+    wm_11_d = wm_11_q;
     d0_11_d = d0_11_q;
-    q0_12_d = q0_12_q;
+    wm_12_d = wm_12_q;
     d0_12_d = d0_12_q;
-    q0_13_d = q0_13_q;
+    wm_13_d = wm_13_q;
     d0_13_d = d0_13_q;
-    q0_14_d = q0_14_q;
+    wm_14_d = wm_14_q;
     d0_14_d = d0_14_q;
-    q0_15_d = q0_15_q;
+    wm_15_d = wm_15_q;
     d0_15_d = d0_15_q;
     if (en_i) begin
       if (ld_i) begin
         lo_d = stride_i[5:0];
+        nlo_d = ~stride_i[5:0];
         pb_d = 1'b0;
         neg_d = sle_i;
         c_d = 12'd0;
+        op_d = op0_q;
         wc_d = 1'b0;
         h_0_d = stride_i[11:6];
         h_1_d = stride_i[17:12];
@@ -446,7 +1166,8 @@ module normcore_l16_i16_chan (
         nle_d = sle_i;
       end else begin
         if (neg_q) begin
-          lo_d = lo_add;
+          lo_d = lo_sum[5:0];
+          nlo_d = ~lo_sum[5:0];
           pb_d = 1'b0;
           wc_d = 1'b0;
           h_0_d = wc_q ? remw1_i[5:0] : remw_i[11:6];
@@ -455,11 +1176,12 @@ module normcore_l16_i16_chan (
           h_3_d = wc_q ? remw1_i[18] : remw_i[24];
           hone_d = wc_q ? rz0_i : ro0_i;
           hiz_d = wc_q ? rz1_i : rz0_i;
-          nle_d = {1'b0, lo_q} <= t4_i;
+          nle_d = le_t4[7];
         end else begin
-          lo_d = lo_sub[5:0];
-          pb_d = lo_sub[6];
-          wc_d = {1'b0, lo_q} >= t3_i;
+          lo_d = lo_sum[5:0];
+          nlo_d = ~lo_sum[5:0];
+          pb_d = lo_bw;
+          wc_d = wc_s[7];
           h_0_d = h_0_q + {6{pb_q}};
           h_1_d = h_1_q + {6{pb_q & dz_1_q}};
           h_2_d = h_2_q + {6{pb_q & dz_2_q}};
@@ -467,80 +1189,51 @@ module normcore_l16_i16_chan (
           if (pb_q) begin
             hone_d = h2_q;
           end
-          if (lo_sub[6]) begin
+          if (lo_bw) begin
             hiz_d = hone_q;
           end
-          nle_d = {1'b0, lo_q} <= t2l_i;
+          nle_d = le_t2l[7];
         end
         neg_d = neg_nx;
+        op_d = neg_nx ? remw_i[5:0] : 6'd48;
         c_d = c_nx;
       end
       if (ld_i) begin
-        q_0_d = 5'd0;
+        u_0_d = 5'd1;
         cy_0_d = 1'b0;
-        q_1_d = q0_1_q;
-        d_1_d = d0_1_q;
-        q_2_d = q0_2_q;
-        d_2_d = d0_2_q;
-        q_3_d = q0_3_q;
-        d_3_d = d0_3_q;
-        q_4_d = q0_4_q;
-        d_4_d = d0_4_q;
-        q_5_d = q0_5_q;
-        d_5_d = d0_5_q;
-        q_6_d = q0_6_q;
-        d_6_d = d0_6_q;
-        q_7_d = q0_7_q;
-        d_7_d = d0_7_q;
-        q_8_d = q0_8_q;
-        d_8_d = d0_8_q;
-        q_9_d = q0_9_q;
-        d_9_d = d0_9_q;
-        q_10_d = q0_10_q;
-        d_10_d = d0_10_q;
-        q_11_d = q0_11_q;
-        d_11_d = d0_11_q;
-        q_12_d = q0_12_q;
-        d_12_d = d0_12_q;
-        q_13_d = q0_13_q;
-        d_13_d = d0_13_q;
-        q_14_d = q0_14_q;
-        d_14_d = d0_14_q;
-        q_15_d = q0_15_q;
-        d_15_d = d0_15_q;
+        d_1_d = (ga_1 | gb_1) ? dp_1_q : db_1_q;
+        d_2_d = (ga_2 | gb_2) ? dp_2_q : db_2_q;
+        d_3_d = (ga_3 | gb_3) ? dp_3_q : db_3_q;
+        d_4_d = (ga_4 | gb_4) ? dp_4_q : db_4_q;
+        d_5_d = (ga_5 | gb_5) ? dp_5_q : db_5_q;
+        d_6_d = (ga_6 | gb_6) ? dp_6_q : db_6_q;
+        d_7_d = (ga_7 | gb_7) ? dp_7_q : db_7_q;
+        d_8_d = (ga_8 | gb_8) ? dp_8_q : db_8_q;
+        d_9_d = (ga_9 | gb_9) ? dp_9_q : db_9_q;
+        d_10_d = (ga_10 | gb_10) ? dp_10_q : db_10_q;
+        d_11_d = (ga_11 | gb_11) ? dp_11_q : db_11_q;
+        d_12_d = (ga_12 | gb_12) ? dp_12_q : db_12_q;
+        d_13_d = (ga_13 | gb_13) ? dp_13_q : db_13_q;
+        d_14_d = (ga_14 | gb_14) ? dp_14_q : db_14_q;
+        d_15_d = (ga_15 | gb_15) ? dp_15_q : db_15_q;
       end else begin
-        q_0_d = q_nx_0;
+        u_0_d = u_nx_0;
         cy_0_d = cy0_nx;
-        q_1_d = q_nx_1;
-        d_1_d = d_nx_1;
-        q_2_d = q_nx_2;
-        d_2_d = d_nx_2;
-        q_3_d = q_nx_3;
-        d_3_d = d_nx_3;
-        q_4_d = q_nx_4;
-        d_4_d = d_nx_4;
-        q_5_d = q_nx_5;
-        d_5_d = d_nx_5;
-        q_6_d = q_nx_6;
-        d_6_d = d_nx_6;
-        q_7_d = q_nx_7;
-        d_7_d = d_nx_7;
-        q_8_d = q_nx_8;
-        d_8_d = d_nx_8;
-        q_9_d = q_nx_9;
-        d_9_d = d_nx_9;
-        q_10_d = q_nx_10;
-        d_10_d = d_nx_10;
-        q_11_d = q_nx_11;
-        d_11_d = d_nx_11;
-        q_12_d = q_nx_12;
-        d_12_d = d_nx_12;
-        q_13_d = q_nx_13;
-        d_13_d = d_nx_13;
-        q_14_d = q_nx_14;
-        d_14_d = d_nx_14;
-        q_15_d = q_nx_15;
-        d_15_d = d_nx_15;
+        d_1_d = (ga_1 | gb_1) ? dp_1_q : db_1_q;
+        d_2_d = (ga_2 | gb_2) ? dp_2_q : db_2_q;
+        d_3_d = (ga_3 | gb_3) ? dp_3_q : db_3_q;
+        d_4_d = (ga_4 | gb_4) ? dp_4_q : db_4_q;
+        d_5_d = (ga_5 | gb_5) ? dp_5_q : db_5_q;
+        d_6_d = (ga_6 | gb_6) ? dp_6_q : db_6_q;
+        d_7_d = (ga_7 | gb_7) ? dp_7_q : db_7_q;
+        d_8_d = (ga_8 | gb_8) ? dp_8_q : db_8_q;
+        d_9_d = (ga_9 | gb_9) ? dp_9_q : db_9_q;
+        d_10_d = (ga_10 | gb_10) ? dp_10_q : db_10_q;
+        d_11_d = (ga_11 | gb_11) ? dp_11_q : db_11_q;
+        d_12_d = (ga_12 | gb_12) ? dp_12_q : db_12_q;
+        d_13_d = (ga_13 | gb_13) ? dp_13_q : db_13_q;
+        d_14_d = (ga_14 | gb_14) ? dp_14_q : db_14_q;
+        d_15_d = (ga_15 | gb_15) ? dp_15_q : db_15_q;
       end
       if (ld_i) begin
         cyc_d = ~small_i & sle_i;
@@ -548,76 +1241,79 @@ module normcore_l16_i16_chan (
         cyc_d = small_i ? cy0_nx : neg_nx;
       end
     end
+    op0_d = sle_i ? remw_i[5:0] : 6'd48;
     dz_1_d = h_0_q == 6'd0;
     dz_2_d = (h_0_q == 6'd0) & (h_1_q == 6'd0);
     dz_3_d = (h_0_q == 6'd0) & (h_1_q == 6'd0) & (h_2_q == 6'd0);
     h2_d = (h_0_q == 6'd2) & (h_1_q == 6'd0) & (h_2_q == 6'd0) & (h_3_q == 1'b0);
     if (sv_i[0]) begin
-      q0_1_d = wr_i;
+      wm_1_d = wm_i;
       d0_1_d = wd_i;
     end
     if (sv_i[1]) begin
-      q0_2_d = wr_i;
+      wm_2_d = wm_i;
       d0_2_d = wd_i;
     end
     if (sv_i[2]) begin
-      q0_3_d = wr_i;
+      wm_3_d = wm_i;
       d0_3_d = wd_i;
     end
     if (sv_i[3]) begin
-      q0_4_d = wr_i;
+      wm_4_d = wm_i;
       d0_4_d = wd_i;
     end
     if (sv_i[4]) begin
-      q0_5_d = wr_i;
+      wm_5_d = wm_i;
       d0_5_d = wd_i;
     end
     if (sv_i[5]) begin
-      q0_6_d = wr_i;
+      wm_6_d = wm_i;
       d0_6_d = wd_i;
     end
     if (sv_i[6]) begin
-      q0_7_d = wr_i;
+      wm_7_d = wm_i;
       d0_7_d = wd_i;
     end
     if (sv_i[7]) begin
-      q0_8_d = wr_i;
+      wm_8_d = wm_i;
       d0_8_d = wd_i;
     end
     if (sv_i[8]) begin
-      q0_9_d = wr_i;
+      wm_9_d = wm_i;
       d0_9_d = wd_i;
     end
     if (sv_i[9]) begin
-      q0_10_d = wr_i;
+      wm_10_d = wm_i;
       d0_10_d = wd_i;
     end
     if (sv_i[10]) begin
-      q0_11_d = wr_i;
+      wm_11_d = wm_i;
       d0_11_d = wd_i;
     end
     if (sv_i[11]) begin
-      q0_12_d = wr_i;
+      wm_12_d = wm_i;
       d0_12_d = wd_i;
     end
     if (sv_i[12]) begin
-      q0_13_d = wr_i;
+      wm_13_d = wm_i;
       d0_13_d = wd_i;
     end
     if (sv_i[13]) begin
-      q0_14_d = wr_i;
+      wm_14_d = wm_i;
       d0_14_d = wd_i;
     end
     if (sv_i[14]) begin
-      q0_15_d = wr_i;
+      wm_15_d = wm_i;
       d0_15_d = wd_i;
     end
   end
   always @(posedge clk_i) begin
     lo_q <= lo_d;
+    nlo_q <= nlo_d;
     pb_q <= pb_d;
     neg_q <= neg_d;
     c_q <= c_d;
+    op_q <= op_d;
     wc_q <= wc_d;
     h_0_q <= h_0_d;
     h_1_q <= h_1_d;
@@ -626,77 +1322,63 @@ module normcore_l16_i16_chan (
     hone_q <= hone_d;
     hiz_q <= hiz_d;
     nle_q <= nle_d;
-    q_0_q <= q_0_d;
+    u_0_q <= u_0_d;
     cy_0_q <= cy_0_d;
-    q_1_q <= q_1_d;
     d_1_q <= d_1_d;
-    q_2_q <= q_2_d;
     d_2_q <= d_2_d;
-    q_3_q <= q_3_d;
     d_3_q <= d_3_d;
-    q_4_q <= q_4_d;
     d_4_q <= d_4_d;
-    q_5_q <= q_5_d;
     d_5_q <= d_5_d;
-    q_6_q <= q_6_d;
     d_6_q <= d_6_d;
-    q_7_q <= q_7_d;
     d_7_q <= d_7_d;
-    q_8_q <= q_8_d;
     d_8_q <= d_8_d;
-    q_9_q <= q_9_d;
     d_9_q <= d_9_d;
-    q_10_q <= q_10_d;
     d_10_q <= d_10_d;
-    q_11_q <= q_11_d;
     d_11_q <= d_11_d;
-    q_12_q <= q_12_d;
     d_12_q <= d_12_d;
-    q_13_q <= q_13_d;
     d_13_q <= d_13_d;
-    q_14_q <= q_14_d;
     d_14_q <= d_14_d;
-    q_15_q <= q_15_d;
     d_15_q <= d_15_d;
     cyc_q <= cyc_d;
+    op0_q <= op0_d;
     dz_1_q <= dz_1_d;
     dz_2_q <= dz_2_d;
     dz_3_q <= dz_3_d;
     h2_q <= h2_d;
-    q0_1_q <= q0_1_d;
+    wm_1_q <= wm_1_d;
     d0_1_q <= d0_1_d;
-    q0_2_q <= q0_2_d;
+    wm_2_q <= wm_2_d;
     d0_2_q <= d0_2_d;
-    q0_3_q <= q0_3_d;
+    wm_3_q <= wm_3_d;
     d0_3_q <= d0_3_d;
-    q0_4_q <= q0_4_d;
+    wm_4_q <= wm_4_d;
     d0_4_q <= d0_4_d;
-    q0_5_q <= q0_5_d;
+    wm_5_q <= wm_5_d;
     d0_5_q <= d0_5_d;
-    q0_6_q <= q0_6_d;
+    wm_6_q <= wm_6_d;
     d0_6_q <= d0_6_d;
-    q0_7_q <= q0_7_d;
+    wm_7_q <= wm_7_d;
     d0_7_q <= d0_7_d;
-    q0_8_q <= q0_8_d;
+    wm_8_q <= wm_8_d;
     d0_8_q <= d0_8_d;
-    q0_9_q <= q0_9_d;
+    wm_9_q <= wm_9_d;
     d0_9_q <= d0_9_d;
-    q0_10_q <= q0_10_d;
+    wm_10_q <= wm_10_d;
     d0_10_q <= d0_10_d;
-    q0_11_q <= q0_11_d;
+    wm_11_q <= wm_11_d;
     d0_11_q <= d0_11_d;
-    q0_12_q <= q0_12_d;
+    wm_12_q <= wm_12_d;
     d0_12_q <= d0_12_d;
-    q0_13_q <= q0_13_d;
+    wm_13_q <= wm_13_d;
     d0_13_q <= d0_13_d;
-    q0_14_q <= q0_14_d;
+    wm_14_q <= wm_14_d;
     d0_14_q <= d0_14_d;
-    q0_15_q <= q0_15_d;
+    wm_15_q <= wm_15_d;
     d0_15_q <= d0_15_d;
   end
   assign c0_o = c_q;
-  assign d_o = {d_out_15, d_out_14, d_out_13, d_out_12, d_out_11, d_out_10, d_out_9, d_out_8,
-      d_out_7, d_out_6, d_out_5, d_out_4, d_out_3, d_out_2, d_out_1};
+  assign d_o = {d_15_q, d_14_q, d_13_q, d_12_q, d_11_q, d_10_q, d_9_q, d_8_q, d_7_q, d_6_q, d_5_q,
+      d_4_q, d_3_q, d_2_q, d_1_q};
 endmodule
 
 `default_nettype wire

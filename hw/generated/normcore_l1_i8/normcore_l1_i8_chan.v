@@ -26,11 +26,12 @@ module normcore_l1_i8_chan (
   input  wire        ld_i,  // with en_i: load the packet start instead of a step
   input  wire [15:0] stride_i,  // S
   input  wire        sle_i,  // S <= L: the start's neg
-  input  wire [2:0]  t2l_i,  // 3L - S when S < 2L, else L
-  input  wire [2:0]  t4_i,  // 3L - 2S when 2S <= 3L, else 0 (lo >= 1 at a wrap: never <= 0)
+  input  wire [2:0]  t2lp_i,  // t2l + 1; t2l = 3L - S when S < 2L, else L
+  input  wire [2:0]  t4p_i,  // t4 + 1; t4 = 3L - 2S when 2S <= 3L, else 0 (lo >= 1 at a wrap)
   input  wire [16:0] remw_i,  // S - L: rem's step when c0 moves on
   input  wire [14:0] remw1_i,  // (S - L) high part + 1
-  input  wire [2:0]  t3_i,  // 2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h
+  // 2^(lw+1) - t3, t3 = 2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h
+  input  wire [2:0]  nt3_i,
   input  wire        sz_i,  // S's high part is 0
   input  wire        s1_i,  // S's high part is 1
   input  wire        rz0_i,  // (S - L) high part is 0
@@ -46,12 +47,19 @@ module normcore_l1_i8_chan (
   reg [1:0] lo_q;
   reg pb_q;  // borrow pending: h is one too high
   reg neg_q;  // rem <= L: c0 moves on with this beat
-  wire [2:0] lo_sub;  // lo - L: top bit the borrow
-  assign lo_sub = {1'b0, lo_q} - 3'd1;
-  wire [1:0] lo_add;  // lo + (S - L)_low (after a wrap)
-  assign lo_add = lo_q + remw_i[1:0];
+  reg [1:0] op_q;  // lo's addend: (S - L)_low when neg_q, else 2^lw - L
+  reg [1:0] op0_q;  // op_q at the packet start (per job)
+  wire [2:0] lo_sum;  // lo + op: top bit the carry
+  assign lo_sum = {1'b0, lo_q} + {1'b0, op_q};
+  wire lo_bw;  // a step's lo - L borrows
+  assign lo_bw = ~lo_sum[2];
+  reg [1:0] nlo_q;  // ~lo (its compares are carries of ~lo + x)
   wire hi_zero;  // h - pb == 0: rem < 2^2
   reg wc_q;  // the next wrap carries into h
+  wire [3:0] wc_s;  // lo + 2^(lw+1) - t3: top bit lo >= t3
+  assign wc_s = {2'd0, lo_q} + {1'b0, nt3_i};
+  wire unused_wc_s;
+  assign unused_wc_s = ^wc_s[2:0];
   reg [5:0] h_0_q;  // rem's high part, bits 0..5
   reg [5:0] h_1_q;  // rem's high part, bits 6..11
   reg dz_1_q;  // h_0 == 0, a cycle late
@@ -62,8 +70,20 @@ module normcore_l1_i8_chan (
   reg hiz_q;  // h - pb == 0 (exact)
   assign hi_zero = hiz_q;
   reg nle_q;  // lo <= 2L - S (read at a wrap)
+  wire [3:0] le_t4;  // top bit: lo <= the threshold
+  assign le_t4 = {1'b0, {1'b1, nlo_q}} + {1'b0, t4p_i};
+  wire unused_le_t4;
+  assign unused_le_t4 = ^le_t4[2:0];
+  wire [3:0] le_t2l;  // top bit: lo <= the threshold
+  assign le_t2l = {1'b0, {1'b1, nlo_q}} + {1'b0, t2lp_i};
+  wire unused_le_t2l;
+  assign unused_le_t2l = ^le_t2l[2:0];
   wire neg_nx;  // the next rem <= L
-  assign neg_nx = neg_q ? nle_q : hi_zero & (lo_q <= 2'd2);
+  wire [3:0] le_2l;  // top bit: lo <= the threshold
+  assign le_2l = {1'b0, {1'b1, nlo_q}} + {1'b0, 3'd3};
+  wire unused_le_2l;
+  assign unused_le_2l = ^le_2l[2:0];
+  assign neg_nx = neg_q ? nle_q : hi_zero & le_2l[3];
 
   // c0
   reg [9:0] c_q;
@@ -76,9 +96,11 @@ module normcore_l1_i8_chan (
   wire [9:0] c_nx;
   assign c_nx = ~c_sub[10] ? c_sub[9:0] : c_add;
   reg [1:0] lo_d;
+  reg [1:0] nlo_d;
   reg pb_d;
   reg neg_d;
   reg [9:0] c_d;
+  reg [1:0] op_d;
   reg wc_d;
   reg [5:0] h_0_d;
   reg [5:0] h_1_d;
@@ -86,14 +108,17 @@ module normcore_l1_i8_chan (
   reg hone_d;
   reg hiz_d;
   reg nle_d;
+  reg [1:0] op0_d;
   reg dz_1_d;
   reg dz_2_d;
   reg h2_d;
   always @* begin
     lo_d = lo_q;
+    nlo_d = nlo_q;
     pb_d = pb_q;
     neg_d = neg_q;
     c_d = c_q;
+    op_d = op_q;
     wc_d = wc_q;
     h_0_d = h_0_q;
     h_1_d = h_1_q;
@@ -104,9 +129,11 @@ module normcore_l1_i8_chan (
     if (en_i) begin
       if (ld_i) begin
         lo_d = stride_i[1:0];
+        nlo_d = ~stride_i[1:0];
         pb_d = 1'b0;
         neg_d = sle_i;
         c_d = 10'd0;
+        op_d = op0_q;
         wc_d = 1'b0;
         h_0_d = stride_i[7:2];
         h_1_d = stride_i[13:8];
@@ -116,7 +143,8 @@ module normcore_l1_i8_chan (
         nle_d = sle_i;
       end else begin
         if (neg_q) begin
-          lo_d = lo_add;
+          lo_d = lo_sum[1:0];
+          nlo_d = ~lo_sum[1:0];
           pb_d = 1'b0;
           wc_d = 1'b0;
           h_0_d = wc_q ? remw1_i[5:0] : remw_i[7:2];
@@ -124,35 +152,40 @@ module normcore_l1_i8_chan (
           h_2_d = wc_q ? remw1_i[14:12] : remw_i[16:14];
           hone_d = wc_q ? rz0_i : ro0_i;
           hiz_d = wc_q ? rz1_i : rz0_i;
-          nle_d = {1'b0, lo_q} <= t4_i;
+          nle_d = le_t4[3];
         end else begin
-          lo_d = lo_sub[1:0];
-          pb_d = lo_sub[2];
-          wc_d = {1'b0, lo_q} >= t3_i;
+          lo_d = lo_sum[1:0];
+          nlo_d = ~lo_sum[1:0];
+          pb_d = lo_bw;
+          wc_d = wc_s[3];
           h_0_d = h_0_q + {6{pb_q}};
           h_1_d = h_1_q + {6{pb_q & dz_1_q}};
           h_2_d = h_2_q + {3{pb_q & dz_2_q}};
           if (pb_q) begin
             hone_d = h2_q;
           end
-          if (lo_sub[2]) begin
+          if (lo_bw) begin
             hiz_d = hone_q;
           end
-          nle_d = {1'b0, lo_q} <= t2l_i;
+          nle_d = le_t2l[3];
         end
         neg_d = neg_nx;
+        op_d = neg_nx ? remw_i[1:0] : 2'd3;
         c_d = c_nx;
       end
     end
+    op0_d = sle_i ? remw_i[1:0] : 2'd3;
     dz_1_d = h_0_q == 6'd0;
     dz_2_d = (h_0_q == 6'd0) & (h_1_q == 6'd0);
     h2_d = (h_0_q == 6'd2) & (h_1_q == 6'd0) & (h_2_q == 3'd0);
   end
   always @(posedge clk_i) begin
     lo_q <= lo_d;
+    nlo_q <= nlo_d;
     pb_q <= pb_d;
     neg_q <= neg_d;
     c_q <= c_d;
+    op_q <= op_d;
     wc_q <= wc_d;
     h_0_q <= h_0_d;
     h_1_q <= h_1_d;
@@ -160,6 +193,7 @@ module normcore_l1_i8_chan (
     hone_q <= hone_d;
     hiz_q <= hiz_d;
     nle_q <= nle_d;
+    op0_q <= op0_d;
     dz_1_q <= dz_1_d;
     dz_2_q <= dz_2_d;
     h2_q <= h2_d;

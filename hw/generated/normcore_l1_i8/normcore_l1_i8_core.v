@@ -264,20 +264,20 @@ module normcore_l1_i8_core (
     .quo_o(lstep_c)
   );
   reg [16:0] remw_q;  // S - L
-  reg [2:0] t2l_q;  // 3L - S when S < 2L, else L
-  reg [2:0] t4_q;  // 3L - 2S when 2S <= 3L, else 0
+  reg [2:0] t2lp_q;  // 1 + (3L - S when S < 2L, else L)
+  reg [2:0] t4p_q;  // 1 + (3L - 2S when 2S <= 3L, else 0)
   reg [14:0] remw1_q;  // (S - L) high part + 1
-  reg [2:0] t3_q;  // 2^lw + L - (S - L)_low
+  reg [2:0] nt3_q;  // 2^(lw+1) - t3, t3 = 2^lw + L - (S - L)_low
   reg sz_q;  // S's high part (bits >= 2) is 0
   reg s1_q;  // S's high part (bits >= 2) is 1
   reg rz0_q;  // (S - L) high part is 0
   reg ro0_q;  // (S - L) high part is 1
   reg rz1_q;  // (S - L) high part + 1 is 0
   reg [16:0] remw_d;
-  reg [2:0] t2l_d;
-  reg [2:0] t4_d;
+  reg [2:0] t2lp_d;
+  reg [2:0] t4p_d;
   reg [14:0] remw1_d;
-  reg [2:0] t3_d;
+  reg [2:0] nt3_d;
   reg sz_d;
   reg s1_d;
   reg rz0_d;
@@ -285,10 +285,10 @@ module normcore_l1_i8_core (
   reg rz1_d;
   always @* begin
     remw_d = {1'b0, stride_q} - 17'd1;
-    t2l_d = (stride_q[15:1] == 15'd0) ? 3'd3 - stride_q[2:0] : 3'd1;
-    t4_d = (stride_q[15:1] == 15'd0) ? 3'd3 - {stride_q[1:0], 1'b0} : 3'd0;
+    t2lp_d = (stride_q[15:1] == 15'd0) ? 3'd4 - stride_q[2:0] : 3'd2;
+    t4p_d = (stride_q[15:1] == 15'd0) ? 3'd4 - {stride_q[1:0], 1'b0} : 3'd1;
     remw1_d = remw_q[16:2] + 15'd1;
-    t3_d = 3'd5 - {1'b0, remw_q[1:0]};
+    nt3_d = 3'd3 + {1'b0, remw_q[1:0]};
     sz_d = stride_q[15:2] == 14'd0;
     s1_d = stride_q[15:2] == 14'd1;
     rz0_d = remw_q[16:2] == 15'd0;
@@ -297,10 +297,10 @@ module normcore_l1_i8_core (
   end
   always @(posedge clk_i) begin
     remw_q <= remw_d;
-    t2l_q <= t2l_d;
-    t4_q <= t4_d;
+    t2lp_q <= t2lp_d;
+    t4p_q <= t4p_d;
     remw1_q <= remw1_d;
-    t3_q <= t3_d;
+    nt3_q <= nt3_d;
     sz_q <= sz_d;
     s1_q <= s1_d;
     rz0_q <= rz0_d;
@@ -349,11 +349,11 @@ module normcore_l1_i8_core (
     .ld_i(pos_restart),
     .stride_i(stride_q),
     .sle_i(ge0_q),
-    .t2l_i(t2l_q),
-    .t4_i(t4_q),
+    .t2lp_i(t2lp_q),
+    .t4p_i(t4p_q),
     .remw_i(remw_q),
     .remw1_i(remw1_q),
-    .t3_i(t3_q),
+    .nt3_i(nt3_q),
     .sz_i(sz_q),
     .s1_i(s1_q),
     .rz0_i(rz0_q),

@@ -26,19 +26,22 @@ module normcore_l8_i8_chan (
   input  wire        ld_i,  // with en_i: load the packet start instead of a step
   input  wire        small_i,  // S < L
   input  wire [6:0]  sv_i,  // lane i (1..L-1) saves the walker's position as its start
-  input  wire [3:0]  wr_i,  // walker: r of element i
+  input  wire [4:0]  wm_i,  // walker: 2^(ml+1) - 1 - (S - r) of element i
   input  wire [2:0]  wd_i,  // walker: i div S (not wrapped at C)
   input  wire [3:0]  kr_i,  // k_r = L mod S (S < L)
   input  wire [3:0]  sk_i,  // S - k_r (S < L)
-  input  wire [4:0]  sk2_i,  // 2(S - k_r)
-  input  wire [4:0]  skr_i,  // max(0, S - 2k_r)
+  input  wire [3:0]  nsk_i,  // -(S - k_r) mod 2^ml
+  input  wire [4:0]  nsk2_i,  // 2^(ml+1) - 1 - 2(S - k_r)
+  input  wire [4:0]  nskr_i,  // 2^(ml+1) - 1 - max(0, S - 2k_r)
+  input  wire        s2l_i,  // S < 2L
   input  wire [23:0] stride_i,  // S
   input  wire        sle_i,  // S <= L: the start's neg
-  input  wire [5:0]  t2l_i,  // 3L - S when S < 2L, else L
-  input  wire [5:0]  t4_i,  // 3L - 2S when 2S <= 3L, else 0 (lo >= 1 at a wrap: never <= 0)
+  input  wire [5:0]  t2lp_i,  // t2l + 1; t2l = 3L - S when S < 2L, else L
+  input  wire [5:0]  t4p_i,  // t4 + 1; t4 = 3L - 2S when 2S <= 3L, else 0 (lo >= 1 at a wrap)
   input  wire [24:0] remw_i,  // S - L: rem's step when c0 moves on
   input  wire [19:0] remw1_i,  // (S - L) high part + 1
-  input  wire [5:0]  t3_i,  // 2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h
+  // 2^(lw+1) - t3, t3 = 2^lw + L - (S - L)_low: a wrap after lo >= t3 carries into h
+  input  wire [5:0]  nt3_i,
   input  wire        sz_i,  // S's high part is 0
   input  wire        s1_i,  // S's high part is 1
   input  wire        rz0_i,  // (S - L) high part is 0
@@ -55,12 +58,19 @@ module normcore_l8_i8_chan (
   reg [4:0] lo_q;
   reg pb_q;  // borrow pending: h is one too high
   reg neg_q;  // rem <= L: c0 moves on with this beat
-  wire [5:0] lo_sub;  // lo - L: top bit the borrow
-  assign lo_sub = {1'b0, lo_q} - 6'd8;
-  wire [4:0] lo_add;  // lo + (S - L)_low (after a wrap)
-  assign lo_add = lo_q + remw_i[4:0];
+  reg [4:0] op_q;  // lo's addend: (S - L)_low when neg_q, else 2^lw - L
+  reg [4:0] op0_q;  // op_q at the packet start (per job)
+  wire [5:0] lo_sum;  // lo + op: top bit the carry
+  assign lo_sum = {1'b0, lo_q} + {1'b0, op_q};
+  wire lo_bw;  // a step's lo - L borrows
+  assign lo_bw = ~lo_sum[5];
+  reg [4:0] nlo_q;  // ~lo (its compares are carries of ~lo + x)
   wire hi_zero;  // h - pb == 0: rem < 2^5
   reg wc_q;  // the next wrap carries into h
+  wire [6:0] wc_s;  // lo + 2^(lw+1) - t3: top bit lo >= t3
+  assign wc_s = {2'd0, lo_q} + {1'b0, nt3_i};
+  wire unused_wc_s;
+  assign unused_wc_s = ^wc_s[5:0];
   reg [5:0] h_0_q;  // rem's high part, bits 0..5
   reg [5:0] h_1_q;  // rem's high part, bits 6..11
   reg dz_1_q;  // h_0 == 0, a cycle late
@@ -73,101 +83,458 @@ module normcore_l8_i8_chan (
   reg hiz_q;  // h - pb == 0 (exact)
   assign hi_zero = hiz_q;
   reg nle_q;  // lo <= 2L - S (read at a wrap)
+  wire [6:0] le_t4;  // top bit: lo <= the threshold
+  assign le_t4 = {1'b0, {1'b1, nlo_q}} + {1'b0, t4p_i};
+  wire unused_le_t4;
+  assign unused_le_t4 = ^le_t4[5:0];
+  wire [6:0] le_t2l;  // top bit: lo <= the threshold
+  assign le_t2l = {1'b0, {1'b1, nlo_q}} + {1'b0, t2lp_i};
+  wire unused_le_t2l;
+  assign unused_le_t2l = ^le_t2l[5:0];
   wire neg_nx;  // the next rem <= L
-  assign neg_nx = neg_q ? nle_q : hi_zero & (lo_q <= 5'd16);
-
-  // S < L: per lane q_i = (r0 + i) mod S and d_i
-  reg [3:0] q_0_q;
-  wire [3:0] q_nx_0;
-  reg cy_0_q;  // q_0 + k_r >= S (0 at the start: q_0 = 0 < S - k_r)
-  assign q_nx_0 = cy_0_q ? q_0_q - sk_i : q_0_q + kr_i;
-  wire cy0_nx;  // lane 0's next carry
-  assign cy0_nx = cy_0_q ? {1'b0, q_0_q} >= sk2_i : {1'b0, q_0_q} >= skr_i;
-  reg [3:0] q_1_q;
-  wire [3:0] q_nx_1;
-  wire cy_1;  // q_1 + k_r >= S
-  assign cy_1 = q_1_q >= sk_i;
-  assign q_nx_1 = cy_1 ? q_1_q - sk_i : q_1_q + kr_i;
-  reg [2:0] d_1_q;
-  reg [3:0] q0_1_q;  // start
-  reg [2:0] d0_1_q;
-  wire [2:0] d_nx_1;
-  assign d_nx_1 = d_1_q + {2'd0, cy_1} - {2'd0, cy_0_q};
-  wire [2:0] d_out_1;
-  assign d_out_1 = small_i ? d_1_q : {2'd0, neg_q & (lo_q <= 5'd1)};
-  reg [3:0] q_2_q;
-  wire [3:0] q_nx_2;
-  wire cy_2;  // q_2 + k_r >= S
-  assign cy_2 = q_2_q >= sk_i;
-  assign q_nx_2 = cy_2 ? q_2_q - sk_i : q_2_q + kr_i;
-  reg [2:0] d_2_q;
-  reg [3:0] q0_2_q;  // start
-  reg [2:0] d0_2_q;
-  wire [2:0] d_nx_2;
-  assign d_nx_2 = d_2_q + {2'd0, cy_2} - {2'd0, cy_0_q};
-  wire [2:0] d_out_2;
-  assign d_out_2 = small_i ? d_2_q : {2'd0, neg_q & (lo_q <= 5'd2)};
-  reg [3:0] q_3_q;
-  wire [3:0] q_nx_3;
-  wire cy_3;  // q_3 + k_r >= S
-  assign cy_3 = q_3_q >= sk_i;
-  assign q_nx_3 = cy_3 ? q_3_q - sk_i : q_3_q + kr_i;
-  reg [2:0] d_3_q;
-  reg [3:0] q0_3_q;  // start
-  reg [2:0] d0_3_q;
-  wire [2:0] d_nx_3;
-  assign d_nx_3 = d_3_q + {2'd0, cy_3} - {2'd0, cy_0_q};
-  wire [2:0] d_out_3;
-  assign d_out_3 = small_i ? d_3_q : {2'd0, neg_q & (lo_q <= 5'd3)};
-  reg [3:0] q_4_q;
-  wire [3:0] q_nx_4;
-  wire cy_4;  // q_4 + k_r >= S
-  assign cy_4 = q_4_q >= sk_i;
-  assign q_nx_4 = cy_4 ? q_4_q - sk_i : q_4_q + kr_i;
-  reg [2:0] d_4_q;
-  reg [3:0] q0_4_q;  // start
-  reg [2:0] d0_4_q;
-  wire [2:0] d_nx_4;
-  assign d_nx_4 = d_4_q + {2'd0, cy_4} - {2'd0, cy_0_q};
-  wire [2:0] d_out_4;
-  assign d_out_4 = small_i ? d_4_q : {2'd0, neg_q & (lo_q <= 5'd4)};
-  reg [3:0] q_5_q;
-  wire [3:0] q_nx_5;
-  wire cy_5;  // q_5 + k_r >= S
-  assign cy_5 = q_5_q >= sk_i;
-  assign q_nx_5 = cy_5 ? q_5_q - sk_i : q_5_q + kr_i;
-  reg [2:0] d_5_q;
-  reg [3:0] q0_5_q;  // start
-  reg [2:0] d0_5_q;
-  wire [2:0] d_nx_5;
-  assign d_nx_5 = d_5_q + {2'd0, cy_5} - {2'd0, cy_0_q};
-  wire [2:0] d_out_5;
-  assign d_out_5 = small_i ? d_5_q : {2'd0, neg_q & (lo_q <= 5'd5)};
-  reg [3:0] q_6_q;
-  wire [3:0] q_nx_6;
-  wire cy_6;  // q_6 + k_r >= S
-  assign cy_6 = q_6_q >= sk_i;
-  assign q_nx_6 = cy_6 ? q_6_q - sk_i : q_6_q + kr_i;
-  reg [2:0] d_6_q;
-  reg [3:0] q0_6_q;  // start
-  reg [2:0] d0_6_q;
-  wire [2:0] d_nx_6;
-  assign d_nx_6 = d_6_q + {2'd0, cy_6} - {2'd0, cy_0_q};
-  wire [2:0] d_out_6;
-  assign d_out_6 = small_i ? d_6_q : {2'd0, neg_q & (lo_q <= 5'd6)};
-  reg [3:0] q_7_q;
-  wire [3:0] q_nx_7;
-  wire cy_7;  // q_7 + k_r >= S
-  assign cy_7 = q_7_q >= sk_i;
-  assign q_nx_7 = cy_7 ? q_7_q - sk_i : q_7_q + kr_i;
-  reg [2:0] d_7_q;
-  reg [3:0] q0_7_q;  // start
-  reg [2:0] d0_7_q;
-  wire [2:0] d_nx_7;
-  assign d_nx_7 = d_7_q + {2'd0, cy_7} - {2'd0, cy_0_q};
-  wire [2:0] d_out_7;
-  assign d_out_7 = small_i ? d_7_q : {2'd0, neg_q & (lo_q <= 5'd7)};
+  wire [6:0] le_2l;  // top bit: lo <= the threshold
+  assign le_2l = {1'b0, {1'b1, nlo_q}} + {1'b0, 6'd17};
+  wire unused_le_2l;
+  assign unused_le_2l = ^le_2l[5:0];
+  assign neg_nx = neg_q ? nle_q : hi_zero & le_2l[6];
   reg cyc_q;  // c0's carry: cy_0_q when S < L, else neg_q
+
+  // S < L: lane 0's u_0 = (r0 mod S) + 1; every lane's d_i (a register, both cases)
+  wire cyl;  // a step with cyc_q (not a load)
+  assign cyl = cyc_q & ~ld_i;
+  wire ncl;  // a step without cyc_q (not a load)
+  assign ncl = ~cyc_q & ~ld_i;
+  reg [3:0] u_0_q;  // q_0 + 1, q_0 = r0 mod S (1..S)
+  reg cy_0_q;  // q_0 + k_r >= S (0 at the start: q_0 = 0 < S - k_r)
+  wire [3:0] u_nx_0;  // u_0 - (S - k_r) or u_0 + k_r: an add either way
+  assign u_nx_0 = cy_0_q ? u_0_q + nsk_i : u_0_q + kr_i;
+  wire cy0_nx;  // lane 0's next carry
+  wire [5:0] cy0_b;  // top bit: the carry, v + nt >= 2^5
+  assign cy0_b = {2'd0, u_0_q} + {1'b0, nskr_i};
+  wire unused_cy0_b;
+  assign unused_cy0_b = ^cy0_b[4:0];
+  wire [5:0] cy0_a;  // top bit: the carry, v + nt >= 2^5
+  assign cy0_a = {2'd0, u_0_q} + {1'b0, nsk2_i};
+  wire unused_cy0_a;
+  assign unused_cy0_a = ^cy0_a[4:0];
+  assign cy0_nx = cy_0_q ? cy0_a[5] : cy0_b[5];
+  reg [4:0] wm_1_q;  // start: 2^(ml+1) - 1 - t_1
+  reg [2:0] d0_1_q;  // start: b_1 = i div S
+  reg [4:0] nta_1_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [4:0] ntb_1_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [4:0] nx_1_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [4:0] nl_1_q;  // L + i + 1; S < L: 0
+  reg [2:0] db_1_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [2:0] dp_1_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [5:0] ntb_s_1;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_1 = {1'b0, wm_1_q} + {2'd0, kr_i};
+  wire [5:0] xs_1;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_1 = 6'd10 - {1'b0, stride_i[4:0]};
+  wire fa_1;  // q_0 >= t + S - k_r
+  wire [5:0] fa_s_1;  // top bit: the carry, v + nt >= 2^5
+  assign fa_s_1 = {2'd0, u_0_q} + {1'b0, nta_1_q};
+  wire unused_fa_s_1;
+  assign unused_fa_s_1 = ^fa_s_1[4:0];
+  assign fa_1 = fa_s_1[5];
+  wire fb_1;  // q_0 >= t - k_r
+  wire [5:0] fb_s_1;  // top bit: the carry, v + nt >= 2^5
+  assign fb_s_1 = {2'd0, u_0_q} + {1'b0, ntb_1_q};
+  wire unused_fb_s_1;
+  assign unused_fb_s_1 = ^fb_s_1[4:0];
+  assign fb_1 = fb_s_1[5];
+  wire fw_1;  // lo <= i + L - S
+  wire [5:0] fw_s_1;  // top bit: the carry, v + nt >= 2^5
+  assign fw_s_1 = {1'b0, nlo_q} + {1'b0, nx_1_q};
+  wire unused_fw_s_1;
+  assign unused_fw_s_1 = ^fw_s_1[4:0];
+  assign fw_1 = fw_s_1[5];
+  wire fl_1;  // lo <= L + i
+  wire [5:0] fl_s_1;  // top bit: the carry, v + nt >= 2^5
+  assign fl_s_1 = {1'b0, nlo_q} + {1'b0, nl_1_q};
+  wire unused_fl_s_1;
+  assign unused_fl_s_1 = ^fl_s_1[4:0];
+  assign fl_1 = fl_s_1[5];
+  wire ga_1;  // after a carry / wrap: d_i = dp_i
+  assign ga_1 = cyl & (fa_1 | fw_1);
+  wire gb_1;  // after no carry / a step: d_i = dp_i
+  assign gb_1 = ncl & (fb_1 | (hi_zero & fl_1));
+  reg [2:0] d_1_q;
+  reg [4:0] wm_2_q;  // start: 2^(ml+1) - 1 - t_2
+  reg [2:0] d0_2_q;  // start: b_2 = i div S
+  reg [4:0] nta_2_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [4:0] ntb_2_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [4:0] nx_2_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [4:0] nl_2_q;  // L + i + 1; S < L: 0
+  reg [2:0] db_2_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [2:0] dp_2_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [5:0] ntb_s_2;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_2 = {1'b0, wm_2_q} + {2'd0, kr_i};
+  wire [5:0] xs_2;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_2 = 6'd11 - {1'b0, stride_i[4:0]};
+  wire fa_2;  // q_0 >= t + S - k_r
+  wire [5:0] fa_s_2;  // top bit: the carry, v + nt >= 2^5
+  assign fa_s_2 = {2'd0, u_0_q} + {1'b0, nta_2_q};
+  wire unused_fa_s_2;
+  assign unused_fa_s_2 = ^fa_s_2[4:0];
+  assign fa_2 = fa_s_2[5];
+  wire fb_2;  // q_0 >= t - k_r
+  wire [5:0] fb_s_2;  // top bit: the carry, v + nt >= 2^5
+  assign fb_s_2 = {2'd0, u_0_q} + {1'b0, ntb_2_q};
+  wire unused_fb_s_2;
+  assign unused_fb_s_2 = ^fb_s_2[4:0];
+  assign fb_2 = fb_s_2[5];
+  wire fw_2;  // lo <= i + L - S
+  wire [5:0] fw_s_2;  // top bit: the carry, v + nt >= 2^5
+  assign fw_s_2 = {1'b0, nlo_q} + {1'b0, nx_2_q};
+  wire unused_fw_s_2;
+  assign unused_fw_s_2 = ^fw_s_2[4:0];
+  assign fw_2 = fw_s_2[5];
+  wire fl_2;  // lo <= L + i
+  wire [5:0] fl_s_2;  // top bit: the carry, v + nt >= 2^5
+  assign fl_s_2 = {1'b0, nlo_q} + {1'b0, nl_2_q};
+  wire unused_fl_s_2;
+  assign unused_fl_s_2 = ^fl_s_2[4:0];
+  assign fl_2 = fl_s_2[5];
+  wire ga_2;  // after a carry / wrap: d_i = dp_i
+  assign ga_2 = cyl & (fa_2 | fw_2);
+  wire gb_2;  // after no carry / a step: d_i = dp_i
+  assign gb_2 = ncl & (fb_2 | (hi_zero & fl_2));
+  reg [2:0] d_2_q;
+  reg [4:0] wm_3_q;  // start: 2^(ml+1) - 1 - t_3
+  reg [2:0] d0_3_q;  // start: b_3 = i div S
+  reg [4:0] nta_3_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [4:0] ntb_3_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [4:0] nx_3_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [4:0] nl_3_q;  // L + i + 1; S < L: 0
+  reg [2:0] db_3_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [2:0] dp_3_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [5:0] ntb_s_3;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_3 = {1'b0, wm_3_q} + {2'd0, kr_i};
+  wire [5:0] xs_3;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_3 = 6'd12 - {1'b0, stride_i[4:0]};
+  wire fa_3;  // q_0 >= t + S - k_r
+  wire [5:0] fa_s_3;  // top bit: the carry, v + nt >= 2^5
+  assign fa_s_3 = {2'd0, u_0_q} + {1'b0, nta_3_q};
+  wire unused_fa_s_3;
+  assign unused_fa_s_3 = ^fa_s_3[4:0];
+  assign fa_3 = fa_s_3[5];
+  wire fb_3;  // q_0 >= t - k_r
+  wire [5:0] fb_s_3;  // top bit: the carry, v + nt >= 2^5
+  assign fb_s_3 = {2'd0, u_0_q} + {1'b0, ntb_3_q};
+  wire unused_fb_s_3;
+  assign unused_fb_s_3 = ^fb_s_3[4:0];
+  assign fb_3 = fb_s_3[5];
+  wire fw_3;  // lo <= i + L - S
+  wire [5:0] fw_s_3;  // top bit: the carry, v + nt >= 2^5
+  assign fw_s_3 = {1'b0, nlo_q} + {1'b0, nx_3_q};
+  wire unused_fw_s_3;
+  assign unused_fw_s_3 = ^fw_s_3[4:0];
+  assign fw_3 = fw_s_3[5];
+  wire fl_3;  // lo <= L + i
+  wire [5:0] fl_s_3;  // top bit: the carry, v + nt >= 2^5
+  assign fl_s_3 = {1'b0, nlo_q} + {1'b0, nl_3_q};
+  wire unused_fl_s_3;
+  assign unused_fl_s_3 = ^fl_s_3[4:0];
+  assign fl_3 = fl_s_3[5];
+  wire ga_3;  // after a carry / wrap: d_i = dp_i
+  assign ga_3 = cyl & (fa_3 | fw_3);
+  wire gb_3;  // after no carry / a step: d_i = dp_i
+  assign gb_3 = ncl & (fb_3 | (hi_zero & fl_3));
+  reg [2:0] d_3_q;
+  reg [4:0] wm_4_q;  // start: 2^(ml+1) - 1 - t_4
+  reg [2:0] d0_4_q;  // start: b_4 = i div S
+  reg [4:0] nta_4_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [4:0] ntb_4_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [4:0] nx_4_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [4:0] nl_4_q;  // L + i + 1; S < L: 0
+  reg [2:0] db_4_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [2:0] dp_4_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [5:0] ntb_s_4;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_4 = {1'b0, wm_4_q} + {2'd0, kr_i};
+  wire [5:0] xs_4;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_4 = 6'd13 - {1'b0, stride_i[4:0]};
+  wire fa_4;  // q_0 >= t + S - k_r
+  wire [5:0] fa_s_4;  // top bit: the carry, v + nt >= 2^5
+  assign fa_s_4 = {2'd0, u_0_q} + {1'b0, nta_4_q};
+  wire unused_fa_s_4;
+  assign unused_fa_s_4 = ^fa_s_4[4:0];
+  assign fa_4 = fa_s_4[5];
+  wire fb_4;  // q_0 >= t - k_r
+  wire [5:0] fb_s_4;  // top bit: the carry, v + nt >= 2^5
+  assign fb_s_4 = {2'd0, u_0_q} + {1'b0, ntb_4_q};
+  wire unused_fb_s_4;
+  assign unused_fb_s_4 = ^fb_s_4[4:0];
+  assign fb_4 = fb_s_4[5];
+  wire fw_4;  // lo <= i + L - S
+  wire [5:0] fw_s_4;  // top bit: the carry, v + nt >= 2^5
+  assign fw_s_4 = {1'b0, nlo_q} + {1'b0, nx_4_q};
+  wire unused_fw_s_4;
+  assign unused_fw_s_4 = ^fw_s_4[4:0];
+  assign fw_4 = fw_s_4[5];
+  wire fl_4;  // lo <= L + i
+  wire [5:0] fl_s_4;  // top bit: the carry, v + nt >= 2^5
+  assign fl_s_4 = {1'b0, nlo_q} + {1'b0, nl_4_q};
+  wire unused_fl_s_4;
+  assign unused_fl_s_4 = ^fl_s_4[4:0];
+  assign fl_4 = fl_s_4[5];
+  wire ga_4;  // after a carry / wrap: d_i = dp_i
+  assign ga_4 = cyl & (fa_4 | fw_4);
+  wire gb_4;  // after no carry / a step: d_i = dp_i
+  assign gb_4 = ncl & (fb_4 | (hi_zero & fl_4));
+  reg [2:0] d_4_q;
+  reg [4:0] wm_5_q;  // start: 2^(ml+1) - 1 - t_5
+  reg [2:0] d0_5_q;  // start: b_5 = i div S
+  reg [4:0] nta_5_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [4:0] ntb_5_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [4:0] nx_5_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [4:0] nl_5_q;  // L + i + 1; S < L: 0
+  reg [2:0] db_5_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [2:0] dp_5_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [5:0] ntb_s_5;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_5 = {1'b0, wm_5_q} + {2'd0, kr_i};
+  wire [5:0] xs_5;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_5 = 6'd14 - {1'b0, stride_i[4:0]};
+  wire fa_5;  // q_0 >= t + S - k_r
+  wire [5:0] fa_s_5;  // top bit: the carry, v + nt >= 2^5
+  assign fa_s_5 = {2'd0, u_0_q} + {1'b0, nta_5_q};
+  wire unused_fa_s_5;
+  assign unused_fa_s_5 = ^fa_s_5[4:0];
+  assign fa_5 = fa_s_5[5];
+  wire fb_5;  // q_0 >= t - k_r
+  wire [5:0] fb_s_5;  // top bit: the carry, v + nt >= 2^5
+  assign fb_s_5 = {2'd0, u_0_q} + {1'b0, ntb_5_q};
+  wire unused_fb_s_5;
+  assign unused_fb_s_5 = ^fb_s_5[4:0];
+  assign fb_5 = fb_s_5[5];
+  wire fw_5;  // lo <= i + L - S
+  wire [5:0] fw_s_5;  // top bit: the carry, v + nt >= 2^5
+  assign fw_s_5 = {1'b0, nlo_q} + {1'b0, nx_5_q};
+  wire unused_fw_s_5;
+  assign unused_fw_s_5 = ^fw_s_5[4:0];
+  assign fw_5 = fw_s_5[5];
+  wire fl_5;  // lo <= L + i
+  wire [5:0] fl_s_5;  // top bit: the carry, v + nt >= 2^5
+  assign fl_s_5 = {1'b0, nlo_q} + {1'b0, nl_5_q};
+  wire unused_fl_s_5;
+  assign unused_fl_s_5 = ^fl_s_5[4:0];
+  assign fl_5 = fl_s_5[5];
+  wire ga_5;  // after a carry / wrap: d_i = dp_i
+  assign ga_5 = cyl & (fa_5 | fw_5);
+  wire gb_5;  // after no carry / a step: d_i = dp_i
+  assign gb_5 = ncl & (fb_5 | (hi_zero & fl_5));
+  reg [2:0] d_5_q;
+  reg [4:0] wm_6_q;  // start: 2^(ml+1) - 1 - t_6
+  reg [2:0] d0_6_q;  // start: b_6 = i div S
+  reg [4:0] nta_6_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [4:0] ntb_6_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [4:0] nx_6_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [4:0] nl_6_q;  // L + i + 1; S < L: 0
+  reg [2:0] db_6_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [2:0] dp_6_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [5:0] ntb_s_6;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_6 = {1'b0, wm_6_q} + {2'd0, kr_i};
+  wire [5:0] xs_6;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_6 = 6'd15 - {1'b0, stride_i[4:0]};
+  wire fa_6;  // q_0 >= t + S - k_r
+  wire [5:0] fa_s_6;  // top bit: the carry, v + nt >= 2^5
+  assign fa_s_6 = {2'd0, u_0_q} + {1'b0, nta_6_q};
+  wire unused_fa_s_6;
+  assign unused_fa_s_6 = ^fa_s_6[4:0];
+  assign fa_6 = fa_s_6[5];
+  wire fb_6;  // q_0 >= t - k_r
+  wire [5:0] fb_s_6;  // top bit: the carry, v + nt >= 2^5
+  assign fb_s_6 = {2'd0, u_0_q} + {1'b0, ntb_6_q};
+  wire unused_fb_s_6;
+  assign unused_fb_s_6 = ^fb_s_6[4:0];
+  assign fb_6 = fb_s_6[5];
+  wire fw_6;  // lo <= i + L - S
+  wire [5:0] fw_s_6;  // top bit: the carry, v + nt >= 2^5
+  assign fw_s_6 = {1'b0, nlo_q} + {1'b0, nx_6_q};
+  wire unused_fw_s_6;
+  assign unused_fw_s_6 = ^fw_s_6[4:0];
+  assign fw_6 = fw_s_6[5];
+  wire fl_6;  // lo <= L + i
+  wire [5:0] fl_s_6;  // top bit: the carry, v + nt >= 2^5
+  assign fl_s_6 = {1'b0, nlo_q} + {1'b0, nl_6_q};
+  wire unused_fl_s_6;
+  assign unused_fl_s_6 = ^fl_s_6[4:0];
+  assign fl_6 = fl_s_6[5];
+  wire ga_6;  // after a carry / wrap: d_i = dp_i
+  assign ga_6 = cyl & (fa_6 | fw_6);
+  wire gb_6;  // after no carry / a step: d_i = dp_i
+  assign gb_6 = ncl & (fb_6 | (hi_zero & fl_6));
+  reg [2:0] d_6_q;
+  reg [4:0] wm_7_q;  // start: 2^(ml+1) - 1 - t_7
+  reg [2:0] d0_7_q;  // start: b_7 = i div S
+  reg [4:0] nta_7_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
+  reg [4:0] ntb_7_q;  // 2^(ml+1) - 1 - max(0, t - k_r); S >= L: 0
+  reg [4:0] nx_7_q;  // max(0, i + L + 1 - S); S < L: 0
+  reg [4:0] nl_7_q;  // L + i + 1; S < L: 0
+  reg [2:0] db_7_q;  // d_i unless g_i: b_i (S < L) or 0
+  reg [2:0] dp_7_q;  // d_i when g_i: b_i + 1 (S < L) or 1
+  wire [5:0] ntb_s_7;  // 2^(ml+1) - 1 - (t - k_r)
+  assign ntb_s_7 = {1'b0, wm_7_q} + {2'd0, kr_i};
+  wire [5:0] xs_7;  // i + L + 1 - S (S < 2L): top bit set when < 0
+  assign xs_7 = 6'd16 - {1'b0, stride_i[4:0]};
+  wire fa_7;  // q_0 >= t + S - k_r
+  wire [5:0] fa_s_7;  // top bit: the carry, v + nt >= 2^5
+  assign fa_s_7 = {2'd0, u_0_q} + {1'b0, nta_7_q};
+  wire unused_fa_s_7;
+  assign unused_fa_s_7 = ^fa_s_7[4:0];
+  assign fa_7 = fa_s_7[5];
+  wire fb_7;  // q_0 >= t - k_r
+  wire [5:0] fb_s_7;  // top bit: the carry, v + nt >= 2^5
+  assign fb_s_7 = {2'd0, u_0_q} + {1'b0, ntb_7_q};
+  wire unused_fb_s_7;
+  assign unused_fb_s_7 = ^fb_s_7[4:0];
+  assign fb_7 = fb_s_7[5];
+  wire fw_7;  // lo <= i + L - S
+  wire [5:0] fw_s_7;  // top bit: the carry, v + nt >= 2^5
+  assign fw_s_7 = {1'b0, nlo_q} + {1'b0, nx_7_q};
+  wire unused_fw_s_7;
+  assign unused_fw_s_7 = ^fw_s_7[4:0];
+  assign fw_7 = fw_s_7[5];
+  wire fl_7;  // lo <= L + i
+  wire [5:0] fl_s_7;  // top bit: the carry, v + nt >= 2^5
+  assign fl_s_7 = {1'b0, nlo_q} + {1'b0, nl_7_q};
+  wire unused_fl_s_7;
+  assign unused_fl_s_7 = ^fl_s_7[4:0];
+  assign fl_7 = fl_s_7[5];
+  wire ga_7;  // after a carry / wrap: d_i = dp_i
+  assign ga_7 = cyl & (fa_7 | fw_7);
+  wire gb_7;  // after no carry / a step: d_i = dp_i
+  assign gb_7 = ncl & (fb_7 | (hi_zero & fl_7));
+  reg [2:0] d_7_q;
+  reg [4:0] nta_1_d;
+  reg [4:0] ntb_1_d;
+  reg [4:0] nx_1_d;
+  reg [4:0] nl_1_d;
+  reg [2:0] db_1_d;
+  reg [2:0] dp_1_d;
+  reg [4:0] nta_2_d;
+  reg [4:0] ntb_2_d;
+  reg [4:0] nx_2_d;
+  reg [4:0] nl_2_d;
+  reg [2:0] db_2_d;
+  reg [2:0] dp_2_d;
+  reg [4:0] nta_3_d;
+  reg [4:0] ntb_3_d;
+  reg [4:0] nx_3_d;
+  reg [4:0] nl_3_d;
+  reg [2:0] db_3_d;
+  reg [2:0] dp_3_d;
+  reg [4:0] nta_4_d;
+  reg [4:0] ntb_4_d;
+  reg [4:0] nx_4_d;
+  reg [4:0] nl_4_d;
+  reg [2:0] db_4_d;
+  reg [2:0] dp_4_d;
+  reg [4:0] nta_5_d;
+  reg [4:0] ntb_5_d;
+  reg [4:0] nx_5_d;
+  reg [4:0] nl_5_d;
+  reg [2:0] db_5_d;
+  reg [2:0] dp_5_d;
+  reg [4:0] nta_6_d;
+  reg [4:0] ntb_6_d;
+  reg [4:0] nx_6_d;
+  reg [4:0] nl_6_d;
+  reg [2:0] db_6_d;
+  reg [2:0] dp_6_d;
+  reg [4:0] nta_7_d;
+  reg [4:0] ntb_7_d;
+  reg [4:0] nx_7_d;
+  reg [4:0] nl_7_d;
+  reg [2:0] db_7_d;
+  reg [2:0] dp_7_d;
+  always @* begin
+    nta_1_d = small_i ? wm_1_q - {1'b0, sk_i} : 5'd0;
+    ntb_1_d = small_i ? (ntb_s_1[5] ? {5{1'b1}} : ntb_s_1[4:0]) : 5'd0;
+    nx_1_d = (small_i | ~s2l_i | xs_1[5]) ? 5'd0 : xs_1[4:0];
+    nl_1_d = small_i ? 5'd0 : 5'd10;
+    db_1_d = small_i ? d0_1_q : 3'd0;
+    dp_1_d = small_i ? d0_1_q + 3'd1 : 3'd1;
+    nta_2_d = small_i ? wm_2_q - {1'b0, sk_i} : 5'd0;
+    ntb_2_d = small_i ? (ntb_s_2[5] ? {5{1'b1}} : ntb_s_2[4:0]) : 5'd0;
+    nx_2_d = (small_i | ~s2l_i | xs_2[5]) ? 5'd0 : xs_2[4:0];
+    nl_2_d = small_i ? 5'd0 : 5'd11;
+    db_2_d = small_i ? d0_2_q : 3'd0;
+    dp_2_d = small_i ? d0_2_q + 3'd1 : 3'd1;
+    nta_3_d = small_i ? wm_3_q - {1'b0, sk_i} : 5'd0;
+    ntb_3_d = small_i ? (ntb_s_3[5] ? {5{1'b1}} : ntb_s_3[4:0]) : 5'd0;
+    nx_3_d = (small_i | ~s2l_i | xs_3[5]) ? 5'd0 : xs_3[4:0];
+    nl_3_d = small_i ? 5'd0 : 5'd12;
+    db_3_d = small_i ? d0_3_q : 3'd0;
+    dp_3_d = small_i ? d0_3_q + 3'd1 : 3'd1;
+    nta_4_d = small_i ? wm_4_q - {1'b0, sk_i} : 5'd0;
+    ntb_4_d = small_i ? (ntb_s_4[5] ? {5{1'b1}} : ntb_s_4[4:0]) : 5'd0;
+    nx_4_d = (small_i | ~s2l_i | xs_4[5]) ? 5'd0 : xs_4[4:0];
+    nl_4_d = small_i ? 5'd0 : 5'd13;
+    db_4_d = small_i ? d0_4_q : 3'd0;
+    dp_4_d = small_i ? d0_4_q + 3'd1 : 3'd1;
+    nta_5_d = small_i ? wm_5_q - {1'b0, sk_i} : 5'd0;
+    ntb_5_d = small_i ? (ntb_s_5[5] ? {5{1'b1}} : ntb_s_5[4:0]) : 5'd0;
+    nx_5_d = (small_i | ~s2l_i | xs_5[5]) ? 5'd0 : xs_5[4:0];
+    nl_5_d = small_i ? 5'd0 : 5'd14;
+    db_5_d = small_i ? d0_5_q : 3'd0;
+    dp_5_d = small_i ? d0_5_q + 3'd1 : 3'd1;
+    nta_6_d = small_i ? wm_6_q - {1'b0, sk_i} : 5'd0;
+    ntb_6_d = small_i ? (ntb_s_6[5] ? {5{1'b1}} : ntb_s_6[4:0]) : 5'd0;
+    nx_6_d = (small_i | ~s2l_i | xs_6[5]) ? 5'd0 : xs_6[4:0];
+    nl_6_d = small_i ? 5'd0 : 5'd15;
+    db_6_d = small_i ? d0_6_q : 3'd0;
+    dp_6_d = small_i ? d0_6_q + 3'd1 : 3'd1;
+    nta_7_d = small_i ? wm_7_q - {1'b0, sk_i} : 5'd0;
+    ntb_7_d = small_i ? (ntb_s_7[5] ? {5{1'b1}} : ntb_s_7[4:0]) : 5'd0;
+    nx_7_d = (small_i | ~s2l_i | xs_7[5]) ? 5'd0 : xs_7[4:0];
+    nl_7_d = small_i ? 5'd0 : 5'd16;
+    db_7_d = small_i ? d0_7_q : 3'd0;
+    dp_7_d = small_i ? d0_7_q + 3'd1 : 3'd1;
+  end
+  always @(posedge clk_i) begin
+    nta_1_q <= nta_1_d;
+    ntb_1_q <= ntb_1_d;
+    nx_1_q <= nx_1_d;
+    nl_1_q <= nl_1_d;
+    db_1_q <= db_1_d;
+    dp_1_q <= dp_1_d;
+    nta_2_q <= nta_2_d;
+    ntb_2_q <= ntb_2_d;
+    nx_2_q <= nx_2_d;
+    nl_2_q <= nl_2_d;
+    db_2_q <= db_2_d;
+    dp_2_q <= dp_2_d;
+    nta_3_q <= nta_3_d;
+    ntb_3_q <= ntb_3_d;
+    nx_3_q <= nx_3_d;
+    nl_3_q <= nl_3_d;
+    db_3_q <= db_3_d;
+    dp_3_q <= dp_3_d;
+    nta_4_q <= nta_4_d;
+    ntb_4_q <= ntb_4_d;
+    nx_4_q <= nx_4_d;
+    nl_4_q <= nl_4_d;
+    db_4_q <= db_4_d;
+    dp_4_q <= dp_4_d;
+    nta_5_q <= nta_5_d;
+    ntb_5_q <= ntb_5_d;
+    nx_5_q <= nx_5_d;
+    nl_5_q <= nl_5_d;
+    db_5_q <= db_5_d;
+    dp_5_q <= dp_5_d;
+    nta_6_q <= nta_6_d;
+    ntb_6_q <= ntb_6_d;
+    nx_6_q <= nx_6_d;
+    nl_6_q <= nl_6_d;
+    db_6_q <= db_6_d;
+    dp_6_q <= dp_6_d;
+    nta_7_q <= nta_7_d;
+    ntb_7_q <= ntb_7_d;
+    nx_7_q <= nx_7_d;
+    nl_7_q <= nl_7_d;
+    db_7_q <= db_7_d;
+    dp_7_q <= dp_7_d;
+  end
 
   // c0
   reg [10:0] c_q;
@@ -180,9 +547,11 @@ module normcore_l8_i8_chan (
   wire [10:0] c_nx;
   assign c_nx = ~c_sub[11] ? c_sub[10:0] : c_add;
   reg [4:0] lo_d;
+  reg [4:0] nlo_d;
   reg pb_d;
   reg neg_d;
   reg [10:0] c_d;
+  reg [4:0] op_d;
   reg wc_d;
   reg [5:0] h_0_d;
   reg [5:0] h_1_d;
@@ -191,46 +560,42 @@ module normcore_l8_i8_chan (
   reg hone_d;
   reg hiz_d;
   reg nle_d;
-  reg [3:0] q_0_d;
+  reg [3:0] u_0_d;
   reg cy_0_d;
-  reg [3:0] q_1_d;
   reg [2:0] d_1_d;
-  reg [3:0] q_2_d;
   reg [2:0] d_2_d;
-  reg [3:0] q_3_d;
   reg [2:0] d_3_d;
-  reg [3:0] q_4_d;
   reg [2:0] d_4_d;
-  reg [3:0] q_5_d;
   reg [2:0] d_5_d;
-  reg [3:0] q_6_d;
   reg [2:0] d_6_d;
-  reg [3:0] q_7_d;
   reg [2:0] d_7_d;
   reg cyc_d;
+  reg [4:0] op0_d;
   reg dz_1_d;
   reg dz_2_d;
   reg dz_3_d;
   reg h2_d;
-  reg [3:0] q0_1_d;
+  reg [4:0] wm_1_d;
   reg [2:0] d0_1_d;
-  reg [3:0] q0_2_d;
+  reg [4:0] wm_2_d;
   reg [2:0] d0_2_d;
-  reg [3:0] q0_3_d;
+  reg [4:0] wm_3_d;
   reg [2:0] d0_3_d;
-  reg [3:0] q0_4_d;
+  reg [4:0] wm_4_d;
   reg [2:0] d0_4_d;
-  reg [3:0] q0_5_d;
+  reg [4:0] wm_5_d;
   reg [2:0] d0_5_d;
-  reg [3:0] q0_6_d;
+  reg [4:0] wm_6_d;
   reg [2:0] d0_6_d;
-  reg [3:0] q0_7_d;
+  reg [4:0] wm_7_d;
   reg [2:0] d0_7_d;
   always @* begin
     lo_d = lo_q;
+    nlo_d = nlo_q;
     pb_d = pb_q;
     neg_d = neg_q;
     c_d = c_q;
+    op_d = op_q;
     wc_d = wc_q;
     h_0_d = h_0_q;
     h_1_d = h_1_q;
@@ -239,43 +604,38 @@ module normcore_l8_i8_chan (
     hone_d = hone_q;
     hiz_d = hiz_q;
     nle_d = nle_q;
-    q_0_d = q_0_q;
+    u_0_d = u_0_q;
     cy_0_d = cy_0_q;
-    q_1_d = q_1_q;
     d_1_d = d_1_q;
-    q_2_d = q_2_q;
     d_2_d = d_2_q;
-    q_3_d = q_3_q;
     d_3_d = d_3_q;
-    q_4_d = q_4_q;
     d_4_d = d_4_q;
-    q_5_d = q_5_q;
     d_5_d = d_5_q;
-    q_6_d = q_6_q;
     d_6_d = d_6_q;
-    q_7_d = q_7_q;
     d_7_d = d_7_q;
     cyc_d = cyc_q;
-    q0_1_d = q0_1_q;
+    wm_1_d = wm_1_q;
     d0_1_d = d0_1_q;
-    q0_2_d = q0_2_q;
+    wm_2_d = wm_2_q;
     d0_2_d = d0_2_q;
-    q0_3_d = q0_3_q;
+    wm_3_d = wm_3_q;
     d0_3_d = d0_3_q;
-    q0_4_d = q0_4_q;
+    wm_4_d = wm_4_q;
     d0_4_d = d0_4_q;
-    q0_5_d = q0_5_q;
+    wm_5_d = wm_5_q;
     d0_5_d = d0_5_q;
-    q0_6_d = q0_6_q;
+    wm_6_d = wm_6_q;
     d0_6_d = d0_6_q;
-    q0_7_d = q0_7_q;
+    wm_7_d = wm_7_q;
     d0_7_d = d0_7_q;
     if (en_i) begin
       if (ld_i) begin
         lo_d = stride_i[4:0];
+        nlo_d = ~stride_i[4:0];
         pb_d = 1'b0;
         neg_d = sle_i;
         c_d = 11'd0;
+        op_d = op0_q;
         wc_d = 1'b0;
         h_0_d = stride_i[10:5];
         h_1_d = stride_i[16:11];
@@ -286,7 +646,8 @@ module normcore_l8_i8_chan (
         nle_d = sle_i;
       end else begin
         if (neg_q) begin
-          lo_d = lo_add;
+          lo_d = lo_sum[4:0];
+          nlo_d = ~lo_sum[4:0];
           pb_d = 1'b0;
           wc_d = 1'b0;
           h_0_d = wc_q ? remw1_i[5:0] : remw_i[10:5];
@@ -295,11 +656,12 @@ module normcore_l8_i8_chan (
           h_3_d = wc_q ? remw1_i[19:18] : remw_i[24:23];
           hone_d = wc_q ? rz0_i : ro0_i;
           hiz_d = wc_q ? rz1_i : rz0_i;
-          nle_d = {1'b0, lo_q} <= t4_i;
+          nle_d = le_t4[6];
         end else begin
-          lo_d = lo_sub[4:0];
-          pb_d = lo_sub[5];
-          wc_d = {1'b0, lo_q} >= t3_i;
+          lo_d = lo_sum[4:0];
+          nlo_d = ~lo_sum[4:0];
+          pb_d = lo_bw;
+          wc_d = wc_s[6];
           h_0_d = h_0_q + {6{pb_q}};
           h_1_d = h_1_q + {6{pb_q & dz_1_q}};
           h_2_d = h_2_q + {6{pb_q & dz_2_q}};
@@ -307,48 +669,35 @@ module normcore_l8_i8_chan (
           if (pb_q) begin
             hone_d = h2_q;
           end
-          if (lo_sub[5]) begin
+          if (lo_bw) begin
             hiz_d = hone_q;
           end
-          nle_d = {1'b0, lo_q} <= t2l_i;
+          nle_d = le_t2l[6];
         end
         neg_d = neg_nx;
+        op_d = neg_nx ? remw_i[4:0] : 5'd24;
         c_d = c_nx;
       end
       if (ld_i) begin
-        q_0_d = 4'd0;
+        u_0_d = 4'd1;
         cy_0_d = 1'b0;
-        q_1_d = q0_1_q;
-        d_1_d = d0_1_q;
-        q_2_d = q0_2_q;
-        d_2_d = d0_2_q;
-        q_3_d = q0_3_q;
-        d_3_d = d0_3_q;
-        q_4_d = q0_4_q;
-        d_4_d = d0_4_q;
-        q_5_d = q0_5_q;
-        d_5_d = d0_5_q;
-        q_6_d = q0_6_q;
-        d_6_d = d0_6_q;
-        q_7_d = q0_7_q;
-        d_7_d = d0_7_q;
+        d_1_d = (ga_1 | gb_1) ? dp_1_q : db_1_q;
+        d_2_d = (ga_2 | gb_2) ? dp_2_q : db_2_q;
+        d_3_d = (ga_3 | gb_3) ? dp_3_q : db_3_q;
+        d_4_d = (ga_4 | gb_4) ? dp_4_q : db_4_q;
+        d_5_d = (ga_5 | gb_5) ? dp_5_q : db_5_q;
+        d_6_d = (ga_6 | gb_6) ? dp_6_q : db_6_q;
+        d_7_d = (ga_7 | gb_7) ? dp_7_q : db_7_q;
       end else begin
-        q_0_d = q_nx_0;
+        u_0_d = u_nx_0;
         cy_0_d = cy0_nx;
-        q_1_d = q_nx_1;
-        d_1_d = d_nx_1;
-        q_2_d = q_nx_2;
-        d_2_d = d_nx_2;
-        q_3_d = q_nx_3;
-        d_3_d = d_nx_3;
-        q_4_d = q_nx_4;
-        d_4_d = d_nx_4;
-        q_5_d = q_nx_5;
-        d_5_d = d_nx_5;
-        q_6_d = q_nx_6;
-        d_6_d = d_nx_6;
-        q_7_d = q_nx_7;
-        d_7_d = d_nx_7;
+        d_1_d = (ga_1 | gb_1) ? dp_1_q : db_1_q;
+        d_2_d = (ga_2 | gb_2) ? dp_2_q : db_2_q;
+        d_3_d = (ga_3 | gb_3) ? dp_3_q : db_3_q;
+        d_4_d = (ga_4 | gb_4) ? dp_4_q : db_4_q;
+        d_5_d = (ga_5 | gb_5) ? dp_5_q : db_5_q;
+        d_6_d = (ga_6 | gb_6) ? dp_6_q : db_6_q;
+        d_7_d = (ga_7 | gb_7) ? dp_7_q : db_7_q;
       end
       if (ld_i) begin
         cyc_d = ~small_i & sle_i;
@@ -356,44 +705,47 @@ module normcore_l8_i8_chan (
         cyc_d = small_i ? cy0_nx : neg_nx;
       end
     end
+    op0_d = sle_i ? remw_i[4:0] : 5'd24;
     dz_1_d = h_0_q == 6'd0;
     dz_2_d = (h_0_q == 6'd0) & (h_1_q == 6'd0);
     dz_3_d = (h_0_q == 6'd0) & (h_1_q == 6'd0) & (h_2_q == 6'd0);
     h2_d = (h_0_q == 6'd2) & (h_1_q == 6'd0) & (h_2_q == 6'd0) & (h_3_q == 2'd0);
     if (sv_i[0]) begin
-      q0_1_d = wr_i;
+      wm_1_d = wm_i;
       d0_1_d = wd_i;
     end
     if (sv_i[1]) begin
-      q0_2_d = wr_i;
+      wm_2_d = wm_i;
       d0_2_d = wd_i;
     end
     if (sv_i[2]) begin
-      q0_3_d = wr_i;
+      wm_3_d = wm_i;
       d0_3_d = wd_i;
     end
     if (sv_i[3]) begin
-      q0_4_d = wr_i;
+      wm_4_d = wm_i;
       d0_4_d = wd_i;
     end
     if (sv_i[4]) begin
-      q0_5_d = wr_i;
+      wm_5_d = wm_i;
       d0_5_d = wd_i;
     end
     if (sv_i[5]) begin
-      q0_6_d = wr_i;
+      wm_6_d = wm_i;
       d0_6_d = wd_i;
     end
     if (sv_i[6]) begin
-      q0_7_d = wr_i;
+      wm_7_d = wm_i;
       d0_7_d = wd_i;
     end
   end
   always @(posedge clk_i) begin
     lo_q <= lo_d;
+    nlo_q <= nlo_d;
     pb_q <= pb_d;
     neg_q <= neg_d;
     c_q <= c_d;
+    op_q <= op_d;
     wc_q <= wc_d;
     h_0_q <= h_0_d;
     h_1_q <= h_1_d;
@@ -402,44 +754,38 @@ module normcore_l8_i8_chan (
     hone_q <= hone_d;
     hiz_q <= hiz_d;
     nle_q <= nle_d;
-    q_0_q <= q_0_d;
+    u_0_q <= u_0_d;
     cy_0_q <= cy_0_d;
-    q_1_q <= q_1_d;
     d_1_q <= d_1_d;
-    q_2_q <= q_2_d;
     d_2_q <= d_2_d;
-    q_3_q <= q_3_d;
     d_3_q <= d_3_d;
-    q_4_q <= q_4_d;
     d_4_q <= d_4_d;
-    q_5_q <= q_5_d;
     d_5_q <= d_5_d;
-    q_6_q <= q_6_d;
     d_6_q <= d_6_d;
-    q_7_q <= q_7_d;
     d_7_q <= d_7_d;
     cyc_q <= cyc_d;
+    op0_q <= op0_d;
     dz_1_q <= dz_1_d;
     dz_2_q <= dz_2_d;
     dz_3_q <= dz_3_d;
     h2_q <= h2_d;
-    q0_1_q <= q0_1_d;
+    wm_1_q <= wm_1_d;
     d0_1_q <= d0_1_d;
-    q0_2_q <= q0_2_d;
+    wm_2_q <= wm_2_d;
     d0_2_q <= d0_2_d;
-    q0_3_q <= q0_3_d;
+    wm_3_q <= wm_3_d;
     d0_3_q <= d0_3_d;
-    q0_4_q <= q0_4_d;
+    wm_4_q <= wm_4_d;
     d0_4_q <= d0_4_d;
-    q0_5_q <= q0_5_d;
+    wm_5_q <= wm_5_d;
     d0_5_q <= d0_5_d;
-    q0_6_q <= q0_6_d;
+    wm_6_q <= wm_6_d;
     d0_6_q <= d0_6_d;
-    q0_7_q <= q0_7_d;
+    wm_7_q <= wm_7_d;
     d0_7_q <= d0_7_d;
   end
   assign c0_o = c_q;
-  assign d_o = {d_out_7, d_out_6, d_out_5, d_out_4, d_out_3, d_out_2, d_out_1};
+  assign d_o = {d_7_q, d_6_q, d_5_q, d_4_q, d_3_q, d_2_q, d_1_q};
 endmodule
 
 `default_nettype wire

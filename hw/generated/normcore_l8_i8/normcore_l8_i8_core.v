@@ -264,78 +264,90 @@ module normcore_l8_i8_core (
     .quo_o(lstep_c)
   );
   reg [24:0] remw_q;  // S - L
-  reg [5:0] t2l_q;  // 3L - S when S < 2L, else L
-  reg [5:0] t4_q;  // 3L - 2S when 2S <= 3L, else 0
+  reg [5:0] t2lp_q;  // 1 + (3L - S when S < 2L, else L)
+  reg [5:0] t4p_q;  // 1 + (3L - 2S when 2S <= 3L, else 0)
   reg [19:0] remw1_q;  // (S - L) high part + 1
-  reg [5:0] t3_q;  // 2^lw + L - (S - L)_low
+  reg [5:0] nt3_q;  // 2^(lw+1) - t3, t3 = 2^lw + L - (S - L)_low
   reg sz_q;  // S's high part (bits >= 5) is 0
   reg s1_q;  // S's high part (bits >= 5) is 1
   reg rz0_q;  // (S - L) high part is 0
   reg ro0_q;  // (S - L) high part is 1
   reg rz1_q;  // (S - L) high part + 1 is 0
   reg small_q;  // S < L: every lane tracks its offset
+  reg s2l_q;  // S < 2L
   reg [24:0] remw_d;
-  reg [5:0] t2l_d;
-  reg [5:0] t4_d;
+  reg [5:0] t2lp_d;
+  reg [5:0] t4p_d;
   reg [19:0] remw1_d;
-  reg [5:0] t3_d;
+  reg [5:0] nt3_d;
   reg sz_d;
   reg s1_d;
   reg rz0_d;
   reg ro0_d;
   reg rz1_d;
   reg small_d;
+  reg s2l_d;
   always @* begin
     remw_d = {1'b0, stride_q} - 25'd8;
-    t2l_d = (stride_q[23:4] == 20'd0) ? 6'd24 - stride_q[5:0] : 6'd8;
-    t4_d = ((stride_q[23:4] == 20'd0) & (stride_q[3:0] <= 4'd12)) ? 6'd24 - {stride_q[4:0], 1'b0} :
-        6'd0;
+    t2lp_d = (stride_q[23:4] == 20'd0) ? 6'd25 - stride_q[5:0] : 6'd9;
+    t4p_d = ((stride_q[23:4] == 20'd0) & (stride_q[3:0] <= 4'd12)) ? 6'd25 - {stride_q[4:0], 1'b0} :
+        6'd1;
     remw1_d = remw_q[24:5] + 20'd1;
-    t3_d = 6'd40 - {1'b0, remw_q[4:0]};
+    nt3_d = 6'd24 + {1'b0, remw_q[4:0]};
     sz_d = stride_q[23:5] == 19'd0;
     s1_d = stride_q[23:5] == 19'd1;
     rz0_d = remw_q[24:5] == 20'd0;
     ro0_d = remw_q[24:5] == 20'd1;
     rz1_d = remw_q[24:5] == {20{1'b1}};
     small_d = stride_q[23:3] == 21'd0;
+    s2l_d = stride_q[23:4] == 20'd0;
   end
   always @(posedge clk_i) begin
     remw_q <= remw_d;
-    t2l_q <= t2l_d;
-    t4_q <= t4_d;
+    t2lp_q <= t2lp_d;
+    t4p_q <= t4p_d;
     remw1_q <= remw1_d;
-    t3_q <= t3_d;
+    nt3_q <= nt3_d;
     sz_q <= sz_d;
     s1_q <= s1_d;
     rz0_q <= rz0_d;
     ro0_q <= ro0_d;
     rz1_q <= rz1_d;
     small_q <= small_d;
+    s2l_q <= s2l_d;
   end
   reg [3:0] wr_q;  // walker: r (< L: the walker stops at element L - 1)
   wire w_end;  // r == S - 1
   assign w_end = ~s_big_q & (wr_q == sm1_q);
   reg [2:0] wd_q;  // walker: i div S (not wrapped at C; only read for i < L)
+  reg [4:0] wm_q;  // walker: 2^(ml+1) - 1 - (S - r)
+  wire [4:0] w_nts;  // 2^(ml+1) - 1 - S (S < L)
+  assign w_nts = ~{1'b0, stride_q[3:0]};
   reg [3:0] wr_d;
   reg [2:0] wd_d;
+  reg [4:0] wm_d;
   reg [7:0] wsave_d;
   always @* begin
     wr_d = wr_q;
     wd_d = wd_q;
+    wm_d = wm_q;
     if (st_q == S_CHECK) begin
       wr_d = 4'd0;
       wd_d = 3'd0;
+      wm_d = w_nts;
     end else begin
       wr_d = w_end ? 4'd0 : wr_q + 4'd1;
       if (w_end) begin
         wd_d = wd_q + 3'd1;
       end
+      wm_d = w_end ? w_nts : wm_q + 5'd1;
     end
     wsave_d = (st_q == S_CHECK) ? 8'd1 : {wsave_q[6:0], 1'b0};
   end
   always @(posedge clk_i) begin
     wr_q <= wr_d;
     wd_q <= wd_d;
+    wm_q <= wm_d;
     wsave_q <= wsave_d;
   end
   reg [10:0] kc0_q;  // c0 step without a carry
@@ -344,25 +356,31 @@ module normcore_l8_i8_core (
   assign kcs = small_q ? lstep_c : 11'd0;
   reg [3:0] kr_q;  // k_r = L mod S
   reg [3:0] sk_q;  // S - k_r
-  wire [4:0] skr_diff;  // S - 2k_r: top bit set when negative
-  assign skr_diff = {1'b0, sk_q} - {1'b0, kr_q};
-  reg [4:0] sk2_q;  // 2(S - k_r)
-  reg [4:0] skr_q;  // max(0, S - 2k_r)
+  reg [3:0] nsk_q;  // -(S - k_r) = k_r - S
+  reg [4:0] nsk2_q;  // 2^(ml+1) - 1 - 2(S - k_r)
+  reg [5:0] krsk_q;  // k_r - (S - k_r), two's complement
+  reg [4:0] nskr_q;  // 2^(ml+1) - 1 - max(0, S - 2k_r) (after krsk)
   reg [3:0] sk_d;
-  reg [4:0] sk2_d;
-  reg [4:0] skr_d;
+  reg [3:0] nsk_d;
+  reg [4:0] nsk2_d;
+  reg [5:0] krsk_d;
+  reg [4:0] nskr_d;
   reg [11:0] kw0_d;
   always @* begin
     sk_d = stride_q[3:0] - lstep_r;
-    sk2_d = {sk_q, 1'b0};
-    skr_d = skr_diff[4] ? 5'd0 : skr_diff;
+    nsk_d = lstep_r - stride_q[3:0];
+    nsk2_d = ~{sk_q, 1'b0};
+    krsk_d = {2'd0, kr_q} - {2'd0, sk_q};
+    nskr_d = krsk_q[5] ? krsk_q[4:0] - 5'd1 : {5{1'b1}};
     kw0_d = {1'b0, kcs} - {1'b0, ch_q};
   end
   always @(posedge clk_i) begin
     kr_q <= lstep_r;
     sk_q <= sk_d;
-    sk2_q <= sk2_d;
-    skr_q <= skr_d;
+    nsk_q <= nsk_d;
+    nsk2_q <= nsk2_d;
+    krsk_q <= krsk_d;
+    nskr_q <= nskr_d;
     kc0_q <= kcs;
     kw0_q <= kw0_d;
   end
@@ -377,19 +395,21 @@ module normcore_l8_i8_core (
     .ld_i(pos_restart),
     .small_i(small_q),
     .sv_i(wsave_q[7:1]),
-    .wr_i(wr_q),
+    .wm_i(wm_q),
     .wd_i(wd_q),
     .kr_i(kr_q),
     .sk_i(sk_q),
-    .sk2_i(sk2_q),
-    .skr_i(skr_q),
+    .nsk_i(nsk_q),
+    .nsk2_i(nsk2_q),
+    .nskr_i(nskr_q),
+    .s2l_i(s2l_q),
     .stride_i(stride_q),
     .sle_i(ge0_q),
-    .t2l_i(t2l_q),
-    .t4_i(t4_q),
+    .t2lp_i(t2lp_q),
+    .t4p_i(t4p_q),
     .remw_i(remw_q),
     .remw1_i(remw1_q),
-    .t3_i(t3_q),
+    .nt3_i(nt3_q),
     .sz_i(sz_q),
     .s1_i(s1_q),
     .rz0_i(rz0_q),
