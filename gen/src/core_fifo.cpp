@@ -1,27 +1,28 @@
-// The core's output buffer <n>_fifo: a first-word-fall-through FIFO whose valid_o is a register
-// and whose read and write pointers step to registered next values (no increment or wrap compare
-// between rd_i and the storage's read address).
+// The core's output buffer <n>_fifo: a first-word-fall-through FIFO on a RAM with a registered,
+// non-transparent read (the block RAM's own read register), a bypass register for the word written
+// in the previous cycle, and registered "at least 1 / 2 words" flags beside the count (no address
+// compare; the count's add has a one-LUT step in front of its carry chain).
 #include "core_internal.hpp"
 
 namespace normcore::gen::core {
 
 using ex::lit;
 using ex::mux;
-using ex::zext;
 
 Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   const int d = v.fifo_depth(c);
   const int fw = c.lanes * c.arith.yw + c.lanes + 1;
   const int pt = clog2(d);
-  const int cn = bits_for(d);
   using U = std::uint64_t;
   Module m;
   m.name = c.name + "_fifo";
   m.description = {
       "Output buffer of " + std::to_string(d) +
           " beats. The core admits a beat only when it has room here for",
-      "every beat in flight, so writes never find it full. valid_o is a register; the pointers",
-      "step to precomputed next values, so rd_i reaches the read address through one select."};
+      "every beat in flight, so writes never find it full. The RAM reads every cycle at the next",
+      "head's address (rd_i selects between two pointer registers); the word written in the",
+      "previous cycle, which that read could not see yet, comes from a bypass register. valid_o",
+      "(at least one word) and ge2_q (at least two) are registers updated beside the count."};
   m.in("clk_i", 1);
   m.in("rst_ni", 1);
   const Expr wr = m.in("wr_i", 1);
@@ -30,26 +31,44 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   const Expr rdata = m.out("rdata_o", fw);
   const Expr valid_o = m.out("valid_o", 1, "a register");
   const Expr mem = m.memory("mem_q", fw, d);
+  m.attr_last("no_rw_check");
   const Expr wptr = m.reg("wptr_q", pt), wnx = m.reg("wnx_q", pt, "wptr_q + 1 mod depth");
   const Expr rptr = m.reg("rptr_q", pt), rnx = m.reg("rnx_q", pt, "rptr_q + 1 mod depth");
-  const Expr cnt = m.reg("cnt_q", cn);
-  const Expr valid = m.reg("valid_q", 1, "cnt_q != 0");
+  const int cn = bits_for(d);
+  const Expr cnt = m.reg("cnt_q", cn, "words held");
+  const Expr valid = m.reg("valid_q", 1, "cnt_q >= 1");
+  const Expr ge2 = m.reg("ge2_q", 1, "cnt_q >= 2");
+  const Expr ram = m.reg("ram_q", fw, "mem_q[raddr] (the word before this cycle's write)");
+  const Expr byp = m.reg("byp_q", 1, "the head is the word written in the previous cycle");
+  const Expr wd = m.reg("wd_q", fw, "wdata_i of the previous cycle");
   const auto next = [&](const Expr& p) {
     return mux(ex::eq(p, lit(pt, static_cast<U>(d - 1))), lit(pt, 0), p + lit(pt, 1));
   };
-  // cnt_d != 0: a write, or at least two held, or one held and not read.
-  const Expr many = ex::ge(cnt, lit(cn, 2));
-  const Expr one = ex::eq(cnt, lit(cn, 1));
-  m.seq({if_(
-      ex::lnot(m.ref("rst_ni")),
-      {assign(wptr, lit(pt, 0)), assign(wnx, lit(pt, 1)), assign(rptr, lit(pt, 0)),
-       assign(rnx, lit(pt, 1)), assign(cnt, lit(cn, 0)), assign(valid, lit(1, 0))},
-      {if_(wr, {assign(wptr, wnx), assign(wnx, next(wnx))}),
-       if_(rd, {assign(rptr, rnx), assign(rnx, next(rnx))}),
-       assign(cnt, cnt + zext(wr, cn) - zext(rd, cn)), assign(valid, wr | many | (one & ~rd))})});
-  // The storage (no reset): written in the RAM template's clocked block.
-  m.always_ff({if_(wr, {assign(ex::index(mem, wptr), wdata)})});
-  m.assign(rdata, ex::index(mem, rptr));
+  // The flags next: wr ? (rd ? same : one more) : (rd ? one fewer : same). cnt_q >= 3 is one LUT
+  // of the count register; the step (+1, 0, -1) one LUT in front of the count's carry chain.
+  const Expr ge3 = m.wire("ge3", 1, "cnt_q >= 3");
+  m.assign(ge3, ex::ge(cnt, lit(cn, 3)));
+  const Expr up = m.wire("cnt_up", 1), dn = m.wire("cnt_dn", 1);
+  m.assign(up, wr & ~rd);
+  m.assign(dn, rd & ~wr);
+  const Expr raddr = m.wire("raddr", pt, "the next cycle's head (rptr_q after this cycle)");
+  m.assign(raddr, mux(rd, rnx, rptr));
+  // The word written now is the head of the next cycle when nothing else is left: held == rd.
+  const Expr byp_d = wr & (~valid | (~ge2 & rd));
+  m.seq({if_(ex::lnot(m.ref("rst_ni")),
+             {assign(wptr, lit(pt, 0)), assign(wnx, lit(pt, 1)), assign(rptr, lit(pt, 0)),
+              assign(rnx, lit(pt, 1)), assign(cnt, lit(cn, 0)), assign(valid, lit(1, 0)),
+              assign(ge2, lit(1, 0)), assign(byp, lit(1, 0))},
+             {if_(wr, {assign(wptr, wnx), assign(wnx, next(wnx))}),
+              if_(rd, {assign(rptr, rnx), assign(rnx, next(rnx))}),
+              assign(cnt, cnt + mux(dn, ex::ones(cn), ex::zext(up, cn))),
+              assign(valid, mux(wr, mux(rd, valid, lit(1, 1)), mux(rd, ge2, valid))),
+              assign(ge2, mux(wr, mux(rd, ge2, valid), mux(rd, ge3, ge2))), assign(byp, byp_d)}),
+         assign(wd, wdata)});
+  // The storage (no reset) and its registered read in the RAM template's clocked block: the read
+  // sees the word before this cycle's write (the bypass register has the new one).
+  m.always_ff({if_(wr, {assign(ex::index(mem, wptr), wdata)}), assign(ram, ex::index(mem, raddr))});
+  m.assign(rdata, mux(byp, wd, ram));
   m.assign(valid_o, valid);
   return m;
 }

@@ -20,9 +20,9 @@ namespace {
 using U = std::uint64_t;
 using Conns = std::vector<std::pair<std::string, Expr>>;
 
-// The set-up FSM's states (values: the old encoding, ~st_q[0] = unconfigured or run).
+// The set-up FSM's states.
 struct States {
-  Expr unconf, setup, run, check;
+  Expr unconf, setup, run, check, latch;
 };
 
 void top_ports(Module& m, const CoreConfig& c, const Variant& v) {
@@ -56,10 +56,6 @@ void top_ports(Module& m, const CoreConfig& c, const Variant& v) {
   m.out("m_axis_tlast", 1);
 }
 
-// The job's layout bit: cfg_layout_i, or the fixed layout as a constant (--fixed-layout).
-Expr job_layout(const Module& m, const CoreConfig& c) {
-  return c.has_fixed_layout() ? lit(1, spec::layout_code(c)) : m.ref("cfg_layout_i");
-}
 bool fixed_nhwc(const CoreConfig& c) {
   return c.has_fixed_layout() && spec::layout_code(c) == 1;
 }
@@ -72,60 +68,85 @@ Expr by_layout(const Module& m, const CoreConfig& c, const Expr& nhwc, const Exp
   return mux(m.ref("cfg_layout_i"), nhwc, nchw);
 }
 
-// cfg_ok: the configuration's checks but HW != 0 (registered into ok_q, and HW != 0 apart into
-// okh_q: two shallow trees; acted on in the check cycle). A specialised core also checks the
-// job against its fixed settings (CoreConfig::check_job).
-Expr config_ok(const Module& m, const CoreConfig& c, const Variant& v) {
+// Checks of cfg_* latched with start_i, each a narrow function of the inputs (at most two LUT
+// levels: kChunk bits or a constant compare), and combined in the latch cycle into ok_q.
+constexpr int kChunk = 12;
+
+// e[hi-1:lo] != 0 as one flag per chunk of at most kChunk bits (their OR is that != 0).
+std::vector<Expr> nonzero_chunks(const Expr& e, int lo, int hi) {
+  std::vector<Expr> out;
+  for (int b = lo; b < hi; b += kChunk) {
+    const int n = std::min(kChunk, hi - b);
+    out.push_back(ex::ne(slice(e, b, n), lit(n, 0)));
+  }
+  return out;
+}
+
+// The checks that must all hold (C != 0 and HW != 0 apart: chunked, see config_latch).
+std::vector<Expr> config_checks(const Module& m, const CoreConfig& c, const Variant& v) {
   const int cw = c.chan_bits(), rw = v.rw;
-  Expr ok = ex::ne(m.ref("cfg_channels_i"), lit(cw, 0));
+  std::vector<Expr> ok;
   if (c.max_channels != (1LL << cw) - 1)
-    ok = ok & ex::le(m.ref("cfg_channels_i"), lit(cw, static_cast<U>(c.max_channels)));
+    ok.push_back(ex::le(m.ref("cfg_channels_i"), lit(cw, static_cast<U>(c.max_channels))));
   if (v.dec) {
     const auto w = decomposed_widths(c);
     const int k1max = w.dw + w.iw - 1;
     if (k1max != (1 << v.k1w) - 1)
-      ok = ok & ex::le(m.ref("cfg_k1_i"), lit(v.k1w, static_cast<U>(k1max)));
+      ok.push_back(ex::le(m.ref("cfg_k1_i"), lit(v.k1w, static_cast<U>(k1max))));
   }
   if (c.has_fixed_shift()) {
-    ok = ok & ex::eq(m.ref("cfg_shift_i"), lit(rw, static_cast<U>(c.fixed_shift)));
+    ok.push_back(ex::eq(m.ref("cfg_shift_i"), lit(rw, static_cast<U>(c.fixed_shift))));
   } else if (v.aw != (1 << rw) - 1) {
-    ok = ok & ex::le(m.ref("cfg_shift_i"), lit(rw, static_cast<U>(v.aw)));
+    ok.push_back(ex::le(m.ref("cfg_shift_i"), lit(rw, static_cast<U>(v.aw))));
   }
   if (c.has_fixed_rounding())
-    ok = ok & ex::eq(m.ref("cfg_round_i"), lit(2, spec::rounding_code(c)));
-  if (c.has_fixed_layout()) ok = ok & ex::eq(m.ref("cfg_layout_i"), lit(1, spec::layout_code(c)));
-  if (c.lanes_divide_channels && c.lanes > 1)
-    ok = ok & spec::multiple_of(m.ref("cfg_channels_i"), c.lanes);
+    ok.push_back(ex::eq(m.ref("cfg_round_i"), lit(2, spec::rounding_code(c))));
+  if (c.has_fixed_layout())
+    ok.push_back(ex::eq(m.ref("cfg_layout_i"), lit(1, spec::layout_code(c))));
+  // C % L == 0: for a power of two the low bits (one LUT) here, otherwise from ch_q (ok_q).
+  if (c.lanes_divide_channels && c.lanes > 1 && (c.lanes & (c.lanes - 1)) == 0)
+    ok.push_back(spec::multiple_of(m.ref("cfg_channels_i"), c.lanes));
   return ok;
 }
 
-// ge0: L >= S without a wide compare: S < 2^nb (its high bits 0) and the low bits <= L.
-Expr config_ge0(const Module& m, const CoreConfig& c) {
-  const int hw = c.inner_bits, nb = c.lane_count_bits();
-  const long long L = c.lanes;
-  const Expr inner = m.ref("cfg_inner_i");
-  if (fixed_nhwc(c)) return lit(1, 1);
-  if (hw <= nb) {
-    if (L >= (1LL << hw) - 1) return lit(1, 1);
-    const Expr le = ex::le(inner, lit(hw, static_cast<U>(L)));
-    return fixed_nchw(c) ? le : job_layout(m, c) | le;
-  }
-  const Expr lo_le =
-      L == (1LL << nb) - 1 ? lit(1, 1) : ex::le(slice(inner, 0, nb), lit(nb, static_cast<U>(L)));
-  const Expr small = ex::eq(slice(inner, nb, hw - nb), lit(hw - nb, 0)) & lo_le;
-  return fixed_nchw(c) ? small : job_layout(m, c) | small;
+Expr flag_reg(Module& m, const std::string& name, const std::vector<Expr>& bits,
+              std::string comment) {
+  return m.reg(name, static_cast<int>(bits.size()), std::move(comment));
 }
 
-// The configuration latched with start_i (the statements of `if (start_fire)`). Settings the
-// core is specialised to are latched as constants, not from cfg_*.
+// The configuration latched with start_i (the statements of `if (start_fire)`): the job's
+// settings (fixed ones as constants), the checks' partial flags and the clamp compare's operands.
 Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
-  const int hw = c.inner_bits, nb = c.lane_count_bits(), cw = c.chan_bits();
+  const int hw = c.inner_bits, nb = c.lane_count_bits(), yw = c.arith.yw;
   const Expr inner = m.ref("cfg_inner_i");
-  Block latch{assign(m.ref("ok_q"), m.ref("cfg_ok")),
-              assign(m.ref("okh_q"), ex::ne(inner, lit(hw, 0))),
-              assign(m.ref("ch_q"), m.ref("cfg_channels_i"))};
-  // A fixed nhwc layout (S = 1) has no stride, divider or walker: none of their settings.
-  const bool pos = !fixed_nhwc(c);
+  const bool pos = !fixed_nhwc(c);  // fixed nhwc (S = 1): no stride, divider or walker
+  const auto checks = config_checks(m, c, v);
+  Block latch{assign(m.ref("ch_q"), m.ref("cfg_channels_i"))};
+  if (!checks.empty()) {
+    latch.push_back(assign(flag_reg(m, "pk_q", checks, "the checks of config_checks"),
+                           cat(std::vector<Expr>(checks.rbegin(), checks.rend()))));
+  }
+  const auto cnz = nonzero_chunks(m.ref("cfg_channels_i"), 0, c.chan_bits());
+  latch.push_back(assign(flag_reg(m, "cnz_q", cnz, "cfg_channels_i != 0, per chunk"),
+                         cat(std::vector<Expr>(cnz.rbegin(), cnz.rend()))));
+  // HW: bits [lb, hw) != 0 per chunk; with the positions and HW wider than L's bits the low
+  // bits apart (lnz_q, lle_q), so that the chunks also give S >= 2^nb (s_big_q, ge0_q).
+  const int lb = pos && hw > nb ? nb : 0;
+  const auto inz = nonzero_chunks(inner, lb, hw);
+  latch.push_back(assign(flag_reg(m, "inz_q", inz,
+                                  "cfg_inner_i[" + std::to_string(hw - 1) + ":" +
+                                      std::to_string(lb) + "] != 0, per chunk"),
+                         cat(std::vector<Expr>(inz.rbegin(), inz.rend()))));
+  if (lb > 0) {
+    latch.push_back(assign(m.reg("lnz_q", 1, "cfg_inner_i's low bits != 0"),
+                           ex::ne(slice(inner, 0, nb), lit(nb, 0))));
+    if (c.lanes != (1LL << nb) - 1) {
+      latch.push_back(assign(m.reg("lle_q", 1, "cfg_inner_i's low bits <= L"),
+                             ex::le(slice(inner, 0, nb), lit(nb, static_cast<U>(c.lanes)))));
+    }
+    if (!c.has_fixed_layout())
+      latch.push_back(assign(m.reg("lay_q", 1, "cfg_layout_i"), m.ref("cfg_layout_i")));
+  }
   if (pos) latch.push_back(assign(m.ref("stride_q"), by_layout(m, c, lit(hw, 1), inner)));
   latch.push_back(assign(m.ref("shift_q"), c.has_fixed_shift()
                                                ? lit(v.rw, static_cast<U>(c.fixed_shift))
@@ -134,22 +155,52 @@ Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
                                                                   : m.ref("cfg_round_i")));
   latch.push_back(assign(m.ref("lo_q"), m.ref("cfg_lo_i")));
   latch.push_back(assign(m.ref("hi_q"), m.ref("cfg_hi_i")));
+  // lo > hi as one carry chain from registers (top_lane_consts): lo + ~hi >= 2^yw, signed
+  // values with their sign bits flipped.
+  const auto flip = [&](const Expr& e) {
+    return c.arith.y_signed ? e ^ lit(yw, U{1} << (yw - 1)) : e;
+  };
+  latch.push_back(
+      assign(m.reg("cmpa_q", yw, "lo (sign bit flipped if signed)"), flip(m.ref("cfg_lo_i"))));
+  latch.push_back(
+      assign(m.reg("cmpb_q", yw, "~hi (sign bit flipped if signed)"), flip(~m.ref("cfg_hi_i"))));
   if (v.dec) latch.push_back(assign(m.ref("k1_q"), m.ref("cfg_k1_i")));
-  if (!pos) return latch;
-  if (hw > nb) {
-    const Expr s_big = m.reg(
-        "s_big_q", 1, "S >= 2^" + std::to_string(nb) + " (u_step compares only the low bits)");
-    const Expr big = ex::ne(slice(inner, nb, hw - nb), lit(hw - nb, 0));
-    latch.push_back(assign(s_big, fixed_nchw(c) ? big : ~m.ref("cfg_layout_i") & big));
-  }
-  const Expr chm1 = m.reg("chm1_q", cw, "C - 1");
-  latch.push_back(assign(chm1, m.ref("cfg_channels_i") - lit(cw, 1)));
-  const int ml0 = c.chan_low_bits();
-  const Expr sm1 = m.reg("sm1_q", ml0, "S - 1, low bits (the walker's r < L)");
-  latch.push_back(assign(sm1, by_layout(m, c, lit(ml0, 0), slice(inner, 0, ml0) - lit(ml0, 1))));
-  const Expr ge0 = m.reg("ge0_q", 1, "L >= S: u_step's first compare");
-  latch.push_back(assign(ge0, config_ge0(m, c)));
   return latch;
+}
+
+// The latch cycle (the cycle after start): ok_q from the latched flags, and the set-up values
+// u_step and the walker read from the check cycle on, each from registers.
+void config_derive(Module& m, const CoreConfig& c, const Variant& v) {
+  const int hw = c.inner_bits, nb = c.lane_count_bits(), cw = c.chan_bits();
+  const bool pos = !fixed_nhwc(c);
+  const int lb = pos && hw > nb ? nb : 0;
+  const Expr hnz = ex::red_or(m.ref("inz_q"));
+  Expr ok = ex::red_or(m.ref("cnz_q")) & (lb > 0 ? hnz | m.ref("lnz_q") : hnz);
+  if (!config_checks(m, c, v).empty()) ok = ex::red_and(m.ref("pk_q")) & ok;
+  if (c.lanes_divide_channels && c.lanes > 1 && (c.lanes & (c.lanes - 1)) != 0)
+    ok = ok & spec::multiple_of(m.ref("ch_q"), c.lanes);
+  Block b{assign(m.ref("ok_q"), ok)};
+  if (pos) {
+    const Expr stride = m.ref("stride_q");
+    if (lb > 0) {
+      const Expr lay = c.has_fixed_layout() ? lit(1, spec::layout_code(c)) : m.ref("lay_q");
+      const Expr s_big = m.reg(
+          "s_big_q", 1, "S >= 2^" + std::to_string(nb) + " (u_step compares only the low bits)");
+      b.push_back(assign(s_big, fixed_nchw(c) ? hnz : ~lay & hnz));
+      const Expr lle = c.lanes != (1LL << nb) - 1 ? m.ref("lle_q") : lit(1, 1);
+      const Expr small = ~hnz & lle;
+      b.push_back(assign(m.ref("ge0_q"), fixed_nchw(c) ? small : lay | small));
+    } else {
+      b.push_back(assign(m.ref("ge0_q"), c.lanes >= (1LL << hw) - 1
+                                             ? lit(1, 1)
+                                             : ex::le(stride, lit(hw, static_cast<U>(c.lanes)))));
+    }
+    b.push_back(assign(m.reg("chm1_q", cw, "C - 1"), m.ref("ch_q") - lit(cw, 1)));
+    const int ml0 = c.chan_low_bits();
+    b.push_back(assign(m.reg("sm1_q", ml0, "S - 1, low bits (the walker's r < L)"),
+                       slice(stride, 0, ml0) - lit(ml0, 1)));
+  }
+  m.seq(b);
 }
 
 // The latched job settings. A fixed one (specialised) is loaded with its constant at start
@@ -159,25 +210,31 @@ Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
 void job_settings(Module& m, const CoreConfig& c, const Variant& v) {
   if (!fixed_nhwc(c)) {
     m.reg("stride_q", c.inner_bits, fixed_nchw(c) ? "S = HW: fixed layout nchw" : "S: HW or 1");
+    m.reg("ge0_q", 1, "L >= S: u_step's first compare");
   }
   m.reg("shift_q", v.rw, c.has_fixed_shift() ? "R: fixed (a constant)" : "");
   if (v.dec) m.reg("k1_q", v.k1w);
   m.reg("round_q", 2, c.has_fixed_rounding() ? "rounding: fixed " + c.fixed_rounding : "");
 }
 
-States top_config(Module& m, const CoreConfig& c, const Variant& v) {
+void top_config(Module& m, const CoreConfig& c, const Variant& v) {
   const int L = c.lanes, cw = c.chan_bits(), yw = c.arith.yw;
   m.section("Job configuration and set-up");
-  const auto sv = m.states({"S_UNCONF", "S_SETUP", "S_RUN", "S_CHECK"}, "set-up states");
-  const States s{sv[0], sv[1], sv[2], sv[3]};
-  const Expr st = m.reg("st_q", 2, "S_UNCONF -> S_CHECK -> S_SETUP -> S_RUN");
-  const Expr st_d = m.reg("st_d", 2);
+  const auto sv = m.states({"S_UNCONF", "S_SETUP", "S_RUN", "S_CHECK", "S_LATCH"}, "set-up states");
+  const States s{sv[0], sv[1], sv[2], sv[3], sv[4]};
+  const Expr st = m.reg("st_q", 3, "S_UNCONF -> S_LATCH -> S_CHECK -> S_SETUP -> S_RUN");
+  const Expr st_d = m.reg("st_d", 3);
+  // Registered decodes of the state, from the transitions' own conditions (one LUT each).
+  const Expr lat = m.reg("lat_q", 1, "st_q == S_LATCH");
+  const Expr chk = m.reg("chk_q", 1, "st_q == S_CHECK");
+  const Expr run = m.reg("run_q", 1, "st_q == S_RUN");
+  const Expr ist = m.reg("ist_q", 1, "st_q is S_UNCONF or S_RUN (a start may be taken)");
   const Expr err = m.reg("err_q", 1), err_d = m.reg("err_d", 1);
   m.reg("ch_q", cw);
   job_settings(m, c, v);
   m.reg("lo_q", yw);
   m.reg("hi_q", yw);
-  const Expr start_fire = m.wire("start_fire", 1), cfg_ok = m.wire("cfg_ok", 1);
+  const Expr start_fire = m.wire("start_fire", 1);
   m.wire("ld_busy", 1, "a table write this cycle");
   m.wire("ld_done", 1, "the table is complete from the next cycle on");
   const Expr step_done = m.wire("step_done", 1, "u_step's result is final");
@@ -187,46 +244,48 @@ States top_config(Module& m, const CoreConfig& c, const Variant& v) {
   const Expr wsave = m.reg("wsave_q", ws, "lane i saves the walker's position (one-hot, shifts)");
   const Expr rbk = m.reg("rbk_q", 1, "arm + 1: the beat constants (k*_q) have settled");
   const Expr reb = m.reg("reb_q", 1, "arm + 2: the lanes load their start; the last set-up cycle");
-  const Expr arm = m.wire("arm", 1, "walker and u_step done");
+  const Expr arm = m.wire("arm", 1, "walker and u_step done (wait_q: in S_SETUP)");
+  const Expr run_nx = m.wire("run_nx", 1, "st_d == S_RUN");
   // ready_o is a register: idle now and nothing starting now (no start, beat or parameter
   // taken), so idle in the next cycle too (it may lag the idle state by one cycle).
   const Expr ready = m.reg("ready_q", 1);
   m.assign(m.ref("ready_o"), ready);
   m.assign(start_fire, m.ref("start_i") & ready);
-  m.assign(cfg_ok, config_ok(m, c, v));
-  m.reg("ok_q", 1, "cfg_ok, latched with the configuration and acted on in the check cycle");
-  m.reg("okh_q", 1, "HW != 0, likewise");
-  const Expr ok_q = m.wire("job_ok", 1, "the configuration is valid (check cycle)");
-  m.assign(ok_q, m.ref("ok_q") & m.ref("okh_q"));
-  // start -> check (one cycle: the checks are registered, off the start path) -> set-up or
-  // unconfigured with cfg_error_o. u_step and the walker start in the check cycle (and are
-  // simply restarted by the next start if the configuration was invalid). Set-up:
+  const Expr ok = m.reg("ok_q", 1, "the configuration is valid (latch cycle, acted on in check)");
+  // start -> latch (cfg_* and the checks' partial flags registered) -> check (ok_q and the set-up
+  // values registered from them) -> set-up or unconfigured with cfg_error_o. u_step and the
+  // walker start in the check cycle (and are simply restarted by the next start if the
+  // configuration was invalid). Set-up:
   //   check + 1 + i   the walker is at element i: lane i saves it as its start (r, c)
   //   arm             every lane saved, u_step done (its result is final)
   //   arm + 1         the lanes convert their start to v = r + k_r - S (k registers now valid)
   //   arm + 2         the lanes load their start (reb_q); then run.
-  m.assign(arm, ex::eq(st, s.setup) & wait & sdone & step_done);
+  m.assign(arm, wait & sdone & step_done);
+  m.assign(run_nx, (run & ~start_fire) | reb);
   m.always_comb({
       assign(st_d, st),
       assign(err_d, err),
-      if_(start_fire, {assign(st_d, s.check), assign(err_d, lit(1, 0))},
-          {if_(ex::eq(st, s.check),
-               {assign(st_d, mux(ok_q, s.setup, s.unconf)), assign(err_d, ~ok_q)},
-               {if_(reb, {assign(st_d, s.run)})})}),
+      if_(start_fire, {assign(st_d, s.latch), assign(err_d, lit(1, 0))},
+          {if_(lat, {assign(st_d, s.check)},
+               {if_(chk, {assign(st_d, mux(ok, s.setup, s.unconf)), assign(err_d, ~ok)},
+                    {if_(reb, {assign(st_d, s.run)})})})}),
   });
   Block latch = config_latch(m, c, v);
   m.seq({if_(ex::lnot(m.ref("rst_ni")),
-             {assign(st, s.unconf), assign(err, lit(1, 0)), assign(wait, lit(1, 0)),
-              assign(sdone, lit(1, 0)), assign(rbk, lit(1, 0)), assign(reb, lit(1, 0))},
-             {assign(st, st_d), assign(err, err_d),
-              if_(ex::eq(st, s.check), {assign(wait, lit(1, 1)), assign(sdone, lit(1, 0))},
-                  {if_(arm, {assign(wait, lit(1, 0))}),
-                   if_(bit(wsave, ws - 1), {assign(sdone, lit(1, 1))})}),
+             {assign(st, s.unconf), assign(lat, lit(1, 0)), assign(chk, lit(1, 0)),
+              assign(run, lit(1, 0)), assign(ist, lit(1, 1)), assign(err, lit(1, 0)),
+              assign(wait, lit(1, 0)), assign(sdone, lit(1, 0)), assign(rbk, lit(1, 0)),
+              assign(reb, lit(1, 0))},
+             {assign(st, st_d), assign(lat, start_fire), assign(chk, lat), assign(run, run_nx),
+              assign(ist, (ist & ~start_fire) | (chk & ~ok) | reb), assign(err, err_d),
+              assign(wait, (chk & ok) | (wait & ~(sdone & step_done))),
+              if_(chk, {assign(sdone, lit(1, 0))},
+                  {if_(bit(wsave, ws - 1), {assign(sdone, lit(1, 1))})}),
               assign(rbk, arm), assign(reb, rbk)}),
          if_(start_fire, std::move(latch))});
+  config_derive(m, c, v);
   m.assign(m.ref("configured_o"), ex::eq(st, s.run));
   m.assign(m.ref("cfg_error_o"), err);
-  return s;
 }
 
 // Per-job lane constants in set-up register stages from the latched lo_q / hi_q, so that no
@@ -240,14 +299,14 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   m.section("Per-job lane constants, in set-up register stages from the latched configuration");
   m.section("(valid long before the first beat)");
   const Expr lo = m.ref("lo_q"), hi = m.ref("hi_q");
-  const Expr lo_cmp = m.wire("lo_cmp", yw, "", a.y_signed);
-  m.assign(lo_cmp, lo);
-  const Expr hi_cmp = m.wire("hi_cmp", yw, "", a.y_signed);
-  m.assign(hi_cmp, hi);
+  // lo > hi: the carry out of cmpa + cmpb = lo' + ~hi' (latched at start), one carry chain.
   const Expr lgt = m.reg("lgt_q", 1, "lo > hi (set-up stage 1)");
   const Expr loe =
       m.reg("loe_q", yw, "min(lo, hi): the clamp's lower bound (hi wins if lo > hi; stage 2)");
-  m.seq({assign(lgt, ex::gt(lo_cmp, hi_cmp)), assign(loe, mux(lgt, hi, lo))});
+  const Expr gsum = m.wire("lgt_sum", yw + 1, "cmpa_q + cmpb_q: bit yw is lo > hi");
+  m.assign(gsum, zext(m.ref("cmpa_q"), yw + 1) + zext(m.ref("cmpb_q"), yw + 1));
+  m.assign(m.wire("unused_lgt_sum", 1), ex::red_xor(slice(gsum, 0, yw)), "only the carry is used");
+  m.seq({assign(lgt, bit(gsum, yw)), assign(loe, mux(lgt, hi, lo))});
   lane_job_consts(m, c, v);
   const int xw2 = yw + 2;
   const auto ext = [&](const Expr& n) {
@@ -270,13 +329,12 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   m.seq(b);
 }
 
-void top_table(Module& m, const CoreConfig& c, const Variant& v, const States& s) {
+void top_table(Module& m, const CoreConfig& c, const Variant& v) {
   const int L = c.lanes;
   m.section("Parameter table");
   for (const auto& f : v.fields) m.wire(f.wire, L * f.width);
-  Conns tc = {{"clk_i", m.ref("clk_i")},  {"rst_ni", m.ref("rst_ni")},
-              {"load_i", m.ref("reb_q")}, {"run_i", ex::eq(m.ref("st_d"), s.run)},
-              {"chans_i", m.ref("ch_q")}, {"c0_i", m.ref("pos_c0")}};
+  Conns tc = {{"clk_i", m.ref("clk_i")},  {"rst_ni", m.ref("rst_ni")}, {"load_i", m.ref("reb_q")},
+              {"run_i", m.ref("run_nx")}, {"chans_i", m.ref("ch_q")},  {"c0_i", m.ref("pos_c0")}};
   if (L > 1 && !c.table_direct()) tc.emplace_back("lane_d_i", m.ref("pos_d"));
   if (L > 1 && c.table_direct()) {
     m.assign(m.wire("unused_pos_d", 1), ex::red_xor(m.ref("pos_d")), "d_i = i: the direct table");
@@ -290,7 +348,7 @@ void top_table(Module& m, const CoreConfig& c, const Variant& v, const States& s
   m.instance(Instance{c.name + "_ptable", "u_ptable", std::move(tc)});
 }
 
-void top_flow(Module& m, const CoreConfig& c, const Variant& v, const States& s) {
+void top_flow(Module& m, const CoreConfig& c, const Variant& v) {
   const int d = v.fifo_depth(c);
   m.section("Flow control: admit a beat only if the output buffer can hold all beats in flight");
   m.section("(and only once the job's table is complete: table reads never meet writes)");
@@ -305,12 +363,10 @@ void top_flow(Module& m, const CoreConfig& c, const Variant& v, const States& s)
   const Expr occ = m.reg("occ_q", d, "thermometer: bit k = more than k beats held");
   const auto th = [&](int k) { return k < 0 ? lit(1, 1) : k >= d ? lit(1, 0) : bit(occ, k); };
   std::vector<Expr> occ_bits;
-  const Expr up = m.wire("occ_up", 1, "one beat more held");
-  const Expr dn = m.wire("occ_dn", 1, "one beat fewer held");
-  m.assign(up, in_fire & ~out_fire);
-  m.assign(dn, out_fire & ~in_fire);
+  // in_fire ? (out_fire ? same : one more) : (out_fire ? one fewer : same): each side one LUT.
   for (int k = d - 1; k >= 0; --k)
-    occ_bits.push_back(mux(up, th(k - 1), mux(dn, th(k + 1), th(k))));
+    occ_bits.push_back(
+        mux(in_fire, mux(out_fire, th(k), th(k - 1)), mux(out_fire, th(k + 1), th(k))));
   const Expr room = m.wire("room", 1, "held + in_fire < " + std::to_string(d));
   m.assign(room, ~th(d - 2) | (~in_fire & ~th(d - 1)));
   const Expr busy = m.ref("ld_busy");
@@ -318,9 +374,8 @@ void top_flow(Module& m, const CoreConfig& c, const Variant& v, const States& s)
   const Expr ready = m.ref("ready_q");
   m.seq({if_(ex::lnot(m.ref("rst_ni")),
              {assign(occ, lit(d, 0)), assign(tready, lit(1, 0)), assign(ready, lit(1, 0))},
-             {assign(occ, cat(occ_bits)),
-              assign(tready, ex::eq(m.ref("st_d"), s.run) & room & m.ref("ld_done")),
-              assign(ready, ~bit(m.ref("st_q"), 0) & ~th(0) & ~busy & ~in_fire & ~prm_fire &
+             {assign(occ, cat(occ_bits)), assign(tready, m.ref("run_nx") & room & m.ref("ld_done")),
+              assign(ready, m.ref("ist_q") & ~th(0) & ~busy & ~in_fire & ~prm_fire &
                                 ~m.ref("start_fire"))})});
   m.assign(m.ref("s_axis_tready"), tready);
 }
@@ -440,11 +495,11 @@ Module build_top(const CoreConfig& c, const Variant& v) {
     m.description.insert(m.description.begin() + 3, "Not bit-exact with anything: measured only.");
   }
   top_ports(m, c, v);
-  const States s = top_config(m, c, v);
+  top_config(m, c, v);
   top_lane_consts(m, c, v);
-  top_positions(m, c, ex::eq(m.ref("st_q"), s.check));
-  top_table(m, c, v, s);
-  top_flow(m, c, v, s);
+  top_positions(m, c, m.ref("chk_q"));
+  top_table(m, c, v);
+  top_flow(m, c, v);
   top_side(m, c, v);
   top_lanes(m, c, v);
   return m;

@@ -105,7 +105,7 @@ nlohmann::json core_manifest(const CoreConfig& cfg, const std::vector<Module>& m
         {"bank_depth", cfg.bank_depth()},
         {"fifo_depth", cfg.fifo_depth()}}},
       {"latency", cfg.latency()},
-      {"setup_cycles_max", 2 * cfg.lanes + 4},
+      {"setup_cycles_max", 2 * cfg.lanes + 5},
       {"param_load_cycles", "C + L - 1 after the last accepted word, one word per cycle per copy"},
       {"interface",
        {{"s_axis", {{"tdata_bits", cfg.lanes * cfg.arith.xw}, {"element_bits", cfg.arith.xw}}},

@@ -53,10 +53,12 @@ TEST(Specialise, FixedSettingsAreConstantsAndChecked) {
   EXPECT_NE(ch.find("assign d_o = {2'd3, 2'd2, 2'd1};"), std::string::npos) << ch;
   EXPECT_NE(ch.find("assign c0_o = {c_q, 2'd0};"), std::string::npos) << ch;
   EXPECT_EQ(v.find("shift_d = cfg_shift_i"), std::string::npos);
-  EXPECT_NE(v.find("(cfg_shift_i == 6'd14)"), std::string::npos);
-  EXPECT_NE(v.find("(cfg_round_i == 2'd3)"), std::string::npos);
-  EXPECT_NE(v.find("(cfg_layout_i == 1'b1)"), std::string::npos);
-  EXPECT_NE(v.find("(cfg_channels_i[1:0] == 2'd0)"), std::string::npos);  // C % 4
+  // The checks, latched with start as the flags pk_q (combined into ok_q in the latch cycle).
+  EXPECT_NE(v.find("cfg_shift_i == 6'd14"), std::string::npos);
+  EXPECT_NE(v.find("cfg_round_i == 2'd3"), std::string::npos);
+  EXPECT_NE(v.find("cfg_layout_i == 1'b1"), std::string::npos);
+  EXPECT_NE(v.find("cfg_channels_i[1:0] == 2'd0"), std::string::npos);  // C % 4
+  EXPECT_NE(v.find("ok_d = &pk_q"), std::string::npos);
 }
 
 TEST(Specialise, OddLanesUseTheInverseTest) {
@@ -64,9 +66,9 @@ TEST(Specialise, OddLanesUseTheInverseTest) {
   c.lanes = 6;  // 2 * 3: one low bit, then (C >> 1) * 3^-1 mod 2^9 <= 511 / 3
   c.max_channels = 600;
   const std::string v = file(gen::render_core(c), "_core.v");
-  EXPECT_NE(v.find("(cfg_channels_i[0] == 1'b0)"), std::string::npos) << v.substr(0, 4000);
-  EXPECT_NE(v.find("(cfg_channels_i[9:1] * 9'd171 <= 9'd170)"), std::string::npos)
-      << v.substr(0, 4000);
+  // Not a power of two: C % L from the latched ch_q in the latch cycle (into ok_q).
+  EXPECT_NE(v.find("(ch_q[0] == 1'b0)"), std::string::npos) << v.substr(0, 4000);
+  EXPECT_NE(v.find("(ch_q[9:1] * 9'd171 <= 9'd170)"), std::string::npos) << v.substr(0, 4000);
 }
 
 TEST(Specialise, AcceleratorManifestAndErrorCode) {

@@ -9,8 +9,10 @@
 `default_nettype none
 
 // Output buffer of 7 beats. The core admits a beat only when it has room here for
-// every beat in flight, so writes never find it full. valid_o is a register; the pointers
-// step to precomputed next values, so rd_i reaches the read address through one select.
+// every beat in flight, so writes never find it full. The RAM reads every cycle at the next
+// head's address (rd_i selects between two pointer registers); the word written in the
+// previous cycle, which that read could not see yet, comes from a bypass register. valid_o
+// (at least one word) and ge2_q (at least two) are registers updated beside the count.
 module normcore_l8_i8_fifo (
   input  wire        clk_i,
   input  wire        rst_ni,
@@ -20,19 +22,34 @@ module normcore_l8_i8_fifo (
   output wire [72:0] rdata_o,
   output wire        valid_o  // a register
 );
+  (* no_rw_check *)
   reg [72:0] mem_q [0:6];
   reg [2:0] wptr_q;
   reg [2:0] wnx_q;  // wptr_q + 1 mod depth
   reg [2:0] rptr_q;
   reg [2:0] rnx_q;  // rptr_q + 1 mod depth
-  reg [2:0] cnt_q;
-  reg valid_q;  // cnt_q != 0
+  reg [2:0] cnt_q;  // words held
+  reg valid_q;  // cnt_q >= 1
+  reg ge2_q;  // cnt_q >= 2
+  reg [72:0] ram_q;  // mem_q[raddr] (the word before this cycle's write)
+  reg byp_q;  // the head is the word written in the previous cycle
+  reg [72:0] wd_q;  // wdata_i of the previous cycle
+  wire ge3;  // cnt_q >= 3
+  assign ge3 = cnt_q >= 3'd3;
+  wire cnt_up;
+  wire cnt_dn;
+  assign cnt_up = wr_i & ~rd_i;
+  assign cnt_dn = rd_i & ~wr_i;
+  wire [2:0] raddr;  // the next cycle's head (rptr_q after this cycle)
+  assign raddr = rd_i ? rnx_q : rptr_q;
   reg [2:0] wptr_d;
   reg [2:0] wnx_d;
   reg [2:0] rptr_d;
   reg [2:0] rnx_d;
   reg [2:0] cnt_d;
   reg valid_d;
+  reg ge2_d;
+  reg byp_d;
   always @* begin
     wptr_d = wptr_q;
     wnx_d = wnx_q;
@@ -46,8 +63,10 @@ module normcore_l8_i8_fifo (
       rptr_d = rnx_q;
       rnx_d = (rnx_q == 3'd6) ? 3'd0 : rnx_q + 3'd1;
     end
-    cnt_d = cnt_q + {2'd0, wr_i} - {2'd0, rd_i};
-    valid_d = wr_i | (cnt_q >= 3'd2) | ((cnt_q == 3'd1) & ~rd_i);
+    cnt_d = cnt_q + (cnt_dn ? {3{1'b1}} : {2'd0, cnt_up});
+    valid_d = wr_i ? (rd_i ? valid_q : 1'b1) : rd_i ? ge2_q : valid_q;
+    ge2_d = wr_i ? (rd_i ? ge2_q : valid_q) : rd_i ? ge3 : ge2_q;
+    byp_d = wr_i & (~valid_q | (~ge2_q & rd_i));
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -57,6 +76,8 @@ module normcore_l8_i8_fifo (
       rnx_q <= 3'd1;
       cnt_q <= 3'd0;
       valid_q <= 1'b0;
+      ge2_q <= 1'b0;
+      byp_q <= 1'b0;
     end else begin
       wptr_q <= wptr_d;
       wnx_q <= wnx_d;
@@ -64,14 +85,18 @@ module normcore_l8_i8_fifo (
       rnx_q <= rnx_d;
       cnt_q <= cnt_d;
       valid_q <= valid_d;
+      ge2_q <= ge2_d;
+      byp_q <= byp_d;
     end
+    wd_q <= wdata_i;
   end
   always @(posedge clk_i) begin
     if (wr_i) begin
       mem_q[wptr_q] <= wdata_i;
     end
+    ram_q <= mem_q[raddr];
   end
-  assign rdata_o = mem_q[rptr_q];
+  assign rdata_o = byp_q ? wd_q : ram_q;
   assign valid_o = valid_q;
 endmodule
 
