@@ -289,7 +289,9 @@ TEST(Config, TableCopiesOnePerLaneWithoutCrossbar) {
   ASSERT_EQ(c.check(), "");
   EXPECT_TRUE(c.table_copies());
   EXPECT_EQ(c.bank_depth(), 300);
-  EXPECT_EQ(c.latency(), c.pipeline + 2);  // the same two table stages
+  // four table stages: c0 / d_i, the read address, the RAM read, its output register
+  EXPECT_EQ(c.table_stages(), 4);
+  EXPECT_EQ(c.latency(), c.pipeline + 4);
   c.table = "Copies";
   EXPECT_EQ(c.check(), "--table: must be banked or copies (got 'Copies')");
   c.table = "copies";
