@@ -163,7 +163,6 @@ void table_loader(Module& m, const TableWidths& w, const Variant& v) {
   l.valid = m.ref("prm_valid_i");
   const Expr open = m.reg("ld_open_q", 1, "words still expected");
   l.ready = m.reg("ld_ready_q", 1, "prm_ready_o");
-  const Expr act = m.reg("ld_act_q", 1, "a load since the last start");
   const Expr we = m.reg("ld_we_q", 1, "write T[ld_u_q] = ld_data_q this cycle");
   const Expr fin = m.reg("ld_fin_q", 1, "no write after this cycle (the job's table complete)");
   l.u = m.reg("ld_u_q", uw, "table index written (T[u] = param[u mod C])");
@@ -183,25 +182,32 @@ void table_loader(Module& m, const TableWidths& w, const Variant& v) {
   l.cpy = l.more = l.small = lit(1, 0);
   if (w.wraps() || w.copies) copy_flags(m, w, l, consts, on_accept, on_load, every);
   // u: the word's channel on a word, u + C on a copy (ld_ready_q and ld_cpy_q are never both 1).
-  Block on_u{assign(l.u, mux(l.ready, zext(l.cnt, uw), l.u + ex::fit(l.chans, uw)))};
+  const bool cp = w.wraps() || w.copies;
+  const Expr act = cp ? m.reg("ld_act_q", 1, "a load since the last start") : Expr{};
+  Block on_u{assign(
+      l.u, cp ? mux(l.ready, zext(l.cnt, uw), l.u + ex::fit(l.chans, uw)) : zext(l.cnt, uw))};
   Block wen_rst, wen_run;
   bank_write_enables(m, w, l, wen_rst, wen_run, on_accept, on_load, on_u);
-  const Expr cpy_d = mux(l.ready, l.valid & l.small, l.cpy & l.more);
-  const Expr keep = l.ready & ~(l.valid & (lastw | l.small));  // ready stays
-  const Expr back = ~l.ready & open & ~(l.cpy & l.more);       // the last copy issued
-  const Expr fin_set = (l.accept & lastw & ~l.small) | (act & ~open & l.cpy & ~l.more);
-  Block rst{assign(open, lit(1, 0)), assign(l.ready, lit(1, 0)), assign(act, lit(1, 0)),
-            assign(we, lit(1, 0)), assign(fin, lit(1, 0))};
+  // ready stays; ready comes back (the last copy issued); the final write is issued now.
+  const Expr keep = cp ? l.ready & ~(l.valid & (lastw | l.small)) : l.ready & ~(l.valid & lastw);
+  const Expr back = cp ? ~l.ready & open & ~(l.cpy & l.more) : ~l.ready & open;
+  const Expr fin_set =
+      cp ? (l.accept & lastw & ~l.small) | (act & ~open & l.cpy & ~l.more) : l.accept & lastw;
+  Block rst{assign(open, lit(1, 0)), assign(l.ready, lit(1, 0)), assign(we, lit(1, 0)),
+            assign(fin, lit(1, 0))};
   Block go{assign(open, ~abort & (load | (open & ~(l.accept & lastw)))),
-           assign(l.ready, ~abort & (load | keep | back)), assign(act, ~abort & (load | act)),
-           assign(we, l.accept | l.cpy), assign(fin, ~abort & (fin | fin_set))};
-  if (w.wraps() || w.copies) {
+           assign(l.ready, ~abort & (load | keep | back)),
+           assign(we, cp ? l.accept | l.cpy : l.accept), assign(fin, ~abort & (fin | fin_set))};
+  if (cp) {
+    rst.push_back(assign(act, lit(1, 0)));
+    go.push_back(assign(act, ~abort & (load | act)));
     rst.push_back(assign(l.cpy, lit(1, 0)));
-    go.push_back(assign(l.cpy, cpy_d));
+    go.push_back(assign(l.cpy, mux(l.ready, l.valid & l.small, l.cpy & l.more)));
   }
   for (auto& st : wen_rst) rst.push_back(std::move(st));
   for (auto& st : wen_run) go.push_back(std::move(st));
-  Block upd{if_(l.accept, std::move(on_accept)), if_(l.accept | l.cpy, std::move(on_u))};
+  Block upd{if_(l.accept, std::move(on_accept)),
+            if_(cp ? l.accept | l.cpy : l.accept, std::move(on_u))};
   Block body{if_(ex::lnot(m.ref("rst_ni")), std::move(rst), std::move(go)),
              if_(ex::lnot(load), std::move(upd), std::move(on_load))};
   for (auto& st : every) body.push_back(std::move(st));
