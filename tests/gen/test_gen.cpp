@@ -305,8 +305,8 @@ TEST(Config, TableCopiesOnePerLaneWithoutCrossbar) {
   }
   EXPECT_EQ(rams, 5);
   EXPECT_FALSE(has_net(pt, "sel2_q_1")) << "a crossbar";
-  EXPECT_FALSE(has_net(pt, "ld_small_q")) << "the banked table's wrap-around copies";
-  EXPECT_TRUE(has_net(pt, "ld_k2_q"));  // copies only at C .. L - 2
+  EXPECT_FALSE(has_net(pt, "ld_nu_q")) << "the banked table's copy bank (its wrap-around copies)";
+  EXPECT_TRUE(has_net(pt, "ld_km_q"));  // copies only at C .. L - 2
   EXPECT_TRUE(has_net(pt, "wrap_4_q"));
   c.lanes = 1;
   EXPECT_FALSE(c.table_copies());
