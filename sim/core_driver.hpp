@@ -13,6 +13,7 @@
 
 #include "Vcore.h"
 #include "normcore/contract.hpp"
+#include "spec_harness.hpp"
 #include "verilated.h"
 #include "verilated_bits.hpp"
 #include "vharness.hpp"
@@ -35,7 +36,8 @@ struct CoreShape {
   int bw = NC_BW;
   int max_channels = NC_MAXC;
   int inner_bits = NC_HWW;
-  int latency = NC_PIPE + 2;  // CoreConfig::latency(): pipeline + table_stages()
+  // CoreConfig::latency(): pipeline + table_stages() (4 with the per-lane copies, else 2)
+  int latency = NC_PIPE + (table_copies(NC_LANES) ? 4 : 2);
   ArithSpec arith() const { return ArithSpec{xw, x_signed, sw, bw, yw, y_signed}; }
 };
 

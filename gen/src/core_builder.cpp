@@ -58,28 +58,30 @@ Variant variant(const CoreConfig& c, LaneArith arith) {
 namespace {
 
 Module build_bank(const CoreConfig& c, const core::Variant& v) {
-  if (c.table_copies()) {  // the address is registered in <n>_ptable: no output register here
-    return ram_module(
-        {c.name + "_bank",
-         v.pw,
-         c.bank_depth(),
-         c.xilinx_attrs(),
-         {"One lane's copy of the parameter table: " + std::to_string(c.bank_depth()) +
-              " words of " + v.word() + ", one write port,",
-          "one read port, registered (block RAM): a word one cycle after its address",
-          "(the address is registered in <n>_ptable). No read while writing."},
-         false});
+  if (c.table_copies()) {  // the address is registered in <n>_ptable
+    return core::build_table_ram(
+        c, {c.name + "_bank",
+            v.pw,
+            c.bank_depth(),
+            c.xilinx_attrs(),
+            {"One lane's copy of the parameter table: " + std::to_string(c.bank_depth()) +
+                 " words of " + v.word() + ", one write port,",
+             "one read port, registered, then the output register (block RAM with its output",
+             "register): a word two cycles after its address (registered in <n>_ptable). No read",
+             "while writing."},
+            true});
   }
-  return ram_module({c.name + "_bank",
-                     v.pw,
-                     c.bank_depth(),
-                     c.xilinx_attrs(),
-                     {"One bank of the parameter table: " + std::to_string(c.bank_depth()) +
-                          " words of " + v.word() + ", one write port,",
-                      "one read port, registered, then the output register (maps to block RAM",
-                      "with its output register): a word two cycles after its address. No read",
-                      "while writing (the core takes no beat then): no read-during-write logic."},
-                     true});
+  return core::build_table_ram(
+      c, {c.name + "_bank",
+          v.pw,
+          c.bank_depth(),
+          c.xilinx_attrs(),
+          {"One bank of the parameter table: " + std::to_string(c.bank_depth()) + " words of " +
+               v.word() + ", one write port,",
+           "one read port, registered, then the output register (maps to block RAM",
+           "with its output register): a word two cycles after its address. No read",
+           "while writing (the core takes no beat then): no read-during-write logic."},
+          true});
 }
 
 }  // namespace

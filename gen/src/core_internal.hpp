@@ -8,6 +8,7 @@
 #include "normcore/gen/config.hpp"
 #include "normcore/gen/core.hpp"
 #include "normcore/gen/ir.hpp"
+#include "primitives.hpp"
 
 namespace normcore::gen::core {
 
@@ -71,6 +72,9 @@ void lane_job_consts(Module& m, const CoreConfig& c, const Variant& v);
 Module build_step(const CoreConfig& c);
 Module build_chan(const CoreConfig& c);
 Module build_ptable(const CoreConfig& c, const Variant& v);
+// One table bank (or lane copy) from its RAM spec: the generic RAM, or on --target ecp5 with an
+// output register and at most 512 words, DP16KD blocks with their own output register.
+Module build_table_ram(const CoreConfig& c, const RamSpec& spec);
 Module build_lane(const CoreConfig& c, const Variant& v);
 Module build_top(const CoreConfig& c, const Variant& v);
 Module build_out_fifo(const CoreConfig& c, const Variant& v);

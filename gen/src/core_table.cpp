@@ -16,7 +16,7 @@ namespace {
 using U = std::uint64_t;
 
 struct TableWidths {
-  int L, P, p, dp, cw, pw, ab, uw, nb;
+  int L, P, p, dp, cw, pw, ab, uw, nb, ts;
   bool direct;  // no crossbar, no wrap-around copies (CoreConfig::table_direct)
   bool copies;  // one whole table per lane, no crossbar, no wrap-around copies
   TableWidths(const CoreConfig& c, const Variant& v)
@@ -30,6 +30,7 @@ struct TableWidths {
         uw(c.table_copies() ? std::max(c.chan_bits(), bits_for(c.lanes - 2))
                             : std::max(c.chan_bits(), bits_for(c.max_channels + c.lanes - 2))),
         nb(c.lane_count_bits()),
+        ts(c.table_stages()),
         direct(c.table_direct()),
         copies(c.table_copies()) {}
   // The loader writes the wrap-around copies T[u] (C <= u < C + L - 1).
@@ -40,7 +41,7 @@ void table_ports(Module& m, const TableWidths& w, const Variant& v) {
   m.in("clk_i", 1);
   m.in("rst_ni", 1);
   m.in("load_i", 1, "open the load (the next cycle takes channel 0); chans_i stable 2 cycles");
-  m.in("run_i", 1, "the job runs (low: the load is abandoned)");
+  m.in("abort_i", 1, "a start: the load (if any) is abandoned");
   m.in("chans_i", w.cw, "C");
   m.in("c0_i", w.cw, "channel of lane 0 for the next beat");
   if (w.L > 1 && !w.direct) {
@@ -52,39 +53,23 @@ void table_ports(Module& m, const TableWidths& w, const Variant& v) {
   m.out("busy_o", 1, "a table write this cycle");
   m.out("done_o", 1, "no table write after this cycle: the table is complete from the next one");
   for (const auto& f : v.fields) {
-    m.out(f.prm + "_o", w.L * f.width,
-          &f == &v.fields.front() ? "per lane, two cycles after c0_i" : "");
+    m.out(
+        f.prm + "_o", w.L * f.width,
+        &f == &v.fields.front() ? "per lane, " + std::to_string(w.ts) + " cycles after c0_i" : "");
   }
 }
 
-// Per-bank write enables, registered: bank j is written next cycle when the index written then
-// (cnt on a word, u + C on a copy) is j mod P. No decode between a register and a RAM's WE.
-void bank_write_enables(Module& m, const TableWidths& w, const Expr& issue, Block& rst,
-                        Block& run) {
-  if (w.p == 0) return;
-  const Expr accept = m.ref("ld_accept"), cnt = m.ref("ld_cnt_q"), u = m.ref("ld_u_q");
-  const Expr wen = m.reg("ld_wen_q", w.P, "bank j's write enable (bit j)");
-  const Expr nlo = m.wire("ld_nlo", w.p, "next written index mod " + std::to_string(w.P));
-  m.assign(nlo, w.wraps() ? mux(accept, ex::fit(cnt, w.p),
-                                ex::fit(u, w.p) + ex::fit(m.ref("chans_i"), w.p))
-                          : ex::fit(cnt, w.p));
-  std::vector<Expr> bits;
-  for (int j = w.P - 1; j >= 0; --j)
-    bits.push_back(ex::eq(nlo, lit(w.p, static_cast<U>(j))) & (accept | issue));
-  rst.push_back(assign(wen, lit(w.P, 0)));
-  run.push_back(assign(wen, ex::cat(std::move(bits))));
-}
-
-// The per-job register max(0, L - 1 - times * C) (nb bits), from C's low nb bits (C >= 2^nb >= L
-// gives 0 through its high bits).
-Expr k_reg(Module& m, const TableWidths& w, Block& consts, const std::string& name, int times) {
+// The per-job register max(0, base - times * C) (nb bits, base < L), from C's low nb bits (C >=
+// 2^nb >= L gives 0 through its high bits).
+Expr k_reg(Module& m, const TableWidths& w, Block& consts, const std::string& name, int times,
+           int base) {
   const int nb = w.nb, cw = w.cw, kw_bits = nb + times;
   const Expr chans = m.ref("chans_i");
   const std::string tc = (times > 1 ? std::to_string(times) : "") + "C";
-  const Expr kq =
-      m.reg(name + "_q", nb, "L - 1 - " + tc + " when " + tc + " < L - 1, else 0 (per job)");
-  const Expr kw = m.wire(name + "w", kw_bits, "L - 1 - " + tc + " (C < 2^nb)");
-  Expr sub = lit(kw_bits, static_cast<U>(w.L - 1));
+  const std::string bs = std::to_string(base);
+  const Expr kq = m.reg(name + "_q", nb, bs + " - " + tc + " when >= 0, else 0 (per job)");
+  const Expr kw = m.wire(name + "w", kw_bits, bs + " - " + tc + " (C < 2^nb)");
+  Expr sub = lit(kw_bits, static_cast<U>(base));
   for (int t = 0; t < times; ++t) sub = sub - zext(ex::fit(chans, nb), kw_bits);
   m.assign(kw, sub);
   // Negative (sign bit) or, for times > 1, not below 2^nb: clamp to 0 (a non-negative value is <
@@ -95,80 +80,148 @@ Expr k_reg(Module& m, const TableWidths& w, Block& consts, const std::string& na
   return kq;
 }
 
-// Loader: exactly C words in channel order, one per cycle. Word c is written to T[c] one cycle
-// after it is taken; a word c < L - 1 also to its copies T[c + C], T[c + 2C], ... (u < C + L - 1)
-// in the following cycles, prm_ready_o low meanwhile (the direct table has no copies). C + L - 1
-// writes in all (direct: C), back to back when prm_valid_i stays high. Every decision is a
-// register or a narrow compare of registers; each bank's write enable is a register of its own.
-void table_loader(Module& m, const TableWidths& w, const Variant& v) {
-  const int uw = w.uw, nb = w.nb, cw = w.cw, L = w.L;
-  m.section("Loader");
-  const Expr chans = m.ref("chans_i"), run = m.ref("run_i"), load = m.ref("load_i");
-  const Expr open = m.reg("ld_open_q", 1, "words still expected");
-  const Expr ready = m.reg("ld_ready_q", 1, "prm_ready_o");
-  const Expr we = m.reg("ld_we_q", 1, "write T[ld_u_q] = ld_data_q this cycle");
-  const Expr fin = m.reg("ld_fin_q", 1, "no write after this cycle");
-  const Expr u = m.reg("ld_u_q", uw, "table index written (T[u] = param[u mod C])");
-  const Expr data = m.reg("ld_data_q", w.pw, v.word());
-  const Expr cnt = m.reg("ld_cnt_q", cw, "words taken: the channel of the next one");
-  const Expr lastw = m.reg("ld_lastw_q", 1, "the next word is channel C - 1");
-  const Expr chm2 = m.reg("ld_chm2_q", cw, "C - 2 (per job)");
-  const Expr accept = m.wire("ld_accept", 1);
-  m.assign(accept, m.ref("prm_valid_i") & ready);
-  Expr cpy_d = lit(1, 0);
-  Block on_accept{assign(u, zext(cnt, uw)), assign(data, v.word_ports()),
-                  assign(cnt, cnt + lit(cw, 1)), assign(lastw, ex::eq(cnt, chm2))};
-  Block on_load{assign(cnt, lit(cw, 0)), assign(lastw, ex::eq(chans, lit(cw, 1)))};
-  Block consts{assign(chm2, cw >= 2 ? chans - lit(cw, 2) : chans)};
-  Expr issue = lit(1, 0);
-  if (w.wraps() || w.copies) {
-    // Banked: word c < L - 1 has copies T[c + C], T[c + 2C], ... below C + L - 1; the copy after
-    // T[u + C] exists when u + C < L - 1, i.e. u < K = L - 1 - C (0 when C >= L - 1).
-    // Per-lane copies: only the addresses C .. L - 2 (C < L - 1) hold copies: word c has one when
-    // c < K, and the copy after T[u + C] exists when u + 2C < L - 1, i.e. u < K2 = L - 1 - 2C.
-    const Expr cpy = m.reg("ld_cpy_q", 1, "the write stage's word has another copy");
-    const Expr kq = k_reg(m, w, consts, "ld_k", 1);
-    const Expr issue_w = m.wire("ld_issue", 1, "write the next copy, T[u + C], next cycle");
-    m.assign(issue_w, we & cpy);
-    issue = issue_w;
-    const Expr more = m.wire("ld_more", 1, "T[u + C] has a copy after it (u < L - 1: low bits)");
-    m.assign(more, ex::lt(ex::fit(u, nb), w.copies ? k_reg(m, w, consts, "ld_k2", 2) : kq));
-    Expr first;
-    if (w.copies) {
-      first = ex::lt(ex::fit(cnt, nb), kq);  // cnt < C < L - 1 whenever K > 0
-    } else {
-      first = m.reg("ld_small_q", 1, "the next word's channel is < L - 1");
-      on_accept.push_back(
-          assign(first, first & ex::ne(ex::fit(cnt, nb), lit(nb, static_cast<U>(L - 2)))));
-      on_load.push_back(assign(first, lit(1, 1)));
-    }
-    const Expr cpyd = m.wire("ld_cpy_d", 1);
-    m.assign(cpyd, mux(accept, first, issue_w & more));
-    cpy_d = cpyd;
-    m.seq({assign(cpy, cpyd)});
+// The loader's registers and the signals its next-state logic reads.
+struct Loader {
+  Expr accept, ready, valid, cpy, more, small, u, cnt, chans;
+};
+
+// Per-bank write enables, registered, each two LUT levels from registers: bank j is written next
+// cycle when a word is taken now and the one-hot bank of the word counter (ld_nbk_q, rotated per
+// word) has bit j, or a copy is issued now and its index mod P (ld_nu_q, kept beside u) is j.
+void bank_write_enables(Module& m, const TableWidths& w, const Loader& l, Block& rst, Block& run,
+                        Block& on_accept, Block& on_load, Block& on_u) {
+  if (w.p == 0) return;
+  const int P = w.P, p = w.p;
+  const Expr wen = m.reg("ld_wen_q", P, "bank j's write enable (bit j)");
+  const Expr nbk =
+      m.reg("ld_nbk_q", P, "one-hot: the next word's bank, cnt mod " + std::to_string(P));
+  on_accept.push_back(assign(nbk, ex::cat({slice(nbk, 0, P - 1), bit(nbk, P - 1)})));
+  on_load.push_back(assign(nbk, lit(P, 1)));
+  Expr nu;
+  if (w.wraps()) {
+    const Expr ncl = m.reg("ld_ncl_q", p, "(cnt + C) mod " + std::to_string(P));
+    nu = m.reg("ld_nu_q", p, "(u + C) mod " + std::to_string(P) + ": the next copy's bank");
+    on_accept.push_back(assign(ncl, ncl + lit(p, 1)));
+    on_load.push_back(assign(ncl, ex::fit(l.chans, p)));
+    on_u.push_back(assign(nu, mux(l.ready, ncl, nu + ex::fit(l.chans, p))));
   }
-  const Expr open_d = m.wire("ld_open_d", 1);
-  m.assign(open_d, run & (load | (open & ~(accept & lastw))));
+  std::vector<Expr> bits;
+  for (int j = P - 1; j >= 0; --j) {
+    Expr e = l.accept & bit(nbk, j);
+    if (w.wraps()) e = e | (l.cpy & ex::eq(nu, lit(p, static_cast<U>(j))));
+    bits.push_back(e);
+  }
+  rst.push_back(assign(wen, lit(P, 0)));
+  run.push_back(assign(wen, ex::cat(std::move(bits))));
+}
+
+// The copy flags: ld_cpy_q (a copy T[u + C] is issued this cycle), ld_small_q (the next word
+// has a copy), ld_more_q (the copy issued now has another after it). Banked: word c < L - 1 has
+// copies T[c + C], T[c + 2C], ... below C + L - 1; per-lane copies: only C .. L - 2 hold copies.
+// ld_more_q is registered a cycle ahead: on a word (u becomes cnt) cnt < Ka, on a copy (u
+// becomes u + C) u < Kb, with Ka, Kb = L - 1 - C, L - 1 - 2C (copies: L - 1 - 2C, L - 1 - 3C),
+// clamped at 0 (per job); each a short compare of registers and a select.
+void copy_flags(Module& m, const TableWidths& w, Loader& l, Block& consts, Block& on_accept,
+                Block& on_load, Block& every) {
+  const int nb = w.nb, L = w.L;
+  l.cpy = m.reg("ld_cpy_q", 1, "a copy T[u + C] is issued this cycle (written the next)");
+  l.small = m.reg("ld_small_q", 1, "the next word has a copy");
+  l.more = m.reg("ld_more_q", 1, "the copy issued this cycle has another after it");
+  const int t0 = w.copies ? 2 : 1;
+  const Expr ka = k_reg(m, w, consts, "ld_ka", t0, L - 1);
+  const Expr kb = k_reg(m, w, consts, "ld_kb", t0 + 1, L - 1);
+  const Expr cnt_lo = ex::fit(l.cnt, nb);
+  every.push_back(assign(l.more, mux(l.ready, ex::lt(cnt_lo, ka), ex::lt(ex::fit(l.u, nb), kb))));
+  if (w.copies) {
+    // Word c has a copy when c + C < L - 1, i.e. c < L - 1 - C: after word c, c + 1 < that.
+    const Expr km1 = k_reg(m, w, consts, "ld_km", 1, L - 2);
+    const Expr k1 = k_reg(m, w, consts, "ld_k1", 1, L - 1);
+    const Expr kz = m.reg("ld_kz_q", 1, "C < L - 1: word 0 has a copy (per job)");
+    consts.push_back(assign(kz, ex::ne(k1, lit(nb, 0))));
+    on_accept.push_back(assign(l.small, ex::lt(cnt_lo, km1)));
+    on_load.push_back(assign(l.small, kz));
+  } else {
+    on_accept.push_back(assign(l.small, l.small & ex::ne(cnt_lo, lit(nb, static_cast<U>(L - 2)))));
+    on_load.push_back(assign(l.small, lit(1, 1)));
+  }
+}
+
+// Loader: exactly C words in channel order, one per cycle. Word c is written to T[c] one cycle
+// after it is taken; a word with copies (banked: c < L - 1 at T[c + C], T[c + 2C], ... below
+// C + L - 1; per-lane copies: at C .. L - 2) has them written in the following cycles,
+// prm_ready_o low meanwhile (the direct table has no copies). Every register's next state is at
+// most two LUT levels (and a short carry chain) from registers and prm_valid_i / abort_i:
+// prm_ready_o, the write enables and the copy flags are registers computed a cycle ahead, "the
+// next word is the last" is the sign of a down counter of the words left, and done_o is set by
+// the final write's issue and cleared by a start.
+void table_loader(Module& m, const TableWidths& w, const Variant& v) {
+  const int uw = w.uw, cw = w.cw;
+  m.section("Loader");
+  const Expr abort = m.ref("abort_i"), load = m.ref("load_i");
+  Loader l;
+  l.chans = m.ref("chans_i");
+  l.valid = m.ref("prm_valid_i");
+  const Expr open = m.reg("ld_open_q", 1, "words still expected");
+  l.ready = m.reg("ld_ready_q", 1, "prm_ready_o");
+  const Expr we = m.reg("ld_we_q", 1, "write T[ld_u_q] = ld_data_q this cycle");
+  const Expr fin = m.reg("ld_fin_q", 1, "no write after this cycle (the job's table complete)");
+  l.u = m.reg("ld_u_q", uw, "table index written (T[u] = param[u mod C])");
+  const Expr data = m.reg("ld_data_q", w.pw, v.word());
+  l.cnt = m.reg("ld_cnt_q", cw, "words taken: the channel of the next one");
+  const Expr left = m.reg("ld_left_q", cw + 1, "words left - 2, signed: < 0 for the last one");
+  const Expr chm2 = m.reg("ld_chm2_q", cw + 1, "C - 2, signed (per job)");
+  l.accept = m.wire("ld_accept", 1);
+  m.assign(l.accept, l.valid & l.ready);
+  const Expr lastw = m.wire("ld_lastw", 1, "the next word is channel C - 1");
+  m.assign(lastw, bit(left, cw));
+  Block consts{assign(chm2, zext(l.chans, cw + 1) - lit(cw + 1, 2))};
+  Block on_accept{assign(data, v.word_ports()), assign(l.cnt, l.cnt + lit(cw, 1)),
+                  assign(left, left - lit(cw + 1, 1))};
+  Block on_load{assign(l.cnt, lit(cw, 0)), assign(left, chm2)};
+  Block every;
+  l.cpy = l.more = l.small = lit(1, 0);
+  if (w.wraps() || w.copies) copy_flags(m, w, l, consts, on_accept, on_load, every);
+  // u: the word's channel on a word, u + C on a copy (ld_ready_q and ld_cpy_q are never both 1).
+  const bool cp = w.wraps() || w.copies;
+  const Expr act = cp ? m.reg("ld_act_q", 1, "a load since the last start") : Expr{};
+  Block on_u{assign(
+      l.u, cp ? mux(l.ready, zext(l.cnt, uw), l.u + ex::fit(l.chans, uw)) : zext(l.cnt, uw))};
   Block wen_rst, wen_run;
-  bank_write_enables(m, w, issue, wen_rst, wen_run);
-  Block upd{if_(accept, std::move(on_accept), {if_(issue, {assign(u, u + ex::fit(chans, uw))})})};
-  Block rst{assign(open, lit(1, 0)), assign(ready, lit(1, 0)), assign(we, lit(1, 0)),
+  bank_write_enables(m, w, l, wen_rst, wen_run, on_accept, on_load, on_u);
+  // ready stays; ready comes back (the last copy issued); the final write is issued now.
+  const Expr keep = cp ? l.ready & ~(l.valid & (lastw | l.small)) : l.ready & ~(l.valid & lastw);
+  const Expr back = cp ? ~l.ready & open & ~(l.cpy & l.more) : ~l.ready & open;
+  const Expr fin_set =
+      cp ? (l.accept & lastw & ~l.small) | (act & ~open & l.cpy & ~l.more) : l.accept & lastw;
+  Block rst{assign(open, lit(1, 0)), assign(l.ready, lit(1, 0)), assign(we, lit(1, 0)),
             assign(fin, lit(1, 0))};
-  Block go{assign(open, open_d), assign(ready, open_d & ~cpy_d), assign(we, accept | issue),
-           assign(fin, run & ~open_d & ~cpy_d)};
+  Block go{assign(open, ~abort & (load | (open & ~(l.accept & lastw)))),
+           assign(l.ready, ~abort & (load | keep | back)),
+           assign(we, cp ? l.accept | l.cpy : l.accept), assign(fin, ~abort & (fin | fin_set))};
+  if (cp) {
+    rst.push_back(assign(act, lit(1, 0)));
+    go.push_back(assign(act, ~abort & (load | act)));
+    rst.push_back(assign(l.cpy, lit(1, 0)));
+    go.push_back(assign(l.cpy, mux(l.ready, l.valid & l.small, l.cpy & l.more)));
+  }
   for (auto& st : wen_rst) rst.push_back(std::move(st));
   for (auto& st : wen_run) go.push_back(std::move(st));
-  m.seq({if_(ex::lnot(m.ref("rst_ni")), std::move(rst), std::move(go)),
-         if_(ex::lnot(load), std::move(upd), std::move(on_load))});
+  Block upd{if_(l.accept, std::move(on_accept)),
+            if_(cp ? l.accept | l.cpy : l.accept, std::move(on_u))};
+  Block body{if_(ex::lnot(m.ref("rst_ni")), std::move(rst), std::move(go)),
+             if_(ex::lnot(load), std::move(upd), std::move(on_load))};
+  for (auto& st : every) body.push_back(std::move(st));
+  m.seq(body);
   m.seq(consts);
-  m.assign(m.ref("prm_ready_o"), ready);
+  m.assign(m.ref("prm_ready_o"), l.ready);
   m.assign(m.ref("busy_o"), we);
   m.assign(m.ref("done_o"), fin);
   const Expr addr = m.wire("ld_addr", w.ab);
   if (uw <= w.p) {
     m.assign(addr, lit(w.ab, 0));
   } else {
-    m.assign(addr, w.p + w.ab <= uw ? slice(u, w.p, w.ab) : zext(slice(u, w.p, uw - w.p), w.ab));
+    m.assign(addr,
+             w.p + w.ab <= uw ? slice(l.u, w.p, w.ab) : zext(slice(l.u, w.p, uw - w.p), w.ab));
   }
 }
 
@@ -239,18 +292,21 @@ void table_xbar(Module& m, const TableWidths& w, const Variant& v, const Expr& c
     for (int i = 0; i < L; ++i) m.assign(m.wire(idx("word", i), pw), m.ref(idx("rdata", i)));
   } else if (p > 0) {
     m.section("Crossbar: lane i takes the bank holding its u (registered select)");
+    // c0 mod P and d_i registered as they come (beside the bank read), their sum mod P
+    // registered beside the bank's output register: no adder after the tracker's outputs.
     std::vector<Flop> ff;
+    const Expr c0q = m.reg("c0lo_q", p, "c0 mod " + std::to_string(w.P) + ", beside the bank read");
+    ff.push_back(Flop{c0q, c0_lo, {}});
     for (int i = 0; i < L; ++i) {
-      const Expr sel = m.wire(idx("sel", i), p);
+      const Expr sq = m.reg(idx("sel2_q", i), p, "beside the bank's output register");
       if (i == 0) {
-        m.assign(sel, c0_lo);
-      } else {
-        m.assign(sel, c0_lo + slice(m.ref("lane_d_i"), (i - 1) * p, p),
-                 "u = c0 + d_i, mod " + std::to_string(w.P));
+        ff.push_back(Flop{sq, c0q, {}});
+        continue;
       }
-      const Expr sq = m.reg(idx("sel_q", i), p, "beside the bank read");
-      ff.push_back(Flop{sq, sel, {}});
-      ff.push_back(Flop{m.reg(idx("sel2_q", i), p, "beside the bank's output register"), sq, {}});
+      const Expr dq =
+          m.reg(idx("d_q", i), p, "d_i mod " + std::to_string(w.P) + ", beside the bank read");
+      ff.push_back(Flop{dq, slice(m.ref("lane_d_i"), (i - 1) * w.dp, p), {}});
+      ff.push_back(Flop{sq, c0q + dq, {}});
     }
     m.flops(ff);
     // One P:1 multiplexer per lane (a case on the registered select: maps to $pmux / LUTs).
@@ -272,8 +328,10 @@ void table_xbar(Module& m, const TableWidths& w, const Variant& v, const Expr& c
 // copies at once) and is read at u_i = (c0 + d_i) mod C. With e = C - c0 (1 <= e <= C) lane i
 // wraps exactly when e <= d_i, which needs e < 2^nb, i.e. c0 >= C + 1 - 2^nb (a compare with a
 // per-job register): u_i is then (c0 + d_i - C) mod 2^k (< L - 1), else c0 + d_i (< C). Stage
-// t1 registers both candidates and the wrap flag (every path from c0_i is one short carry chain
-// and a LUT); the RAM's read address is their select (one LUT); t2 is the RAM's read register.
+// t0 registers c0, d_i, e mod 2^nb and e < 2^nb (the last two one short carry chain from c0_i);
+// t1 both candidates and the wrap flag (one short carry chain and a LUT from t0); the RAM's read
+// address is their select (one LUT); t2 is the RAM's read register, t3 its output register
+// (DP16KD's OUTREG, BRAM's DOB_REG; on iCE40 flip-flops beside the EBR).
 void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const std::string& name) {
   const int L = w.L, cw = w.cw, ab = w.ab, dp = w.dp, nb = w.nb, k = std::min(nb, ab);
   m.section("Read side: lane i reads its own copy at (c0 + d_i) mod C");
@@ -290,24 +348,30 @@ void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const 
     esmall = m.wire("e_small", 1, "C - c0 < 2^" + std::to_string(nb));
     m.assign(esmall, ex::ge(c0, cm));
   }
+  // t0: c0, e and d_i registered as they come (no adder after the tracker's outputs).
   std::vector<Flop> ff;
+  const Expr c0q = m.reg("c0_q", ab, "c0 (t0)"), eq = m.reg("e_q", nb, "(C - c0) mod 2^nb (t0)");
+  const Expr esq = m.reg("es_q", 1, "C - c0 < 2^nb (t0)");
+  ff.push_back(Flop{c0q, ex::fit(c0, ab), {}});
+  ff.push_back(Flop{eq, elo, {}});
+  ff.push_back(Flop{esq, esmall, {}});
   for (int i = 0; i < L; ++i) {
     const Expr raddr = m.wire(idx("raddr", i), ab);
-    const Expr sq = m.reg(idx("s", i) + "_q", ab, i == 0 ? "c0" : "c0 + d_i (when < C)");
+    const Expr sq = m.reg(idx("s", i) + "_q", ab, i == 0 ? "c0 (t1)" : "c0 + d_i (when < C; t1)");
     if (i == 0) {
-      ff.push_back(Flop{sq, ex::fit(c0, ab), {}});
+      ff.push_back(Flop{sq, c0q, {}});
       m.assign(raddr, sq, "c0 < C <= MAX_CHANNELS <= 2^ab");
     } else {
-      const Expr d = m.wire(idx("d", i), dp);
-      m.assign(d, slice(m.ref("lane_d_i"), (i - 1) * dp, dp));
-      const Expr wq = m.reg(idx("wrap", i) + "_q", 1, "c0 + d_i >= C");
-      const Expr tq = m.reg(idx("t", i) + "_q", k, "c0 + d_i - C (when >= C)");
-      ff.push_back(Flop{sq, ex::fit(c0, ab) + ex::fit(d, ab), {}});
-      ff.push_back(Flop{wq, esmall & ex::le(elo, zext(d, nb)), {}});
-      ff.push_back(Flop{tq, ex::fit(d, k) - ex::fit(elo, k), {}});
+      const Expr d = m.reg(idx("d", i) + "_q", dp, "d_i (t0)");
+      ff.push_back(Flop{d, slice(m.ref("lane_d_i"), (i - 1) * dp, dp), {}});
+      const Expr wq = m.reg(idx("wrap", i) + "_q", 1, "c0 + d_i >= C (t1)");
+      const Expr tq = m.reg(idx("t", i) + "_q", k, "c0 + d_i - C (when >= C; t1)");
+      ff.push_back(Flop{sq, c0q + ex::fit(d, ab), {}});
+      ff.push_back(Flop{wq, esq & ex::le(eq, zext(d, nb)), {}});
+      ff.push_back(Flop{tq, ex::fit(d, k) - ex::fit(eq, k), {}});
       m.assign(raddr, mux(wq, zext(tq, ab), sq));
     }
-    m.wire(idx("word", i), w.pw, "two cycles after c0_i");
+    m.wire(idx("word", i), w.pw, "four cycles after c0_i");
     m.instance(Instance{name + "_bank",
                         idx("u_copy", i),
                         {{"clk_i", m.ref("clk_i")},
@@ -321,7 +385,104 @@ void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const 
   lane_fields_out(m, v, L);
 }
 
+// DP16KD's pins <base><lo> .. <base><lo + n - 1> from bits from .. from + n - 1 of the net e.
+void ram_pins(Instance& in, const std::string& base, int lo, const Expr& e, int n, int from = 0) {
+  for (int k = 0; k < n; ++k)
+    in.connections.emplace_back(base + std::to_string(lo + k), bit(e, from + k));
+}
+// The same pins tied to the bits of the constant v.
+void ram_consts(Instance& in, const std::string& base, int lo, U v, int n) {
+  for (int k = 0; k < n; ++k)
+    in.connections.emplace_back(base + std::to_string(lo + k), lit(1, (v >> k) & 1));
+}
+
+// One DP16KD in its pseudo dual-port 512 x 36 mode (as Yosys maps $__ECP5_PDPW16KD_: port A
+// writes {DIB, DIA} at ADA13..5 with the byte enables ADA3..0, port B reads {DOB, DOA} at
+// ADB13..5), REGMODE "OUTREG": the read register (enabled when not writing, as the behavioural
+// RAM) and the output register inside the block.
+void dp16kd(Module& m, const std::string& name, const Expr& di, const Expr& dout, int ab) {
+  Instance in{"DP16KD", name, std::vector<std::pair<std::string, Expr>>{}};
+  in.comment = "512 x 36, its read and output registers (REGMODE OUTREG)";
+  for (const char* n : {"DATA_WIDTH_A", "DATA_WIDTH_B"}) in.parameters.push_back({n, 32, 36, {}});
+  for (const char* n : {"REGMODE_A", "REGMODE_B"}) in.parameters.push_back({n, 0, 0, "OUTREG"});
+  in.parameters.push_back({"RESETMODE", 0, 0, "SYNC"});
+  in.parameters.push_back({"ASYNC_RESET_RELEASE", 0, 0, "SYNC"});
+  in.parameters.push_back({"CSDECODE_A", 0, 0, "0b000"});
+  in.parameters.push_back({"CSDECODE_B", 0, 0, "0b000"});
+  in.parameters.push_back({"GSR", 0, 0, "AUTO"});
+  const Expr wa = m.wire(name + "_wa", 9), ra = m.wire(name + "_ra", 9);
+  m.assign(wa, ab >= 9 ? m.ref("waddr_i") : zext(m.ref("waddr_i"), 9));
+  m.assign(ra, ab >= 9 ? m.ref("raddr_i") : zext(m.ref("raddr_i"), 9));
+  ram_pins(in, "DIA", 0, di, 18);
+  ram_consts(in, "ADA", 0, 15, 5);  // byte enables 1111, ADA4 = 0
+  ram_pins(in, "ADA", 5, wa, 9);
+  in.connections.emplace_back("CEA", m.ref("we_i"));
+  in.connections.emplace_back("OCEA", lit(1, 1));
+  in.connections.emplace_back("CLKA", m.ref("clk_i"));
+  in.connections.emplace_back("WEA", lit(1, 1));
+  in.connections.emplace_back("RSTA", lit(1, 0));
+  ram_consts(in, "CSA", 0, 0, 3);
+  ram_pins(in, "DOA", 0, dout, 18);
+  ram_pins(in, "DIB", 0, di, 18, 18);
+  ram_consts(in, "ADB", 0, 0, 5);
+  ram_pins(in, "ADB", 5, ra, 9);
+  in.connections.emplace_back("CEB", ~m.ref("we_i"));
+  in.connections.emplace_back("OCEB", lit(1, 1));
+  in.connections.emplace_back("CLKB", m.ref("clk_i"));
+  in.connections.emplace_back("WEB", lit(1, 0));
+  in.connections.emplace_back("RSTB", lit(1, 0));
+  ram_consts(in, "CSB", 0, 0, 3);
+  ram_pins(in, "DOB", 0, dout, 18, 18);
+  m.instance(std::move(in));
+}
+
 }  // namespace
+
+// --target ecp5 with an output register and at most 512 words: the RAM as ceil(width / 36)
+// DP16KD blocks with their output registers, instantiated under `ifdef SYNTHESIS (Yosys 0.23's
+// inference never sets REGMODE: the output register would be fabric flip-flops after DP16KD's
+// slow clock-to-out), and the generic RAM otherwise (simulators and lint need no vendor cells).
+// tests/gen/ecp5_dsp.sh simulates the instantiated branch (hw/tb/ecp5/DP16KD.v) and checks
+// Yosys's netlist for REGMODE OUTREG.
+Module build_table_ram(const CoreConfig& c, const RamSpec& spec) {
+  const int ab = c.bank_addr_bits(), W = spec.width;
+  if (c.target != "ecp5" || !spec.out_reg || ab > 9) return ram_module(spec);
+  Module m;
+  m.name = spec.name;
+  m.description = spec.description;
+  m.description.emplace_back("ECP5 (SYNTHESIS defined): DP16KD blocks with their output register.");
+  m.in("clk_i", 1);
+  m.in("we_i", 1, "write enable");
+  m.in("waddr_i", ab);
+  m.in("wdata_i", W);
+  m.in("raddr_i", ab);
+  m.out("rdata_o", W, "word at raddr_i two cycles before (output register)");
+  m.ifdef("SYNTHESIS");
+  const int nblk = (W + 35) / 36;
+  std::vector<Expr> parts;
+  for (int b = nblk - 1; b >= 0; --b) {
+    const int n = std::min(36, W - 36 * b);
+    const Expr di = m.wire(idx("ram_di", b), 36);
+    m.assign(di, n == 36 ? slice(m.ref("wdata_i"), 36 * b, 36)
+                         : zext(slice(m.ref("wdata_i"), 36 * b, n), 36));
+    const Expr dq = m.wire(idx("ram_do", b), 36);
+    dp16kd(m, idx("u_ram", b), di, dq, ab);
+    parts.push_back(slice(dq, 0, n));
+    if (n < 36) m.assign(m.wire(idx("unused_ram_do", b), 1), ex::red_xor(slice(dq, n, 36 - n)));
+  }
+  m.assign(m.ref("rdata_o"), parts.size() == 1 ? parts.front() : ex::cat(std::move(parts)));
+  m.else_();
+  const Expr mem = m.memory("mem_q", W, spec.depth);
+  if (spec.block_attr) m.attr_last("ram_style = \"block\"");
+  const Expr rdata = m.reg("rdata_q", W);
+  m.always_ff({if_(m.ref("we_i"), {assign(ex::index(mem, m.ref("waddr_i")), m.ref("wdata_i"))}),
+               if_(ex::lnot(m.ref("we_i")), {assign(rdata, ex::index(mem, m.ref("raddr_i")))})});
+  const Expr rdo = m.reg("rdo_q", W, "output register");
+  m.flops({{rdo, rdata, {}}});
+  m.assign(m.ref("rdata_o"), rdo);
+  m.endif();
+  return m;
+}
 
 Module build_ptable(const CoreConfig& c, const Variant& v) {
   const TableWidths w(c, v);
@@ -332,7 +493,8 @@ Module build_ptable(const CoreConfig& c, const Variant& v) {
         "Parameter table, one copy per lane: lane i's RAM holds all C words (the load writes",
         "every copy at once) and is read at its own channel (c0 + d_i) mod C. No crossbar, no",
         "wrap-around copies; " + std::to_string(w.L) +
-            " times the RAM of one table. Stages: the address candidates registered, RAM read."};
+            " times the RAM of one table. Stages: c0 and d_i registered, the address candidates",
+        "registered, RAM read, the RAM's output register."};
   } else if (w.direct) {
     m.description = {
         "Parameter table, direct (NHWC, C a multiple of " + std::to_string(w.L) +

@@ -333,8 +333,9 @@ void top_table(Module& m, const CoreConfig& c, const Variant& v) {
   const int L = c.lanes;
   m.section("Parameter table");
   for (const auto& f : v.fields) m.wire(f.wire, L * f.width);
-  Conns tc = {{"clk_i", m.ref("clk_i")},  {"rst_ni", m.ref("rst_ni")}, {"load_i", m.ref("reb_q")},
-              {"run_i", m.ref("run_nx")}, {"chans_i", m.ref("ch_q")},  {"c0_i", m.ref("pos_c0")}};
+  Conns tc = {{"clk_i", m.ref("clk_i")},  {"rst_ni", m.ref("rst_ni")},
+              {"load_i", m.ref("reb_q")}, {"abort_i", m.ref("start_fire")},
+              {"chans_i", m.ref("ch_q")}, {"c0_i", m.ref("pos_c0")}};
   if (L > 1 && !c.table_direct()) tc.emplace_back("lane_d_i", m.ref("pos_d"));
   if (L > 1 && c.table_direct()) {
     m.assign(m.wire("unused_pos_d", 1), ex::red_xor(m.ref("pos_d")), "d_i = i: the direct table");
@@ -382,13 +383,13 @@ void top_flow(Module& m, const CoreConfig& c, const Variant& v) {
 
 // The last stage of the side registers: the table's stages, then the lane's ns - 1.
 int side_stages(const CoreConfig& c, const Variant& v) {
-  return v.ns(c) + CoreConfig::table_stages() - 1;
+  return v.ns(c) + c.table_stages() - 1;
 }
 
 // Stages 1..table_stages (the input beat beside the bank read and the bank's output register)
 // and valid / keep / last beside the table and the lanes for stages 1..side_stages.
 void top_side(Module& m, const CoreConfig& c, const Variant& v) {
-  const int L = c.lanes, ns = side_stages(c, v), ts = CoreConfig::table_stages();
+  const int L = c.lanes, ns = side_stages(c, v), ts = c.table_stages();
   m.section("Stages 1.." + std::to_string(ts) + ": input beat registered alongside the table read");
   std::vector<Flop> xf;
   for (int k = 1; k <= ts; ++k) {
@@ -414,7 +415,7 @@ void top_side(Module& m, const CoreConfig& c, const Variant& v) {
 
 void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
   const int L = c.lanes, xw = c.arith.xw, yw = c.arith.yw, ns = side_stages(c, v);
-  const Expr xt = m.ref(idx("x", CoreConfig::table_stages()) + "_q");
+  const Expr xt = m.ref(idx("x", c.table_stages()) + "_q");
   const int fw = L * yw + L + 1;
   const LaneShape sh = lane_shape(v);
   m.section("Lanes");

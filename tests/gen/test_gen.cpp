@@ -289,7 +289,9 @@ TEST(Config, TableCopiesOnePerLaneWithoutCrossbar) {
   ASSERT_EQ(c.check(), "");
   EXPECT_TRUE(c.table_copies());
   EXPECT_EQ(c.bank_depth(), 300);
-  EXPECT_EQ(c.latency(), c.pipeline + 2);  // the same two table stages
+  // four table stages: c0 / d_i, the read address, the RAM read, its output register
+  EXPECT_EQ(c.table_stages(), 4);
+  EXPECT_EQ(c.latency(), c.pipeline + 4);
   c.table = "Copies";
   EXPECT_EQ(c.check(), "--table: must be banked or copies (got 'Copies')");
   c.table = "copies";
@@ -303,8 +305,8 @@ TEST(Config, TableCopiesOnePerLaneWithoutCrossbar) {
   }
   EXPECT_EQ(rams, 5);
   EXPECT_FALSE(has_net(pt, "sel2_q_1")) << "a crossbar";
-  EXPECT_FALSE(has_net(pt, "ld_small_q")) << "the banked table's wrap-around copies";
-  EXPECT_TRUE(has_net(pt, "ld_k2_q"));  // copies only at C .. L - 2
+  EXPECT_FALSE(has_net(pt, "ld_nu_q")) << "the banked table's copy bank (its wrap-around copies)";
+  EXPECT_TRUE(has_net(pt, "ld_km_q"));  // copies only at C .. L - 2
   EXPECT_TRUE(has_net(pt, "wrap_4_q"));
   c.lanes = 1;
   EXPECT_FALSE(c.table_copies());

@@ -423,7 +423,7 @@ module normcore_l16_i16_core (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
     .load_i(reb_q),
-    .run_i(st_d == S_RUN),
+    .abort_i(start_fire),
     .chans_i(ch_q),
     .c0_i(pos_c0),
     .lane_d_i(pos_d),

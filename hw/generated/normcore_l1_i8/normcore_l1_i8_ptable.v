@@ -18,7 +18,7 @@ module normcore_l1_i8_ptable (
   input  wire        rst_ni,
   // open the load (the next cycle takes channel 0); chans_i stable 2 cycles
   input  wire        load_i,
-  input  wire        run_i,  // the job runs (low: the load is abandoned)
+  input  wire        abort_i,  // a start: the load (if any) is abandoned
   input  wire [9:0]  chans_i,  // C
   input  wire [9:0]  c0_i,  // channel of lane 0 for the next beat
   input  wire        prm_valid_i,
@@ -28,7 +28,7 @@ module normcore_l1_i8_ptable (
   output wire        busy_o,  // a table write this cycle
   // no table write after this cycle: the table is complete from the next one
   output wire        done_o,
-  output wire [15:0] scale_o,  // per lane, two cycles after c0_i
+  output wire [15:0] scale_o,  // per lane, 2 cycles after c0_i
   output wire [31:0] shift_o
 );
 
@@ -36,43 +36,44 @@ module normcore_l1_i8_ptable (
   reg ld_open_q;  // words still expected
   reg ld_ready_q;  // prm_ready_o
   reg ld_we_q;  // write T[ld_u_q] = ld_data_q this cycle
-  reg ld_fin_q;  // no write after this cycle
+  reg ld_fin_q;  // no write after this cycle (the job's table complete)
   reg [9:0] ld_u_q;  // table index written (T[u] = param[u mod C])
   reg [47:0] ld_data_q;  // {shift, scale}
   reg [9:0] ld_cnt_q;  // words taken: the channel of the next one
-  reg ld_lastw_q;  // the next word is channel C - 1
-  reg [9:0] ld_chm2_q;  // C - 2 (per job)
+  reg [10:0] ld_left_q;  // words left - 2, signed: < 0 for the last one
+  reg [10:0] ld_chm2_q;  // C - 2, signed (per job)
   wire ld_accept;
   assign ld_accept = prm_valid_i & ld_ready_q;
-  wire ld_open_d;
-  assign ld_open_d = run_i & (load_i | (ld_open_q & ~(ld_accept & ld_lastw_q)));
+  wire ld_lastw;  // the next word is channel C - 1
+  assign ld_lastw = ld_left_q[10];
+  reg ld_open_d;
   reg ld_ready_d;
-  reg ld_we_d;
   reg ld_fin_d;
-  reg [9:0] ld_u_d;
   reg [47:0] ld_data_d;
   reg [9:0] ld_cnt_d;
-  reg ld_lastw_d;
+  reg [10:0] ld_left_d;
+  reg [9:0] ld_u_d;
   always @* begin
-    ld_u_d = ld_u_q;
     ld_data_d = ld_data_q;
     ld_cnt_d = ld_cnt_q;
-    ld_lastw_d = ld_lastw_q;
-    ld_ready_d = ld_open_d & ~1'b0;
-    ld_we_d = ld_accept | 1'b0;
-    ld_fin_d = run_i & ~ld_open_d & ~1'b0;
+    ld_left_d = ld_left_q;
+    ld_u_d = ld_u_q;
+    ld_open_d = ~abort_i & (load_i | (ld_open_q & ~(ld_accept & ld_lastw)));
+    ld_ready_d = ~abort_i &
+        (load_i | (ld_ready_q & ~(prm_valid_i & ld_lastw)) | (~ld_ready_q & ld_open_q));
+    ld_fin_d = ~abort_i & (ld_fin_q | (ld_accept & ld_lastw));
     if (!load_i) begin
       if (ld_accept) begin
-        ld_u_d = ld_cnt_q;
         ld_data_d = {prm_shift_i, prm_scale_i};
         ld_cnt_d = ld_cnt_q + 10'd1;
-        ld_lastw_d = ld_cnt_q == ld_chm2_q;
-      end else if (1'b0) begin
-        ld_u_d = ld_u_q + chans_i;
+        ld_left_d = ld_left_q - 11'd1;
+      end
+      if (ld_accept) begin
+        ld_u_d = ld_cnt_q;
       end
     end else begin
       ld_cnt_d = 10'd0;
-      ld_lastw_d = chans_i == 10'd1;
+      ld_left_d = ld_chm2_q;
     end
   end
   always @(posedge clk_i) begin
@@ -84,17 +85,17 @@ module normcore_l1_i8_ptable (
     end else begin
       ld_open_q <= ld_open_d;
       ld_ready_q <= ld_ready_d;
-      ld_we_q <= ld_we_d;
+      ld_we_q <= ld_accept;
       ld_fin_q <= ld_fin_d;
     end
-    ld_u_q <= ld_u_d;
     ld_data_q <= ld_data_d;
     ld_cnt_q <= ld_cnt_d;
-    ld_lastw_q <= ld_lastw_d;
+    ld_left_q <= ld_left_d;
+    ld_u_q <= ld_u_d;
   end
-  reg [9:0] ld_chm2_d;
+  reg [10:0] ld_chm2_d;
   always @* begin
-    ld_chm2_d = chans_i - 10'd2;
+    ld_chm2_d = {1'b0, chans_i} - 11'd2;
   end
   always @(posedge clk_i) begin
     ld_chm2_q <= ld_chm2_d;

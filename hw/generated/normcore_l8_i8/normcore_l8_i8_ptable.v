@@ -18,7 +18,7 @@ module normcore_l8_i8_ptable (
   input  wire         rst_ni,
   // open the load (the next cycle takes channel 0); chans_i stable 2 cycles
   input  wire         load_i,
-  input  wire         run_i,  // the job runs (low: the load is abandoned)
+  input  wire         abort_i,  // a start: the load (if any) is abandoned
   input  wire [10:0]  chans_i,  // C
   input  wire [10:0]  c0_i,  // channel of lane 0 for the next beat
   input  wire [20:0]  lane_d_i,  // lanes 1..L-1: channel offset from lane 0 (< L)
@@ -29,7 +29,7 @@ module normcore_l8_i8_ptable (
   output wire         busy_o,  // a table write this cycle
   // no table write after this cycle: the table is complete from the next one
   output wire         done_o,
-  output wire [127:0] scale_o,  // per lane, two cycles after c0_i
+  output wire [127:0] scale_o,  // per lane, 2 cycles after c0_i
   output wire [255:0] shift_o
 );
 
@@ -37,71 +37,94 @@ module normcore_l8_i8_ptable (
   reg ld_open_q;  // words still expected
   reg ld_ready_q;  // prm_ready_o
   reg ld_we_q;  // write T[ld_u_q] = ld_data_q this cycle
-  reg ld_fin_q;  // no write after this cycle
+  reg ld_fin_q;  // no write after this cycle (the job's table complete)
   reg [10:0] ld_u_q;  // table index written (T[u] = param[u mod C])
   reg [47:0] ld_data_q;  // {shift, scale}
   reg [10:0] ld_cnt_q;  // words taken: the channel of the next one
-  reg ld_lastw_q;  // the next word is channel C - 1
-  reg [10:0] ld_chm2_q;  // C - 2 (per job)
+  reg [11:0] ld_left_q;  // words left - 2, signed: < 0 for the last one
+  reg [11:0] ld_chm2_q;  // C - 2, signed (per job)
   wire ld_accept;
   assign ld_accept = prm_valid_i & ld_ready_q;
-  reg ld_cpy_q;  // the write stage's word has another copy
-  reg [3:0] ld_k_q;  // L - 1 - C when C < L - 1, else 0 (per job)
-  wire [4:0] ld_kw;  // L - 1 - C (C < 2^nb)
-  assign ld_kw = 5'd7 - {1'b0, chans_i[3:0]};
-  wire ld_issue;  // write the next copy, T[u + C], next cycle
-  assign ld_issue = ld_we_q & ld_cpy_q;
-  wire ld_more;  // T[u + C] has a copy after it (u < L - 1: low bits)
-  assign ld_more = ld_u_q[3:0] < ld_k_q;
-  reg ld_small_q;  // the next word's channel is < L - 1
-  wire ld_cpy_d;
-  assign ld_cpy_d = ld_accept ? ld_small_q : ld_issue & ld_more;
-  always @(posedge clk_i) begin
-    ld_cpy_q <= ld_cpy_d;
-  end
-  wire ld_open_d;
-  assign ld_open_d = run_i & (load_i | (ld_open_q & ~(ld_accept & ld_lastw_q)));
+  wire ld_lastw;  // the next word is channel C - 1
+  assign ld_lastw = ld_left_q[11];
+  reg ld_cpy_q;  // a copy T[u + C] is issued this cycle (written the next)
+  reg ld_small_q;  // the next word has a copy
+  reg ld_more_q;  // the copy issued this cycle has another after it
+  reg [3:0] ld_ka_q;  // 7 - C when >= 0, else 0 (per job)
+  wire [4:0] ld_kaw;  // 7 - C (C < 2^nb)
+  assign ld_kaw = 5'd7 - {1'b0, chans_i[3:0]};
+  reg [3:0] ld_kb_q;  // 7 - 2C when >= 0, else 0 (per job)
+  wire [5:0] ld_kbw;  // 7 - 2C (C < 2^nb)
+  assign ld_kbw = 6'd7 - {2'd0, chans_i[3:0]} - {2'd0, chans_i[3:0]};
+  reg ld_act_q;  // a load since the last start
   reg [7:0] ld_wen_q;  // bank j's write enable (bit j)
-  wire [2:0] ld_nlo;  // next written index mod 8
-  assign ld_nlo = ld_accept ? ld_cnt_q[2:0] : ld_u_q[2:0] + chans_i[2:0];
+  reg [7:0] ld_nbk_q;  // one-hot: the next word's bank, cnt mod 8
+  reg [2:0] ld_ncl_q;  // (cnt + C) mod 8
+  reg [2:0] ld_nu_q;  // (u + C) mod 8: the next copy's bank
+  reg ld_open_d;
   reg ld_ready_d;
   reg ld_we_d;
   reg ld_fin_d;
+  reg ld_act_d;
+  reg ld_cpy_d;
   reg [7:0] ld_wen_d;
-  reg [10:0] ld_u_d;
   reg [47:0] ld_data_d;
   reg [10:0] ld_cnt_d;
-  reg ld_lastw_d;
+  reg [11:0] ld_left_d;
   reg ld_small_d;
+  reg [7:0] ld_nbk_d;
+  reg [2:0] ld_ncl_d;
+  reg [10:0] ld_u_d;
+  reg [2:0] ld_nu_d;
+  reg ld_more_d;
   always @* begin
-    ld_u_d = ld_u_q;
     ld_data_d = ld_data_q;
     ld_cnt_d = ld_cnt_q;
-    ld_lastw_d = ld_lastw_q;
+    ld_left_d = ld_left_q;
     ld_small_d = ld_small_q;
-    ld_ready_d = ld_open_d & ~ld_cpy_d;
-    ld_we_d = ld_accept | ld_issue;
-    ld_fin_d = run_i & ~ld_open_d & ~ld_cpy_d;
-    ld_wen_d = {(ld_nlo == 3'd7) & (ld_accept | ld_issue),
-        (ld_nlo == 3'd6) & (ld_accept | ld_issue), (ld_nlo == 3'd5) & (ld_accept | ld_issue),
-        (ld_nlo == 3'd4) & (ld_accept | ld_issue), (ld_nlo == 3'd3) & (ld_accept | ld_issue),
-        (ld_nlo == 3'd2) & (ld_accept | ld_issue), (ld_nlo == 3'd1) & (ld_accept | ld_issue),
-        (ld_nlo == 3'd0) & (ld_accept | ld_issue)};
+    ld_nbk_d = ld_nbk_q;
+    ld_ncl_d = ld_ncl_q;
+    ld_u_d = ld_u_q;
+    ld_nu_d = ld_nu_q;
+    ld_open_d = ~abort_i & (load_i | (ld_open_q & ~(ld_accept & ld_lastw)));
+    ld_ready_d = ~abort_i &
+        (load_i | (ld_ready_q & ~(prm_valid_i & (ld_lastw | ld_small_q))) |
+          (~ld_ready_q & ld_open_q & ~(ld_cpy_q & ld_more_q)));
+    ld_we_d = ld_accept | ld_cpy_q;
+    ld_fin_d = ~abort_i &
+        (ld_fin_q |
+          (ld_accept & ld_lastw & ~ld_small_q) | (ld_act_q & ~ld_open_q & ld_cpy_q & ~ld_more_q));
+    ld_act_d = ~abort_i & (load_i | ld_act_q);
+    ld_cpy_d = ld_ready_q ? prm_valid_i & ld_small_q : ld_cpy_q & ld_more_q;
+    ld_wen_d = {(ld_accept & ld_nbk_q[7]) | (ld_cpy_q & (ld_nu_q == 3'd7)),
+        (ld_accept & ld_nbk_q[6]) | (ld_cpy_q & (ld_nu_q == 3'd6)),
+        (ld_accept & ld_nbk_q[5]) | (ld_cpy_q & (ld_nu_q == 3'd5)),
+        (ld_accept & ld_nbk_q[4]) | (ld_cpy_q & (ld_nu_q == 3'd4)),
+        (ld_accept & ld_nbk_q[3]) | (ld_cpy_q & (ld_nu_q == 3'd3)),
+        (ld_accept & ld_nbk_q[2]) | (ld_cpy_q & (ld_nu_q == 3'd2)),
+        (ld_accept & ld_nbk_q[1]) | (ld_cpy_q & (ld_nu_q == 3'd1)),
+        (ld_accept & ld_nbk_q[0]) | (ld_cpy_q & (ld_nu_q == 3'd0))};
     if (!load_i) begin
       if (ld_accept) begin
-        ld_u_d = ld_cnt_q;
         ld_data_d = {prm_shift_i, prm_scale_i};
         ld_cnt_d = ld_cnt_q + 11'd1;
-        ld_lastw_d = ld_cnt_q == ld_chm2_q;
+        ld_left_d = ld_left_q - 12'd1;
         ld_small_d = ld_small_q & (ld_cnt_q[3:0] != 4'd6);
-      end else if (ld_issue) begin
-        ld_u_d = ld_u_q + chans_i;
+        ld_nbk_d = {ld_nbk_q[6:0], ld_nbk_q[7]};
+        ld_ncl_d = ld_ncl_q + 3'd1;
+      end
+      if (ld_accept | ld_cpy_q) begin
+        ld_u_d = ld_ready_q ? ld_cnt_q : ld_u_q + chans_i;
+        ld_nu_d = ld_ready_q ? ld_ncl_q : ld_nu_q + chans_i[2:0];
       end
     end else begin
       ld_cnt_d = 11'd0;
-      ld_lastw_d = chans_i == 11'd1;
+      ld_left_d = ld_chm2_q;
       ld_small_d = 1'b1;
+      ld_nbk_d = 8'd1;
+      ld_ncl_d = chans_i[2:0];
     end
+    ld_more_d = ld_ready_q ? ld_cnt_q[3:0] < ld_ka_q : ld_u_q[3:0] < ld_kb_q;
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -109,29 +132,40 @@ module normcore_l8_i8_ptable (
       ld_ready_q <= 1'b0;
       ld_we_q <= 1'b0;
       ld_fin_q <= 1'b0;
+      ld_act_q <= 1'b0;
+      ld_cpy_q <= 1'b0;
       ld_wen_q <= 8'd0;
     end else begin
       ld_open_q <= ld_open_d;
       ld_ready_q <= ld_ready_d;
       ld_we_q <= ld_we_d;
       ld_fin_q <= ld_fin_d;
+      ld_act_q <= ld_act_d;
+      ld_cpy_q <= ld_cpy_d;
       ld_wen_q <= ld_wen_d;
     end
-    ld_u_q <= ld_u_d;
     ld_data_q <= ld_data_d;
     ld_cnt_q <= ld_cnt_d;
-    ld_lastw_q <= ld_lastw_d;
+    ld_left_q <= ld_left_d;
     ld_small_q <= ld_small_d;
+    ld_nbk_q <= ld_nbk_d;
+    ld_ncl_q <= ld_ncl_d;
+    ld_u_q <= ld_u_d;
+    ld_nu_q <= ld_nu_d;
+    ld_more_q <= ld_more_d;
   end
-  reg [10:0] ld_chm2_d;
-  reg [3:0] ld_k_d;
+  reg [11:0] ld_chm2_d;
+  reg [3:0] ld_ka_d;
+  reg [3:0] ld_kb_d;
   always @* begin
-    ld_chm2_d = chans_i - 11'd2;
-    ld_k_d = (ld_kw[4] | (chans_i[10:4] != 7'd0)) ? 4'd0 : ld_kw[3:0];
+    ld_chm2_d = {1'b0, chans_i} - 12'd2;
+    ld_ka_d = (ld_kaw[4] | (chans_i[10:4] != 7'd0)) ? 4'd0 : ld_kaw[3:0];
+    ld_kb_d = ((ld_kbw[5:4] != 2'd0) | (chans_i[10:4] != 7'd0)) ? 4'd0 : ld_kbw[3:0];
   end
   always @(posedge clk_i) begin
     ld_chm2_q <= ld_chm2_d;
-    ld_k_q <= ld_k_d;
+    ld_ka_q <= ld_ka_d;
+    ld_kb_q <= ld_kb_d;
   end
   assign prm_ready_o = ld_ready_q;
   assign busy_o = ld_we_q;
@@ -252,55 +286,39 @@ module normcore_l8_i8_ptable (
   );
 
   // Crossbar: lane i takes the bank holding its u (registered select)
-  wire [2:0] sel_0;
-  assign sel_0 = c0_lo;
-  reg [2:0] sel_q_0;  // beside the bank read
+  reg [2:0] c0lo_q;  // c0 mod 8, beside the bank read
   reg [2:0] sel2_q_0;  // beside the bank's output register
-  wire [2:0] sel_1;
-  assign sel_1 = c0_lo + lane_d_i[2:0];  // u = c0 + d_i, mod 8
-  reg [2:0] sel_q_1;  // beside the bank read
   reg [2:0] sel2_q_1;  // beside the bank's output register
-  wire [2:0] sel_2;
-  assign sel_2 = c0_lo + lane_d_i[5:3];  // u = c0 + d_i, mod 8
-  reg [2:0] sel_q_2;  // beside the bank read
+  reg [2:0] d_q_1;  // d_i mod 8, beside the bank read
   reg [2:0] sel2_q_2;  // beside the bank's output register
-  wire [2:0] sel_3;
-  assign sel_3 = c0_lo + lane_d_i[8:6];  // u = c0 + d_i, mod 8
-  reg [2:0] sel_q_3;  // beside the bank read
+  reg [2:0] d_q_2;  // d_i mod 8, beside the bank read
   reg [2:0] sel2_q_3;  // beside the bank's output register
-  wire [2:0] sel_4;
-  assign sel_4 = c0_lo + lane_d_i[11:9];  // u = c0 + d_i, mod 8
-  reg [2:0] sel_q_4;  // beside the bank read
+  reg [2:0] d_q_3;  // d_i mod 8, beside the bank read
   reg [2:0] sel2_q_4;  // beside the bank's output register
-  wire [2:0] sel_5;
-  assign sel_5 = c0_lo + lane_d_i[14:12];  // u = c0 + d_i, mod 8
-  reg [2:0] sel_q_5;  // beside the bank read
+  reg [2:0] d_q_4;  // d_i mod 8, beside the bank read
   reg [2:0] sel2_q_5;  // beside the bank's output register
-  wire [2:0] sel_6;
-  assign sel_6 = c0_lo + lane_d_i[17:15];  // u = c0 + d_i, mod 8
-  reg [2:0] sel_q_6;  // beside the bank read
+  reg [2:0] d_q_5;  // d_i mod 8, beside the bank read
   reg [2:0] sel2_q_6;  // beside the bank's output register
-  wire [2:0] sel_7;
-  assign sel_7 = c0_lo + lane_d_i[20:18];  // u = c0 + d_i, mod 8
-  reg [2:0] sel_q_7;  // beside the bank read
+  reg [2:0] d_q_6;  // d_i mod 8, beside the bank read
   reg [2:0] sel2_q_7;  // beside the bank's output register
+  reg [2:0] d_q_7;  // d_i mod 8, beside the bank read
   always @(posedge clk_i) begin
-    sel_q_0 <= sel_0;
-    sel2_q_0 <= sel_q_0;
-    sel_q_1 <= sel_1;
-    sel2_q_1 <= sel_q_1;
-    sel_q_2 <= sel_2;
-    sel2_q_2 <= sel_q_2;
-    sel_q_3 <= sel_3;
-    sel2_q_3 <= sel_q_3;
-    sel_q_4 <= sel_4;
-    sel2_q_4 <= sel_q_4;
-    sel_q_5 <= sel_5;
-    sel2_q_5 <= sel_q_5;
-    sel_q_6 <= sel_6;
-    sel2_q_6 <= sel_q_6;
-    sel_q_7 <= sel_7;
-    sel2_q_7 <= sel_q_7;
+    c0lo_q <= c0_lo;
+    sel2_q_0 <= c0lo_q;
+    d_q_1 <= lane_d_i[2:0];
+    sel2_q_1 <= c0lo_q + d_q_1;
+    d_q_2 <= lane_d_i[5:3];
+    sel2_q_2 <= c0lo_q + d_q_2;
+    d_q_3 <= lane_d_i[8:6];
+    sel2_q_3 <= c0lo_q + d_q_3;
+    d_q_4 <= lane_d_i[11:9];
+    sel2_q_4 <= c0lo_q + d_q_4;
+    d_q_5 <= lane_d_i[14:12];
+    sel2_q_5 <= c0lo_q + d_q_5;
+    d_q_6 <= lane_d_i[17:15];
+    sel2_q_6 <= c0lo_q + d_q_6;
+    d_q_7 <= lane_d_i[20:18];
+    sel2_q_7 <= c0lo_q + d_q_7;
   end
   reg [47:0] word_0;
   always @* begin

@@ -140,8 +140,9 @@ struct CoreConfig {
     if (table_direct()) return std::max(1, max_channels >> bank_sel_bits());
     return ((max_channels + banks() - 2) >> bank_sel_bits()) + 1;
   }
-  // Cycles from c0 to the lanes' parameters: the bank read and the bank's output register.
-  [[nodiscard]] static constexpr int table_stages() { return 2; }
+  // Cycles from c0 to the lanes' parameters: the bank read and the bank's output register; the
+  // per-lane copies register c0 / d_i and then their read address first (four).
+  [[nodiscard]] int table_stages() const { return table_copies() ? 4 : 2; }
   [[nodiscard]] int bank_addr_bits() const { return clog2(bank_depth() < 2 ? 2 : bank_depth()); }
   [[nodiscard]] int lane_count_bits() const { return bits_for(lanes); }  // holds L
   // Narrow in-channel offsets (used while S < L): the walker's r, per-lane q_i, L mod S, S - (L
