@@ -10,6 +10,7 @@
 
 #include "normcore/contract.hpp"
 #include "normcore/util/bits.hpp"
+#include "ref_affine.hpp"
 
 namespace normcore::detail::ref {
 
@@ -27,6 +28,7 @@ struct Kernel {
   JobSettings job;
   const std::uint8_t* lut8 = nullptr;  // [c][256] output bytes (xw == yw == 8)
   const std::uint32_t* lut = nullptr;  // [c][2^xw] output bits (xw <= 16)
+  const Affine8* affine = nullptr;     // NHWC bytes in int32 lanes (ref_affine.hpp)
 
   // One table row: every input code of channel c through the golden model.
   template <typename T>
