@@ -36,7 +36,7 @@ template <Rounding M, bool XS>
   }
 }
 
-#define NORMCORE_AFFINE_ARGS                                                                 \
+#define NORMCORE_AFFINE_ARGS                                                                \
   const std::uint8_t *src, std::uint8_t *dst, const std::int32_t *s, const std::int32_t *b, \
       std::uint64_t n, int r, std::int32_t lo, std::int32_t hi, std::int32_t k
 
@@ -119,8 +119,8 @@ auto pick(Rounding m, Isa isa) -> void (*)(NORMCORE_AFFINE_ARGS) {
 }  // namespace
 
 std::optional<Affine8> Affine8::make(const std::int64_t* scale, const std::int64_t* bias,
-                                     std::uint64_t channels, bool x_signed,
-                                     const JobSettings& job, const char* isa) {
+                                     std::uint64_t channels, bool x_signed, const JobSettings& job,
+                                     const char* isa) {
   const int r = job.shift;
   if (channels == 0 || r < 0 || r > 30) return std::nullopt;
   const std::int64_t xmax = x_signed ? 128 : 255;  // largest |x|

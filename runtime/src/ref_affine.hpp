@@ -32,8 +32,8 @@ class Affine8 {
   // `isa` caps the clone ("baseline", "avx2"; null: the best this CPU runs, which the
   // environment variable NORMCORE_REF_ISA caps the same way).
   static std::optional<Affine8> make(const std::int64_t* scale, const std::int64_t* bias,
-                                     std::uint64_t channels, bool x_signed,
-                                     const JobSettings& job, const char* isa = nullptr);
+                                     std::uint64_t channels, bool x_signed, const JobSettings& job,
+                                     const char* isa = nullptr);
 
   // n elements of an NHWC run whose first element has channel c0 (src may equal dst).
   void run_nhwc(const std::uint8_t* src, std::uint8_t* dst, std::uint64_t n,
@@ -46,9 +46,8 @@ class Affine8 {
   // n elements from block position `pos`; returns the position after them.
   std::uint64_t span(const std::uint8_t* src, std::uint8_t* dst, std::uint64_t n,
                      std::uint64_t pos) const;
-  using Fn = void (*)(const std::uint8_t*, std::uint8_t*, const std::int32_t*,
-                      const std::int32_t*, std::uint64_t, int, std::int32_t, std::int32_t,
-                      std::int32_t);
+  using Fn = void (*)(const std::uint8_t*, std::uint8_t*, const std::int32_t*, const std::int32_t*,
+                      std::uint64_t, int, std::int32_t, std::int32_t, std::int32_t);
   std::vector<std::int32_t> s_, b_;  // `block_` positions, position j = channel j % C
   std::uint64_t block_ = 0;
   int r_ = 0;

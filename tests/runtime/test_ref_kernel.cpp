@@ -62,7 +62,8 @@ void check_affine(const Affine8& a, const Case& k, std::uint64_t C, std::uint64_
                   const std::string& what) {
   const std::uint64_t n = 256 * C + 37;
   std::vector<std::uint8_t> x(n), y(n, 0xA5);
-  for (std::uint64_t e = 0; e < n; ++e) x[e] = static_cast<std::uint8_t>((e / C + 7 * (e % C)) & 0xFF);
+  for (std::uint64_t e = 0; e < n; ++e)
+    x[e] = static_cast<std::uint8_t>((e / C + 7 * (e % C)) & 0xFF);
   a.run_nhwc(x.data(), y.data(), n, c0);
   std::vector<std::uint8_t> z = x;
   a.run_nhwc(z.data(), z.data(), n, c0);
@@ -87,10 +88,9 @@ TEST(RefAffine8, EveryCodeEveryModeEveryCloneMatchesApply) {
             const auto a = Affine8::make(k.s.data(), k.b.data(), C, xs, k.job, isa);
             if (!a) continue;  // past the int32 limit: the tables serve it
             ++made;
-            const std::string what = std::string(a->isa()) + " " +
-                                     std::string(normcore::to_string(m)) + " xs=" +
-                                     std::to_string(xs) + " R=" + std::to_string(r) +
-                                     " C=" + std::to_string(C);
+            const std::string what =
+                std::string(a->isa()) + " " + std::string(normcore::to_string(m)) +
+                " xs=" + std::to_string(xs) + " R=" + std::to_string(r) + " C=" + std::to_string(C);
             check_affine(*a, k, C, static_cast<std::uint64_t>(pick(rng, 0, int(C) - 1)), what);
           }
         }
