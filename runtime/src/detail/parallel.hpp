@@ -52,7 +52,8 @@ void parallel_for(std::uint64_t parts, unsigned threads, F&& f) {
   worker(0);
   for (auto& th : pool) th.join();
   const auto first = std::min_element(err_at.begin(), err_at.end()) - err_at.begin();
-  if (err[static_cast<std::size_t>(first)]) std::rethrow_exception(err[static_cast<std::size_t>(first)]);
+  if (err[static_cast<std::size_t>(first)])
+    std::rethrow_exception(err[static_cast<std::size_t>(first)]);
 }
 
 }  // namespace normcore::detail
