@@ -4,6 +4,7 @@
 // kernel (tables, fast path, thread split) byte-identical for every thread count.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -78,6 +79,7 @@ void check_affine(const Affine8& a, const Case& k, std::uint64_t C, std::uint64_
 TEST(RefAffine8, EveryCodeEveryModeEveryCloneMatchesApply) {
   std::mt19937_64 rng(17);
   int made = 0;
+  std::map<std::string, int> clones;
   for (const char* isa : {"baseline", "avx2", "avx512"}) {
     for (const Rounding m :
          {Rounding::floor, Rounding::half_up, Rounding::half_even, Rounding::half_away}) {
@@ -88,6 +90,7 @@ TEST(RefAffine8, EveryCodeEveryModeEveryCloneMatchesApply) {
             const auto a = Affine8::make(k.s.data(), k.b.data(), C, xs, k.job, isa);
             if (!a) continue;  // past the int32 limit: the tables serve it
             ++made;
+            ++clones[a->isa()];
             const std::string what =
                 std::string(a->isa()) + " " + std::string(normcore::to_string(m)) +
                 " xs=" + std::to_string(xs) + " R=" + std::to_string(r) + " C=" + std::to_string(C);
@@ -98,6 +101,11 @@ TEST(RefAffine8, EveryCodeEveryModeEveryCloneMatchesApply) {
     }
   }
   EXPECT_GT(made, 250);  // most cases take the fast path (it must not decline everything)
+  // On an AVX-512 machine both AVX-512 clones ran (int16 scales: VPMADDWD; wider: VPMULLD).
+  if (clones.count("avx512") + clones.count("avx512-madd") > 0) {
+    EXPECT_GT(clones["avx512"], 0);
+    EXPECT_GT(clones["avx512-madd"], 0);
+  }
 }
 
 TEST(RefAffine8, DeclinesWhenInt32LanesCouldOverflow) {
