@@ -217,7 +217,16 @@ bool direct_possible(DriverCore& k, const RunShared& r) {
 }
 
 void run_host(DriverCore& k, RunShared& r) {
-  const auto tiles = plan_tiles(k, r.shape, r.params->group_channels, direct_possible(k, r));
+  const bool direct = direct_possible(k, r);
+  auto tiles = plan_tiles(k, r.shape, r.params->group_channels, direct);
+  // Direct tiles are unbounded by the staging budget: if any of them is not one contiguous piece
+  // (it would be staged whole), plan staged tiles instead.
+  const auto contiguous = [&](const Tile& t) {
+    return Runs(r.shape, t, r.params->groups[static_cast<std::size_t>(t.g)]).contiguous();
+  };
+  if (direct && !std::all_of(tiles.begin(), tiles.end(), contiguous)) {
+    tiles = plan_tiles(k, r.shape, r.params->group_channels, false);
+  }
   std::uint64_t done = 0;
   for (const Tile& t : tiles) {
     done += run_tile(k, r, t, done);
