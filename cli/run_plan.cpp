@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "commands.hpp"
 #include "normcore/npz.hpp"
@@ -41,24 +42,42 @@ std::vector<std::int64_t> random_input(const ArithSpec& spec, std::size_t count,
   return x;
 }
 
-std::vector<double> reference_output(const BnParams& bn, const ArithSpec& spec,
-                                     std::span<const std::int64_t> x, const JobShape& job) {
-  const Quant in = bn.integer_io ? Quant{} : bn.in;
-  const Quant out = bn.integer_io ? Quant{} : bn.out;
-  const auto [lo, hi] = activation_bounds(bn, spec);
-  const auto c = static_cast<std::int64_t>(job.c);
-  const auto inner = static_cast<std::int64_t>(job.hw);
-  std::vector<double> k(job.c);
-  for (std::size_t i = 0; i < job.c; ++i) k[i] = bn.gamma[i] / std::sqrt(bn.var[i] + bn.eps);
-  std::vector<double> y(x.size());
-  for (std::size_t e = 0; e < x.size(); ++e) {
+namespace {
+
+// The float reference of one element (reference_output), without a vector of them.
+struct Reference {
+  Quant in, out;
+  std::int64_t lo = 0, hi = 0, c = 1, inner = 1;
+  Layout layout = Layout::nchw;
+  const BnParams& bn;
+  std::vector<double> k;
+  Reference(const BnParams& b, const ArithSpec& spec, const JobShape& job) : bn(b) {
+    in = bn.integer_io ? Quant{} : bn.in;
+    out = bn.integer_io ? Quant{} : bn.out;
+    std::tie(lo, hi) = activation_bounds(bn, spec);
+    c = static_cast<std::int64_t>(job.c);
+    inner = static_cast<std::int64_t>(job.hw);
+    layout = job.layout;
+    k.resize(job.c);
+    for (std::size_t i = 0; i < job.c; ++i) k[i] = bn.gamma[i] / std::sqrt(bn.var[i] + bn.eps);
+  }
+  [[nodiscard]] double operator()(std::size_t e, std::int64_t x) const {
     const auto ch =
-        static_cast<std::size_t>(channel_of(static_cast<std::int64_t>(e), c, inner, job.layout));
-    const double xr = in.scale * static_cast<double>(x[e] - in.zero_point);
+        static_cast<std::size_t>(channel_of(static_cast<std::int64_t>(e), c, inner, layout));
+    const double xr = in.scale * static_cast<double>(x - in.zero_point);
     const double v = (xr - bn.mean[ch]) * k[ch] + bn.beta[ch];
     const double q = v / out.scale + static_cast<double>(out.zero_point);
-    y[e] = std::clamp(q, static_cast<double>(lo), static_cast<double>(hi));
+    return std::clamp(q, static_cast<double>(lo), static_cast<double>(hi));
   }
+};
+
+}  // namespace
+
+std::vector<double> reference_output(const BnParams& bn, const ArithSpec& spec,
+                                     std::span<const std::int64_t> x, const JobShape& job) {
+  const Reference ref(bn, spec, job);
+  std::vector<double> y(x.size());
+  for (std::size_t e = 0; e < x.size(); ++e) y[e] = ref(e, x[e]);
   return y;
 }
 
@@ -94,20 +113,21 @@ LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<cons
   auto params = acc.upload(image);
   const JobShape job = job_shape(layer.job);
   acc.run(params, view(xin), view(yout), job);
-  const auto ref = reference_output(bn, image.spec, x, job);
+  const Reference ref(bn, image.spec, job);
   LayerCheck r;
   r.name = layer.name;
   r.job = job;
   r.elements = x.size();
   r.bound = layer.worst_err;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    const double err = std::fabs(static_cast<double>(yout[i]) - ref[i]);
+    const double want = ref(i, x[i]);
+    const double err = std::fabs(static_cast<double>(yout[i]) - want);
     if (err > r.max_err || i == 0) {
       r.max_err = err;
       r.worst_index = i;
       r.worst_x = x[i];
       r.worst_y = yout[i];
-      r.worst_ref = ref[i];
+      r.worst_ref = want;
       r.worst_channel =
           channel_of(static_cast<std::int64_t>(i), static_cast<std::int64_t>(layer.job.c),
                      static_cast<std::int64_t>(layer.job.hw), layer.job.layout);
@@ -156,9 +176,11 @@ std::map<std::string, std::string> input_files(const import::LoadedPlan& plan,
   return files;
 }
 
-// The inputs of every layer (a file from --input, else random) and where they came from.
+// The input of every layer: a file from --input (mapped and its header checked up front, so a
+// bad file fails before any layer runs; the elements are decoded when the layer runs), else
+// random. One layer's elements are held at a time.
 struct PlanInputs {
-  std::vector<std::vector<std::int64_t>> xs;
+  std::vector<std::optional<MappedNpy>> files;  // per layer; none: random
   std::vector<std::string> from;
 };
 
@@ -170,22 +192,42 @@ PlanInputs plan_inputs(const PlanRunOptions& o, const import::LoadedPlan& plan, 
     (void)acc.upload(read_params(l.params_file));  // widths and settings fit the device
     auto it = files.find(l.name);
     if (it == files.end()) {
-      in.xs.push_back(import::random_input(plan.spec, l.job.elements(), o.seed + i));
+      in.files.emplace_back();
       in.from.push_back("random (seed " + std::to_string(o.seed + i) + ")");
       continue;
     }
-    const NpyArray a = read_npy(it->second);
-    if (!a.is_integer()) {
-      throw Error("--input " + it->second + ": dtype " + a.dtype + " is not an integer type");
+    MappedNpy m = MappedNpy::open(it->second);
+    const NpyHeader& h = m.header();
+    if (h.kind != 'i' && h.kind != 'u' && h.kind != 'b') {
+      throw Error("--input " + it->second + ": dtype " + h.dtype + " is not an integer type");
     }
-    if (a.size() != l.job.elements()) {
-      throw Error("--input " + it->second + ": " + std::to_string(a.size()) + " elements, layer '" +
+    if (h.count != l.job.elements()) {
+      throw Error("--input " + it->second + ": " + std::to_string(h.count) + " elements, layer '" +
                   l.name + "' needs " + std::to_string(l.job.elements()));
     }
-    in.xs.push_back(a.as_int);
+    in.files.emplace_back(std::move(m));
     in.from.push_back(it->second);
   }
   return in;
+}
+
+// Layer i's input elements (decoded from the mapped file's little-endian integers, or random).
+std::vector<std::int64_t> layer_input(const PlanRunOptions& o, const import::LoadedPlan& plan,
+                                      const PlanInputs& in, std::size_t i) {
+  if (!in.files[i]) {
+    return import::random_input(plan.spec, plan.layers[i].job.elements(), o.seed + i);
+  }
+  const NpyHeader& h = in.files[i]->header();
+  const std::uint8_t* p = in.files[i]->data().data();
+  const auto w = static_cast<std::size_t>(h.item_size);
+  std::vector<std::int64_t> x(h.count);
+  for (std::size_t e = 0; e < h.count; ++e, p += w) {
+    std::uint64_t u = 0;
+    for (std::size_t b = 0; b < w; ++b) u |= static_cast<std::uint64_t>(p[b]) << (8 * b);
+    if (h.kind == 'i' && w < 8 && ((u >> (8 * w - 1)) & 1u) != 0) u |= ~std::uint64_t{0} << (8 * w);
+    x[e] = static_cast<std::int64_t>(u);
+  }
+  return x;
 }
 
 void print_check(const PlanRunOptions& o, const import::PlannedLayer& l,
@@ -231,7 +273,7 @@ int run_plan(const PlanRunOptions& o) {
     const auto& l = plan.layers[i];
     import::LayerCheck c;
     try {
-      c = import::run_layer(*acc, l, in.xs[i]);
+      c = import::run_layer(*acc, l, layer_input(o, plan, in, i));
     } catch (const std::exception& e) {
       std::cerr << "normcore run: error: layer " << l.name << ": " << e.what() << "\n";
       return dynamic_cast<const InputValueError*>(&e) != nullptr ? kExitBadInput : kExitFailure;

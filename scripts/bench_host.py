@@ -8,6 +8,7 @@ in one run on this machine.
   `normcore run` on a 16 MiB .npy: wall time and peak RSS vs `cp` of the same file
 
 Usage: .venv/bin/python scripts/bench_host.py [--build build] [--mib 64] [--repeat 5]
+       [--torch-python /tmp/torchvenv/bin/python]
 (after scripts/test_python.sh has installed the package into .venv).
 """
 
@@ -64,7 +65,7 @@ def numpy_bn(x, img):
     return np.clip(acc >> r, *img.clamp).astype(np.int8)
 
 
-def bench_device(manifest, mib, repeat, rng):
+def bench_device(manifest, mib, repeat, rng, torch_python=None):
     nbytes = mib << 20
     c = 64
     hw = nbytes // c
@@ -102,7 +103,7 @@ def bench_device(manifest, mib, repeat, rng):
             t_np = best(max(1, repeat // 2), lambda: numpy_bn(x, img))
             print(f"numpy x*s+b, round, clamp (int32), {mib} MiB: {t_np * 1e3:.2f} ms; "
                   f"Accelerator.run is {t_np / t_run:.2f}x numpy")
-            bench_torch(x, img, t_run, repeat)
+            bench_torch(x, img, t_run, repeat, torch_python)
             for tmb in (1, 4):
                 xs = x.ravel()[: (tmb << 20)].reshape(1, c, -1)
                 bs, bso = acc.alloc(xs.nbytes), acc.alloc(xs.nbytes)
@@ -118,13 +119,39 @@ def bench_device(manifest, mib, repeat, rng):
                       f"{t_s * 1e3:.3f} ms ({t_b / t_s:.2f}x)")
 
 
-def bench_torch(x, img, t_run, repeat):
+TORCH_TIMER = """
+import sys, time, numpy as np, torch
+c, hw, repeat = (int(v) for v in sys.argv[1:4])
+x = np.random.default_rng(0).integers(-128, 128, size=(1, c, hw, 1), dtype=np.int8)
+xt = torch.quantize_per_tensor(torch.from_numpy(x.astype(np.float32)), 1.0, 0, torch.qint8)
+w, b, m, v = torch.ones(c), torch.zeros(c), torch.zeros(c), torch.ones(c)
+best = float("inf")
+for _ in range(repeat):
+    t0 = time.perf_counter()
+    torch.ops.quantized.batch_norm2d(xt, w, b, m, v, 1e-5, 1.0, 0)
+    best = min(best, time.perf_counter() - t0)
+print(best, torch.get_num_threads(), torch.__version__)
+"""
+
+
+def bench_torch(x, img, t_run, repeat, torch_python):
+    """torch's quantized batch_norm2d on a tensor of the same shape: in this interpreter when it
+    imports torch, else in `torch_python` (e.g. a throwaway venv: torch is no dependency)."""
+    c = x.shape[1]
     try:
         import torch  # noqa: F401 (optional: not in the test venv)
     except ImportError:
-        print("torch quantized batch_norm: torch cannot be imported here; skipped")
+        if not torch_python:
+            print("torch quantized batch_norm: torch cannot be imported here and no "
+                  "--torch-python; skipped")
+            return
+        out = subprocess.run([torch_python, "-c", TORCH_TIMER, str(c), str(x.size // c),
+                              str(max(1, repeat // 2))], check=True, capture_output=True,
+                             text=True).stdout.split()
+        t, threads, ver = float(out[0]), out[1], out[2]
+        print(f"torch {ver} quantized.batch_norm2d ({threads} threads, {torch_python}): "
+              f"{t * 1e3:.2f} ms; Accelerator.run is {t / t_run:.2f}x torch")
         return
-    c = x.shape[1]
     xt = torch.quantize_per_tensor(torch.from_numpy(x.astype(np.float32)).reshape(1, c, -1, 1),
                                    1.0, 0, torch.qint8)
     w, b = torch.ones(c), torch.zeros(c)
@@ -163,6 +190,9 @@ def main():
     ap.add_argument("--build", default=str(ROOT / "build"))
     ap.add_argument("--mib", type=int, default=64)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--torch-python", default=None,
+                    help="an interpreter that imports torch, for the torch figure when this one "
+                         "cannot (e.g. /tmp/torchvenv/bin/python)")
     a = ap.parse_args()
     build = pathlib.Path(a.build)
     manifest = build / "devices" / "normcore" / "rtl" / "manifest.json"
@@ -174,7 +204,7 @@ def main():
     rng = np.random.default_rng(0)
     print(f"bench_host: {os.cpu_count()} cores, numpy {np.__version__}, load average "
           f"{os.getloadavg()[0]:.1f}")
-    bench_device(str(manifest), a.mib, a.repeat, rng)
+    bench_device(str(manifest), a.mib, a.repeat, rng, a.torch_python)
     bench_cli(str(cli), str(manifest), a.repeat, rng)
 
 

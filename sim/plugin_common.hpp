@@ -23,7 +23,7 @@
 
 namespace normcore::plugin {
 
-inline constexpr int kAbi = 1;  // runtime/src/sim_loader.cpp: kPluginAbi
+inline constexpr int kAbi = 2;  // runtime/src/sim_loader.cpp: kPluginAbi
 inline constexpr std::uint64_t kRegionBase = 0x4000'0000;
 
 // Defined by each plugin (plugin_common.cpp exports it through the C ABI).

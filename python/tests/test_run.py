@@ -159,6 +159,26 @@ def test_tiling_on_a_small_device(small_manifest, rng):
         assert a.submit(p, x).result().shape == x.shape
 
 
+def test_int8_tiles_in_place_and_staged(cli, tmp_path, rng):
+    """int8 host arrays on a device with INNER <= 15 and 4 channels: NHWC tiles are contiguous and
+    run in place on the arrays; NCHW tiles (HW split at INNER) are not, so the run is staged.
+    Both equal the contract, and equal a device that always stages (direct=0)."""
+    from conftest import gen
+    m = gen(cli, tmp_path / "rtl", "--name", "nc_i8_small", "--lanes", "2", "--max-channels", "4",
+            "--inner-bits", "4")
+    for layout in ("nchw", "nhwc"):
+        outs = []
+        for opt in ("", ",direct=0"):
+            with normcore.Accelerator.open("ref:" + m + opt) as a:
+                _, f, p = layer(a, np.random.default_rng(5), 7)
+                x = np.random.default_rng(6).integers(-128, 128, size=(2, 7, 40), dtype=np.int8)
+                xl = x if layout == "nchw" else np.ascontiguousarray(x.transpose(0, 2, 1))
+                y = a.run(p, xl, layout=layout)
+                outs.append(y if layout == "nchw" else y.transpose(0, 2, 1))
+        assert np.array_equal(outs[0], outs[1])
+        assert np.array_equal(outs[0], contract_half_even(x, f.params))
+
+
 def test_errors(acc, manifest, rng):
     _, _, p = layer(acc, rng, 16)
     with pytest.raises(normcore.Error, match="channels|C ="):

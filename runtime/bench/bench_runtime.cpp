@@ -1,6 +1,6 @@
 // Runtime benchmark (not a test): prints figures and ratios, asserts nothing.
 //
-//   bench_runtime <devices dir> [MiB]
+//   bench_runtime <devices dir> [MiB] [ref: options, e.g. threads=1]
 //
 // 1. memcpy of an S MiB buffer (warm, best of 5) as the yardstick;
 // 2. the ref backend on an S MiB int8 tensor: zero-copy device buffers, and host tensors through
@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
   const std::string man = dir + "/normcore/rtl/manifest.json";
 
   const double t_memcpy = bench_memcpy(mib, bytes);
-  auto acc = Accelerator::open("ref:" + man);
+  auto acc = Accelerator::open("ref:" + man + (argc > 3 ? "," + std::string(argv[3]) : ""));
   const ArithSpec spec = acc.manifest().config.arith();
   const std::uint64_t c = 64, n = 1, hw = bytes / c;
   const JobShape shape{n, c, hw, Layout::nchw};

@@ -7,12 +7,16 @@
 
 #include "detail/driver_convert.hpp"
 #include "detail/driver_util.hpp"
+#include "detail/parallel.hpp"
 
 namespace normcore::detail {
 
-std::vector<Tile> plan_tiles(const DriverCore& k, const JobShape& s, std::uint64_t group_channels) {
+std::vector<Tile> plan_tiles(const DriverCore& k, const JobShape& s, std::uint64_t group_channels,
+                             bool direct) {
   const DeviceConfig& c = k.cfg();
-  const std::uint64_t budget = k.opt.max_tile_elements;
+  // Staged tiles fit the staging budget; direct ones (run_tile_direct) only the device's limits.
+  const std::uint64_t budget =
+      direct ? std::max(k.opt.max_tile_elements, s.elements()) : k.opt.max_tile_elements;
   const std::uint64_t cg = group_channels;
   const std::uint64_t groups = ceil_div(s.c, cg);
   std::uint64_t pw = s.hw;
@@ -51,24 +55,59 @@ DmaBuffer& staging(Device& dev, std::unique_ptr<DmaBuffer>& slot, std::uint64_t 
   return *slot;
 }
 
-// Host element index of (image n, channel c, position p), and the device buffer's order of the
-// tile: nchw [nn][cg][pw], nhwc [nn][pw][cg]. Calls f(device index, host index, length) per
-// contiguous run of elements.
-template <typename F>
-void for_each_run(const JobShape& s, const Tile& t, const ParamGroup& g, F&& f) {
-  const std::uint64_t cg = g.channels, c0 = g.c0;
-  std::uint64_t d = 0;
-  for (std::uint64_t n = t.n0; n < t.n0 + t.nn; ++n) {
-    if (s.layout == Layout::nchw) {
-      for (std::uint64_t c = c0; c < c0 + cg; ++c, d += t.pw) {
-        f(d, (n * s.c + c) * s.hw + t.p0, t.pw);
-      }
-    } else {
-      for (std::uint64_t p = t.p0; p < t.p0 + t.pw; ++p, d += cg) {
-        f(d, (n * s.hw + p) * s.c + c0, cg);
-      }
-    }
+// The tile's runs: the device buffer's order is nchw [nn][cg][pw], nhwc [nn][pw][cg], so run i
+// (of `count`, each `len` elements) is device elements [i * len, (i + 1) * len) and starts at
+// host element host(i).
+struct Runs {
+  const JobShape& s;
+  const Tile& t;
+  std::uint64_t cg, c0, count, len;
+  Runs(const JobShape& shape, const Tile& tile, const ParamGroup& g)
+      : s(shape), t(tile), cg(g.channels), c0(g.c0) {
+    count = t.nn * (s.layout == Layout::nchw ? cg : t.pw);
+    len = s.layout == Layout::nchw ? t.pw : cg;
   }
+  [[nodiscard]] std::uint64_t host(std::uint64_t i) const {
+    if (s.layout == Layout::nchw) return ((t.n0 + i / cg) * s.c + c0 + i % cg) * s.hw + t.p0;
+    return ((t.n0 + i / t.pw) * s.hw + t.p0 + i % t.pw) * s.c + c0;
+  }
+  // Every run continues the one before in host memory (the strides inside an image and from
+  // one image to the next are constant, so two boundaries decide it).
+  [[nodiscard]] bool contiguous() const {
+    const std::uint64_t per_image = count / t.nn;
+    if (per_image > 1 && host(1) != host(0) + len) return false;
+    return t.nn == 1 || host(per_image) == host(per_image - 1) + len;
+  }
+};
+
+// Calls f(device index, host index, length) for every contiguous piece of the tile's elements,
+// runs that continue each other in host memory merged (a tile of whole images is one piece),
+// split over up to `threads` threads in element ranges that start on multiples of 8 elements
+// (whole bytes of any packed width): each thread writes its own bytes, so the result does not
+// depend on the thread count.
+template <typename F>
+void for_each_run(const JobShape& s, const Tile& t, const ParamGroup& g, unsigned threads, F&& f) {
+  const Runs r(s, t, g);
+  const std::uint64_t total = r.count * r.len;
+  if (total == 0) return;
+  const std::uint64_t parts =
+      total >= (std::uint64_t{1} << 18) ? std::max(1u, threads) : std::uint64_t{1};
+  const std::uint64_t chunk = round_up(ceil_div(total, parts), 8);
+  parallel_for(ceil_div(total, chunk), static_cast<unsigned>(parts), [&](std::uint64_t k) {
+    const std::uint64_t e0 = k * chunk, e1 = std::min(total, e0 + chunk);
+    std::uint64_t e = e0;
+    while (e < e1) {
+      std::uint64_t i = e / r.len;
+      const std::uint64_t h = r.host(i) + e % r.len;
+      std::uint64_t end = std::min(e1, (i + 1) * r.len);
+      while (end < e1 && r.host(i + 1) == r.host(i) + r.len) {  // the next run continues it
+        ++i;
+        end = std::min(e1, (i + 1) * r.len);
+      }
+      f(e, h, end - e);
+      e = end;
+    }
+  });
 }
 
 // The device job of one tile.
@@ -96,6 +135,36 @@ std::function<void(std::uint64_t)> job_progress(const DriverCore& k, std::uint64
       [&k, done, job, total](std::uint64_t e) { k.opt.progress(done + std::min(e, job), total); };
 }
 
+// Host bytes are the device's elements as they are (8-bit elements of the same signedness).
+bool same_format(DType t, int w, bool sgn) {
+  return w == 8 && ((t == DType::int8 && sgn) || (t == DType::uint8 && !sgn));
+}
+
+// Runs a tile in place on the host tensors when it is one contiguous piece of each, both are in
+// the device's format, and the device can address host memory (import_host: ref). Returns false
+// (nothing done) otherwise; then the tile is staged. Caller holds dev_mu.
+bool run_tile_direct(DriverCore& k, RunShared& r, const Tile& t, const ParamGroup& g,
+                     std::uint64_t done, std::uint64_t elems) {
+  const ArithSpec& a = k.spec;
+  if (!same_format(r.in.dtype, a.xw, a.x_signed) || !same_format(r.out.dtype, a.yw, a.y_signed)) {
+    return false;
+  }
+  const Runs runs(r.shape, t, g);
+  if (!runs.contiguous()) return false;
+  const std::uint64_t h = runs.host(0);
+  const auto* in = static_cast<const std::uint8_t*>(r.in.data) + h;
+  auto* out = static_cast<std::uint8_t*>(r.out.data) + h;
+  if (in != out && in < out + elems && out < in + elems) return false;  // partial overlap
+  auto bi = k.dev->import_host(in, static_cast<std::size_t>(elems), false);
+  auto bo = bi ? k.dev->import_host(out, static_cast<std::size_t>(elems), true) : nullptr;
+  if (!bo) return false;
+  DevJob j = tile_job(r.shape, t, g, r.params->image.job);
+  j.src = bi->device_address();
+  j.dst = bo->device_address();
+  k.engine.execute(j, r.stats, job_progress(k, done, elems, r.shape.elements()));
+  return true;
+}
+
 // Gathers, runs and scatters one tile (after `done` elements of the run); returns its element
 // count.
 std::uint64_t run_tile(DriverCore& k, RunShared& r, const Tile& t, std::uint64_t done) {
@@ -107,10 +176,16 @@ std::uint64_t run_tile(DriverCore& k, RunShared& r, const Tile& t, std::uint64_t
   const std::uint64_t out_bytes = ceil_div(elems * static_cast<std::uint64_t>(a.yw), 8);
   std::lock_guard lk(k.dev_mu);
   const std::uint64_t reads0 = k.dev->counters().reads, writes0 = k.dev->counters().writes;
+  if (run_tile_direct(k, r, t, g, done, elems)) {
+    r.stats.mmio_reads += k.dev->counters().reads - reads0;
+    r.stats.mmio_writes += k.dev->counters().writes - writes0;
+    return elems;
+  }
   DmaBuffer& bi = staging(*k.dev, k.stage_in, in_bytes);
   DmaBuffer& bo = staging(*k.dev, k.stage_out, out_bytes);
   std::uint8_t* ip = bi.map().data();
-  for_each_run(s, t, g, [&](std::uint64_t d, std::uint64_t h, std::uint64_t len) {
+  const unsigned threads = k.opt.threads != 0 ? k.opt.threads : default_threads();
+  for_each_run(s, t, g, threads, [&](std::uint64_t d, std::uint64_t h, std::uint64_t len) {
     gather(r.in, r.opt, a, ip, d, h, len);
   });
   bi.sync_to_device(0, static_cast<std::size_t>(in_bytes));
@@ -120,7 +195,7 @@ std::uint64_t run_tile(DriverCore& k, RunShared& r, const Tile& t, std::uint64_t
   k.engine.execute(j, r.stats, job_progress(k, done, elems, s.elements()));
   bo.sync_from_device(0, static_cast<std::size_t>(out_bytes));
   const std::uint8_t* op = bo.map().data();
-  for_each_run(s, t, g, [&](std::uint64_t d, std::uint64_t h, std::uint64_t len) {
+  for_each_run(s, t, g, threads, [&](std::uint64_t d, std::uint64_t h, std::uint64_t len) {
     scatter(r.out, r.opt, a, op, d, h, len);
   });
   r.stats.mmio_reads += k.dev->counters().reads - reads0;
@@ -128,8 +203,30 @@ std::uint64_t run_tile(DriverCore& k, RunShared& r, const Tile& t, std::uint64_t
   return elems;
 }
 
+// Whether the tiles may be planned for run_tile_direct: both tensors in the device's format and
+// the device can address all of both (imports of the whole tensors, dropped again).
+bool direct_possible(DriverCore& k, const RunShared& r) {
+  const ArithSpec& a = k.spec;
+  if (!same_format(r.in.dtype, a.xw, a.x_signed) || !same_format(r.out.dtype, a.yw, a.y_signed)) {
+    return false;
+  }
+  const auto n = static_cast<std::size_t>(r.shape.elements());
+  std::lock_guard lk(k.dev_mu);
+  auto bi = k.dev->import_host(r.in.data, n, false);
+  return bi && k.dev->import_host(r.out.data, n, true) != nullptr;
+}
+
 void run_host(DriverCore& k, RunShared& r) {
-  const auto tiles = plan_tiles(k, r.shape, r.params->group_channels);
+  const bool direct = direct_possible(k, r);
+  auto tiles = plan_tiles(k, r.shape, r.params->group_channels, direct);
+  // Direct tiles are unbounded by the staging budget: if any of them is not one contiguous piece
+  // (it would be staged whole), plan staged tiles instead.
+  const auto contiguous = [&](const Tile& t) {
+    return Runs(r.shape, t, r.params->groups[static_cast<std::size_t>(t.g)]).contiguous();
+  };
+  if (direct && !std::all_of(tiles.begin(), tiles.end(), contiguous)) {
+    tiles = plan_tiles(k, r.shape, r.params->group_channels, false);
+  }
   std::uint64_t done = 0;
   for (const Tile& t : tiles) {
     done += run_tile(k, r, t, done);

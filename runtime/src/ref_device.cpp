@@ -3,6 +3,7 @@
 // runs on it as on the RTL co-simulation or the FPGA.
 //
 //   ref:<manifest.json>[,mem=<bytes>][,fail_job=N][,fail=read|write][,hang_job=N][,threads=N]
+//       [,direct=0|1]
 //
 //   mem       size of the synthetic device address region DMA buffers are carved from (default
 //             1 GiB at 0x4000_0000, clipped to the manifest's address width)
@@ -11,7 +12,9 @@
 //             first write burst (fail=write: ERR_ADDR = DST); nothing is written
 //   hang_job  the N-th job never finishes: STATUS.busy stays 1, no interrupt, until
 //             CTRL.soft_reset aborts it
-//   threads   worker threads for large jobs (default: hardware concurrency, at most 8)
+//   threads   worker threads for large jobs (default: NORMCORE_THREADS, else the machine's)
+//   direct    1 (default): host memory can be imported as DMA buffers (import_host), so the
+//             driver runs host tensors of the device's format in place; 0: it stages them
 //
 // Everything about the device comes from the manifest: register offsets, fields and access
 // types, reset values, error codes, widths, bus and burst sizes. Jobs run synchronously inside
@@ -47,7 +50,7 @@ RefBuffer::~RefBuffer() {
   std::lock_guard lock(mem_->mu);
   mem_->alloc.release(addr_);
   mem_->live.erase(addr_);
-  if (mem_->owner != nullptr) mem_->owner->on_release(size_);
+  if (mem_->owner != nullptr && data_) mem_->owner->on_release(size_);
 }
 
 namespace {
@@ -225,6 +228,21 @@ std::unique_ptr<DmaBuffer> RefDevice::alloc(std::size_t bytes, std::size_t align
   return std::make_unique<RefBuffer>(mem_, *addr, bytes, std::move(data));
 }
 
+std::unique_ptr<DmaBuffer> RefDevice::import_host(const void* data, std::size_t bytes,
+                                                  bool writable) {
+  if (!opt_.direct || data == nullptr || bytes == 0) return nullptr;
+  const std::uint64_t bus = static_cast<std::uint64_t>(manifest().config.bus_bytes());
+  // Readable: whole bus words (the device reads only the job's bytes); writable: the bytes.
+  const std::uint64_t span = ceil_div(bytes, bus) * bus;
+  std::lock_guard lock(mem_->mu);
+  const auto addr = mem_->alloc.allocate(span, std::max<std::uint64_t>(bus, 64));
+  if (!addr) return nullptr;  // no address space left: the caller stages instead
+  // The device model writes only through Block::data inside Block::size (0: read-only).
+  auto* p = const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(data));
+  mem_->live[*addr] = Block{*addr, writable ? bytes : 0, span, p};
+  return std::make_unique<RefBuffer>(mem_, *addr, bytes, p);
+}
+
 bool RefDevice::wait_irq(std::chrono::milliseconds timeout) {
   ++mutable_counters().irq_waits;
   if (irq_line()) return true;
@@ -310,8 +328,8 @@ std::unique_ptr<Device> open_ref_device(const DeviceSpec& spec) {
   ref::Options opt;
   opt.mem = r.at_least("mem", opt.mem, 1);
   opt.faults = r.faults();
-  const unsigned hw = std::thread::hardware_concurrency();
-  opt.threads = static_cast<unsigned>(r.u64("threads", std::clamp(hw, 1u, 8u), 1, 256));
+  opt.threads = static_cast<unsigned>(r.u64("threads", default_threads(), 1, 256));
+  opt.direct = r.u64("direct", 1, 0, 1) == 1;
   Manifest m;
   try {
     m = load_manifest(spec.target);

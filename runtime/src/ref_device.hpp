@@ -23,6 +23,7 @@ struct Options {
   std::uint64_t mem = std::uint64_t{1} << 30;
   FaultOptions faults;
   unsigned threads = 1;
+  bool direct = true;  // import_host supported (direct=0: the driver stages every tile)
 };
 
 // A field of the register file: its register's slot (offset / 4) and description.
@@ -36,12 +37,15 @@ class RefBuffer final : public DmaBuffer {
  public:
   RefBuffer(std::shared_ptr<Memory> mem, std::uint64_t addr, std::size_t size,
             std::unique_ptr<std::uint8_t[]> data)
-      : mem_(std::move(mem)), addr_(addr), size_(size), data_(std::move(data)) {}
+      : mem_(std::move(mem)), addr_(addr), size_(size), data_(std::move(data)), ptr_(data_.get()) {}
+  // Imported host memory (RefDevice::import_host): borrowed, not counted as device memory.
+  RefBuffer(std::shared_ptr<Memory> mem, std::uint64_t addr, std::size_t size, std::uint8_t* host)
+      : mem_(std::move(mem)), addr_(addr), size_(size), ptr_(host) {}
   ~RefBuffer() override;
 
   [[nodiscard]] std::uint64_t device_address() const override { return addr_; }
   [[nodiscard]] std::size_t size() const override { return size_; }
-  [[nodiscard]] std::span<std::uint8_t> map() override { return {data_.get(), size_}; }
+  [[nodiscard]] std::span<std::uint8_t> map() override { return {ptr_, size_}; }
   // Coherent memory: only the bounds are checked.
   void sync_to_device(std::size_t offset, std::size_t length) override {
     check(offset, length, "sync_to_device");
@@ -61,7 +65,8 @@ class RefBuffer final : public DmaBuffer {
   std::shared_ptr<Memory> mem_;
   std::uint64_t addr_;
   std::size_t size_;
-  std::unique_ptr<std::uint8_t[]> data_;
+  std::unique_ptr<std::uint8_t[]> data_;  // null for imported host memory
+  std::uint8_t* ptr_ = nullptr;
 };
 
 class RefDevice final : public Device {
@@ -73,6 +78,8 @@ class RefDevice final : public Device {
   }
 
   std::unique_ptr<DmaBuffer> alloc(std::size_t bytes, std::size_t align) override;
+  std::unique_ptr<DmaBuffer> import_host(const void* data, std::size_t bytes,
+                                         bool writable) override;
   bool wait_irq(std::chrono::milliseconds timeout) override;
 
   // Called by a buffer's destructor with the memory lock held.

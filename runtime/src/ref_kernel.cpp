@@ -65,12 +65,49 @@ __attribute__((target("avx2"))) std::uint64_t map_run_avx2(const std::uint8_t* r
   }
   return i;
 }
+bool have_vbmi() {
+  static const bool yes =
+      __builtin_cpu_supports("avx512vbmi") != 0 && __builtin_cpu_supports("avx512bw") != 0;
+  return yes;
+}
+// 64 bytes per step: the 256-byte row in four registers, VPERMI2B looks up 128 entries by the
+// low 7 bits, the input's bit 7 picks the half. Returns the bytes done.
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) std::uint64_t map_run_vbmi(
+    const std::uint8_t* row, const std::uint8_t* src, std::uint8_t* dst, std::uint64_t n) {
+  const __m512i t0 = _mm512_loadu_si512(row), t1 = _mm512_loadu_si512(row + 64);
+  const __m512i t2 = _mm512_loadu_si512(row + 128), t3 = _mm512_loadu_si512(row + 192);
+  // Long runs into a separate output: streaming stores (map_run_avx2), once dst is aligned.
+  const bool stream = n >= (std::uint64_t{1} << 20) && src != dst;
+  std::uint64_t i = 0;
+  if (stream) {
+    const std::uint64_t head = (64 - (reinterpret_cast<std::uintptr_t>(dst) & 63)) & 63;
+    for (; i < head; ++i) dst[i] = row[src[i]];
+  }
+  for (; i + 64 <= n; i += 64) {
+    const __m512i x = _mm512_loadu_si512(src + i);
+    const __m512i y =
+        _mm512_mask_blend_epi8(_mm512_movepi8_mask(x), _mm512_permutex2var_epi8(t0, x, t1),
+                               _mm512_permutex2var_epi8(t2, x, t3));
+    if (stream) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i), y);
+    } else {
+      _mm512_storeu_si512(dst + i, y);
+    }
+  }
+  if (stream) _mm_sfence();
+  return i;
+}
 #endif
 
 // Byte in, byte out: one table row per channel run.
 void map_run(const std::uint8_t* row, const std::uint8_t* src, std::uint8_t* dst, std::uint64_t n) {
 #ifdef NORMCORE_REF_X86
-  if (n >= 64 && have_avx2()) {
+  if (n >= 64 && have_vbmi()) {
+    const std::uint64_t done = map_run_vbmi(row, src, dst, n);
+    src += done;
+    dst += done;
+    n -= done;
+  } else if (n >= 64 && have_avx2()) {
     const std::uint64_t done = map_run_avx2(row, src, dst, n);
     src += done;
     dst += done;
@@ -102,6 +139,10 @@ void map_run(const std::uint8_t* row, const std::uint8_t* src, std::uint8_t* dst
 
 void Kernel::run(std::uint64_t e0, std::uint64_t e1) const {
   std::uint64_t c = (e0 / stride) % channels, r = e0 % stride;
+  if (affine != nullptr && stride == 1) {
+    affine->run_nhwc(in + e0, out + e0, e1 - e0, c);
+    return;
+  }
   if (lut8 != nullptr) {
     run8(e0, e1, c, r);
     return;
@@ -195,7 +236,13 @@ void compute(const Kernel& base, std::uint64_t total, bool in_place, unsigned th
   std::vector<std::uint8_t> lut8;
   std::vector<std::uint32_t> lut;
   const unsigned threads = total >= (1u << 18) ? threads_max : 1u;
-  if (xw <= 16) {
+  // NHWC bytes: the vectorised arithmetic (no tables) when its int32 lanes cannot overflow.
+  std::optional<Affine8> affine;
+  if (xw == 8 && yw == 8 && k.stride == 1 && total >= 64) {
+    affine = Affine8::make(k.scale, k.shift, C, k.x_signed, k.job);
+    if (affine) k.affine = &*affine;
+  }
+  if (xw <= 16 && k.affine == nullptr) {
     const std::uint64_t entries = C << xw;
     if (total >= 2 * entries && entries <= (std::uint64_t{1} << 24)) {
       if (xw == 8 && yw == 8) {

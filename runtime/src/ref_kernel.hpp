@@ -3,13 +3,13 @@
 // threads it runs on.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
-#include <thread>
 #include <vector>
 
+#include "detail/parallel.hpp"
 #include "normcore/contract.hpp"
 #include "normcore/util/bits.hpp"
+#include "ref_affine.hpp"
 
 namespace normcore::detail::ref {
 
@@ -27,6 +27,7 @@ struct Kernel {
   JobSettings job;
   const std::uint8_t* lut8 = nullptr;  // [c][256] output bytes (xw == yw == 8)
   const std::uint32_t* lut = nullptr;  // [c][2^xw] output bits (xw <= 16)
+  const Affine8* affine = nullptr;     // NHWC bytes in int32 lanes (ref_affine.hpp)
 
   // One table row: every input code of channel c through the golden model.
   template <typename T>
@@ -49,23 +50,7 @@ struct Kernel {
   void run8(std::uint64_t e0, std::uint64_t e1, std::uint64_t c, std::uint64_t r) const;
 };
 
-// Runs f(i) for i in [0, parts) on up to `threads` threads (the caller's thread included).
-template <typename F>
-void parallel_for(std::uint64_t parts, unsigned threads, F&& f) {
-  const unsigned nt = static_cast<unsigned>(std::min<std::uint64_t>(threads, parts));
-  if (nt <= 1) {
-    for (std::uint64_t i = 0; i < parts; ++i) f(i);
-    return;
-  }
-  std::vector<std::thread> pool;
-  pool.reserve(nt - 1);
-  auto worker = [&](unsigned t) {
-    for (std::uint64_t i = t; i < parts; i += nt) f(i);
-  };
-  for (unsigned t = 1; t < nt; ++t) pool.emplace_back(worker, t);
-  worker(0);
-  for (auto& th : pool) th.join();
-}
+using normcore::detail::parallel_for;
 
 // Runs the kernel over elements [0, total): lookup tables when they pay, split into byte-aligned
 // ranges over up to `threads` threads (one range in place with narrower output).

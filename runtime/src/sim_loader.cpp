@@ -35,7 +35,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kPluginAbi = 1;
+constexpr int kPluginAbi = 2;  // 2: Device::import_host (a virtual added)
 
 // What differs between the plugin kinds: file name and how to build it.
 struct PluginKind {

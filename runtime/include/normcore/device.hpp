@@ -109,6 +109,17 @@ class Device {
   // of two; at least the bus width is used). DeviceError when out of device memory.
   virtual std::unique_ptr<DmaBuffer> alloc(std::size_t bytes, std::size_t align = 64) = 0;
 
+  // Host memory as a DMA buffer without a copy (a user-pointer buffer), or nullptr when the
+  // device cannot address host memory (the default: its own memory, or a bus without an
+  // IOMMU). Read-only (writable false): device writes into it are DMA write errors. The memory
+  // must stay valid while the buffer lives; it is not counted in counters().buffers. ref:
+  // supported (the driver runs host tensors of the device's own format in place through it).
+  virtual std::unique_ptr<DmaBuffer> import_host(const void* data, std::size_t bytes,
+                                                 bool writable) {
+    (void)data, (void)bytes, (void)writable;
+    return nullptr;
+  }
+
   // Waits until the interrupt line is high or `timeout` passes; true if it is high. Backends
   // without an interrupt poll the IRQ_STATUS/CTRL registers (has_irq() false). Does not
   // acknowledge the interrupt (the driver clears IRQ_STATUS).

@@ -211,6 +211,9 @@ struct DriverOptions {
   std::chrono::milliseconds reset_timeout{2000};  // for the engine to go idle after soft reset
   std::uint64_t max_tile_elements = std::uint64_t{1} << 24;  // staging buffer size per tile
   bool use_irq = true;  // false: poll STATUS instead of waiting for the interrupt
+  // Host threads for staging (gathering and converting host tensors into the device buffers,
+  // and back); 0: NORMCORE_THREADS, else the machine's. Results are identical for any count.
+  unsigned threads = 0;
   // Called on the worker thread after every tile: (elements done, elements total) of the run;
   // and while a device job runs, every progress_interval, from the device's element counter
   // (PERF_ELEMS, cleared by START), so that one large job does not show a single 100%.

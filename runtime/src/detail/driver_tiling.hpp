@@ -16,7 +16,9 @@ struct Tile {
 
 // The tiles of shape `s` for channel groups of `group_channels`, within the device's INNER and
 // OUTER limits and DriverOptions::max_tile_elements, in the order they run.
-std::vector<Tile> plan_tiles(const DriverCore& k, const JobShape& s, std::uint64_t group_channels);
+// direct: tiles run in place on the host tensors (no staging budget, only the device's limits).
+std::vector<Tile> plan_tiles(const DriverCore& k, const JobShape& s, std::uint64_t group_channels,
+                             bool direct = false);
 
 // Executes run `r` (host tensors tiled, or zero-copy buffers); takes dev_mu per device job and
 // reports progress. Throws DeviceError on failure.
