@@ -42,7 +42,7 @@ while IFS= read -r hit; do
     *) fail "b's width under its old name: $hit" ;;
   esac
 done < <(cd "$root" && grep -n -i -E "shift_bits|shift-bits" README.md CHANGELOG.md docs/*.md \
-  docs/*.in python/normcore/*.py 2> /dev/null | grep -v -i "rshift_bits")
+  docs/*.in 2> /dev/null | grep -v -i "rshift_bits")
 grep -q -i "CAPS3.shift_bits\|| shift_bits |" "$root/docs/registers.md" && \
   fail "docs/registers.md: CAPS3 still says shift_bits"
 has docs/registers.md "| offset_bits |" "CAPS3.offset_bits missing"
