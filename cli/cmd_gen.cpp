@@ -46,12 +46,38 @@ const char* help_tail(std::string_view key) {
 void add_schema_options(CLI::App* sub, GenOptions& o) {
   for (const auto& f : config_schema()) {
     const std::string help = f.help_text() + help_tail(f.key);
-    if (f.int_ref != nullptr)
+    if (f.int_ref != nullptr) {
       sub->add_option(f.option, *f.int_ref(o.acfg), help)->capture_default_str();
+      // The deprecated spelling: hidden from --help, same value, a warning (check_aliases).
+      if (f.old_option != nullptr) sub->add_option(f.old_option, *f.int_ref(o.acfg))->group("");
+    }
     if (f.str_ref != nullptr)
       sub->add_option(f.option, *f.str_ref(o.acfg), help)->capture_default_str();
+    if (f.num_ref != nullptr) {
+      sub->add_option(f.option, *f.num_ref(o.acfg), help)
+          ->default_str(format_number(*f.num_ref(o.acfg)));
+    }
     if (f.bool_ref != nullptr) sub->add_flag(f.option, o.flags[f.key], help);
   }
+}
+
+// Whether field f's option was given (its deprecated spelling too, with a warning on stderr;
+// both at once is an error, "" = fine).
+bool option_given(const CLI::App* sub, const ConfigField& f) {
+  return sub->count(f.option) > 0 || (f.old_option != nullptr && sub->count(f.old_option) > 0);
+}
+
+std::string check_aliases(const CLI::App* sub) {
+  for (const auto& f : config_schema()) {
+    if (f.old_option == nullptr || sub->count(f.old_option) == 0) continue;
+    if (sub->count(f.option) > 0) {
+      return std::string(f.old_option) + " is the deprecated spelling of " + f.option +
+             ": give only " + f.option;
+    }
+    std::cerr << "normcore gen: warning: " << f.old_option << " is deprecated, use " << f.option
+              << "\n";
+  }
+  return {};
 }
 
 // Sets each boolean field whose flag was given to the opposite of its default.
@@ -104,9 +130,10 @@ std::string read_config(const CLI::App* sub, const GenOptions& o, AccelConfig& a
   }
   AccelConfig given = o.acfg;
   for (const auto& f : config_schema()) {
-    if (sub->count(f.option) == 0) continue;
+    if (!option_given(sub, f)) continue;
     if (f.int_ref != nullptr) *f.int_ref(acfg) = *f.int_ref(given);
     if (f.str_ref != nullptr) *f.str_ref(acfg) = *f.str_ref(given);
+    if (f.num_ref != nullptr) *f.num_ref(acfg) = *f.num_ref(given);
   }
   return {};
 }
@@ -115,6 +142,10 @@ int generate(const CLI::App* sub, const GenOptions& o) {
   AccelConfig acfg = o.acfg;
   CoreConfig& cfg = acfg.core;
   bool accel = o.accel;
+  if (auto err = check_aliases(sub); !err.empty()) {
+    std::cerr << "normcore gen: error: " << err << "\n";
+    return kExitBadInput;
+  }
   if (!o.config_file.empty()) {
     if (auto err = read_config(sub, o, acfg, accel); !err.empty()) {
       std::cerr << "normcore gen: error: " << err << "\n";

@@ -135,7 +135,7 @@ class Cpu : public sc_core::sc_module {
     a.sw =
         static_cast<int>(field(caps3, regs::CAPS3_SCALE_BITS_MASK, regs::CAPS3_SCALE_BITS_SHIFT));
     a.bw =
-        static_cast<int>(field(caps3, regs::CAPS3_SHIFT_BITS_MASK, regs::CAPS3_SHIFT_BITS_SHIFT));
+        static_cast<int>(field(caps3, regs::CAPS3_OFFSET_BITS_MASK, regs::CAPS3_OFFSET_BITS_SHIFT));
     const std::uint32_t lanes = field(caps0, regs::CAPS0_LANES_MASK, regs::CAPS0_LANES_SHIFT);
     const std::uint32_t bus = field(caps2, regs::CAPS2_BUS_BYTES_MASK, regs::CAPS2_BUS_BYTES_SHIFT);
     const std::uint32_t entry =

@@ -18,13 +18,16 @@ Then: the ratios and the targets of issue 14 (core fmax / hard-block fmax per fa
 gnuplot PNGs (LUTs and fmax against LANES; the Pareto front of LUT+DSP against fmax), and the
 simulation speed of Verilator (the co-simulation binary) against Icarus (the smoke bench).
 
-Jobs run in a local process pool (--jobs) or on Ray (--ray-address; scripts/ppa_jobs.py).
+Jobs run in a local process pool (--jobs) or on Ray (--ray-address; scripts/ppa_jobs.py). Every
+phase prints its job count and time; --progress / --no-progress: each finished job on stderr too
+(default: only when stderr is a terminal, as `normcore run` / `fold` do).
 --sweep measures a design space instead (lanes x pipeline x target x specialisation) and writes
 docs/ppa_sweep.md, docs/ppa_sweep.json and docs/ppa_sweep_pareto.png.
 
 Writes docs/ppa.json, docs/ppa.md, docs/ppa_lanes.png, docs/ppa_pareto.png. Standard library only.
 Usage: scripts/ppa.py [--build build] [--work DIR] [--jobs 2] [--seeds 3] [--only ids] [--no-sim]
-                      [--docs-only] [--ray-address ADDR] [--no-ecp5] [--sweep ...]
+                      [--docs-only] [--ray-address ADDR] [--no-ecp5] [--progress | --no-progress]
+                      [--sweep ...]
 """
 import argparse
 import json
@@ -43,7 +46,7 @@ from ppa_jobs import run, yosys_modules, yosys_stat
 from ppa_report import DCORE_OF, fmt, hard_table, pareto_plot, pareto_table, plot, write_docs
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMON = ["--in-bits", "8", "--out-bits", "8", "--scale-bits", "16", "--shift-bits", "32",
+COMMON = ["--in-bits", "8", "--out-bits", "8", "--scale-bits", "16", "--offset-bits", "32",
           "--max-channels", "512", "--inner-bits", "24"]
 # (id, design, lanes, extra options)
 CONFIGS = [
@@ -66,7 +69,7 @@ CONFIGS = [
     ("bare_mac_l4", "bare-mac", 4, []),
     # The same MAC with a 16-bit addend: the widest c Yosys 0.23 packs into SB_MAC16 with the
     # multiply (a 32-bit c leaves the add in LUTs + SB_CARRY).
-    ("bare_mac_c16_l4", "bare-mac", 4, ["--shift-bits", "16"]),
+    ("bare_mac_c16_l4", "bare-mac", 4, ["--offset-bits", "16"]),
     ("decomposed_l4", "decomposed", 4, []),
     # The decomposed arithmetic inside the whole core (same table, position tracking, flow
     # control, output buffer, round and clamp): the like-for-like whole-design comparison, at
@@ -416,7 +419,7 @@ def sim_speed(args):
         shutil.rmtree(wd)
     wd.mkdir(parents=True)
     rc, log, _ = run([args.normcore, "gen", "--name", "nc_l8_x8_y8", "--lanes", "8", "--in-bits", "8",
-                      "--out-bits", "8", "--scale-bits", "16", "--shift-bits", "32", "--max-channels", "1024",
+                      "--out-bits", "8", "--scale-bits", "16", "--offset-bits", "32", "--max-channels", "1024",
                       "--inner-bits", "24", "--pipeline", "3", "-o", str(wd / "rtl")])
     if rc != 0:
         out["error"] = "gen failed: " + log
@@ -557,6 +560,11 @@ def main():
                          "(after editing docs/ppa.md.in)")
     ap.add_argument("--ray-address", help="run the Yosys / nextpnr jobs on this Ray cluster (e.g. auto or "
                                           "ray://host:10001); needs `ray` installed and the same paths on the workers")
+    prog = ap.add_mutually_exclusive_group()
+    prog.add_argument("--progress", dest="progress", action="store_true", default=None,
+                      help="report every finished job of a phase on stderr (default: on a terminal)")
+    prog.add_argument("--no-progress", dest="progress", action="store_false",
+                      help="no per-job progress, even on a terminal")
     ap.add_argument("--no-ecp5", action="store_true", help="no ECP5 place and route (no venv needed)")
     ap.add_argument("--sweep", action="store_true",
                     help="design-space sweep instead of the default page: --lanes x --pipelines x --targets x "
@@ -585,7 +593,7 @@ def main():
         if not shutil.which(tool):
             sys.exit(f"ppa: {tool} not found; run scripts/bootstrap.sh")
     t0 = time.time()
-    runner = ppa_jobs.Runner(args.jobs, args.ray_address)  # exits 2 when Ray is asked for and missing
+    runner = ppa_jobs.Runner(args.jobs, args.ray_address, args.progress)  # exits 2 when Ray is asked for and missing
     args.ecp5_tool = ecp5_tool(args)
     targets, have, missing = gen_features(args.normcore)
     if args.sweep:

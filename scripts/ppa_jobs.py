@@ -115,11 +115,25 @@ def nextpnr(tool, device_args, netlist, seed, workdir, freq):
     return (min(fm) if fm else None), round(secs, 1), util
 
 
-class Runner:
-    """Runs jobs (fn, args) locally in a process pool or on Ray; prints progress."""
+def progress_wanted(flag, stream=None):
+    """--progress (True) / --no-progress (False) / neither (None: on when stderr is a terminal)."""
+    if flag is not None:
+        return bool(flag)
+    stream = sys.stderr if stream is None else stream
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
-    def __init__(self, jobs, ray_address=None):
+
+class Runner:
+    """Runs jobs (fn, args) locally in a process pool or on Ray. Every phase prints its job count
+    and, at the end, its time on stdout; with progress (progress_wanted) every finished job is
+    also reported on stderr ("[ppa] synthesis: 3/12 done, 41 s (key)")."""
+
+    def __init__(self, jobs, ray_address=None, progress=None):
         self.jobs = max(1, jobs)
+        self.progress = progress_wanted(progress)
         self.ray = None
         self.cpu = {}  # phase -> CPU seconds of its tools (all jobs)
         if ray_address:
@@ -141,14 +155,15 @@ class Runner:
         total, done, t0 = len(tasks), 0, time.time()
         out = {}
         self.cpu.setdefault(phase, 0.0)
-        step = max(1, total // 10)
 
         def tick(key):
             nonlocal done
             done += 1
-            if done % step == 0 or done == total:
+            if self.progress:
                 print(f"[ppa] {phase}: {done}/{total} done, {time.time() - t0:.0f} s ({key})",
-                      flush=True)
+                      file=sys.stderr, flush=True)
+            if done == total:
+                print(f"[ppa] {phase}: {total} jobs done in {time.time() - t0:.0f} s", flush=True)
         if total == 0:
             return out
         print(f"[ppa] {phase}: {total} jobs on "

@@ -9,9 +9,9 @@ if [ "${1:-}" = "--check" ]; then check=1; shift; fi
 bin=${1:?usage: regen_reference.sh [--check] <normcore binary>}
 root=$(cd "$(dirname "$0")/.." && pwd)
 refs=(
-  "normcore_l8_i8   --lanes 8 --in-bits 8 --out-bits 8 --scale-bits 16 --shift-bits 32 --max-channels 1024"
-  "normcore_l1_i8   --lanes 1 --in-bits 8 --out-bits 8 --scale-bits 16 --shift-bits 32 --max-channels 512 --inner-bits 16"
-  "normcore_l16_i16 --lanes 16 --in-bits 16 --out-bits 8 --scale-bits 18 --shift-bits 40 --max-channels 2048 --pipeline 5"
+  "normcore_l8_i8   --lanes 8 --in-bits 8 --out-bits 8 --scale-bits 16 --offset-bits 32 --max-channels 1024"
+  "normcore_l1_i8   --lanes 1 --in-bits 8 --out-bits 8 --scale-bits 16 --offset-bits 32 --max-channels 512 --inner-bits 16"
+  "normcore_l16_i16 --lanes 16 --in-bits 16 --out-bits 8 --scale-bits 18 --offset-bits 40 --max-channels 2048 --pipeline 5"
 )
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

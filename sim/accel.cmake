@@ -16,7 +16,7 @@ function(normcore_accel_cosim name)
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/accel_${name})
   set(prefix nc_${name})
   set(gen_args --accel --name ${prefix} --lanes ${A_LANES} --in-bits ${A_XW} --out-bits ${A_YW}
-               --scale-bits ${A_SW} --shift-bits ${A_BW} --max-channels ${A_MAXC}
+               --scale-bits ${A_SW} --offset-bits ${A_BW} --max-channels ${A_MAXC}
                --inner-bits ${A_HWW} --pipeline ${A_PIPE} --bus-bits ${A_BUS}
                --addr-bits ${A_ADDR} --max-burst ${A_MB} --outstanding ${A_OUT})
   set(xs 1)

@@ -142,7 +142,7 @@ class CoreDriver {
   void present_param(std::int64_t scale, std::int64_t shift) {
     top_->prm_valid_i = 1;
     put(top_->prm_scale_i, get_bits(static_cast<std::uint64_t>(scale), 0, shape_.sw));
-    put(top_->prm_shift_i, get_bits(static_cast<std::uint64_t>(shift), 0, shape_.bw));
+    put(top_->prm_offset_i, get_bits(static_cast<std::uint64_t>(shift), 0, shape_.bw));
   }
 
   // Streams x (any number of elements; the last beat may be partial) with tvalid idle

@@ -93,7 +93,7 @@ function(normcore_cosim name)
     set(prefix ${A_PREFIX})
   endif()
   set(gen_args --name ${prefix} --lanes ${A_LANES} --in-bits ${A_XW} --out-bits ${A_YW}
-               --scale-bits ${A_SW} --shift-bits ${A_BW} --max-channels ${A_MAXC}
+               --scale-bits ${A_SW} --offset-bits ${A_BW} --max-channels ${A_MAXC}
                --inner-bits ${A_HWW} --pipeline ${A_PIPE})
   if(A_TARGET)
     list(APPEND gen_args --target ${A_TARGET})

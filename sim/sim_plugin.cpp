@@ -67,9 +67,7 @@ void check_trace_format(const DeviceSpec& spec, const std::string& path) {
 
 // Clock period of the trace in ps (the model's time precision).
 std::uint64_t trace_period_ps(const Manifest& manifest) {
-  const int mhz =
-      manifest.config.accel.core.clock_mhz > 0 ? manifest.config.accel.core.clock_mhz : 100;
-  return std::max<std::uint64_t>(2, (2'000'000 / static_cast<std::uint64_t>(mhz) + 1) / 2);
+  return manifest.config.accel.core.clock_period_ps();
 }
 
 struct Options {

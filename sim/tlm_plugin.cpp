@@ -175,9 +175,7 @@ Platform& platform(const std::string& who, const Manifest& manifest) {
                       "SystemC cannot elaborate a model after sc_start: open one tlm device "
                       "configuration per process");
   }
-  const int mhz =
-      manifest.config.accel.core.clock_mhz > 0 ? manifest.config.accel.core.clock_mhz : 100;
-  g_period_ps = std::max<std::uint64_t>(2, (2'000'000 / static_cast<std::uint64_t>(mhz) + 1) / 2);
+  g_period_ps = manifest.config.accel.core.clock_period_ps();
   vp::BridgeConfig cfg;
   cfg.clock_period = period();
   cfg.reg_window_bytes = manifest.window_bytes();

@@ -306,7 +306,7 @@ void core_instance(Module& m, const AccelConfig& c) {
                          {"prm_valid_i", "pg_valid"},
                          {"prm_ready_o", "k_prm_ready"}});
   cc.emplace_back("prm_scale_i", ex::slice(m.ref("pg_data"), 0, a.sw));
-  cc.emplace_back("prm_shift_i", ex::slice(m.ref("pg_data"), a.sw, a.bw));
+  cc.emplace_back("prm_offset_i", ex::slice(m.ref("pg_data"), a.sw, a.bw));
   for (const std::string s : {"valid", "ready", "data", "keep", "last"}) {
     cc.emplace_back("s_axis_t" + s, m.ref("ks_" + s));
   }

@@ -33,7 +33,7 @@ Variant variant(const CoreConfig& c, LaneArith arith) {
   Variant v;
   if (arith == LaneArith::folded) {
     v.fields = {{"scale", c.arith.sw, "s", "lane_s", "s[c], signed"},
-                {"shift", c.arith.bw, "b", "lane_b", "b[c], signed"}};
+                {"offset", c.arith.bw, "b", "lane_b", "b[c], signed"}};
     v.aw = c.acc_bits();
     v.rw = c.rshift_bits();
   } else {

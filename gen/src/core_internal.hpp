@@ -38,7 +38,7 @@ struct Variant {
   [[nodiscard]] int ns(const CoreConfig& c) const { return c.pipeline + extra; }
   [[nodiscard]] int fifo_depth(const CoreConfig& c) const { return c.fifo_depth() + extra; }
   [[nodiscard]] int latency(const CoreConfig& c) const { return c.latency() + extra; }
-  // The fields high to low as text, for comments: "{shift, scale}".
+  // The fields high to low as text, for comments: "{offset, scale}".
   [[nodiscard]] std::string word() const;
   // The fields high to low as a concatenation of the ports prm_<prm>_i.
   [[nodiscard]] Expr word_ports() const;

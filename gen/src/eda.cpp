@@ -2,6 +2,7 @@
 #include "normcore/gen/eda.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -33,7 +34,7 @@ std::string constraints(const FlowDesign& d, const std::string& fname, const cha
   const std::string port = clock_port(top).name;
   const std::string period = clock_period_ns(d.core.clock_mhz);
   return header(d, fname, "# ") + "#\n# " + tool + " clock constraint of " + top.name +
-         ": the one clock, port " + port + ", " + std::to_string(d.core.clock_mhz) +
+         ": the one clock, port " + port + ", " + format_number(d.core.clock_mhz) +
          " MHz\n# (normcore gen --clock-mhz). Reset (rst_ni) is synchronous: no false path.\n" +
          "create_clock -name " + port + " -period " + period + " [get_ports " + port + "]\n";
 }
@@ -100,8 +101,9 @@ const Port& clock_port(const Module& top) {
   throw std::logic_error(top.name + ": no 1-bit input " + kClockPort + " (clock port)");
 }
 
-std::string clock_period_ns(int clock_mhz) {
-  if (clock_mhz <= 0) throw std::invalid_argument("--clock-mhz: must be positive");
+std::string clock_period_ns(double clock_mhz) {
+  if (!(clock_mhz > 0) || !std::isfinite(clock_mhz))
+    throw std::invalid_argument("--clock-mhz: must be a positive number");
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", 1000.0 / clock_mhz);
   return buf;
@@ -130,7 +132,7 @@ nlohmann::json flow_manifest(const FlowDesign& d) {
   const Module& top = top_of(d);
   nlohmann::json j;
   j["clock"] = {{"port", clock_port(top).name},
-                {"mhz", d.core.clock_mhz},
+                {"mhz", d.core.to_json()["clock_mhz"]},  // 100 or 62.5, as in "config"
                 {"period_ns", clock_period_ns(d.core.clock_mhz)}};
   nlohmann::json f = {
       {"filelist", "filelist.f"},

@@ -103,7 +103,7 @@ void ident_and_caps(MapBuilder& b, const AccelConfig& cfg) {
   b.add(
       "CAPS3", 0x014, "Capabilities: parameter format",
       {ro_const("scale_bits", 0, 6, static_cast<std::uint64_t>(a.sw), "scale s[c] bits (signed)"),
-       ro_const("shift_bits", 8, 6, static_cast<std::uint64_t>(a.bw), "shift b[c] bits (signed)"),
+       ro_const("offset_bits", 8, 6, static_cast<std::uint64_t>(a.bw), "offset b[c] bits (signed)"),
        ro_const("inner_bits", 16, 6, static_cast<std::uint64_t>(c.inner_bits), "INNER.value bits"),
        ro_const("param_entry_bytes", 24, 5, static_cast<std::uint64_t>(cfg.param_entry_bytes()),
                 "bytes per parameter entry in memory ({b, s}, s in the low bits)")});
@@ -218,7 +218,7 @@ std::string param_table_note(const AccelConfig& cfg) {
          "| bits of entry c | content |\n|---|---|\n| [" + std::to_string(a.sw - 1) +
          ":0] | scale s[c], " + sw + "-bit two's complement (CAPS3.scale_bits) |\n| [" +
          std::to_string(a.sw + a.bw - 1) + ":" + sw + "] | offset b[c], " + bw +
-         "-bit two's complement (CAPS3.shift_bits: the historical name of b's width) |\n" +
+         "-bit two's complement (CAPS3.offset_bits) |\n" +
          (a.sw + a.bw < e * 8 ? "| [" + std::to_string(e * 8 - 1) + ":" +
                                     std::to_string(a.sw + a.bw) + "] | zero |\n"
                               : std::string()) +

@@ -41,7 +41,7 @@ module normcore_smoke_tb;
   reg prm_valid;
   wire prm_ready;
   reg [SW-1:0] prm_scale;
-  reg [BW-1:0] prm_shift;
+  reg [BW-1:0] prm_offset;
   reg s_valid;
   wire s_ready;
   reg [LANES*XW-1:0] s_data;
@@ -59,7 +59,7 @@ module normcore_smoke_tb;
     .cfg_shift_i(cfg_shift), .cfg_round_i(cfg_round), .cfg_lo_i(cfg_lo), .cfg_hi_i(cfg_hi),
     .start_i(start), .ready_o(ready), .configured_o(configured), .cfg_error_o(cfg_error),
     .prm_valid_i(prm_valid), .prm_ready_o(prm_ready),
-    .prm_scale_i(prm_scale), .prm_shift_i(prm_shift),
+    .prm_scale_i(prm_scale), .prm_offset_i(prm_offset),
     .s_axis_tvalid(s_valid), .s_axis_tready(s_ready), .s_axis_tdata(s_data),
     .s_axis_tkeep(s_keep), .s_axis_tlast(s_last),
     .m_axis_tvalid(m_valid), .m_axis_tready(m_ready), .m_axis_tdata(m_data),
@@ -123,7 +123,7 @@ module normcore_smoke_tb;
     end
     for (i = 0; i < nchan; i = i + 1) begin
       prm_valid = 1'b1;
-      {prm_shift, prm_scale} = prm[i];
+      {prm_offset, prm_scale} = prm[i];
       #0;
       while (!prm_ready) begin
         @(posedge clk);

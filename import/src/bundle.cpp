@@ -195,7 +195,7 @@ std::vector<std::int64_t> squeezed(const std::vector<std::int64_t>& s) {
 void fill(Graph& g, int v, const Bundle& b, const std::string& key, const std::string& how,
           AttachReport& rep, std::set<std::string>& used) {
   Value& val = g.values[static_cast<std::size_t>(v)];
-  const Constant& arr = b.arrays.at(key);
+  const Constant& arr = b.get(key);
   std::int64_t n = 1;
   for (auto d : arr.shape) n *= d;
   if (val.shape_known) {
@@ -285,6 +285,24 @@ std::vector<std::string> close_keys(const Bundle& b, std::string_view name, std:
   return out;
 }
 
+// An .npz bundle's archive and the members decoded so far (Bundle::get).
+struct BundleArchive {
+  explicit BundleArchive(ZipArchive z) : zip(std::move(z)) {}
+  ZipArchive zip;
+  std::map<std::string, Constant> decoded;
+};
+
+const Constant& Bundle::get(const std::string& key) const {
+  const Constant& c = arrays.at(key);
+  if (!archive) return c;
+  auto& d = archive->decoded;
+  if (auto it = d.find(key); it != d.end()) return it->second;
+  const std::string member = key + ".npy";
+  const auto bytes = archive->zip.read(member);
+  return d.emplace(key, from_npy(parse_npy(bytes, source + ": member '" + member + "'")))
+      .first->second;
+}
+
 Bundle parse_bundle_json(std::string_view text, const std::string& source) {
   json j;
   try {
@@ -302,13 +320,17 @@ Bundle parse_bundle_json(std::string_view text, const std::string& source) {
 
 Bundle load_bundle(const fs::path& path) {
   const std::string ext = lower(path.extension().string());
-  const auto bytes = read_file_bytes(path);
+  auto bytes = read_file_bytes(path);
   const bool zip = bytes.size() >= 4 && bytes[0] == 'P' && bytes[1] == 'K';
   const bool npy = bytes.size() >= 6 && bytes[0] == 0x93 && bytes[1] == 'N' && bytes[2] == 'U';
   Bundle b;
   b.source = path.string();
   if (ext == ".npz" || (ext != ".npy" && ext != ".json" && zip)) {
-    for (const auto& [k, a] : read_npz(path)) b.arrays.emplace(k, from_npy(a));
+    b.archive = std::make_shared<BundleArchive>(ZipArchive(std::move(bytes), path.string()));
+    for (const auto& member : b.archive->zip.members()) {
+      if (member.size() > 4 && member.ends_with(".npy"))
+        b.arrays.emplace(member.substr(0, member.size() - 4), Constant{});
+    }
     if (b.arrays.empty()) throw Error(path.string() + ": no .npy members");
     return b;
   }
@@ -457,7 +479,7 @@ class Attacher {
       if (v < 0 || !empty_input(v)) continue;
       auto kit = grp.keys.find(role);
       if (kit == grp.keys.end()) continue;  // reported below as missing
-      const Constant& arr = b_.arrays.at(kit->second);
+      const Constant& arr = b_.get(kit->second);
       std::int64_t n = 1;
       for (auto d : arr.shape) n *= d;
       if (n != m.channels) {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <vector>
@@ -12,6 +15,13 @@ int bits_for(long long v) {
   int b = 1;
   while (b < 63 && (v >> b) != 0) ++b;
   return b;
+}
+
+std::string format_number(double v) {
+  if (!std::isfinite(v)) return std::isnan(v) ? "nan" : (v < 0 ? "-inf" : "inf");
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return {buf, r.ptr};
 }
 
 int clog2(long long v) {
@@ -31,6 +41,14 @@ constexpr ConfigField int_field(const char* key, const char* option, G group, lo
   return ConfigField{key, option, K::integer, group, lo, hi, pow2, "", help, ref, nullptr, nullptr};
 }
 
+// A number field: any finite value in lo..hi, fractions included.
+constexpr ConfigField num_field(const char* key, const char* option, G group, long long lo,
+                                long long hi, const char* help, double* (*ref)(AccelConfig&)) {
+  ConfigField f{key, option, K::number, group, lo, hi, false, "", help};
+  f.num_ref = ref;
+  return f;
+}
+
 // A specialisation field: optional in manifests (older ones read as "not fixed").
 constexpr ConfigField spec_field(ConfigField f) {
   f.optional_in_manifest = true;
@@ -41,6 +59,13 @@ constexpr ConfigField spec_field(ConfigField f) {
 // A field added after manifests were first written: optional in them (read as the default).
 constexpr ConfigField late_field(ConfigField f) {
   f.optional_in_manifest = true;
+  return f;
+}
+
+// A renamed field: `key` / `option` are the new spelling, the old one is a deprecated alias.
+constexpr ConfigField renamed(ConfigField f, const char* old_key, const char* old_option) {
+  f.old_key = old_key;
+  f.old_option = old_option;
   return f;
 }
 
@@ -63,8 +88,10 @@ const ConfigField kSchema[] = {
      [](AccelConfig& a) { return &a.core.arith.y_signed; }, nullptr},
     int_field("scale_bits", "--scale-bits", G::core, 2, 32, false, "Signed scale bits SW",
               [](AccelConfig& a) { return &a.core.arith.sw; }),
-    int_field("shift_bits", "--shift-bits", G::core, 2, 62, false, "Signed shift (bias) bits BW",
-              [](AccelConfig& a) { return &a.core.arith.bw; }),
+    renamed(int_field("offset_bits", "--offset-bits", G::core, 2, 62, false,
+                      "Signed offset b[c] (bias) bits BW",
+                      [](AccelConfig& a) { return &a.core.arith.bw; }),
+            "shift_bits", "--shift-bits"),
     int_field("max_channels", "--max-channels", G::core, 1, 65536, false, "Parameter table size",
               [](AccelConfig& a) { return &a.core.max_channels; }),
     int_field("inner_bits", "--inner-bits", G::core, 1, 32, false,
@@ -75,9 +102,9 @@ const ConfigField kSchema[] = {
               [](AccelConfig& a) { return &a.core.pipeline; }),
     {"target", "--target", K::string, G::core, 0, 0, false, "generic|ice40|ecp5|xilinx|asic",
      "Mapping target", nullptr, nullptr, [](AccelConfig& a) { return &a.core.target; }},
-    late_field(int_field("clock_mhz", "--clock-mhz", G::core, 1, 1000, false,
-                         "Clock frequency in MHz of the SDC/XDC clock constraints (the RTL does "
-                         "not depend on it)",
+    late_field(num_field("clock_mhz", "--clock-mhz", G::core, 1, 1000,
+                         "Clock frequency in MHz (fractions allowed: 62.5) of the SDC/XDC clock "
+                         "constraints and the sim:/tlm: traces (the RTL does not depend on it)",
                          [](AccelConfig& a) { return &a.core.clock_mhz; })),
     spec_field(int_field("fixed_shift", "--fixed-shift", G::core, -1, 64, false,
                          "Specialise: every job's R is this (at most the accumulator width); "
@@ -151,9 +178,24 @@ std::string check_group(AccelConfig c, G group, FieldNames names) {  // a copy: 
     std::string msg;
     if (f.kind == K::integer) msg = f.check(*f.int_ref(c), names);
     if (f.kind == K::string && *f.choices != 0) msg = f.check(*f.str_ref(c), names);
+    if (f.kind == K::number) msg = f.check_number(*f.num_ref(c), names);
     if (!msg.empty()) return msg;
   }
   return {};
+}
+
+// The key j holds field f under: its own, or its deprecated old key (with a warning on stderr;
+// both at once is an error).
+std::string resolve_alias(const nlohmann::json& j, const ConfigField& f) {
+  if (f.old_key == nullptr || !j.contains(f.old_key)) return f.key;
+  if (j.contains(f.key)) {
+    throw std::invalid_argument("config: '" + std::string(f.old_key) +
+                                "' is the deprecated name of '" + f.key + "': give only '" + f.key +
+                                "'");
+  }
+  std::cerr << "normcore: warning: config: '" << f.old_key << "' is deprecated, use '" << f.key
+            << "'\n";
+  return f.old_key;
 }
 
 // Reads the fields of the schema from j (core fields, plus the accelerator's when `accel`).
@@ -161,12 +203,12 @@ void read_fields(const nlohmann::json& j, AccelConfig& a, bool accel, bool requi
   if (!j.is_object()) throw std::invalid_argument("config must be a JSON object");
   for (const auto& [key, value] : j.items()) {
     bool known = false;
-    for (const auto& f : kSchema) known = known || key == f.key;
+    for (const auto& f : kSchema) known = known || key == f.key || (f.old_key && key == f.old_key);
     if (!known) throw std::invalid_argument("config: unknown key '" + key + "'");
   }
   for (const auto& f : kSchema) {
     if (f.group == G::accel && !accel) continue;
-    const std::string key = f.key;
+    const std::string key = resolve_alias(j, f);
     if (!j.contains(key)) {
       if (require_all && key != "target" && !f.optional_in_manifest) {
         throw std::invalid_argument("config: '" + key + "' is missing");
@@ -182,6 +224,9 @@ void read_fields(const nlohmann::json& j, AccelConfig& a, bool accel, bool requi
         throw std::invalid_argument(f.check(n, FieldNames::json));
       }
       *f.int_ref(a) = static_cast<int>(n);
+    } else if (f.kind == K::number) {
+      if (!v.is_number()) throw std::invalid_argument("config: '" + key + "' must be a number");
+      *f.num_ref(a) = v.get<double>();
     } else if (f.kind == K::boolean) {
       if (!v.is_boolean())
         throw std::invalid_argument("config: '" + key + "' must be true or false");
@@ -193,12 +238,20 @@ void read_fields(const nlohmann::json& j, AccelConfig& a, bool accel, bool requi
   }
 }
 
+// A whole number as a JSON integer (100, not 100.0: manifests of whole MHz stay as they were).
+nlohmann::json number_json(double v) {
+  const double r = std::nearbyint(v);
+  if (r == v && std::fabs(v) < 9.0e15) return static_cast<long long>(r);
+  return v;
+}
+
 void write_fields(AccelConfig a, nlohmann::json& j, G group) {  // a copy, as in check_group
   for (const auto& f : kSchema) {
     if (f.group != group) continue;
     if (f.kind == K::integer) j[f.key] = *f.int_ref(a);
     if (f.kind == K::boolean) j[f.key] = *f.bool_ref(a);
     if (f.kind == K::string) j[f.key] = *f.str_ref(a);
+    if (f.kind == K::number) j[f.key] = number_json(*f.num_ref(a));
   }
 }
 
@@ -206,7 +259,9 @@ void write_fields(AccelConfig a, nlohmann::json& j, G group) {  // a copy, as in
 
 std::string ConfigField::help_text() const {
   std::string s = help;
-  if (kind == K::integer) {
+  if (kind == K::number) {
+    s += " (" + std::to_string(lo) + ".." + std::to_string(hi) + ")";
+  } else if (kind == K::integer) {
     s += " (";
     if (pow2) s += "power of two, ";
     s += std::to_string(lo) + ".." + std::to_string(hi) + ")";
@@ -238,6 +293,15 @@ std::string ConfigField::check(long long v, FieldNames names) const {
     return name(names) + ": " + std::to_string(v) + " must be " +
            (list.empty() ? "a power of two in " + std::to_string(lo) + ".." + std::to_string(hi)
                          : list);
+  }
+  return {};
+}
+
+std::string ConfigField::check_number(double v, FieldNames names) const {
+  if (kind != K::number) return {};
+  if (!(v >= static_cast<double>(lo) && v <= static_cast<double>(hi))) {  // NaN fails too
+    return name(names) + ": " + format_number(v) + " is out of range " + std::to_string(lo) + ".." +
+           std::to_string(hi) + " (a number: fractions allowed)";
   }
   return {};
 }
@@ -280,6 +344,11 @@ int CoreConfig::default_pipeline(const std::string& target) {
   return 0;
 }
 
+std::uint64_t CoreConfig::clock_period_ps() const {
+  const double mhz = clock_mhz > 0 && std::isfinite(clock_mhz) ? clock_mhz : 100;
+  return std::max<std::uint64_t>(2, static_cast<std::uint64_t>(std::llround(1e6 / mhz)));
+}
+
 std::string CoreConfig::default_table(const std::string& target) {
   return target == "ecp5" ? "copies" : "banked";
 }
@@ -291,8 +360,8 @@ std::string CoreConfig::check(FieldNames names) const {
   if (auto msg = check_group(a, G::core, names); !msg.empty()) return msg;
   if (acc_bits() > 64) {
     return field_name("in_bits", names) + "/" + field_name("scale_bits", names) + "/" +
-           field_name("shift_bits", names) +
-           ": accumulator max(in+scale, shift)+1 = " + std::to_string(acc_bits()) +
+           field_name("offset_bits", names) +
+           ": accumulator max(in+scale, offset)+1 = " + std::to_string(acc_bits()) +
            " bits exceeds 64";
   }
   if (arith.yw > acc_bits()) {

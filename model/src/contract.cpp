@@ -70,11 +70,11 @@ std::string ArithSpec::check() const {
   };
   if (xw < 2 || xw > 32) return bad("input bits (xw)", xw, 2, 32);
   if (sw < 2 || sw > 32) return bad("scale bits (sw)", sw, 2, 32);
-  if (bw < 2 || bw > 62) return bad("shift bits (bw)", bw, 2, 62);
+  if (bw < 2 || bw > 62) return bad("offset bits (bw)", bw, 2, 62);
   if (yw < 2 || yw > 32) return bad("output bits (yw)", yw, 2, 32);
   if (acc_bits() > 64) {
     return "accumulator width max(xw + sw, bw) + 1 = " + std::to_string(acc_bits()) +
-           " exceeds 64 bits; narrow the input, scale or shift";
+           " exceeds 64 bits; narrow the input, scale or offset";
   }
   if (yw > acc_bits()) {
     return "output bits (yw) = " + std::to_string(yw) + " is wider than the accumulator (" +

@@ -44,7 +44,7 @@ std::string format_report(const FoldResult& result, const ArithSpec& spec, const
   out += "  input  x: " + range_text(spec.xw, spec.x_signed, spec.x_min(), spec.x_max()) + "\n";
   out += "  output y: " + range_text(spec.yw, spec.y_signed, spec.y_min(), spec.y_max()) + "\n";
   out += "  scale  s: " + std::to_string(spec.sw) +
-         "-bit signed, shift b: " + std::to_string(spec.bw) +
+         "-bit signed, offset b: " + std::to_string(spec.bw) +
          "-bit signed, accumulator: " + std::to_string(spec.acc_bits()) + "-bit signed\n";
   const bool floor_offset = result.job.rounding == Rounding::floor && result.job.shift >= 1;
   out += "  R = " + std::to_string(result.job.shift) +

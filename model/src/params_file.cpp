@@ -56,7 +56,7 @@ void check_image(const ParamImage& image, std::string_view name) {
                   " is outside the " + bits_text(sp.sw) + " range (sw)");
     }
     if (b < sp.b_min() || b > sp.b_max()) {
-      throw Error(who + ": shift[" + std::to_string(c) + "] = " + std::to_string(b) +
+      throw Error(who + ": offset[" + std::to_string(c) + "] = " + std::to_string(b) +
                   " is outside the " + bits_text(sp.bw) + " range (bw)");
     }
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "byte_order.hpp"
 #include "normcore/bn_params.hpp"  // Error
@@ -194,17 +195,14 @@ std::vector<std::uint8_t> member_data(std::span<const std::uint8_t> bytes, const
   return data;
 }
 
-}  // namespace
-
-std::map<std::string, std::vector<std::uint8_t>> read_zip(std::span<const std::uint8_t> bytes,
-                                                          std::string_view name,
-                                                          const MemberFilter& wanted) {
-  const std::string who(name);
+// Every member's directory entry (directories left out), checked but not decompressed.
+std::vector<Entry> list_entries(std::span<const std::uint8_t> bytes, const std::string& who) {
   const Directory dir = find_directory(bytes, who);
-  std::map<std::string, std::vector<std::uint8_t>> members;
+  std::vector<Entry> out;
+  std::set<std::string> seen;
   std::size_t p = dir.offset;
   for (unsigned i = 0; i < dir.entries; ++i) {
-    const Entry en = read_entry(bytes, p, dir, i, who);
+    Entry en = read_entry(bytes, p, dir, i, who);
     const std::string mwho = who + ": member '" + en.member + "'";
     // NumPy writes ZIP64 extra fields into the *local* headers of small members; only sizes or
     // offsets that really need 64 bits (0xFFFFFFFF here) make the archive unsupported.
@@ -213,10 +211,47 @@ std::map<std::string, std::vector<std::uint8_t>> read_zip(std::span<const std::u
     }
     if (en.flags & 1u) throw Error(mwho + ": encrypted members are not supported");
     if (!en.member.empty() && en.member.back() == '/') continue;  // a directory
-    if (wanted && !wanted(en.member)) continue;                   // never decompressed
-    if (!members.emplace(en.member, member_data(bytes, en, mwho)).second) {
-      throw Error(mwho + ": appears twice in the archive");
-    }
+    if (!seen.insert(en.member).second) throw Error(mwho + ": appears twice in the archive");
+    out.push_back(std::move(en));
+  }
+  return out;
+}
+
+}  // namespace
+
+struct ZipArchive::Entries {
+  std::vector<Entry> list;
+};
+
+ZipArchive::ZipArchive(std::vector<std::uint8_t> bytes, std::string name)
+    : bytes_(std::move(bytes)), name_(std::move(name)), entries_(std::make_unique<Entries>()) {
+  entries_->list = list_entries(bytes_, name_);
+}
+ZipArchive::ZipArchive(ZipArchive&&) noexcept = default;
+ZipArchive& ZipArchive::operator=(ZipArchive&&) noexcept = default;
+ZipArchive::~ZipArchive() = default;
+
+std::vector<std::string> ZipArchive::members() const {
+  std::vector<std::string> out;
+  for (const auto& e : entries_->list) out.push_back(e.member);
+  return out;
+}
+
+std::vector<std::uint8_t> ZipArchive::read(const std::string& member) const {
+  for (const auto& e : entries_->list) {
+    if (e.member == member) return member_data(bytes_, e, name_ + ": member '" + member + "'");
+  }
+  throw Error(name_ + ": no member '" + member + "'");
+}
+
+std::map<std::string, std::vector<std::uint8_t>> read_zip(std::span<const std::uint8_t> bytes,
+                                                          std::string_view name,
+                                                          const MemberFilter& wanted) {
+  const std::string who(name);
+  std::map<std::string, std::vector<std::uint8_t>> members;
+  for (const auto& en : list_entries(bytes, who)) {
+    if (wanted && !wanted(en.member)) continue;  // never decompressed
+    members.emplace(en.member, member_data(bytes, en, who + ": member '" + en.member + "'"));
   }
   return members;
 }

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -67,6 +68,14 @@ def _spec(spec: SpecLike) -> ArithSpec:
     if isinstance(spec, (str, os.PathLike)):
         return ArithSpec.from_config(os.fspath(spec))
     if isinstance(spec, Mapping):
+        spec = dict(spec)
+        if "shift_bits" in spec:  # b's width under its old name (CHANGELOG.md)
+            if "offset_bits" in spec:
+                raise Error("spec: 'shift_bits' is the deprecated name of 'offset_bits': give only "
+                            "'offset_bits'")
+            warnings.warn("spec: 'shift_bits' is deprecated, use 'offset_bits'", DeprecationWarning,
+                          stacklevel=3)
+            spec["offset_bits"] = spec.pop("shift_bits")
         return ArithSpec(**spec)
     raise Error(f"spec: expected an ArithSpec, an Accelerator, a manifest path or a dict, "
                 f"got {type(spec).__name__}")

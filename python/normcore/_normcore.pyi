@@ -16,13 +16,15 @@ class InputValueError(DeviceError, ValueError): ...
 
 class ArithSpec:
     def __init__(self, in_bits: int = 8, in_signed: bool = True, scale_bits: int = 16,
-                 shift_bits: int = 32, out_bits: int = 8, out_signed: bool = True) -> None: ...
+                 offset_bits: int = 32, out_bits: int = 8, out_signed: bool = True) -> None: ...
     @staticmethod
     def from_config(path: str) -> ArithSpec: ...
     in_bits: int
     in_signed: bool
     scale_bits: int
-    shift_bits: int
+    offset_bits: int
+    @property
+    def shift_bits(self) -> int: ...  # deprecated: offset_bits
     out_bits: int
     out_signed: bool
     @property

@@ -93,7 +93,7 @@ pyb::dict info_dict(const Accelerator& a) {
   d["max_channels"] = i.max_channels;
   d["bus_bytes"] = i.bus_bytes;
   d["scale_bits"] = i.scale_bits;
-  d["shift_bits"] = i.shift_bits;
+  d["offset_bits"] = i.offset_bits;
   d["inner_bits"] = i.inner_bits;
   d["fixed_shift"] = i.fixed_shift;
   d["c_multiple_of_lanes"] = i.c_multiple_of_lanes;

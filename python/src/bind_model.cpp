@@ -56,13 +56,22 @@ void bind_spec(pyb::module_& m) {
              return s;
            }),
            pyb::arg("in_bits") = 8, pyb::arg("in_signed") = true, pyb::arg("scale_bits") = 16,
-           pyb::arg("shift_bits") = 32, pyb::arg("out_bits") = 8, pyb::arg("out_signed") = true)
+           pyb::arg("offset_bits") = 32, pyb::arg("out_bits") = 8, pyb::arg("out_signed") = true)
       .def_static("from_config", &spec_from_config, pyb::arg("path"),
                   "Widths of a manifest.json (core or accelerator) or config JSON file")
       .def_readonly("in_bits", &ArithSpec::xw)
       .def_readonly("in_signed", &ArithSpec::x_signed)
       .def_readonly("scale_bits", &ArithSpec::sw)
-      .def_readonly("shift_bits", &ArithSpec::bw)
+      .def_readonly("offset_bits", &ArithSpec::bw)
+      .def_property_readonly("shift_bits",
+                             [](const ArithSpec& s) {
+                               if (PyErr_WarnEx(PyExc_DeprecationWarning,
+                                                "ArithSpec.shift_bits is deprecated, use "
+                                                "ArithSpec.offset_bits",
+                                                1) != 0)
+                                 throw pyb::error_already_set();
+                               return s.bw;
+                             })
       .def_readonly("out_bits", &ArithSpec::yw)
       .def_readonly("out_signed", &ArithSpec::y_signed)
       .def_property_readonly(
@@ -72,7 +81,7 @@ void bind_spec(pyb::module_& m) {
       .def("__repr__", [](const ArithSpec& s) {
         std::ostringstream os;
         os << "ArithSpec(in_bits=" << s.xw << ", in_signed=" << (s.x_signed ? "True" : "False")
-           << ", scale_bits=" << s.sw << ", shift_bits=" << s.bw << ", out_bits=" << s.yw
+           << ", scale_bits=" << s.sw << ", offset_bits=" << s.bw << ", out_bits=" << s.yw
            << ", out_signed=" << (s.y_signed ? "True" : "False") << ")";
         return os.str();
       });

@@ -47,3 +47,18 @@ def test_fold_errors_name_the_field(manifest):
         normcore.ArithSpec(in_bits=1)
     with pytest.raises(normcore.Error, match="spec"):
         normcore.fold(mean=[0.0], var=[1.0], spec=42)
+
+
+def test_offset_bits_and_the_deprecated_shift_bits(manifest):
+    # b's width is offset_bits ("shift" is R only); shift_bits still works, with a warning.
+    s = normcore.ArithSpec(offset_bits=24)
+    assert s.offset_bits == 24 and "offset_bits=24" in repr(s)
+    with pytest.warns(DeprecationWarning, match="offset_bits"):
+        assert s.shift_bits == 24
+    spec = {"in_bits": 8, "scale_bits": 16, "shift_bits": 24, "out_bits": 8}
+    with pytest.warns(DeprecationWarning, match="use 'offset_bits'"):
+        f = normcore.fold(mean=[0.0], var=[1.0], spec=spec)
+    assert f.params.spec.offset_bits == 24
+    with pytest.raises(normcore.Error, match="give only 'offset_bits'"):
+        normcore.fold(mean=[0.0], var=[1.0], spec={"shift_bits": 24, "offset_bits": 24})
+    assert normcore.ArithSpec.from_config(manifest).offset_bits == 32

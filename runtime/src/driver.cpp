@@ -115,7 +115,7 @@ void check_fits(const detail::DriverCore& k, const ParamImage& image) {
   if (p.xw != d.xw) differ("in_bits", p.xw, d.xw);
   if (p.x_signed != d.x_signed) differ("in_signed", p.x_signed, d.x_signed);
   if (p.sw != d.sw) differ("scale_bits", p.sw, d.sw);
-  if (p.bw != d.bw) differ("shift_bits", p.bw, d.bw);
+  if (p.bw != d.bw) differ("offset_bits", p.bw, d.bw);
   if (p.yw != d.yw) differ("out_bits", p.yw, d.yw);
   if (p.y_signed != d.y_signed) differ("out_signed", p.y_signed, d.y_signed);
   try {

@@ -1,5 +1,7 @@
 // Device identification: ID, VERSION and CAPS read, checked against the manifest and decoded
 // into DeviceInfo (and its text for `normcore info`).
+#include <algorithm>
+
 #include "detail/driver_regs.hpp"
 #include "normcore/util/hex.hpp"
 
@@ -32,7 +34,7 @@ std::string DeviceInfo::describe() const {
        fixed_shift < 0 ? std::string("per job") : "fixed " + std::to_string(fixed_shift));
   if (c_multiple_of_lanes) line("channels", "a multiple of " + std::to_string(lanes));
   line("parameters", "up to " + std::to_string(max_channels) + " channels, s " +
-                         std::to_string(scale_bits) + " bits, b " + std::to_string(shift_bits) +
+                         std::to_string(scale_bits) + " bits, b " + std::to_string(offset_bits) +
                          " bits, " + std::to_string(param_entry_bytes) + " bytes per entry");
   line("lengths", "INNER " + std::to_string(inner_bits) + " bits, OUTER 32 bits");
   line("memory", std::to_string(bus_bytes * 8) + "-bit AXI4, " + std::to_string(addr_bits) +
@@ -46,6 +48,11 @@ std::string DeviceInfo::describe() const {
 namespace detail {
 
 namespace {
+
+bool has_field(const RegDesc& r, std::string_view name) {
+  return std::any_of(r.fields.begin(), r.fields.end(),
+                     [&](const FieldDesc& f) { return f.name == name; });
+}
 
 bool has_reg(const Manifest& m, std::string_view name) {
   for (const auto& r : m.registers) {
@@ -99,7 +106,9 @@ void decode(const Manifest& m, DeviceInfo& in) {
   in.outstanding = f("CAPS2", "outstanding");
   in.max_burst = 1 << f("CAPS2", "max_burst_log2");
   in.scale_bits = f("CAPS3", "scale_bits");
-  in.shift_bits = f("CAPS3", "shift_bits");
+  // CAPS3.offset_bits was called shift_bits in manifests written before the rename.
+  in.offset_bits = has_field(m.reg("CAPS3"), "offset_bits") ? f("CAPS3", "offset_bits")
+                                                            : f("CAPS3", "shift_bits");
   in.inner_bits = f("CAPS3", "inner_bits");
   in.param_entry_bytes = f("CAPS3", "param_entry_bytes");
   if (has_reg(m, "CAPS4")) {  // manifests before specialisation have none

@@ -173,7 +173,7 @@ DeviceConfig device_config(const json& c, const std::string& where) {
   d.out_bits = k.arith.yw;
   d.out_signed = k.arith.y_signed;
   d.scale_bits = k.arith.sw;
-  d.shift_bits = k.arith.bw;
+  d.offset_bits = k.arith.bw;
   d.max_channels = k.max_channels;
   d.inner_bits = k.inner_bits;
   d.pipeline = k.pipeline;

@@ -158,8 +158,8 @@ void RefDevice::read_params(const JobRegs& j, std::vector<std::int64_t>& scale,
     const auto i = static_cast<std::size_t>(c);
     scale[i] = bits::sign_extend(bits::get(prm, at, cfg.scale_bits), cfg.scale_bits);
     shift[i] = bits::sign_extend(
-        bits::get(prm, at + static_cast<std::uint64_t>(cfg.scale_bits), cfg.shift_bits),
-        cfg.shift_bits);
+        bits::get(prm, at + static_cast<std::uint64_t>(cfg.scale_bits), cfg.offset_bits),
+        cfg.offset_bits);
   }
 }
 

@@ -29,7 +29,7 @@ expect_error "gen lanes 0" 2 "--lanes: 0 is out of range" "$work/g1" -- "$bin" g
 expect_error "gen lanes 65" 2 "--lanes" "$work/g1" -- "$bin" gen --lanes 65 -o "$work/g1"
 expect_error "gen in-bits 40" 2 "--in-bits: 40 is out of range" "$work/g1" -- "$bin" gen --in-bits 40 -o "$work/g1"
 expect_error "gen out wider than acc" 2 "--out-bits: 32 is wider than the accumulator" "$work/g1" -- \
-  "$bin" gen --in-bits 2 --scale-bits 2 --shift-bits 2 --out-bits 32 -o "$work/g1"
+  "$bin" gen --in-bits 2 --scale-bits 2 --offset-bits 2 --out-bits 32 -o "$work/g1"
 expect_error "gen max-channels 0" 2 "--max-channels: 0 is out of range" "$work/g1" -- "$bin" gen --max-channels 0 -o "$work/g1"
 expect_error "gen pipeline 10" 2 "--pipeline" "$work/g1" -- "$bin" gen --pipeline 10 -o "$work/g1"
 expect_error "gen target" 2 "--target: must be generic, ice40, ecp5, xilinx or asic (got 'gowin')" "$work/g1" -- \

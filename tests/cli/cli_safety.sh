@@ -207,6 +207,10 @@ case_exit_code_table_every_command() {
     --params "$work/p.bin" --input "$work/x.npy" --output "$work/y3.npy" --timeout 200
   expect 0 "" -- "$bin" info --device "$dev"
   expect 2 "normcore info: error: " -- "$bin" info --device "ref:$work/none.json"
+  if "$bin" --help | grep -q sim-build; then  # exit 0 and 1 (a build) are in cli.sim_build
+    expect 2 "normcore sim-build: error: " -- "$bin" sim-build "$work/none"
+    expect 2 "normcore sim-build: error: " -- "$bin" sim-build "$work/g"  # a core, no --accel
+  fi
   if "$bin" --help | grep -q import; then
     expect 2 "normcore import: error: " -- "$bin" import "$work/none.onnx" --config "$manifest" \
       -o "$work/plan"
@@ -266,6 +270,167 @@ EOF
     --config "$manifest" -o "$work/plan" --max-error 0.0001
   [ ! -e "$work/plan" ] || fail "written"
   expect 0 "" -- "$bin" import "$work/bn.hlo" --config "$manifest" -o "$work/plan" --max-error 2
+}
+
+# An HLO batch norm whose scale/offset/mean/var are parameters (filled from a --params bundle).
+write_param_hlo() {
+  cat > "$1" << 'EOF'
+HloModule bn
+
+ENTRY %main (x: f32[1,3,2,2], scale: f32[3], offset: f32[3], mean: f32[3], var: f32[3]) -> f32[1,3,2,2] {
+  %x = f32[1,3,2,2] parameter(0)
+  %scale = f32[3] parameter(1)
+  %offset = f32[3] parameter(2)
+  %mean = f32[3] parameter(3)
+  %var = f32[3] parameter(4)
+  ROOT %bn = f32[1,3,2,2] batch-norm-inference(%x, %scale, %offset, %mean, %var), epsilon=0.001, feature_index=1
+}
+EOF
+}
+# write_param_npz <out.npz> <junk MiB> [<member> <fake size>]: scale/offset/mean/var, plus
+# (junk > 0) 'junk.npy', a valid uint8 array of that many MiB of zeros, deflated (a few hundred
+# KiB); with <member>, that member's directory entry claims <fake size> bytes.
+write_param_npz() {
+  python3 - "$@" <<'PY' || fail "fixture"
+import struct, sys, zipfile
+def npy(descr, shape, body):
+    h = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (descr, shape)
+    h += " " * (63 - (len(h) + 10) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + body
+vals = {"scale": [1.5, -0.75, 2], "offset": [0.25, 0, -1], "mean": [0.1, 0.2, 0.3],
+        "var": [1, 2, 0.5]}
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+    for k, v in vals.items():
+        z.writestr(k + ".npy", npy("<f8", 3, struct.pack("<3d", *v)))
+    mib = int(sys.argv[2])
+    if mib:
+        with z.open("junk.npy", "w", force_zip64=False) as f:
+            f.write(npy("|u1", mib << 20, b""))
+            for _ in range(mib):
+                f.write(bytes(1 << 20))
+if len(sys.argv) > 3:
+    data = bytearray(open(sys.argv[1], "rb").read())
+    name = sys.argv[3].encode()
+    p = data.find(b"PK\x01\x02")
+    while p >= 0:
+        n = struct.unpack_from("<H", data, p + 28)[0]
+        if data[p + 46:p + 46 + n] == name:
+            struct.pack_into("<I", data, p + 24, int(sys.argv[4]))
+        p = data.find(b"PK\x01\x02", p + 4)
+    open(sys.argv[1], "wb").write(data)
+PY
+}
+# `import --params` with an .npz holding an unrelated 300 MiB member (deflated to ~0.3 MiB):
+# only the asked members are inflated (max RSS stays far below the member's size, seconds), and
+# the plan equals the one made from the same values without the junk member (but for the
+# bundle file name it records).
+case_import_params_npz_unrelated_member_not_decompressed() {
+  "$bin" --help | grep -q import || { echo "built without import: skipped"; exit 0; }
+  write_param_hlo "$work/bn.hlo"
+  write_param_npz "$work/small.npz" 0
+  write_param_npz "$work/big.npz" 300
+  [ "$(stat -c %s "$work/big.npz")" -lt 4000000 ] || fail "fixture: big.npz is not small"
+  expect 0 "" -- "$bin" import "$work/bn.hlo" --params "$work/small.npz" --config "$manifest" \
+    -o "$work/plan_small"
+  local t0 t1 rss_kb ms
+  t0=$(date +%s%N)
+  expect 0 "" -- /usr/bin/time -f "%M" -o "$work/rss.txt" "$bin" import "$work/bn.hlo" \
+    --params "$work/big.npz" --config "$manifest" -o "$work/plan_big"
+  t1=$(date +%s%N)
+  rss_kb=$(tail -n 1 "$work/rss.txt")
+  ms=$(((t1 - t0) / 1000000))
+  echo "import with a 300 MiB unrelated member: ${ms} ms, max RSS ${rss_kb} KiB"
+  [ "$rss_kb" -lt 153600 ] || fail "max RSS ${rss_kb} KiB: the unrelated member was inflated"
+  [ "$ms" -lt 20000 ] || fail "${ms} ms"
+  diff -r -I '"bundle": ' "$work/plan_small" "$work/plan_big" || fail "the plans differ"
+}
+# A member that is asked for and whose directory entry lies about its size: exit 2 naming it
+# (1 GiB claimed for a few compressed bytes: refused before its buffer is allocated), no plan.
+case_import_params_member_lies_about_size() {
+  "$bin" --help | grep -q import || { echo "built without import: skipped"; exit 0; }
+  write_param_hlo "$work/bn.hlo"
+  write_param_npz "$work/lie.npz" 0 var.npy $((1 << 30))
+  expect 2 "member 'var.npy': corrupt: " -- "$bin" import "$work/bn.hlo" \
+    --params "$work/lie.npz" --config "$manifest" -o "$work/plan"
+  grep -qF "normcore import: error: " "$work/err.txt" || fail "no 'normcore import: error:' prefix"
+  [ ! -e "$work/plan" ] || fail "a plan was written"
+  write_param_npz "$work/lie2.npz" 0 mean.npy 100
+  expect 2 "member 'mean.npy': corrupt: inflates to more than the 100 bytes" -- "$bin" import \
+    "$work/bn.hlo" --params "$work/lie2.npz" --config "$manifest" -o "$work/plan"
+  [ ! -e "$work/plan" ] || fail "a plan was written"
+}
+
+# --- 9. progress -------------------------------------------------------------------------------
+# `fold` on many channels was silent (25 s for 10^6): on a terminal (a pty from script(1)) it
+# reports its phases without being asked; through a pipe it does not; --no-progress wins.
+case_fold_progress_automatic_on_a_terminal() {
+  command -v script > /dev/null || { echo "script(1) missing: skipped"; exit 0; }
+  python3 - "$work/bn.json" <<'PY' || fail "fixture"
+import json, sys
+n = 65536
+json.dump({"eps": 1e-5, "gamma": [1.0 + (i % 7) / 8 for i in range(n)], "beta": [0.1] * n,
+           "mean": [(i % 5) / 10 for i in range(n)], "var": [1.0] * n,
+           "input": {"scale": 0.02, "zero_point": 0}, "output": {"scale": 0.03, "zero_point": 0}},
+          open(sys.argv[1], "w"))
+PY
+  echo '{"max_channels": 65536}' > "$work/c.json"
+  local cmd="'$bin' fold --params '$work/bn.json' --config '$work/c.json' -o '$work/p.bin'"
+  # stdout (the report) to /dev/null inside the pty: only stderr is the terminal.
+  script -qec "$cmd > /dev/null" /dev/null > "$work/tty.txt" 2>&1 < /dev/null || fail "fold on a pty"
+  grep -q "normcore fold: report .*100% (65536 / 65536)" "$work/tty.txt" ||
+    { cat "$work/tty.txt"; fail "no progress on a terminal"; }
+  script -qec "$cmd --no-progress > /dev/null" /dev/null > "$work/tty2.txt" 2>&1 < /dev/null ||
+    fail "fold --no-progress on a pty"
+  grep -q "%" "$work/tty2.txt" && fail "--no-progress on a terminal printed progress"
+  expect 0 "" -- "$bin" fold --params "$work/bn.json" --config "$work/c.json" -o "$work/p.bin"
+  [ ! -s "$work/err.txt" ] || fail "progress through a pipe: $(cat "$work/err.txt")"
+}
+
+# --- 10. "shift" means R only: b's width is --offset-bits / offset_bits ----------------------
+# The old spellings still work as deprecated aliases, with a warning naming the new one; both
+# at once is an error (exit 2); the output says offset_bits only.
+case_gen_shift_bits_alias_warns() {
+  expect 0 "normcore gen: warning: --shift-bits is deprecated, use --offset-bits" -- \
+    "$bin" gen --shift-bits 24 --dry-run
+  grep -q '"offset_bits": 24,' "$work/out.txt" || fail "--shift-bits 24 did not set offset_bits"
+  grep -q '"shift_bits"' "$work/out.txt" && fail "the manifest still says shift_bits"
+  expect 0 "" -- "$bin" gen --offset-bits 24 --dry-run
+  [ ! -s "$work/err.txt" ] || fail "--offset-bits warned"
+  expect 2 "normcore gen: error: --shift-bits is the deprecated spelling of --offset-bits" -- \
+    "$bin" gen --shift-bits 24 --offset-bits 24 --dry-run
+  "$bin" gen --help | grep -q -- "--offset-bits" || fail "--help lacks --offset-bits"
+  "$bin" gen --help | grep -q -- "--shift-bits" && fail "--help still lists --shift-bits"
+  echo '{"shift_bits": 20}' > "$work/old.json"
+  expect 0 "normcore: warning: config: 'shift_bits' is deprecated, use 'offset_bits'" -- \
+    "$bin" gen --config "$work/old.json" --dry-run
+  grep -q '"offset_bits": 20,' "$work/out.txt" || fail "config shift_bits 20 not read"
+  echo '{"shift_bits": 20, "offset_bits": 20}' > "$work/both.json"
+  expect 2 "'shift_bits' is the deprecated name of 'offset_bits'" -- \
+    "$bin" gen --config "$work/both.json" --dry-run
+  expect 2 "--offset-bits: 63 is out of range 2..62" -- "$bin" gen --shift-bits 63 --dry-run
+}
+# The register docs, the C header and the manifest's register map name CAPS3.offset_bits; a
+# manifest written before the rename (CAPS3.shift_bits, config shift_bits) still opens on ref:.
+case_caps3_offset_bits_and_old_manifest() {
+  expect 0 "" -- "$bin" gen --accel -o "$work/a"
+  grep -q "_CAPS3_OFFSET_BITS_MASK" "$work/a/normcore_regs.h" || fail "C header"
+  grep -q "| offset_bits |" "$work/a/normcore_registers.md" || fail "register docs"
+  grep -qiw "shift_bits" "$work/a"/* && fail "generated files still say shift_bits"
+  python3 - "$work/a/manifest.json" "$work/old.json" <<'PY' || fail "fixture"
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["config"]["shift_bits"] = m["config"].pop("offset_bits")
+for r in m["registers"]["registers"]:
+    for f in r.get("fields", []):
+        if f["name"] == "offset_bits":
+            f["name"] = "shift_bits"
+json.dump(m, open(sys.argv[2], "w"), indent=2)
+PY
+  grep -q '"shift_bits"' "$work/old.json" || fail "fixture: no shift_bits"
+  cp "$work/old.json" "$work/a/manifest.json"
+  expect 0 "normcore: warning: config: 'shift_bits' is deprecated, use 'offset_bits'" -- \
+    "$bin" info --device "ref:$work/a/manifest.json"
+  grep -q "b 32 bits" "$work/out.txt" || fail "info: b's width"
 }
 
 cases=$(declare -F | awk '{print $3}' | grep '^case_' | sed 's/^case_//')

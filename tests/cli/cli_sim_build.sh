@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `normcore sim-build DIR` (issue 15 items 7 and 8): a NON-default accelerator from
-# `normcore gen --accel` (2 lanes, int12 -> uint8, 7 channels, 32-bit bus, 50 MHz) gets its sim:,
+# `normcore gen --accel` (2 lanes, int12 -> uint8, 7 channels, 32-bit bus, 62.5 MHz) gets its sim:,
 # FST sim: and tlm: plugins in one command; one tensor runs on sim:, tlm: and ref: with
 # byte-identical outputs; the traces are opened: VCD timescale 1 ps, the window's first and last
-# time (trace_from / trace_to at the 50 MHz period, 20000 ps), the FST header (block type,
+# time (trace_from / trace_to at the 62.5 MHz period, 16000 ps), the FST header (block type,
 # timescale exponent -12, start / end time of the window), the tlm: VCD (timescale, half-clock
 # grid, window); a bad DIR, a bad window and a wrong trace format exit 2.
 # Usage: cli_sim_build.sh <normcore binary> [<work dir, kept>]
@@ -44,7 +44,7 @@ expect_error "core manifest" 2 "manifest.json" -- "$bin" sim-build "$work/core_o
 # --- the user's design -------------------------------------------------------------------------
 d=$work/myacc
 "$bin" gen --accel --force --name myacc --lanes 2 --in-bits 12 --out-bits 8 --out-unsigned \
-  --max-channels 7 --bus-bits 32 --clock-mhz 50 -o "$d" > /dev/null || bad "gen --accel"
+  --max-channels 7 --bus-bits 32 --clock-mhz 62.5 -o "$d" > /dev/null || bad "gen --accel"
 expect_error "bad source" 2 "--source-dir: '$work' is not a normcore source tree" -- \
   "$bin" sim-build "$d" --source-dir "$work"
 [ ! -e "$d/sim-build" ] || [ -e "$d/libnormcore_sim.so" ] || bad "bad source: a build tree was made"
@@ -97,12 +97,13 @@ sys.exit(0 if len(set(b[10 + n:])) >= 10 else 1)
 PY
 
 # --- traces ------------------------------------------------------------------------------------
-# VCD: timescale 1 ps; clock k dumped at k*P and k*P + P/2, P = 10^6 / 50 MHz = 20000 ps.
+# VCD: timescale 1 ps; clock k dumped at k*P and k*P + P/2, P = 10^6 / 62.5 MHz = 16000 ps (a
+# fractional --clock-mhz).
 grep -q '^\$timescale 1ps \$end' "$work/t.vcd" && ok || bad "vcd timescale is not 1ps"
 first=$(grep -m1 '^#' "$work/t.vcd")
 last=$(grep '^#' "$work/t.vcd" | tail -n 1)
-[ "$first" = "#800000" ] && ok || bad "vcd first time $first, want #800000 (clock 40)"
-[ "$last" = "#1810000" ] && ok || bad "vcd last time $last, want #1810000 (clock 90 + P/2)"
+[ "$first" = "#640000" ] && ok || bad "vcd first time $first, want #640000 (clock 40)"
+[ "$last" = "#1448000" ] && ok || bad "vcd last time $last, want #1448000 (clock 90 + P/2)"
 n_times=$(grep -c '^#' "$work/t.vcd")
 [ "$n_times" -le 102 ] && ok || bad "vcd has $n_times time steps, want <= 102 (51 clocks)"
 # FST: header block (type 0, length 329), start / end time (big endian u64 at 9 / 17),
@@ -113,11 +114,11 @@ b = open(sys.argv[1], "rb").read()
 assert b[0] == 0, "block type %d" % b[0]
 assert struct.unpack(">Q", b[1:9])[0] == 329, "header length"
 start, end = struct.unpack(">QQ", b[9:25])
-assert (start, end) == (800000, 1810000), (start, end)
+assert (start, end) == (640000, 1448000), (start, end)
 assert struct.unpack("b", b[73:74])[0] == -12, "timescale"
 PY
 
-# tlm: VCD of the RTL, timescale 1 ps, the same 20000 ps clock (the manifest's 50 MHz), one dump a
+# tlm: VCD of the RTL, timescale 1 ps, the same 16000 ps clock (the manifest's 62.5 MHz), one dump a
 # half clock, only clocks 40..90 (k = time / P, counted since the model elaborated).
 python3 - "$work/t_tlm.vcd" <<'PY' && ok || bad "tlm vcd"
 import sys
@@ -126,8 +127,8 @@ assert "$timescale 1ps $end" in text, "timescale"
 assert "irq_o" in text and "$enddefinitions" in text, "signals"
 times = [int(l[1:]) for l in text.splitlines() if l.startswith("#")]
 assert len(times) >= 20, "only %d time steps" % len(times)
-assert all(t % 10000 == 0 for t in times), "a time off the half-clock grid"
-assert 800000 <= times[0] and times[-1] <= 1810000, (times[0], times[-1])
+assert all(t % 8000 == 0 for t in times), "a time off the half-clock grid"
+assert 640000 <= times[0] and times[-1] <= 1448000, (times[0], times[-1])
 assert len(times) <= 102, len(times)
 PY
 expect_error "tlm fst" 2 "the tlm plugin writes VCD only" -- \

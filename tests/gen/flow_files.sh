@@ -43,8 +43,31 @@ done
 grep -qxF 'create_clock -name clk_i -period 10.000 [get_ports clk_i]' "$work/accel/normcore_top.sdc" \
   || fail "accel SDC lacks the 10 ns default"
 grep -q '"period_ns": "8.000"' "$work/core/manifest.json" || fail "manifest clock period"
-"$bin" gen --dry-run --clock-mhz 0 > /dev/null 2> "$work/err" && fail "--clock-mhz 0 accepted"
-grep -q -- "--clock-mhz" "$work/err" || fail "--clock-mhz 0: message does not name the option"
+# Fractional MHz (issue 15): 62.5 MHz is 16 ns, 33.333 MHz 30.000 ns; the manifest keeps 62.5.
+"$bin" gen -o "$work/frac" --clock-mhz 62.5 > /dev/null || fail "--clock-mhz 62.5 refused"
+for f in "$work/frac/normcore_core.sdc" "$work/frac/normcore_core.xdc"; do
+  grep -qxF 'create_clock -name clk_i -period 16.000 [get_ports clk_i]' "$f" || fail "$f: 16 ns"
+  grep -qF 'port clk_i, 62.5 MHz' "$f" || fail "$f: the comment lacks 62.5 MHz"
+done
+grep -q '"mhz": 62.5,' "$work/frac/manifest.json" || fail "manifest clock.mhz 62.5"
+grep -q '"clock_mhz": 62.5,' "$work/frac/manifest.json" || fail "manifest config.clock_mhz 62.5"
+"$bin" gen -o "$work/frac3" --clock-mhz 33.333 > /dev/null || fail "--clock-mhz 33.333 refused"
+grep -qxF 'create_clock -name clk_i -period 30.000 [get_ports clk_i]' \
+  "$work/frac3/normcore_core.sdc" || fail "33.333 MHz: 30.000 ns"
+"$bin" gen --config "$work/frac/manifest.json" --dry-run > "$work/frac.json"
+grep -q '"clock_mhz": 62.5,' "$work/frac.json" || fail "--config of a 62.5 MHz manifest"
+# Bad values: exit 2 naming the option (0, negative, NaN, infinite, huge, not a number).
+for v in 0 -5 0.5 nan inf 1e9 1e400 abc; do
+  rc=0
+  "$bin" gen --dry-run --clock-mhz "$v" > /dev/null 2> "$work/err" || rc=$?
+  [ $rc -eq 2 ] || fail "--clock-mhz $v: exit $rc, want 2"
+  grep -q -- "^normcore gen: error: .*--clock-mhz" "$work/err" || {
+    cat "$work/err"; fail "--clock-mhz $v: message does not name the option"; }
+done
+echo '{"clock_mhz": "fast"}' > "$work/bad_clock.json"
+rc=0
+"$bin" gen --dry-run --config "$work/bad_clock.json" > /dev/null 2> "$work/err" || rc=$?
+[ $rc -eq 2 ] && grep -q "'clock_mhz' must be a number" "$work/err" || fail "config clock_mhz text"
 echo "ok: SDC/XDC clock constraints"
 
 # The plain C register header: C99, pedantic, no warnings; also C++; and the same values as the

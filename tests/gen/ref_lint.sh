@@ -16,12 +16,12 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 configs=(
-  "--lanes 4 --in-bits 8 --out-bits 8 --scale-bits 16 --shift-bits 32 --max-channels 512"
-  "--lanes 4 --in-bits 8 --out-bits 8 --scale-bits 16 --shift-bits 16 --max-channels 512"
-  "--lanes 1 --in-bits 8 --out-bits 8 --scale-bits 16 --shift-bits 32 --max-channels 64"
-  "--lanes 3 --in-bits 4 --out-bits 8 --scale-bits 10 --shift-bits 20 --max-channels 37 --in-unsigned"
-  "--lanes 2 --in-bits 16 --out-bits 16 --scale-bits 12 --shift-bits 44 --max-channels 2048 --out-unsigned"
-  "--lanes 8 --in-bits 8 --out-bits 4 --scale-bits 16 --shift-bits 32 --max-channels 1"
+  "--lanes 4 --in-bits 8 --out-bits 8 --scale-bits 16 --offset-bits 32 --max-channels 512"
+  "--lanes 4 --in-bits 8 --out-bits 8 --scale-bits 16 --offset-bits 16 --max-channels 512"
+  "--lanes 1 --in-bits 8 --out-bits 8 --scale-bits 16 --offset-bits 32 --max-channels 64"
+  "--lanes 3 --in-bits 4 --out-bits 8 --scale-bits 10 --offset-bits 20 --max-channels 37 --in-unsigned"
+  "--lanes 2 --in-bits 16 --out-bits 16 --scale-bits 12 --offset-bits 44 --max-channels 2048 --out-unsigned"
+  "--lanes 8 --in-bits 8 --out-bits 4 --scale-bits 16 --offset-bits 32 --max-channels 1"
 )
 fail=0
 for design in bare-mac decomposed decomposed-core; do

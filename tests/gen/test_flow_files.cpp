@@ -3,6 +3,7 @@
 // side (compilers, Verilator, Icarus, FuseSoC) is checked by gen.flow_files and gen.fusesoc.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -42,6 +43,35 @@ TEST(FlowFiles, CoreDirectoryHasFilelistsConstraintsAndCore) {
   EXPECT_EQ(m["clock"]["period_ns"], "8.000");
   EXPECT_EQ(m["flow_files"]["filelist_env_variable"], "NORMCORE_RTL_DIR");
   EXPECT_EQ(m["config"]["clock_mhz"], 125);
+}
+
+// Issue 15: fractional MHz in the constraints' period and comment, the manifest's "clock" and
+// "config", and the sim:/tlm: trace period; whole MHz are written as integers, as before.
+TEST(FlowFiles, FractionalClockMhz) {
+  CoreConfig c;
+  c.clock_mhz = 62.5;
+  const auto files = render_core(c);
+  for (const char* f : {"normcore_core.sdc", "normcore_core.xdc"}) {
+    const std::string& s = content(files, f);
+    EXPECT_NE(s.find("create_clock -name clk_i -period 16.000 [get_ports clk_i]\n"),
+              std::string::npos)
+        << f;
+    EXPECT_NE(s.find("port clk_i, 62.5 MHz\n"), std::string::npos) << f;
+  }
+  const auto m = nlohmann::json::parse(content(files, "manifest.json"));
+  EXPECT_EQ(m["clock"]["mhz"], 62.5);
+  EXPECT_EQ(m["clock"]["period_ns"], "16.000");
+  EXPECT_EQ(m["config"]["clock_mhz"], 62.5);
+  EXPECT_EQ(AccelConfig::from_json(m["config"]).core.clock_mhz, 62.5);  // reads back
+  EXPECT_EQ(c.clock_period_ps(), 16000U);
+  c.clock_mhz = 33.333;
+  EXPECT_EQ(clock_period_ns(c.clock_mhz), "30.000");
+  EXPECT_EQ(c.clock_period_ps(), 30000U);  // round(30000.3)
+  c.clock_mhz = 100;
+  EXPECT_EQ(c.clock_period_ps(), 10000U);
+  EXPECT_TRUE(c.to_json()["clock_mhz"].is_number_integer());
+  EXPECT_EQ(normcore::format_number(33.333), "33.333");
+  EXPECT_EQ(normcore::format_number(100), "100");
 }
 
 TEST(FlowFiles, ClockOnlyChangesTheConstraintsAndHeaders) {
@@ -96,7 +126,17 @@ TEST(FlowFiles, ClockMhzIsAConfigField) {
   c.clock_mhz = 1001;
   EXPECT_NE(c.check(FieldNames::json).find("'clock_mhz'"), std::string::npos);
   EXPECT_EQ(CoreConfig::from_json({{"clock_mhz", 200}}).clock_mhz, 200);
-  EXPECT_THROW(CoreConfig::from_json({{"clock_mhz", 2.5}}), std::invalid_argument);
+  EXPECT_EQ(CoreConfig::from_json({{"clock_mhz", 62.5}}).clock_mhz, 62.5);
+  EXPECT_THROW(CoreConfig::from_json({{"clock_mhz", "62.5"}}), std::invalid_argument);
+  // Fractions are fine; NaN, infinities, zero, negative and huge values name the option.
+  c.clock_mhz = 33.333;
+  EXPECT_EQ(c.check(), "");
+  for (const double bad : {0.0, -5.0, 0.5, 1000.5, 1e300, std::nan(""), HUGE_VAL, -HUGE_VAL}) {
+    c.clock_mhz = bad;
+    EXPECT_EQ(c.check().rfind("--clock-mhz: ", 0), 0U) << bad;
+  }
+  c.clock_mhz = std::nan("");
+  EXPECT_EQ(c.check(), "--clock-mhz: nan is out of range 1..1000 (a number: fractions allowed)");
   // A manifest written before the field existed still reads (as the default).
   nlohmann::json old = AccelConfig{}.to_json();
   old.erase("clock_mhz");

@@ -84,7 +84,7 @@ TEST(Config, RejectionsNameTheOption) {
   bad([](CoreConfig& c) { c.arith.xw = 1; }, "--in-bits");
   bad([](CoreConfig& c) { c.arith.yw = 33; }, "--out-bits");
   bad([](CoreConfig& c) { c.arith.sw = 0; }, "--scale-bits");
-  bad([](CoreConfig& c) { c.arith.bw = 63; }, "--shift-bits");
+  bad([](CoreConfig& c) { c.arith.bw = 63; }, "--offset-bits");
   bad([](CoreConfig& c) { c.max_channels = 0; }, "--max-channels");
   bad([](CoreConfig& c) { c.inner_bits = 0; }, "--inner-bits");
   bad([](CoreConfig& c) { c.pipeline = 2; }, "--pipeline");

@@ -1261,8 +1261,8 @@ TEST(BundleFormats, NpzAndNpyFiles) {
                                        {"bn1.running_var.npy", npy_f32({4, 5, 6})}}));
   const auto b = normcore::import::load_bundle(dir / "p.npz");
   ASSERT_EQ(b.arrays.size(), 2U);
-  EXPECT_EQ(b.arrays.at("bn1.weight").data, (std::vector<double>{1, 2, 3}));
-  EXPECT_EQ(b.arrays.at("bn1.running_var").shape, Shape{3});
+  EXPECT_EQ(b.get("bn1.weight").data, (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(b.get("bn1.running_var").shape, Shape{3});
   write_bytes(dir / "mean.npy", npy_f32({7, 8}));
   const auto b2 = normcore::import::load_bundle(dir / "mean.npy");
   EXPECT_EQ(b2.arrays.at("mean").data, (std::vector<double>{7, 8}));

@@ -19,7 +19,8 @@ TEST(ConfigSchema, EveryFieldOnce) {
   for (const auto& f : config_schema()) {
     EXPECT_TRUE(keys.insert(f.key).second) << f.key;
     EXPECT_TRUE(options.insert(f.option).second) << f.option;
-    const int refs = (f.int_ref != nullptr) + (f.bool_ref != nullptr) + (f.str_ref != nullptr);
+    const int refs = (f.int_ref != nullptr) + (f.bool_ref != nullptr) + (f.str_ref != nullptr) +
+                     (f.num_ref != nullptr);
     EXPECT_EQ(refs, 1) << f.key;
   }
   // Every key the config JSON holds is in the schema, and only those.
@@ -184,4 +185,48 @@ TEST(ConfigSchema, JobsAgainstTheSpecialisation) {
             "channels: 10 is not a multiple of this core's 4 lanes (lanes_divide_channels)");
   c.fixed_shift = 0;  // R = 0 is a value, not "unset"
   EXPECT_EQ(c.check_job(1, Rounding::half_even, Layout::nhwc, 4).find("R: 1 differs"), 0u);
+}
+
+// Issue 15 item 10: b's width is offset_bits ("shift" means R only); the old key shift_bits is a
+// deprecated alias read with a warning on stderr naming the new spelling.
+TEST(ConfigSchema, OffsetBitsAndTheDeprecatedShiftBitsAlias) {
+  const auto& f = config_field("offset_bits");
+  EXPECT_STREQ(f.option, "--offset-bits");
+  EXPECT_STREQ(f.old_key, "shift_bits");
+  EXPECT_STREQ(f.old_option, "--shift-bits");
+  EXPECT_THROW((void)config_field("shift_bits"), std::logic_error);
+  const auto j = AccelConfig{}.to_json();
+  EXPECT_TRUE(j.contains("offset_bits"));
+  EXPECT_FALSE(j.contains("shift_bits"));
+  for (const auto& g : config_schema()) {  // no other field says "shift" for b
+    if (std::string(g.key).find("shift") != std::string::npos) {
+      EXPECT_STREQ(g.key, "fixed_shift");  // R
+    }
+  }
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(CoreConfig::from_json({{"offset_bits", 20}}).arith.bw, 20);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(CoreConfig::from_json({{"shift_bits", 24}}).arith.bw, 24);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "normcore: warning: config: 'shift_bits' is deprecated, use 'offset_bits'\n");
+  // A manifest written before the rename (every key required) reads through the alias.
+  nlohmann::json old = j;
+  old.erase("offset_bits");
+  old["shift_bits"] = 40;
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(AccelConfig::from_json(old, true).core.arith.bw, 40);
+  (void)testing::internal::GetCapturedStderr();
+  try {
+    (void)CoreConfig::from_json({{"shift_bits", 24}, {"offset_bits", 24}});
+    ADD_FAILURE() << "both spellings accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "config: 'shift_bits' is the deprecated name of 'offset_bits': give only "
+                 "'offset_bits'");
+  }
+  CoreConfig c;
+  c.arith.bw = 63;
+  EXPECT_EQ(c.check(), "--offset-bits: 63 is out of range 2..62");
+  EXPECT_EQ(c.check(FieldNames::json), "'offset_bits': 63 is out of range 2..62");
 }

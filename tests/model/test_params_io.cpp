@@ -207,7 +207,7 @@ TEST(ParamsFile, TruncatedBadMagicVersionAndValues) {
   b = good;
   b[64 + 40 + 8 * 3 + 4] = 1;  // shift[3] = 2^32 + 1: outside 24 bits
   write_bytes(path, b);
-  EXPECT_HAS(error_of([&] { normcore::read_params(path); }), "shift[3]");
+  EXPECT_HAS(error_of([&] { normcore::read_params(path); }), "offset[3]");
   EXPECT_HAS(error_of([&] { normcore::read_params(dir / "missing.bin"); }), "missing.bin");
 }
 

@@ -53,7 +53,7 @@ std::uint64_t mask_of(int bits) {
 // ref backend only takes the datapath and memory widths from "config"; the clamp fields are
 // widened to the output width like the generator does).
 std::string custom_manifest(const std::string& tag, int in_bits, bool in_signed, int out_bits,
-                            bool out_signed, int scale_bits, int shift_bits, int bus_bits,
+                            bool out_signed, int scale_bits, int offset_bits, int bus_bits,
                             int max_burst) {
   // One directory per process, removed at exit.
   static const struct TempDir {
@@ -76,11 +76,11 @@ std::string custom_manifest(const std::string& tag, int in_bits, bool in_signed,
   c["out_bits"] = out_bits;
   c["out_signed"] = out_signed;
   c["scale_bits"] = scale_bits;
-  c["shift_bits"] = shift_bits;
+  c["offset_bits"] = offset_bits;
   c["bus_bits"] = bus_bits;
   c["max_burst"] = max_burst;
   c["name"] = tag;
-  const normcore::ArithSpec a{in_bits, in_signed, scale_bits, shift_bits, out_bits, out_signed};
+  const normcore::ArithSpec a{in_bits, in_signed, scale_bits, offset_bits, out_bits, out_signed};
   for (auto& r : j["registers"]["registers"]) {
     if (r["name"] == "CLAMP_LO" || r["name"] == "CLAMP_HI") {
       const auto v = static_cast<std::uint64_t>(r["name"] == "CLAMP_LO" ? a.y_min() : a.y_max()) &
@@ -158,7 +158,7 @@ std::vector<std::uint8_t> pack_params(const normcore::DeviceConfig& cfg,
   for (std::size_t c = 0; c < s.size(); ++c) {
     __extension__ using u128 = unsigned __int128;
     const u128 e = static_cast<u128>(static_cast<std::uint64_t>(s[c]) & mask_of(cfg.scale_bits)) |
-                   static_cast<u128>(static_cast<std::uint64_t>(b[c]) & mask_of(cfg.shift_bits))
+                   static_cast<u128>(static_cast<std::uint64_t>(b[c]) & mask_of(cfg.offset_bits))
                        << cfg.scale_bits;
     for (std::size_t k = 0; k < pe; ++k) out[c * pe + k] = static_cast<std::uint8_t>(e >> (8 * k));
   }

@@ -3,8 +3,8 @@
 // Regenerate: normcore gen --config <this config as JSON> (see manifest.json)
 // config: {"clock_mhz":100,"fixed_layout":"","fixed_rounding":"","fixed_shift":-1,"in_bits":16,
 //   "in_signed":true,"inner_bits":24,"lanes":16,"lanes_divide_channels":false,"max_channels":2048,
-//   "name":"normcore_l16_i16","out_bits":8,"out_signed":true,"pipeline":5,"scale_bits":18,
-//   "shift_bits":40,"table":"banked","target":"generic"}
+//   "name":"normcore_l16_i16","offset_bits":40,"out_bits":8,"out_signed":true,"pipeline":5,
+//   "scale_bits":18,"table":"banked","target":"generic"}
 // -----------------------------------------------------------------------------------------
 `default_nettype none
 
@@ -31,7 +31,7 @@ module normcore_l16_i16_core (
   input  wire         prm_valid_i,
   output wire         prm_ready_o,
   input  wire [17:0]  prm_scale_i,
-  input  wire [39:0]  prm_shift_i,
+  input  wire [39:0]  prm_offset_i,
   input  wire         s_axis_tvalid,
   output wire         s_axis_tready,
   input  wire [255:0] s_axis_tdata,
@@ -430,11 +430,11 @@ module normcore_l16_i16_core (
     .prm_valid_i(prm_valid_i),
     .prm_ready_o(prm_ready_o),
     .prm_scale_i(prm_scale_i),
-    .prm_shift_i(prm_shift_i),
+    .prm_offset_i(prm_offset_i),
     .busy_o(ld_busy),
     .done_o(ld_done),
     .scale_o(lane_s),
-    .shift_o(lane_b)
+    .offset_o(lane_b)
   );
 
   // Flow control: admit a beat only if the output buffer can hold all beats in flight

@@ -3,8 +3,8 @@
 // Regenerate: normcore gen --config <this config as JSON> (see manifest.json)
 // config: {"clock_mhz":100,"fixed_layout":"","fixed_rounding":"","fixed_shift":-1,"in_bits":16,
 //   "in_signed":true,"inner_bits":24,"lanes":16,"lanes_divide_channels":false,"max_channels":2048,
-//   "name":"normcore_l16_i16","out_bits":8,"out_signed":true,"pipeline":5,"scale_bits":18,
-//   "shift_bits":40,"table":"banked","target":"generic"}
+//   "name":"normcore_l16_i16","offset_bits":40,"out_bits":8,"out_signed":true,"pipeline":5,
+//   "scale_bits":18,"table":"banked","target":"generic"}
 // -----------------------------------------------------------------------------------------
 `default_nettype none
 

@@ -3,8 +3,8 @@
 # Regenerate: normcore gen --config <this config as JSON> (see manifest.json)
 # config: {"clock_mhz":100,"fixed_layout":"","fixed_rounding":"","fixed_shift":-1,"in_bits":8,
 #   "in_signed":true,"inner_bits":16,"lanes":1,"lanes_divide_channels":false,"max_channels":512,
-#   "name":"normcore_l1_i8","out_bits":8,"out_signed":true,"pipeline":3,"scale_bits":16,
-#   "shift_bits":32,"table":"banked","target":"generic"}
+#   "name":"normcore_l1_i8","offset_bits":32,"out_bits":8,"out_signed":true,"pipeline":3,
+#   "scale_bits":16,"table":"banked","target":"generic"}
 # -----------------------------------------------------------------------------------------
 #
 # XDC (Vivado) clock constraint of normcore_l1_i8_core: the one clock, port clk_i, 100 MHz

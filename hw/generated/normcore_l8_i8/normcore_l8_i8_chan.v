@@ -3,8 +3,8 @@
 // Regenerate: normcore gen --config <this config as JSON> (see manifest.json)
 // config: {"clock_mhz":100,"fixed_layout":"","fixed_rounding":"","fixed_shift":-1,"in_bits":8,
 //   "in_signed":true,"inner_bits":24,"lanes":8,"lanes_divide_channels":false,"max_channels":1024,
-//   "name":"normcore_l8_i8","out_bits":8,"out_signed":true,"pipeline":3,"scale_bits":16,
-//   "shift_bits":32,"table":"banked","target":"generic"}
+//   "name":"normcore_l8_i8","offset_bits":32,"out_bits":8,"out_signed":true,"pipeline":3,
+//   "scale_bits":16,"table":"banked","target":"generic"}
 // -----------------------------------------------------------------------------------------
 `default_nettype none
 

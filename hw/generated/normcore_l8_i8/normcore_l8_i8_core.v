@@ -3,8 +3,8 @@
 // Regenerate: normcore gen --config <this config as JSON> (see manifest.json)
 // config: {"clock_mhz":100,"fixed_layout":"","fixed_rounding":"","fixed_shift":-1,"in_bits":8,
 //   "in_signed":true,"inner_bits":24,"lanes":8,"lanes_divide_channels":false,"max_channels":1024,
-//   "name":"normcore_l8_i8","out_bits":8,"out_signed":true,"pipeline":3,"scale_bits":16,
-//   "shift_bits":32,"table":"banked","target":"generic"}
+//   "name":"normcore_l8_i8","offset_bits":32,"out_bits":8,"out_signed":true,"pipeline":3,
+//   "scale_bits":16,"table":"banked","target":"generic"}
 // -----------------------------------------------------------------------------------------
 `default_nettype none
 
@@ -31,7 +31,7 @@ module normcore_l8_i8_core (
   input  wire        prm_valid_i,
   output wire        prm_ready_o,
   input  wire [15:0] prm_scale_i,
-  input  wire [31:0] prm_shift_i,
+  input  wire [31:0] prm_offset_i,
   input  wire        s_axis_tvalid,
   output wire        s_axis_tready,
   input  wire [63:0] s_axis_tdata,
@@ -435,11 +435,11 @@ module normcore_l8_i8_core (
     .prm_valid_i(prm_valid_i),
     .prm_ready_o(prm_ready_o),
     .prm_scale_i(prm_scale_i),
-    .prm_shift_i(prm_shift_i),
+    .prm_offset_i(prm_offset_i),
     .busy_o(ld_busy),
     .done_o(ld_done),
     .scale_o(lane_s),
-    .shift_o(lane_b)
+    .offset_o(lane_b)
   );
 
   // Flow control: admit a beat only if the output buffer can hold all beats in flight

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
@@ -29,7 +30,7 @@ enum class FieldNames { cli, json };
 // One configuration field. Integer fields have a range (and maybe "power of two"); bool and
 // string fields have none (a string field lists its allowed values in `choices`, "" = any).
 struct ConfigField {
-  enum class Kind { integer, boolean, string };
+  enum class Kind { integer, boolean, string, number };  // number: a finite double
   enum class Group { core, accel };
   const char* key;     // JSON key in the config object / manifest "config"
   const char* option;  // CLI option (`normcore gen`)
@@ -45,6 +46,11 @@ struct ConfigField {
   bool may_be_empty = false;  // string fields with choices: "" (= not fixed) is allowed too
   // Manifests written before the field existed lack it: reading one keeps the default.
   bool optional_in_manifest = false;
+  // A renamed field's earlier JSON key and CLI option (nullptr: never renamed). Both are still
+  // read, with a warning on stderr naming the new spelling (CHANGELOG.md).
+  const char* old_key = nullptr;
+  const char* old_option = nullptr;
+  double* (*num_ref)(AccelConfig&) = nullptr;  // number fields (range lo..hi, fractions allowed)
 
   // "Elements per beat (1..64)", "... (power of two, 32..512)".
   [[nodiscard]] std::string help_text() const;
@@ -55,7 +61,12 @@ struct ConfigField {
   // String fields with choices: empty when v is one of them (or "" and may_be_empty), else
   // "<name>: must be a, b or c (got 'v')".
   [[nodiscard]] std::string check(const std::string& v, FieldNames names = FieldNames::cli) const;
+  // Number fields: empty when lo <= v <= hi (NaN and infinities are not), else the message.
+  [[nodiscard]] std::string check_number(double v, FieldNames names = FieldNames::cli) const;
 };
+
+// The shortest text that reads back as v ("62.5", "100", "33.333", "nan").
+std::string format_number(double v);
 
 // Every field, core fields first, in the order manifests list them.
 std::span<const ConfigField> config_schema();
@@ -70,7 +81,7 @@ struct CoreConfig {
   int inner_bits = 24;             // width of the inner-size (HW) config input
   int pipeline = 3;                // register stages from input beat to lane result
   std::string target = "generic";  // generic | ice40 | ecp5 | xilinx | asic: mapping hints
-  int clock_mhz = 100;             // clock of the generated SDC/XDC constraints (not the RTL)
+  double clock_mhz = 100;          // clock of the SDC/XDC constraints, MHz (not the RTL); 62.5 ok
 
   // Specialisation: job settings fixed at generation time, so the logic they would feed is not
   // built. A job whose settings disagree is rejected (core: cfg_error_o; accelerator:
@@ -96,6 +107,8 @@ struct CoreConfig {
   // UP5K copies take 27 of its 30 EBR at L4 x 512, so ice40 asks for them with --table copies).
   [[nodiscard]] static std::string default_table(const std::string& target);
   // Xilinx: Vivado attributes (ram_style on the table banks, use_dsp on the lanes' multiply-add).
+  // One clock period in whole ps (round(10^6 / clock_mhz), at least 2): the sim:/tlm: traces.
+  [[nodiscard]] std::uint64_t clock_period_ps() const;
   [[nodiscard]] bool xilinx_attrs() const { return target == "xilinx"; }
 
   // Empty if valid, else a message that starts with the offending field ("--lanes: ..." or, with

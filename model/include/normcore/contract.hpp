@@ -38,7 +38,7 @@ struct ArithSpec {
   int xw = 8;            // input element bits
   bool x_signed = true;  // input is two's complement (else unsigned)
   int sw = 16;           // scale bits (always signed)
-  int bw = 32;           // shift (bias) bits (always signed), in product units (scaled by 2^R)
+  int bw = 32;           // offset b (bias) bits (always signed), in product units (scaled by 2^R)
   int yw = 8;            // output element bits
   bool y_signed = true;  // output is two's complement (else unsigned)
 

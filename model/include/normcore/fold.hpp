@@ -37,7 +37,7 @@ struct FoldOptions {
 struct ChannelReport {
   int channel = 0;
   long double a = 0, d = 0;    // ideal y = a * x + d (output LSBs per input LSB, output LSBs)
-  std::int64_t s = 0, b = 0;   // folded scale and shift (bias) at R
+  std::int64_t s = 0, b = 0;   // folded scale and offset b (bias) at R
   bool s_saturated = false;    // round(a * 2^R) did not fit SW bits: s is the range's end
   bool b_saturated = false;    // round((d + o) * 2^R) did not fit BW bits: b is the range's end
   long double affine_err = 0;  // max over the input range of |(x*s + b)/2^R - o - (a*x + d)|
@@ -47,8 +47,9 @@ struct ChannelReport {
 };
 
 struct FoldResult {
-  std::vector<std::int64_t> scale, shift;  // s[c], b[c]
-  JobSettings job;                         // R, rounding, lo, hi
+  // s[c], b[c] (`shift` holds the offsets b: a C++ name kept for existing callers; R is job.shift)
+  std::vector<std::int64_t> scale, shift;
+  JobSettings job;  // R, rounding, lo, hi
   std::vector<ChannelReport> channels;
   // The largest R at which no s or b saturates, ignoring channels that saturate even at R = 0
   // (the R the fold used before the search). The chosen job.shift may differ from it.

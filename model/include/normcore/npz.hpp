@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -114,6 +115,31 @@ using MemberFilter = std::function<bool(const std::string& member)>;
 std::map<std::string, std::vector<std::uint8_t>> read_zip(std::span<const std::uint8_t> bytes,
                                                           std::string_view name,
                                                           const MemberFilter& wanted = {});
+
+// A ZIP archive whose central directory is read (and checked) once; a member's data is located,
+// decompressed and CRC-checked only when read() asks for it, so members nobody asks for are
+// never inflated. Sizes in the directory that the compressed data cannot have are refused
+// before anything is allocated. Errors name the archive and the member.
+class ZipArchive {
+ public:
+  ZipArchive(std::vector<std::uint8_t> bytes, std::string name);
+  ZipArchive(ZipArchive&&) noexcept;
+  ZipArchive& operator=(ZipArchive&&) noexcept;
+  ZipArchive(const ZipArchive&) = delete;
+  ZipArchive& operator=(const ZipArchive&) = delete;
+  ~ZipArchive();
+  // Member names in directory order (directory entries left out).
+  [[nodiscard]] std::vector<std::string> members() const;
+  // The member's data (Error naming it if it is not in the archive, or is corrupt).
+  [[nodiscard]] std::vector<std::uint8_t> read(const std::string& member) const;
+  [[nodiscard]] const std::string& name() const { return name_; }
+
+ private:
+  struct Entries;
+  std::vector<std::uint8_t> bytes_;
+  std::string name_;
+  std::unique_ptr<Entries> entries_;
+};
 
 // The arrays of an .npz, keyed by member name without ".npy"; members not ending in .npy, and
 // those whose key `wanted_key` rejects, are skipped without being decompressed. Errors name the

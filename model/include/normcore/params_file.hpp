@@ -15,7 +15,7 @@
 //       46     2  u16 reserved (0)
 //       48    16  zero
 //       64   8*C  i64 scale[C]   (s)
-//   64+8*C   8*C  i64 shift[C]   (b)
+//   64+8*C   8*C  i64 offset[C]  (b)
 //   total 64 + 16*C bytes
 #pragma once
 
@@ -37,7 +37,8 @@ inline constexpr std::size_t kParamsHeaderBytes = 64;
 struct ParamImage {
   ArithSpec spec;
   JobSettings job;
-  std::vector<std::int64_t> scale, shift;  // s[c], b[c]
+  // s[c], b[c] (`shift` holds the offsets b: a C++ name kept for existing callers; R is job.shift)
+  std::vector<std::int64_t> scale, shift;
 };
 
 // Throws Error (prefixed by `name`) unless spec.check(), job.check(spec) pass, scale and shift

@@ -133,7 +133,7 @@ struct DeviceInfo {
   bool c_multiple_of_lanes = false;  // CHANNELS must be a multiple of lanes
   int fixed_shift = -1;              // the one R the device runs, -1: any
   int max_channels = 0, bus_bytes = 0, addr_bits = 0, outstanding = 0, max_burst = 0;
-  int scale_bits = 0, shift_bits = 0, inner_bits = 0, param_entry_bytes = 0;
+  int scale_bits = 0, offset_bits = 0, inner_bits = 0, param_entry_bytes = 0;
   [[nodiscard]] std::string describe() const;  // multi-line, for `normcore info`
 };
 

@@ -54,7 +54,7 @@ struct DeviceConfig {
   int out_bits = 8;
   bool out_signed = true;
   int scale_bits = 16;
-  int shift_bits = 32;
+  int offset_bits = 32;
   int max_channels = 1024;
   int inner_bits = 24;
   int pipeline = 3;
@@ -65,11 +65,11 @@ struct DeviceConfig {
   int outstanding = 8;
 
   [[nodiscard]] ArithSpec arith() const {
-    return ArithSpec{in_bits, in_signed, scale_bits, shift_bits, out_bits, out_signed};
+    return ArithSpec{in_bits, in_signed, scale_bits, offset_bits, out_bits, out_signed};
   }
   [[nodiscard]] int bus_bytes() const { return bus_bits / 8; }
   // {b, s} per channel, s in the low bits: 8 bytes, or 16 when SW + BW > 64.
-  [[nodiscard]] int param_entry_bytes() const { return scale_bits + shift_bits <= 64 ? 8 : 16; }
+  [[nodiscard]] int param_entry_bytes() const { return scale_bits + offset_bits <= 64 ? 8 : 16; }
   [[nodiscard]] std::uint64_t max_inner() const { return (std::uint64_t{1} << inner_bits) - 1; }
   [[nodiscard]] std::uint64_t max_outer() const { return 0xFFFFFFFFull; }
 };

@@ -31,7 +31,7 @@ std::string rtl_dir_variable(const CoreConfig& cfg);
 // The top's clock port (kClockPort); throws std::logic_error if the top has none.
 const Port& clock_port(const Module& top);
 // "10.000": the clock period in ns for clock_mhz, three decimals.
-std::string clock_period_ns(int clock_mhz);
+std::string clock_period_ns(double clock_mhz);
 
 // filelist.f (names relative to the file: `-F`), filelist_env.f (`$<NAME>_RTL_DIR/<file>`: `-f`
 // from any directory), <top>.sdc, <top>.xdc, <top>.core (FuseSoC CAPI2: targets default, lint

@@ -32,6 +32,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,9 +43,19 @@
 
 namespace normcore::import {
 
+struct BundleArchive;  // bundle.cpp
+
 struct Bundle {
   std::string source;                      // file name (prefixes messages)
-  std::map<std::string, Constant> arrays;  // key -> array
+  std::map<std::string, Constant> arrays;  // key -> array (an .npz's: see `archive`)
+  // An .npz bundle: `arrays` lists every key with an empty placeholder, and get() decompresses
+  // and decodes a member the first time it is asked for, so members never asked for are never
+  // inflated (or allocated). Empty for JSON, .npy and bundles built in memory.
+  std::shared_ptr<BundleArchive> archive;
+
+  // The array of `key` (decoded on first use for an .npz); Error naming the member if it is
+  // corrupt, std::out_of_range if there is no such key.
+  [[nodiscard]] const Constant& get(const std::string& key) const;
 };
 
 Bundle parse_bundle_json(std::string_view text, const std::string& source);
