@@ -100,7 +100,8 @@ void Recogniser::other_op(int ni) {
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   if (lower.find("batchnorm") != std::string::npos ||
-      lower.find("batch-norm") != std::string::npos) {
+      lower.find("batch-norm") != std::string::npos ||
+      lower.find("batch_norm") != std::string::npos) {
     NearMiss nm;
     nm.reason = node.op.substr(6) +
                 " is not batch-norm inference (training mode: it normalises with "
