@@ -97,8 +97,9 @@ class Builder {
       for (const auto& f : m_.funcs) {
         if (!f.is_public || f.declaration) continue;
         if (entry != nullptr) {
-          throw Error(source_ + ": several public functions and none is @main: which is the "
-                                "model?");
+          throw Error(source_ +
+                      ": several public functions and none is @main: which is the "
+                      "model?");
         }
         entry = &f;
       }
@@ -271,17 +272,16 @@ void Builder::op_attrs(const Op& op, Node& n) {
     const auto dims = d ? int_list(*d) : std::nullopt;
     if (!dims) fail(op.name_tok, op.name + " needs dims = [...]");
     const Value& x = graph_.values[static_cast<std::size_t>(n.inputs[0])];
-    const auto rank = static_cast<std::int64_t>(op.result_types.empty()
-                                                    ? 0
-                                                    : op.result_types[0].dims.size());
+    const auto rank =
+        static_cast<std::int64_t>(op.result_types.empty() ? 0 : op.result_types[0].dims.size());
     if (x.shape_known && dims->size() != x.shape.size()) {
       fail(op.name_tok, op.name + ": dims " + shape_str(*dims) + " for an operand of rank " +
                             std::to_string(x.shape.size()));
     }
     for (const auto k : *dims) {
       if (k < 0 || k >= rank) {
-        fail(op.name_tok, op.name + ": dimension " + std::to_string(k) + " outside the result rank " +
-                              std::to_string(rank));
+        fail(op.name_tok, op.name + ": dimension " + std::to_string(k) +
+                              " outside the result rank " + std::to_string(rank));
       }
     }
     n.attrs["dims"].ints = *dims;
@@ -310,17 +310,22 @@ std::vector<int> Builder::lower(const Op& op, const Env& env, const std::string&
   const std::size_t want = arity(n.op);
   const std::size_t have = n.inputs.size();
   if (op.name == "tosa.mul") {
-    const Value* shift = have == 3 ? &graph_.values[static_cast<std::size_t>(n.inputs[2])] : nullptr;
+    const Value* shift =
+        have == 3 ? &graph_.values[static_cast<std::size_t>(n.inputs[2])] : nullptr;
     const auto* sa = op.attr("shift");
     const double s = shift && shift->constant && !shift->constant->data.empty()
                          ? shift->constant->data[0]
-                         : sa ? number_of(*sa).value_or(0) : 0;
-    if (shift && !shift->constant) fail(op.name_tok, "tosa.mul: the shift operand is not a constant");
-    if (s != 0) fail(op.name_tok, "tosa.mul with shift " + std::to_string(static_cast<int>(s)) +
-                                      " is not a float multiply");
+                     : sa ? number_of(*sa).value_or(0)
+                          : 0;
+    if (shift && !shift->constant)
+      fail(op.name_tok, "tosa.mul: the shift operand is not a constant");
+    if (s != 0)
+      fail(op.name_tok, "tosa.mul with shift " + std::to_string(static_cast<int>(s)) +
+                            " is not a float multiply");
     if (have == 3) n.inputs.pop_back();
   }
-  if (want != 0 && n.inputs.size() > want && (op.name == "tosa.reshape" || op.name == "tosa.negate")) {
+  if (want != 0 && n.inputs.size() > want &&
+      (op.name == "tosa.reshape" || op.name == "tosa.negate")) {
     n.inputs.resize(want);  // the shape operand; negate's zero points
   }
   if (want != 0 && n.inputs.size() != want) {
@@ -347,8 +352,8 @@ std::vector<int> Builder::lower(const Op& op, const Env& env, const std::string&
   check_shape(op, n);
   const int node_idx = static_cast<int>(graph_.nodes.size());
   for (std::size_t k = 0; k < op.results.size(); ++k) {
-    Value v = value_of(prefix + op.results[k],
-                       k < op.result_types.size() ? op.result_types[k] : Type{});
+    Value v =
+        value_of(prefix + op.results[k], k < op.result_types.size() ? op.result_types[k] : Type{});
     v.producer = node_idx;
     v.origin = op.name + " '" + v.name + "' (" + n.location + ")";
     n.outputs.push_back(graph_.add_value(std::move(v)));

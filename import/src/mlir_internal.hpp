@@ -15,8 +15,8 @@ namespace normcore::import::mlir_detail {
 
 // Limits (checked before allocating).
 constexpr std::size_t kMaxTokens = std::size_t{1} << 24;
-constexpr std::size_t kMaxDepth = 256;              // bracket nesting
-constexpr std::int64_t kMaxElements = 1 << 22;      // constant data kept (larger: shape only)
+constexpr std::size_t kMaxDepth = 256;          // bracket nesting
+constexpr std::int64_t kMaxElements = 1 << 22;  // constant data kept (larger: shape only)
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 40;
 
 enum class Tok {

@@ -15,7 +15,9 @@ void fail_at(const std::string& source, int line, int col, const std::string& ms
 
 namespace {
 
-bool id_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+bool id_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
 bool id_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$' || c == '.';
 }
@@ -149,10 +151,9 @@ class Lexer {
     if (std::isdigit(static_cast<unsigned char>(c)) != 0 ||
         (c == '-' && std::isdigit(static_cast<unsigned char>(peek(1))) != 0)) {
       advance();
-      while (p_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[p_])) != 0 ||
-                                s_[p_] == '.' ||
-                                ((s_[p_] == '-' || s_[p_] == '+') &&
-                                 (s_[p_ - 1] == 'e' || s_[p_ - 1] == 'E')))) {
+      while (p_ < s_.size() &&
+             (std::isalnum(static_cast<unsigned char>(s_[p_])) != 0 || s_[p_] == '.' ||
+              ((s_[p_] == '-' || s_[p_] == '+') && (s_[p_ - 1] == 'e' || s_[p_ - 1] == 'E')))) {
         advance();
       }
       t.kind = Tok::num;
@@ -212,7 +213,8 @@ double half_to_double(std::uint16_t h, bool bf16) {
 double from_bits(std::uint64_t bits, const std::string& e) {
   if (e == "f32") return std::bit_cast<float>(static_cast<std::uint32_t>(bits));
   if (e == "f64") return std::bit_cast<double>(bits);
-  if (e == "f16" || e == "bf16") return half_to_double(static_cast<std::uint16_t>(bits), e == "bf16");
+  if (e == "f16" || e == "bf16")
+    return half_to_double(static_cast<std::uint16_t>(bits), e == "bf16");
   const std::size_t n = elem_bytes(e);
   if (e.rfind("ui", 0) == 0 || e == "i1" || n == 8) return static_cast<double>(bits);
   const std::uint64_t sign = std::uint64_t{1} << (8 * n - 1);
@@ -243,8 +245,8 @@ Type parse_type(const Token& t, const std::string& source) {
       ty.elem = body.substr(2);
       return ty;
     }
-    while (p < body.size() && (std::isdigit(static_cast<unsigned char>(body[p])) != 0 ||
-                               body[p] == '?')) {
+    while (p < body.size() &&
+           (std::isdigit(static_cast<unsigned char>(body[p])) != 0 || body[p] == '?')) {
       std::int64_t d = -1;
       if (body[p] == '?') {
         ++p;
@@ -311,7 +313,8 @@ struct DenseReader {
     } else if (w.size() > 2 && w[0] == '0' && (w[1] == 'x' || w[1] == 'X')) {
       std::uint64_t bits = 0;
       const auto r = std::from_chars(w.data() + 2, w.data() + w.size(), bits, 16);
-      if (r.ec != std::errc() || r.ptr != w.data() + w.size()) fail("bad hex '" + std::string(w) + "'");
+      if (r.ec != std::errc() || r.ptr != w.data() + w.size())
+        fail("bad hex '" + std::string(w) + "'");
       out.push_back(elem.front() == 'f' || elem == "bf16" ? from_bits(bits, elem)
                                                           : static_cast<double>(bits));
     } else if (auto v = parse_number(w)) {  // a decimal of an f32 tensor is that f32
@@ -351,8 +354,8 @@ struct DenseReader {
     if (h.size() % 2 != 0) fail("odd number of hex digits");
     const std::size_t bytes = h.size() / 2;
     if (bytes != n && bytes != n * static_cast<std::size_t>(count)) {
-      fail(std::to_string(bytes) + " bytes of data for " + std::to_string(count) + " element(s) of " +
-           std::to_string(n) + " byte(s)");
+      fail(std::to_string(bytes) + " bytes of data for " + std::to_string(count) +
+           " element(s) of " + std::to_string(n) + " byte(s)");
     }
     for (std::size_t i = 0; i < bytes / n; ++i) {
       std::uint64_t bits = 0;

@@ -29,7 +29,9 @@ namespace {
 namespace fs = std::filesystem;
 using normcore::import::Graph;
 
-fs::path fixture_dir() { return fs::path(normcore::test::source_dir()) / "tests/import/fixtures/stablehlo"; }
+fs::path fixture_dir() {
+  return fs::path(normcore::test::source_dir()) / "tests/import/fixtures/stablehlo";
+}
 
 nlohmann::json manifest() {
   std::ifstream is(fixture_dir() / "manifest.json");
@@ -40,7 +42,9 @@ fs::path device_manifest() {
   return fs::path(normcore::test::devices_dir()) / "normcore" / "rtl" / "manifest.json";
 }
 
-std::vector<double> f32s(const normcore::NpyArray& a) { return a.as_double; }
+std::vector<double> f32s(const normcore::NpyArray& a) {
+  return a.as_double;
+}
 
 // Checks recognition of every layer of a model against the bundle and the manifest.
 void check_layers(const std::string& model, const normcore::import::Recognition& rec,
@@ -85,8 +89,8 @@ void run_against_flax(const std::string& model, const Graph& g,
   opt.in = {in_scale, 0};
   opt.out = {ymax / 100.0, 0};
   const auto plan = normcore::import::make_plan(g, rec, opt);
-  const auto dir = fs::temp_directory_path() / ("normcore_flax_" + model + "_" +
-                                                std::to_string(::getpid()));
+  const auto dir =
+      fs::temp_directory_path() / ("normcore_flax_" + model + "_" + std::to_string(::getpid()));
   normcore::import::write_plan(plan, dir);
   const auto lp = normcore::import::read_plan(dir);
   auto acc = normcore::Accelerator::open("ref:" + device_manifest().string());
@@ -113,10 +117,11 @@ void run_against_flax(const std::string& model, const Graph& g,
     // Flax computes in float32: 1e-3 LSB covers its rounding at these magnitudes.
     EXPECT_LE(max_err, pl.fold.worst_err + 1e-3) << model << " " << pl.match.name;
     EXPECT_GT(max_err, 0.0) << "a comparison that cannot fail";
-    std::printf("[flax stablehlo] %-14s %-12s axis %d eps %-8g %4zu elems: max error %.4f LSB, "
-                "bound %.4f LSB\n",
-                model.c_str(), pl.match.name.c_str(), pl.match.channel_axis, pl.match.eps,
-                xs.size(), max_err, static_cast<double>(pl.fold.worst_err));
+    std::printf(
+        "[flax stablehlo] %-14s %-12s axis %d eps %-8g %4zu elems: max error %.4f LSB, "
+        "bound %.4f LSB\n",
+        model.c_str(), pl.match.name.c_str(), pl.match.channel_axis, pl.match.eps, xs.size(),
+        max_err, static_cast<double>(pl.fold.worst_err));
   }
   fs::remove_all(dir);
 }

@@ -18,7 +18,9 @@ using normcore::import::Node;
 using normcore::import::Value;
 using Shape = std::vector<std::int64_t>;
 
-Graph mlir(const std::string& text) { return normcore::import::parse_mlir(text, "m.mlir"); }
+Graph mlir(const std::string& text) {
+  return normcore::import::parse_mlir(text, "m.mlir");
+}
 
 std::string error_of(const std::function<void()>& f) {
   try {
@@ -115,7 +117,8 @@ TEST(MlirStablehlo, RecognisedWithAxisEpsAndRoles) {
 
 TEST(MlirStablehlo, HexScalarsAndSplats) {
   // eps as a hex f32 bit pattern (0x3A83126F = 0.001f) and as a one-element hex splat.
-  for (const std::string eps : {"dense<0x3A83126F> : tensor<f32>", "dense<\"0x6F12833A\"> : tensor<f32>"}) {
+  for (const std::string eps :
+       {"dense<0x3A83126F> : tensor<f32>", "dense<\"0x6F12833A\"> : tensor<f32>"}) {
     const auto rec = normcore::import::recognise(mlir(stablehlo_bn(eps)));
     ASSERT_EQ(rec.layers.size(), 1U) << eps;
     EXPECT_EQ(rec.layers[0].eps, static_cast<double>(1e-3f)) << eps;
@@ -153,7 +156,8 @@ TEST(MlirStablehlo, GenericBatchNormInference) {
 }
 
 TEST(MlirStablehlo, UnknownDialectOpsAreOpaqueTrainingIsANearMiss) {
-  const Graph g = mlir(R"(func.func @main(%x: tensor<2x3xf32>, %s: tensor<3xf32>, %o: tensor<3xf32>) -> tensor<2x3xf32> {
+  const Graph g = mlir(
+      R"(func.func @main(%x: tensor<2x3xf32>, %s: tensor<3xf32>, %o: tensor<3xf32>) -> tensor<2x3xf32> {
   %0 = mydialect.frobnicate %x : tensor<2x3xf32>
   %1:3 = "stablehlo.batch_norm_training"(%0, %s, %o) {epsilon = 1.0e-3 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
   return %1#0 : tensor<2x3xf32>
@@ -186,9 +190,11 @@ std::string tosa_bn(const std::string& mul1, const std::string& mul2) {
     %4 = tosa.sub %arg0, %m : (tensor<1x2x3x3xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x3x3xf32>
     %5 = tosa.add %v, %eps : (tensor<1x2x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x2x1x1xf32>
     %6 = tosa.rsqrt %5 : (tensor<1x2x1x1xf32>) -> tensor<1x2x1x1xf32>
-    %7 = )" + mul1 +
+    %7 = )" +
+         mul1 +
          R"(
-    %8 = )" + mul2 +
+    %8 = )" +
+         mul2 +
          R"(
     %9 = tosa.add %8, %b : (tensor<1x2x3x3xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x3x3xf32>
     %10 = tosa.clamp %9 {max_val = 3.40282347E+38 : f32, min_val = 0.000000e+00 : f32} : (tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
@@ -228,8 +234,7 @@ TEST(MlirTosa, TorchToTosaBatchNorm) {
 TEST(MlirTosa, ReciprocalOfSqrtForm) {
   // rsqrt written as reciprocal(pow(v + eps, 0.5)).
   std::string t = tosa_bn(kMulOperand, kMulAttr);
-  const std::string rs =
-      "%6 = tosa.rsqrt %5 : (tensor<1x2x1x1xf32>) -> tensor<1x2x1x1xf32>";
+  const std::string rs = "%6 = tosa.rsqrt %5 : (tensor<1x2x1x1xf32>) -> tensor<1x2x1x1xf32>";
   t.replace(t.find(rs), rs.size(),
             "%half = \"tosa.const\"() <{values = dense<5.000000e-01> : tensor<1x1x1x1xf32>}> : () "
             "-> tensor<1x1x1x1xf32>\n    %sq = tosa.pow %5, %half : (tensor<1x2x1x1xf32>, "
@@ -252,8 +257,9 @@ TEST(MlirErrors, LineAndColumn) {
   const std::string head = "func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {\n";
   expect_error(head + "  %0 = stablehlo.rsqrtt %x : tensor<3xf32>\n  return %0 : tensor<3xf32>\n}",
                "2:8", "unknown stablehlo op 'stablehlo.rsqrtt' (did you mean 'stablehlo.rsqrt'?)");
-  expect_error(head + "  %0 = tosa.mull %x, %x : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>\n"
-                      "  return %0 : tensor<3xf32>\n}",
+  expect_error(head +
+                   "  %0 = tosa.mull %x, %x : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>\n"
+                   "  return %0 : tensor<3xf32>\n}",
                "2:8", "did you mean 'tosa.mul'?");
   expect_error(head + "  %0 = stablehlo.add %x, %y : tensor<3xf32>\n  return %0 : tensor<3xf32>\n}",
                "2:8", "use of undefined value %y");
@@ -261,25 +267,31 @@ TEST(MlirErrors, LineAndColumn) {
                "2:8", "result type tensor<4xf32> does not match the operands' shape [3]");
   expect_error(head + "  %0 = stablehlo.add %x, %x : tensor<3xf32\n  return %0 : tensor<3xf32>\n}",
                "2:37", "'<' is never closed");
-  expect_error(head + "  %c = stablehlo.constant dense<\"0x0000\"> : tensor<3xf32>\n  return %c : "
-                      "tensor<3xf32>\n}",
+  expect_error(head +
+                   "  %c = stablehlo.constant dense<\"0x0000\"> : tensor<3xf32>\n  return %c : "
+                   "tensor<3xf32>\n}",
                "2:27", "2 bytes of data for 3 element(s)");
-  expect_error(head + "  %c = stablehlo.constant dense<[1.0, 2.0]> : tensor<3xf32>\n  return %c : "
-                      "tensor<3xf32>\n}",
+  expect_error(head +
+                   "  %c = stablehlo.constant dense<[1.0, 2.0]> : tensor<3xf32>\n  return %c : "
+                   "tensor<3xf32>\n}",
                "2:27", "2 element(s) for type tensor<3xf32>");
-  expect_error(head + "  %s = \"tosa.const\"() <{values = dense<1> : tensor<1xi8>}> : () -> "
-                      "tensor<1xi8>\n  %0 = tosa.mul %x, %x, %s : (tensor<3xf32>, tensor<3xf32>, "
-                      "tensor<1xi8>) -> tensor<3xf32>\n  return %0 : tensor<3xf32>\n}",
+  expect_error(head +
+                   "  %s = \"tosa.const\"() <{values = dense<1> : tensor<1xi8>}> : () -> "
+                   "tensor<1xi8>\n  %0 = tosa.mul %x, %x, %s : (tensor<3xf32>, tensor<3xf32>, "
+                   "tensor<1xi8>) -> tensor<3xf32>\n  return %0 : tensor<3xf32>\n}",
                "3:8", "tosa.mul with shift 1");
-  expect_error(head + "  %0 = call @main(%x) : (tensor<3xf32>) -> tensor<3xf32>\n  return %0 : "
-                      "tensor<3xf32>\n}",
+  expect_error(head +
+                   "  %0 = call @main(%x) : (tensor<3xf32>) -> tensor<3xf32>\n  return %0 : "
+                   "tensor<3xf32>\n}",
                "2:8", "recursive call of @main");
   expect_error(head + "  %0 = stablehlo.add %x, %x : tensor<3xf32>\n}", "1:11",
                "does not end with return");
-  expect_error("func.func @main(%x: tensor<3x?f32>) -> tensor<3xf32> {\n  return %x : tensor<3xf32>\n}",
-               "1:21", "malformed tensor type");
-  expect_error("func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {\n  return %x : tensor<3xf32> $\n}",
-               "2:29", "unexpected character '$'");
+  expect_error(
+      "func.func @main(%x: tensor<3x?f32>) -> tensor<3xf32> {\n  return %x : tensor<3xf32>\n}",
+      "1:21", "malformed tensor type");
+  expect_error(
+      "func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {\n  return %x : tensor<3xf32> $\n}",
+      "2:29", "unexpected character '$'");
   const std::string msg = error_of([] { (void)mlir("func.func private @f(%x: tensor<3xf32>)\n"); });
   EXPECT_NE(msg.find("no entry function"), std::string::npos) << msg;
 }
