@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -86,7 +87,8 @@ bool elementwise(const std::string& op) {
 
 class Builder {
  public:
-  Builder(const Module& m, const std::string& source) : m_(m), source_(source) {
+  Builder(const Module& m, const std::string& source, const Resources& res)
+      : m_(m), source_(source), res_(res) {
     graph_.source = source;
     graph_.format = "mlir";
   }
@@ -124,6 +126,7 @@ class Builder {
  private:
   const Module& m_;
   const std::string& source_;
+  const Resources& res_;
   Graph graph_;
   using Env = std::unordered_map<std::string, int>;
 
@@ -224,7 +227,7 @@ class Builder {
     if (d.kind == Tok::num && ty.dims.empty()) {
       v.constant = Constant{{}, {number_of(*val).value_or(0)}};
     } else {
-      v.constant = parse_dense(d, ty, source_);
+      v.constant = parse_dense(d, ty, source_, res_);
     }
     v.origin = "constant '" + v.name + "'" + (v.constant ? "" : " (data not kept)");
     return {graph_.add_value(std::move(v))};
@@ -341,8 +344,13 @@ std::vector<int> Builder::lower(const Op& op, const Env& env, const std::string&
     const auto l = lo ? number_of(*lo) : std::nullopt;
     const auto h = hi ? number_of(*hi) : std::nullopt;
     if (!l || !h || n.inputs.empty()) fail(op.name_tok, "tosa.clamp needs min_val and max_val");
-    n.inputs = {n.inputs[0], scalar_constant(*l, n.name + ".min"),
-                scalar_constant(*h, n.name + ".max")};
+    if (*l == 0 && *h >= static_cast<double>(std::numeric_limits<float>::max())) {
+      n.op = "relu";  // torch-mlir's relu: clamp to [0, FLT_MAX]
+      n.inputs.resize(1);
+    } else {
+      n.inputs = {n.inputs[0], scalar_constant(*l, n.name + ".min"),
+                  scalar_constant(*h, n.name + ".max")};
+    }
   }
   if (it != op_table().end()) op_attrs(op, n);
   if (op.results.size() != op.result_types.size() && !op.result_types.empty()) {
@@ -365,9 +373,10 @@ std::vector<int> Builder::lower(const Op& op, const Env& env, const std::string&
 }  // namespace
 
 Graph parse_mlir(std::string_view text, const std::string& source) {
-  const auto toks = lex(text, source);
+  Resources res;
+  const auto toks = lex(text, source, res);
   const Module m = parse_module(toks, source);
-  return Builder(m, source).build();
+  return Builder(m, source, res).build();
 }
 
 Graph load_mlir(const std::filesystem::path& path) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,8 +39,13 @@ struct Token {
   int col = 0;
 };
 
-// The tokens of a whole file; comments, `loc(...)` and `{-# ... #-}` are dropped.
-std::vector<Token> lex(std::string_view text, const std::string& source);
+// The file's `{-# dialect_resources: { builtin: { key: "0x..." } } #-}` blobs: key -> hex digits
+// (without "0x"; the first 4 bytes are the blob's alignment).
+using Resources = std::map<std::string, std::string>;
+
+// The tokens of a whole file; comments and `loc(...)` are dropped, `{-# ... #-}` read into
+// `resources`.
+std::vector<Token> lex(std::string_view text, const std::string& source, Resources& resources);
 
 [[noreturn]] void fail_at(const std::string& source, int line, int col, const std::string& msg);
 
@@ -52,9 +58,11 @@ struct Type {
 };
 Type parse_type(const Token& t, const std::string& source);
 
-// `dense<...>` (decimal, nested lists, splat, hex "0x..." of the element type's bytes) for a
-// tensor of `type`; nullopt when the data is not kept (dense_resource, too many elements).
-std::optional<Constant> parse_dense(const Token& t, const Type& type, const std::string& source);
+// `dense<...>` (decimal, nested lists, splat, hex "0x..." of the element type's bytes) or
+// `dense_resource<key>` (a blob of `resources`) for a tensor of `type`; nullopt when the data is
+// not kept (an elided or absent resource, too many elements).
+std::optional<Constant> parse_dense(const Token& t, const Type& type, const std::string& source,
+                                    const Resources& resources);
 
 // `array<i64: 1, 2>`, `[1, 2]`, `dense<[1, 2]>` or a single integer -> integers.
 std::optional<std::vector<std::int64_t>> int_list(const std::vector<Token>& value);

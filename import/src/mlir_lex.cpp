@@ -24,7 +24,8 @@ bool id_char(char c) {
 
 class Lexer {
  public:
-  Lexer(std::string_view s, const std::string& source) : s_(s), source_(source) {}
+  Lexer(std::string_view s, const std::string& source, Resources& res)
+      : s_(s), source_(source), res_(res) {}
 
   std::vector<Token> run() {
     std::vector<Token> out;
@@ -48,6 +49,7 @@ class Lexer {
  private:
   std::string_view s_;
   const std::string& source_;
+  Resources& res_;
   std::size_t p_ = 0;
   std::size_t line_start_ = 0;
   int line_ = 1;
@@ -76,10 +78,25 @@ class Lexer {
       } else if (c == '{' && peek(1) == '-' && peek(2) == '#') {  // {-# resources #-}
         const auto e = s_.find("#-}", p_);
         if (e == std::string_view::npos) fail("'{-#' is never closed by '#-}'");
+        resources(s_.substr(p_, e - p_));
         while (p_ < e + 3) advance();
       } else {
         break;
       }
+    }
+  }
+
+  // key: "0x..." entries of a resource block.
+  void resources(std::string_view block) {
+    std::size_t q = 0;
+    while ((q = block.find("\"0x", q)) != std::string_view::npos) {
+      const auto end = block.find('"', q + 1);
+      const auto colon = block.rfind(':', q);
+      if (end == std::string_view::npos || colon == std::string_view::npos) break;
+      std::size_t k = colon;
+      while (k > 0 && (id_char(block[k - 1]) || block[k - 1] == '-')) --k;
+      res_[std::string(block.substr(k, colon - k))] = std::string(block.substr(q + 3, end - q - 3));
+      q = end + 1;
     }
   }
 
@@ -230,8 +247,8 @@ int hex_digit(char c) {
 
 }  // namespace
 
-std::vector<Token> lex(std::string_view text, const std::string& source) {
-  return Lexer(text, source).run();
+std::vector<Token> lex(std::string_view text, const std::string& source, Resources& resources) {
+  return Lexer(text, source, resources).run();
 }
 
 Type parse_type(const Token& t, const std::string& source) {
@@ -372,9 +389,16 @@ struct DenseReader {
 
 }  // namespace
 
-std::optional<Constant> parse_dense(const Token& t, const Type& type, const std::string& source) {
-  if (t.text.rfind("dense_resource<", 0) == 0) return std::nullopt;
-  if (t.text.rfind("dense<", 0) != 0 || t.text.back() != '>') {
+std::optional<Constant> parse_dense(const Token& t, const Type& type, const std::string& source,
+                                    const Resources& resources) {
+  const bool resource = t.text.rfind("dense_resource<", 0) == 0;
+  std::string blob;
+  if (resource) {
+    const auto it = resources.find(t.text.substr(15, t.text.size() - 16));
+    if (it == resources.end()) return std::nullopt;  // elided or not in the file
+    if (it->second.size() < 8) fail_at(source, t.line, t.col, "resource blob without alignment");
+    blob = it->second.substr(8);  // the 4-byte alignment first
+  } else if (t.text.rfind("dense<", 0) != 0 || t.text.back() != '>') {
     fail_at(source, t.line, t.col, "expected dense<...>, found '" + t.text + "'");
   }
   if (!type.ranked) fail_at(source, t.line, t.col, "a dense literal needs a ranked tensor type");
@@ -387,7 +411,9 @@ std::optional<Constant> parse_dense(const Token& t, const Type& type, const std:
   const std::string_view body = std::string_view(t.text).substr(6, t.text.size() - 7);
   DenseReader r{body, 0, t, source, type.elem, {}, 0};
   r.ws();
-  if (r.p < body.size() && body[r.p] == '"') {
+  if (resource) {
+    r.hex(blob, count);
+  } else if (r.p < body.size() && body[r.p] == '"') {
     const auto e = body.find('"', r.p + 1);
     const std::string_view h = body.substr(r.p + 1, e - r.p - 1);
     if (e == std::string_view::npos || h.rfind("0x", 0) != 0) r.fail("expected \"0x...\"");

@@ -214,7 +214,7 @@ const char* kMulAttr =
 TEST(MlirTosa, TorchToTosaBatchNorm) {
   const Graph g = mlir(tosa_bn(kMulOperand, kMulAttr));
   EXPECT_EQ(ops(g), (std::vector<std::string>{"reshape", "reshape", "reshape", "reshape", "sub",
-                                              "add", "rsqrt", "mul", "mul", "add", "clamp"}));
+                                              "add", "rsqrt", "mul", "mul", "add", "relu"}));
   EXPECT_EQ(g.nodes[7].inputs.size(), 2U);  // the shift operand is checked and dropped
   EXPECT_EQ(g.nodes[0].inputs.size(), 1U);  // the shape operand too
   const auto rec = normcore::import::recognise(g);
@@ -228,7 +228,7 @@ TEST(MlirTosa, TorchToTosaBatchNorm) {
   EXPECT_EQ(m.params.var, (std::vector<double>{1.0, 3.0}));
   EXPECT_EQ(m.params.gamma, (std::vector<double>{-1.0, 1.5}));
   EXPECT_EQ(m.params.beta, (std::vector<double>{0.25, -0.5}));
-  EXPECT_EQ(m.activation, "clamp");  // [0, FLT_MAX]
+  EXPECT_EQ(m.activation, "relu");  // tosa.clamp to [0, FLT_MAX]
 }
 
 TEST(MlirTosa, ReciprocalOfSqrtForm) {
