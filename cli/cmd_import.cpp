@@ -206,6 +206,7 @@ int do_import(const ImportCli& o, const std::vector<std::string>& quant_given) {
       check_max_error(o.max_error_given, o.max_error, l.fold.worst_err, "layer " + l.match.name);
     }
     normcore::import::write_plan(plan, o.out);
+    if (!o.quiet && !rec.note.empty()) std::printf("%s\n", rec.note.c_str());
     if (!o.quiet) print_plan(plan, o.out);
     return kExitOk;
   } catch (const Error& e) {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "mlir_internal.hpp"
+#include "names.hpp"
 
 namespace normcore::import::mlir_detail {
 
@@ -211,21 +212,6 @@ const std::set<std::string>& known_ops(std::string_view dialect) {
   if (dialect == "tosa") return tosa;
   if (dialect == "func") return func;
   return none;
-}
-
-std::size_t distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 bool is_open(const Token& t) {
@@ -577,15 +563,7 @@ std::string unknown_op_message(const std::string& name) {
   const std::string op = name.substr(dot + 1);
   const auto& known = known_ops(dialect);
   if (known.empty() || known.count(op) != 0) return "";
-  std::string best;
-  std::size_t best_d = 4;
-  for (const auto& k : known) {
-    const std::size_t d = distance(op, k);
-    if (d < best_d) {
-      best_d = d;
-      best = k;
-    }
-  }
+  const std::string best = detail::closest_name(op, known);
   return "unknown " + dialect + " op '" + name + "'" +
          (best.empty() ? "" : " (did you mean '" + dialect + "." + best + "'?)");
 }

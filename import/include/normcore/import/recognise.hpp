@@ -95,6 +95,9 @@ struct NearMiss {
 struct Recognition {
   std::vector<BnMatch> layers;  // in graph order
   std::vector<NearMiss> near_misses;
+  // Without layers: what the graph has instead ("no batch norm: the layer at node 'conv1'
+  // (Conv) ... may already include it: exporters fold ..."); "" when layers were found.
+  std::string note;
 };
 
 Recognition recognise(const Graph& g);
