@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 #include <utility>
 
@@ -97,127 +98,29 @@ const std::map<std::string, std::string>& op_table() {
 
 // Every opcode of XLA's HLO (hlo_opcode.h); anything else is a misspelling.
 const std::set<std::string>& known_opcodes() {
-  static const std::set<std::string> k = {"abs",
-                                          "add",
-                                          "add-dependency",
-                                          "after-all",
-                                          "all-gather",
-                                          "all-gather-done",
-                                          "all-gather-start",
-                                          "all-reduce",
-                                          "all-reduce-done",
-                                          "all-reduce-start",
-                                          "all-to-all",
-                                          "and",
-                                          "async-done",
-                                          "async-start",
-                                          "async-update",
-                                          "atan2",
-                                          "batch-norm-grad",
-                                          "batch-norm-inference",
-                                          "batch-norm-training",
-                                          "bitcast",
-                                          "bitcast-convert",
-                                          "broadcast",
-                                          "call",
-                                          "cbrt",
-                                          "ceil",
-                                          "cholesky",
-                                          "clamp",
-                                          "collective-broadcast",
-                                          "collective-permute",
-                                          "collective-permute-done",
-                                          "collective-permute-start",
-                                          "compare",
-                                          "complex",
-                                          "concatenate",
-                                          "conditional",
-                                          "constant",
-                                          "convert",
-                                          "convolution",
-                                          "copy",
-                                          "copy-done",
-                                          "copy-start",
-                                          "cosine",
-                                          "count-leading-zeros",
-                                          "custom-call",
-                                          "divide",
-                                          "domain",
-                                          "dot",
-                                          "dynamic-reshape",
-                                          "dynamic-slice",
-                                          "dynamic-update-slice",
-                                          "erf",
-                                          "exponential",
-                                          "exponential-minus-one",
-                                          "fft",
-                                          "floor",
-                                          "fusion",
-                                          "gather",
-                                          "get-dimension-size",
-                                          "get-tuple-element",
-                                          "imag",
-                                          "infeed",
-                                          "iota",
-                                          "is-finite",
-                                          "log",
-                                          "log-plus-one",
-                                          "logistic",
-                                          "map",
-                                          "maximum",
-                                          "minimum",
-                                          "multiply",
-                                          "negate",
-                                          "not",
-                                          "optimization-barrier",
-                                          "or",
-                                          "outfeed",
-                                          "pad",
-                                          "parameter",
-                                          "partition-id",
-                                          "popcnt",
-                                          "power",
-                                          "real",
-                                          "recv",
-                                          "recv-done",
-                                          "reduce",
-                                          "reduce-precision",
-                                          "reduce-scatter",
-                                          "reduce-window",
-                                          "remainder",
-                                          "replica-id",
-                                          "reshape",
-                                          "reverse",
-                                          "rng",
-                                          "rng-bit-generator",
-                                          "rng-get-and-update-state",
-                                          "round-nearest-afz",
-                                          "round-nearest-even",
-                                          "rsqrt",
-                                          "scatter",
-                                          "select",
-                                          "select-and-scatter",
-                                          "send",
-                                          "send-done",
-                                          "set-dimension-size",
-                                          "shift-left",
-                                          "shift-right-arithmetic",
-                                          "shift-right-logical",
-                                          "sign",
-                                          "sine",
-                                          "slice",
-                                          "sort",
-                                          "sqrt",
-                                          "stochastic-convert",
-                                          "subtract",
-                                          "tan",
-                                          "tanh",
-                                          "topk",
-                                          "transpose",
-                                          "triangular-solve",
-                                          "tuple",
-                                          "while",
-                                          "xor"};
+  static const std::set<std::string> k = [] {
+    std::set<std::string> out;
+    std::istringstream is(
+        "abs add add-dependency after-all all-gather all-gather-done all-gather-start "
+        "all-reduce all-reduce-done all-reduce-start all-to-all and async-done async-start "
+        "async-update atan2 batch-norm-grad batch-norm-inference batch-norm-training bitcast "
+        "bitcast-convert broadcast call cbrt ceil cholesky clamp collective-broadcast "
+        "collective-permute collective-permute-done collective-permute-start compare complex "
+        "concatenate conditional constant convert convolution copy copy-done copy-start "
+        "cosine count-leading-zeros custom-call divide domain dot dynamic-reshape "
+        "dynamic-slice dynamic-update-slice erf exponential exponential-minus-one fft floor "
+        "fusion gather get-dimension-size get-tuple-element imag infeed iota is-finite log "
+        "log-plus-one logistic map maximum minimum multiply negate not optimization-barrier "
+        "or outfeed pad parameter partition-id popcnt power real recv recv-done reduce "
+        "reduce-precision reduce-scatter reduce-window remainder replica-id reshape reverse "
+        "rng rng-bit-generator rng-get-and-update-state round-nearest-afz round-nearest-even "
+        "rsqrt scatter select select-and-scatter send send-done set-dimension-size "
+        "shift-left shift-right-arithmetic shift-right-logical sign sine slice sort sqrt "
+        "stochastic-convert subtract tan tanh topk transpose triangular-solve tuple while "
+        "xor ");
+    for (std::string w; is >> w;) out.insert(w);
+    return out;
+  }();
   return k;
 }
 

@@ -21,9 +21,10 @@ using namespace normcore::test;
 
 int line_of(const std::string& text, const std::string& needle) {
   const auto at = text.find(needle);
-  return at == std::string::npos ? -1
-                                 : 1 + static_cast<int>(std::count(text.begin(),
-                                                                   text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+  return at == std::string::npos
+             ? -1
+             : 1 + static_cast<int>(std::count(
+                       text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
 }
 
 std::string error_of(const std::function<void()>& f) {
@@ -89,15 +90,17 @@ TEST(ImportGaps, WrongHloResultShapeIsAnError) {
             std::string::npos)
       << msg;
   auto g = hlo_flax_bn(3);
-  const std::string b = "%broadcast.14 = f32[2,4,4,3]{3,2,1,0} broadcast(%multiply.13), "
-                        "dimensions={3}";
+  const std::string b =
+      "%broadcast.14 = f32[2,4,4,3]{3,2,1,0} broadcast(%multiply.13), "
+      "dimensions={3}";
   const auto at = g.text.find(b);
   ASSERT_NE(at, std::string::npos);
   g.text.replace(at, b.size(),
                  "%broadcast.14 = f32[2,4,4,3]{3,2,1,0} broadcast(%multiply.13), dimensions={2}");
   msg = error_of([&] { (void)normcore::import::parse_hlo(g.text, "m.hlo"); });
-  EXPECT_NE(msg.find("broadcast: operand dimension 0 (size 3) maps to result dimension 2 of size 4"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find("broadcast: operand dimension 0 (size 3) maps to result dimension 2 of size 4"),
+      std::string::npos)
       << msg;
 }
 
@@ -110,8 +113,7 @@ TEST(ImportGaps, OnnxIsTestZeroIsTrainingInOpset6) {
     m.mutable_opset_import(0)->set_version(6);
     attr_i(*m.mutable_graph()->mutable_node(0), "is_test", is_test);
     const auto bytes = serialize(m);
-    const std::string msg =
-        error_of([&] { (void)normcore::import::parse_onnx(bytes, "m.onnx"); });
+    const std::string msg = error_of([&] { (void)normcore::import::parse_onnx(bytes, "m.onnx"); });
     if (is_test == 0) {
       EXPECT_NE(msg.find("node 'bn1' (BatchNormalization): is_test=0 (training-mode"),
                 std::string::npos)
