@@ -10,6 +10,8 @@
 
 #include "normcore/import/mlir.hpp"
 #include "normcore/import/recognise.hpp"
+#include "normcore/npz.hpp"
+#include "test_paths.hpp"
 
 namespace {
 
@@ -302,6 +304,33 @@ TEST(MlirDetect, ByContent) {
   EXPECT_TRUE(normcore::import::looks_like_mlir("func.func @main() {"));
   EXPECT_FALSE(normcore::import::looks_like_mlir("HloModule m"));
   EXPECT_FALSE(normcore::import::looks_like_mlir("modules"));
+}
+
+}  // namespace
+
+namespace {
+
+// Every prefix of a real fixture (cut every 37 bytes) and every single-byte corruption at those
+// points parses or fails with normcore::Error: never a crash or another exception.
+TEST(MlirRobustness, TruncatedAndCorruptedFixtures) {
+  for (const char* f :
+       {"stablehlo/multi_bn.mlir", "stablehlo/conv_bn_relu_const.mlir", "tosa/conv_bn_relu.mlir"}) {
+    const auto path = std::string(normcore::test::source_dir()) + "/tests/import/fixtures/" + f;
+    const auto bytes = normcore::read_file_bytes(path);
+    const std::string text(bytes.begin(), bytes.end());
+    int errors = 0;
+    for (std::size_t n = 0; n < text.size(); n += 37) {
+      for (const std::string& t : {text.substr(0, n), text.substr(0, n) + "}" + text.substr(n + 1),
+                                   text.substr(0, n) + "<" + text.substr(n)}) {
+        try {
+          (void)normcore::import::parse_mlir(t, "m.mlir");
+        } catch (const normcore::Error&) {
+          ++errors;
+        }
+      }
+    }
+    EXPECT_GT(errors, 0) << f;
+  }
 }
 
 }  // namespace
