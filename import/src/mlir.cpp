@@ -341,9 +341,14 @@ std::vector<int> Builder::lower(const Op& op, const Env& env, const std::string&
   } else if (n.op == "clamp") {  // tosa.clamp %x {min_val = .., max_val = ..}
     const auto* lo = op.attr("min_val") ? op.attr("min_val") : op.attr("min_fp");
     const auto* hi = op.attr("max_val") ? op.attr("max_val") : op.attr("max_fp");
-    const auto l = lo ? number_of(*lo) : std::nullopt;
-    const auto h = hi ? number_of(*hi) : std::nullopt;
-    if (!l || !h || n.inputs.empty()) fail(op.name_tok, "tosa.clamp needs min_val and max_val");
+    if (lo == nullptr || hi == nullptr || n.inputs.empty() || !number_of(*lo) ||
+        !number_of(*hi)) {
+      fail(op.name_tok, "tosa.clamp needs min_val and max_val");
+    }
+    const double l_val = number_of(*lo).value_or(0);
+    const double h_val = number_of(*hi).value_or(0);
+    const double* l = &l_val;
+    const double* h = &h_val;
     if (*l == 0 && *h >= static_cast<double>(std::numeric_limits<float>::max())) {
       n.op = "relu";  // torch-mlir's relu: clamp to [0, FLT_MAX]
       n.inputs.resize(1);
