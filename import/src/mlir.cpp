@@ -341,8 +341,7 @@ std::vector<int> Builder::lower(const Op& op, const Env& env, const std::string&
   } else if (n.op == "clamp") {  // tosa.clamp %x {min_val = .., max_val = ..}
     const auto* lo = op.attr("min_val") ? op.attr("min_val") : op.attr("min_fp");
     const auto* hi = op.attr("max_val") ? op.attr("max_val") : op.attr("max_fp");
-    if (lo == nullptr || hi == nullptr || n.inputs.empty() || !number_of(*lo) ||
-        !number_of(*hi)) {
+    if (lo == nullptr || hi == nullptr || n.inputs.empty() || !number_of(*lo) || !number_of(*hi)) {
       fail(op.name_tok, "tosa.clamp needs min_val and max_val");
     }
     const double l_val = number_of(*lo).value_or(0);
