@@ -14,6 +14,7 @@
 #include "normcore/config.hpp"
 #include "normcore/import/bundle.hpp"
 #include "normcore/import/hlo.hpp"
+#include "normcore/import/mlir.hpp"
 #include "normcore/import/onnx.hpp"
 #include "normcore/import/plan.hpp"
 #include "normcore/import/recognise.hpp"
@@ -68,10 +69,13 @@ normcore::import::Graph load_model(const std::string& path, const std::string& f
       fmt = "onnx";
     } else if (ext == ".hlo" || looks_like_hlo(bytes)) {
       fmt = "hlo";
+    } else if (ext == ".mlir" || import::looks_like_mlir(std::string_view(
+                                     reinterpret_cast<const char*>(bytes.data()), bytes.size()))) {
+      fmt = "mlir";
     } else if (ext == ".txt") {
       throw Error(path +
-                  ": a .txt model must be XLA HLO text starting with 'HloModule' (or give "
-                  "--format)");
+                  ": a .txt model must be XLA HLO text starting with 'HloModule' or MLIR "
+                  "text (or give --format)");
     } else {
       fmt = "onnx";
     }
@@ -81,7 +85,11 @@ normcore::import::Graph load_model(const std::string& path, const std::string& f
     return import::parse_hlo(
         std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
   }
-  throw Error("--format: '" + format + "' is not onnx or hlo");
+  if (fmt == "mlir") {
+    return import::parse_mlir(
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
+  }
+  throw Error("--format: '" + format + "' is not onnx, hlo or mlir");
 }
 
 std::string act_text(const import::BnMatch& m) {
@@ -198,6 +206,7 @@ int do_import(const ImportCli& o, const std::vector<std::string>& quant_given) {
       check_max_error(o.max_error_given, o.max_error, l.fold.worst_err, "layer " + l.match.name);
     }
     normcore::import::write_plan(plan, o.out);
+    if (!o.quiet && !rec.note.empty()) std::printf("%s\n", rec.note.c_str());
     if (!o.quiet) print_plan(plan, o.out);
     return kExitOk;
   } catch (const Error& e) {
@@ -214,9 +223,11 @@ int do_import(const ImportCli& o, const std::vector<std::string>& quant_given) {
 Action add_import(CLI::App& app) {
   auto o = std::make_shared<ImportCli>();
   auto* sub = app.add_subcommand("import",
-                                 "Find the batch norms of a model (ONNX, XLA HLO text), fold them "
+                                 "Find the batch norms of a model (ONNX, XLA HLO, MLIR), fold them "
                                  "for a core and write a plan");
-  sub->add_option("model", o->model, "Model: .onnx, or XLA HLO text (.hlo, .txt, or by content)")
+  sub->add_option(
+         "model", o->model,
+         "Model: .onnx, XLA HLO text (.hlo, .txt) or StableHLO / TOSA MLIR (.mlir), or by content")
       ->required();
   sub->add_option(
       "--params", o->params,
@@ -225,7 +236,8 @@ Action add_import(CLI::App& app) {
   sub->add_option("--config", o->config, "Core config JSON or a generated manifest.json")
       ->required();
   sub->add_option("-o,--out", o->out, "Plan directory (written atomically)")->required();
-  sub->add_option("--format", o->format, "onnx | hlo (default: from the extension / content)");
+  sub->add_option("--format", o->format,
+                  "onnx | hlo | mlir (default: from the extension / content)");
   auto* is =
       sub->add_option("--in-scale", o->in_scale, "Input quantisation scale (default: integer I/O)");
   auto* iz = sub->add_option("--in-zero-point", o->in_zp, "Input quantisation zero point");

@@ -12,10 +12,12 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 #include <utility>
 
 #include "hlo_internal.hpp"
+#include "names.hpp"
 #include "normcore/npz.hpp"  // read_file_bytes
 
 namespace normcore::import {
@@ -92,6 +94,34 @@ const std::map<std::string, std::string>& op_table() {
       {"convolution", "conv"}, {"dot", "matmul"},
   };
   return t;
+}
+
+// Every opcode of XLA's HLO (hlo_opcode.h); anything else is a misspelling.
+const std::set<std::string>& known_opcodes() {
+  static const std::set<std::string> k = [] {
+    std::set<std::string> out;
+    std::istringstream is(
+        "abs add add-dependency after-all all-gather all-gather-done all-gather-start "
+        "all-reduce all-reduce-done all-reduce-start all-to-all and async-done async-start "
+        "async-update atan2 batch-norm-grad batch-norm-inference batch-norm-training bitcast "
+        "bitcast-convert broadcast call cbrt ceil cholesky clamp collective-broadcast "
+        "collective-permute collective-permute-done collective-permute-start compare complex "
+        "concatenate conditional constant convert convolution copy copy-done copy-start "
+        "cosine count-leading-zeros custom-call divide domain dot dynamic-reshape "
+        "dynamic-slice dynamic-update-slice erf exponential exponential-minus-one fft floor "
+        "fusion gather get-dimension-size get-tuple-element imag infeed iota is-finite log "
+        "log-plus-one logistic map maximum minimum multiply negate not optimization-barrier "
+        "or outfeed pad parameter partition-id popcnt power real recv recv-done reduce "
+        "reduce-precision reduce-scatter reduce-window remainder replica-id reshape reverse "
+        "rng rng-bit-generator rng-get-and-update-state round-nearest-afz round-nearest-even "
+        "rsqrt scatter select select-and-scatter send send-done set-dimension-size "
+        "shift-left shift-right-arithmetic shift-right-logical sign sine slice sort sqrt "
+        "stochastic-convert subtract tan tanh topk transpose triangular-solve tuple while "
+        "xor ");
+    for (std::string w; is >> w;) out.insert(w);
+    return out;
+  }();
+  return k;
 }
 
 std::size_t arity(const std::string& op) {
@@ -238,8 +268,48 @@ class Builder {
     return node(in, ops, full);
   }
 
+  // HLO elementwise ops have no implicit broadcast: the result has the operands' shape (a
+  // scalar operand is accepted); a broadcast's result keeps the operand's sizes (or expands a
+  // size-1 dimension) at `dims`.
+  void check_result_shape(const Inst& in, const Node& n) const {
+    if (in.type.tuple) return;
+    const auto& out = in.type.dims;
+    const bool elementwise = arity(n.op) == 2 || n.op == "sqrt" || n.op == "rsqrt" ||
+                             n.op == "neg" || n.op == "convert" || n.op == "identity";
+    auto same = [&out](const Shape& s) {
+      if (s.size() != out.size()) return false;
+      for (std::size_t d = 0; d < s.size(); ++d) {
+        if (s[d] != out[d] && s[d] >= 0 && out[d] >= 0) return false;  // '?' matches any size
+      }
+      return true;
+    };
+    for (std::size_t k = 0; elementwise && k < n.inputs.size(); ++k) {
+      const Value& x = graph_.values[static_cast<std::size_t>(n.inputs[k])];
+      if (!x.shape_known || x.shape.empty() || same(x.shape)) continue;
+      fail(in.line, in.opcode + ": result shape " + shape_str(out) + " but operand " +
+                        std::to_string(k) + " '" + x.name + "' has shape " + shape_str(x.shape));
+    }
+    if (n.op == "broadcast") {
+      const Value& x = graph_.values[static_cast<std::size_t>(n.inputs[0])];
+      const auto& dims = n.attrs.at("dims").ints;
+      for (std::size_t k = 0; x.shape_known && k < dims.size(); ++k) {
+        const auto o = out[static_cast<std::size_t>(dims[k])];
+        if (x.shape[k] != o && x.shape[k] != 1 && x.shape[k] >= 0 && o >= 0) {
+          fail(in.line, "broadcast: operand dimension " + std::to_string(k) + " (size " +
+                            std::to_string(x.shape[k]) + ") maps to result dimension " +
+                            std::to_string(dims[k]) + " of size " + std::to_string(o));
+        }
+      }
+    }
+  }
+
   Ref node(const Inst& in, const std::vector<Ref>& ops, const std::string& full) {
     Node n;
+    if (known_opcodes().count(in.opcode) == 0) {
+      const std::string best = detail::closest_name(in.opcode, known_opcodes());
+      fail(in.line, "unknown HLO opcode '" + in.opcode + "'" +
+                        (best.empty() ? "" : " (did you mean '" + best + "'?)"));
+    }
     const auto it = op_table().find(in.opcode);
     n.op = it != op_table().end() ? it->second : "other:" + in.opcode;
     n.name = full;
@@ -287,6 +357,7 @@ class Builder {
         if (k != "metadata") n.attrs[k] = generic_attr(v);
       }
     }
+    check_result_shape(in, n);
     const int node_idx = static_cast<int>(graph_.nodes.size());
     Value v = value_of(full, in.type);
     v.producer = node_idx;

@@ -268,6 +268,25 @@ class Builder {
     return out;
   }
 
+  // Transpose: perm (default: reversed axes) applied to the input's shape.
+  std::optional<Shape> transpose_shape(const onnx::NodeProto& n,
+                                       const std::vector<int>& ins) const {
+    const auto in = ins.empty() || ins[0] < 0 ? std::nullopt : known(val(ins[0]));
+    if (!in) return std::nullopt;
+    Shape perm = attr_ints(n, "perm").value_or(Shape{});
+    if (perm.empty()) {
+      for (auto k = static_cast<std::int64_t>(in->size()); k > 0; --k) perm.push_back(k - 1);
+    }
+    Shape out;
+    for (const auto p : perm) {
+      if (p < 0 || p >= static_cast<std::int64_t>(in->size()) || perm.size() != in->size()) {
+        return std::nullopt;
+      }
+      out.push_back((*in)[static_cast<std::size_t>(p)]);
+    }
+    return out;
+  }
+
   std::optional<Shape> squeeze_shape(const onnx::NodeProto& n, const std::vector<int>& ins) const {
     const auto in = known(val(ins[0]));
     if (!in) return std::nullopt;
@@ -442,6 +461,11 @@ class Builder {
            ": training_mode=1 (training-mode batch normalisation) is not supported; "
            "export the model in inference (eval) mode");
     }
+    if (find_attr(n, "is_test") != nullptr && attr_int(n, "is_test", 0) == 0) {
+      fail(loc +
+           ": is_test=0 (training-mode batch normalisation, opset <= 6) is not supported; "
+           "export the model in inference (eval) mode");
+    }
     if (attr_int(n, "spatial", 1) == 0) {
       fail(loc + ": spatial=0 (per-activation statistics) is not supported");
     }
@@ -481,6 +505,7 @@ class Builder {
     for (const auto& a : n.attribute()) node.attrs[a.name()] = convert_attr(a);
     if (op == "conv") return conv_shape(n, ins);
     if (op == "matmul") return matmul_shape(n, ins);
+    if (op == "other:Transpose") return transpose_shape(n, ins);
     return std::nullopt;
   }
 

@@ -124,8 +124,30 @@ std::string describe_value(const Graph& g, int value) {
   return s;
 }
 
+std::string no_bn_note(const Graph& g, const Recognition& rec) {
+  if (!rec.layers.empty()) return "";
+  std::string convs;
+  int count = 0;
+  for (const auto& n : g.nodes) {
+    if (n.op != "conv" && n.op != "matmul") continue;
+    if (count++ < 3) convs += (convs.empty() ? "" : ", ") + n.location;
+  }
+  if (count > 0) {
+    return "no batch norm: the " + std::string(count == 1 ? "layer" : "layers") + " at " + convs +
+           (count > 3 ? " (and " + std::to_string(count - 3) + " more)" : "") + " (" +
+           std::to_string(count) +
+           " conv / matmul in all) may already include it: exporters "
+           "fold an eval-mode BN into the conv's weights and bias (torch.onnx.export does by "
+           "default; training=torch.onnx.TrainingMode.PRESERVE keeps the BatchNormalization)";
+  }
+  return "no batch norm: " + std::to_string(g.nodes.size()) +
+         " op(s), none a batch norm or a per-channel multiply-add chain";
+}
+
 Recognition recognise(const Graph& g) {
-  return detail::Recogniser(g).run();
+  auto rec = detail::Recogniser(g).run();
+  rec.note = no_bn_note(g, rec);
+  return rec;
 }
 
 }  // namespace normcore::import

@@ -200,6 +200,20 @@ std::string Recogniser::match_pattern(const Chain& c, const Readback& rb, bool n
 // ---------------------------------------------------------------------------------------------
 // Numbers (every leaf has data).
 
+namespace {
+
+// Finite parameters, eps >= 0 and var + eps > 0 (what validate() in bn_params.cpp requires).
+bool plausible(const BnNumbers& n) {
+  auto finite = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+  };
+  if (!finite(n.gamma) || !finite(n.beta) || !finite(n.mean) || !finite(n.var)) return false;
+  if (!std::isfinite(n.eps) || n.eps < 0) return false;
+  return std::all_of(n.var.begin(), n.var.end(), [&](double v) { return v + n.eps > 0; });
+}
+
+}  // namespace
+
 void Recogniser::match_numbers(BnMatch& m, const Chain& c, const Readback& rb) {
   const auto C = static_cast<std::size_t>(m.channels);
   const auto a_num = eval_poly(c.A, C);
@@ -209,6 +223,10 @@ void Recogniser::match_numbers(BnMatch& m, const Chain& c, const Readback& rb) {
   bool ok = a_num && b_num && rb.structured;
   if (ok) {
     ok = eval_structured(m, rb, C, n);
+    if (ok && !plausible(n)) {  // a NaN / negative var, an infinite mean, a negative eps: kept
+      store_numbers(m, std::move(n));  // as read, so that the check names that field
+      return;
+    }
     // The read-back must reproduce the evaluated affine map.
     if (ok && !reproduces(n, *a_num, *b_num)) {
       ok = false;

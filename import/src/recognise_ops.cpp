@@ -100,7 +100,8 @@ void Recogniser::other_op(int ni) {
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   if (lower.find("batchnorm") != std::string::npos ||
-      lower.find("batch-norm") != std::string::npos) {
+      lower.find("batch-norm") != std::string::npos ||
+      lower.find("batch_norm") != std::string::npos) {
     NearMiss nm;
     nm.reason = node.op.substr(6) +
                 " is not batch-norm inference (training mode: it normalises with "
@@ -133,13 +134,20 @@ void Recogniser::data_arith(int ni, Op op) {
   set_out(node, Sym{});
 }
 
-// The bias of a conv / matmul: an add of a per-channel vector right on its output.
+// The bias of a conv / matmul: an add of a per-channel vector right on its output, or on a
+// reshape of it (TOSA's matmul is 3-d: torch-mlir reshapes [N,F] around it).
 bool Recogniser::conv_bias(int dv, const Sym& p) const {
   if (!p.ps.bad.empty() || p.ps.vary_count() != 1) return false;
-  const int prod = g_.values[static_cast<std::size_t>(dv)].producer;
-  if (prod < 0) return false;
-  const std::string& pop = g_.nodes[static_cast<std::size_t>(prod)].op;
-  return pop == "conv" || pop == "matmul";
+  int prod = g_.values[static_cast<std::size_t>(dv)].producer;
+  for (int hops = 0; prod >= 0 && hops < 4; ++hops) {
+    const Node& n = g_.nodes[static_cast<std::size_t>(prod)];
+    if (n.op == "conv" || n.op == "matmul") return true;
+    if (n.op != "reshape" || n.inputs.empty() || n.inputs[0] < 0) return false;
+    const auto in = static_cast<std::size_t>(n.inputs[0]);
+    if (consumers_[in] != 1) return false;
+    prod = g_.values[in].producer;
+  }
+  return false;
 }
 
 // x * A + B combined with the parameter p (x on the left of the op when data_lhs).

@@ -282,5 +282,24 @@ if [ -n "$tests_bin" ]; then
     "$bin" import "$work/onnx/training.onnx" --config "$m_def" -o "$work/p_bad"
 fi
 
+# --- MLIR (StableHLO from Flax, TOSA from torch-mlir): the committed fixtures -----------------
+fx=$(cd "$(dirname "$0")/../import/fixtures" && pwd)
+expect_ok "import stablehlo" "layer BatchNorm_2: decomposed" -- \
+  "$bin" import "$fx/stablehlo/multi_bn.mlir" --params "$fx/stablehlo/multi_bn.npz" \
+  --config "$m_def" -o "$work/plan_m" --in-scale 0.0625 --out-scale 0.05
+grep -q "wrote $work/plan_m (3 batch norm(s), 0 near miss(es))" "$work/out.txt" && ok ||
+  bad "stablehlo: not 3 batch norms"
+expect_ok "run stablehlo plan" " ok" -- "$bin" run --plan "$work/plan_m" --device "ref:$m_def"
+expect_ok "import tosa (by content)" "axis 1 (nchw), shape [2,8,4,4]" -- \
+  "$bin" import "$fx/tosa/conv_bn_relu.mlir" --format mlir --config "$m_def" -o "$work/plan_t"
+grep -q "activation relu" "$work/out.txt" && ok || bad "tosa: relu not fused"
+expect_ok "run tosa plan" " ok" -- "$bin" run --plan "$work/plan_t" --device "ref:$m_def"
+sed 's/stablehlo.rsqrt /stablehlo.rsqrtt /' "$fx/stablehlo/standalone_bn.mlir" > "$work/typo.mlir"
+expect_error "misspelt mlir op" 2 "typo.mlir:10:10: unknown stablehlo op 'stablehlo.rsqrtt'" \
+  "$work/p_bad" -- "$bin" import "$work/typo.mlir" --config "$m_def" -o "$work/p_bad"
+sed 's/rsqrt(/rsqrtt(/' "$work/conv_bn_relu.hlo" > "$work/typo.hlo"
+expect_error "misspelt hlo opcode" 2 "unknown HLO opcode 'rsqrtt'" "$work/p_bad" -- \
+  "$bin" import "$work/typo.hlo" --config "$m_def" -o "$work/p_bad"
+
 echo "cli_import: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

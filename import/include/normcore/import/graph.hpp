@@ -1,4 +1,4 @@
-// A small dataflow-graph representation that every model front end (ONNX, XLA HLO text) lowers
+// A small dataflow-graph representation that every model front end (ONNX, XLA HLO, MLIR) lowers
 // into, so one batch-norm recogniser serves them all. Only what BN recognition needs: values
 // with static shapes (and constant data where known), ops with normalised names and attributes,
 // and a location string per node for error messages.
@@ -74,7 +74,7 @@ struct Node {
 
 struct Graph {
   std::string source;  // file name (prefixes messages)
-  std::string format;  // "onnx", "hlo"
+  std::string format;  // "onnx", "hlo", "mlir"
   std::vector<Value> values;
   std::vector<Node> nodes;           // topological order
   std::vector<int> inputs, outputs;  // graph inputs / outputs (value indices)

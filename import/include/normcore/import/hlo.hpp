@@ -8,9 +8,11 @@
 // dimensions={...}` (-> broadcast with attr "dims"), `reshape`, `convert`, elementwise add /
 // subtract / multiply / divide / sqrt / rsqrt / power / negate / maximum / minimum / clamp,
 // `batch-norm-inference(x, scale, offset, mean, variance), epsilon=..., feature_index=N` (-> bn),
-// `convolution` / `dot` (-> conv / matmul), tuple/get-tuple-element; anything else becomes
-// "other:<opcode>". Errors (normcore::Error) name the file and the line: unbalanced braces,
-// unknown operand names, malformed shapes or literals, a missing ENTRY.
+// `convolution` / `dot` (-> conv / matmul), tuple/get-tuple-element; any other opcode of XLA's
+// list becomes "other:<opcode>". Errors (normcore::Error) name the file and the line: unbalanced
+// braces, unknown operand names, malformed shapes or literals, a missing ENTRY, an opcode XLA
+// does not have (with the closest one), an elementwise result shape other than its operands'
+// (scalar operands and '?' aside), a broadcast that resizes a mapped dimension not of size 1.
 #pragma once
 
 #include <filesystem>

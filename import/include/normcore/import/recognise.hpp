@@ -35,8 +35,12 @@
 // HLO batch-norm-training; the ONNX front end itself rejects training_mode=1 with an Error).
 //
 // A Conv / Gemm / MatMul before the BN is left alone: the BN's input is the conv output. An add of
-// a per-channel vector directly on a conv / matmul output is taken as that layer's bias (it stays
-// with the conv), so the ONNX (bias inside Conv) and HLO (separate add) forms agree.
+// a per-channel vector directly on a conv / matmul output (or on a reshape of it, as TOSA's 3-d
+// matmul has) is taken as that layer's bias (it stays with the conv), so the ONNX (bias inside
+// Conv) and HLO / TOSA (separate add) forms agree.
+//
+// Parameters read back with a NaN or negative variance, an infinite mean or a negative eps are
+// kept as read (not replaced by gamma = A, beta = B), so the plan's check names that field.
 #pragma once
 
 #include <cstdint>
@@ -95,6 +99,9 @@ struct NearMiss {
 struct Recognition {
   std::vector<BnMatch> layers;  // in graph order
   std::vector<NearMiss> near_misses;
+  // Without layers: what the graph has instead ("no batch norm: the layer at node 'conv1'
+  // (Conv) ... may already include it: exporters fold ..."); "" when layers were found.
+  std::string note;
 };
 
 Recognition recognise(const Graph& g);

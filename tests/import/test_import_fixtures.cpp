@@ -1,0 +1,203 @@
+// MLIR fixtures written by the real frameworks (the versions are in each manifest.json):
+//   tests/import/fixtures/stablehlo  JAX/Flax, scripts/fixtures/make_flax_fixtures.py
+//   tests/import/fixtures/tosa       torch + torch-mlir (TorchToTosa),
+//                                    scripts/fixtures/make_torch_tosa_fixtures.py
+// Every BatchNorm is recognised with the framework's channel axis, epsilon and parameter roles
+// (compared with the checkpoint / state_dict), and the folded layer run on the ref device stays
+// within the fold's worst-case bound of the framework's own float output (the framework ran the
+// BN on the same quantised input).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "normcore/driver.hpp"
+#include "normcore/fold.hpp"
+#include "normcore/import/bundle.hpp"
+#include "normcore/import/mlir.hpp"
+#include "normcore/import/plan.hpp"
+#include "normcore/import/recognise.hpp"
+#include "normcore/manifest.hpp"
+#include "normcore/npz.hpp"
+#include "normcore/params_file.hpp"
+#include "run_plan.hpp"
+#include "test_paths.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using normcore::import::Graph;
+using Arrays = std::map<std::string, normcore::NpyArray>;
+
+fs::path fixture_dir(const std::string& family) {
+  return fs::path(normcore::test::source_dir()) / "tests/import/fixtures" / family;
+}
+
+nlohmann::json manifest(const std::string& family) {
+  std::ifstream is(fixture_dir(family) / "manifest.json");
+  return nlohmann::json::parse(is);
+}
+
+fs::path device_manifest() {
+  return fs::path(normcore::test::devices_dir()) / "normcore" / "rtl" / "manifest.json";
+}
+
+// What the framework says about one BN layer.
+struct Expected {
+  std::string io;                      // key prefix in <model>.io.npz
+  std::string gamma, beta, mean, var;  // keys in <model>.npz
+  int axis = 1;
+  double eps = 0;
+  std::vector<std::int64_t> shape;
+};
+
+void check_layer(const normcore::import::BnMatch& m, const Expected& e, const Arrays& vars) {
+  SCOPED_TRACE(e.io);
+  EXPECT_EQ(m.channel_axis, e.axis);
+  EXPECT_EQ(m.shape, e.shape);
+  EXPECT_EQ(m.eps, static_cast<double>(static_cast<float>(e.eps)));
+  ASSERT_TRUE(m.complete);
+  EXPECT_EQ(m.params.gamma, vars.at(e.gamma).as_double);
+  EXPECT_EQ(m.params.beta, vars.at(e.beta).as_double);
+  EXPECT_EQ(m.params.mean, vars.at(e.mean).as_double);
+  EXPECT_EQ(m.params.var, vars.at(e.var).as_double);
+}
+
+// Runs every planned layer on the ref device with the framework's quantised BN input and
+// compares with the framework's float output of that BN (the fused activation applied); prints
+// one table row per layer.
+void run_against_framework(const std::string& tag, const std::string& model, const Graph& g,
+                           const normcore::import::Recognition& rec,
+                           const std::vector<Expected>& want, const Arrays& io) {
+  const auto man = normcore::load_manifest(device_manifest());
+  normcore::import::PlanOptions opt;
+  opt.spec = man.config.arith();
+  opt.config_json = man.config_json;
+  opt.integer_io = false;
+  double ymax = 0;
+  for (const auto& e : want) {
+    for (double y : io.at(e.io + "/y").as_double) ymax = std::max(ymax, std::fabs(y));
+  }
+  opt.in = {io.at(want.at(0).io + "/in_scale").as_double.at(0), 0};
+  opt.out = {ymax / 100.0, 0};
+  const auto plan = normcore::import::make_plan(g, rec, opt);
+  const auto dir = fs::temp_directory_path() /
+                   ("normcore_fx_" + tag + "_" + model + "_" + std::to_string(::getpid()));
+  normcore::import::write_plan(plan, dir);
+  const auto lp = normcore::import::read_plan(dir);
+  auto acc = normcore::Accelerator::open("ref:" + device_manifest().string());
+  ASSERT_EQ(lp.layers.size(), want.size());
+  for (std::size_t i = 0; i < plan.layers.size(); ++i) {
+    const auto& pl = plan.layers[i];
+    const auto& xs = io.at(want[i].io + "/x").as_int;
+    const auto& yf = io.at(want[i].io + "/y").as_double;
+    ASSERT_EQ(xs.size(), lp.layers[i].job.elements());
+    std::vector<std::int32_t> xin(xs.begin(), xs.end()), yout(xs.size());
+    auto params = acc.upload(normcore::read_params(lp.layers[i].params_file));
+    acc.run(params, normcore::view(xin), normcore::view(yout),
+            normcore::import::job_shape(lp.layers[i].job));
+    const auto [lo, hi] = normcore::activation_bounds(pl.bn, opt.spec);
+    double max_err = 0;
+    for (std::size_t k = 0; k < xs.size(); ++k) {
+      const double y = pl.match.activation == "relu" ? std::max(yf[k], 0.0) : yf[k];
+      const double ref = std::clamp(y / opt.out.scale + static_cast<double>(opt.out.zero_point),
+                                    static_cast<double>(lo), static_cast<double>(hi));
+      max_err = std::max(max_err, std::fabs(static_cast<double>(yout[k]) - ref));
+    }
+    // The framework computes in float32: 1e-3 LSB covers its rounding at these magnitudes.
+    EXPECT_LE(max_err, pl.fold.worst_err + 1e-3) << model << " " << want[i].io;
+    EXPECT_GT(max_err, 0.0) << "a comparison that cannot fail";
+    std::printf(
+        "[%s] %-14s %-12s axis %d eps %-8g act %-5s %4zu elems: max error %.4f LSB, "
+        "bound %.4f LSB\n",
+        tag.c_str(), model.c_str(), want[i].io.c_str(), pl.match.channel_axis, pl.match.eps,
+        pl.match.activation.c_str(), xs.size(), max_err, static_cast<double>(pl.fold.worst_err));
+  }
+  fs::remove_all(dir);
+}
+
+std::vector<Expected> flax_layers(const nlohmann::json& layers) {
+  std::vector<Expected> out;
+  for (const auto& [name, l] : layers.items()) {  // BatchNorm_0, BatchNorm_1, ... (sorted)
+    Expected e{name,
+               "params/" + name + "/scale",
+               "params/" + name + "/bias",
+               "batch_stats/" + name + "/mean",
+               "batch_stats/" + name + "/var",
+               l["axis"].get<int>(),
+               l["eps"].get<double>(),
+               l["shape"].get<std::vector<std::int64_t>>()};
+    if (e.axis < 0) e.axis += static_cast<int>(e.shape.size());
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+TEST(FlaxStablehlo, EveryFixtureRecognisedAndWithinTheBound) {
+  const auto j = manifest("stablehlo");
+  ASSERT_GE(j["models"].size(), 6U);
+  for (const auto& [model, info] : j["models"].items()) {
+    SCOPED_TRACE(model);
+    const auto dir = fixture_dir("stablehlo");
+    Graph g = normcore::import::load_mlir(dir / (model + ".mlir"));
+    normcore::import::attach_bundle(g, normcore::import::load_bundle(dir / (model + ".npz")));
+    const auto rec = normcore::import::recognise(g);
+    const auto want = flax_layers(info["layers"]);
+    ASSERT_EQ(rec.layers.size(), want.size());
+    EXPECT_TRUE(rec.near_misses.empty());
+    const auto vars = normcore::read_npz(dir / (model + ".npz"));
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(rec.layers[i].name, want[i].io);  // named from the bundle's keys
+      check_layer(rec.layers[i], want[i], vars);
+    }
+    run_against_framework("flax stablehlo", model, g, rec, want,
+                          normcore::read_npz(dir / (model + ".io.npz")));
+  }
+}
+
+TEST(FlaxStablehlo, ConstantsVariantHexLiterals) {
+  // The same model lowered with its variables closed over: dense<"0x..."> and splat constants.
+  const auto j = manifest("stablehlo");
+  for (const auto& [model, info] : j["models"].items()) {
+    if (!info["const_variant"].get<bool>()) continue;
+    const auto dir = fixture_dir("stablehlo");
+    const Graph g = normcore::import::load_mlir(dir / (model + "_const.mlir"));
+    EXPECT_EQ(g.inputs.size(), 1U) << "only x is an argument";
+    const auto rec = normcore::import::recognise(g);
+    const auto want = flax_layers(info["layers"]);
+    ASSERT_EQ(rec.layers.size(), want.size());
+    const auto vars = normcore::read_npz(dir / (model + ".npz"));
+    for (std::size_t i = 0; i < want.size(); ++i) check_layer(rec.layers[i], want[i], vars);
+  }
+}
+
+TEST(TorchTosa, EveryFixtureRecognisedAndWithinTheBound) {
+  const auto j = manifest("tosa");
+  ASSERT_GE(j["models"].size(), 5U);
+  for (const auto& [model, info] : j["models"].items()) {
+    SCOPED_TRACE(model);
+    const auto dir = fixture_dir("tosa");
+    const Graph g = normcore::import::load_mlir(dir / (model + ".mlir"));
+    EXPECT_EQ(g.inputs.size(), 1U) << "torch-mlir embeds the parameters";
+    const auto rec = normcore::import::recognise(g);
+    std::vector<Expected> want;
+    for (const auto& l : info["layers"]) {  // execution order = graph order
+      const auto m = l["module"].get<std::string>();
+      want.push_back({m, m + ".weight", m + ".bias", m + ".running_mean", m + ".running_var", 1,
+                      l["eps"].get<double>(), l["shape"].get<std::vector<std::int64_t>>()});
+    }
+    ASSERT_EQ(rec.layers.size(), want.size());
+    EXPECT_TRUE(rec.near_misses.empty());
+    const auto vars = normcore::read_npz(dir / (model + ".npz"));
+    for (std::size_t i = 0; i < want.size(); ++i) check_layer(rec.layers[i], want[i], vars);
+    run_against_framework("torch tosa", model, g, rec, want,
+                          normcore::read_npz(dir / (model + ".io.npz")));
+  }
+}
+
+}  // namespace
