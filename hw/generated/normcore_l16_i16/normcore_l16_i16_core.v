@@ -46,22 +46,27 @@ module normcore_l16_i16_core (
 
   // Job configuration and set-up
   // set-up states
-  localparam [1:0] S_UNCONF = 2'd0,
-                   S_SETUP = 2'd1,
-                   S_RUN = 2'd2,
-                   S_CHECK = 2'd3;
-  reg [1:0] st_q;  // S_UNCONF -> S_CHECK -> S_SETUP -> S_RUN
-  reg [1:0] st_d;
+  localparam [2:0] S_UNCONF = 3'd0,
+                   S_SETUP = 3'd1,
+                   S_RUN = 3'd2,
+                   S_CHECK = 3'd3,
+                   S_LATCH = 3'd4;
+  reg [2:0] st_q;  // S_UNCONF -> S_LATCH -> S_CHECK -> S_SETUP -> S_RUN
+  reg [2:0] st_d;
+  reg lat_q;  // st_q == S_LATCH
+  reg chk_q;  // st_q == S_CHECK
+  reg run_q;  // st_q == S_RUN
+  reg ist_q;  // st_q is S_UNCONF or S_RUN (a start may be taken)
   reg err_q;
   reg err_d;
   reg [11:0] ch_q;
   reg [23:0] stride_q;  // S: HW or 1
+  reg ge0_q;  // L >= S: u_step's first compare
   reg [5:0] shift_q;
   reg [1:0] round_q;
   reg [7:0] lo_q;
   reg [7:0] hi_q;
   wire start_fire;
-  wire cfg_ok;
   wire ld_busy;  // a table write this cycle
   wire ld_done;  // the table is complete from the next cycle on
   wire step_done;  // u_step's result is final
@@ -70,91 +75,101 @@ module normcore_l16_i16_core (
   reg [15:0] wsave_q;  // lane i saves the walker's position (one-hot, shifts)
   reg rbk_q;  // arm + 1: the beat constants (k*_q) have settled
   reg reb_q;  // arm + 2: the lanes load their start; the last set-up cycle
-  wire arm;  // walker and u_step done
+  wire arm;  // walker and u_step done (wait_q: in S_SETUP)
+  wire run_nx;  // st_d == S_RUN
   reg ready_q;
   assign ready_o = ready_q;
   assign start_fire = start_i & ready_q;
-  assign cfg_ok = (cfg_channels_i != 12'd0) & (cfg_channels_i <= 12'd2048) & (cfg_shift_i <= 6'd41);
-  reg ok_q;  // cfg_ok, latched with the configuration and acted on in the check cycle
-  reg okh_q;  // HW != 0, likewise
-  wire job_ok;  // the configuration is valid (check cycle)
-  assign job_ok = ok_q & okh_q;
-  assign arm = (st_q == S_SETUP) & wait_q & sdone_q & step_done;
+  reg ok_q;  // the configuration is valid (latch cycle, acted on in check)
+  assign arm = wait_q & sdone_q & step_done;
+  assign run_nx = (run_q & ~start_fire) | reb_q;
   always @* begin
     st_d = st_q;
     err_d = err_q;
     if (start_fire) begin
-      st_d = S_CHECK;
+      st_d = S_LATCH;
       err_d = 1'b0;
-    end else if (st_q == S_CHECK) begin
-      st_d = job_ok ? S_SETUP : S_UNCONF;
-      err_d = ~job_ok;
+    end else if (lat_q) begin
+      st_d = S_CHECK;
+    end else if (chk_q) begin
+      st_d = ok_q ? S_SETUP : S_UNCONF;
+      err_d = ~ok_q;
     end else if (reb_q) begin
       st_d = S_RUN;
     end
   end
-  reg s_big_q;  // S >= 2^5 (u_step compares only the low bits)
-  reg [11:0] chm1_q;  // C - 1
-  reg [4:0] sm1_q;  // S - 1, low bits (the walker's r < L)
-  reg ge0_q;  // L >= S: u_step's first compare
+  reg [1:0] pk_q;  // the checks of config_checks
+  reg cnz_q;  // cfg_channels_i != 0, per chunk
+  reg [1:0] inz_q;  // cfg_inner_i[23:5] != 0, per chunk
+  reg lnz_q;  // cfg_inner_i's low bits != 0
+  reg lle_q;  // cfg_inner_i's low bits <= L
+  reg lay_q;  // cfg_layout_i
+  reg [7:0] cmpa_q;  // lo (sign bit flipped if signed)
+  reg [7:0] cmpb_q;  // ~hi (sign bit flipped if signed)
+  reg ist_d;
   reg wait_d;
   reg sdone_d;
-  reg ok_d;
-  reg okh_d;
   reg [11:0] ch_d;
+  reg [1:0] pk_d;
+  reg cnz_d;
+  reg [1:0] inz_d;
+  reg lnz_d;
+  reg lle_d;
+  reg lay_d;
   reg [23:0] stride_d;
   reg [5:0] shift_d;
   reg [1:0] round_d;
   reg [7:0] lo_d;
   reg [7:0] hi_d;
-  reg s_big_d;
-  reg [11:0] chm1_d;
-  reg [4:0] sm1_d;
-  reg ge0_d;
+  reg [7:0] cmpa_d;
+  reg [7:0] cmpb_d;
   always @* begin
-    wait_d = wait_q;
     sdone_d = sdone_q;
-    ok_d = ok_q;
-    okh_d = okh_q;
     ch_d = ch_q;
+    pk_d = pk_q;
+    cnz_d = cnz_q;
+    inz_d = inz_q;
+    lnz_d = lnz_q;
+    lle_d = lle_q;
+    lay_d = lay_q;
     stride_d = stride_q;
     shift_d = shift_q;
     round_d = round_q;
     lo_d = lo_q;
     hi_d = hi_q;
-    s_big_d = s_big_q;
-    chm1_d = chm1_q;
-    sm1_d = sm1_q;
-    ge0_d = ge0_q;
-    if (st_q == S_CHECK) begin
-      wait_d = 1'b1;
+    cmpa_d = cmpa_q;
+    cmpb_d = cmpb_q;
+    ist_d = (ist_q & ~start_fire) | (chk_q & ~ok_q) | reb_q;
+    wait_d = (chk_q & ok_q) | (wait_q & ~(sdone_q & step_done));
+    if (chk_q) begin
       sdone_d = 1'b0;
-    end else begin
-      if (arm) begin
-        wait_d = 1'b0;
-      end
-      if (wsave_q[15]) begin
-        sdone_d = 1'b1;
-      end
+    end else if (wsave_q[15]) begin
+      sdone_d = 1'b1;
     end
     if (start_fire) begin
-      ok_d = cfg_ok;
-      okh_d = cfg_inner_i != 24'd0;
       ch_d = cfg_channels_i;
+      pk_d = {cfg_shift_i <= 6'd41, cfg_channels_i <= 12'd2048};
+      cnz_d = cfg_channels_i != 12'd0;
+      inz_d = {cfg_inner_i[23:17] != 7'd0, cfg_inner_i[16:5] != 12'd0};
+      lnz_d = cfg_inner_i[4:0] != 5'd0;
+      lle_d = cfg_inner_i[4:0] <= 5'd16;
+      lay_d = cfg_layout_i;
       stride_d = cfg_layout_i ? 24'd1 : cfg_inner_i;
       shift_d = cfg_shift_i;
       round_d = cfg_round_i;
       lo_d = cfg_lo_i;
       hi_d = cfg_hi_i;
-      s_big_d = ~cfg_layout_i & (cfg_inner_i[23:5] != 19'd0);
-      chm1_d = cfg_channels_i - 12'd1;
-      sm1_d = cfg_layout_i ? 5'd0 : cfg_inner_i[4:0] - 5'd1;
-      ge0_d = cfg_layout_i | ((cfg_inner_i[23:5] == 19'd0) & (cfg_inner_i[4:0] <= 5'd16));
+      cmpa_d = cfg_lo_i ^ 8'd128;
+      cmpb_d = ~cfg_hi_i ^ 8'd128;
     end
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       st_q <= S_UNCONF;
+      lat_q <= 1'b0;
+      chk_q <= 1'b0;
+      run_q <= 1'b0;
+      ist_q <= 1'b1;
       err_q <= 1'b0;
       wait_q <= 1'b0;
       sdone_q <= 1'b0;
@@ -162,40 +177,68 @@ module normcore_l16_i16_core (
       reb_q <= 1'b0;
     end else begin
       st_q <= st_d;
+      lat_q <= start_fire;
+      chk_q <= lat_q;
+      run_q <= run_nx;
+      ist_q <= ist_d;
       err_q <= err_d;
       wait_q <= wait_d;
       sdone_q <= sdone_d;
       rbk_q <= arm;
       reb_q <= rbk_q;
     end
-    ok_q <= ok_d;
-    okh_q <= okh_d;
     ch_q <= ch_d;
+    pk_q <= pk_d;
+    cnz_q <= cnz_d;
+    inz_q <= inz_d;
+    lnz_q <= lnz_d;
+    lle_q <= lle_d;
+    lay_q <= lay_d;
     stride_q <= stride_d;
     shift_q <= shift_d;
     round_q <= round_d;
     lo_q <= lo_d;
     hi_q <= hi_d;
+    cmpa_q <= cmpa_d;
+    cmpb_q <= cmpb_d;
+  end
+  reg s_big_q;  // S >= 2^5 (u_step compares only the low bits)
+  reg [11:0] chm1_q;  // C - 1
+  reg [4:0] sm1_q;  // S - 1, low bits (the walker's r < L)
+  reg ok_d;
+  reg s_big_d;
+  reg ge0_d;
+  reg [11:0] chm1_d;
+  reg [4:0] sm1_d;
+  always @* begin
+    ok_d = &pk_q & |cnz_q & (|inz_q | lnz_q);
+    s_big_d = ~lay_q & |inz_q;
+    ge0_d = lay_q | (~(|inz_q) & lle_q);
+    chm1_d = ch_q - 12'd1;
+    sm1_d = stride_q[4:0] - 5'd1;
+  end
+  always @(posedge clk_i) begin
+    ok_q <= ok_d;
     s_big_q <= s_big_d;
+    ge0_q <= ge0_d;
     chm1_q <= chm1_d;
     sm1_q <= sm1_d;
-    ge0_q <= ge0_d;
   end
   assign configured_o = st_q == S_RUN;
   assign cfg_error_o = err_q;
 
   // Per-job lane constants, in set-up register stages from the latched configuration
   // (valid long before the first beat)
-  wire signed [7:0] lo_cmp;
-  assign lo_cmp = lo_q;
-  wire signed [7:0] hi_cmp;
-  assign hi_cmp = hi_q;
   reg lgt_q;  // lo > hi (set-up stage 1)
   reg [7:0] loe_q;  // min(lo, hi): the clamp's lower bound (hi wins if lo > hi; stage 2)
+  wire [8:0] lgt_sum;  // cmpa_q + cmpb_q: bit yw is lo > hi
+  assign lgt_sum = {1'b0, cmpa_q} + {1'b0, cmpb_q};
+  wire unused_lgt_sum;
+  assign unused_lgt_sum = ^lgt_sum[7:0];  // only the carry is used
   reg lgt_d;
   reg [7:0] loe_d;
   always @* begin
-    lgt_d = lo_cmp > hi_cmp;
+    lgt_d = lgt_sum[8];
     loe_d = lgt_q ? hi_q : lo_q;
   end
   always @(posedge clk_i) begin
@@ -249,7 +292,7 @@ module normcore_l16_i16_core (
   normcore_l16_i16_step u_step (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .start_i(st_q == S_CHECK),
+    .start_i(chk_q),
     .stride_i(stride_q[4:0]),
     .s_big_i(s_big_q),
     .chm1_i(chm1_q),
@@ -326,7 +369,7 @@ module normcore_l16_i16_core (
     wr_d = wr_q;
     wd_d = wd_q;
     wm_d = wm_q;
-    if (st_q == S_CHECK) begin
+    if (chk_q) begin
       wr_d = 5'd0;
       wd_d = 4'd0;
       wm_d = w_nts;
@@ -337,7 +380,7 @@ module normcore_l16_i16_core (
       end
       wm_d = w_end ? w_nts : wm_q + 6'd1;
     end
-    wsave_d = (st_q == S_CHECK) ? 16'd1 : {wsave_q[14:0], 1'b0};
+    wsave_d = chk_q ? 16'd1 : {wsave_q[14:0], 1'b0};
   end
   always @(posedge clk_i) begin
     wr_q <= wr_d;
@@ -444,28 +487,23 @@ module normcore_l16_i16_core (
   assign in_fire = s_axis_tvalid & tready_q;
   assign out_fire = m_axis_tvalid & m_axis_tready;
   reg [8:0] occ_q;  // thermometer: bit k = more than k beats held
-  wire occ_up;  // one beat more held
-  wire occ_dn;  // one beat fewer held
-  assign occ_up = in_fire & ~out_fire;
-  assign occ_dn = out_fire & ~in_fire;
   wire room;  // held + in_fire < 9
   assign room = ~occ_q[7] | (~in_fire & ~occ_q[8]);
   reg [8:0] occ_d;
   reg tready_d;
   reg ready_d;
   always @* begin
-    occ_d = {occ_up ? occ_q[7] : occ_dn ? 1'b0 : occ_q[8],
-        occ_up ? occ_q[6] : occ_dn ? occ_q[8] : occ_q[7],
-        occ_up ? occ_q[5] : occ_dn ? occ_q[7] : occ_q[6],
-        occ_up ? occ_q[4] : occ_dn ? occ_q[6] : occ_q[5],
-        occ_up ? occ_q[3] : occ_dn ? occ_q[5] : occ_q[4],
-        occ_up ? occ_q[2] : occ_dn ? occ_q[4] : occ_q[3],
-        occ_up ? occ_q[1] : occ_dn ? occ_q[3] : occ_q[2],
-        occ_up ? occ_q[0] : occ_dn ? occ_q[2] : occ_q[1],
-        occ_up ? 1'b1 : occ_dn ? occ_q[1] : occ_q[0]};
-    tready_d = (st_d == S_RUN) & room & ld_done;
-    ready_d = ~st_q[0] & ~occ_q[0] & ~ld_busy & ~in_fire & ~(prm_valid_i & prm_ready_o) &
-        ~start_fire;
+    occ_d = {in_fire ? (out_fire ? occ_q[8] : occ_q[7]) : out_fire ? 1'b0 : occ_q[8],
+        in_fire ? (out_fire ? occ_q[7] : occ_q[6]) : out_fire ? occ_q[8] : occ_q[7],
+        in_fire ? (out_fire ? occ_q[6] : occ_q[5]) : out_fire ? occ_q[7] : occ_q[6],
+        in_fire ? (out_fire ? occ_q[5] : occ_q[4]) : out_fire ? occ_q[6] : occ_q[5],
+        in_fire ? (out_fire ? occ_q[4] : occ_q[3]) : out_fire ? occ_q[5] : occ_q[4],
+        in_fire ? (out_fire ? occ_q[3] : occ_q[2]) : out_fire ? occ_q[4] : occ_q[3],
+        in_fire ? (out_fire ? occ_q[2] : occ_q[1]) : out_fire ? occ_q[3] : occ_q[2],
+        in_fire ? (out_fire ? occ_q[1] : occ_q[0]) : out_fire ? occ_q[2] : occ_q[1],
+        in_fire ? (out_fire ? occ_q[0] : 1'b1) : out_fire ? occ_q[1] : occ_q[0]};
+    tready_d = run_nx & room & ld_done;
+    ready_d = ist_q & ~occ_q[0] & ~ld_busy & ~in_fire & ~(prm_valid_i & prm_ready_o) & ~start_fire;
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin

@@ -3,8 +3,8 @@
 // Regenerate: normcore gen --config <this config as JSON> (see manifest.json)
 // config: {"clock_mhz":100,"fixed_layout":"","fixed_rounding":"","fixed_shift":-1,"in_bits":16,
 //   "in_signed":true,"inner_bits":24,"lanes":16,"lanes_divide_channels":false,"max_channels":2048,
-//   "name":"normcore_l16_i16","out_bits":8,"out_signed":true,"pipeline":5,"scale_bits":18,
-//   "shift_bits":40,"table":"banked","target":"generic"}
+//   "name":"normcore_l16_i16","offset_bits":40,"out_bits":8,"out_signed":true,"pipeline":5,
+//   "scale_bits":18,"table":"banked","target":"generic"}
 // -----------------------------------------------------------------------------------------
 `default_nettype none
 
@@ -25,12 +25,12 @@ module normcore_l16_i16_ptable (
   input  wire         prm_valid_i,
   output wire         prm_ready_o,  // a register: high while the load takes a word this cycle
   input  wire [17:0]  prm_scale_i,  // s[c], signed
-  input  wire [39:0]  prm_shift_i,  // b[c], signed
+  input  wire [39:0]  prm_offset_i,  // b[c], signed
   output wire         busy_o,  // a table write this cycle
   // no table write after this cycle: the table is complete from the next one
   output wire         done_o,
   output wire [287:0] scale_o,  // per lane, 2 cycles after c0_i
-  output wire [639:0] shift_o
+  output wire [639:0] offset_o
 );
 
   // Loader
@@ -39,7 +39,7 @@ module normcore_l16_i16_ptable (
   reg ld_we_q;  // write T[ld_u_q] = ld_data_q this cycle
   reg ld_fin_q;  // no write after this cycle (the job's table complete)
   reg [11:0] ld_u_q;  // table index written (T[u] = param[u mod C])
-  reg [57:0] ld_data_q;  // {shift, scale}
+  reg [57:0] ld_data_q;  // {offset, scale}
   reg [11:0] ld_cnt_q;  // words taken: the channel of the next one
   reg [12:0] ld_left_q;  // words left - 2, signed: < 0 for the last one
   reg [12:0] ld_chm2_q;  // C - 2, signed (per job)
@@ -114,7 +114,7 @@ module normcore_l16_i16_ptable (
         (ld_accept & ld_nbk_q[0]) | (ld_cpy_q & (ld_nu_q == 4'd0))};
     if (!load_i) begin
       if (ld_accept) begin
-        ld_data_d = {prm_shift_i, prm_scale_i};
+        ld_data_d = {prm_offset_i, prm_scale_i};
         ld_cnt_d = ld_cnt_q + 12'd1;
         ld_left_d = ld_left_q - 13'd1;
         ld_small_d = ld_small_q & (ld_cnt_q[4:0] != 5'd14);
@@ -803,7 +803,7 @@ module normcore_l16_i16_ptable (
   assign scale_o = {word_15[17:0], word_14[17:0], word_13[17:0], word_12[17:0], word_11[17:0],
       word_10[17:0], word_9[17:0], word_8[17:0], word_7[17:0], word_6[17:0], word_5[17:0],
       word_4[17:0], word_3[17:0], word_2[17:0], word_1[17:0], word_0[17:0]};
-  assign shift_o = {word_15[57:18], word_14[57:18], word_13[57:18], word_12[57:18], word_11[57:18],
+  assign offset_o = {word_15[57:18], word_14[57:18], word_13[57:18], word_12[57:18], word_11[57:18],
       word_10[57:18], word_9[57:18], word_8[57:18], word_7[57:18], word_6[57:18], word_5[57:18],
       word_4[57:18], word_3[57:18], word_2[57:18], word_1[57:18], word_0[57:18]};
 endmodule

@@ -407,7 +407,7 @@ module normcore_l1_i8_core (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
     .load_i(reb_q),
-    .run_i(run_nx),
+    .abort_i(start_fire),
     .chans_i(ch_q),
     .c0_i(pos_c0),
     .prm_valid_i(prm_valid_i),

@@ -3,8 +3,8 @@
 // Regenerate: normcore gen --config <this config as JSON> (see manifest.json)
 // config: {"clock_mhz":100,"fixed_layout":"","fixed_rounding":"","fixed_shift":-1,"in_bits":8,
 //   "in_signed":true,"inner_bits":16,"lanes":1,"lanes_divide_channels":false,"max_channels":512,
-//   "name":"normcore_l1_i8","out_bits":8,"out_signed":true,"pipeline":3,"scale_bits":16,
-//   "shift_bits":32,"table":"banked","target":"generic"}
+//   "name":"normcore_l1_i8","offset_bits":32,"out_bits":8,"out_signed":true,"pipeline":3,
+//   "scale_bits":16,"table":"banked","target":"generic"}
 // -----------------------------------------------------------------------------------------
 `default_nettype none
 
@@ -24,12 +24,12 @@ module normcore_l1_i8_ptable (
   input  wire        prm_valid_i,
   output wire        prm_ready_o,  // a register: high while the load takes a word this cycle
   input  wire [15:0] prm_scale_i,  // s[c], signed
-  input  wire [31:0] prm_shift_i,  // b[c], signed
+  input  wire [31:0] prm_offset_i,  // b[c], signed
   output wire        busy_o,  // a table write this cycle
   // no table write after this cycle: the table is complete from the next one
   output wire        done_o,
   output wire [15:0] scale_o,  // per lane, 2 cycles after c0_i
-  output wire [31:0] shift_o
+  output wire [31:0] offset_o
 );
 
   // Loader
@@ -38,7 +38,7 @@ module normcore_l1_i8_ptable (
   reg ld_we_q;  // write T[ld_u_q] = ld_data_q this cycle
   reg ld_fin_q;  // no write after this cycle (the job's table complete)
   reg [9:0] ld_u_q;  // table index written (T[u] = param[u mod C])
-  reg [47:0] ld_data_q;  // {shift, scale}
+  reg [47:0] ld_data_q;  // {offset, scale}
   reg [9:0] ld_cnt_q;  // words taken: the channel of the next one
   reg [10:0] ld_left_q;  // words left - 2, signed: < 0 for the last one
   reg [10:0] ld_chm2_q;  // C - 2, signed (per job)
@@ -64,7 +64,7 @@ module normcore_l1_i8_ptable (
     ld_fin_d = ~abort_i & (ld_fin_q | (ld_accept & ld_lastw));
     if (!load_i) begin
       if (ld_accept) begin
-        ld_data_d = {prm_shift_i, prm_scale_i};
+        ld_data_d = {prm_offset_i, prm_scale_i};
         ld_cnt_d = ld_cnt_q + 10'd1;
         ld_left_d = ld_left_q - 11'd1;
       end
@@ -129,7 +129,7 @@ module normcore_l1_i8_ptable (
   wire [47:0] word_0;
   assign word_0 = rdata_0;
   assign scale_o = word_0[15:0];
-  assign shift_o = word_0[47:16];
+  assign offset_o = word_0[47:16];
 endmodule
 
 `default_nettype wire

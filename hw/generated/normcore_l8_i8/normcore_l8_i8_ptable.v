@@ -3,8 +3,8 @@
 // Regenerate: normcore gen --config <this config as JSON> (see manifest.json)
 // config: {"clock_mhz":100,"fixed_layout":"","fixed_rounding":"","fixed_shift":-1,"in_bits":8,
 //   "in_signed":true,"inner_bits":24,"lanes":8,"lanes_divide_channels":false,"max_channels":1024,
-//   "name":"normcore_l8_i8","out_bits":8,"out_signed":true,"pipeline":3,"scale_bits":16,
-//   "shift_bits":32,"table":"banked","target":"generic"}
+//   "name":"normcore_l8_i8","offset_bits":32,"out_bits":8,"out_signed":true,"pipeline":3,
+//   "scale_bits":16,"table":"banked","target":"generic"}
 // -----------------------------------------------------------------------------------------
 `default_nettype none
 
@@ -25,12 +25,12 @@ module normcore_l8_i8_ptable (
   input  wire         prm_valid_i,
   output wire         prm_ready_o,  // a register: high while the load takes a word this cycle
   input  wire [15:0]  prm_scale_i,  // s[c], signed
-  input  wire [31:0]  prm_shift_i,  // b[c], signed
+  input  wire [31:0]  prm_offset_i,  // b[c], signed
   output wire         busy_o,  // a table write this cycle
   // no table write after this cycle: the table is complete from the next one
   output wire         done_o,
   output wire [127:0] scale_o,  // per lane, 2 cycles after c0_i
-  output wire [255:0] shift_o
+  output wire [255:0] offset_o
 );
 
   // Loader
@@ -39,7 +39,7 @@ module normcore_l8_i8_ptable (
   reg ld_we_q;  // write T[ld_u_q] = ld_data_q this cycle
   reg ld_fin_q;  // no write after this cycle (the job's table complete)
   reg [10:0] ld_u_q;  // table index written (T[u] = param[u mod C])
-  reg [47:0] ld_data_q;  // {shift, scale}
+  reg [47:0] ld_data_q;  // {offset, scale}
   reg [10:0] ld_cnt_q;  // words taken: the channel of the next one
   reg [11:0] ld_left_q;  // words left - 2, signed: < 0 for the last one
   reg [11:0] ld_chm2_q;  // C - 2, signed (per job)
@@ -106,7 +106,7 @@ module normcore_l8_i8_ptable (
         (ld_accept & ld_nbk_q[0]) | (ld_cpy_q & (ld_nu_q == 3'd0))};
     if (!load_i) begin
       if (ld_accept) begin
-        ld_data_d = {prm_shift_i, prm_scale_i};
+        ld_data_d = {prm_offset_i, prm_scale_i};
         ld_cnt_d = ld_cnt_q + 11'd1;
         ld_left_d = ld_left_q - 12'd1;
         ld_small_d = ld_small_q & (ld_cnt_q[3:0] != 4'd6);
@@ -426,7 +426,7 @@ module normcore_l8_i8_ptable (
   end
   assign scale_o = {word_7[15:0], word_6[15:0], word_5[15:0], word_4[15:0], word_3[15:0],
       word_2[15:0], word_1[15:0], word_0[15:0]};
-  assign shift_o = {word_7[47:16], word_6[47:16], word_5[47:16], word_4[47:16], word_3[47:16],
+  assign offset_o = {word_7[47:16], word_6[47:16], word_5[47:16], word_4[47:16], word_3[47:16],
       word_2[47:16], word_1[47:16], word_0[47:16]};
 endmodule
 
