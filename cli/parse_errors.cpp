@@ -9,39 +9,15 @@
 
 #include "commands.hpp"
 #include "normcore/bn_params.hpp"  // normcore::Error
+#include "normcore/util/names.hpp"
 
 namespace normcore::cli {
 
 namespace {
 
-// Levenshtein distance (names are short).
-std::size_t distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // The closest of `names` to `word`, or "" if none is close (at most a third of it differs).
 std::string closest(const std::string& word, const std::vector<std::string>& names) {
-  std::string best;
-  std::size_t best_d = word.size() / 3 + 2;  // "gne" -> "gen", "--lanez" -> "--lanes"
-  for (const auto& n : names) {
-    const std::size_t d = distance(word, n);
-    if (d < best_d) {
-      best_d = d;
-      best = n;
-    }
-  }
-  return best;
+  return util::closest_name(word, names, word.size() / 3 + 2);  // "gne" -> "gen", "--lanez"
 }
 
 std::vector<std::string> long_names(const CLI::App& sub) {

@@ -9,6 +9,7 @@
 
 #include "normcore/import/recognise.hpp"
 #include "normcore/npz.hpp"
+#include "normcore/util/names.hpp"
 
 namespace normcore::import {
 
@@ -66,20 +67,6 @@ bool natural_less(const std::string& a, const std::string& b) {
     ++j;
   }
   return a.size() - i < b.size() - j;
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
 }
 
 // ---- JSON ----
@@ -276,7 +263,7 @@ std::vector<std::string> close_keys(const Bundle& b, std::string_view name, std:
     const std::string lk = lower(k);
     const bool contains =
         !ln.empty() && (lk.find(ln) != std::string::npos || ln.find(lk) != std::string::npos);
-    d.emplace_back(contains ? 0 : 1 + edit_distance(ln, lk), k);
+    d.emplace_back(contains ? 0 : 1 + util::edit_distance(ln, lk), k);
   }
   std::stable_sort(d.begin(), d.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });

@@ -17,8 +17,8 @@
 #include <utility>
 
 #include "hlo_internal.hpp"
-#include "names.hpp"
 #include "normcore/npz.hpp"  // read_file_bytes
+#include "normcore/util/names.hpp"
 
 namespace normcore::import {
 
@@ -306,7 +306,7 @@ class Builder {
   Ref node(const Inst& in, const std::vector<Ref>& ops, const std::string& full) {
     Node n;
     if (known_opcodes().count(in.opcode) == 0) {
-      const std::string best = detail::closest_name(in.opcode, known_opcodes());
+      const std::string best = util::closest_name(in.opcode, known_opcodes(), 4);
       fail(in.line, "unknown HLO opcode '" + in.opcode + "'" +
                         (best.empty() ? "" : " (did you mean '" + best + "'?)"));
     }

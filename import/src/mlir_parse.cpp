@@ -4,7 +4,7 @@
 #include <set>
 
 #include "mlir_internal.hpp"
-#include "names.hpp"
+#include "normcore/util/names.hpp"
 
 namespace normcore::import::mlir_detail {
 
@@ -563,7 +563,7 @@ std::string unknown_op_message(const std::string& name) {
   const std::string op = name.substr(dot + 1);
   const auto& known = known_ops(dialect);
   if (known.empty() || known.count(op) != 0) return "";
-  const std::string best = detail::closest_name(op, known);
+  const std::string best = util::closest_name(op, known, 4);
   return "unknown " + dialect + " op '" + name + "'" +
          (best.empty() ? "" : " (did you mean '" + dialect + "." + best + "'?)");
 }

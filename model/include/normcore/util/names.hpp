@@ -1,14 +1,14 @@
-// Private to the import front ends: the closest of a set of known names, for "did you mean"
-// messages (edit distance, at most 3 edits).
+// "Did you mean" help shared by the CLI and the import front ends: the edit (Levenshtein)
+// distance and the closest of a set of known names.
 #pragma once
 
 #include <algorithm>
-#include <set>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace normcore::import::detail {
+namespace normcore::util {
 
 inline std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -25,18 +25,19 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-// The known name closest to `name` ("" when none is within 3 edits).
-inline std::string closest_name(std::string_view name, const std::set<std::string>& known) {
+// The first of `known` (any range of strings) nearest to `name` with fewer than `limit` edits;
+// "" when none is that close.
+template <class Names>
+std::string closest_name(std::string_view name, const Names& known, std::size_t limit) {
   std::string best;
-  std::size_t best_d = 4;
   for (const auto& k : known) {
     const std::size_t d = edit_distance(name, k);
-    if (d < best_d) {
-      best_d = d;
+    if (d < limit) {
+      limit = d;
       best = k;
     }
   }
   return best;
 }
 
-}  // namespace normcore::import::detail
+}  // namespace normcore::util
