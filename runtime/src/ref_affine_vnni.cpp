@@ -24,8 +24,8 @@ namespace {
 // dword, as an int16 word with a zero neighbour) and weights `w` (two int16 scales per dword),
 // rounded and shifted right by R (`cnt` in every lane).
 template <Rounding M>
-NORMCORE_VNNI_TARGET inline __m512i acc16(__m512i b, __m512i xm, __m512i w, __m512i cnt,
-                                          __m512i k, __m512i bit_r) {
+NORMCORE_VNNI_TARGET inline __m512i acc16(__m512i b, __m512i xm, __m512i w, __m512i cnt, __m512i k,
+                                          __m512i bit_r) {
   __m512i a = _mm512_dpwssd_epi32(b, xm, w);
   if constexpr (M == Rounding::half_away) {
     // b holds + h: acc < 0 exactly when a < h (= k)
@@ -49,8 +49,8 @@ NORMCORE_VNNI_TARGET std::uint64_t run_vnni(const std::uint8_t* src, std::uint8_
   const __m512i lo8 = _mm512_set1_epi32(0xFF), hi8 = _mm512_set1_epi32(0xFF0000);
   const __m512i cnt = _mm512_set1_epi32(a.r), k = _mm512_set1_epi32(a.k);
   const __m512i bit_r = _mm512_set1_epi32(static_cast<std::int32_t>(1U << (a.r & 31)));
-  const __m512i fix = _mm512_broadcast_i32x4(
-      _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  const __m512i fix =
+      _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
   const __m512i vlo = _mm512_set1_epi8(static_cast<char>(a.lo));
   const __m512i vhi = _mm512_set1_epi8(static_cast<char>(a.hi));
   // The clamp after the packs: saturation already bounds the range of the pack's type.
@@ -117,7 +117,9 @@ VnniFn vnni_pick(Rounding m, bool y_signed) {
   return y_signed ? pick<true>(m) : pick<false>(m);
 }
 #else
-VnniFn vnni_pick(Rounding, bool) { return nullptr; }
+VnniFn vnni_pick(Rounding, bool) {
+  return nullptr;
+}
 #endif
 
 }  // namespace normcore::detail::ref
