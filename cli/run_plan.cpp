@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -39,6 +41,78 @@ std::vector<std::int64_t> random_input(const ArithSpec& spec, std::size_t count,
   const auto range = static_cast<std::uint64_t>(spec.x_max() - spec.x_min()) + 1;
   std::uint64_t s = seed;
   for (auto& v : x) v = lo + static_cast<std::int64_t>(splitmix64(s) % range);
+  return x;
+}
+
+DType Elements::type_for(int bits, bool is_signed) {
+  if (bits <= 8) return is_signed ? DType::int8 : DType::uint8;
+  if (bits <= 16) return is_signed ? DType::int16 : DType::uint16;
+  return DType::int32;
+}
+
+std::size_t Elements::width(DType t) {
+  switch (t) {
+    case DType::int8:
+    case DType::uint8:
+      return 1;
+    case DType::int16:
+    case DType::uint16:
+      return 2;
+    default:
+      return 4;
+  }
+}
+
+Elements::Elements(int bits, bool is_signed, std::size_t count)
+    : t_(type_for(bits, is_signed)), count_(count), own_(count * width(t_)) {}
+
+Elements Elements::borrow(DType t, const void* data, std::size_t count) {
+  Elements e;
+  e.t_ = t;
+  e.count_ = count;
+  e.ext_ = data;
+  return e;
+}
+
+std::int64_t Elements::get(std::size_t i) const {
+  const auto* p = static_cast<const std::uint8_t*>(data()) + i * width(t_);
+  switch (t_) {
+    case DType::int8:
+      return static_cast<std::int8_t>(*p);
+    case DType::uint8:
+      return *p;
+    case DType::int16: {
+      std::int16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case DType::uint16: {
+      std::uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    default: {
+      std::int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+  }
+}
+
+void Elements::set(std::size_t i, std::int64_t v) {
+  // Little-endian host: the low bytes of the value are the element.
+  const auto u = static_cast<std::uint64_t>(v);
+  std::memcpy(own_.data() + i * width(t_), &u, width(t_));
+}
+
+Elements random_elements(const ArithSpec& spec, std::size_t count, std::uint64_t seed) {
+  Elements x(spec.xw, spec.x_signed, count);
+  const std::int64_t lo = spec.x_min();
+  const auto range = static_cast<std::uint64_t>(spec.x_max() - spec.x_min()) + 1;
+  std::uint64_t s = seed;
+  for (std::size_t i = 0; i < count; ++i) {
+    x.set(i, lo + static_cast<std::int64_t>(splitmix64(s) % range));
+  }
   return x;
 }
 
@@ -81,7 +155,7 @@ std::vector<double> reference_output(const BnParams& bn, const ArithSpec& spec,
   return y;
 }
 
-LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<const std::int64_t> x) {
+LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, const Elements& x) {
   const ParamImage image = read_params(layer.params_file);
   const BnParams bn = load_bn_json(layer.bn_file);
   if (bn.channels() != layer.job.c || image.scale.size() != layer.job.c) {
@@ -101,18 +175,19 @@ LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<cons
                 layer.bn_file.string() + " quantises its activation to [" + std::to_string(lo) +
                 ", " + std::to_string(hi) + "]");
   }
-  std::vector<std::int32_t> xin(x.size()), yout(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
-    if (x[i] < image.spec.x_min() || x[i] > image.spec.x_max()) {
-      throw Error(layer.name + ": input element " + std::to_string(i) + " = " +
-                  std::to_string(x[i]) + " is outside the input range " +
-                  std::to_string(image.spec.x_min()) + ".." + std::to_string(image.spec.x_max()));
+    const std::int64_t v = x.get(i);
+    if (v < image.spec.x_min() || v > image.spec.x_max()) {
+      throw InputValueError(layer.name + ": input element " + std::to_string(i) + " = " +
+                            std::to_string(v) + " is outside the input range " +
+                            std::to_string(image.spec.x_min()) + ".." +
+                            std::to_string(image.spec.x_max()));
     }
-    xin[i] = static_cast<std::int32_t>(x[i]);
   }
+  Elements yout(image.spec.yw, image.spec.y_signed, x.size());
   auto params = acc.upload(image);
   const JobShape job = job_shape(layer.job);
-  acc.run(params, view(xin), view(yout), job);
+  acc.run(params, x.view(), yout.mutable_view(), job);
   const Reference ref(bn, image.spec, job);
   LayerCheck r;
   r.name = layer.name;
@@ -120,13 +195,14 @@ LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<cons
   r.elements = x.size();
   r.bound = layer.worst_err;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    const double want = ref(i, x[i]);
-    const double err = std::fabs(static_cast<double>(yout[i]) - want);
+    const std::int64_t xv = x.get(i), yv = yout.get(i);
+    const double want = ref(i, xv);
+    const double err = std::fabs(static_cast<double>(yv) - want);
     if (err > r.max_err || i == 0) {
       r.max_err = err;
       r.worst_index = i;
-      r.worst_x = x[i];
-      r.worst_y = yout[i];
+      r.worst_x = xv;
+      r.worst_y = yv;
       r.worst_ref = want;
       r.worst_channel =
           channel_of(static_cast<std::int64_t>(i), static_cast<std::int64_t>(layer.job.c),
@@ -135,6 +211,20 @@ LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<cons
   }
   r.within = r.max_err <= r.bound + 1e-6;
   return r;
+}
+
+LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<const std::int64_t> x) {
+  // The values in an int32 holder (the widest input type): range errors name the element.
+  Elements e(32, true, x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const bool fits = x[i] >= INT32_MIN && x[i] <= INT32_MAX;
+    e.set(i, fits ? x[i] : 0);
+    if (!fits) {
+      throw InputValueError(layer.name + ": input element " + std::to_string(i) + " = " +
+                            std::to_string(x[i]) + " is outside the input range");
+    }
+  }
+  return run_layer(acc, layer, e);
 }
 
 }  // namespace normcore::import
@@ -211,24 +301,34 @@ PlanInputs plan_inputs(const PlanRunOptions& o, const import::LoadedPlan& plan, 
   return in;
 }
 
-// Layer i's input elements (decoded from the mapped file's little-endian integers, or random).
-std::vector<std::int64_t> layer_input(const PlanRunOptions& o, const import::LoadedPlan& plan,
-                                      const PlanInputs& in, std::size_t i) {
-  if (!in.files[i]) {
-    return import::random_input(plan.spec, plan.layers[i].job.elements(), o.seed + i);
+// Layer i's input elements: the mapped file's integers in place when they are the spec's input
+// type (little-endian host), else decoded into that type; or random.
+import::Elements layer_input(const PlanRunOptions& o, const import::LoadedPlan& plan,
+                             const PlanInputs& in, std::size_t i){if (!in.files[i]){
+    return import::random_elements(plan.spec, plan.layers[i].job.elements(), o.seed + i);
+}  // namespace
+const NpyHeader& h = in.files[i]->header();
+const std::uint8_t* p = in.files[i]->data().data();
+const auto w = static_cast<std::size_t>(h.item_size);
+const DType want = import::Elements::type_for(plan.spec.xw, plan.spec.x_signed);
+const bool same = w == import::Elements::width(want) &&
+                  h.kind == (plan.spec.x_signed ? 'i' : 'u') && h.dtype.front() != '>';
+if (same) return import::Elements::borrow(want, p, h.count);
+import::Elements x(plan.spec.xw, plan.spec.x_signed, h.count);
+for (std::size_t e = 0; e < h.count; ++e, p += w) {
+  std::uint64_t u = 0;
+  for (std::size_t b = 0; b < w; ++b) u |= static_cast<std::uint64_t>(p[b]) << (8 * b);
+  if (h.kind == 'i' && w < 8 && ((u >> (8 * w - 1)) & 1u) != 0) u |= ~std::uint64_t{0} << (8 * w);
+  const auto v = static_cast<std::int64_t>(u);
+  if (v < plan.spec.x_min() || v > plan.spec.x_max()) {
+    throw InputValueError("input element " + std::to_string(e) + " = " + std::to_string(v) +
+                          " is outside the input range " + std::to_string(plan.spec.x_min()) +
+                          ".." + std::to_string(plan.spec.x_max()));
   }
-  const NpyHeader& h = in.files[i]->header();
-  const std::uint8_t* p = in.files[i]->data().data();
-  const auto w = static_cast<std::size_t>(h.item_size);
-  std::vector<std::int64_t> x(h.count);
-  for (std::size_t e = 0; e < h.count; ++e, p += w) {
-    std::uint64_t u = 0;
-    for (std::size_t b = 0; b < w; ++b) u |= static_cast<std::uint64_t>(p[b]) << (8 * b);
-    if (h.kind == 'i' && w < 8 && ((u >> (8 * w - 1)) & 1u) != 0) u |= ~std::uint64_t{0} << (8 * w);
-    x[e] = static_cast<std::int64_t>(u);
-  }
-  return x;
+  x.set(e, v);
 }
+return x;
+}  // namespace normcore::cli
 
 void print_check(const PlanRunOptions& o, const import::PlannedLayer& l,
                  const import::LayerCheck& c, const std::string& from) {

@@ -23,6 +23,34 @@ namespace normcore::import {
 std::vector<std::int64_t> random_input(const ArithSpec& spec, std::size_t count,
                                        std::uint64_t seed);
 
+// Integer elements in the narrowest host type holding `bits`-bit values (int8 / uint8 / int16 /
+// uint16 / int32: one byte per element of an int8 tensor), owned or borrowed (a mapped .npy of
+// that type), so a layer's input and output cost their packed size, not 8 bytes an element.
+class Elements {
+ public:
+  Elements() = default;
+  Elements(int bits, bool is_signed, std::size_t count);  // owned, zeroed
+  static Elements borrow(DType t, const void* data, std::size_t count);
+  static DType type_for(int bits, bool is_signed);
+  static std::size_t width(DType t);
+  [[nodiscard]] std::size_t size() const { return count_; }
+  [[nodiscard]] DType dtype() const { return t_; }
+  [[nodiscard]] std::int64_t get(std::size_t i) const;
+  void set(std::size_t i, std::int64_t v);
+  [[nodiscard]] TensorView view() const { return {t_, data(), count_}; }
+  MutableTensorView mutable_view() { return {t_, own_.data(), count_}; }
+
+ private:
+  [[nodiscard]] const void* data() const { return ext_ != nullptr ? ext_ : own_.data(); }
+  DType t_ = DType::int32;
+  std::size_t count_ = 0;
+  std::vector<std::uint8_t> own_;
+  const void* ext_ = nullptr;
+};
+
+// random_input's values as Elements of the spec's input type.
+Elements random_elements(const ArithSpec& spec, std::size_t count, std::uint64_t seed);
+
 // The float reference (see above), output LSBs, one per element of x (layout / inner from job).
 std::vector<double> reference_output(const BnParams& bn, const ArithSpec& spec,
                                      std::span<const std::int64_t> x, const JobShape& job);
@@ -44,7 +72,9 @@ struct LayerCheck {
 JobShape job_shape(const PlanJob& job);
 
 // Uploads the layer's parameter image, runs x (int values, job.elements() of them) and compares.
-// Throws Error / DeviceError for bad inputs or a failing device.
+// Throws Error / DeviceError for bad inputs or a failing device. The output is held in the
+// spec's output type (Elements); the reference is computed per element.
+LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, const Elements& x);
 LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<const std::int64_t> x);
 
 }  // namespace normcore::import

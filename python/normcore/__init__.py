@@ -127,7 +127,9 @@ def import_model(path: Union[str, os.PathLike], *, spec: SpecLike, format: str =
                  bundle: Union[None, str, os.PathLike] = None, in_quant: QuantLike = None,
                  out_quant: QuantLike = None, rounding: Optional[str] = None,
                  out_dir: Union[None, str, os.PathLike] = None) -> Any:
-    """Finds and folds every batch norm of an ONNX or XLA HLO text model: the import plan.
+    """Finds and folds every batch norm of an ONNX, XLA HLO text or StableHLO / TOSA MLIR text
+    model (format: "onnx", "hlo", "mlir"; default from the extension, then the content): the
+    import plan.
 
     The same library calls as `normcore import`; `out_dir` also writes the plan directory that
     `normcore run --plan` runs. Plan.layers[i] has name, shape, layout, job (N, C, HW), bn,

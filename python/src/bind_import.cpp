@@ -1,13 +1,16 @@
-// Bindings of model import: a model file (ONNX or XLA HLO text) -> the import plan (every batch
-// norm found, folded). The same library calls as `normcore import` (cli/cmd_import.cpp).
+// Bindings of model import: a model file (ONNX, XLA HLO text or StableHLO / TOSA MLIR text) ->
+// the import plan (every batch norm found, folded). The same library calls as `normcore import`
+// (cli/cmd_import.cpp).
 #include <pybind11/stl.h>
 
 #include <algorithm>
 #include <cctype>
+#include <string_view>
 
 #include "common.hpp"
 #include "normcore/import/bundle.hpp"
 #include "normcore/import/hlo.hpp"
+#include "normcore/import/mlir.hpp"
 #include "normcore/import/onnx.hpp"
 #include "normcore/import/plan.hpp"
 #include "normcore/import/recognise.hpp"
@@ -27,22 +30,48 @@ std::string lower(std::string s) {
   return s;
 }
 
-// ONNX unless the format says hlo, the extension is .hlo/.txt or the text starts "HloModule".
+// True if the text starts (after blank lines and // or # comments) with "HloModule".
+bool looks_like_hlo(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (std::isspace(static_cast<unsigned char>(text[i])) != 0) {
+      ++i;
+    } else if (text[i] == '#' || text.substr(i, 2) == "//") {
+      while (i < text.size() && text[i] != '\n') ++i;
+    } else {
+      break;
+    }
+  }
+  return text.substr(i, 9) == "HloModule";
+}
+
+// The format as `normcore import` picks it (cli/cmd_import.cpp load_model): the given one, else
+// .onnx -> onnx, .hlo or HloModule text -> hlo, .mlir or MLIR text -> mlir, other .txt an error,
+// anything else onnx. The parsers are the C++ importer's.
 import::Graph load_graph(const std::string& path,
                          const std::string& format){const auto bytes = read_file_bytes(path);
+const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 std::string fmt = lower(format);
 if (fmt.empty()) {
   const std::string ext = lower(fs::path(path).extension().string());
-  const std::string head(bytes.begin(), bytes.begin() + std::min<std::size_t>(bytes.size(), 256));
-  const bool hlo_text = head.find("HloModule") != std::string::npos;
-  fmt = (ext == ".hlo" || ext == ".txt" || (ext != ".onnx" && hlo_text)) ? "hlo" : "onnx";
+  if (ext == ".onnx") {
+    fmt = "onnx";
+  } else if (ext == ".hlo" || looks_like_hlo(text)) {
+    fmt = "hlo";
+  } else if (ext == ".mlir" || import::looks_like_mlir(text)) {
+    fmt = "mlir";
+  } else if (ext == ".txt") {
+    throw Error(path +
+                ": a .txt model must be XLA HLO text starting with 'HloModule' or MLIR "
+                "text (or give format=)");
+  } else {
+    fmt = "onnx";
+  }
 }
 if (fmt == "onnx") return import::parse_onnx(bytes, path);
-if (fmt == "hlo") {
-  return import::parse_hlo(
-      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
-}
-throw Error("format: '" + format + "' is not onnx or hlo");
+if (fmt == "hlo") return import::parse_hlo(text, path);
+if (fmt == "mlir") return import::parse_mlir(text, path);
+throw Error("format: '" + format + "' is not onnx, hlo or mlir");
 }  // namespace
 
 using QuantArg = std::optional<std::pair<double, std::int64_t>>;

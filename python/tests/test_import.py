@@ -1,5 +1,6 @@
 """normcore.import_model: an XLA HLO text model -> the plan; its layer runs on ref:."""
 
+import pathlib
 import subprocess
 
 import numpy as np
@@ -58,3 +59,68 @@ def test_import_errors(manifest, tmp_path):
                    "  ROOT %y = f32[2] add(%x, %nope)\n}\n")
     with pytest.raises(normcore.Error, match="nope"):
         normcore.import_model(bad, spec=manifest)
+
+
+FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "import" / "fixtures"
+
+
+def _against_framework(plan, io, manifest, key):
+    """Layer 0 of `plan` run on ref: vs the framework's own float output in `io` (LSB)."""
+    layer = plan.layers[0]
+    x = io[f"{key}/x"].astype(np.int8)
+    assert tuple(layer.shape) == x.shape
+    with normcore.Accelerator.open("ref:" + manifest) as acc:
+        y = acc.run(acc.upload(plan.params(0)), x, channel_axis=layer.channel_axis)
+    ref = np.clip(io[f"{key}/y"].astype(np.float64) / OUT_SCALE, -128, 127)
+    err = np.abs(y.astype(np.float64) - ref).max()
+    assert 0 < err <= layer.worst_error + 1e-3  # float32 framework rounding
+    return layer
+
+
+OUT_SCALE = 0.05
+
+
+def test_import_model_mlir_tosa(manifest, tmp_path):
+    """TOSA MLIR from torch-mlir (parameters embedded as dense_resource blobs), by extension and
+    by content: the C++ MLIR front end through the binding."""
+    src = FIXTURES / "tosa" / "standalone_bn.mlir"
+    io = np.load(FIXTURES / "tosa" / "standalone_bn.io.npz")
+    vars_ = np.load(FIXTURES / "tosa" / "standalone_bn.npz")
+    q = dict(spec=manifest, in_quant=(float(io["bn/in_scale"]), 0), out_quant=(OUT_SCALE, 0))
+    plan = normcore.import_model(src, **q)
+    assert plan.format == "mlir" and len(plan.layers) == 1
+    layer = _against_framework(plan, io, manifest, "bn")
+    assert layer.channels == 5 and layer.channel_axis == 1 and layer.layout == "nchw"
+    assert np.allclose(layer.bn.gamma, vars_["bn.weight"])
+    assert np.allclose(layer.bn.var, vars_["bn.running_var"])
+    assert abs(layer.bn.eps - 1e-3) < 1e-9
+    renamed = tmp_path / "model.txt"  # not .mlir: detected by its text
+    renamed.write_bytes(src.read_bytes())
+    by_content = normcore.import_model(renamed, **q)
+    assert by_content.format == "mlir"
+    assert by_content.params(0).to_bytes() == plan.params(0).to_bytes()
+
+
+def test_import_model_mlir_stablehlo_bundle(manifest):
+    """StableHLO MLIR from Flax (variables are arguments): parameters from the .npz bundle."""
+    d = FIXTURES / "stablehlo"
+    io = np.load(d / "standalone_bn.io.npz")
+    plan = normcore.import_model(d / "standalone_bn.mlir", spec=manifest,
+                                 bundle=d / "standalone_bn.npz",
+                                 in_quant=(float(io["BatchNorm_0/in_scale"]), 0),
+                                 out_quant=(OUT_SCALE, 0))
+    assert plan.format == "mlir" and len(plan.layers) == 1
+    layer = _against_framework(plan, io, manifest, "BatchNorm_0")
+    assert layer.channels == 5 and layer.layout == "nhwc"
+    assert np.allclose(layer.bn.mean, np.load(d / "standalone_bn.npz")
+                       ["batch_stats/BatchNorm_0/mean"])
+
+
+def test_import_model_mlir_errors(manifest, tmp_path):
+    typo = tmp_path / "typo.mlir"
+    typo.write_text((FIXTURES / "stablehlo" / "standalone_bn.mlir").read_text()
+                    .replace("stablehlo.rsqrt ", "stablehlo.rsqrtt "))
+    with pytest.raises(normcore.Error, match=r"typo.mlir:\d+:\d+: unknown stablehlo op"):
+        normcore.import_model(typo, spec=manifest)
+    with pytest.raises(normcore.Error, match="format: 'relay' is not onnx, hlo or mlir"):
+        normcore.import_model(typo, spec=manifest, format="relay")

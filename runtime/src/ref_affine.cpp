@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <numeric>
 #include <string>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -131,12 +132,13 @@ Isa best(const std::string& cap) {
   return Isa::base;
 }
 
-Isa from_env() {
-  static const Isa i = [] {
-    const char* cap = std::getenv("NORMCORE_REF_ISA");
-    return best(cap != nullptr ? cap : "");
-  }();
-  return i;
+bool have_vnni() {
+#ifdef NORMCORE_AFFINE_X86
+  static const bool yes = __builtin_cpu_supports("avx512vnni") != 0;
+  return yes;
+#else
+  return false;
+#endif
 }
 
 template <Rounding M, bool XS>
@@ -186,12 +188,31 @@ std::optional<Affine8> Affine8::make(const std::int64_t* scale, const std::int64
     if (xmax * std::abs(scale[c]) + std::abs(bias[c]) + 2 * h >= limit) return std::nullopt;
   }
   Affine8 a;
-  Rounding m = r == 0 ? Rounding::floor : job.rounding;
+  const Rounding m = r == 0 ? Rounding::floor : job.rounding;
   a.r_ = r;
   a.lo_ = static_cast<std::int32_t>(job.lo);
   a.hi_ = static_cast<std::int32_t>(job.hi);
+  a.channels_ = channels;
+  a.x_signed_ = x_signed;
+  a.mode_ = m;
   const bool bias_h = m == Rounding::half_up || m == Rounding::half_away;
+  const std::int64_t bh = bias_h ? h : 0;
   a.k_ = static_cast<std::int32_t>(m == Rounding::half_even ? h - 1 : h);
+  const char* env = std::getenv("NORMCORE_REF_ISA");
+  const std::string cap = isa != nullptr ? isa : env != nullptr ? env : "";
+  const Isa use = best(cap);
+  // Every scale in int16: the AVX-512 clones multiply words (VPDPWSSD / VPMADDWD).
+  bool narrow = true;
+  for (std::uint64_t c = 0; c < channels; ++c)
+    narrow = narrow && scale[c] >= -32768 && scale[c] <= 32767;
+  if (use == Isa::avx512 && narrow && cap != "avx512" && have_vnni()) {
+    a.vnni_ = vnni_pick(m, a.lo_ < 0);
+  }
+  if (a.vnni_ != nullptr) {
+    a.isa_ = "avx512-vnni";
+    a.build_vnni(scale, bias, bh);
+    return a;
+  }
   // A block of at least 1024 positions (whole channel periods): runs long enough for the
   // vector loop, tables small enough for L1/L2.
   const std::uint64_t periods = std::max<std::uint64_t>(1, (1024 + channels - 1) / channels);
@@ -201,16 +222,52 @@ std::optional<Affine8> Affine8::make(const std::int64_t* scale, const std::int64
   for (std::uint64_t j = 0; j < a.block_; ++j) {
     const std::uint64_t c = j % channels;
     a.s_[static_cast<std::size_t>(j)] = static_cast<std::int32_t>(scale[c]);
-    a.b_[static_cast<std::size_t>(j)] = static_cast<std::int32_t>(bias[c] + (bias_h ? h : 0));
+    a.b_[static_cast<std::size_t>(j)] = static_cast<std::int32_t>(bias[c] + bh);
   }
-  const Isa use = isa != nullptr ? best(isa) : from_env();
-  // Every scale in int16: the AVX-512 clone multiplies with VPMADDWD.
-  bool narrow = true;
-  for (std::uint64_t c = 0; c < channels; ++c)
-    narrow = narrow && scale[c] >= -32768 && scale[c] <= 32767;
   a.fn_ = x_signed ? pick<true>(m, use, narrow) : pick<false>(m, use, narrow);
   a.isa_ = use == Isa::avx512 && narrow ? "avx512-madd" : name(use);
   return a;
+}
+
+// The VNNI table: natural-order s and b per channel (the scalar ends), and the transposed period
+// table of P = lcm(C, 4) positions (C above kTileChannels: C, tiled runs never wrap) plus 64.
+void Affine8::build_vnni(const std::int64_t* scale, const std::int64_t* bias, std::int64_t bh) {
+  const std::uint64_t C = channels_;
+  s_.resize(static_cast<std::size_t>(C));
+  b_.resize(static_cast<std::size_t>(C));
+  for (std::uint64_t c = 0; c < C; ++c) {
+    s_[static_cast<std::size_t>(c)] = static_cast<std::int32_t>(scale[c]);
+    b_[static_cast<std::size_t>(c)] = static_cast<std::int32_t>(bias[c] + bh);
+  }
+  period_ = C > kTileChannels ? (C + 3) / 4 * 4 : std::lcm<std::uint64_t>(C, 4);
+  const std::uint64_t g = (period_ + 64) / 4;
+  t_.assign(static_cast<std::size_t>(6 * g), 0);
+  const std::int64_t xoff = x_signed_ ? 128 : 0;  // x + 128 in the lanes: b - 128 s
+  auto s16 = [&](std::uint64_t j) {
+    return static_cast<std::uint32_t>(s_[static_cast<std::size_t>(j % C)]) & 0xFFFFu;
+  };
+  for (std::uint64_t mm = 0; mm < g; ++mm) {
+    const std::uint64_t j = 4 * mm;
+    const auto i = static_cast<std::size_t>(mm);
+    t_[i] = static_cast<std::int32_t>(s16(j) | s16(j + 2) << 16);
+    t_[i + g] = static_cast<std::int32_t>(s16(j + 1) | s16(j + 3) << 16);
+    for (std::uint64_t q = 0; q < 4; ++q) {
+      const auto c = static_cast<std::size_t>((j + q) % C);
+      t_[i + (2 + q) * g] = static_cast<std::int32_t>(b_[c] - xoff * s_[c]);
+    }
+  }
+}
+
+std::uint8_t Affine8::one(std::uint8_t x, std::uint64_t c) const {
+  const std::int32_t xv = x_signed_ ? static_cast<std::int8_t>(x) : static_cast<std::int32_t>(x);
+  const auto i = static_cast<std::size_t>(c);
+  std::int32_t acc = xv * s_[i] + b_[i];
+  if (mode_ == Rounding::half_away) {
+    acc -= acc < k_ ? 1 : 0;
+  } else if (mode_ == Rounding::half_even) {
+    acc += k_ + ((acc >> r_) & 1);
+  }
+  return static_cast<std::uint8_t>(std::clamp(acc >> r_, lo_, hi_));
 }
 
 std::uint64_t Affine8::span(const std::uint8_t* src, std::uint8_t* dst, std::uint64_t n,
@@ -227,8 +284,72 @@ std::uint64_t Affine8::span(const std::uint8_t* src, std::uint8_t* dst, std::uin
   return pos;
 }
 
+void Affine8::vnni_span(const std::uint8_t* src, std::uint8_t* dst, std::uint64_t n,
+                        std::uint64_t c, bool wrap) const {
+  const std::uint64_t C = channels_;
+  // A table position of channel c that is a multiple of 4 exists when gcd(C, 4) divides c; the
+  // scalar head also aligns dst for streaming stores when that is reachable.
+  const bool stream = n >= (std::uint64_t{1} << 14) && src != dst;
+  auto q_ok = [&](std::uint64_t i) {
+    const std::uint64_t ch = (c + i) % C;
+    return wrap ? ch % std::gcd<std::uint64_t>(C, 4) == 0 : ch % 4 == 0;
+  };
+  auto dst_ok = [&](std::uint64_t i) {
+    return (reinterpret_cast<std::uintptr_t>(dst + i) & 63) == 0;
+  };
+  std::uint64_t head = 0;
+  while (stream && head < n && head < 256 && !(q_ok(head) && dst_ok(head))) ++head;
+  if (!stream || head == 256) {  // no streaming, or dst alignment unreachable: ordinary stores
+    head = 0;
+    while (head < n && !q_ok(head)) ++head;
+  }
+  for (std::uint64_t i = 0; i < head; ++i) dst[i] = one(src[i], (c + i) % C);
+  if (head == n) return;
+  std::uint64_t ch = (c + head) % C, q = ch;
+  while (q % 4 != 0) q += C;  // q < P: the same channel, position a multiple of 4
+  VnniArgs a{t_.data(),
+             (period_ + 64) / 4,
+             wrap ? period_ : ~std::uint64_t{0},
+             wrap ? 64 % period_ : 64,
+             x_signed_ ? static_cast<std::int32_t>(0x80808080u) : 0,
+             r_,
+             lo_,
+             hi_,
+             k_,
+             stream && dst_ok(head)};
+  const std::uint64_t nvec = (n - head) / 64;
+  q = vnni_(src + head, dst + head, nvec, q, a);
+  const std::uint64_t i0 = head + 64 * nvec;
+  ch = (c + i0) % C;
+  for (std::uint64_t i = i0; i < n; ++i) {
+    dst[i] = one(src[i], ch);
+    if (++ch == C) ch = 0;
+  }
+}
+
 void Affine8::run_nhwc(const std::uint8_t* src, std::uint8_t* dst, std::uint64_t n,
                        std::uint64_t c0) const {
+  if (vnni_ != nullptr) {
+    const std::uint64_t C = channels_;
+    if (C <= kTileChannels) {
+      vnni_span(src, dst, n, c0, true);
+      return;
+    }
+    // Tiled: the rest of the first pixel, then channel tiles over every whole pixel, then the
+    // last partial pixel; every run inside one pixel.
+    std::uint64_t i = std::min(n, (C - c0) % C);
+    vnni_span(src, dst, i, c0, false);
+    const std::uint64_t pixels = (n - i) / C;
+    for (std::uint64_t t = 0; t < C; t += kTileChannels) {
+      const std::uint64_t len = std::min(kTileChannels, C - t);
+      for (std::uint64_t p = 0; p < pixels; ++p) {
+        vnni_span(src + i + p * C + t, dst + i + p * C + t, len, t, false);
+      }
+    }
+    i += pixels * C;
+    vnni_span(src + i, dst + i, n - i, 0, false);
+    return;
+  }
   std::uint64_t pos = c0;  // position c0 of the block holds channel c0
 #ifdef NORMCORE_AFFINE_X86
   // Long runs into a separate output: through a small L1 block, then streaming stores (no read

@@ -173,6 +173,22 @@ with open(sys.argv[1], "wb") as f:
 PY
 expect_ok "run plan given input" "input $work/x16.npy" -- \
   "$bin" run --plan "$plan" --device "ref:$m_def" --input "BatchNorm_0=$work/x16.npy"
+# An int16 .npy for the int8 layer: decoded into the layer's type (in range: runs; 300: exit 2).
+for v in 100 300; do
+python3 - "$work/x16_i2_$v.npy" "$v" <<'PY'
+import struct, sys
+n = 16 * 16
+hdr = "{'descr': '<i2', 'fortran_order': False, 'shape': (1, 16, 4, 4), }"
+hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
+    f.write(struct.pack("<%dh" % n, *([-7, int(sys.argv[2])] * (n // 2))))
+PY
+done
+expect_ok "run plan int16 input decoded" " ok" -- \
+  "$bin" run --plan "$plan" --device "ref:$m_def" --input "BatchNorm_0=$work/x16_i2_100.npy"
+expect_error "run plan input out of range" 2 "input element 1 = 300 is outside the input range" \
+  "" -- "$bin" run --plan "$plan" --device "ref:$m_def" --input "BatchNorm_0=$work/x16_i2_300.npy"
 if [ $have_sim -eq 1 ]; then
   expect_ok "run plan sim" " ok" -- "$bin" run --plan "$plan" --device "sim:$m_def"
 fi
