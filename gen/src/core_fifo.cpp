@@ -10,6 +10,59 @@ namespace normcore::gen::core {
 using ex::lit;
 using ex::mux;
 
+namespace {
+
+// The registers of the words held: occ (thermometer) or cnt, valid (at least one), ge2 (two).
+struct Held {
+  Expr occ, cnt, valid, ge2;
+};
+
+Held held_regs(Module& m, const CoreConfig& c, int d) {
+  // pipeline >= 8 (the timing-driven depths): the words held as a thermometer code (bit k: more
+  // than k), each bit's next value two LUT levels (wr ? a[k-1] : a[k], a[k] = rd ? occ[k+1] :
+  // occ[k], rd = valid & tready in the top); below, a count (smaller: its step is one LUT in
+  // front of the count's carry chain, three levels from m_axis_tready).
+  Held h;
+  if (c.pipe_sat()) {
+    h.occ = m.reg("occ_q", d, "thermometer: bit k = more than k words held");
+    h.valid = ex::bit(h.occ, 0), h.ge2 = ex::bit(h.occ, 1);
+  } else {
+    h.cnt = m.reg("cnt_q", bits_for(d), "words held");
+    h.valid = m.reg("valid_q", 1, "cnt_q >= 1");
+    h.ge2 = m.reg("ge2_q", 1, "cnt_q >= 2");
+  }
+  return h;
+}
+
+// Their reset and next-state statements.
+void held_logic(Module& m, int d, const Held& h, const Expr& wr, const Expr& rd, Block& held_reset,
+                Block& held_next) {
+  const Expr &occ = h.occ, &cnt = h.cnt, &valid = h.valid, &ge2 = h.ge2;
+  const int cn = cnt.valid() ? cnt.width() : 0;
+  if (occ.valid()) {
+    const auto th = [&](int k) { return k < 0 ? lit(1, 1) : k >= d ? lit(1, 0) : ex::bit(occ, k); };
+    std::vector<Expr> bits;
+    for (int k = d - 1; k >= 0; --k)
+      bits.push_back(mux(wr, mux(rd, th(k), th(k - 1)), mux(rd, th(k + 1), th(k))));
+    held_reset.push_back(assign(occ, lit(d, 0)));
+    held_next.push_back(assign(occ, ex::cat(std::move(bits))));
+  } else {
+    // The flags next: wr ? (rd ? same : one more) : (rd ? one fewer : same). cnt_q >= 3 is one
+    // LUT of the count register; the step (+1, 0, -1) one LUT in front of the count's carry chain.
+    const Expr ge3 = m.wire("ge3", 1, "cnt_q >= 3");
+    m.assign(ge3, ex::ge(cnt, lit(cn, 3)));
+    const Expr up = m.wire("cnt_up", 1), dn = m.wire("cnt_dn", 1);
+    m.assign(up, wr & ~rd);
+    m.assign(dn, rd & ~wr);
+    held_reset = {assign(cnt, lit(cn, 0)), assign(valid, lit(1, 0)), assign(ge2, lit(1, 0))};
+    held_next = {assign(cnt, cnt + mux(dn, ex::ones(cn), ex::zext(up, cn))),
+                 assign(valid, mux(wr, mux(rd, valid, lit(1, 1)), mux(rd, ge2, valid))),
+                 assign(ge2, mux(wr, mux(rd, ge2, valid), mux(rd, ge3, ge2)))};
+  }
+}
+
+}  // namespace
+
 Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   const int d = v.fifo_depth(c);
   const int fw = c.lanes * c.arith.yw + c.lanes + 1;
@@ -38,21 +91,8 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   m.attr_last("no_rw_check");
   const Expr wptr = m.reg("wptr_q", pt), wnx = m.reg("wnx_q", pt, "wptr_q + 1 mod depth");
   const Expr rptr = m.reg("rptr_q", pt), rnx = m.reg("rnx_q", pt, "rptr_q + 1 mod depth");
-  // pipeline >= 8 (the timing-driven depths): the words held as a thermometer code (bit k: more
-  // than k), each bit's next value two LUT levels (wr ? a[k-1] : a[k], a[k] = rd ? occ[k+1] :
-  // occ[k], rd = valid & tready in the top); below, a count (smaller: its step is one LUT in
-  // front of the count's carry chain, three levels from m_axis_tready).
-  const bool thermo = c.pipe_sat();
-  const int cn = bits_for(d);
-  Expr cnt, valid, ge2, occ;
-  if (thermo) {
-    occ = m.reg("occ_q", d, "thermometer: bit k = more than k words held");
-    valid = ex::bit(occ, 0), ge2 = ex::bit(occ, 1);
-  } else {
-    cnt = m.reg("cnt_q", cn, "words held");
-    valid = m.reg("valid_q", 1, "cnt_q >= 1");
-    ge2 = m.reg("ge2_q", 1, "cnt_q >= 2");
-  }
+  const Held held = held_regs(m, c, d);
+  const Expr &valid = held.valid, &ge2 = held.ge2;
   const Expr ram = m.reg("ram_q", fw, "mem_q[raddr] (the word before this cycle's write)");
   const Expr byp = m.reg("byp_q", 1, "the head is the word written in the previous cycle");
   const Expr wd = m.reg("wd_q", fw, "wdata_i of the previous cycle");
@@ -60,26 +100,7 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
     return mux(ex::eq(p, lit(pt, static_cast<U>(d - 1))), lit(pt, 0), p + lit(pt, 1));
   };
   Block held_reset, held_next;
-  if (thermo) {
-    const auto th = [&](int k) { return k < 0 ? lit(1, 1) : k >= d ? lit(1, 0) : ex::bit(occ, k); };
-    std::vector<Expr> bits;
-    for (int k = d - 1; k >= 0; --k)
-      bits.push_back(mux(wr, mux(rd, th(k), th(k - 1)), mux(rd, th(k + 1), th(k))));
-    held_reset.push_back(assign(occ, lit(d, 0)));
-    held_next.push_back(assign(occ, ex::cat(std::move(bits))));
-  } else {
-    // The flags next: wr ? (rd ? same : one more) : (rd ? one fewer : same). cnt_q >= 3 is one
-    // LUT of the count register; the step (+1, 0, -1) one LUT in front of the count's carry chain.
-    const Expr ge3 = m.wire("ge3", 1, "cnt_q >= 3");
-    m.assign(ge3, ex::ge(cnt, lit(cn, 3)));
-    const Expr up = m.wire("cnt_up", 1), dn = m.wire("cnt_dn", 1);
-    m.assign(up, wr & ~rd);
-    m.assign(dn, rd & ~wr);
-    held_reset = {assign(cnt, lit(cn, 0)), assign(valid, lit(1, 0)), assign(ge2, lit(1, 0))};
-    held_next = {assign(cnt, cnt + mux(dn, ex::ones(cn), ex::zext(up, cn))),
-                 assign(valid, mux(wr, mux(rd, valid, lit(1, 1)), mux(rd, ge2, valid))),
-                 assign(ge2, mux(wr, mux(rd, ge2, valid), mux(rd, ge3, ge2)))};
-  }
+  held_logic(m, d, held, wr, rd, held_reset, held_next);
   const Expr raddr = m.wire("raddr", pt, "the next cycle's head (rptr_q after this cycle)");
   m.assign(raddr, mux(rd, rnx, rptr));
   // The word written now is the head of the next cycle when nothing else is left: held == rd.

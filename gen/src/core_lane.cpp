@@ -255,6 +255,40 @@ std::vector<Expr> lane_shift(Module& m, const CoreConfig& c, const Variant& v,
   return {z, sticky, fits};
 }
 
+// The +1 decision from the half bit h, q's low bit q0, the sign and sticky (a combinational reg).
+Expr lane_inc(Module& m, const CoreConfig& c, const Expr& h, const Expr& q0, const Expr& neg,
+              const Expr& sticky) {
+  Expr inc;
+  if (c.pipe_shift3()) {
+    // Two LUT levels from registers: h & (mode 1, or mode 2 and q odd), h & mode 3 & acc >= 0,
+    // h & (mode 2 or 3), and sticky (one LUT of the groups) in the second level.
+    const Expr r = m.ref("round_i");
+    const Expr ia = m.wire("inc_a", 1, "half_up, or half_even with q odd");
+    m.attr_last("keep");
+    m.assign(ia, h & (ex::eq(r, lit(2, 1)) | (ex::eq(r, lit(2, 2)) & q0)));
+    const Expr ib = m.wire("inc_b", 1, "half_away with acc >= 0");
+    m.attr_last("keep");
+    m.assign(ib, h & ex::eq(r, lit(2, 3)) & ~neg);
+    const Expr ic = m.wire("inc_c", 1, "half_even or half_away: + 1 when above the half");
+    m.attr_last("keep");
+    m.assign(ic, h & bit(r, 1));
+    inc = m.reg("inc", 1);
+    m.always_comb({assign(inc, ia | ib | (ic & sticky))});
+  } else {
+    const Expr t_or_odd = m.wire("t_or_odd", 1, "half_even: above the half, or a tie with q odd");
+    m.assign(t_or_odd, sticky | q0);
+    const Expr t_or_pos =
+        m.wire("t_or_pos", 1, "half_away: above the half, or a tie with acc >= 0");
+    m.assign(t_or_pos, sticky | ~neg);
+    inc = m.reg("inc", 1);
+    m.always_comb({case_(m.ref("round_i"), {CaseArm{{lit(2, 0)}, {assign(inc, lit(1, 0))}},
+                                            CaseArm{{lit(2, 1)}, {assign(inc, h)}},
+                                            CaseArm{{lit(2, 2)}, {assign(inc, h & t_or_odd)}},
+                                            CaseArm{{}, {assign(inc, h & t_or_pos)}}})});
+  }
+  return inc;
+}
+
 // Round: q = the floor quotient's low nw bits (the quotient itself when it fits), the +1 decision;
 // returns q, inc, fits and neg (fits, neg: the clamp's saturation; empty without saturation).
 std::vector<Expr> lane_round(Module& m, const CoreConfig& c, const LaneWidths& w,
@@ -290,32 +324,7 @@ std::vector<Expr> lane_round(Module& m, const CoreConfig& c, const LaneWidths& w
   } else {
     m.assign(qn, ex::sext(qf, nw));
   }
-  const Expr inc = m.reg("inc", 1);
-  if (c.pipe_shift3()) {
-    // Two LUT levels from registers: h & (mode 1, or mode 2 and q odd), h & mode 3 & acc >= 0,
-    // h & (mode 2 or 3), and sticky (one LUT of the groups) in the second level.
-    const Expr r = m.ref("round_i");
-    const Expr ia = m.wire("inc_a", 1, "half_up, or half_even with q odd");
-    m.attr_last("keep");
-    m.assign(ia, h & (ex::eq(r, lit(2, 1)) | (ex::eq(r, lit(2, 2)) & bit(qf, 0))));
-    const Expr ib = m.wire("inc_b", 1, "half_away with acc >= 0");
-    m.attr_last("keep");
-    m.assign(ib, h & ex::eq(r, lit(2, 3)) & ~neg);
-    const Expr ic = m.wire("inc_c", 1, "half_even or half_away: + 1 when above the half");
-    m.attr_last("keep");
-    m.assign(ic, h & bit(r, 1));
-    m.always_comb({assign(inc, ia | ib | (ic & sticky))});
-  } else {
-    const Expr t_or_odd = m.wire("t_or_odd", 1, "half_even: above the half, or a tie with q odd");
-    m.assign(t_or_odd, sticky | bit(qf, 0));
-    const Expr t_or_pos =
-        m.wire("t_or_pos", 1, "half_away: above the half, or a tie with acc >= 0");
-    m.assign(t_or_pos, sticky | ~neg);
-    m.always_comb({case_(m.ref("round_i"), {CaseArm{{lit(2, 0)}, {assign(inc, lit(1, 0))}},
-                                            CaseArm{{lit(2, 1)}, {assign(inc, h)}},
-                                            CaseArm{{lit(2, 2)}, {assign(inc, h & t_or_odd)}},
-                                            CaseArm{{}, {assign(inc, h & t_or_pos)}}})});
-  }
+  const Expr inc = lane_inc(m, c, h, bit(qf, 0), neg, sticky);
   std::vector<Flop> ff;
   if (c.pipe_shift3() && w.sat()) {
     // A quotient that does not fit becomes the nw-bit extreme of its sign (beyond both bounds
@@ -447,8 +456,10 @@ std::vector<std::pair<int, int>> LaneShape::parts(int n) const {
     const int s3 = (lsw + 2) / 3, s2 = (lsw - s3 + 1) / 2;  // s1 = lsw - s3 - s2 <= s2 <= s3
     return {{lsw - 1, s2 + s3}, {s2 + s3 - 1, s3}, {s3 - 1, 0}};
   }
-  if (n == 1 || rl >= lsw) return {{lsw - 1, 0}};
-  return {{lsw - 1, rl}, {rl - 1, 0}};
+  if (n == 1 || lsw < 2) return {{lsw - 1, 0}};
+  // Two non-empty parts (the split adds a register: pipe_shift2), also for a 2-bit select.
+  const int r = std::min(rl, lsw - 1);
+  return {{lsw - 1, r}, {r - 1, 0}};
 }
 
 // In the top, from its shift_q: the lanes' shifter select (LaneShape::fold_top: R >= 2^(rw-1)

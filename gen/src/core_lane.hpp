@@ -40,7 +40,7 @@ void shift_stages(Module& m, const LaneWidths& w, const Expr& sel, const Expr& s
 // each part packed into registered groups of at most two LUT levels, reduced by one LUT level per
 // later stage. Returns z (registered), the sticky groups and the fits groups (vectors of at most
 // four bits; fits empty without saturation).
-std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v,
-                              const LaneWidths& w, const ShiftIn& in);
+std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, const LaneWidths& w,
+                              const ShiftIn& in);
 
 }  // namespace normcore::gen::core

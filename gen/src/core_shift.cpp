@@ -64,8 +64,8 @@ std::vector<Expr> pack(Module& m, const std::string& name, const std::vector<Ite
   for (const auto& it : items) {
     for (std::size_t i = 0; i < it.leaves.size(); i += chunk) {
       const auto b = it.leaves.begin() + static_cast<long>(i);
-      const std::vector<Expr> part(b, b + static_cast<long>(std::min(it.leaves.size() - i,
-                                                                     std::size_t(chunk))));
+      const std::vector<Expr> part(
+          b, b + static_cast<long>(std::min(it.leaves.size() - i, std::size_t(chunk))));
       Expr e = fits ? ex::all_and(part) : ex::all_or(part);
       if (part.size() > 1) {
         const Expr w = m.wire(name + "_c" + std::to_string(cs.size()), 1);
@@ -142,7 +142,8 @@ void fixed_items(const LaneWidths& w, int r, const Expr& acc, std::vector<Item>&
   }
   if (!w.sat()) return;
   Item f;
-  for (int j = r + w.nw - 1; j <= w.aw - 2; ++j) f.leaves.push_back(~(bit(acc, j) ^ bit(acc, w.aw - 1)));
+  for (int j = r + w.nw - 1; j <= w.aw - 2; ++j)
+    f.leaves.push_back(~(bit(acc, j) ^ bit(acc, w.aw - 1)));
   if (!f.leaves.empty()) fit.push_back(std::move(f));
 }
 
@@ -183,8 +184,9 @@ ShiftIn shift_input(Module& m, const CoreConfig& c, const Variant& v, const Lane
     ff.push_back(Flop{aq, acc, {}});
     if (fold) {
       const int n = static_cast<int>(pb.size());
-      const Expr pq = m.reg("extp_q", n, "the shifter input's bits " + std::to_string(sh.top - 1) +
-                                             ".." + std::to_string(w.aw - 1) + " (R >= T patch)");
+      const Expr pq = m.reg("extp_q", n,
+                            "the shifter input's bits " + std::to_string(sh.top - 1) + ".." +
+                                std::to_string(w.aw - 1) + " (R >= T patch)");
       ff.push_back(Flop{pq, n == 1 ? pb[0] : cat(pb), {}});
       pb.clear();
       for (int i = n - 1; i >= 0; --i) pb.push_back(n == 1 ? pq : bit(pq, i));
@@ -215,8 +217,8 @@ void shift_stages(Module& m, const LaneWidths& w, const Expr& sel, const Expr& s
   }
 }
 
-std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v,
-                              const LaneWidths& w, const ShiftIn& in) {
+std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, const LaneWidths& w,
+                              const ShiftIn& in) {
   const LaneShape sh = lane_shape(v);
   const auto parts = sh.parts(3);
   const Expr sel = m.ref(sh.fold_top ? "lsh_i" : "shift_i");
@@ -237,9 +239,10 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v,
     if (k == 0 && sh.fold_top && !fx) {
       // R >= T: the select is T-1, which shifts out acc[T-3:0]; sticky also needs acc[R-2:T-2].
       const Expr hb = bit(in.acc, sh.top - 2);
-      si.push_back(Item{{m.ref("rtop_i") &
-                         (sh.top == w.aw - 1 ? hb | (m.ref("rmax_i") & bit(in.acc, sh.top - 1)) : hb)},
-                        {}});
+      si.push_back(
+          Item{{m.ref("rtop_i") &
+                (sh.top == w.aw - 1 ? hb | (m.ref("rmax_i") & bit(in.acc, sh.top - 1)) : hb)},
+               {}});
     }
     if (!fx && hi >= lo) {
       const int c0 = last ? w.nw : w.nw + (1 << lo);
