@@ -326,20 +326,6 @@ std::vector<Expr> lane_round(Module& m, const CoreConfig& c, const LaneWidths& w
   }
   const Expr inc = lane_inc(m, c, h, bit(qf, 0), neg, sticky);
   std::vector<Flop> ff;
-  if (c.pipe_shift3() && w.sat()) {
-    // A quotient that does not fit becomes the nw-bit extreme of its sign (beyond both bounds
-    // even after the +1, in the compares' nw + 3 bits), so the clamp needs no saturation terms:
-    // qn_q is one LUT after fits (one LUT of the groups), and below / above are the compares.
-    const Expr qs = m.wire("qs", nw,
-                           "qn, or -2^" + std::to_string(nw - 1) + " / 2^" +
-                               std::to_string(nw - 1) + " - 1 when q does not fit");
-    m.assign(qs, mux(fits, qn, cat({neg, ex::repl(nw - 1, ~neg)})));
-    Expr qn_s = m.reg("qn_q", nw, "", false);
-    ff.push_back(Flop{qn_s, qs, {}});
-    const Expr inc_s = stage(m, ff, inc, true);
-    m.flops(ff, "the quotient (saturated) and the +1 decision");
-    return {qn_s, inc_s, Expr{}, Expr{}};
-  }
   const Expr qn_s = stage(m, ff, qn, c.pipe_sat());
   const Expr inc_s = stage(m, ff, inc, c.pipe_sat());
   Expr fits_s, neg_s;
@@ -374,7 +360,7 @@ void lane_clamp_sat(Module& m, const LaneWidths& w, const std::vector<Expr>& qi)
   std::vector<Flop> ff;
   const Expr rqs = stage(m, ff, rq, true);
   const Expr bl = stage(m, ff, blo, true), nab = stage(m, ff, bhi, true);
-  // Saturation folded into the clamp as in lane_clamp (pipe_shift3: into qn already, no fits).
+  // Saturation folded into the clamp as in lane_clamp.
   const bool sat = qi[2].valid();
   Expr fits, neg;
   if (sat) fits = stage(m, ff, qi[2], true), neg = stage(m, ff, qi[3], true);
