@@ -54,8 +54,9 @@ CONFIGS = [
     ("core_l2", "core", 2, []),
     ("core_l4", "core", 4, []),
     ("core_l8", "core", 8, []),
-    # --target ice40 picks --pipeline 8 (the >>> R shifter split in two, saturation, the clamp
-    # compares and the clamp registered apart): the configuration for the fmax target.
+    # --target ice40 picks --pipeline 10 (the accumulator registered after the DSP, the >>> R
+    # shifter in three parts, the +1, the clamp compares and the clamp registered apart: every
+    # lane stage at most two LUT levels): the configuration for the fmax target.
     ("core_l4_ice40", "core", 4, ["--target", "ice40"]),
     # The same with every lane's own copy of the parameter table (no crossbar; 27 of the UP5K's
     # 30 EBR at 512 channels, so not --target ice40's default).
@@ -73,7 +74,7 @@ CONFIGS = [
     ("decomposed_l4", "decomposed", 4, []),
     # The decomposed arithmetic inside the whole core (same table, position tracking, flow
     # control, output buffer, round and clamp): the like-for-like whole-design comparison, at
-    # the default pipeline and for iCE40 (pipeline 8), next to core_l4 and core_l4_ice40.
+    # the default pipeline and for iCE40 (pipeline 10), next to core_l4 and core_l4_ice40.
     ("dcore_l4", "decomposed-core", 4, []),
     ("dcore_l4_ice40", "decomposed-core", 4, ["--target", "ice40"]),
 ]

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "Vcore.h"
+#include "nc_core_shape.h"  // NC_LATENCY, NC_TABLE_*: from the generated manifest (cosim.cmake)
 #include "normcore/contract.hpp"
 #include "spec_harness.hpp"
 #include "verilated.h"
@@ -26,6 +27,16 @@ void put(P& port, V value) {
   port = static_cast<P>(static_cast<std::uint64_t>(value));
 }
 
+// The parameter table's mode, as the generator built it (CoreConfig::table_direct() /
+// table_copies(), read from the manifest): the direct table loads C words, the per-lane copies
+// max(C, L - 1), the banked table C + L - 1.
+constexpr bool table_direct(int /*lanes*/) {
+  return NC_TABLE_DIRECT != 0;
+}
+constexpr bool table_copies(int /*lanes*/) {
+  return NC_TABLE_COPIES != 0;
+}
+
 struct CoreShape {
   int lanes = NC_LANES;
   int xw = NC_XW;
@@ -36,8 +47,7 @@ struct CoreShape {
   int bw = NC_BW;
   int max_channels = NC_MAXC;
   int inner_bits = NC_HWW;
-  // CoreConfig::latency(): pipeline + table_stages() (4 with the per-lane copies, else 2)
-  int latency = NC_PIPE + (table_copies(NC_LANES) ? 4 : 2);
+  int latency = NC_LATENCY;  // CoreConfig::latency(), from the manifest
   ArithSpec arith() const { return ArithSpec{xw, x_signed, sw, bw, yw, y_signed}; }
 };
 

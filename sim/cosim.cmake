@@ -35,23 +35,15 @@ endfunction()
 
 # Specialisation options of normcore_cosim and normcore_accel_cosim: FIXED_SHIFT n,
 # FIXED_ROUND floor|half_up|half_even|half_away, FIXED_LAYOUT nchw|nhwc, LDC (lanes divide
-# channels), TABLE banked|copies (else the one --target picks: CoreConfig::default_table).
+# channels), TABLE banked|copies (else the one --target picks: CoreConfig::default_table; the
+# core harness reads the mode from the generated manifest, sim/manifest_header.cmake).
 # Appends the generator options to <gen_var> and the harness defines to <defs_var>.
 function(normcore_spec_args gen_var defs_var)
   cmake_parse_arguments(S "LDC" "FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT;TABLE;TARGET" "" ${ARGN})
   set(gen ${${gen_var}})
   set(defs ${${defs_var}})
-  # Mirrors CoreConfig::default_table (model/src/config.cpp): keep the two in step.
-  set(table banked)
-  if(S_TARGET STREQUAL "ecp5")
-    set(table copies)
-  endif()
   if(S_TABLE)
-    set(table ${S_TABLE})
     list(APPEND gen --table ${S_TABLE})
-  endif()
-  if(table STREQUAL "copies")
-    list(APPEND defs -DNC_TABLE_COPIES=1)
   endif()
   if(DEFINED S_FIXED_SHIFT)
     list(APPEND gen --fixed-shift ${S_FIXED_SHIFT})
@@ -114,26 +106,31 @@ function(normcore_cosim name)
   foreach(m bank step chan ptable lane fifo core)
     list(APPEND vfiles ${dir}/rtl/${prefix}_${m}.v)
   endforeach()
+  # The harness's latency and table mode come from the manifest (CoreConfig), as a header.
+  set(shape_h ${dir}/gen/nc_core_shape.h)
   add_custom_command(
-    OUTPUT ${vfiles} ${dir}/rtl/manifest.json ${dir}/rtl/filelist.f
+    OUTPUT ${vfiles} ${dir}/rtl/manifest.json ${dir}/rtl/filelist.f ${shape_h}
     COMMAND $<TARGET_FILE:normcore_gen_tool> gen ${gen_args} -o ${dir}/rtl
-    DEPENDS normcore_gen_tool
+    COMMAND ${CMAKE_COMMAND} -DMANIFEST=${dir}/rtl/manifest.json -DOUT=${shape_h}
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/manifest_header.cmake
+    DEPENDS normcore_gen_tool ${CMAKE_CURRENT_SOURCE_DIR}/manifest_header.cmake
     COMMENT "normcore gen ${name}" VERBATIM)
   set(defs -DNC_NAME=${name} -DNC_LANES=${A_LANES} -DNC_XW=${A_XW} -DNC_XS=${xs} -DNC_YW=${A_YW}
            -DNC_YS=${ys} -DNC_SW=${A_SW} -DNC_BW=${A_BW} -DNC_MAXC=${A_MAXC} -DNC_HWW=${A_HWW}
-           -DNC_PIPE=${A_PIPE} -DNC_SEED=${A_SEED} -DNC_JOBS=${NORMCORE_COSIM_JOBS})
+           -DNC_PIPE=${A_PIPE} -DNC_SEED=${A_SEED} -DNC_JOBS=${NORMCORE_COSIM_JOBS} -I${dir}/gen)
   list(APPEND defs ${spec_defs})
   if(A_PROGRAM)
     set(exe ${dir}/obj/${A_PROGRAM})
     normcore_verilate_program(${exe} ${prefix}_core "${vfiles}" "${defs}"
-                              "${A_SOURCES}" "$<TARGET_FILE:normcore_model> -lz" normcore_model)
+                              "${A_SOURCES}" "$<TARGET_FILE:normcore_model> -lz"
+                              "normcore_model;${shape_h}")
     add_custom_target(${A_PROGRAM} ALL DEPENDS ${exe})
     return()
   endif()
   set(exe ${dir}/obj/cosim_${name})
   normcore_verilate_program(${exe} ${prefix}_core "${vfiles}" "${defs}"
                             "${_harness};${PROJECT_SOURCE_DIR}/model/src/contract.cpp;${CMAKE_CURRENT_SOURCE_DIR}/gtest_main.cpp"
-                            "-lgtest -pthread" "")
+                            "-lgtest -pthread" "${shape_h}")
   add_custom_target(cosim_${name} ALL DEPENDS ${exe})
   add_test(NAME cosim.${name} COMMAND ${exe})
   set_tests_properties(cosim.${name} PROPERTIES LABELS "cosim" TIMEOUT 900)

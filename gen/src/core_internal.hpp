@@ -62,8 +62,11 @@ struct LaneShape {
   int lsw = 0;  // width of the shifter's select (lsh_i, or shift_i when !fold_top)
   int top = 0;  // 2^(rw-1)
   int rl = 0;   // a split shifter's second part: select bits rl-1..0
-  // The shifter's parts {hi, lo} (select bits hi..lo), first part first: two when split.
-  [[nodiscard]] std::vector<std::pair<int, int>> parts(bool split) const;
+  // The shifter's parts {hi, lo} (select bits hi..lo), first part first, for n =
+  // CoreConfig::shift_parts(): two when split (one if the select is too narrow); three
+  // (pipe_shift3) always three, at most two select bits each, the later parts the wider (a part
+  // may be empty, hi = lo - 1: only its register).
+  [[nodiscard]] std::vector<std::pair<int, int>> parts(int n) const;
 };
 LaneShape lane_shape(const Variant& v);
 // The top's registers for LaneShape (lsh_q, rmax_q, the thermometers tq<lo>_q), from shift_q.

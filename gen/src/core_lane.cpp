@@ -1,8 +1,9 @@
 // The core's lane <n>_lane: multiply-add, rounding, clamp.
+#include "core_lane.hpp"
+
 #include <algorithm>
 #include <cstdint>
 
-#include "core_internal.hpp"
 #include "core_mac.hpp"
 #include "ref_internal.hpp"
 
@@ -16,22 +17,6 @@ using ex::slice;
 using ex::zext;
 
 namespace {
-
-struct LaneWidths {
-  int xw, sw, bw, yw, aw, rw;
-  int ew;  // {acc, 0}: the shifter also brings out bit R-1
-  int nw;  // the floor quotient saturated to nw signed bits
-  [[nodiscard]] bool sat() const { return nw < aw; }
-  LaneWidths(const CoreConfig& c, const Variant& v)
-      : xw(c.arith.xw),
-        sw(c.arith.sw),
-        bw(c.arith.bw),
-        yw(c.arith.yw),
-        aw(v.aw),
-        rw(v.rw),
-        ew(v.aw + 1),
-        nw(c.arith.yw + 1) {}
-};
 
 // Adds the register `<e>_q` (same width and signedness) as a flop of `ff` when `on`; returns what
 // the next stage reads.
@@ -53,12 +38,13 @@ std::vector<std::string> lane_description(const CoreConfig& c, const Variant& v,
   } else {
     stages += mac_stages(c);
   }
-  const auto parts = lane_shape(v).parts(c.pipe_shift2());
+  const auto parts = lane_shape(v).parts(c.shift_parts());
   const std::string sel = lane_shape(v).fold_top ? "sel" : "R";
-  if (parts.size() == 2) {
-    stages += "[>>> " + sel + "[" + std::to_string(parts[0].first) + ":" +
-              std::to_string(parts[0].second) + "]] [>>> " + sel + "[" +
-              std::to_string(parts[1].first) + ":0]] ";
+  if (c.pipe_acc()) stages += "[acc] ";
+  if (parts.size() >= 2) {
+    for (const auto& [hi, lo] : parts) {
+      stages += "[>>> " + sel + "[" + std::to_string(hi) + ":" + std::to_string(lo) + "]] ";
+    }
   } else {
     stages += c.pipe_shift() ? "[>>> R] " : "[>>> R ";
   }
@@ -106,7 +92,8 @@ void lane_ports(Module& m, const CoreConfig& c, const Variant& v, const LaneWidt
     m.in("shift_i", w.rw, "R, 0.." + std::to_string(w.aw) + " (job constant)");
   }
   if (!c.has_fixed_shift()) {
-    for (const auto& [hi, lo] : sh.parts(c.pipe_shift2())) {
+    for (const auto& [hi, lo] : sh.parts(c.shift_parts())) {
+      if (hi < lo) continue;  // an empty part (pipe_shift3): no select bits
       const int nt = (1 << (hi - lo + 1)) - 1;
       m.in("tq" + std::to_string(lo) + "_i", nt,
            "bit i: i < select[" + std::to_string(hi) + ":" + std::to_string(lo) +
@@ -123,21 +110,6 @@ void lane_ports(Module& m, const CoreConfig& c, const Variant& v, const LaneWidt
   if (!c.pipe_sat()) m.in("hix_i", w.yw + 3, "-hi, the same");
   m.in("hip1_i", w.yw + 3, "-(hi + 1) = ~hi, the same");
   m.out("y_o", w.yw);
-}
-
-// The shifter: one stage per bit of the select (bits hi..lo), the largest shift first. After
-// stage k only the window z[nw + 2^k - 1 : 0] can still reach the result (the later stages shift
-// by at most 2^k - 1), so each stage computes only that window (synthesis trims the rest).
-void shift_stages(Module& m, const LaneWidths& w, const Expr& sel, const Expr& src, int hi, int lo,
-                  const Expr& out) {
-  Expr cur = src;
-  if (hi < lo) m.assign(out, src);
-  for (int k = hi; k >= lo; --k) {
-    const Expr sk = bit(sel, k);
-    const Expr nm = k == lo ? out : m.wire("zr" + std::to_string(k), w.ew, "", true);
-    m.assign(nm, ex::sra(cur, k == 0 ? sk : cat({sk, lit(k, 0)})));
-    cur = nm;
-  }
 }
 
 struct Tests {
@@ -189,33 +161,9 @@ void part_tests(Module& m, const LaneWidths& w, const Expr& in, std::pair<int, i
   unused();
 }
 
-// The shifter's input: {acc, 0}; with the top select bit folded (R >= T = 2^(rw-1), so R is aw-1
-// or aw and q = acc >>> R is the sign), the select is T-1 then and bits T-1.. of the input are
-// replaced so that the window it brings out is {sign..., h}: bit T-1 = h = acc[R-1], bits
-// T..aw-1 = the sign. At most three 1-bit muxes instead of a shifter stage of aw+1 muxes.
-Expr shifter_input(Module& m, const LaneWidths& w, const LaneShape& sh) {
-  const Expr acc = m.ref("acc");
-  const Expr ext = m.wire("ext", w.ew, "", true);
-  if (!sh.fold_top) {
-    m.assign(ext, cat({acc, lit(1, 0)}));
-    return ext;
-  }
-  const int T = sh.top, aw = w.aw;
-  const Expr sg = bit(acc, aw - 1), rtop = m.ref("rtop_i");
-  std::vector<Expr> parts{sg};
-  for (int i = aw - 1; i >= T; --i) parts.push_back(mux(rtop, sg, bit(acc, i - 1)));
-  const Expr h = T == aw - 1 ? mux(m.ref("rmax_i"), sg, bit(acc, T - 1)) : sg;
-  parts.push_back(mux(rtop, h, bit(acc, T - 2)));
-  if (T >= 3) parts.push_back(slice(acc, 0, T - 2));
-  parts.push_back(lit(1, 0));
-  m.assign(ext, cat(std::move(parts)));
-  return ext;
-}
-
 // R fixed (a specialised core): the tests straight on acc's fixed bits, sticky = acc[R-2:0] has
 // a bit set, fits = acc[aw-1:R+nw-1] all equal (the shifter is then only wires).
-void fixed_tests(Module& m, const LaneWidths& w, int r, Tests& t) {
-  const Expr acc = m.ref("acc");
+void fixed_tests(Module& m, const LaneWidths& w, int r, const Expr& acc, Tests& t) {
   const Expr st = m.wire("stk_r", 1, "acc[R-2:0] has a bit set (R fixed)");
   m.assign(st, r >= 3 ? ex::red_or(slice(acc, 0, r - 1)) : r == 2 ? bit(acc, 0) : lit(1, 0));
   t.stk.push_back(st);
@@ -253,22 +201,17 @@ std::vector<Expr> lane_shift(Module& m, const CoreConfig& c, const Variant& v,
   const LaneShape sh = lane_shape(v);
   m.section("Shift: z = {acc, 0} >>> R, so z[" + std::to_string(w.aw) + ":1] = floor(acc / 2^R)");
   m.section("and z[0] = bit R-1 of acc (0 when R = 0)");
-  const Expr ext = shifter_input(m, w, sh);
-  // The first part's tests read {acc, 0} itself: where ext differs (R >= T), all is exempt.
-  Expr ext0 = ext;
-  if (sh.fold_top && !c.has_fixed_shift()) {
-    ext0 = m.wire("ext0", w.ew, "{acc, 0}", true);
-    m.assign(ext0, cat({m.ref("acc"), lit(1, 0)}));
-    m.assign(m.wire("unused_ext0", 1, "the tests read only some bits"), ex::red_xor(ext0));
-  }
+  const ShiftIn si = shift_input(m, c, v, w);
+  if (c.pipe_shift3()) return lane_shift3(m, c, v, w, si);
+  const Expr ext = si.ext, ext0 = si.ext0;
   const Expr sel = m.ref(sh.fold_top ? "lsh_i" : "shift_i");
-  const auto parts = sh.parts(c.pipe_shift2());
+  const auto parts = sh.parts(c.shift_parts());
   Tests t1, t2;
   const bool fx = c.has_fixed_shift();
-  if (fx) fixed_tests(m, w, c.fixed_shift, t1);
+  if (fx) fixed_tests(m, w, c.fixed_shift, si.acc, t1);
   if (sh.fold_top && !fx) {
     // R >= T: the select is T-1, which shifts out acc[T-3:0]; sticky also needs acc[R-2:T-2].
-    const Expr acc = m.ref("acc"), rtop = m.ref("rtop_i");
+    const Expr acc = si.acc, rtop = m.ref("rtop_i");
     const Expr st = m.wire("stk_top", 1,
                            "R >= " + std::to_string(sh.top) +
                                ": acc[R-2:" + std::to_string(sh.top - 2) + "] has a bit set");
@@ -312,12 +255,58 @@ std::vector<Expr> lane_shift(Module& m, const CoreConfig& c, const Variant& v,
   return {z, sticky, fits};
 }
 
+// The +1 decision from the half bit h, q's low bit q0, the sign and sticky (a combinational reg).
+Expr lane_inc(Module& m, const CoreConfig& c, const Expr& h, const Expr& q0, const Expr& neg,
+              const Expr& sticky) {
+  Expr inc;
+  if (c.pipe_shift3()) {
+    // Two LUT levels from registers: h & (mode 1, or mode 2 and q odd), h & mode 3 & acc >= 0,
+    // h & (mode 2 or 3), and sticky (one LUT of the groups) in the second level.
+    const Expr r = m.ref("round_i");
+    const Expr ia = m.wire("inc_a", 1, "half_up, or half_even with q odd");
+    m.attr_last("keep");
+    m.assign(ia, h & (ex::eq(r, lit(2, 1)) | (ex::eq(r, lit(2, 2)) & q0)));
+    const Expr ib = m.wire("inc_b", 1, "half_away with acc >= 0");
+    m.attr_last("keep");
+    m.assign(ib, h & ex::eq(r, lit(2, 3)) & ~neg);
+    const Expr ic = m.wire("inc_c", 1, "half_even or half_away: + 1 when above the half");
+    m.attr_last("keep");
+    m.assign(ic, h & bit(r, 1));
+    inc = m.reg("inc", 1);
+    m.always_comb({assign(inc, ia | ib | (ic & sticky))});
+  } else {
+    const Expr t_or_odd = m.wire("t_or_odd", 1, "half_even: above the half, or a tie with q odd");
+    m.assign(t_or_odd, sticky | q0);
+    const Expr t_or_pos =
+        m.wire("t_or_pos", 1, "half_away: above the half, or a tie with acc >= 0");
+    m.assign(t_or_pos, sticky | ~neg);
+    inc = m.reg("inc", 1);
+    m.always_comb({case_(m.ref("round_i"), {CaseArm{{lit(2, 0)}, {assign(inc, lit(1, 0))}},
+                                            CaseArm{{lit(2, 1)}, {assign(inc, h)}},
+                                            CaseArm{{lit(2, 2)}, {assign(inc, h & t_or_odd)}},
+                                            CaseArm{{}, {assign(inc, h & t_or_pos)}}})});
+  }
+  return inc;
+}
+
 // Round: q = the floor quotient's low nw bits (the quotient itself when it fits), the +1 decision;
 // returns q, inc, fits and neg (fits, neg: the clamp's saturation; empty without saturation).
 std::vector<Expr> lane_round(Module& m, const CoreConfig& c, const LaneWidths& w,
                              const std::vector<Expr>& zsf) {
-  const Expr &z = zsf[0], &sticky = zsf[1], &fits = zsf[2];
+  const Expr& z = zsf[0];
+  Expr sticky = zsf[1], fits = zsf[2];
   const int aw = w.aw, nw = w.nw;
+  if (c.pipe_shift3()) {  // the registered groups (at most four bits each): one LUT level
+    const Expr st = m.wire("sticky", 1, "a bit below R-1 is set (any sticky group)");
+    m.attr_last("keep");  // one LUT of its own: ABC merged it into three levels with inc
+    m.assign(st, !sticky.valid() ? lit(1, 0) : sticky.width() == 1 ? sticky : ex::red_or(sticky));
+    sticky = st;
+    if (w.sat()) {
+      const Expr f = m.wire("fits", 1, "the quotient fits " + std::to_string(nw) + " signed bits");
+      m.assign(f, !fits.valid() ? lit(1, 1) : fits.width() == 1 ? fits : ex::red_and(fits));
+      fits = f;
+    }
+  }
   m.section("Round: q = the floor quotient's low " + std::to_string(nw) +
             " bits, + 1 by the mode (half bit h, sticky t)");
   const Expr qf = m.wire("qf", aw, "floor(acc / 2^R)");
@@ -335,15 +324,7 @@ std::vector<Expr> lane_round(Module& m, const CoreConfig& c, const LaneWidths& w
   } else {
     m.assign(qn, ex::sext(qf, nw));
   }
-  const Expr t_or_odd = m.wire("t_or_odd", 1, "half_even: above the half, or a tie with q odd");
-  m.assign(t_or_odd, sticky | bit(qf, 0));
-  const Expr t_or_pos = m.wire("t_or_pos", 1, "half_away: above the half, or a tie with acc >= 0");
-  m.assign(t_or_pos, sticky | ~neg);
-  const Expr inc = m.reg("inc", 1);
-  m.always_comb({case_(m.ref("round_i"), {CaseArm{{lit(2, 0)}, {assign(inc, lit(1, 0))}},
-                                          CaseArm{{lit(2, 1)}, {assign(inc, h)}},
-                                          CaseArm{{lit(2, 2)}, {assign(inc, h & t_or_odd)}},
-                                          CaseArm{{}, {assign(inc, h & t_or_pos)}}})});
+  const Expr inc = lane_inc(m, c, h, bit(qf, 0), neg, sticky);
   std::vector<Flop> ff;
   const Expr qn_s = stage(m, ff, qn, c.pipe_sat());
   const Expr inc_s = stage(m, ff, inc, c.pipe_sat());
@@ -379,14 +360,15 @@ void lane_clamp_sat(Module& m, const LaneWidths& w, const std::vector<Expr>& qi)
   std::vector<Flop> ff;
   const Expr rqs = stage(m, ff, rq, true);
   const Expr bl = stage(m, ff, blo, true), nab = stage(m, ff, bhi, true);
-  Expr fits, neg;
-  if (w.sat()) fits = stage(m, ff, qi[2], true), neg = stage(m, ff, qi[3], true);
-  m.flops(ff, "end of rounding");
   // Saturation folded into the clamp as in lane_clamp.
+  const bool sat = qi[2].valid();
+  Expr fits, neg;
+  if (sat) fits = stage(m, ff, qi[2], true), neg = stage(m, ff, qi[3], true);
+  m.flops(ff, "end of rounding");
   const Expr blw = m.wire("below", 1, "rq < lo (or q does not fit and acc < 0)");
   const Expr abv = m.wire("above", 1, "rq > hi (or q does not fit and acc >= 0)");
-  m.assign(blw, w.sat() ? mux(fits, bl, neg) : bl);
-  m.assign(abv, w.sat() ? mux(fits, ~nab, ~neg) : ~nab);
+  m.assign(blw, sat ? mux(fits, bl, neg) : bl);
+  m.assign(abv, sat ? mux(fits, ~nab, ~neg) : ~nab);
   m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
   const Expr y = m.reg("y_q", yw);
   m.seq({assign(y, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), rqs)))});
@@ -455,9 +437,15 @@ LaneShape lane_shape(const Variant& v) {
   return s;
 }
 
-std::vector<std::pair<int, int>> LaneShape::parts(bool split) const {
-  if (!split || rl >= lsw) return {{lsw - 1, 0}};
-  return {{lsw - 1, rl}, {rl - 1, 0}};
+std::vector<std::pair<int, int>> LaneShape::parts(int n) const {
+  if (n == 3) {
+    const int s3 = (lsw + 2) / 3, s2 = (lsw - s3 + 1) / 2;  // s1 = lsw - s3 - s2 <= s2 <= s3
+    return {{lsw - 1, s2 + s3}, {s2 + s3 - 1, s3}, {s3 - 1, 0}};
+  }
+  if (n == 1 || lsw < 2) return {{lsw - 1, 0}};
+  // Two non-empty parts (the split adds a register: pipe_shift2), also for a 2-bit select.
+  const int r = std::min(rl, lsw - 1);
+  return {{lsw - 1, r}, {r - 1, 0}};
 }
 
 // In the top, from its shift_q: the lanes' shifter select (LaneShape::fold_top: R >= 2^(rw-1)
@@ -480,11 +468,14 @@ void lane_job_consts(Module& m, const CoreConfig& c, const Variant& v) {
   }
   if (c.has_fixed_shift()) return;
   Block b;
-  for (const auto& [hi, lo] : sh.parts(c.pipe_shift2())) {
+  for (const auto& [hi, lo] : sh.parts(c.shift_parts())) {
+    if (hi < lo) continue;  // an empty part (pipe_shift3)
     const int nt = (1 << (hi - lo + 1)) - 1, n = hi - lo + 1;
     std::vector<Expr> bits;
-    for (int i = nt - 1; i >= 0; --i)
-      bits.push_back(ex::lt(lit(n, static_cast<std::uint64_t>(i)), slice(sel, lo, n)));
+    for (int i = nt - 1; i >= 0; --i) {
+      bits.push_back(n == 1 ? bit(sel, lo)
+                            : ex::lt(lit(n, static_cast<std::uint64_t>(i)), slice(sel, lo, n)));
+    }
     const Expr tq = m.reg(
         "tq" + std::to_string(lo) + "_q", nt,
         "bit i: i < the lanes' select[" + std::to_string(hi) + ":" + std::to_string(lo) + "]");

@@ -435,7 +435,8 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
       lc.emplace_back("shift_i", m.ref("shift_q"));
     }
     if (!c.has_fixed_shift()) {
-      for (const auto& pt : sh.parts(c.pipe_shift2())) {
+      for (const auto& pt : sh.parts(c.shift_parts())) {
+        if (pt.first < pt.second) continue;  // an empty part: no select bits
         const std::string n = "tq" + std::to_string(pt.second);
         lc.emplace_back(n + "_i", m.ref(n + "_q"));
       }

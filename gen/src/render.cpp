@@ -103,7 +103,11 @@ nlohmann::json core_manifest(const CoreConfig& cfg, const std::vector<Module>& m
         {"rshift_bits", cfg.rshift_bits()},
         {"banks", cfg.banks()},
         {"bank_depth", cfg.bank_depth()},
-        {"fifo_depth", cfg.fifo_depth()}}},
+        {"fifo_depth", cfg.fifo_depth()},
+        {"table_mode", cfg.table_direct()   ? "direct"
+                       : cfg.table_copies() ? "copies"
+                                            : "banked"},
+        {"table_stages", cfg.table_stages()}}},
       {"latency", cfg.latency()},
       {"setup_cycles_max", 2 * cfg.lanes + 5},
       {"param_load_cycles", "C + L - 1 after the last accepted word, one word per cycle per copy"},

@@ -97,8 +97,9 @@ const ConfigField kSchema[] = {
     int_field("inner_bits", "--inner-bits", G::core, 1, 32, false,
               "Width of the HW (inner size) input",
               [](AccelConfig& a) { return &a.core.inner_bits; }),
-    int_field("pipeline", "--pipeline", G::core, 3, 9, false,
-              "Register stages before the output buffer",
+    int_field("pipeline", "--pipeline", G::core, 3, 11, false,
+              "Register stages before the output buffer (default: --target's, generic 3, ice40 "
+              "10, ecp5 11, xilinx 4, asic 5)",
               [](AccelConfig& a) { return &a.core.pipeline; }),
     {"target", "--target", K::string, G::core, 0, 0, false, "generic|ice40|ecp5|xilinx|asic",
      "Mapping target", nullptr, nullptr, [](AccelConfig& a) { return &a.core.target; }},
@@ -337,8 +338,8 @@ const ConfigField& config_field(std::string_view key) {
 
 int CoreConfig::default_pipeline(const std::string& target) {
   if (target == "generic") return 3;
-  if (target == "ice40") return 8;
-  if (target == "ecp5") return 9;
+  if (target == "ice40") return 10;
+  if (target == "ecp5") return 11;
   if (target == "xilinx") return 4;
   if (target == "asic") return 5;
   return 0;

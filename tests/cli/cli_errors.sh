@@ -31,12 +31,12 @@ expect_error "gen in-bits 40" 2 "--in-bits: 40 is out of range" "$work/g1" -- "$
 expect_error "gen out wider than acc" 2 "--out-bits: 32 is wider than the accumulator" "$work/g1" -- \
   "$bin" gen --in-bits 2 --scale-bits 2 --offset-bits 2 --out-bits 32 -o "$work/g1"
 expect_error "gen max-channels 0" 2 "--max-channels: 0 is out of range" "$work/g1" -- "$bin" gen --max-channels 0 -o "$work/g1"
-expect_error "gen pipeline 10" 2 "--pipeline" "$work/g1" -- "$bin" gen --pipeline 10 -o "$work/g1"
+expect_error "gen pipeline 12" 2 "--pipeline: 12 is out of range 3..11" "$work/g1" -- "$bin" gen --pipeline 12 -o "$work/g1"
 expect_error "gen target" 2 "--target: must be generic, ice40, ecp5, xilinx or asic (got 'gowin')" "$work/g1" -- \
   "$bin" gen --target gowin -o "$work/g1"
 # --target picks the pipeline unless --pipeline is given; a config file's target is kept.
 if "$bin" gen --target ice40 -o "$work/t1" > /dev/null &&
-   grep -q '"pipeline": 8' "$work/t1/manifest.json" && grep -q '"target": "ice40"' "$work/t1/manifest.json" &&
+   grep -q '"pipeline": 10' "$work/t1/manifest.json" && grep -q '"target": "ice40"' "$work/t1/manifest.json" &&
    "$bin" gen --target xilinx --pipeline 6 -o "$work/t2" > /dev/null &&
    grep -q '"pipeline": 6' "$work/t2/manifest.json" && grep -q 'use_dsp' "$work/t2/normcore_lane.v" &&
    "$bin" gen --config "$work/t2/manifest.json" -o "$work/t3" > /dev/null &&

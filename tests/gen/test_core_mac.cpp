@@ -27,7 +27,7 @@ CoreConfig ecp5(int pipeline) {
 }
 
 TEST(CoreMac, Ecp5InstantiatesMult18WithItsRegistersUnderSynthesis) {
-  const std::string v = lane_text(ecp5(9));
+  const std::string v = lane_text(ecp5(11));
   const auto ifdef = v.find("`ifdef SYNTHESIS\n"), els = v.find("`else\n"),
              endif = v.find("`endif\n");
   ASSERT_NE(ifdef, std::string::npos);
@@ -46,19 +46,19 @@ TEST(CoreMac, Ecp5InstantiatesMult18WithItsRegistersUnderSynthesis) {
 }
 
 TEST(CoreMac, OtherTargetsDepthsAndWidthsKeepTheInferredMultiplier) {
-  for (const CoreConfig& c : {ecp5(8),
+  for (const CoreConfig& c : {ecp5(8), ecp5(10),
                               [] {
-                                auto e = ecp5(9);
+                                auto e = ecp5(11);
                                 e.target = "generic";
                                 return e;
                               }(),
                               [] {
-                                auto e = ecp5(9);
+                                auto e = ecp5(11);
                                 e.arith.sw = 19;  // B wider than MULT18X18D's 18 bits
                                 return e;
                               }(),
                               [] {
-                                auto e = ecp5(9);
+                                auto e = ecp5(11);
                                 e.arith.xw = 18;  // unsigned 18-bit x: 19 signed bits
                                 e.arith.x_signed = false;
                                 return e;

@@ -88,7 +88,7 @@ TEST(Config, RejectionsNameTheOption) {
   bad([](CoreConfig& c) { c.max_channels = 0; }, "--max-channels");
   bad([](CoreConfig& c) { c.inner_bits = 0; }, "--inner-bits");
   bad([](CoreConfig& c) { c.pipeline = 2; }, "--pipeline");
-  bad([](CoreConfig& c) { c.pipeline = 10; }, "--pipeline");
+  bad([](CoreConfig& c) { c.pipeline = 12; }, "--pipeline");
   bad([](CoreConfig& c) { c.name = "9x"; }, "--name");
   bad([](CoreConfig& c) { c.target = "gowin"; }, "--target");
   bad(
@@ -126,10 +126,10 @@ TEST(Config, JsonRoundTrip) {
 
 TEST(Config, TargetPicksPipelineAndAttributes) {
   EXPECT_EQ(CoreConfig::default_pipeline("generic"), 3);
-  EXPECT_EQ(CoreConfig::default_pipeline("ice40"), 8);
+  EXPECT_EQ(CoreConfig::default_pipeline("ice40"), 10);
   EXPECT_EQ(CoreConfig::default_pipeline("xilinx"), 4);
   EXPECT_EQ(CoreConfig::default_pipeline("asic"), 5);
-  EXPECT_EQ(CoreConfig::default_pipeline("ecp5"), 9);
+  EXPECT_EQ(CoreConfig::default_pipeline("ecp5"), 11);
   EXPECT_EQ(CoreConfig::default_pipeline("gowin"), 0);
   auto find = [](const std::vector<GeneratedFile>& files, const std::string& suffix) {
     for (const auto& f : files) {
@@ -320,9 +320,10 @@ TEST(Config, TableCopiesOnePerLaneWithoutCrossbar) {
 TEST(CoreLane, EveryPipelineValueAddsOneLaneRegister) {
   // The lane has pipeline - 1 register stages: lo_q (the DSP's output) and y_q always, then (in
   // this order) the input registers, after the shifter, after rounding, inside the shifter, after
-  // saturation, the product before the add.
-  const char* regs[] = {"x_q", "z_q", "rq_q", "z1_q", "qn_q", "prod_q"};
-  for (int p = 3; p <= 9; ++p) {
+  // saturation, the accumulator in the fabric, the shifter's third part, the product before the
+  // add.
+  const char* regs[] = {"x_q", "z_q", "rq_q", "z1_q", "qn_q", "accr_q", "z2_q", "prod_q"};
+  for (int p = 3; p <= 11; ++p) {
     CoreConfig c;
     c.lanes = 4;
     c.pipeline = p;
@@ -331,7 +332,7 @@ TEST(CoreLane, EveryPipelineValueAddsOneLaneRegister) {
     const auto& lane = module_named(mods, "normcore_lane");
     EXPECT_TRUE(has_net(lane, "lo_q"));
     EXPECT_TRUE(has_net(lane, "y_q"));
-    for (int k = 0; k < 6; ++k)
+    for (int k = 0; k < 8; ++k)
       EXPECT_EQ(has_net(lane, regs[k]), p >= 4 + k) << regs[k] << " p=" << p;
     bool latency_line = false;
     for (const auto& d : lane.description) {

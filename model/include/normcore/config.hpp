@@ -96,7 +96,8 @@ struct CoreConfig {
   std::string table = "banked";
 
   // The pipeline depth `normcore gen --target T` picks when --pipeline is not given: generic 3
-  // (fewest registers), ice40 8 (measured best on UP5K, docs/ppa.md), ecp5 9 (8 plus the product
+  // (fewest registers), ice40 10 (every lane stage at most two LUT levels or one short carry,
+  // the multiply-add in SB_MAC16: docs/architecture.md "Pipeline"), ecp5 11 (10 plus the product
   // register before the add: MULT18X18D's output register, core_mac.cpp), xilinx 4 (the lane's
   // multiply-add with its input and output registers, the DSP48E1's A/B/C and P
   // registers), asic 5 (the >>> R shifter registered).
@@ -169,12 +170,16 @@ struct CoreConfig {
   [[nodiscard]] int fifo_depth() const { return latency() + 2; }
   // Optional lane registers, each added by one more pipeline step (the lane has pipeline - 1
   // register stages: the accumulator and the output always, these in between):
-  [[nodiscard]] bool pipe_xbar() const { return pipeline >= 4; }    // lane input regs after xbar
-  [[nodiscard]] bool pipe_shift() const { return pipeline >= 5; }   // after the >>> R shifter
-  [[nodiscard]] bool pipe_round() const { return pipeline >= 6; }   // after rounding
-  [[nodiscard]] bool pipe_shift2() const { return pipeline >= 7; }  // inside the shifter
-  [[nodiscard]] bool pipe_sat() const { return pipeline >= 8; }     // after saturation
-  [[nodiscard]] bool pipe_prod() const { return pipeline >= 9; }    // product, before the add
+  [[nodiscard]] bool pipe_xbar() const { return pipeline >= 4; }     // lane input regs after xbar
+  [[nodiscard]] bool pipe_shift() const { return pipeline >= 5; }    // after the >>> R shifter
+  [[nodiscard]] bool pipe_round() const { return pipeline >= 6; }    // after rounding
+  [[nodiscard]] bool pipe_shift2() const { return pipeline >= 7; }   // inside the shifter
+  [[nodiscard]] bool pipe_sat() const { return pipeline >= 8; }      // after saturation
+  [[nodiscard]] bool pipe_acc() const { return pipeline >= 9; }      // acc in the fabric, after MAC
+  [[nodiscard]] bool pipe_shift3() const { return pipeline >= 10; }  // shifter in three parts
+  [[nodiscard]] bool pipe_prod() const { return pipeline >= 11; }    // product, before the add
+  // The >>> R shifter's register-separated parts: 3 (pipe_shift3), 2 (pipe_shift2) or 1.
+  [[nodiscard]] int shift_parts() const { return pipe_shift3() ? 3 : pipe_shift2() ? 2 : 1; }
   [[nodiscard]] std::string top_name() const { return name + "_core"; }
 
   // The core fields of the schema (an accelerator's fields are not written).

@@ -1,0 +1,271 @@
+// The lane's shifter input (and its register after the multiply-add, pipe_acc) and the >>> R
+// shifter in three register-separated parts (pipe_shift3), each stage at most two LUT levels.
+#include <algorithm>
+#include <string>
+
+#include "core_lane.hpp"
+
+namespace normcore::gen::core {
+
+using ex::bit;
+using ex::cat;
+using ex::lit;
+using ex::mux;
+using ex::slice;
+
+namespace {
+
+// The patched bits T-1 .. aw-1 of the shifter's input when the select's top bit is folded (R >= T
+// = 2^(rw-1): q is the sign, the select is T-1, and the window it brings out is {sign..., h}),
+// high bit first. pipe_acc writes h for R = aw as rmax ? sign : (rtop ? acc[T-1] : acc[T-2]),
+// two LUT levels from the DSP's output (rmax implies rtop: the same value).
+std::vector<Expr> patched_bits(Module& m, const CoreConfig& c, const LaneWidths& w,
+                               const LaneShape& sh, const Expr& acc) {
+  const int T = sh.top, aw = w.aw;
+  const Expr sg = bit(acc, aw - 1), rtop = m.ref("rtop_i");
+  std::vector<Expr> p;
+  for (int i = aw - 1; i >= T; --i) p.push_back(mux(rtop, sg, bit(acc, i - 1)));
+  if (T != aw - 1) {
+    p.push_back(mux(rtop, sg, bit(acc, T - 2)));
+  } else if (c.pipe_acc()) {
+    p.push_back(mux(m.ref("rmax_i"), sg, mux(rtop, bit(acc, T - 1), bit(acc, T - 2))));
+  } else {
+    p.push_back(mux(rtop, mux(m.ref("rmax_i"), sg, bit(acc, T - 1)), bit(acc, T - 2)));
+  }
+  return p;
+}
+
+// {sign, patched bits, acc[T-3:0], 0}.
+Expr patched_ext(const LaneWidths& w, const LaneShape& sh, const Expr& acc, std::vector<Expr> pb) {
+  std::vector<Expr> parts{bit(acc, w.aw - 1)};
+  for (auto& e : pb) parts.push_back(std::move(e));
+  if (sh.top >= 3) parts.push_back(slice(acc, 0, sh.top - 2));
+  parts.push_back(lit(1, 0));
+  return cat(std::move(parts));
+}
+
+// One term of the tests before packing: 1-bit leaves and the per-job exemption bit (or none).
+struct Item {
+  std::vector<Expr> leaves;
+  Expr tq;
+};
+
+// Packs items into terms of at most two LUT4 levels: level 1 reduces `chunk` leaves (sticky: OR,
+// fits: AND), level 2 combines chunks with their items' exemption bits while at most four
+// distinct inputs: sticky OR(c & tq), fits AND(c | tq).
+// The level-1 chunks are wires with Yosys's keep attribute: ABC then maps each as one LUT (left
+// to itself, it restructured these cones into three levels).
+std::vector<Expr> pack(Module& m, const std::string& name, const std::vector<Item>& items,
+                       bool fits, int chunk) {
+  struct Chunk {
+    Expr e, tq;
+  };
+  std::vector<Chunk> cs;
+  for (const auto& it : items) {
+    for (std::size_t i = 0; i < it.leaves.size(); i += chunk) {
+      const auto b = it.leaves.begin() + static_cast<long>(i);
+      const std::vector<Expr> part(
+          b, b + static_cast<long>(std::min(it.leaves.size() - i, std::size_t(chunk))));
+      Expr e = fits ? ex::all_and(part) : ex::all_or(part);
+      if (part.size() > 1) {
+        const Expr w = m.wire(name + "_c" + std::to_string(cs.size()), 1);
+        m.attr_last("keep");
+        m.assign(w, e);
+        e = w;
+      }
+      cs.push_back({e, it.tq});
+    }
+  }
+  std::vector<Expr> out, cur;
+  std::vector<std::string> tqs;
+  int inputs = 0;
+  const auto flush = [&] {
+    if (!cur.empty()) out.push_back(fits ? ex::all_and(cur) : ex::all_or(cur));
+    cur.clear(), tqs.clear(), inputs = 0;
+  };
+  for (const auto& ch : cs) {
+    const bool new_tq =
+        ch.tq.valid() && std::find(tqs.begin(), tqs.end(), ch.tq.str()) == tqs.end();
+    if (inputs + 1 + (new_tq ? 1 : 0) > 4) flush();
+    const bool add_tq =
+        ch.tq.valid() && std::find(tqs.begin(), tqs.end(), ch.tq.str()) == tqs.end();
+    if (add_tq) tqs.push_back(ch.tq.str());
+    inputs += 1 + (add_tq ? 1 : 0);
+    cur.push_back(!ch.tq.valid() ? ch.e : fits ? ch.e | ch.tq : ch.e & ch.tq);
+  }
+  flush();
+  return out;
+}
+
+// The sticky / fits items of one shifter part (select bits hi..lo: it shifts `in` by u =
+// sel[hi:lo] * 2^lo), as part_tests in core_lane.cpp: sticky = in[u-1:0] has a bit set; fits =
+// in[j] equals the sign for every j >= c0 + u in c0..ce. `used`: the tq bits read.
+void part_items(Module& m, const LaneWidths& w, const Expr& in, std::pair<int, int> hl, int c0,
+                int ce, std::vector<Item>& stk, std::vector<Item>& fit) {
+  const auto [hi, lo] = hl;
+  const int nt = (1 << (hi - lo + 1)) - 1;
+  const Expr tq = m.ref("tq" + std::to_string(lo) + "_i");
+  int used = 0;
+  const auto tb = [&](int i) {
+    used = std::max(used, i + 1);
+    return nt == 1 ? tq : bit(tq, i);
+  };
+  for (int i = 0; i < nt && (i << lo) < w.ew; ++i) {
+    Item it{{}, tb(i)};
+    for (int j = i << lo; j < std::min((i + 1) << lo, w.ew); ++j) it.leaves.push_back(bit(in, j));
+    stk.push_back(std::move(it));
+  }
+  if (w.sat() && c0 <= ce) {
+    const Expr sg = bit(in, w.aw);
+    for (int j = c0; j <= ce;) {
+      const int i = (j - c0) >> lo;
+      const int end = i < nt ? std::min(ce, c0 + ((i + 1) << lo) - 1) : ce;
+      Item it{{}, i < nt ? tb(i) : Expr{}};
+      for (; j <= end; ++j) it.leaves.push_back(~(bit(in, j) ^ sg));
+      fit.push_back(std::move(it));  // beyond the thermometer (i >= nt): one item, never exempt
+    }
+  }
+  if (used < nt) {
+    m.assign(m.wire("unused_tq" + std::to_string(lo), 1, "beyond the accumulator"),
+             ex::red_xor(slice(tq, used, nt - used)));
+  }
+}
+
+// The fixed-R tests (a specialised core) as items on acc's fixed bits: sticky = acc[R-2:0] has a
+// bit set, fits = acc[aw-2:R+nw-1] all equal the sign.
+void fixed_items(const LaneWidths& w, int r, const Expr& acc, std::vector<Item>& stk,
+                 std::vector<Item>& fit) {
+  if (r >= 2) {
+    Item s;
+    for (int j = 0; j <= r - 2; ++j) s.leaves.push_back(bit(acc, j));
+    stk.push_back(std::move(s));
+  }
+  if (!w.sat()) return;
+  Item f;
+  for (int j = r + w.nw - 1; j <= w.aw - 2; ++j)
+    f.leaves.push_back(~(bit(acc, j) ^ bit(acc, w.aw - 1)));
+  if (!f.leaves.empty()) fit.push_back(std::move(f));
+}
+
+// Registers the groups carried from earlier parts reduced by one LUT level (chunks of four)
+// beside this part's packed terms; returns the register vector (or an empty Expr).
+Expr carry_terms(Module& m, std::vector<Flop>& ff, const std::string& name, const Expr& prev,
+                 std::vector<Expr> now, bool fits) {
+  std::vector<Expr> bits;
+  if (prev.valid()) {
+    for (int i = 0; i < prev.width(); i += 4) {
+      const Expr p = slice(prev, i, std::min(4, prev.width() - i));
+      bits.push_back(p.width() == 1 ? p : fits ? ex::red_and(p) : ex::red_or(p));
+    }
+  }
+  for (auto& e : now) bits.push_back(std::move(e));
+  if (bits.empty()) return Expr{};
+  std::reverse(bits.begin(), bits.end());
+  const int n = static_cast<int>(bits.size());
+  const Expr d = m.wire(name, n, fits ? "fits groups (all must be 1)" : "sticky groups (any 1)");
+  m.assign(d, cat(std::move(bits)));
+  const Expr q = m.reg(name + "_q", n);
+  ff.push_back(Flop{q, d, {}});
+  return q;
+}
+
+}  // namespace
+
+ShiftIn shift_input(Module& m, const CoreConfig& c, const Variant& v, const LaneWidths& w) {
+  const LaneShape sh = lane_shape(v);
+  Expr acc = m.ref("acc");
+  const bool fold = sh.fold_top;
+  std::vector<Expr> pb;
+  if (fold) pb = patched_bits(m, c, w, sh, acc);
+  if (c.pipe_acc()) {
+    m.section("The accumulator in the fabric, after the DSP (and the shifter's patched bits)");
+    std::vector<Flop> ff;
+    const Expr aq = m.reg("accr_q", w.aw, "acc, registered in the fabric", true);
+    ff.push_back(Flop{aq, acc, {}});
+    if (fold) {
+      const int n = static_cast<int>(pb.size());
+      const Expr pq = m.reg("extp_q", n,
+                            "the shifter input's bits " + std::to_string(sh.top - 1) + ".." +
+                                std::to_string(w.aw - 1) + " (R >= T patch)");
+      ff.push_back(Flop{pq, n == 1 ? pb[0] : cat(pb), {}});
+      pb.clear();
+      for (int i = n - 1; i >= 0; --i) pb.push_back(n == 1 ? pq : bit(pq, i));
+    }
+    m.flops(ff, "end of the multiply-add");
+    acc = aq;
+  }
+  const Expr ext = m.wire("ext", w.ew, "", true);
+  m.assign(ext, fold ? patched_ext(w, sh, acc, std::move(pb)) : cat({acc, lit(1, 0)}));
+  Expr ext0 = ext;
+  if (fold && !c.has_fixed_shift()) {
+    ext0 = m.wire("ext0", w.ew, "{acc, 0}", true);
+    m.assign(ext0, cat({acc, lit(1, 0)}));
+    m.assign(m.wire("unused_ext0", 1, "the tests read only some bits"), ex::red_xor(ext0));
+  }
+  return {ext, ext0, acc};
+}
+
+void shift_stages(Module& m, const LaneWidths& w, const Expr& sel, const Expr& src, int hi, int lo,
+                  const Expr& out) {
+  Expr cur = src;
+  if (hi < lo) m.assign(out, src);
+  for (int k = hi; k >= lo; --k) {
+    const Expr sk = bit(sel, k);
+    const Expr nm = k == lo ? out : m.wire("zr" + std::to_string(k), w.ew, "", true);
+    m.assign(nm, ex::sra(cur, k == 0 ? sk : cat({sk, lit(k, 0)})));
+    cur = nm;
+  }
+}
+
+std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, const LaneWidths& w,
+                              const ShiftIn& in) {
+  const LaneShape sh = lane_shape(v);
+  const auto parts = sh.parts(3);
+  const Expr sel = m.ref(sh.fold_top ? "lsh_i" : "shift_i");
+  const bool fx = c.has_fixed_shift();
+  Expr cur = in.ext, tin = in.ext0, stk, fit;
+  bool tested = false;  // the first non-empty part's tests read ext0 (unpatched)
+  const bool same = in.ext0.str() == in.ext.str();
+  for (int k = 0; k < 3; ++k) {
+    const auto [hi, lo] = parts[static_cast<std::size_t>(k)];
+    const std::string n = std::to_string(k + 1);
+    const bool last = k == 2;
+    m.section("Shifter part " + n + ": select bits " + std::to_string(hi) + ".." +
+              std::to_string(lo) + (hi < lo ? " (none: a register only)" : ""));
+    const Expr z = m.wire(last ? "z" : "z" + n, w.ew, "", true);
+    shift_stages(m, w, sel, cur, hi, lo, z);
+    std::vector<Item> si, fi;
+    if (k == 0 && fx) fixed_items(w, c.fixed_shift, in.acc, si, fi);
+    if (k == 0 && sh.fold_top && !fx) {
+      // R >= T: the select is T-1, which shifts out acc[T-3:0]; sticky also needs acc[R-2:T-2].
+      const Expr hb = bit(in.acc, sh.top - 2);
+      si.push_back(
+          Item{{m.ref("rtop_i") &
+                (sh.top == w.aw - 1 ? hb | (m.ref("rmax_i") & bit(in.acc, sh.top - 1)) : hb)},
+               {}});
+    }
+    if (!fx && hi >= lo) {
+      const int c0 = last ? w.nw : w.nw + (1 << lo);
+      const int ce = k == 0 ? w.aw - 1 : std::min(w.aw - 1, w.nw + (1 << parts[k - 1].second) - 1);
+      part_items(m, w, tested ? cur : tin, parts[static_cast<std::size_t>(k)], c0, ce, si, fi);
+      tested = true;
+    }
+    std::vector<Flop> ff;
+    const Expr zq = m.reg((last ? "z" : "z" + n) + "_q", w.ew, "", true);
+    ff.push_back(Flop{zq, z, {}});
+    stk = carry_terms(m, ff, "stk" + n, stk, pack(m, "stk" + n, si, false, 4), false);
+    if (w.sat()) fit = carry_terms(m, ff, "fit" + n, fit, pack(m, "fit" + n, fi, true, 3), true);
+    if (!tested && !same) {  // an empty first part: ext0 registered beside it
+      const Expr tq = m.reg("ext0_" + n + "_q", w.ew, "", true);
+      ff.push_back(Flop{tq, tin, {}});
+      m.assign(m.wire("unused_ext0_" + n, 1, "the tests read only some bits"), ex::red_xor(tq));
+      tin = tq;
+    }
+    m.flops(ff, "end of shifter part " + n);
+    cur = zq;
+    if (!tested && same) tin = zq;
+  }
+  return {cur, stk, fit};
+}
+
+}  // namespace normcore::gen::core
