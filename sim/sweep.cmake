@@ -54,9 +54,8 @@ endforeach()
 # Pipeline 9 (the accumulator registered in the fabric after the DSP) and 10 (the shifter in
 # three parts, --target ice40's default: the PPA's int8 core), 11 without --target ecp5 (the
 # product register in the fabric), and narrower accumulators (the three parts' select widths 1..2).
-# Not swept: XW 2 / SW 2 / BW 4 (aw 5, an empty first shifter part): its co-simulation has 4-12
-# mismatches in 60-77 k elements at every pipeline tried (3, 7, 10), so at pipeline 3 already;
-# not yet explained (docs/architecture.md).
+# XW 2 / SW 2 / BW 4 (aw 5, an empty first shifter part) at pipeline 10: the narrowest widths.
+normcore_cosim(l2_x2_s2_b4_p10 LANES 2 XW 2 YW 2 SW 2 BW 4 MAXC 8 HWW 6 PIPE 10 SEED 35)
 normcore_cosim(l3_x12_y6_u9 LANES 3  XW 12 YW 6  SW 14 BW 20 MAXC 45   HWW 10 PIPE 9 SEED 27
                IN_UNSIGNED)
 normcore_cosim(l4_x8_y8_i40 LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 24 PIPE 10 SEED 33

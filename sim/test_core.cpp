@@ -267,8 +267,9 @@ TEST(Cosim, ParameterLoadCyclesAndNoEarlyBeats) {
     for (const double p_idle : {0.0, 0.4}) {
       auto d = random_job(drv.rng(), drv.shape(), 2000);
       d.job.channels = static_cast<int>(c);
-      d.scale.resize(static_cast<std::size_t>(c), 3);
-      d.shift.resize(static_cast<std::size_t>(c), -5);
+      const ArithSpec a = drv.shape().arith();  // fill values inside the widths
+      d.scale.resize(static_cast<std::size_t>(c), std::min<std::int64_t>(3, a.s_max()));
+      d.shift.resize(static_cast<std::size_t>(c), std::max<std::int64_t>(-5, a.b_min()));
       d.x.resize(std::min<std::size_t>(d.x.size(), static_cast<std::size_t>(c * d.job.inner)));
       ASSERT_GE(drv.configure(d.job), 0) << describe(d);
       const std::uint64_t t0 = drv.cycle();  // the first cycle with configured_o high
@@ -381,7 +382,10 @@ TEST(Cosim, RoundingTiesAndExtremes) {
   std::vector<std::int64_t> xs;
   for (std::int64_t x = a.x_min(); x <= a.x_max(); x += step) xs.push_back(x);
   xs.push_back(a.x_max());
-  const std::int64_t scales[] = {1, -1, 3, a.s_max(), a.s_min()};
+  // Every constant inside the configured widths (a 2-bit scale holds -2..1: 3 would be a
+  // value the core cannot hold, not a test of it).
+  const std::int64_t scales[] = {1, -1, std::min<std::int64_t>(3, a.s_max()), a.s_max(),
+                                 a.s_min()};
   const std::int64_t shifts[] = {0, 1, -1, a.b_max(), a.b_min()};
   // C = 5 (a multiple of the lanes on a core that needs one: the five repeat).
   const auto chans = static_cast<int>(conform_channels(5, drv.shape()));
