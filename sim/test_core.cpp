@@ -384,8 +384,7 @@ TEST(Cosim, RoundingTiesAndExtremes) {
   xs.push_back(a.x_max());
   // Every constant inside the configured widths (a 2-bit scale holds -2..1: 3 would be a
   // value the core cannot hold, not a test of it).
-  const std::int64_t scales[] = {1, -1, std::min<std::int64_t>(3, a.s_max()), a.s_max(),
-                                 a.s_min()};
+  const std::int64_t scales[] = {1, -1, std::min<std::int64_t>(3, a.s_max()), a.s_max(), a.s_min()};
   const std::int64_t shifts[] = {0, 1, -1, a.b_max(), a.b_min()};
   // C = 5 (a multiple of the lanes on a core that needs one: the five repeat).
   const auto chans = static_cast<int>(conform_channels(5, drv.shape()));
