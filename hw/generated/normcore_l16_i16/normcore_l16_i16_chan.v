@@ -99,11 +99,7 @@ module normcore_l16_i16_chan (
   assign neg_nx = neg_q ? nle_q : hi_zero & le_2l[7];
   reg cyc_q;  // c0's carry: cy_0_q when S < L, else neg_q
 
-  // S < L: lane 0's u_0 = (r0 mod S) + 1; every lane's d_i (a register, both cases)
-  wire cyl;  // a step with cyc_q (not a load)
-  assign cyl = cyc_q & ~ld_i;
-  wire ncl;  // a step without cyc_q (not a load)
-  assign ncl = ~cyc_q & ~ld_i;
+  // S < L: lane 0's u_0 = (r0 mod S) + 1; every lane's d_i (a select by a register g_i, both cases)
   reg [4:0] u_0_q;  // q_0 + 1, q_0 = r0 mod S (1..S)
   reg cy_0_q;  // q_0 + k_r >= S (0 at the start: q_0 = 0 < S - k_r)
   wire [4:0] u_nx_0;  // u_0 - (S - k_r) or u_0 + k_r: an add either way
@@ -155,10 +151,12 @@ module normcore_l16_i16_chan (
   assign unused_fl_s_1 = ^fl_s_1[5:0];
   assign fl_1 = fl_s_1[6];
   wire ga_1;  // after a carry / wrap: d_i = dp_i
-  assign ga_1 = cyl & (fa_1 | fw_1);
+  assign ga_1 = cyc_q & (fa_1 | fw_1);
   wire gb_1;  // after no carry / a step: d_i = dp_i
-  assign gb_1 = ncl & (fb_1 | (hi_zero & fl_1));
-  reg [3:0] d_1_q;
+  assign gb_1 = ~cyc_q & (fb_1 | (hi_zero & fl_1));
+  reg g_1_q;  // d_i is dp_i (else db_i)
+  wire [3:0] d_1;  // g_i ? dp_i : db_i
+  assign d_1 = g_1_q ? dp_1_q : db_1_q;
   reg [5:0] wm_2_q;  // start: 2^(ml+1) - 1 - t_2
   reg [3:0] d0_2_q;  // start: b_2 = i div S
   reg [5:0] nta_2_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -196,10 +194,12 @@ module normcore_l16_i16_chan (
   assign unused_fl_s_2 = ^fl_s_2[5:0];
   assign fl_2 = fl_s_2[6];
   wire ga_2;  // after a carry / wrap: d_i = dp_i
-  assign ga_2 = cyl & (fa_2 | fw_2);
+  assign ga_2 = cyc_q & (fa_2 | fw_2);
   wire gb_2;  // after no carry / a step: d_i = dp_i
-  assign gb_2 = ncl & (fb_2 | (hi_zero & fl_2));
-  reg [3:0] d_2_q;
+  assign gb_2 = ~cyc_q & (fb_2 | (hi_zero & fl_2));
+  reg g_2_q;  // d_i is dp_i (else db_i)
+  wire [3:0] d_2;  // g_i ? dp_i : db_i
+  assign d_2 = g_2_q ? dp_2_q : db_2_q;
   reg [5:0] wm_3_q;  // start: 2^(ml+1) - 1 - t_3
   reg [3:0] d0_3_q;  // start: b_3 = i div S
   reg [5:0] nta_3_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -237,10 +237,12 @@ module normcore_l16_i16_chan (
   assign unused_fl_s_3 = ^fl_s_3[5:0];
   assign fl_3 = fl_s_3[6];
   wire ga_3;  // after a carry / wrap: d_i = dp_i
-  assign ga_3 = cyl & (fa_3 | fw_3);
+  assign ga_3 = cyc_q & (fa_3 | fw_3);
   wire gb_3;  // after no carry / a step: d_i = dp_i
-  assign gb_3 = ncl & (fb_3 | (hi_zero & fl_3));
-  reg [3:0] d_3_q;
+  assign gb_3 = ~cyc_q & (fb_3 | (hi_zero & fl_3));
+  reg g_3_q;  // d_i is dp_i (else db_i)
+  wire [3:0] d_3;  // g_i ? dp_i : db_i
+  assign d_3 = g_3_q ? dp_3_q : db_3_q;
   reg [5:0] wm_4_q;  // start: 2^(ml+1) - 1 - t_4
   reg [3:0] d0_4_q;  // start: b_4 = i div S
   reg [5:0] nta_4_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -278,10 +280,12 @@ module normcore_l16_i16_chan (
   assign unused_fl_s_4 = ^fl_s_4[5:0];
   assign fl_4 = fl_s_4[6];
   wire ga_4;  // after a carry / wrap: d_i = dp_i
-  assign ga_4 = cyl & (fa_4 | fw_4);
+  assign ga_4 = cyc_q & (fa_4 | fw_4);
   wire gb_4;  // after no carry / a step: d_i = dp_i
-  assign gb_4 = ncl & (fb_4 | (hi_zero & fl_4));
-  reg [3:0] d_4_q;
+  assign gb_4 = ~cyc_q & (fb_4 | (hi_zero & fl_4));
+  reg g_4_q;  // d_i is dp_i (else db_i)
+  wire [3:0] d_4;  // g_i ? dp_i : db_i
+  assign d_4 = g_4_q ? dp_4_q : db_4_q;
   reg [5:0] wm_5_q;  // start: 2^(ml+1) - 1 - t_5
   reg [3:0] d0_5_q;  // start: b_5 = i div S
   reg [5:0] nta_5_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -319,10 +323,12 @@ module normcore_l16_i16_chan (
   assign unused_fl_s_5 = ^fl_s_5[5:0];
   assign fl_5 = fl_s_5[6];
   wire ga_5;  // after a carry / wrap: d_i = dp_i
-  assign ga_5 = cyl & (fa_5 | fw_5);
+  assign ga_5 = cyc_q & (fa_5 | fw_5);
   wire gb_5;  // after no carry / a step: d_i = dp_i
-  assign gb_5 = ncl & (fb_5 | (hi_zero & fl_5));
-  reg [3:0] d_5_q;
+  assign gb_5 = ~cyc_q & (fb_5 | (hi_zero & fl_5));
+  reg g_5_q;  // d_i is dp_i (else db_i)
+  wire [3:0] d_5;  // g_i ? dp_i : db_i
+  assign d_5 = g_5_q ? dp_5_q : db_5_q;
   reg [5:0] wm_6_q;  // start: 2^(ml+1) - 1 - t_6
   reg [3:0] d0_6_q;  // start: b_6 = i div S
   reg [5:0] nta_6_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -360,10 +366,12 @@ module normcore_l16_i16_chan (
   assign unused_fl_s_6 = ^fl_s_6[5:0];
   assign fl_6 = fl_s_6[6];
   wire ga_6;  // after a carry / wrap: d_i = dp_i
-  assign ga_6 = cyl & (fa_6 | fw_6);
+  assign ga_6 = cyc_q & (fa_6 | fw_6);
   wire gb_6;  // after no carry / a step: d_i = dp_i
-  assign gb_6 = ncl & (fb_6 | (hi_zero & fl_6));
-  reg [3:0] d_6_q;
+  assign gb_6 = ~cyc_q & (fb_6 | (hi_zero & fl_6));
+  reg g_6_q;  // d_i is dp_i (else db_i)
+  wire [3:0] d_6;  // g_i ? dp_i : db_i
+  assign d_6 = g_6_q ? dp_6_q : db_6_q;
   reg [5:0] wm_7_q;  // start: 2^(ml+1) - 1 - t_7
   reg [3:0] d0_7_q;  // start: b_7 = i div S
   reg [5:0] nta_7_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -401,10 +409,12 @@ module normcore_l16_i16_chan (
   assign unused_fl_s_7 = ^fl_s_7[5:0];
   assign fl_7 = fl_s_7[6];
   wire ga_7;  // after a carry / wrap: d_i = dp_i
-  assign ga_7 = cyl & (fa_7 | fw_7);
+  assign ga_7 = cyc_q & (fa_7 | fw_7);
   wire gb_7;  // after no carry / a step: d_i = dp_i
-  assign gb_7 = ncl & (fb_7 | (hi_zero & fl_7));
-  reg [3:0] d_7_q;
+  assign gb_7 = ~cyc_q & (fb_7 | (hi_zero & fl_7));
+  reg g_7_q;  // d_i is dp_i (else db_i)
+  wire [3:0] d_7;  // g_i ? dp_i : db_i
+  assign d_7 = g_7_q ? dp_7_q : db_7_q;
   reg [5:0] wm_8_q;  // start: 2^(ml+1) - 1 - t_8
   reg [3:0] d0_8_q;  // start: b_8 = i div S
   reg [5:0] nta_8_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -442,10 +452,12 @@ module normcore_l16_i16_chan (
   assign unused_fl_s_8 = ^fl_s_8[5:0];
   assign fl_8 = fl_s_8[6];
   wire ga_8;  // after a carry / wrap: d_i = dp_i
-  assign ga_8 = cyl & (fa_8 | fw_8);
+  assign ga_8 = cyc_q & (fa_8 | fw_8);
   wire gb_8;  // after no carry / a step: d_i = dp_i
-  assign gb_8 = ncl & (fb_8 | (hi_zero & fl_8));
-  reg [3:0] d_8_q;
+  assign gb_8 = ~cyc_q & (fb_8 | (hi_zero & fl_8));
+  reg g_8_q;  // d_i is dp_i (else db_i)
+  wire [3:0] d_8;  // g_i ? dp_i : db_i
+  assign d_8 = g_8_q ? dp_8_q : db_8_q;
   reg [5:0] wm_9_q;  // start: 2^(ml+1) - 1 - t_9
   reg [3:0] d0_9_q;  // start: b_9 = i div S
   reg [5:0] nta_9_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -483,10 +495,12 @@ module normcore_l16_i16_chan (
   assign unused_fl_s_9 = ^fl_s_9[5:0];
   assign fl_9 = fl_s_9[6];
   wire ga_9;  // after a carry / wrap: d_i = dp_i
-  assign ga_9 = cyl & (fa_9 | fw_9);
+  assign ga_9 = cyc_q & (fa_9 | fw_9);
   wire gb_9;  // after no carry / a step: d_i = dp_i
-  assign gb_9 = ncl & (fb_9 | (hi_zero & fl_9));
-  reg [3:0] d_9_q;
+  assign gb_9 = ~cyc_q & (fb_9 | (hi_zero & fl_9));
+  reg g_9_q;  // d_i is dp_i (else db_i)
+  wire [3:0] d_9;  // g_i ? dp_i : db_i
+  assign d_9 = g_9_q ? dp_9_q : db_9_q;
   reg [5:0] wm_10_q;  // start: 2^(ml+1) - 1 - t_10
   reg [3:0] d0_10_q;  // start: b_10 = i div S
   reg [5:0] nta_10_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -524,10 +538,12 @@ module normcore_l16_i16_chan (
   assign unused_fl_s_10 = ^fl_s_10[5:0];
   assign fl_10 = fl_s_10[6];
   wire ga_10;  // after a carry / wrap: d_i = dp_i
-  assign ga_10 = cyl & (fa_10 | fw_10);
+  assign ga_10 = cyc_q & (fa_10 | fw_10);
   wire gb_10;  // after no carry / a step: d_i = dp_i
-  assign gb_10 = ncl & (fb_10 | (hi_zero & fl_10));
-  reg [3:0] d_10_q;
+  assign gb_10 = ~cyc_q & (fb_10 | (hi_zero & fl_10));
+  reg g_10_q;  // d_i is dp_i (else db_i)
+  wire [3:0] d_10;  // g_i ? dp_i : db_i
+  assign d_10 = g_10_q ? dp_10_q : db_10_q;
   reg [5:0] wm_11_q;  // start: 2^(ml+1) - 1 - t_11
   reg [3:0] d0_11_q;  // start: b_11 = i div S
   reg [5:0] nta_11_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -565,10 +581,12 @@ module normcore_l16_i16_chan (
   assign unused_fl_s_11 = ^fl_s_11[5:0];
   assign fl_11 = fl_s_11[6];
   wire ga_11;  // after a carry / wrap: d_i = dp_i
-  assign ga_11 = cyl & (fa_11 | fw_11);
+  assign ga_11 = cyc_q & (fa_11 | fw_11);
   wire gb_11;  // after no carry / a step: d_i = dp_i
-  assign gb_11 = ncl & (fb_11 | (hi_zero & fl_11));
-  reg [3:0] d_11_q;
+  assign gb_11 = ~cyc_q & (fb_11 | (hi_zero & fl_11));
+  reg g_11_q;  // d_i is dp_i (else db_i)
+  wire [3:0] d_11;  // g_i ? dp_i : db_i
+  assign d_11 = g_11_q ? dp_11_q : db_11_q;
   reg [5:0] wm_12_q;  // start: 2^(ml+1) - 1 - t_12
   reg [3:0] d0_12_q;  // start: b_12 = i div S
   reg [5:0] nta_12_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -606,10 +624,12 @@ module normcore_l16_i16_chan (
   assign unused_fl_s_12 = ^fl_s_12[5:0];
   assign fl_12 = fl_s_12[6];
   wire ga_12;  // after a carry / wrap: d_i = dp_i
-  assign ga_12 = cyl & (fa_12 | fw_12);
+  assign ga_12 = cyc_q & (fa_12 | fw_12);
   wire gb_12;  // after no carry / a step: d_i = dp_i
-  assign gb_12 = ncl & (fb_12 | (hi_zero & fl_12));
-  reg [3:0] d_12_q;
+  assign gb_12 = ~cyc_q & (fb_12 | (hi_zero & fl_12));
+  reg g_12_q;  // d_i is dp_i (else db_i)
+  wire [3:0] d_12;  // g_i ? dp_i : db_i
+  assign d_12 = g_12_q ? dp_12_q : db_12_q;
   reg [5:0] wm_13_q;  // start: 2^(ml+1) - 1 - t_13
   reg [3:0] d0_13_q;  // start: b_13 = i div S
   reg [5:0] nta_13_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -647,10 +667,12 @@ module normcore_l16_i16_chan (
   assign unused_fl_s_13 = ^fl_s_13[5:0];
   assign fl_13 = fl_s_13[6];
   wire ga_13;  // after a carry / wrap: d_i = dp_i
-  assign ga_13 = cyl & (fa_13 | fw_13);
+  assign ga_13 = cyc_q & (fa_13 | fw_13);
   wire gb_13;  // after no carry / a step: d_i = dp_i
-  assign gb_13 = ncl & (fb_13 | (hi_zero & fl_13));
-  reg [3:0] d_13_q;
+  assign gb_13 = ~cyc_q & (fb_13 | (hi_zero & fl_13));
+  reg g_13_q;  // d_i is dp_i (else db_i)
+  wire [3:0] d_13;  // g_i ? dp_i : db_i
+  assign d_13 = g_13_q ? dp_13_q : db_13_q;
   reg [5:0] wm_14_q;  // start: 2^(ml+1) - 1 - t_14
   reg [3:0] d0_14_q;  // start: b_14 = i div S
   reg [5:0] nta_14_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -688,10 +710,12 @@ module normcore_l16_i16_chan (
   assign unused_fl_s_14 = ^fl_s_14[5:0];
   assign fl_14 = fl_s_14[6];
   wire ga_14;  // after a carry / wrap: d_i = dp_i
-  assign ga_14 = cyl & (fa_14 | fw_14);
+  assign ga_14 = cyc_q & (fa_14 | fw_14);
   wire gb_14;  // after no carry / a step: d_i = dp_i
-  assign gb_14 = ncl & (fb_14 | (hi_zero & fl_14));
-  reg [3:0] d_14_q;
+  assign gb_14 = ~cyc_q & (fb_14 | (hi_zero & fl_14));
+  reg g_14_q;  // d_i is dp_i (else db_i)
+  wire [3:0] d_14;  // g_i ? dp_i : db_i
+  assign d_14 = g_14_q ? dp_14_q : db_14_q;
   reg [5:0] wm_15_q;  // start: 2^(ml+1) - 1 - t_15
   reg [3:0] d0_15_q;  // start: b_15 = i div S
   reg [5:0] nta_15_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -729,10 +753,12 @@ module normcore_l16_i16_chan (
   assign unused_fl_s_15 = ^fl_s_15[5:0];
   assign fl_15 = fl_s_15[6];
   wire ga_15;  // after a carry / wrap: d_i = dp_i
-  assign ga_15 = cyl & (fa_15 | fw_15);
+  assign ga_15 = cyc_q & (fa_15 | fw_15);
   wire gb_15;  // after no carry / a step: d_i = dp_i
-  assign gb_15 = ncl & (fb_15 | (hi_zero & fl_15));
-  reg [3:0] d_15_q;
+  assign gb_15 = ~cyc_q & (fb_15 | (hi_zero & fl_15));
+  reg g_15_q;  // d_i is dp_i (else db_i)
+  wire [3:0] d_15;  // g_i ? dp_i : db_i
+  assign d_15 = g_15_q ? dp_15_q : db_15_q;
   reg [5:0] nta_1_d;
   reg [5:0] ntb_1_d;
   reg [5:0] nx_1_d;
@@ -1034,21 +1060,21 @@ module normcore_l16_i16_chan (
   reg nle_d;
   reg [4:0] u_0_d;
   reg cy_0_d;
-  reg [3:0] d_1_d;
-  reg [3:0] d_2_d;
-  reg [3:0] d_3_d;
-  reg [3:0] d_4_d;
-  reg [3:0] d_5_d;
-  reg [3:0] d_6_d;
-  reg [3:0] d_7_d;
-  reg [3:0] d_8_d;
-  reg [3:0] d_9_d;
-  reg [3:0] d_10_d;
-  reg [3:0] d_11_d;
-  reg [3:0] d_12_d;
-  reg [3:0] d_13_d;
-  reg [3:0] d_14_d;
-  reg [3:0] d_15_d;
+  reg g_1_d;
+  reg g_2_d;
+  reg g_3_d;
+  reg g_4_d;
+  reg g_5_d;
+  reg g_6_d;
+  reg g_7_d;
+  reg g_8_d;
+  reg g_9_d;
+  reg g_10_d;
+  reg g_11_d;
+  reg g_12_d;
+  reg g_13_d;
+  reg g_14_d;
+  reg g_15_d;
   reg cyc_d;
   reg [5:0] op0_d;
   reg dz_1_d;
@@ -1102,21 +1128,21 @@ module normcore_l16_i16_chan (
     nle_d = nle_q;
     u_0_d = u_0_q;
     cy_0_d = cy_0_q;
-    d_1_d = d_1_q;
-    d_2_d = d_2_q;
-    d_3_d = d_3_q;
-    d_4_d = d_4_q;
-    d_5_d = d_5_q;
-    d_6_d = d_6_q;
-    d_7_d = d_7_q;
-    d_8_d = d_8_q;
-    d_9_d = d_9_q;
-    d_10_d = d_10_q;
-    d_11_d = d_11_q;
-    d_12_d = d_12_q;
-    d_13_d = d_13_q;
-    d_14_d = d_14_q;
-    d_15_d = d_15_q;
+    g_1_d = g_1_q;
+    g_2_d = g_2_q;
+    g_3_d = g_3_q;
+    g_4_d = g_4_q;
+    g_5_d = g_5_q;
+    g_6_d = g_6_q;
+    g_7_d = g_7_q;
+    g_8_d = g_8_q;
+    g_9_d = g_9_q;
+    g_10_d = g_10_q;
+    g_11_d = g_11_q;
+    g_12_d = g_12_q;
+    g_13_d = g_13_q;
+    g_14_d = g_14_q;
+    g_15_d = g_15_q;
     cyc_d = cyc_q;
     wm_1_d = wm_1_q;
     d0_1_d = d0_1_q;
@@ -1201,39 +1227,39 @@ module normcore_l16_i16_chan (
       if (ld_i) begin
         u_0_d = 5'd1;
         cy_0_d = 1'b0;
-        d_1_d = (ga_1 | gb_1) ? dp_1_q : db_1_q;
-        d_2_d = (ga_2 | gb_2) ? dp_2_q : db_2_q;
-        d_3_d = (ga_3 | gb_3) ? dp_3_q : db_3_q;
-        d_4_d = (ga_4 | gb_4) ? dp_4_q : db_4_q;
-        d_5_d = (ga_5 | gb_5) ? dp_5_q : db_5_q;
-        d_6_d = (ga_6 | gb_6) ? dp_6_q : db_6_q;
-        d_7_d = (ga_7 | gb_7) ? dp_7_q : db_7_q;
-        d_8_d = (ga_8 | gb_8) ? dp_8_q : db_8_q;
-        d_9_d = (ga_9 | gb_9) ? dp_9_q : db_9_q;
-        d_10_d = (ga_10 | gb_10) ? dp_10_q : db_10_q;
-        d_11_d = (ga_11 | gb_11) ? dp_11_q : db_11_q;
-        d_12_d = (ga_12 | gb_12) ? dp_12_q : db_12_q;
-        d_13_d = (ga_13 | gb_13) ? dp_13_q : db_13_q;
-        d_14_d = (ga_14 | gb_14) ? dp_14_q : db_14_q;
-        d_15_d = (ga_15 | gb_15) ? dp_15_q : db_15_q;
+        g_1_d = 1'b0;
+        g_2_d = 1'b0;
+        g_3_d = 1'b0;
+        g_4_d = 1'b0;
+        g_5_d = 1'b0;
+        g_6_d = 1'b0;
+        g_7_d = 1'b0;
+        g_8_d = 1'b0;
+        g_9_d = 1'b0;
+        g_10_d = 1'b0;
+        g_11_d = 1'b0;
+        g_12_d = 1'b0;
+        g_13_d = 1'b0;
+        g_14_d = 1'b0;
+        g_15_d = 1'b0;
       end else begin
         u_0_d = u_nx_0;
         cy_0_d = cy0_nx;
-        d_1_d = (ga_1 | gb_1) ? dp_1_q : db_1_q;
-        d_2_d = (ga_2 | gb_2) ? dp_2_q : db_2_q;
-        d_3_d = (ga_3 | gb_3) ? dp_3_q : db_3_q;
-        d_4_d = (ga_4 | gb_4) ? dp_4_q : db_4_q;
-        d_5_d = (ga_5 | gb_5) ? dp_5_q : db_5_q;
-        d_6_d = (ga_6 | gb_6) ? dp_6_q : db_6_q;
-        d_7_d = (ga_7 | gb_7) ? dp_7_q : db_7_q;
-        d_8_d = (ga_8 | gb_8) ? dp_8_q : db_8_q;
-        d_9_d = (ga_9 | gb_9) ? dp_9_q : db_9_q;
-        d_10_d = (ga_10 | gb_10) ? dp_10_q : db_10_q;
-        d_11_d = (ga_11 | gb_11) ? dp_11_q : db_11_q;
-        d_12_d = (ga_12 | gb_12) ? dp_12_q : db_12_q;
-        d_13_d = (ga_13 | gb_13) ? dp_13_q : db_13_q;
-        d_14_d = (ga_14 | gb_14) ? dp_14_q : db_14_q;
-        d_15_d = (ga_15 | gb_15) ? dp_15_q : db_15_q;
+        g_1_d = ga_1 | gb_1;
+        g_2_d = ga_2 | gb_2;
+        g_3_d = ga_3 | gb_3;
+        g_4_d = ga_4 | gb_4;
+        g_5_d = ga_5 | gb_5;
+        g_6_d = ga_6 | gb_6;
+        g_7_d = ga_7 | gb_7;
+        g_8_d = ga_8 | gb_8;
+        g_9_d = ga_9 | gb_9;
+        g_10_d = ga_10 | gb_10;
+        g_11_d = ga_11 | gb_11;
+        g_12_d = ga_12 | gb_12;
+        g_13_d = ga_13 | gb_13;
+        g_14_d = ga_14 | gb_14;
+        g_15_d = ga_15 | gb_15;
       end
       if (ld_i) begin
         cyc_d = ~small_i & sle_i;
@@ -1324,21 +1350,21 @@ module normcore_l16_i16_chan (
     nle_q <= nle_d;
     u_0_q <= u_0_d;
     cy_0_q <= cy_0_d;
-    d_1_q <= d_1_d;
-    d_2_q <= d_2_d;
-    d_3_q <= d_3_d;
-    d_4_q <= d_4_d;
-    d_5_q <= d_5_d;
-    d_6_q <= d_6_d;
-    d_7_q <= d_7_d;
-    d_8_q <= d_8_d;
-    d_9_q <= d_9_d;
-    d_10_q <= d_10_d;
-    d_11_q <= d_11_d;
-    d_12_q <= d_12_d;
-    d_13_q <= d_13_d;
-    d_14_q <= d_14_d;
-    d_15_q <= d_15_d;
+    g_1_q <= g_1_d;
+    g_2_q <= g_2_d;
+    g_3_q <= g_3_d;
+    g_4_q <= g_4_d;
+    g_5_q <= g_5_d;
+    g_6_q <= g_6_d;
+    g_7_q <= g_7_d;
+    g_8_q <= g_8_d;
+    g_9_q <= g_9_d;
+    g_10_q <= g_10_d;
+    g_11_q <= g_11_d;
+    g_12_q <= g_12_d;
+    g_13_q <= g_13_d;
+    g_14_q <= g_14_d;
+    g_15_q <= g_15_d;
     cyc_q <= cyc_d;
     op0_q <= op0_d;
     dz_1_q <= dz_1_d;
@@ -1377,8 +1403,7 @@ module normcore_l16_i16_chan (
     d0_15_q <= d0_15_d;
   end
   assign c0_o = c_q;
-  assign d_o = {d_15_q, d_14_q, d_13_q, d_12_q, d_11_q, d_10_q, d_9_q, d_8_q, d_7_q, d_6_q, d_5_q,
-      d_4_q, d_3_q, d_2_q, d_1_q};
+  assign d_o = {d_15, d_14, d_13, d_12, d_11, d_10, d_9, d_8, d_7, d_6, d_5, d_4, d_3, d_2, d_1};
 endmodule
 
 `default_nettype wire

@@ -204,25 +204,21 @@ module normcore_l16_i16_core (
   end
   reg s_big_q;  // S >= 2^5 (u_step compares only the low bits)
   reg [11:0] chm1_q;  // C - 1
-  reg [4:0] sm1_q;  // S - 1, low bits (the walker's r < L)
   reg ok_d;
   reg s_big_d;
   reg ge0_d;
   reg [11:0] chm1_d;
-  reg [4:0] sm1_d;
   always @* begin
     ok_d = &pk_q & |cnz_q & (|inz_q | lnz_q);
     s_big_d = ~lay_q & |inz_q;
     ge0_d = lay_q | (~(|inz_q) & lle_q);
     chm1_d = ch_q - 12'd1;
-    sm1_d = stride_q[4:0] - 5'd1;
   end
   always @(posedge clk_i) begin
     ok_q <= ok_d;
     s_big_q <= s_big_d;
     ge0_q <= ge0_d;
     chm1_q <= chm1_d;
-    sm1_q <= sm1_d;
   end
   assign configured_o = st_q == S_RUN;
   assign cfg_error_o = err_q;
@@ -301,62 +297,128 @@ module normcore_l16_i16_core (
     .rem_o(lstep_r),
     .quo_o(lstep_c)
   );
+  reg [4:0] shz_q;  // S's bits >= lw are 0, per chunk
+  reg shz1_q;  // S's bits >= lw + 4 are 0
+  reg s2l_q;  // S <= 2L - 1
+  reg s2l_lo_q;  // S's low bits <= 2L - 1
+  reg s3l_q;  // S <= 3L/2 (2S <= 3L)
+  reg s3l_lo_q;  // S's low bits <= 3L/2 (2S <= 3L)
+  reg small_q;  // S <= L - 1: every lane tracks its offset
+  reg small_lo_q;  // S's low bits <= L - 1: every lane tracks its offset
   reg [24:0] remw_q;  // S - L
+  reg [18:0] remw1_q;  // (S - L) high part + 1
   reg [6:0] t2lp_q;  // 1 + (3L - S when S < 2L, else L)
   reg [6:0] t4p_q;  // 1 + (3L - 2S when 2S <= 3L, else 0)
-  reg [18:0] remw1_q;  // (S - L) high part + 1
   reg [6:0] nt3_q;  // 2^(lw+1) - t3, t3 = 2^lw + L - (S - L)_low
+  reg sho_q;  // S's bits lw.. lw+3 are 1
   reg sz_q;  // S's high part (bits >= 6) is 0
   reg s1_q;  // S's high part (bits >= 6) is 1
+  reg [4:0] rzc_q;  // (S - L) high part: 0
+  reg roc_q;  // (S - L) high part, lowest chunk: 1
+  reg [4:0] rnc_q;  // (S - L) high part: all ones
   reg rz0_q;  // (S - L) high part is 0
   reg ro0_q;  // (S - L) high part is 1
   reg rz1_q;  // (S - L) high part + 1 is 0
-  reg small_q;  // S < L: every lane tracks its offset
-  reg s2l_q;  // S < 2L
+  reg [4:0] shz_d;
+  reg s2l_lo_d;
+  reg s3l_lo_d;
+  reg small_lo_d;
   reg [24:0] remw_d;
-  reg [6:0] t2lp_d;
-  reg [6:0] t4p_d;
+  reg sho_d;
+  always @* begin
+    shz_d = {stride_q[23:22] == 2'd0, stride_q[21:18] == 4'd0, stride_q[17:14] == 4'd0,
+        stride_q[13:10] == 4'd0, stride_q[9:6] == 4'd0};
+    s2l_lo_d = stride_q[5:0] <= 6'd31;
+    s3l_lo_d = stride_q[5:0] <= 6'd24;
+    small_lo_d = stride_q[5:0] <= 6'd15;
+    remw_d = {1'b0, stride_q} - 25'd16;
+    sho_d = stride_q[9:6] == 4'd1;
+  end
+  always @(posedge clk_i) begin
+    shz_q <= shz_d;
+    s2l_lo_q <= s2l_lo_d;
+    s3l_lo_q <= s3l_lo_d;
+    small_lo_q <= small_lo_d;
+    remw_q <= remw_d;
+    sho_q <= sho_d;
+  end
+  reg shz1_d;
   reg [18:0] remw1_d;
   reg [6:0] nt3_d;
+  reg [4:0] rzc_d;
+  reg roc_d;
+  reg [4:0] rnc_d;
+  always @* begin
+    shz1_d = &shz_q[4:1];
+    remw1_d = remw_q[24:6] + 19'd1;
+    nt3_d = 7'd48 + {1'b0, remw_q[5:0]};
+    rzc_d = {remw_q[24:22] == 3'd0, remw_q[21:18] == 4'd0, remw_q[17:14] == 4'd0,
+        remw_q[13:10] == 4'd0, remw_q[9:6] == 4'd0};
+    roc_d = remw_q[9:6] == 4'd1;
+    rnc_d = {remw_q[24:22] == {3{1'b1}}, remw_q[21:18] == {4{1'b1}}, remw_q[17:14] == {4{1'b1}},
+        remw_q[13:10] == {4{1'b1}}, remw_q[9:6] == {4{1'b1}}};
+  end
+  always @(posedge clk_i) begin
+    shz1_q <= shz1_d;
+    remw1_q <= remw1_d;
+    nt3_q <= nt3_d;
+    rzc_q <= rzc_d;
+    roc_q <= roc_d;
+    rnc_q <= rnc_d;
+  end
+  reg s2l_d;
+  reg s3l_d;
+  reg small_d;
   reg sz_d;
   reg s1_d;
   reg rz0_d;
   reg ro0_d;
   reg rz1_d;
-  reg small_d;
-  reg s2l_d;
   always @* begin
-    remw_d = {1'b0, stride_q} - 25'd16;
-    t2lp_d = (stride_q[23:5] == 19'd0) ? 7'd49 - stride_q[6:0] : 7'd17;
-    t4p_d = ((stride_q[23:5] == 19'd0) & (stride_q[4:0] <= 5'd24)) ? 7'd49 - {stride_q[5:0], 1'b0} :
-        7'd1;
-    remw1_d = remw_q[24:6] + 19'd1;
-    nt3_d = 7'd48 + {1'b0, remw_q[5:0]};
-    sz_d = stride_q[23:6] == 18'd0;
-    s1_d = stride_q[23:6] == 18'd1;
-    rz0_d = remw_q[24:6] == 19'd0;
-    ro0_d = remw_q[24:6] == 19'd1;
-    rz1_d = remw_q[24:6] == {19{1'b1}};
-    small_d = stride_q[23:4] == 20'd0;
-    s2l_d = stride_q[23:5] == 19'd0;
+    s2l_d = shz1_q & shz_q[0] & s2l_lo_q;
+    s3l_d = shz1_q & shz_q[0] & s3l_lo_q;
+    small_d = shz1_q & shz_q[0] & small_lo_q;
+    sz_d = shz1_q & shz_q[0];
+    s1_d = sho_q & shz1_q;
+    rz0_d = &rzc_q;
+    ro0_d = roc_q & &rzc_q[4:1];
+    rz1_d = &rnc_q;
   end
   always @(posedge clk_i) begin
-    remw_q <= remw_d;
-    t2lp_q <= t2lp_d;
-    t4p_q <= t4p_d;
-    remw1_q <= remw1_d;
-    nt3_q <= nt3_d;
+    s2l_q <= s2l_d;
+    s3l_q <= s3l_d;
+    small_q <= small_d;
     sz_q <= sz_d;
     s1_q <= s1_d;
     rz0_q <= rz0_d;
     ro0_q <= ro0_d;
     rz1_q <= rz1_d;
-    small_q <= small_d;
-    s2l_q <= s2l_d;
+  end
+  reg [6:0] t2lp_d;
+  reg [6:0] t4p_d;
+  always @* begin
+    t2lp_d = s2l_q ? 7'd49 - stride_q[6:0] : 7'd17;
+    t4p_d = s3l_q ? 7'd49 - {stride_q[5:0], 1'b0} : 7'd1;
+  end
+  always @(posedge clk_i) begin
+    t2lp_q <= t2lp_d;
+    t4p_q <= t4p_d;
   end
   reg [4:0] wr_q;  // walker: r (< L: the walker stops at element L - 1)
+  reg [5:0] nsm_q;  // 2^ml + 1 - S (low bits; the walker's end)
+  reg [5:0] nsm_d;
+  always @* begin
+    nsm_d = 6'd33 - {1'b0, stride_q[4:0]};
+  end
+  always @(posedge clk_i) begin
+    nsm_q <= nsm_d;
+  end
+  wire [5:0] w_sum;  // r + 2^ml + 1 - S: top bit r == S - 1
+  assign w_sum = {1'b0, wr_q} + nsm_q;
+  wire unused_w_sum;
+  assign unused_w_sum = ^w_sum[4:0];
   wire w_end;  // r == S - 1
-  assign w_end = ~s_big_q & (wr_q == sm1_q);
+  assign w_end = w_sum[5];
   reg [3:0] wd_q;  // walker: i div S (not wrapped at C; only read for i < L)
   reg [5:0] wm_q;  // walker: 2^(ml+1) - 1 - (S - r)
   wire [5:0] w_nts;  // 2^(ml+1) - 1 - S (S < L)

@@ -34,7 +34,27 @@ module normcore_l16_i16_step (
   wire r_ge;  // r_q >= S
   assign r_ge = first_q ? ge0_i : rge_q;
   wire q_wrap;  // q_q == C - 1
-  assign q_wrap = {7'd0, q_q} == chm1_i;
+  reg cs_q;  // C - 1 < 2^5
+  reg cs_d;
+  always @* begin
+    cs_d = chm1_i[11:5] == 7'd0;
+  end
+  always @(posedge clk_i) begin
+    cs_q <= cs_d;
+  end
+  assign q_wrap = cs_q & (q_q == chm1_i[4:0]);
+  reg [6:0] n2s_q;  // 2^(nb+1) - 2S (S's low bits)
+  reg [6:0] n2s_d;
+  always @* begin
+    n2s_d = 7'd64 - {{1'b0, stride_i}, 1'b0};
+  end
+  always @(posedge clk_i) begin
+    n2s_q <= n2s_d;
+  end
+  wire [6:0] ge2_s;  // r + 2^(nb+1) - 2S: bit nb+1 r >= 2S
+  assign ge2_s = {2'd0, r_q} + n2s_q;
+  wire unused_ge2_s;
+  assign unused_ge2_s = ^ge2_s[5:0];
   reg run_d;
   reg [4:0] r_d;
   reg [4:0] q_d;
@@ -55,7 +75,7 @@ module normcore_l16_i16_step (
       r_d = r_q - stride_i;
       q_d = q_wrap ? 5'd0 : q_q + 5'd1;
     end
-    rge_d = ~s_big_i & ({1'b0, r_q} >= {stride_i, 1'b0});
+    rge_d = ~s_big_i & ge2_s[6];
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin

@@ -99,11 +99,7 @@ module normcore_l8_i8_chan (
   assign neg_nx = neg_q ? nle_q : hi_zero & le_2l[6];
   reg cyc_q;  // c0's carry: cy_0_q when S < L, else neg_q
 
-  // S < L: lane 0's u_0 = (r0 mod S) + 1; every lane's d_i (a register, both cases)
-  wire cyl;  // a step with cyc_q (not a load)
-  assign cyl = cyc_q & ~ld_i;
-  wire ncl;  // a step without cyc_q (not a load)
-  assign ncl = ~cyc_q & ~ld_i;
+  // S < L: lane 0's u_0 = (r0 mod S) + 1; every lane's d_i (a select by a register g_i, both cases)
   reg [3:0] u_0_q;  // q_0 + 1, q_0 = r0 mod S (1..S)
   reg cy_0_q;  // q_0 + k_r >= S (0 at the start: q_0 = 0 < S - k_r)
   wire [3:0] u_nx_0;  // u_0 - (S - k_r) or u_0 + k_r: an add either way
@@ -155,10 +151,12 @@ module normcore_l8_i8_chan (
   assign unused_fl_s_1 = ^fl_s_1[4:0];
   assign fl_1 = fl_s_1[5];
   wire ga_1;  // after a carry / wrap: d_i = dp_i
-  assign ga_1 = cyl & (fa_1 | fw_1);
+  assign ga_1 = cyc_q & (fa_1 | fw_1);
   wire gb_1;  // after no carry / a step: d_i = dp_i
-  assign gb_1 = ncl & (fb_1 | (hi_zero & fl_1));
-  reg [2:0] d_1_q;
+  assign gb_1 = ~cyc_q & (fb_1 | (hi_zero & fl_1));
+  reg g_1_q;  // d_i is dp_i (else db_i)
+  wire [2:0] d_1;  // g_i ? dp_i : db_i
+  assign d_1 = g_1_q ? dp_1_q : db_1_q;
   reg [4:0] wm_2_q;  // start: 2^(ml+1) - 1 - t_2
   reg [2:0] d0_2_q;  // start: b_2 = i div S
   reg [4:0] nta_2_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -196,10 +194,12 @@ module normcore_l8_i8_chan (
   assign unused_fl_s_2 = ^fl_s_2[4:0];
   assign fl_2 = fl_s_2[5];
   wire ga_2;  // after a carry / wrap: d_i = dp_i
-  assign ga_2 = cyl & (fa_2 | fw_2);
+  assign ga_2 = cyc_q & (fa_2 | fw_2);
   wire gb_2;  // after no carry / a step: d_i = dp_i
-  assign gb_2 = ncl & (fb_2 | (hi_zero & fl_2));
-  reg [2:0] d_2_q;
+  assign gb_2 = ~cyc_q & (fb_2 | (hi_zero & fl_2));
+  reg g_2_q;  // d_i is dp_i (else db_i)
+  wire [2:0] d_2;  // g_i ? dp_i : db_i
+  assign d_2 = g_2_q ? dp_2_q : db_2_q;
   reg [4:0] wm_3_q;  // start: 2^(ml+1) - 1 - t_3
   reg [2:0] d0_3_q;  // start: b_3 = i div S
   reg [4:0] nta_3_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -237,10 +237,12 @@ module normcore_l8_i8_chan (
   assign unused_fl_s_3 = ^fl_s_3[4:0];
   assign fl_3 = fl_s_3[5];
   wire ga_3;  // after a carry / wrap: d_i = dp_i
-  assign ga_3 = cyl & (fa_3 | fw_3);
+  assign ga_3 = cyc_q & (fa_3 | fw_3);
   wire gb_3;  // after no carry / a step: d_i = dp_i
-  assign gb_3 = ncl & (fb_3 | (hi_zero & fl_3));
-  reg [2:0] d_3_q;
+  assign gb_3 = ~cyc_q & (fb_3 | (hi_zero & fl_3));
+  reg g_3_q;  // d_i is dp_i (else db_i)
+  wire [2:0] d_3;  // g_i ? dp_i : db_i
+  assign d_3 = g_3_q ? dp_3_q : db_3_q;
   reg [4:0] wm_4_q;  // start: 2^(ml+1) - 1 - t_4
   reg [2:0] d0_4_q;  // start: b_4 = i div S
   reg [4:0] nta_4_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -278,10 +280,12 @@ module normcore_l8_i8_chan (
   assign unused_fl_s_4 = ^fl_s_4[4:0];
   assign fl_4 = fl_s_4[5];
   wire ga_4;  // after a carry / wrap: d_i = dp_i
-  assign ga_4 = cyl & (fa_4 | fw_4);
+  assign ga_4 = cyc_q & (fa_4 | fw_4);
   wire gb_4;  // after no carry / a step: d_i = dp_i
-  assign gb_4 = ncl & (fb_4 | (hi_zero & fl_4));
-  reg [2:0] d_4_q;
+  assign gb_4 = ~cyc_q & (fb_4 | (hi_zero & fl_4));
+  reg g_4_q;  // d_i is dp_i (else db_i)
+  wire [2:0] d_4;  // g_i ? dp_i : db_i
+  assign d_4 = g_4_q ? dp_4_q : db_4_q;
   reg [4:0] wm_5_q;  // start: 2^(ml+1) - 1 - t_5
   reg [2:0] d0_5_q;  // start: b_5 = i div S
   reg [4:0] nta_5_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -319,10 +323,12 @@ module normcore_l8_i8_chan (
   assign unused_fl_s_5 = ^fl_s_5[4:0];
   assign fl_5 = fl_s_5[5];
   wire ga_5;  // after a carry / wrap: d_i = dp_i
-  assign ga_5 = cyl & (fa_5 | fw_5);
+  assign ga_5 = cyc_q & (fa_5 | fw_5);
   wire gb_5;  // after no carry / a step: d_i = dp_i
-  assign gb_5 = ncl & (fb_5 | (hi_zero & fl_5));
-  reg [2:0] d_5_q;
+  assign gb_5 = ~cyc_q & (fb_5 | (hi_zero & fl_5));
+  reg g_5_q;  // d_i is dp_i (else db_i)
+  wire [2:0] d_5;  // g_i ? dp_i : db_i
+  assign d_5 = g_5_q ? dp_5_q : db_5_q;
   reg [4:0] wm_6_q;  // start: 2^(ml+1) - 1 - t_6
   reg [2:0] d0_6_q;  // start: b_6 = i div S
   reg [4:0] nta_6_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -360,10 +366,12 @@ module normcore_l8_i8_chan (
   assign unused_fl_s_6 = ^fl_s_6[4:0];
   assign fl_6 = fl_s_6[5];
   wire ga_6;  // after a carry / wrap: d_i = dp_i
-  assign ga_6 = cyl & (fa_6 | fw_6);
+  assign ga_6 = cyc_q & (fa_6 | fw_6);
   wire gb_6;  // after no carry / a step: d_i = dp_i
-  assign gb_6 = ncl & (fb_6 | (hi_zero & fl_6));
-  reg [2:0] d_6_q;
+  assign gb_6 = ~cyc_q & (fb_6 | (hi_zero & fl_6));
+  reg g_6_q;  // d_i is dp_i (else db_i)
+  wire [2:0] d_6;  // g_i ? dp_i : db_i
+  assign d_6 = g_6_q ? dp_6_q : db_6_q;
   reg [4:0] wm_7_q;  // start: 2^(ml+1) - 1 - t_7
   reg [2:0] d0_7_q;  // start: b_7 = i div S
   reg [4:0] nta_7_q;  // 2^(ml+1) - 1 - (t + S - k_r); S >= L: 0
@@ -401,10 +409,12 @@ module normcore_l8_i8_chan (
   assign unused_fl_s_7 = ^fl_s_7[4:0];
   assign fl_7 = fl_s_7[5];
   wire ga_7;  // after a carry / wrap: d_i = dp_i
-  assign ga_7 = cyl & (fa_7 | fw_7);
+  assign ga_7 = cyc_q & (fa_7 | fw_7);
   wire gb_7;  // after no carry / a step: d_i = dp_i
-  assign gb_7 = ncl & (fb_7 | (hi_zero & fl_7));
-  reg [2:0] d_7_q;
+  assign gb_7 = ~cyc_q & (fb_7 | (hi_zero & fl_7));
+  reg g_7_q;  // d_i is dp_i (else db_i)
+  wire [2:0] d_7;  // g_i ? dp_i : db_i
+  assign d_7 = g_7_q ? dp_7_q : db_7_q;
   reg [4:0] nta_1_d;
   reg [4:0] ntb_1_d;
   reg [4:0] nx_1_d;
@@ -562,13 +572,13 @@ module normcore_l8_i8_chan (
   reg nle_d;
   reg [3:0] u_0_d;
   reg cy_0_d;
-  reg [2:0] d_1_d;
-  reg [2:0] d_2_d;
-  reg [2:0] d_3_d;
-  reg [2:0] d_4_d;
-  reg [2:0] d_5_d;
-  reg [2:0] d_6_d;
-  reg [2:0] d_7_d;
+  reg g_1_d;
+  reg g_2_d;
+  reg g_3_d;
+  reg g_4_d;
+  reg g_5_d;
+  reg g_6_d;
+  reg g_7_d;
   reg cyc_d;
   reg [4:0] op0_d;
   reg dz_1_d;
@@ -606,13 +616,13 @@ module normcore_l8_i8_chan (
     nle_d = nle_q;
     u_0_d = u_0_q;
     cy_0_d = cy_0_q;
-    d_1_d = d_1_q;
-    d_2_d = d_2_q;
-    d_3_d = d_3_q;
-    d_4_d = d_4_q;
-    d_5_d = d_5_q;
-    d_6_d = d_6_q;
-    d_7_d = d_7_q;
+    g_1_d = g_1_q;
+    g_2_d = g_2_q;
+    g_3_d = g_3_q;
+    g_4_d = g_4_q;
+    g_5_d = g_5_q;
+    g_6_d = g_6_q;
+    g_7_d = g_7_q;
     cyc_d = cyc_q;
     wm_1_d = wm_1_q;
     d0_1_d = d0_1_q;
@@ -681,23 +691,23 @@ module normcore_l8_i8_chan (
       if (ld_i) begin
         u_0_d = 4'd1;
         cy_0_d = 1'b0;
-        d_1_d = (ga_1 | gb_1) ? dp_1_q : db_1_q;
-        d_2_d = (ga_2 | gb_2) ? dp_2_q : db_2_q;
-        d_3_d = (ga_3 | gb_3) ? dp_3_q : db_3_q;
-        d_4_d = (ga_4 | gb_4) ? dp_4_q : db_4_q;
-        d_5_d = (ga_5 | gb_5) ? dp_5_q : db_5_q;
-        d_6_d = (ga_6 | gb_6) ? dp_6_q : db_6_q;
-        d_7_d = (ga_7 | gb_7) ? dp_7_q : db_7_q;
+        g_1_d = 1'b0;
+        g_2_d = 1'b0;
+        g_3_d = 1'b0;
+        g_4_d = 1'b0;
+        g_5_d = 1'b0;
+        g_6_d = 1'b0;
+        g_7_d = 1'b0;
       end else begin
         u_0_d = u_nx_0;
         cy_0_d = cy0_nx;
-        d_1_d = (ga_1 | gb_1) ? dp_1_q : db_1_q;
-        d_2_d = (ga_2 | gb_2) ? dp_2_q : db_2_q;
-        d_3_d = (ga_3 | gb_3) ? dp_3_q : db_3_q;
-        d_4_d = (ga_4 | gb_4) ? dp_4_q : db_4_q;
-        d_5_d = (ga_5 | gb_5) ? dp_5_q : db_5_q;
-        d_6_d = (ga_6 | gb_6) ? dp_6_q : db_6_q;
-        d_7_d = (ga_7 | gb_7) ? dp_7_q : db_7_q;
+        g_1_d = ga_1 | gb_1;
+        g_2_d = ga_2 | gb_2;
+        g_3_d = ga_3 | gb_3;
+        g_4_d = ga_4 | gb_4;
+        g_5_d = ga_5 | gb_5;
+        g_6_d = ga_6 | gb_6;
+        g_7_d = ga_7 | gb_7;
       end
       if (ld_i) begin
         cyc_d = ~small_i & sle_i;
@@ -756,13 +766,13 @@ module normcore_l8_i8_chan (
     nle_q <= nle_d;
     u_0_q <= u_0_d;
     cy_0_q <= cy_0_d;
-    d_1_q <= d_1_d;
-    d_2_q <= d_2_d;
-    d_3_q <= d_3_d;
-    d_4_q <= d_4_d;
-    d_5_q <= d_5_d;
-    d_6_q <= d_6_d;
-    d_7_q <= d_7_d;
+    g_1_q <= g_1_d;
+    g_2_q <= g_2_d;
+    g_3_q <= g_3_d;
+    g_4_q <= g_4_d;
+    g_5_q <= g_5_d;
+    g_6_q <= g_6_d;
+    g_7_q <= g_7_d;
     cyc_q <= cyc_d;
     op0_q <= op0_d;
     dz_1_q <= dz_1_d;
@@ -785,7 +795,7 @@ module normcore_l8_i8_chan (
     d0_7_q <= d0_7_d;
   end
   assign c0_o = c_q;
-  assign d_o = {d_7_q, d_6_q, d_5_q, d_4_q, d_3_q, d_2_q, d_1_q};
+  assign d_o = {d_7, d_6, d_5, d_4, d_3, d_2, d_1};
 endmodule
 
 `default_nettype wire
