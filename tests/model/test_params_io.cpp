@@ -17,6 +17,7 @@
 #include "normcore/fold.hpp"
 #include "normcore/npz.hpp"
 #include "normcore/params_file.hpp"
+#include "test_errors.hpp"
 
 namespace fs = std::filesystem;
 using Bytes = std::vector<std::uint8_t>;
@@ -59,15 +60,7 @@ Bytes read_bytes(const fs::path& p) {
   return normcore::read_file_bytes(p);
 }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const normcore::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using normcore::test::error_of;
 
 #define EXPECT_HAS(haystack, needle)                               \
   EXPECT_NE(std::string(haystack).find(needle), std::string::npos) \
