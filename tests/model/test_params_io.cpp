@@ -537,6 +537,41 @@ TEST(Npz, NumpyStyleZip64LocalHeadersAreFine) {
   EXPECT_EQ(arrays.at("b").as_int, (std::vector<std::int64_t>{4}));
 }
 
+// torch.export.save writes a ZIP64 end record + locator before a classic end record that still
+// holds every value: read through the classic record. A locator with saturated classic fields
+// (a real ZIP64 archive) stays refused.
+TEST(Npz, RedundantZip64EndRecordIsFine) {
+  const TempDir dir;
+  const auto path = dir / "t.npz";
+  Bytes z = make_zip({{"a.npy", npy_i8({7, 8}), false}});
+  const Bytes end(z.end() - 22, z.end());
+  z.resize(z.size() - 22);
+  const auto cd_size = static_cast<std::uint64_t>(end[12] | (end[13] << 8));
+  const auto cd_offset = static_cast<std::uint64_t>(end[16] | (end[17] << 8));
+  const auto rec_at = static_cast<std::uint64_t>(z.size());
+  put32(z, 0x06064b50);  // ZIP64 end of central directory record
+  put64(z, 44);
+  put16(z, 45);
+  put16(z, 45);
+  put32(z, 0);
+  put32(z, 0);
+  put64(z, 1);
+  put64(z, 1);
+  put64(z, cd_size);
+  put64(z, cd_offset);
+  put32(z, 0x07064b50);  // its locator
+  put32(z, 0);
+  put64(z, rec_at);
+  put32(z, 1);
+  z.insert(z.end(), end.begin(), end.end());
+  write_bytes(path, z);
+  EXPECT_EQ(normcore::read_npz(path).at("a").as_int, (std::vector<std::int64_t>{7, 8}));
+  z[z.size() - 22 + 4] = 0xFF;  // disk number saturated: the ZIP64 values would be needed
+  z[z.size() - 22 + 5] = 0xFF;
+  write_bytes(path, z);
+  EXPECT_NE(error_of([&] { (void)normcore::read_npz(path); }).find("ZIP64"), std::string::npos);
+}
+
 TEST(Npz, TruncatedAndCorruptArchives) {
   const TempDir dir;
   const auto path = dir / "w.npz";
