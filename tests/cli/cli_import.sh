@@ -317,5 +317,28 @@ sed 's/rsqrt(/rsqrtt(/' "$work/conv_bn_relu.hlo" > "$work/typo.hlo"
 expect_error "misspelt hlo opcode" 2 "unknown HLO opcode 'rsqrtt'" "$work/p_bad" -- \
   "$bin" import "$work/typo.hlo" --config "$m_def" -o "$work/p_bad"
 
+# torch.export archives, Relay text with a safetensors / Flax msgpack bundle (issue 16).
+expect_ok "import torch.export" "layer bn1: batchnorm (bn,relu) at node 'batch_norm'" -- \
+  "$bin" import "$fx/torch_export/multi_bn.pt2" --config "$m_def" -o "$work/plan_pt2"
+expect_ok "run torch.export plan" " ok" -- "$bin" run --plan "$work/plan_pt2" --device "ref:$m_def"
+expect_ok "import torch.export aten chain" "layer bn: decomposed (sub,mul,mul,add,relu)" -- \
+  "$bin" import "$fx/torch_export/conv_bn_relu.aten.pt2" --config "$m_def" -o "$work/plan_pt2a"
+expect_error "torch.export training mode" 2 "training=True" "$work/p_bad" -- \
+  "$bin" import "$fx/torch_export/train_bn.pt2" --config "$m_def" -o "$work/p_bad"
+expect_ok "import relay + safetensors" "3 batch norm(s), 0 near miss(es)" -- \
+  "$bin" import "$fx/relay/multi_bn.simplified.relay" \
+  --params "$fx/torch_export/multi_bn.safetensors" --config "$m_def" -o "$work/plan_relay"
+expect_ok "run relay plan" " ok" -- "$bin" run --plan "$work/plan_relay" --device "ref:$m_def"
+expect_ok "import relay nhwc + msgpack" "axis 3 (nhwc)" -- \
+  "$bin" import "$fx/relay/nhwc_conv_bn_relu.relay" \
+  --params "$fx/stablehlo/conv_bn_relu.msgpack" --config "$m_def" -o "$work/plan_relay2"
+sed 's/nn.batch_norm(/nn.batch_nrom(/' "$fx/relay/standalone_bn.relay" > "$work/typo.relay"
+expect_error "misspelt relay op" 2 "'nn.batch_nrom' is not a Relay operator (did you mean" \
+  "$work/p_bad" -- "$bin" import "$work/typo.relay" --config "$m_def" -o "$work/p_bad"
+head -c 300 "$fx/torch_export/multi_bn.safetensors" > "$work/cut.safetensors"
+expect_error "truncated safetensors" 2 "cut.safetensors" "$work/p_bad" -- \
+  "$bin" import "$fx/relay/multi_bn.relay" --params "$work/cut.safetensors" --config "$m_def" \
+  -o "$work/p_bad"
+
 echo "cli_import: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
