@@ -81,7 +81,8 @@ std::vector<double> reference_output(const BnParams& bn, const ArithSpec& spec,
   return y;
 }
 
-LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<const std::int64_t> x) {
+PendingLayer submit_layer(Accelerator& acc, const PlannedLayer& layer,
+                          std::span<const std::int64_t> x) {
   const ParamImage image = read_params(layer.params_file);
   const BnParams bn = load_bn_json(layer.bn_file);
   if (bn.channels() != layer.job.c || image.scale.size() != layer.job.c) {
@@ -101,19 +102,32 @@ LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<cons
                 layer.bn_file.string() + " quantises its activation to [" + std::to_string(lo) +
                 ", " + std::to_string(hi) + "]");
   }
-  std::vector<std::int32_t> xin(x.size()), yout(x.size());
+  PendingLayer p;
+  p.layer = &layer;
+  p.bn = bn;
+  p.spec = image.spec;
+  p.xin.resize(x.size());
+  p.yout.resize(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (x[i] < image.spec.x_min() || x[i] > image.spec.x_max()) {
       throw Error(layer.name + ": input element " + std::to_string(i) + " = " +
                   std::to_string(x[i]) + " is outside the input range " +
                   std::to_string(image.spec.x_min()) + ".." + std::to_string(image.spec.x_max()));
     }
-    xin[i] = static_cast<std::int32_t>(x[i]);
+    p.xin[i] = static_cast<std::int32_t>(x[i]);
   }
   auto params = acc.upload(image);
-  const JobShape job = job_shape(layer.job);
-  acc.run(params, view(xin), view(yout), job);
-  const Reference ref(bn, image.spec, job);
+  p.job = job_shape(layer.job);
+  p.run = acc.submit(params, view(p.xin), view(p.yout), p.job);
+  return p;
+}
+
+LayerCheck check_layer(PendingLayer& p, std::span<const std::int64_t> x) {
+  p.run.get();
+  const PlannedLayer& layer = *p.layer;
+  const JobShape& job = p.job;
+  const std::vector<std::int32_t>& yout = p.yout;
+  const Reference ref(p.bn, p.spec, job);
   LayerCheck r;
   r.name = layer.name;
   r.job = job;
@@ -135,6 +149,11 @@ LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<cons
   }
   r.within = r.max_err <= r.bound + 1e-6;
   return r;
+}
+
+LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<const std::int64_t> x) {
+  PendingLayer p = submit_layer(acc, layer, x);
+  return check_layer(p, x);
 }
 
 }  // namespace normcore::import
@@ -268,14 +287,32 @@ int run_plan(const PlanRunOptions& o) {
     std::cerr << "normcore run: error: " << e.what() << "\n";
     return kExitBadInput;
   }
+  // Every layer is queued before the first is checked, so a device with a descriptor ring runs
+  // them as one batch; a layer that cannot be submitted stops the plan after the ones before it.
+  std::vector<import::PendingLayer> pending;
+  std::exception_ptr submit_error;
+  for (std::size_t i = 0; i < plan.layers.size() && !submit_error; ++i) {
+    try {
+      pending.push_back(import::submit_layer(*acc, plan.layers[i], layer_input(o, plan, in, i)));
+    } catch (const std::exception&) {
+      submit_error = std::current_exception();
+    }
+  }
   bool all_ok = true;
-  for (std::size_t i = 0; i < plan.layers.size(); ++i) {
+  for (std::size_t i = 0; i <= pending.size() && i < plan.layers.size(); ++i) {
     const auto& l = plan.layers[i];
     import::LayerCheck c;
     try {
-      c = import::run_layer(*acc, l, layer_input(o, plan, in, i));
+      if (i == pending.size()) std::rethrow_exception(submit_error);
+      c = import::check_layer(pending[i], layer_input(o, plan, in, i));
     } catch (const std::exception& e) {
       std::cerr << "normcore run: error: layer " << l.name << ": " << e.what() << "\n";
+      for (auto& p : pending) {  // the queued runs use p's buffers: let them finish first
+        try {
+          p.run.get();
+        } catch (const std::exception&) {  // reported where it belongs, or not at all
+        }
+      }
       return dynamic_cast<const InputValueError*>(&e) != nullptr ? kExitBadInput : kExitFailure;
     }
     all_ok = all_ok && c.within;

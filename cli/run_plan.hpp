@@ -47,6 +47,21 @@ JobShape job_shape(const PlanJob& job);
 // Throws Error / DeviceError for bad inputs or a failing device.
 LayerCheck run_layer(Accelerator& acc, const PlannedLayer& layer, std::span<const std::int64_t> x);
 
+// run_layer in two halves, so that several layers can be queued (and go to a descriptor ring
+// together) before the first is waited for: submit_layer checks the layer and its input, uploads
+// and submits; check_layer waits for the run and compares (x: the same input).
+struct PendingLayer {
+  const PlannedLayer* layer = nullptr;
+  BnParams bn;
+  ArithSpec spec;
+  JobShape job;
+  std::vector<std::int32_t> xin, yout;
+  Run run;
+};
+PendingLayer submit_layer(Accelerator& acc, const PlannedLayer& layer,
+                          std::span<const std::int64_t> x);
+LayerCheck check_layer(PendingLayer& p, std::span<const std::int64_t> x);
+
 }  // namespace normcore::import
 
 namespace normcore::cli {

@@ -17,7 +17,8 @@ constexpr std::size_t kDescBytes = 64;
 constexpr std::uint32_t kIndexMask = 0xFFFF;  // RING_HEAD / RING_TAIL: 16-bit free-running
 
 void put_le(std::span<std::uint8_t> b, std::size_t at, std::uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) b[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v >> (8 * i));
+  for (int i = 0; i < bytes; ++i)
+    b[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v >> (8 * i));
 }
 
 std::uint64_t get_le(std::span<const std::uint8_t> b, std::size_t at, int bytes) {
@@ -35,8 +36,7 @@ std::uint32_t JobEngine::ring_ctrl_value() const {
 void JobEngine::ring_setup() {
   const bool irq = use_irq_ && dev_.has_irq();
   if (irq) {
-    set(regs_.ctrl,
-        regs_.en_ring->put(regs_.en_err->put(regs_.en_done->put(0, 1), 1), 1));
+    set(regs_.ctrl, regs_.en_ring->put(regs_.en_err->put(regs_.en_done->put(0, 1), 1), 1));
   }
   if (ring_) return;
   ring_ = dev_.alloc(kDescBytes << kRingLog2, 4096);
@@ -86,9 +86,9 @@ std::string JobEngine::descriptor_error(const DevJob& j, std::uint32_t index) {
     code = dev_.read32(regs_.err_code) & 0xFFu;
     addr = dev_.read32(regs_.err_lo) | static_cast<std::uint64_t>(dev_.read32(regs_.err_hi)) << 32;
   }
-  return dev_.name() + ": device job failed: " +
-         dev_.manifest().error_name(static_cast<int>(code)) + " (ERR_CODE=" +
-         std::to_string(code) + ", ERR_ADDR=" + hex(addr) + ", ring descriptor " +
+  return dev_.name() +
+         ": device job failed: " + dev_.manifest().error_name(static_cast<int>(code)) +
+         " (ERR_CODE=" + std::to_string(code) + ", ERR_ADDR=" + hex(addr) + ", ring descriptor " +
          std::to_string(index) + ") for " + describe(j);
 }
 
@@ -128,7 +128,8 @@ void JobEngine::ring_chunk(std::span<const DevJob> jobs, std::size_t from, std::
     }
     if (regs_.ring_stopped->get(dev_.read32(regs_.ring_status)) != 0) {
       const std::size_t i = (tail - first) & kIndexMask;
-      errors[from + i] = std::make_exception_ptr(DeviceError(descriptor_error(jobs[from + i], tail)));
+      errors[from + i] =
+          std::make_exception_ptr(DeviceError(descriptor_error(jobs[from + i], tail)));
       clear_irq();
       dev_.write32(regs_.ring_ctrl, regs_.ring_skip->put(ring_ctrl_value(), 1));
       continue;
@@ -138,15 +139,16 @@ void JobEngine::ring_chunk(std::span<const DevJob> jobs, std::size_t from, std::
       timed_out = (tail - first) & kIndexMask;
       errors[from + timed_out] = std::make_exception_ptr(DeviceError(
           dev_.name() + ": job timed out after " + std::to_string(job_timeout_.count()) +
-          " ms on the descriptor ring (" + describe(jobs[from + timed_out]) +
-          ", ring descriptor " + std::to_string(tail) + "); soft reset done"));
+          " ms on the descriptor ring (" + describe(jobs[from + timed_out]) + ", ring descriptor " +
+          std::to_string(tail) + "); soft reset done"));
       break;
     }
     if (!irq) (void)dev_.wait_irq(std::chrono::milliseconds(1));
   }
   clear_irq();
   const std::size_t ran = std::min(n, timed_out);  // descriptors that ran (or failed)
-  const double waited = seconds(Clock::now() - t0) / static_cast<double>(std::max<std::size_t>(ran, 1));
+  const double waited =
+      seconds(Clock::now() - t0) / static_cast<double>(std::max<std::size_t>(ran, 1));
   ring_->sync_from_device(0, ring_->size());
   const auto b = ring_->map();
   for (std::size_t i = 0; i < ran; ++i) {

@@ -105,7 +105,7 @@ void RefDevice::ring_step() {
   const std::uint64_t tail = get(ring_tail_);
   const std::uint64_t slots = std::uint64_t{1} << get(ring_size_);
   const std::uint64_t base = get(ring_base_lo_) << ring_base_lo_.desc->lsb | get(ring_base_hi_)
-                                                                                  << 32;
+                                                                                 << 32;
   const std::uint64_t at = base + (tail & (slots - 1)) * kDescBytes;
   clear_for_start();
   set(ring_active_, 1);

@@ -112,11 +112,13 @@ TEST(DriverRing, TilesAndConvertedTensorsIdenticalToTheDeviceWithoutARing) {
   const ArithSpec a = ring.manifest().config.arith();
   std::uint64_t tiles = 0;
   for (int t = 0; t < 6; ++t) {
-    const std::uint64_t c = static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 12)(rng));
-    const JobShape s{.n = static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 4)(rng)),
-                     .c = c,
-                     .hw = static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 40)(rng)),
-                     .layout = t % 2 ? Layout::nhwc : Layout::nchw};
+    const std::uint64_t c =
+        static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 12)(rng));
+    const JobShape s{
+        .n = static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 4)(rng)),
+        .c = c,
+        .hw = static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 40)(rng)),
+        .layout = t % 2 ? Layout::nhwc : Layout::nchw};
     const ParamImage im = image(a, c, rng);
     ParamImage clamp = im;
     clamp.job.lo = 0;
@@ -170,7 +172,7 @@ TEST(DriverRing, FailingJobFailsOnlyItsRunAndAHungOneTimesOut) {
       if (rr[i].state() == RunState::completed) {
         EXPECT_EQ(y1[i], y2[i]) << fault << " run " << i;
       } else {
-        const std::string want = fault.find("hang") != std::string::npos ? "timed out"
+        const std::string want = fault.find("hang") != std::string::npos    ? "timed out"
                                  : fault.find("write") != std::string::npos ? "write"
                                                                             : "read";
         EXPECT_NE(rr[i].error().find(want), std::string::npos) << rr[i].error();

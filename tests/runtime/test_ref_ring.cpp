@@ -91,7 +91,8 @@ struct Ring : ::testing::Test {
       for (std::uint64_t c = 0; c < j.c; ++c) {
         const std::uint64_t e = (static_cast<std::uint64_t>(j.s[c]) & 0xFFFF) |
                                 (static_cast<std::uint64_t>(j.b[c]) & 0xFFFFFFFF) << 16;
-        for (int k = 0; k < 8; ++k) p[c * 8 + static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(e >> (8 * k));
+        for (int k = 0; k < 8; ++k)
+          p[c * 8 + static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(e >> (8 * k));
       }
     }
     const std::uint64_t n = j.c * j.hw * j.n;
@@ -106,7 +107,8 @@ struct Ring : ::testing::Test {
     return ring->map().subspan((index & ((1u << log2) - 1)) * 64, 64);
   }
   static void put_le(std::span<std::uint8_t> b, std::size_t at, std::uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) b[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v >> (8 * i));
+    for (int i = 0; i < n; ++i)
+      b[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v >> (8 * i));
   }
   static std::uint64_t get_le(std::span<const std::uint8_t> b, std::size_t at, int n) {
     std::uint64_t v = 0;
@@ -131,7 +133,9 @@ struct Ring : ::testing::Test {
     put_le(b, 44, static_cast<std::uint64_t>(j.set.hi) & 0xFF, 4);
     put_le(b, 48, 0xFFFFFFFF, 4);  // the device overwrites the status
   }
-  std::uint32_t status_of(std::uint32_t index) { return static_cast<std::uint32_t>(get_le(slot(index), 48, 4)); }
+  std::uint32_t status_of(std::uint32_t index) {
+    return static_cast<std::uint32_t>(get_le(slot(index), 48, 4));
+  }
 };
 
 constexpr std::uint32_t kIrqFlag = 1u << 16, kSameParams = 1u << 17;
@@ -159,7 +163,8 @@ TEST_F(Ring, RandomStreamsWrapAndAppendBitExact) {
     EXPECT_EQ(get("RING_TAIL", "index"), head);
     for (std::size_t i = 0; i < n; ++i) {
       const MemJob& j = jobs[next + i];
-      EXPECT_EQ(status_of(head - static_cast<std::uint32_t>(n - i)), 1u) << "descriptor " << next + i;
+      EXPECT_EQ(status_of(head - static_cast<std::uint32_t>(n - i)), 1u)
+          << "descriptor " << next + i;
       EXPECT_EQ(get_le(slot(head - static_cast<std::uint32_t>(n - i)), 52, 4), j.x.size());
       EXPECT_EQ(j.result(), j.golden()) << "descriptor " << next + i;
     }
@@ -177,7 +182,7 @@ TEST_F(Ring, FailingDescriptorStopsTheRingThenSkipOrResume) {
   std::vector<MemJob> jobs;
   for (int i = 0; i < 5; ++i) jobs.push_back(make_job());
   for (std::uint32_t i = 0; i < 5; ++i) describe(i, jobs[i], *jobs[i].prm);
-  put_le(slot(2), 24, 0, 4);  // descriptor 2: C = 0
+  put_le(slot(2), 24, 0, 4);                                 // descriptor 2: C = 0
   put_le(slot(3), 8, jobs[3].out->device_address() + 1, 8);  // descriptor 3: misaligned DST
   wr("RING_HEAD", 5);
   EXPECT_EQ(get("RING_TAIL", "index"), 2u);
@@ -185,7 +190,8 @@ TEST_F(Ring, FailingDescriptorStopsTheRingThenSkipOrResume) {
   EXPECT_EQ(status_of(2), 2u | static_cast<std::uint32_t>(m().error_codes.at("bad_channels")) << 8);
   EXPECT_EQ(get("IRQ_STATUS", "error"), 1u);
   EXPECT_EQ(get("IRQ_STATUS", "ring"), 1u) << "two descriptors completed before the failure";
-  EXPECT_EQ(get("ERR_CODE", "code"), static_cast<std::uint32_t>(m().error_codes.at("bad_channels")));
+  EXPECT_EQ(get("ERR_CODE", "code"),
+            static_cast<std::uint32_t>(m().error_codes.at("bad_channels")));
   EXPECT_EQ(jobs[0].result(), jobs[0].golden());
   EXPECT_EQ(jobs[1].result(), jobs[1].golden());
   EXPECT_EQ(status_of(4), 0xFFFFFFFFu) << "nothing after the failing descriptor ran";
@@ -270,9 +276,9 @@ TEST_F(Ring, SingleJobRegistersStillWorkBesideTheRing) {
                  put("MODE", "shift", static_cast<std::uint64_t>(j.set.shift)));
   wr("CLAMP_LO", static_cast<std::uint32_t>(j.set.lo) & 0xFF);
   wr("CLAMP_HI", static_cast<std::uint32_t>(j.set.hi) & 0xFF);
-  for (const auto& [r, a] : {std::pair{"SRC", j.in->device_address()},
-                             std::pair{"DST", j.out->device_address()},
-                             std::pair{"PARAM", j.prm->device_address()}}) {
+  for (const auto& [r, a] :
+       {std::pair{"SRC", j.in->device_address()}, std::pair{"DST", j.out->device_address()},
+        std::pair{"PARAM", j.prm->device_address()}}) {
     wr(std::string(r) + "_LO", static_cast<std::uint32_t>(a));
     wr(std::string(r) + "_HI", static_cast<std::uint32_t>(a >> 32));
   }
