@@ -41,6 +41,9 @@ void JobEngine::ring_setup() {
   if (ring_) return;
   ring_ = dev_.alloc(kDescBytes << kRingLog2, 4096);
   std::fill(ring_->map().begin(), ring_->map().end(), std::uint8_t{0});
+  // Disabled while it is set up, so that nothing left from an earlier user runs meanwhile.
+  dev_.write32(regs_.ring_ctrl, 0);
+  shadow_[regs_.ring_ctrl] = 0;
   const std::uint64_t a = ring_->device_address();
   set(regs_.ring_base_lo, static_cast<std::uint32_t>(a));
   set(regs_.ring_base_hi, static_cast<std::uint32_t>(a >> 32));
