@@ -158,6 +158,10 @@ int generate(const CLI::App* sub, const GenOptions& o) {
   if (sub->count("--target") && !sub->count("--table"))
     cfg.table = CoreConfig::default_table(cfg.target);
   apply_flags(o, acfg);
+  if (acfg.ring && !accel) {
+    std::cerr << "normcore gen: error: --ring: the descriptor ring needs --accel\n";
+    return kExitBadInput;
+  }
   if (const auto err = accel ? acfg.check() : cfg.check(); !err.empty()) {
     std::cerr << "normcore gen: error: " << err << "\n";
     return kExitBadInput;
@@ -193,6 +197,8 @@ int generate(const CLI::App* sub, const GenOptions& o) {
                           : ref ? gen::ref_top_name(cfg, rdesign)
                                 : cfg.top_name();
   std::cout << "normcore gen: wrote " << files.size() << " files for " << top << " to " << o.out_dir
+            << (acfg.ring && accel ? " (--ring: registers and manifest for the ref: model; no RTL)"
+                                   : "")
             << "\n";
   return kExitOk;
 }

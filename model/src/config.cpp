@@ -69,6 +69,26 @@ constexpr ConfigField renamed(ConfigField f, const char* old_key, const char* ol
   return f;
 }
 
+// The descriptor ring flag: optional in manifests, written only when set.
+constexpr ConfigField ring_field() {
+  ConfigField f{"ring",
+                "--ring",
+                K::boolean,
+                G::accel,
+                0,
+                0,
+                false,
+                "",
+                "Accelerator: the descriptor ring (RING_* registers; registers, headers, docs "
+                "and manifest for the ref: model only, no RTL yet)",
+                nullptr,
+                [](AccelConfig& a) { return &a.ring; },
+                nullptr};
+  f.optional_in_manifest = true;
+  f.omit_when_false = true;
+  return f;
+}
+
 // The one table. Ranges are the generator's: the RTL is only built (and tested) inside them.
 const ConfigField kSchema[] = {
     {"name", "--name", K::string, G::core, 0, 0, false, "",
@@ -136,6 +156,7 @@ const ConfigField kSchema[] = {
               [](AccelConfig& a) { return &a.max_burst; }),
     int_field("outstanding", "--outstanding", G::accel, 1, 16, false,
               "Accelerator: read bursts in flight", [](AccelConfig& a) { return &a.outstanding; }),
+    ring_field(),
 };
 
 bool is_pow2(long long v) {
@@ -250,7 +271,7 @@ void write_fields(AccelConfig a, nlohmann::json& j, G group) {  // a copy, as in
   for (const auto& f : kSchema) {
     if (f.group != group) continue;
     if (f.kind == K::integer) j[f.key] = *f.int_ref(a);
-    if (f.kind == K::boolean) j[f.key] = *f.bool_ref(a);
+    if (f.kind == K::boolean && (*f.bool_ref(a) || !f.omit_when_false)) j[f.key] = *f.bool_ref(a);
     if (f.kind == K::string) j[f.key] = *f.str_ref(a);
     if (f.kind == K::number) j[f.key] = number_json(*f.num_ref(a));
   }

@@ -53,7 +53,15 @@ Accelerator::Accelerator(std::unique_ptr<Device> device, DriverOptions options) 
   core_ = std::make_shared<detail::DriverCore>(std::move(device), std::move(options));
   core_->info = detail::read_info(*core_->dev);
   core_->engine.clear_irq();  // leave no stale interrupt from before we opened it
-  core_->queue.start([k = core_.get()](detail::RunShared& r) { detail::run_job(*k, r); });
+  if (core_->engine.has_ring()) {
+    // Every queued run at once: their tiles go to the descriptor ring together.
+    core_->queue.start_batched([k = core_.get()](std::span<detail::RunShared* const> runs,
+                                                 std::vector<std::exception_ptr>& errs) {
+      detail::run_batch(*k, runs, errs);
+    });
+  } else {
+    core_->queue.start([k = core_.get()](detail::RunShared& r) { detail::run_job(*k, r); });
+  }
 }
 
 Accelerator::~Accelerator() {

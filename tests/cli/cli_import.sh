@@ -220,6 +220,14 @@ expect_ok "import two" "near miss at line 24: not a BN" -- \
 json_get "$work/plan2/plan.json" "j['near_misses'][0]['reason']" | grep -q "not per-channel" && ok || bad "two: reason"
 expect_ok "run two" "" -- "$bin" run --plan "$work/plan2" --device "ref:$m_def"
 [ "$(grep -c ' ok$' "$work/out.txt")" = "2" ] && ok || bad "run two: 2 ok lines"
+# The same two layers on the ring version of the device (one batch on the descriptor ring): the
+# same errors, layer by layer.
+if [ -f "$devs/nc_ring/rtl/manifest.json" ]; then
+  sed 's/ on ref:[^ ]*//' "$work/out.txt" > "$work/two_start.txt"
+  expect_ok "run two ring" "" -- "$bin" run --plan "$work/plan2" --device "ref:$devs/nc_ring/rtl/manifest.json"
+  sed 's/ on ref:[^ ]*//' "$work/out.txt" > "$work/two_ring.txt"
+  diff "$work/two_start.txt" "$work/two_ring.txt" > /dev/null && ok || bad "run two ring: differs from START"
+fi
 python3 - "$work/x12.npy" <<'PY'
 import struct, sys
 hdr = "{'descr': '<i2', 'fortran_order': False, 'shape': (12,), }"

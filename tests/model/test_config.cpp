@@ -23,10 +23,21 @@ TEST(ConfigSchema, EveryFieldOnce) {
                      (f.num_ref != nullptr);
     EXPECT_EQ(refs, 1) << f.key;
   }
-  // Every key the config JSON holds is in the schema, and only those.
+  // Every key the config JSON holds is in the schema, and only those; a flag written only when
+  // set (ring) is missing at its default and present when set.
+  std::size_t omitted = 0;
+  for (const auto& f : config_schema()) omitted += f.omit_when_false ? 1 : 0;
+  EXPECT_EQ(omitted, 1u);
   const auto j = AccelConfig{}.to_json();
-  EXPECT_EQ(j.size(), keys.size());
+  EXPECT_EQ(j.size(), keys.size() - omitted);
+  EXPECT_FALSE(j.contains("ring"));
   for (const auto& [k, v] : j.items()) EXPECT_EQ(keys.count(k), 1u) << k;
+  AccelConfig r;
+  r.ring = true;
+  const auto jr = r.to_json();
+  EXPECT_EQ(jr.size(), keys.size());
+  EXPECT_EQ(jr.at("ring"), true);
+  EXPECT_TRUE(AccelConfig::from_json(jr, true).ring);
 }
 
 TEST(ConfigSchema, RangesComeFromTheTable) {

@@ -51,6 +51,8 @@ struct ConfigField {
   const char* old_key = nullptr;
   const char* old_option = nullptr;
   double* (*num_ref)(AccelConfig&) = nullptr;  // number fields (range lo..hi, fractions allowed)
+  // A boolean written to the JSON only when true (so configurations without it read as before).
+  bool omit_when_false = false;
 
   // "Elements per beat (1..64)", "... (power of two, 32..512)".
   [[nodiscard]] std::string help_text() const;
@@ -197,6 +199,9 @@ struct AccelConfig {
   int max_burst = 32;       // beats per burst: power of two, 1..256
   int outstanding = 8;      // read bursts in flight: 1..16 (>= 4 hides memory latency)
   int axil_addr_bits = 12;  // AXI4-Lite address width (4 KiB register window)
+  // The descriptor ring (RING_* registers, docs/architecture.md "Descriptor ring"). The RTL has
+  // no descriptor fetcher yet: a ring configuration is generated for the ref: model only.
+  bool ring = false;
 
   // As CoreConfig::check.
   [[nodiscard]] std::string check(FieldNames names = FieldNames::cli) const;
