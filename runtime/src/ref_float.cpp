@@ -78,9 +78,70 @@ std::uint32_t round_double(double h, const Target& t, bool flush) {
   return sign | mag;
 }
 
-bool finite_nonsub_ok(std::uint32_t v, NumType t) {
-  const FloatFormat f = float_format(t);
-  return (v & f.exp_mask()) != f.exp_mask();
+// What one job's fast path needs, computed once: the target format, the decoded clamp bounds.
+struct FastCtx {
+  Target t;
+  NumType xt = NumType::fp16, yt = NumType::fp16;
+  bool flush = false;
+  std::uint32_t x_exp = 0x7C00;  // the input's exponent mask
+  std::uint32_t lo = 0, hi = 0;
+  std::int64_t lo_key = 0, hi_key = 0;
+  std::int64_t key(std::uint32_t v) const {  // numeric order of a non-NaN pattern (-0 == +0)
+    const auto mag = static_cast<std::int64_t>(v & (t.sign_bit - 1));
+    return (v & t.sign_bit) != 0 ? -mag : mag;
+  }
+  FastCtx(const ArithSpec& spec, const JobSettings& job)
+      : t(target_of(spec.y_type)),
+        xt(spec.x_type),
+        yt(spec.y_type),
+        flush(spec.flush_subnormals),
+        x_exp(float_format(spec.x_type).exp_mask()),
+        lo(static_cast<std::uint32_t>(job.lo)),
+        hi(static_cast<std::uint32_t>(job.hi)) {
+    lo_key = key(lo);
+    hi_key = key(hi);
+  }
+};
+
+// Every fp16 pattern as a float (exact), built once.
+const float* half_table() {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(0x10000);
+    for (std::uint32_t h = 0; h < 0x10000; ++h) t[h] = half_to_float(h);
+    return t;
+  }();
+  return table.data();
+}
+
+// One element on the fast path (x, s, b finite, s and b already flushed when asked).
+inline std::uint32_t fma_one(std::uint32_t x, double sd, double bd, const FastCtx& c,
+                             const float* halves) {
+  if (c.flush && (x & c.x_exp) == 0) x &= 0x8000u;
+  const float xf = c.xt == NumType::bf16 ? f32_of(x << 16) : halves[x];
+  const double p = static_cast<double>(xf) * sd;  // exact: <= 11 x 24 bits
+  double h = p + bd;
+  std::uint32_t y;
+  if (h == 0) {
+    y = std::signbit(h) ? c.t.sign_bit : 0;  // IEEE's sign of an exact zero, as the double's
+  } else {
+    // TwoSum: p + bd = h + err exactly; jam: round to odd at the double's LSB
+    const double bb = h - p;
+    const double err = (p - (h - bb)) + (bd - bb);
+    std::uint64_t u = dbits(h);
+    if (err != 0 && (u & 1) == 0) u += ((err > 0) == (h > 0)) ? 1 : ~std::uint64_t{0};
+    h = from_bits(u);
+    y = round_double(h, c.t, c.flush);
+  }
+  const std::int64_t k = c.key(y);
+  return k < c.lo_key ? c.lo : k > c.hi_key ? c.hi : y;
+}
+
+bool special(std::uint32_t v, std::uint32_t exp_mask) {
+  return (v & exp_mask) == exp_mask;
+}
+
+std::uint32_t daz32(std::uint32_t v, bool flush) {
+  return flush && (v & 0x7F800000u) == 0 ? v & 0x80000000u : v;
 }
 
 }  // namespace
@@ -91,43 +152,50 @@ bool fast_path(const ArithSpec& spec) {
 
 std::uint32_t fast_fma(std::uint32_t x, std::uint32_t s, std::uint32_t b, const ArithSpec& spec,
                        const JobSettings& job) {
-  const NumType xt = spec.x_type;
-  if (!finite_nonsub_ok(x, xt) || !finite_nonsub_ok(s, NumType::fp32) ||
-      !finite_nonsub_ok(b, NumType::fp32)) {
+  const FastCtx c(spec, job);
+  if (special(x, c.x_exp) || special(s, 0x7F800000u) || special(b, 0x7F800000u)) {
     return static_cast<std::uint32_t>(apply_float(x, s, b, spec, job));  // NaN / Inf
   }
-  const bool flush = spec.flush_subnormals;
-  auto daz = [&](std::uint32_t v, NumType t) {
-    const FloatFormat f = float_format(t);
-    return flush && (v & f.exp_mask()) == 0 ? v & f.sign_bit() : v;
-  };
-  x = daz(x, xt), s = daz(s, NumType::fp32), b = daz(b, NumType::fp32);
-  const float xf = xt == NumType::bf16 ? f32_of(x << 16) : half_to_float(x);
-  const double p = static_cast<double>(xf) * static_cast<double>(f32_of(s));  // exact
-  const double bd = f32_of(b);
-  double h = p + bd;
-  const Target t = target_of(spec.y_type);
-  std::uint32_t y;
-  if (h == 0) {
-    // exact zero: IEEE's sign (+0, or -0 for -0 + -0), which the double sum has
-    y = std::signbit(h) ? t.sign_bit : 0;
-  } else {
-    // TwoSum: p + bd = h + err exactly; jam: round to odd at the double's LSB
-    const double bb = h - p;
-    const double err = (p - (h - bb)) + (bd - bb);
-    std::uint64_t u = dbits(h);
-    if (err != 0 && (u & 1) == 0) u += ((err > 0) == (h > 0)) ? 1 : -1;
-    h = from_bits(u);
-    y = round_double(h, t, flush);
-  }
-  // clamp (numeric: -0 == +0)
-  const NumType yt = spec.y_type;
-  const auto lo = static_cast<std::uint32_t>(job.lo);
-  const auto hi = static_cast<std::uint32_t>(job.hi);
-  if (float_compare(y, lo, yt) < 0) return lo;
-  if (float_compare(y, hi, yt) > 0) return hi;
-  return y;
+  const double sd = f32_of(daz32(s, c.flush));
+  const double bd = f32_of(daz32(b, c.flush));
+  return fma_one(x, sd, bd, c, half_table());
 }
+
+namespace {
+
+// Float in, float out over [e0, e1) (16-bit inputs, 16- or 32-bit outputs, whole elements).
+void run_fast(const FloatKernel& k, const JobSettings& job, std::uint64_t e0, std::uint64_t e1) {
+  const FastCtx c(k.spec, job);
+  const float* halves = half_table();
+  const auto* in = reinterpret_cast<const std::uint8_t*>(k.in);
+  const bool out32 = k.spec.yw == 32;
+  std::uint64_t ch = (e0 / k.stride) % k.channels;
+  std::uint64_t e = e0;
+  while (e < e1) {
+    const std::uint64_t end = std::min(e1, e + k.stride - e % k.stride);  // one channel run
+    const auto s = static_cast<std::uint32_t>(k.scale[ch]);
+    const auto b = static_cast<std::uint32_t>(k.shift[ch]);
+    const bool slow = special(s, 0x7F800000u) || special(b, 0x7F800000u);
+    const double sd = f32_of(daz32(s, c.flush));
+    const double bd = f32_of(daz32(b, c.flush));
+    for (; e < end; ++e) {
+      std::uint16_t x;
+      std::memcpy(&x, in + 2 * e, 2);
+      const std::uint32_t y = slow || special(x, c.x_exp)
+                                  ? static_cast<std::uint32_t>(apply_float(x, s, b, k.spec, job))
+                                  : fma_one(x, sd, bd, c, halves);
+      if (out32) {
+        std::memcpy(k.out + 4 * e, &y, 4);
+      } else {
+        const auto y16 = static_cast<std::uint16_t>(y);
+        std::memcpy(k.out + 2 * e, &y16, 2);
+      }
+    }
+    if (++ch == k.channels) ch = 0;
+  }
+}
+
+}  // namespace
 
 void compute_float(const FloatKernel& k, std::uint64_t total, bool in_place, unsigned threads) {
   const ArithSpec& sp = k.spec;
@@ -139,6 +207,10 @@ void compute_float(const FloatKernel& k, std::uint64_t total, bool in_place, uns
     job.hi = static_cast<std::int64_t>(static_cast<std::uint64_t>(job.hi) & bits::mask(yw));
   }
   auto range = [&](std::uint64_t e0, std::uint64_t e1) {
+    if (fast) {
+      run_fast(k, job, e0, e1);
+      return;
+    }
     bits::Reader rd(k.in + e0 * static_cast<std::uint64_t>(xw) / 8);
     bits::Writer wr(k.out + e0 * static_cast<std::uint64_t>(yw) / 8);
     std::uint64_t c = (e0 / k.stride) % k.channels;
@@ -147,14 +219,9 @@ void compute_float(const FloatKernel& k, std::uint64_t total, bool in_place, uns
       const std::uint64_t raw = rd.get(xw);
       const auto s = static_cast<std::uint32_t>(k.scale[c]);
       const auto b = static_cast<std::uint32_t>(k.shift[c]);
-      std::uint64_t y;
-      if (fast) {
-        y = fast_fma(static_cast<std::uint32_t>(raw), s, b, sp, job);
-      } else {
-        const std::int64_t x = sp.x_type == NumType::integer ? bits::to_int(raw, xw, sp.x_signed)
-                                                             : static_cast<std::int64_t>(raw);
-        y = static_cast<std::uint64_t>(apply_float(x, s, b, sp, job)) & bits::mask(yw);
-      }
+      const std::int64_t x = sp.x_type == NumType::integer ? bits::to_int(raw, xw, sp.x_signed)
+                                                           : static_cast<std::int64_t>(raw);
+      const auto y = static_cast<std::uint64_t>(apply_float(x, s, b, sp, job)) & bits::mask(yw);
       wr.put(y, yw);
       if (++r == k.stride) {
         r = 0;
