@@ -158,7 +158,7 @@ h=\"{'descr': '|i1', 'fortran_order': False, 'shape': (8,), }\"
 h+=' '*((64-(10+len(h)+1)%64)%64)+'\n'
 open('$work/i8.npy','wb').write(b'\x93NUMPY\x01\x00'+struct.pack('<H',len(h))+h.encode()+bytes(8))"
 "$bin" run --device "ref:$work/dev_fp16_fp16/manifest.json" --params "$work/p_fp16_fp16.bin" \
-  --input "$work/i8.npy" --shape 1x4x2 --output "$work/y8.npy" >"$work/e6" 2>&1
+  --input "$work/i8.npy" --shape 1,4,2 --output "$work/y8.npy" >"$work/e6" 2>&1
 rc=$?
 if [ $rc -eq 2 ] && grep -q "input type int8" "$work/e6" && [ ! -e "$work/y8.npy" ]; then ok
 else bad "int8 input on fp16 device: rc $rc: $(cat "$work/e6")"; fi
