@@ -164,9 +164,11 @@ echo "conv+BN+ReLU (HLO, 16 channels) on ref:normcore: $(grep -o 'max error.*' "
 # and the error in output ULPs; the plan's bn.json refolds to the same image; --plan refuses it.
 "$bin" gen --accel --manifest-only --in-type fp16 --out-type fp16 -o "$work/dev_fp16" > /dev/null
 fplan=$work/fplan
-expect_ok "import hlo fp16 device" "ULP vs float64 batch norm" -- \
+expect_ok "import hlo fp16 device" "layer BatchNorm_0: decomposed" -- \
   "$bin" import "$work/conv_bn_relu.hlo" --params "$work/flax.json" \
   --config "$work/dev_fp16/manifest.json" -o "$fplan"
+grep -q "worst-case error: .* ULP vs float64 batch norm" "$fplan/BatchNorm_0.report.txt" && ok ||
+  bad "float plan report lacks the ULP error"
 [ "$(json_get "$fplan/plan.json" "j['arith']['x_type'], j['arith']['y_type']")" = "fp16 fp16" ] &&
   ok || bad "float plan.json arith types"
 "$bin" fold --params "$fplan/BatchNorm_0.bn.json" --config "$work/dev_fp16/manifest.json" \
