@@ -158,6 +158,9 @@ ParamImage decode_params(std::span<const std::uint8_t> bytes, std::string_view n
     img.spec.x_type = static_cast<NumType>(bytes[46]);
     img.spec.y_type = static_cast<NumType>(bytes[47]);
     img.spec.flush_subnormals = bytes[48] != 0;
+    if (!img.spec.is_float()) {
+      throw Error(who + ": version 2 (a float image) with integer in and out types");
+    }
   }
   img.scale.resize(c);
   img.shift.resize(c);
