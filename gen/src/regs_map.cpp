@@ -78,16 +78,22 @@ void ident_and_caps(MapBuilder& b, const AccelConfig& cfg) {
          ro_const("major", 16, 8, ver.major, "generator version, major"),
          ro_const("contract", 24, 8, static_cast<std::uint64_t>(kContractVersion),
                   "arithmetic contract version")});
-  b.add(
-      "CAPS0", 0x008, "Capabilities: datapath",
-      {ro_const("lanes", 0, 8, static_cast<std::uint64_t>(c.lanes), "elements per stream beat"),
-       ro_const("in_bits", 8, 6, static_cast<std::uint64_t>(a.xw), "input element bits"),
-       ro_const("in_signed", 14, 1, a.x_signed ? 1 : 0, "input is two's complement"),
-       ro_const("out_bits", 16, 6, static_cast<std::uint64_t>(a.yw), "output element bits"),
-       ro_const("out_signed", 22, 1, a.y_signed ? 1 : 0, "output is two's complement"),
-       ro_const("round_modes", 24, 4,
-                c.has_fixed_rounding() ? std::uint64_t{1} << spec_rounding(c) : 0xF,
-                "supported rounding modes, bit per mode (floor, half_up, half_even, half_away)")});
+  b.add("CAPS0", 0x008, "Capabilities: datapath",
+        {ro_const("lanes", 0, 8, static_cast<std::uint64_t>(c.lanes), "elements per stream beat"),
+         ro_const("in_bits", 8, 6, static_cast<std::uint64_t>(a.xw), "input element bits"),
+         ro_const("in_signed", 14, 1, a.x_signed ? 1 : 0, "input is two's complement"),
+         ro_const("flush", 15, 1, a.flush_subnormals ? 1 : 0,
+                  "float: subnormal inputs and results are flushed to signed zeros"),
+         ro_const("out_bits", 16, 6, static_cast<std::uint64_t>(a.yw), "output element bits"),
+         ro_const("out_signed", 22, 1, a.y_signed ? 1 : 0, "output is two's complement"),
+         ro_const("round_modes", 24, 4,
+                  c.has_fixed_rounding() ? std::uint64_t{1} << spec_rounding(c) : 0xF,
+                  "supported rounding modes, bit per mode (floor, half_up, half_even, half_away)"),
+         // contract v2: element types (0 int, 1 fp16, 2 bf16, 3 fp32); flush above
+         ro_const("in_type", 28, 2, static_cast<std::uint64_t>(a.x_type),
+                  "input element type: 0 int, 1 fp16, 2 bf16"),
+         ro_const("out_type", 30, 2, static_cast<std::uint64_t>(a.y_type),
+                  "output element type: 0 int, 1 fp16, 2 bf16, 3 fp32")});
   b.add("CAPS1", 0x00C, "Capabilities: channel table",
         {ro_const("max_channels", 0, 17, static_cast<std::uint64_t>(c.max_channels),
                   "largest CHANNELS value")});

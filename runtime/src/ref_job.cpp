@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ref_device.hpp"
+#include "ref_float.hpp"
 
 namespace normcore::detail::ref {
 
@@ -36,6 +37,12 @@ WritePlan plan_writes(const Memory& mem, std::uint64_t dst, std::uint64_t n_out,
   plan.bad_burst = a;
   plan.bytes = a - dst;
   return plan;
+}
+
+// Elements per channel run: HW (NCHW) or 1 (NHWC).
+template <typename Job>
+std::uint64_t stride_of(const Job& j) {
+  return j.layout == Layout::nchw ? j.inner : 1;
 }
 
 }  // namespace
@@ -98,7 +105,9 @@ int RefDevice::check(const JobRegs& j) const {
     return code_channels_;
   }
   if (j.inner == 0 || j.outer == 0) return code_zero_;
-  if (j.shift > cfg.arith().acc_bits()) return code_shift_;
+  if (j.shift > cfg.arith().acc_bits() || (cfg.arith().is_float() && j.shift != 0)) {
+    return code_shift_;
+  }
   // A specialised core: exactly CoreConfig::check_job, which the RTL's checks are built from.
   if (!cfg.accel.core.check_job(j.shift, j.rounding, j.layout, static_cast<long long>(j.channels))
            .empty()) {
@@ -218,6 +227,12 @@ RefDevice::Outcome RefDevice::run_job(const JobRegs& j) {
     out_ptr = out_stage.data();
   }
 
+  const std::uint64_t n_total = static_cast<std::uint64_t>(j.total);
+  if (cfg.arith().is_float()) {  // contract v2: the float kernel (ref_float.cpp)
+    const FloatKernel fk{in_ptr,       out_ptr,      cfg.arith(),  j.channels,
+                         stride_of(j), scale.data(), shift.data(), {0, j.rounding, j.lo, j.hi}};
+    compute_float(fk, n_total, in_ptr == out_ptr, opt_.threads);
+  }
   Kernel k;
   k.in = in_ptr;
   k.out = out_ptr;
@@ -225,12 +240,11 @@ RefDevice::Outcome RefDevice::run_job(const JobRegs& j) {
   k.yw = cfg.out_bits;
   k.x_signed = cfg.in_signed;
   k.channels = j.channels;
-  k.stride = j.layout == Layout::nchw ? j.inner : 1;
+  k.stride = stride_of(j);
   k.scale = scale.data();
   k.shift = shift.data();
   k.job = JobSettings{j.shift, j.rounding, j.lo, j.hi};
-  const std::uint64_t n_total = static_cast<std::uint64_t>(j.total);
-  compute(k, n_total, in_ptr == out_ptr, opt_.threads);
+  if (!cfg.arith().is_float()) compute(k, n_total, in_ptr == out_ptr, opt_.threads);
 
   if (!out_stage.empty()) mem.write(j.dst, out_stage.data(), wp.bytes);
   if (wp.bad_burst) {

@@ -160,6 +160,24 @@ echo "conv+BN+ReLU (HLO, 16 channels) on ref:normcore: $(grep -o 'max error.*' "
 "$bin" fold --params "$plan/BatchNorm_0.bn.json" --config "$m_def" -o "$work/refold.bin" > /dev/null &&
   cmp -s "$work/refold.bin" "$plan/BatchNorm_0.params.bin" && ok || bad "fold of bn.json differs from the plan's image"
 
+# A float device (contract v2) plans the same float model without quantisation options: fp32 s, b
+# and the error in output ULPs; the plan's bn.json refolds to the same image; --plan refuses it.
+"$bin" gen --accel --manifest-only --in-type fp16 --out-type fp16 -o "$work/dev_fp16" > /dev/null
+fplan=$work/fplan
+expect_ok "import hlo fp16 device" "layer BatchNorm_0: decomposed" -- \
+  "$bin" import "$work/conv_bn_relu.hlo" --params "$work/flax.json" \
+  --config "$work/dev_fp16/manifest.json" -o "$fplan"
+grep -q "worst-case error: .* ULP vs float64 batch norm" "$fplan/BatchNorm_0.report.txt" && ok ||
+  bad "float plan report lacks the ULP error"
+[ "$(json_get "$fplan/plan.json" "j['arith']['x_type'], j['arith']['y_type']")" = "fp16 fp16" ] &&
+  ok || bad "float plan.json arith types"
+"$bin" fold --params "$fplan/BatchNorm_0.bn.json" --config "$work/dev_fp16/manifest.json" \
+  -o "$work/frefold.bin" > /dev/null &&
+  cmp -s "$work/frefold.bin" "$fplan/BatchNorm_0.params.bin" && ok ||
+  bad "fold of the float plan's bn.json differs from its image"
+expect_error "run float plan" 2 "is not run by --plan yet (issue 18)" "" -- \
+  "$bin" run --plan "$fplan" --device "ref:$work/dev_fp16/manifest.json"
+
 # A given input per layer (LAYER=FILE), int8 .npy written without numpy.
 python3 - "$work/x16.npy" <<'PY'
 import random, struct, sys

@@ -178,9 +178,12 @@ TEST(ParamsFile, TruncatedBadMagicVersionAndValues) {
   write_bytes(path, b);
   EXPECT_HAS(error_of([&] { normcore::read_params(path); }), "params.bin: bad magic 'XCPB'");
   b = good;
-  b[4] = 2;
+  b[4] = 3;
   write_bytes(path, b);
-  EXPECT_HAS(error_of([&] { normcore::read_params(path); }), "unsupported version 2");
+  EXPECT_HAS(error_of([&] { normcore::read_params(path); }), "unsupported version 3");
+  b[4] = 2;  // version 2 is a float image: the types must say so
+  write_bytes(path, b);
+  EXPECT_HAS(error_of([&] { normcore::read_params(path); }), "version 2 (a float image)");
   b = good;
   b[12] = 9;
   write_bytes(path, b);
