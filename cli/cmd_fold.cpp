@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "normcore/config.hpp"
 #include "normcore/fold.hpp"
+#include "normcore/fold_float.hpp"
 #include "normcore/npz.hpp"
 #include "normcore/params_file.hpp"
 
@@ -73,6 +74,28 @@ std::function<void(const char*, std::uint64_t, std::uint64_t)> fold_progress() {
   };
 }
 
+// The float datapath (contract v2): fp32 s and b, the error in output ULPs (an integer output:
+// LSBs) against the float64 batch norm over every finite input.
+int fold_float_cli(const FoldCli& o, const CoreConfig& cfg, const BnParams& bn,
+                   const FoldOptions& fo, const std::string& tiling_note) {
+  if (o.shift_opt->count() > 0) throw Error("--shift: a float datapath has no R (it is 0)");
+  const Rounding r = fo.rounding.value_or(bn.rounding.value_or(Rounding::half_even));
+  const FloatFoldResult res = fold_float(bn, cfg.arith, r);
+  const std::string text = format_float_report(res, cfg.arith);
+  check_max_error(o.max_error_opt->count() > 0, o.max_error,
+                  static_cast<long double>(res.worst_err),
+                  "channel " + std::to_string(res.worst_channel));
+  write_params(o.out, ParamImage{cfg.arith, res.job, res.scale, res.shift});
+  if (!o.report.empty()) {
+    std::vector<std::uint8_t> bytes(text.begin(), text.end());
+    write_file_atomic(o.report, bytes);
+  }
+  std::ostream& summary = o.out == "-" || o.report == "-" ? std::cerr : std::cout;
+  summary << (o.report == "-" ? "" : text) << tiling_note << "wrote " << o.out << " ("
+          << res.scale.size() << " channels)\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 Action add_fold(CLI::App& app) {
@@ -129,6 +152,7 @@ Action add_fold(CLI::App& app) {
       if (cfg.has_fixed_rounding() && o->rounding.empty()) {
         fo.rounding = parse_rounding(cfg.fixed_rounding);
       }
+      if (cfg.is_float()) return fold_float_cli(*o, cfg, bn, fo, tiling_note);
       if (cfg.has_fixed_shift()) fo.force_shift = cfg.fixed_shift;
       check_shift_options(*o, cfg, fo);
       if (!o->no_progress && (o->progress || (isatty(2) != 0 && bn.channels() >= 65536))) {

@@ -22,8 +22,9 @@ struct GenOptions {
   bool accel = false;
   std::string config_file;
   std::string out_dir = "normcore_rtl";
-  std::map<std::string, bool> flags;  // boolean schema fields: flag given (by JSON key)
-  bool dry_run = false, force = false;
+  std::map<std::string, bool> flags;         // boolean schema fields: flag given (by JSON key)
+  std::map<std::string, std::string> types;  // element-type fields (in_type, out_type) as given
+  bool dry_run = false, force = false, manifest_only = false;
   std::string design = "core";
 };
 
@@ -58,7 +59,45 @@ void add_schema_options(CLI::App* sub, GenOptions& o) {
           ->default_str(format_number(*f.num_ref(o.acfg)));
     }
     if (f.bool_ref != nullptr) sub->add_flag(f.option, o.flags[f.key], help);
+    if (f.type_ref != nullptr) {
+      o.types[f.key] = "int";
+      sub->add_option(f.option, o.types[f.key], help)->capture_default_str();
+    }
   }
+}
+
+// The element-type options given (checked against their choices), then the widths a float type
+// fixes unless given; "" or the error.
+std::string apply_types(const CLI::App* sub, const GenOptions& o, AccelConfig& acfg) {
+  for (const auto& f : config_schema()) {
+    if (f.type_ref == nullptr || sub->count(f.option) == 0) continue;
+    const std::string& v = o.types.at(f.key);
+    if (auto msg = f.check(v, FieldNames::cli); !msg.empty()) return msg;
+    *f.type_ref(acfg) = parse_num_type(v);
+  }
+  CoreConfig widths = acfg.core;
+  widths.apply_float_widths();
+  ArithSpec& a = acfg.core.arith;
+  if (sub->count("--in-bits") == 0) a.xw = widths.arith.xw;
+  if (sub->count("--out-bits") == 0) a.yw = widths.arith.yw;
+  if (sub->count("--scale-bits") == 0) a.sw = widths.arith.sw;
+  if (sub->count("--offset-bits") == 0) a.bw = widths.arith.bw;
+  return {};
+}
+
+// Float lanes are not generated yet (issue 18): a float config is refused, except that
+// --accel --manifest-only writes the accelerator's manifest.json (registers, CAPS types) alone
+// for the ref: device. "" or the error.
+std::string check_float_gen(const GenOptions& o, const CoreConfig& cfg, bool accel) {
+  if (!cfg.is_float()) {
+    return o.manifest_only ? "--manifest-only: only for a float config (in_type / out_type)"
+                           : std::string{};
+  }
+  if (o.manifest_only && accel && o.design == "core") return {};
+  return "--in-type/--out-type: float lanes are not generated yet: issue 18 (in_type " +
+         std::string(to_string(cfg.arith.x_type)) + ", out_type " +
+         std::string(to_string(cfg.arith.y_type)) +
+         "); --accel --manifest-only writes the manifest for the ref: device";
 }
 
 // Whether field f's option was given (its deprecated spelling too, with a warning on stderr;
@@ -99,6 +138,10 @@ void add_other_options(CLI::App* sub, GenOptions& o) {
   sub->add_flag("--force", o.force,
                 "Replace the output directory even if it is not empty and not an earlier output");
   sub->add_flag("--dry-run", o.dry_run, "Validate and print the manifest; write nothing");
+  sub->add_flag("--manifest-only", o.manifest_only,
+                "With --accel and a float config (--in-type / --out-type): write manifest.json "
+                "alone (no RTL: float lanes are not generated yet, issue 18), for the ref: "
+                "device");
   sub->add_flag("--accel", o.accel,
                 "Generate the memory-mapped accelerator (<name>_top: AXI4-Lite registers, AXI4 "
                 "DMA) around the core");
@@ -158,7 +201,19 @@ int generate(const CLI::App* sub, const GenOptions& o) {
   if (sub->count("--target") && !sub->count("--table"))
     cfg.table = CoreConfig::default_table(cfg.target);
   apply_flags(o, acfg);
+  if (acfg.ring && !accel) {
+    std::cerr << "normcore gen: error: --ring: the descriptor ring needs --accel\n";
+    return kExitBadInput;
+  }
+  if (auto err = apply_types(sub, o, acfg); !err.empty()) {
+    std::cerr << "normcore gen: error: " << err << "\n";
+    return kExitBadInput;
+  }
   if (const auto err = accel ? acfg.check() : cfg.check(); !err.empty()) {
+    std::cerr << "normcore gen: error: " << err << "\n";
+    return kExitBadInput;
+  }
+  if (auto err = check_float_gen(o, cfg, accel); !err.empty()) {
     std::cerr << "normcore gen: error: " << err << "\n";
     return kExitBadInput;
   }
@@ -174,9 +229,12 @@ int generate(const CLI::App* sub, const GenOptions& o) {
                        : o.design == "hard-mac-ecp5"   ? gen::RefDesign::hard_mac_ecp5
                        : o.design == "hard-mac-xilinx" ? gen::RefDesign::hard_mac_xilinx
                                                        : gen::RefDesign::decomposed_core;
-  const auto files = accel ? gen::render_accel(acfg)
-                     : ref ? gen::render_ref(cfg, rdesign)
-                           : gen::render_core(cfg);
+  auto files = accel ? gen::render_accel(acfg)
+               : ref ? gen::render_ref(cfg, rdesign)
+                     : gen::render_core(cfg);
+  if (o.manifest_only) {
+    std::erase_if(files, [](const auto& f) { return f.name != "manifest.json"; });
+  }
   if (o.dry_run) {
     for (const auto& f : files) {
       if (f.name == "manifest.json") std::cout << f.content;
@@ -193,6 +251,8 @@ int generate(const CLI::App* sub, const GenOptions& o) {
                           : ref ? gen::ref_top_name(cfg, rdesign)
                                 : cfg.top_name();
   std::cout << "normcore gen: wrote " << files.size() << " files for " << top << " to " << o.out_dir
+            << (acfg.ring && accel ? " (--ring: registers and manifest for the ref: model; no RTL)"
+                                   : "")
             << "\n";
   return kExitOk;
 }

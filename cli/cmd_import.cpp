@@ -1,5 +1,5 @@
-// normcore import: a model (ONNX or XLA HLO text) + optional parameter bundle -> an import plan
-// (per batch norm: folded parameter image, float parameters, report; plan.json).
+// normcore import: a model (ONNX, HLO, MLIR, torch.export, Relay) + optional parameter bundle -> an
+// import plan (per batch norm: folded parameter image, float parameters, report; plan.json).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -18,6 +18,8 @@
 #include "normcore/import/onnx.hpp"
 #include "normcore/import/plan.hpp"
 #include "normcore/import/recognise.hpp"
+#include "normcore/import/relay.hpp"
+#include "normcore/import/torch_export.hpp"
 #include "normcore/npz.hpp"
 
 namespace normcore::cli {
@@ -63,18 +65,22 @@ bool looks_like_hlo(const std::vector<std::uint8_t>& bytes) {
 normcore::import::Graph load_model(const std::string& path, const std::string& format) {
   std::string fmt = lower(format);
   const auto bytes = read_file_bytes(path);
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   if (fmt.empty()) {
     const std::string ext = lower(fs::path(path).extension().string());
     if (ext == ".onnx") {
       fmt = "onnx";
+    } else if (ext == ".pt2" || import::looks_like_pt2(bytes)) {
+      fmt = "torch.export";
     } else if (ext == ".hlo" || looks_like_hlo(bytes)) {
       fmt = "hlo";
-    } else if (ext == ".mlir" || import::looks_like_mlir(std::string_view(
-                                     reinterpret_cast<const char*>(bytes.data()), bytes.size()))) {
+    } else if (ext == ".relay" || (ext != ".mlir" && import::looks_like_relay(text))) {
+      fmt = "relay";  // before MLIR: `#[version` also starts like an MLIR attribute alias
+    } else if (ext == ".mlir" || import::looks_like_mlir(text)) {
       fmt = "mlir";
     } else if (ext == ".txt") {
       throw Error(path +
-                  ": a .txt model must be XLA HLO text starting with 'HloModule' or MLIR "
+                  ": a .txt model must be XLA HLO text starting with 'HloModule', MLIR or Relay "
                   "text (or give --format)");
     } else {
       fmt = "onnx";
@@ -89,7 +95,12 @@ normcore::import::Graph load_model(const std::string& path, const std::string& f
     return import::parse_mlir(
         std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
   }
-  throw Error("--format: '" + format + "' is not onnx, hlo or mlir");
+  if (fmt == "torch.export" || fmt == "pt2") return import::parse_torch_export(bytes, path);
+  if (fmt == "relay") {
+    return import::parse_relay(
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
+  }
+  throw Error("--format: '" + format + "' is not onnx, hlo, mlir, torch.export or relay");
 }
 
 std::string act_text(const import::BnMatch& m) {
@@ -222,22 +233,27 @@ int do_import(const ImportCli& o, const std::vector<std::string>& quant_given) {
 
 Action add_import(CLI::App& app) {
   auto o = std::make_shared<ImportCli>();
-  auto* sub = app.add_subcommand("import",
-                                 "Find the batch norms of a model (ONNX, XLA HLO, MLIR), fold them "
-                                 "for a core and write a plan");
+  auto* sub = app.add_subcommand(
+      "import",
+      "Find the batch norms of a model (ONNX, XLA HLO, MLIR, torch.export, Relay), fold "
+      "them "
+      "for a core and write a plan");
   sub->add_option(
          "model", o->model,
-         "Model: .onnx, XLA HLO text (.hlo, .txt) or StableHLO / TOSA MLIR (.mlir), or by content")
+         "Model: .onnx, XLA HLO text (.hlo, .txt), StableHLO / TOSA MLIR (.mlir), a torch.export "
+         "archive (.pt2) or TVM Relay text (.relay), or by content")
       ->required();
   sub->add_option(
       "--params", o->params,
-      "Parameter bundle for inputs without data: .npz, .npy or JSON (Flax "
+      "Parameter bundle for inputs without data: .npz, .npy, JSON, .safetensors or Flax "
+      ".msgpack (Flax "
       "params/<layer>/scale..., PyTorch <layer>.weight..., parameter names or numbers)");
   sub->add_option("--config", o->config, "Core config JSON or a generated manifest.json")
       ->required();
   sub->add_option("-o,--out", o->out, "Plan directory (written atomically)")->required();
-  sub->add_option("--format", o->format,
-                  "onnx | hlo | mlir (default: from the extension / content)");
+  sub->add_option(
+      "--format", o->format,
+      "onnx | hlo | mlir | torch.export | relay (default: from the extension / content)");
   auto* is =
       sub->add_option("--in-scale", o->in_scale, "Input quantisation scale (default: integer I/O)");
   auto* iz = sub->add_option("--in-zero-point", o->in_zp, "Input quantisation zero point");

@@ -82,12 +82,18 @@ DType host_dtype(const NpyHeader& a, const std::string& path) {
   if (t == "u2") return DType::uint16;
   if (t == "i4") return DType::int32;
   if (t == "f4" || t == "f8") return DType::float32;
+  if (t == "f2") return DType::float16;   // numpy float16
+  if (t == "V2") return DType::bfloat16;  // ml_dtypes bfloat16 ('<V2' / '|V2')
   throw Error("--input " + path + ": dtype " + a.dtype +
               " is not supported (int8, uint8, int16, uint16, int32, float32)");
 }
 
 // The smallest host dtype holding the device's outputs.
 DType default_out_dtype(const DeviceConfig& c) {
+  const NumType y = c.arith().y_type;
+  if (y == NumType::fp16) return DType::float16;
+  if (y == NumType::bf16) return DType::bfloat16;
+  if (y == NumType::fp32) return DType::float32;
   if (c.out_bits <= 8) return c.out_signed ? DType::int8 : DType::uint8;
   if (c.out_bits <= 16) return c.out_signed ? DType::int16 : DType::uint16;
   return DType::int32;
@@ -231,7 +237,13 @@ void prepare(const RunCli& o, PreparedRun& p) {
   const bool in_scale_given = o.in_scale_given;
   p.shape = job_shape(o, x, image);
   p.out_shape = x.shape.empty() ? std::vector<std::size_t>{x.count} : x.shape;
-  if (in_t == DType::float32) {
+  const bool float_in = image.spec.x_type != NumType::integer;
+  const bool float_out = image.spec.y_type != NumType::integer;
+  if (float_in && in_scale_given) {
+    throw Error("--in-scale: the device's input is " + std::string(to_string(image.spec.x_type)) +
+                ": no quantisation");
+  }
+  if (in_t == DType::float32 && !float_in) {
     if (in_scale_given && !(o.in_scale > 0 && std::isfinite(o.in_scale))) {
       std::ostringstream v;
       v << o.in_scale;
@@ -243,7 +255,7 @@ void prepare(const RunCli& o, PreparedRun& p) {
   }
   Accelerator& acc = p.acc.emplace(Accelerator::open(o.device, driver_options(o, x.count)));
   const DType out_t = output_dtype(o, acc.manifest().config, in_t);
-  if (out_t == DType::float32) {
+  if (out_t == DType::float32 && !float_out) {
     if (!(o.out_scale > 0 && std::isfinite(o.out_scale)))
       throw Error("--out-dtype float32 needs --out-scale > 0 (and --out-zero-point)");
     p.ro.out_quant = Quant{o.out_scale, o.out_zp};

@@ -358,6 +358,11 @@ int run_plan(const PlanRunOptions& o) {
   try {
     plan = import::read_plan(o.plan);
     if (plan.layers.empty()) throw Error(o.plan + ": the plan has no layers");
+    if (plan.spec.is_float()) {  // not yet: the float reference of the plan runner
+      throw Error(o.plan + ": a float plan (" + std::string(to_string(plan.spec.x_type)) + " -> " +
+                  std::string(to_string(plan.spec.y_type)) +
+                  ") is not run by --plan yet (issue 18): run each layer with normcore run");
+    }
     const auto files = input_files(plan, o.inputs);
     DriverOptions dopt;
     dopt.job_timeout = std::chrono::milliseconds(o.timeout_ms);

@@ -26,3 +26,23 @@ normcore_device(nc_small --lanes 3 --in-bits 16 --out-bits 8 --out-unsigned --ma
 # ref's rejection of jobs it cannot run, channel groups of whole beats (64 channels).
 normcore_device(nc_spec --lanes 4 --max-channels 64 --inner-bits 12 --fixed-shift 10
                 --fixed-rounding half_even --fixed-layout nhwc --lanes-divide-channels)
+
+# Devices for the ref: model only (no RTL, so no sim / tlm plugin): a `--ring` configuration
+# (the descriptor ring's registers; the RTL has no descriptor fetcher yet).
+#   normcore_ref_device(<name> <normcore gen args...>)  ->  target device_<name>
+set(NORMCORE_REF_DEVICES "" CACHE INTERNAL "")
+function(normcore_ref_device name)
+  set(dir ${NORMCORE_DEVICES_DIR}/${name})
+  add_custom_command(
+    OUTPUT ${dir}/rtl/manifest.json
+    COMMAND $<TARGET_FILE:normcore_gen_tool> gen --accel --name ${name} ${ARGN} -o ${dir}/rtl
+    DEPENDS normcore_gen_tool
+    COMMENT "normcore gen --accel ${name} (ref: device)" VERBATIM)
+  add_custom_target(device_${name} ALL DEPENDS ${dir}/rtl/manifest.json)
+  set(NORMCORE_REF_DEVICES ${NORMCORE_REF_DEVICES} ${name} CACHE INTERNAL "")
+endfunction()
+
+# The default configuration with the ring, and the small one with it (tiles of one tensor).
+normcore_ref_device(nc_ring --ring)
+normcore_ref_device(nc_small_ring --ring --lanes 3 --in-bits 16 --out-bits 8 --out-unsigned
+                    --max-channels 5 --inner-bits 4 --bus-bits 32)

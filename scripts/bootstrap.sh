@@ -6,6 +6,7 @@ pkgs=(
   build-essential cmake ninja-build ccache pkg-config git
   verilator yosys iverilog
   libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
+  libmpfr-dev
   libsystemc-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   nextpnr-ice40 fpga-icestorm gnuplot-nox

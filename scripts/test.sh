@@ -32,8 +32,9 @@ BUILD_DIR=$build-minimal TARGETS="normcore" bash "$root/scripts/build.sh" \
 bash "$root/tests/cli/cli_minimal.sh" "$build-minimal/cli/normcore" "$root"
 
 stamp "== sanitizer build (ASan + UBSan) of the unit tests"
-BUILD_DIR=$build-asan TARGETS="unit_tests runtime_tests import_tests normcore device_normcore device_nc_small" bash "$root/scripts/build.sh" \
+BUILD_DIR=$build-asan TARGETS="unit_tests runtime_tests import_tests float_oracle_tests normcore device_normcore device_nc_small device_nc_ring device_nc_small_ring" bash "$root/scripts/build.sh" \
   -DNORMCORE_SANITIZE=ON -DNORMCORE_COSIM=OFF -DNORMCORE_SIM_BACKEND=OFF -DNORMCORE_TLM=OFF \
   -DNORMCORE_INSTALL=OFF
-(cd "$build-asan" && ctest -j "$(nproc)" --output-on-failure -L "unit|cli")
+# The float oracle on a subset of its (s, b) pairs under the sanitizers (every pair in the Release run).
+(cd "$build-asan" && NORMCORE_ORACLE_PAIRS=12 ctest -j "$(nproc)" --output-on-failure -L "unit|cli")
 stamp "test.sh: total"

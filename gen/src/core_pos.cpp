@@ -128,9 +128,25 @@ Module build_step(const CoreConfig& c) {
   const Expr rge = m.reg("rge_q", 1, "r_q >= S, computed a cycle early as r >= 2S");
   const Expr r_ge = m.wire("r_ge", 1, "r_q >= S");
   m.assign(r_ge, mux(first, ge0, rge));
+  // q_q == C - 1 on q's nb bits: C - 1 >= 2^nb (cs_q = 0, a register from chm1_i; valid from the
+  // first iteration, a cycle after start_i) is never reached (q <= L).
   const Expr q_wrap = m.wire("q_wrap", 1, "q_q == C - 1");
-  m.assign(q_wrap, ex::eq(zext(q, qw), zext(chm1, qw)));
-  const Expr ge2 = ex::ge(zext(r, nb + 1), cat({zext(stride, nb), lit(1, 0)}));
+  if (cw > nb) {
+    const Expr cs = m.reg("cs_q", 1, "C - 1 < 2^" + std::to_string(nb));
+    m.seq({assign(cs, ex::eq(slice(chm1, nb, cw - nb), lit(cw - nb, 0)))});
+    m.assign(q_wrap, cs & ex::eq(q, slice(chm1, 0, nb)));
+  } else {
+    m.assign(q_wrap, ex::eq(zext(q, qw), zext(chm1, qw)));
+  }
+  // r >= 2S as the carry of r + (2^(nb+1) - 2S): n2s_q, a register from stride_i (valid from
+  // start_i on); S >= 2^nb (s_big_i) is masked after the carry.
+  const Expr n2s = m.reg("n2s_q", nb + 2, "2^(nb+1) - 2S (S's low bits)");
+  const Expr two_s = cat({zext(stride, nb + 1), lit(1, 0)});
+  m.seq({assign(n2s, lit(nb + 2, U{1} << (nb + 1)) - two_s)});
+  const Expr ge2s = m.wire("ge2_s", nb + 2, "r + 2^(nb+1) - 2S: bit nb+1 r >= 2S");
+  m.assign(ge2s, zext(r, nb + 2) + n2s);
+  rtl::sink(m, "unused_ge2_s", {slice(ge2s, 0, nb + 1)});
+  const Expr ge2 = bit(ge2s, nb + 1);
   m.seq({if_(ex::lnot(rst), {assign(run, lit(1, 0))},
              {if_(start, {assign(run, lit(1, 1))}, {if_(~r_ge, {assign(run, lit(1, 0))})})}),
          if_(start, {assign(r, lit(nb, static_cast<U>(c.lanes))), assign(q, lit(nb, 0))},
@@ -380,23 +396,21 @@ LaneTh lane_thresholds(Module& md, const ChanWidths& w, int i, const Expr& wm, c
   return {nta, ntb, nx, nl, db, dp};
 }
 
-// Lane 0's offset q_0 (S < L) and the lanes' d_i registers (both layouts). d_i is an output
-// register: with b_i = i div S and t_i = S - (i mod S) (from the walker), d_i = b_i + [q_0 >= t_i]
-// when S < L, and d_i = [rem <= i] when S >= L; a beat sets d_i to db_i or dp_i (per-job: b_i and
-// b_i + 1, or 0 and 1) by one flag g_i, made from compares of registers with per-lane negated
-// thresholds (no inverter in front of a carry chain). Adds the load-or-step statement to `upd`
-// and the start saves to `save`; returns the lanes' d outputs (lane L-1 first).
+// Lane 0's offset q_0 (S < L) and the lanes' d_i (both layouts). d_i is one select of per-job
+// registers by a register g_i: with b_i = i div S and t_i = S - (i mod S) (from the walker), d_i =
+// b_i + [q_0 >= t_i] when S < L, and d_i = [rem <= i] when S >= L; a beat selects db_i or dp_i
+// (per-job: b_i and b_i + 1, or 0 and 1) by one flag g_i, made from compares of registers with
+// per-lane negated thresholds (no inverter in front of a carry chain). Adds the load-or-step
+// statement to `upd` and the start saves to `save`; returns the lanes' d outputs (lane L-1 first).
 std::vector<Expr> chan_small(Module& md, const ChanWidths& w, Block& upd, Block& save) {
   const int ml = w.ml, p = w.p, lw = w.lw, W = ml + 1;
-  md.section("S < L: lane 0's u_0 = (r0 mod S) + 1; every lane's d_i (a register, both cases)");
+  md.section(
+      "S < L: lane 0's u_0 = (r0 mod S) + 1; every lane's d_i (a select by a register g_i, both "
+      "cases)");
   const Expr kr = md.ref("kr_i"), small = md.ref("small_i"), ld = md.ref("ld_i");
   const Expr nlo = md.ref("nlo_q"), cyc = md.ref("cyc_q"), hz = md.ref("hi_zero");
   Block load, step, consts;
   std::vector<Expr> dcat;
-  const Expr cyl = md.wire("cyl", 1, "a step with cyc_q (not a load)");
-  md.assign(cyl, cyc & ~ld);
-  const Expr ncl = md.wire("ncl", 1, "a step without cyc_q (not a load)");
-  md.assign(ncl, ~cyc & ~ld);
   // v >= t + 1 as the carry out of v + nt, nt = 2^vw - 1 - t a register (no inverter, no sum).
   const auto ge = [&](const std::string& name, const Expr& v, int vw, const Expr& nt) {
     const Expr sum = md.wire(name, vw + 1, "top bit: the carry, v + nt >= 2^" + std::to_string(vw));
@@ -435,15 +449,18 @@ std::vector<Expr> chan_small(Module& md, const ChanWidths& w, Block& upd, Block&
     md.assign(fw, ge(idx("fw_s", i), nlo, lw, nx));
     const Expr fl = md.wire(idx("fl", i), 1, "lo <= L + i");
     md.assign(fl, ge(idx("fl_s", i), nlo, lw, nl));
-    // d_i = (ga | gb) ? dp : db; ld_i enters through cyl / ncl.
+    // g_i: after a carry / wrap fa | fw, else fb | (hz & fl); 0 at the load (d_i = db_i).
     const Expr ga = md.wire(idx("ga", i), 1, "after a carry / wrap: d_i = dp_i");
-    md.assign(ga, cyl & (fa | fw));
+    md.assign(ga, cyc & (fa | fw));
     const Expr gb = md.wire(idx("gb", i), 1, "after no carry / a step: d_i = dp_i");
-    md.assign(gb, ncl & (fb | (hz & fl)));
-    const Expr d = md.reg(idx("d", i) + "_q", p);
-    const Expr d_nx = mux(ga | gb, dp, db);
-    load.push_back(assign(d, d_nx));
-    step.push_back(assign(d, d_nx));
+    md.assign(gb, ~cyc & (fb | (hz & fl)));
+    // d_i = g_i ? dp_i : db_i with g_i a register (the table registers d_i as it comes: the
+    // select is the only LUT on that path; dp_i and db_i hold for the job).
+    const Expr g = md.reg(idx("g", i) + "_q", 1, "d_i is dp_i (else db_i)");
+    load.push_back(assign(g, lit(1, 0)));
+    step.push_back(assign(g, ga | gb));
+    const Expr d = md.wire(idx("d", i), p, "g_i ? dp_i : db_i");
+    md.assign(d, mux(g, dp, db));
     dcat.insert(dcat.begin(), d);
   }
   upd.push_back(if_(ld, std::move(load), std::move(step)));

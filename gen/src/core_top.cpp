@@ -196,9 +196,6 @@ void config_derive(Module& m, const CoreConfig& c, const Variant& v) {
                                              : ex::le(stride, lit(hw, static_cast<U>(c.lanes)))));
     }
     b.push_back(assign(m.reg("chm1_q", cw, "C - 1"), m.ref("ch_q") - lit(cw, 1)));
-    const int ml0 = c.chan_low_bits();
-    b.push_back(assign(m.reg("sm1_q", ml0, "S - 1, low bits (the walker's r < L)"),
-                       slice(stride, 0, ml0) - lit(ml0, 1)));
   }
   m.seq(b);
 }

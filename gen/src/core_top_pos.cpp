@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core_internal.hpp"
+#include "rtl_util.hpp"
 
 namespace normcore::gen::core {
 
@@ -19,21 +20,116 @@ namespace {
 using U = std::uint64_t;
 using Conns = std::vector<std::pair<std::string, Expr>>;
 
-// S <= K for a constant K < 2^(nb+1), from the latched configuration's registers (narrow).
-Expr stride_le(const Module& m, const CoreConfig& c, long long k) {
-  const int hw = c.inner_bits;
-  const Expr stride = m.ref("stride_q");  // already 1 for nhwc
-  if (k <= 0) return lit(1, 0);
-  const int kb = bits_for(k);
-  if (hw <= kb)
-    return k >= (1LL << hw) - 1 ? lit(1, 1) : ex::le(stride, lit(hw, static_cast<U>(k)));
-  Expr e = ex::eq(slice(stride, kb, hw - kb), lit(hw - kb, 0));
-  if (k != (1LL << kb) - 1) e = e & ex::le(slice(stride, 0, kb), lit(kb, static_cast<U>(k)));
-  return e;
+// e == 0 per chunk of at most 4 bits (one LUT each); e's bits [lo, e.width()).
+std::vector<Expr> zero_chunks(const Expr& e, int lo, U value = 0) {
+  std::vector<Expr> out;
+  for (int b = lo; b < e.width(); b += 4) {
+    const int n = std::min(4, e.width() - b);
+    out.push_back(ex::eq(slice(e, b, n), lit(n, b == lo ? value : 0)));
+  }
+  return out;
+}
+
+// A register of one flag per chunk (stage 1 of a wide compare: one LUT each).
+Expr chunk_reg(Module& m, Block& b, const std::string& name, const std::vector<Expr>& flags,
+               const std::string& comment) {
+  const Expr r = m.reg(name, static_cast<int>(flags.size()), comment);
+  b.push_back(assign(r, cat(std::vector<Expr>(flags.rbegin(), flags.rend()))));
+  return r;
+}
+
+// The AND of a chunk register's flags from bit `from` on (stage 2: at most two LUT levels).
+Expr all_from(const Expr& r, int from) {
+  if (from >= r.width()) return lit(1, 1);
+  return ex::red_and(slice(r, from, r.width() - from));
+}
+
+// Per-job set-up values of the stride, in register stages of at most two LUT levels or one carry
+// chain each (stride_q is latched in the latch cycle; stage 1 is valid from the check cycle, stage
+// 2 a cycle later, and so on: stage 4 from check + 3, the lanes' per-job registers in <n>_chan
+// a cycle later, before the lanes load their start at check + L + 3 (L >= 2) or later; L = 1:
+// check + 4, stage 4 first read by a beat):
+//   1: shz_q / sho_q (S's high part, bits >= lw, per 4-bit chunk: 0, or 1 in the lowest chunk),
+//      *_lo_q (S's low bits <= K), remw_q = S - L (one carry chain)
+//   2: shz1_q (the AND of shz_q's upper chunks); remw1_q, nt3_q (carries of remw_q) and the
+//      chunk flags of remw_q's high part
+//   3: S <= K (small_q, s2l_q, s3l_q), sz_q, s1_q (one LUT each); rz0_q, ro0_q, rz1_q
+//   4: t2lp_q, t4p_q (a carry and a select).
+void top_step_consts(Module& m, const CoreConfig& c) {
+  const int hw = c.inner_bits, nb = c.lane_count_bits(), L = c.lanes, W = std::max(hw, nb + 1) + 1;
+  const int lw = nb + 1, hb = W - lw, sl = std::min(hw, lw);
+  const Expr stride = m.ref("stride_q");
+  Block s1, s2, s3, s4;
+  Expr hz = lit(1, 1);  // S's high part is 0: an AND of a stage-2 and a stage-1 register
+  Expr shz, hz1;
+  if (hw > lw) {
+    shz = chunk_reg(m, s1, "shz_q", zero_chunks(stride, lw), "S's bits >= lw are 0, per chunk");
+    hz1 = m.reg("shz1_q", 1, "S's bits >= lw + 4 are 0");
+    s2.push_back(assign(hz1, all_from(shz, 1)));
+    hz = hz1 & bit(shz, 0);
+  }
+  // S <= K (K < 2^lw) as a stage-2 register: the low bits' compare a stage-1 register.
+  const auto le = [&](const std::string& name, long long k, const std::string& what) {
+    const Expr r = m.reg(name, 1, "S <= " + what);
+    if (k <= 0) {
+      s3.push_back(assign(r, lit(1, 0)));
+      return r;
+    }
+    Expr lo = lit(1, 1);
+    if (k < (1LL << sl) - 1) {
+      lo = m.reg(name.substr(0, name.size() - 2) + "_lo_q", 1, "S's low bits <= " + what);
+      s1.push_back(assign(lo, ex::le(slice(stride, 0, sl), lit(sl, static_cast<U>(k)))));
+    }
+    s3.push_back(assign(r, hz & lo));
+    return r;
+  };
+  const Expr s2l = le("s2l_q", 2LL * L - 1, "2L - 1");
+  const Expr s3l = le("s3l_q", 3LL * L / 2, "3L/2 (2S <= 3L)");
+  if (L > 1) le("small_q", L - 1, "L - 1: every lane tracks its offset");
+  const Expr remw = m.reg("remw_q", W, "S - L");
+  s1.push_back(assign(remw, zext(stride, W) - lit(W, static_cast<U>(L))));
+  s2.push_back(assign(m.reg("remw1_q", W - lw, "(S - L) high part + 1"),
+                      slice(remw, lw, W - lw) + lit(W - lw, 1)));
+  const Expr t2l = m.reg("t2lp_q", nb + 2, "1 + (3L - S when S < 2L, else L)");
+  const Expr t4 = m.reg("t4p_q", nb + 2, "1 + (3L - 2S when 2S <= 3L, else 0)");
+  s4.push_back(
+      assign(t2l, mux(s2l, lit(nb + 2, 3ULL * static_cast<U>(L) + 1) - ex::fit(stride, nb + 2),
+                      lit(nb + 2, static_cast<U>(L) + 1))));
+  s4.push_back(assign(
+      t4, mux(s3l,
+              lit(nb + 2, 3ULL * static_cast<U>(L) + 1) - cat({ex::fit(stride, nb + 1), lit(1, 0)}),
+              lit(nb + 2, 1))));
+  if (hb > 2) {  // <n>_chan's reload values of rem's high part: their zero flags; t3
+    s2.push_back(
+        assign(m.reg("nt3_q", lw + 1, "2^(lw+1) - t3, t3 = 2^lw + L - (S - L)_low"),
+               lit(lw + 1, (1ULL << lw) - static_cast<U>(L)) + zext(slice(remw, 0, lw), lw + 1)));
+    const Expr sho = m.reg("sho_q", 1, "S's bits lw.. lw+3 are 1");
+    s1.push_back(assign(sho, zero_chunks(stride, lw, 1).front()));
+    s3.push_back(
+        assign(m.reg("sz_q", 1, "S's high part (bits >= " + std::to_string(lw) + ") is 0"), hz));
+    s3.push_back(assign(m.reg("s1_q", 1, "S's high part (bits >= " + std::to_string(lw) + ") is 1"),
+                        sho & hz1));
+    const Expr rzc = chunk_reg(m, s2, "rzc_q", zero_chunks(remw, lw), "(S - L) high part: 0");
+    const Expr roc = m.reg("roc_q", 1, "(S - L) high part, lowest chunk: 1");
+    s2.push_back(assign(roc, zero_chunks(remw, lw, 1).front()));
+    std::vector<Expr> ones;
+    for (int b = 0; b < hb; b += 4) {
+      const int n = std::min(4, hb - b);
+      ones.push_back(ex::eq(slice(remw, lw + b, n), ex::ones(n)));
+    }
+    const Expr rnc = chunk_reg(m, s2, "rnc_q", ones, "(S - L) high part: all ones");
+    s3.push_back(assign(m.reg("rz0_q", 1, "(S - L) high part is 0"), all_from(rzc, 0)));
+    s3.push_back(assign(m.reg("ro0_q", 1, "(S - L) high part is 1"), roc & all_from(rzc, 1)));
+    s3.push_back(assign(m.reg("rz1_q", 1, "(S - L) high part + 1 is 0"), all_from(rnc, 0)));
+  }
+  m.seq(s1);
+  m.seq(s2);
+  m.seq(s3);
+  m.seq(s4);
 }
 
 void top_step(Module& m, const CoreConfig& c, const Expr& check) {
-  const int hw = c.inner_bits, nb = c.lane_count_bits(), L = c.lanes, W = std::max(hw, nb + 1) + 1;
+  const int hw = c.inner_bits, nb = c.lane_count_bits();
   m.section("Lane positions: S = HW (nchw) or 1 (nhwc)");
   const Expr lstep_r = m.wire("lstep_r", c.chan_low_bits(), "L mod S");
   const Expr lstep_c = m.wire("lstep_c", c.chan_bits(), "(L div S) mod C");
@@ -48,56 +144,24 @@ void top_step(Module& m, const CoreConfig& c, const Expr& check) {
   conns.emplace_back("rem_o", lstep_r);
   conns.emplace_back("quo_o", lstep_c);
   m.instance(Instance{c.name + "_step", "u_step", std::move(conns)});
-  const Expr remw = m.reg("remw_q", W, "S - L");
-  const Expr t2l = m.reg("t2lp_q", nb + 2, "1 + (3L - S when S < 2L, else L)");
-  const Expr t4 = m.reg("t4p_q", nb + 2, "1 + (3L - 2S when 2S <= 3L, else 0)");
-  const Expr remw1 = m.reg("remw1_q", W - nb - 1, "(S - L) high part + 1");
-  const Expr stride = m.ref("stride_q");
-  Block consts{assign(remw, zext(stride, W) - lit(W, static_cast<U>(L))),
-               assign(t2l, mux(stride_le(m, c, 2LL * L - 1),
-                               lit(nb + 2, 3ULL * static_cast<U>(L) + 1) - ex::fit(stride, nb + 2),
-                               lit(nb + 2, static_cast<U>(L) + 1))),
-               assign(t4, mux(stride_le(m, c, 3LL * L / 2),
-                              lit(nb + 2, 3ULL * static_cast<U>(L) + 1) -
-                                  cat({ex::fit(stride, nb + 1), lit(1, 0)}),
-                              lit(nb + 2, 1))),
-               assign(remw1, slice(remw, nb + 1, W - nb - 1) + lit(W - nb - 1, 1))};
-  const int lw = nb + 1, hb = W - lw;
-  if (hb > 2) {  // <n>_chan's reload values of rem's high part: their zero flags; t3
-    const Expr remw_hi = slice(remw, lw, hb);
-    consts.push_back(
-        assign(m.reg("nt3_q", lw + 1, "2^(lw+1) - t3, t3 = 2^lw + L - (S - L)_low"),
-               lit(lw + 1, (1ULL << lw) - static_cast<U>(L)) + zext(slice(remw, 0, lw), lw + 1)));
-    consts.push_back(
-        assign(m.reg("sz_q", 1, "S's high part (bits >= " + std::to_string(lw) + ") is 0"),
-               ex::eq(slice(stride, lw, hw - lw), lit(hw - lw, 0))));
-    consts.push_back(
-        assign(m.reg("s1_q", 1, "S's high part (bits >= " + std::to_string(lw) + ") is 1"),
-               ex::eq(slice(stride, lw, hw - lw), lit(hw - lw, 1))));
-    consts.push_back(
-        assign(m.reg("rz0_q", 1, "(S - L) high part is 0"), ex::eq(remw_hi, lit(hb, 0))));
-    consts.push_back(
-        assign(m.reg("ro0_q", 1, "(S - L) high part is 1"), ex::eq(remw_hi, lit(hb, 1))));
-    consts.push_back(
-        assign(m.reg("rz1_q", 1, "(S - L) high part + 1 is 0"), ex::eq(remw_hi, ex::ones(hb))));
-  }
-  if (L > 1) {
-    const Expr small = m.reg("small_q", 1, "S < L: every lane tracks its offset");
-    consts.push_back(assign(small, stride_le(m, c, L - 1)));
-    consts.push_back(assign(m.reg("s2l_q", 1, "S < 2L"), stride_le(m, c, 2LL * L - 1)));
-  }
-  m.seq(consts);
+  top_step_consts(m, c);
 }
 
 // Walker: the position (r, i div S) of element 0, 1, 2, ... (one per cycle from the check
 // cycle on); lane i saves it when wsave_q[i] (one-hot, a shift register).
 void top_walker(Module& m, const CoreConfig& c, const Expr& check) {
-  const int hw = c.inner_bits, nb = c.lane_count_bits(), L = c.lanes, ml = c.chan_low_bits();
+  const int L = c.lanes, ml = c.chan_low_bits();
   const int p = c.bank_sel_bits();
   const Expr wr = m.reg("wr_q", ml, "walker: r (< L: the walker stops at element L - 1)");
+  // r == S - 1 as the carry of r + 2^ml + 1 - S (r <= S - 1 when S < L; S >= L: don't care).
+  const Expr nsm = m.reg("nsm_q", ml + 1, "2^ml + 1 - S (low bits; the walker's end)");
+  m.seq(
+      {assign(nsm, lit(ml + 1, (U{1} << ml) + 1) - zext(slice(m.ref("stride_q"), 0, ml), ml + 1))});
+  const Expr w_sum = m.wire("w_sum", ml + 1, "r + 2^ml + 1 - S: top bit r == S - 1");
+  m.assign(w_sum, zext(wr, ml + 1) + nsm);
+  rtl::sink(m, "unused_w_sum", {slice(w_sum, 0, ml)});
   const Expr w_end = m.wire("w_end", 1, "r == S - 1");
-  const Expr at_end = ex::eq(wr, m.ref("sm1_q"));
-  m.assign(w_end, hw > nb ? ~m.ref("s_big_q") & at_end : at_end);
+  m.assign(w_end, bit(w_sum, ml));
   Block walk_reset{assign(wr, lit(ml, 0))};
   Block walk_step{assign(wr, mux(w_end, lit(ml, 0), wr + lit(ml, 1)))};
   if (L > 1) {

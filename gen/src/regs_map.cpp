@@ -78,16 +78,22 @@ void ident_and_caps(MapBuilder& b, const AccelConfig& cfg) {
          ro_const("major", 16, 8, ver.major, "generator version, major"),
          ro_const("contract", 24, 8, static_cast<std::uint64_t>(kContractVersion),
                   "arithmetic contract version")});
-  b.add(
-      "CAPS0", 0x008, "Capabilities: datapath",
-      {ro_const("lanes", 0, 8, static_cast<std::uint64_t>(c.lanes), "elements per stream beat"),
-       ro_const("in_bits", 8, 6, static_cast<std::uint64_t>(a.xw), "input element bits"),
-       ro_const("in_signed", 14, 1, a.x_signed ? 1 : 0, "input is two's complement"),
-       ro_const("out_bits", 16, 6, static_cast<std::uint64_t>(a.yw), "output element bits"),
-       ro_const("out_signed", 22, 1, a.y_signed ? 1 : 0, "output is two's complement"),
-       ro_const("round_modes", 24, 4,
-                c.has_fixed_rounding() ? std::uint64_t{1} << spec_rounding(c) : 0xF,
-                "supported rounding modes, bit per mode (floor, half_up, half_even, half_away)")});
+  b.add("CAPS0", 0x008, "Capabilities: datapath",
+        {ro_const("lanes", 0, 8, static_cast<std::uint64_t>(c.lanes), "elements per stream beat"),
+         ro_const("in_bits", 8, 6, static_cast<std::uint64_t>(a.xw), "input element bits"),
+         ro_const("in_signed", 14, 1, a.x_signed ? 1 : 0, "input is two's complement"),
+         ro_const("flush", 15, 1, a.flush_subnormals ? 1 : 0,
+                  "float: subnormal inputs and results are flushed to signed zeros"),
+         ro_const("out_bits", 16, 6, static_cast<std::uint64_t>(a.yw), "output element bits"),
+         ro_const("out_signed", 22, 1, a.y_signed ? 1 : 0, "output is two's complement"),
+         ro_const("round_modes", 24, 4,
+                  c.has_fixed_rounding() ? std::uint64_t{1} << spec_rounding(c) : 0xF,
+                  "supported rounding modes, bit per mode (floor, half_up, half_even, half_away)"),
+         // contract v2: element types (0 int, 1 fp16, 2 bf16, 3 fp32); flush above
+         ro_const("in_type", 28, 2, static_cast<std::uint64_t>(a.x_type),
+                  "input element type: 0 int, 1 fp16, 2 bf16"),
+         ro_const("out_type", 30, 2, static_cast<std::uint64_t>(a.y_type),
+                  "output element type: 0 int, 1 fp16, 2 bf16, 3 fp32")});
   b.add("CAPS1", 0x00C, "Capabilities: channel table",
         {ro_const("max_channels", 0, 17, static_cast<std::uint64_t>(c.max_channels),
                   "largest CHANNELS value")});
@@ -122,19 +128,27 @@ void ident_and_caps(MapBuilder& b, const AccelConfig& cfg) {
 }
 
 // Control and status.
-void control_and_status(MapBuilder& b) {
-  b.add("CTRL", 0x020, "Control",
-        {w1s_sc("start", 0, "write 1: start a job with the current settings"),
-         w1s_sc("soft_reset", 1, "write 1: abort the job and reset the engine (not the registers)"),
-         rw("irq_en_done", 8, 1, 0, "raise irq_o when IRQ_STATUS.done is set"),
-         rw("irq_en_error", 9, 1, 0, "raise irq_o when IRQ_STATUS.error is set")});
+void control_and_status(MapBuilder& b, bool ring) {
+  std::vector<Field> ctrl = {
+      w1s_sc("start", 0, "write 1: start a job with the current settings"),
+      w1s_sc("soft_reset", 1, "write 1: abort the job and reset the engine (not the registers)"),
+      rw("irq_en_done", 8, 1, 0, "raise irq_o when IRQ_STATUS.done is set"),
+      rw("irq_en_error", 9, 1, 0, "raise irq_o when IRQ_STATUS.error is set")};
+  std::vector<Field> irq = {w1c("done", 0, 1, "a job completed (write 1 to clear)"),
+                            w1c("error", 1, 1, "a job stopped with an error (write 1 to clear)")};
+  if (ring) {
+    ctrl.push_back(rw("irq_en_ring", 10, 1, 0, "raise irq_o when IRQ_STATUS.ring is set"));
+    irq.push_back(w1c("ring", 2, 1,
+                      "ring descriptors completed: every RING_CTRL.coalesce, a descriptor with "
+                      "its irq flag, or the ring drained (write 1 to clear)"));
+  }
+  b.add("CTRL", 0x020, "Control", std::move(ctrl));
   b.add("STATUS", 0x024, "Status",
         {ro_in("busy", 0, 1, "a job is running"), ro_in("done", 1, 1, "the last job completed"),
          ro_in("error", 2, 1, "the last job stopped with an error (see ERR_CODE)"),
          w1c("start_ignored", 3, 1, "START was written while busy (sticky; write 1 to clear)")});
   b.add("IRQ_STATUS", 0x028, "Interrupt status (irq_o = |(IRQ_STATUS & CTRL.irq_en_*))",
-        {w1c("done", 0, 1, "a job completed (write 1 to clear)"),
-         w1c("error", 1, 1, "a job stopped with an error (write 1 to clear)")});
+        std::move(irq));
   std::vector<FieldValue> codes;
   for (const auto& e : accel_error_codes()) {
     codes.push_back({static_cast<std::uint64_t>(e.code), e.name, e.meaning});
@@ -204,6 +218,69 @@ void addresses_and_perf(MapBuilder& b) {
   b.whole_ro("PERF_ELEMS_HI", 0x0A0, "Elements processed, bits 63:32");
 }
 
+// The descriptor ring (cfg.ring): where it is, how many entries, the producer and consumer
+// indices, control and status. The descriptor format is the "Descriptor ring" note.
+void ring_registers(MapBuilder& b) {
+  b.add("RING_BASE_LO", 0x0B0, "Descriptor ring address, bits 31:0 (64-byte aligned)",
+        {rw("addr", 6, 26, 0, "address bits 31:6 of descriptor 0 (bits 5:0 are 0)")});
+  b.whole_rw("RING_BASE_HI", 0x0B4, 0, "Descriptor ring address, bits 63:32", "byte address");
+  b.add("RING_SIZE", 0x0B8, "Descriptor ring size",
+        {rw("log2_entries", 0, 4, 0,
+            "the ring holds 2^log2_entries descriptors of 64 bytes; index i is slot i mod 2^k")});
+  b.add("RING_HEAD", 0x0BC, "Producer index (host writes)",
+        {rw("index", 0, 16, 0,
+            "free-running: one past the last descriptor written (HEAD - TAIL <= 2^log2_entries)")});
+  b.add(
+      "RING_TAIL", 0x0C0, "Consumer index (device advances)",
+      {ro_in("index", 0, 16, "free-running: the next descriptor to run (or the one stopped at)")});
+  b.add("RING_CTRL", 0x0C4, "Descriptor ring control",
+        {rw("enable", 0, 1, 0, "run descriptors while TAIL != HEAD"),
+         w1s_sc("resume", 1, "write 1: leave the stopped state and run the descriptor at TAIL"),
+         w1s_sc("skip", 2, "write 1: leave the stopped state, TAIL + 1, and go on"),
+         rw("coalesce", 8, 16, 0,
+            "IRQ_STATUS.ring every N completed descriptors (0: only when the ring drains)")});
+  b.add("RING_STATUS", 0x0C8, "Descriptor ring status",
+        {ro_in("active", 0, 1, "a descriptor is being fetched, run or written back"),
+         ro_in("stopped", 1, 1,
+               "halted: after a failed descriptor (TAIL is it) or a soft reset (TAIL is 0)")});
+}
+
+std::string ring_note(const AccelConfig& cfg) {
+  return "With `--ring` the accelerator also runs jobs from a ring of 64-byte descriptors at "
+         "RING_BASE (2^RING_SIZE.log2_entries slots, descriptor i in slot i mod 2^k). The host "
+         "writes descriptors, then RING_HEAD; while RING_CTRL.enable is set, the engine is idle "
+         "and RING_TAIL != RING_HEAD, the device runs the descriptor at TAIL: every check of a "
+         "START job (ERR_CODE values, WIN_BASE/WIN_LAST from the registers), the same DMA, then "
+         "it writes the status back into bytes 48..63 of the descriptor and TAIL + 1. All "
+         "fields are little endian; a field is taken as writing it to its register would take "
+         "it (the register's bits only).\n\n"
+         "| bytes | field | content |\n|---|---|---|\n"
+         "| 0..7 | SRC | input address (as SRC_LO/HI) |\n"
+         "| 8..15 | DST | output address (as DST_LO/HI) |\n"
+         "| 16..23 | PARAM | parameter table address (as PARAM_LO/HI) |\n"
+         "| 24..27 | CHANNELS | as CHANNELS |\n| 28..31 | INNER | as INNER |\n"
+         "| 32..35 | OUTER | as OUTER |\n"
+         "| 36..39 | MODE | bits 15:0 as MODE; bit 16 irq: IRQ_STATUS.ring when it completes; "
+         "bit 17 same_params: the table of the previous descriptor may be kept when PARAM and "
+         "CHANNELS equal its own (a hint: the result is the same either way) |\n"
+         "| 40..43 | CLAMP_LO | as CLAMP_LO |\n| 44..47 | CLAMP_HI | as CLAMP_HI |\n"
+         "| 48..51 | STATUS | written: bit 0 done, bit 1 error, bits 15:8 the error code |\n"
+         "| 52..55 | ELEMS | written: elements output, bits 31:0 |\n"
+         "| 56..63 | ERR_ADDR | written: the failing address (as ERR_ADDR_LO/HI), else 0 |\n\n"
+         "A ring job sets STATUS.done / error, ERR_CODE, ERR_ADDR and the PERF counters like a "
+         "START job, but not IRQ_STATUS.done: IRQ_STATUS.ring is set every RING_CTRL.coalesce "
+         "completed descriptors (0: never by count), after a descriptor with its irq flag, and "
+         "when TAIL reaches HEAD. A failed descriptor writes its status, sets IRQ_STATUS.error "
+         "and stops the ring with TAIL at it (RING_STATUS.stopped): RING_CTRL.resume runs it "
+         "again (after the host fixed it), RING_CTRL.skip goes on with the next. CTRL.soft_reset "
+         "aborts the running descriptor (no status written), sets TAIL to 0 and stops the ring; "
+         "the host writes RING_HEAD (0) and RING_CTRL.resume to use it again. START while a "
+         "descriptor runs is ignored (STATUS.start_ignored). The ring registers are read at "
+         "each descriptor, so the host may append (write HEAD) while the ring runs. This "
+         "configuration is generated for the `ref:` model only: " +
+         cfg.core.name + " has no RTL (the descriptor fetcher is not built yet).\n";
+}
+
 }  // namespace
 
 // The parameter table PARAM_LO/HI points at, beside the params.bin file it comes from.
@@ -245,10 +322,12 @@ RegisterMap accel_register_map(const AccelConfig& cfg) {
   m.addr_bits = cfg.axil_addr_bits;
   MapBuilder b{m};
   ident_and_caps(b, cfg);
-  control_and_status(b);
+  control_and_status(b, cfg.ring);
   job_settings(b, c);
   addresses_and_perf(b);
+  if (cfg.ring) ring_registers(b);
   m.notes.emplace_back("Parameter table in memory", param_table_note(cfg));
+  if (cfg.ring) m.notes.emplace_back("Descriptor ring", ring_note(cfg));
   return m;
 }
 

@@ -1,4 +1,5 @@
-// Parameter bundles (.npz / .npy / JSON) and attaching them to a Graph (see bundle.hpp).
+// Parameter bundles (.npz / .npy / JSON; safetensors and Flax msgpack in bundle_formats.cpp)
+// and attaching them to a Graph (see bundle.hpp).
 #include "normcore/import/bundle.hpp"
 
 #include <algorithm>
@@ -305,11 +306,28 @@ Bundle parse_bundle_json(std::string_view text, const std::string& source) {
   return b;
 }
 
+namespace {
+// An 8-byte little-endian length that fits the file, then the JSON header's '{'.
+bool looks_like_safetensors(const std::vector<std::uint8_t>& b) {
+  if (b.size() < 10 || b[8] != '{') return false;
+  std::uint64_t n = 0;
+  for (int k = 7; k >= 0; --k) n = (n << 8) | b[static_cast<std::size_t>(k)];
+  return n <= b.size() - 8;
+}
+}  // namespace
+
 Bundle load_bundle(const fs::path& path) {
   const std::string ext = lower(path.extension().string());
   auto bytes = read_file_bytes(path);
   const bool zip = bytes.size() >= 4 && bytes[0] == 'P' && bytes[1] == 'K';
   const bool npy = bytes.size() >= 6 && bytes[0] == 0x93 && bytes[1] == 'N' && bytes[2] == 'U';
+  if (ext == ".safetensors" || (ext != ".json" && looks_like_safetensors(bytes))) {
+    return parse_safetensors(bytes, path.string());
+  }
+  if (ext == ".msgpack" || (ext != ".json" && !bytes.empty() &&
+                            ((bytes[0] & 0xF0) == 0x80 || bytes[0] == 0xde || bytes[0] == 0xdf))) {
+    return parse_flax_msgpack(bytes, path.string());
+  }
   Bundle b;
   b.source = path.string();
   if (ext == ".npz" || (ext != ".npy" && ext != ".json" && zip)) {

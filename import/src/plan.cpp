@@ -11,6 +11,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "normcore/fold_float.hpp"
 #include "normcore/npz.hpp"
 #include "normcore/params_file.hpp"
 #include "normcore/util/atomic_write.hpp"
@@ -37,8 +38,29 @@ std::string activation_text(const BnMatch& m) {
 }
 
 json spec_json(const ArithSpec& s) {
-  return json{{"xw", s.xw}, {"x_signed", s.x_signed}, {"sw", s.sw}, {"bw", s.bw},
-              {"yw", s.yw}, {"y_signed", s.y_signed}};
+  json j{{"xw", s.xw}, {"x_signed", s.x_signed}, {"sw", s.sw}, {"bw", s.bw},
+         {"yw", s.yw}, {"y_signed", s.y_signed}};
+  if (s.is_float()) {  // contract v2 (absent: integer)
+    j["x_type"] = to_string(s.x_type);
+    j["y_type"] = to_string(s.y_type);
+    j["flush_subnormals"] = s.flush_subnormals;
+  }
+  return j;
+}
+
+// A float device (contract v2): fold_float's result in the plan's FoldResult (patterns, job,
+// worst error in output ULPs, warnings) and its report.
+void fold_float_layer(PlanLayer& l, const PlanOptions& options) {
+  const FloatFoldResult f =
+      fold_float(l.bn, options.spec, options.rounding.value_or(Rounding::half_even));
+  l.fold.scale = f.scale;
+  l.fold.shift = f.shift;
+  l.fold.job = f.job;
+  l.fold.worst_err = f.worst_err;
+  l.fold.worst_channel = f.worst_channel;
+  l.fold.warnings = f.warnings;
+  l.fold.shift_choice = "float datapath: R 0";
+  l.float_report = format_float_report(f, options.spec);
 }
 
 json bn_json(const PlanLayer& l) {
@@ -122,7 +144,11 @@ void fold_layer(PlanLayer& l, const BnMatch& m, const PlanOptions& options) {
   FoldOptions fo;
   fo.rounding = options.rounding;
   try {
-    l.fold = fold(l.bn, options.spec, fo);
+    if (options.spec.is_float()) {
+      fold_float_layer(l, options);
+    } else {
+      l.fold = fold(l.bn, options.spec, fo);
+    }
   } catch (const Error& e) {
     throw Error(std::string(e.what()) + " (" + m.pattern + " at " + m.location + ")");
   }
@@ -142,7 +168,7 @@ std::string layer_report(const Graph& g, const PlanLayer& l, const PlanOptions& 
       << to_string(l.job.layout) << ", channel axis " << m.channel_axis << ", " << m.channels
       << " channels\n  eps " << g6(m.eps) << ", activation " << activation_text(m)
       << "\n  job n=" << l.job.n << " c=" << l.job.c << " hw=" << l.job.hw << "\n";
-  rep << format_report(l.fold, options.spec, l.bn);
+  rep << (l.float_report.empty() ? format_report(l.fold, options.spec, l.bn) : l.float_report);
   for (const auto& w : m.warnings) rep << "warning: " << w << "\n";
   for (std::size_t i = m.warnings.size() + l.fold.warnings.size(); i < l.warnings.size(); ++i) {
     rep << "warning: " << l.warnings[i] << "\n";
@@ -291,6 +317,14 @@ LoadedPlan read_plan(const fs::path& dir) {
         ArithSpec{need(a, "xw", "arith: ").get<int>(), need(a, "x_signed", "arith: ").get<bool>(),
                   need(a, "sw", "arith: ").get<int>(), need(a, "bw", "arith: ").get<int>(),
                   need(a, "yw", "arith: ").get<int>(), need(a, "y_signed", "arith: ").get<bool>()};
+    try {
+      if (a.contains("x_type")) p.spec.x_type = parse_num_type(a.at("x_type").get<std::string>());
+      if (a.contains("y_type")) p.spec.y_type = parse_num_type(a.at("y_type").get<std::string>());
+    } catch (const std::invalid_argument& ex) {
+      throw Error(file.string() + ": arith: " + ex.what());
+    }
+    if (a.contains("flush_subnormals"))
+      p.spec.flush_subnormals = a.at("flush_subnormals").get<bool>();
     if (const auto err = p.spec.check(); !err.empty())
       throw Error(file.string() + ": arith: " + err);
     const json& layers = need(j, "layers", "");

@@ -279,9 +279,14 @@ BnParams parse_bn_json(std::string_view text, const std::string& source, Arrays 
       p.out = rd.quant(val, key);
       have_out = true;
     } else if (key == "quant") {
-      if (!val.is_string() || val.get<std::string>() != "integer") {
-        rd.fail("quant must be \"integer\" (or give \"input\" and \"output\" quantisation), got " +
-                Reader::describe(val));
+      // "float" (contract v2): the layer's tensors are real values, no quantisation (the
+      // same identity as "integer": scales 1, zero points 0)
+      if (!val.is_string() ||
+          (val.get<std::string>() != "integer" && val.get<std::string>() != "float")) {
+        rd.fail(
+            "quant must be \"integer\" or \"float\" (or give \"input\" and \"output\" "
+            "quantisation), got " +
+            Reader::describe(val));
       }
       have_quant = true;
     } else if (key == "activation") {

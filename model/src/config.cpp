@@ -69,6 +69,26 @@ constexpr ConfigField renamed(ConfigField f, const char* old_key, const char* ol
   return f;
 }
 
+// The descriptor ring flag: optional in manifests, written only when set.
+constexpr ConfigField ring_field() {
+  ConfigField f{"ring",
+                "--ring",
+                K::boolean,
+                G::accel,
+                0,
+                0,
+                false,
+                "",
+                "Accelerator: the descriptor ring (RING_* registers; registers, headers, docs "
+                "and manifest for the ref: model only, no RTL yet)",
+                nullptr,
+                [](AccelConfig& a) { return &a.ring; },
+                nullptr};
+  f.optional_in_manifest = true;
+  f.omit_when_false = true;
+  return f;
+}
+
 // The one table. Ranges are the generator's: the RTL is only built (and tested) inside them.
 const ConfigField kSchema[] = {
     {"name", "--name", K::string, G::core, 0, 0, false, "",
@@ -126,6 +146,19 @@ const ConfigField kSchema[] = {
                 "crossbar) or copies (one C-word copy per lane, no crossbar: L times the RAM); "
                 "--target picks it when not given (ice40, ecp5: copies)",
                 nullptr, nullptr, [](AccelConfig& a) { return &a.core.table; }}),
+    late_field({"in_type", "--in-type", K::string, G::core, 0, 0, false, "int|fp16|bf16",
+                "Input element type: int (in_bits / in_signed) or a float (contract v2: fp32 s "
+                "and b; in_bits 16)",
+                nullptr, nullptr, nullptr, false, false, nullptr, nullptr, nullptr,
+                [](AccelConfig& a) { return &a.core.arith.x_type; }}),
+    late_field({"out_type", "--out-type", K::string, G::core, 0, 0, false, "int|fp16|bf16|fp32",
+                "Output element type: int (out_bits / out_signed; with a float input: round "
+                "with the job's mode and clamp) or a float (out_bits 16 / 32)",
+                nullptr, nullptr, nullptr, false, false, nullptr, nullptr, nullptr,
+                [](AccelConfig& a) { return &a.core.arith.y_type; }}),
+    late_field({"flush_subnormals", "--flush-subnormals", K::boolean, G::core, 0, 0, false, "",
+                "Float datapath: subnormal inputs and results become signed zeros", nullptr,
+                [](AccelConfig& a) { return &a.core.arith.flush_subnormals; }, nullptr}),
     int_field("bus_bits", "--bus-bits", G::accel, 32, 512, true, "Accelerator: AXI4 data width",
               [](AccelConfig& a) { return &a.bus_bits; }),
     int_field("addr_bits", "--addr-bits", G::accel, 32, 64, false,
@@ -136,6 +169,7 @@ const ConfigField kSchema[] = {
               [](AccelConfig& a) { return &a.max_burst; }),
     int_field("outstanding", "--outstanding", G::accel, 1, 16, false,
               "Accelerator: read bursts in flight", [](AccelConfig& a) { return &a.outstanding; }),
+    ring_field(),
 };
 
 bool is_pow2(long long v) {
@@ -178,7 +212,11 @@ std::string check_group(AccelConfig c, G group, FieldNames names) {  // a copy: 
     if (f.group != group) continue;
     std::string msg;
     if (f.kind == K::integer) msg = f.check(*f.int_ref(c), names);
-    if (f.kind == K::string && *f.choices != 0) msg = f.check(*f.str_ref(c), names);
+    if (f.type_ref != nullptr) {
+      msg = f.check(std::string(to_string(*f.type_ref(c))), names);
+    } else if (f.kind == K::string && *f.choices != 0) {
+      msg = f.check(*f.str_ref(c), names);
+    }
     if (f.kind == K::number) msg = f.check_number(*f.num_ref(c), names);
     if (!msg.empty()) return msg;
   }
@@ -234,7 +272,13 @@ void read_fields(const nlohmann::json& j, AccelConfig& a, bool accel, bool requi
       *f.bool_ref(a) = v.get<bool>();
     } else {
       if (!v.is_string()) throw std::invalid_argument("config: '" + key + "' must be a string");
-      *f.str_ref(a) = v.get<std::string>();
+      if (f.type_ref != nullptr) {
+        if (const auto msg = f.check(v.get<std::string>(), FieldNames::json); !msg.empty())
+          throw std::invalid_argument("config: " + msg);
+        *f.type_ref(a) = parse_num_type(v.get<std::string>());
+      } else {
+        *f.str_ref(a) = v.get<std::string>();
+      }
     }
   }
 }
@@ -250,8 +294,9 @@ void write_fields(AccelConfig a, nlohmann::json& j, G group) {  // a copy, as in
   for (const auto& f : kSchema) {
     if (f.group != group) continue;
     if (f.kind == K::integer) j[f.key] = *f.int_ref(a);
-    if (f.kind == K::boolean) j[f.key] = *f.bool_ref(a);
-    if (f.kind == K::string) j[f.key] = *f.str_ref(a);
+    if (f.kind == K::boolean && (*f.bool_ref(a) || !f.omit_when_false)) j[f.key] = *f.bool_ref(a);
+    if (f.kind == K::string && f.type_ref != nullptr) j[f.key] = to_string(*f.type_ref(a));
+    if (f.kind == K::string && f.type_ref == nullptr) j[f.key] = *f.str_ref(a);
     if (f.kind == K::number) j[f.key] = number_json(*f.num_ref(a));
   }
 }
@@ -354,11 +399,28 @@ std::string CoreConfig::default_table(const std::string& target) {
   return target == "ecp5" ? "copies" : "banked";
 }
 
+void CoreConfig::apply_float_widths() {
+  if (!arith.is_float()) return;
+  if (arith.x_type != NumType::integer) arith.xw = float_bits(arith.x_type);
+  if (arith.y_type != NumType::integer) arith.yw = float_bits(arith.y_type);
+  arith.sw = arith.bw = 32;
+}
+
 std::string CoreConfig::check(FieldNames names) const {
   if (auto msg = check_name(name, names); !msg.empty()) return msg;
   AccelConfig a;
   a.core = *this;
   if (auto msg = check_group(a, G::core, names); !msg.empty()) return msg;
+  if (arith.is_float()) {  // contract v2: the widths follow the types
+    if (auto msg = arith.check(); !msg.empty()) {
+      return field_name("in_type", names) + "/" + field_name("out_type", names) + ": " + msg;
+    }
+    return check_specialisation(names);
+  }
+  if (arith.flush_subnormals) {
+    return field_name("flush_subnormals", names) + ": needs a float " +
+           field_name("in_type", names) + " or " + field_name("out_type", names);
+  }
   if (acc_bits() > 64) {
     return field_name("in_bits", names) + "/" + field_name("scale_bits", names) + "/" +
            field_name("offset_bits", names) +
@@ -373,6 +435,10 @@ std::string CoreConfig::check(FieldNames names) const {
 }
 
 std::string CoreConfig::check_specialisation(FieldNames names) const {
+  if (arith.is_float() && fixed_shift > 0) {
+    return field_name("fixed_shift", names) + ": " + std::to_string(fixed_shift) +
+           " must be -1 or 0 for a float datapath (R is 0)";
+  }
   if (fixed_shift > acc_bits()) {
     return field_name("fixed_shift", names) + ": " + std::to_string(fixed_shift) +
            " exceeds the accumulator width (" + std::to_string(acc_bits()) + " bits)";

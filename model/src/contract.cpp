@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
+#include <utility>
+
+#include "normcore/float_contract.hpp"
 
 namespace normcore {
 
@@ -41,6 +44,32 @@ Layout parse_layout(std::string_view text) {
   throw std::invalid_argument("unknown layout '" + std::string(text) + "' (expected nchw or nhwc)");
 }
 
+std::string_view to_string(NumType t) {
+  switch (t) {
+    case NumType::integer:
+      return "int";
+    case NumType::fp16:
+      return "fp16";
+    case NumType::bf16:
+      return "bf16";
+    case NumType::fp32:
+      return "fp32";
+  }
+  return "?";
+}
+
+NumType parse_num_type(std::string_view text) {
+  for (auto t : {NumType::integer, NumType::fp16, NumType::bf16, NumType::fp32}) {
+    if (text == to_string(t)) return t;
+  }
+  throw std::invalid_argument("unknown element type '" + std::string(text) +
+                              "' (expected int, fp16, bf16 or fp32)");
+}
+
+int float_bits(NumType t) {
+  return t == NumType::integer ? 0 : t == NumType::fp32 ? 32 : 16;
+}
+
 namespace {
 std::int64_t range_min(int bits, bool is_signed) {
   return is_signed ? -(std::int64_t{1} << (bits - 1)) : 0;
@@ -63,7 +92,28 @@ std::int64_t ArithSpec::y_max() const {
   return range_max(yw, y_signed);
 }
 
+std::string ArithSpec::check_float() const {
+  if (x_type == NumType::fp32) return "input type (x_type) fp32 is not supported (fp16 or bf16)";
+  auto width = [](const char* what, const char* field, int v, NumType t) {
+    return std::string(what) + " (" + field + ") = " + std::to_string(v) + " must be " +
+           std::to_string(float_bits(t)) + " for type " + std::string(to_string(t));
+  };
+  if (x_type != NumType::integer && xw != float_bits(x_type))
+    return width("input bits", "xw", xw, x_type);
+  if (y_type != NumType::integer && yw != float_bits(y_type))
+    return width("output bits", "yw", yw, y_type);
+  if (sw != 32) return width("scale bits", "sw", sw, NumType::fp32);
+  if (bw != 32) return width("offset bits", "bw", bw, NumType::fp32);
+  if (xw < 2 || xw > 32)
+    return "input bits (xw) = " + std::to_string(xw) + " is out of range 2..32";
+  if (yw < 2 || yw > 32)
+    return "output bits (yw) = " + std::to_string(yw) + " is out of range 2..32";
+  return {};
+}
+
 std::string ArithSpec::check() const {
+  if (is_float()) return check_float();
+  if (flush_subnormals) return "flush_subnormals needs a float input or output type";
   auto bad = [](const char* what, int v, int lo, int hi) {
     return std::string(what) + " = " + std::to_string(v) + " is out of range " +
            std::to_string(lo) + ".." + std::to_string(hi);
@@ -84,6 +134,24 @@ std::string ArithSpec::check() const {
 }
 
 std::string JobSettings::check(const ArithSpec& spec) const {
+  if (spec.is_float() && shift != 0) {
+    return "shift R = " + std::to_string(shift) + " must be 0 for a float datapath";
+  }
+  if (spec.y_type != NumType::integer) {
+    const std::int64_t top = std::int64_t{1} << spec.yw;
+    const auto t = spec.y_type;
+    for (auto [what, v] : {std::pair{"lo", lo}, std::pair{"hi", hi}}) {
+      if (v < 0 || v >= top || is_nan(static_cast<std::uint32_t>(v), t)) {
+        return std::string("clamp ") + what + " = " + std::to_string(v) + " is not a non-NaN " +
+               std::string(to_string(t)) + " bit pattern";
+      }
+    }
+    if (float_compare(static_cast<std::uint32_t>(lo), static_cast<std::uint32_t>(hi), t) > 0) {
+      return "clamp lo = " + std::to_string(float_to_double(static_cast<std::uint32_t>(lo), t)) +
+             " is above hi = " + std::to_string(float_to_double(static_cast<std::uint32_t>(hi), t));
+    }
+    return {};
+  }
   if (shift < 0 || shift > spec.acc_bits()) {
     return "shift R = " + std::to_string(shift) + " is out of range 0.." +
            std::to_string(spec.acc_bits());

@@ -13,6 +13,7 @@
 
 #include "byte_order.hpp"
 #include "normcore/bn_params.hpp"
+#include "normcore/float_contract.hpp"
 
 namespace normcore {
 
@@ -48,7 +49,7 @@ std::vector<std::uint8_t> read_file_bytes(const fs::path& path) {
 namespace {
 
 struct DType {
-  char kind = 'f';  // f, i, u, b
+  char kind = 'f';  // f, i, u, b; V: a 2-byte void, read as bfloat16 (ml_dtypes writes '<V2')
   int size = 4;     // bytes
   std::string descr;
 };
@@ -62,31 +63,32 @@ std::optional<DType> lookup_dtype(std::string_view name) {
     int size;
   };
   static constexpr Entry kTable[] = {
-      {"int8", "|i1", 'i', 1},    {"uint8", "|u1", 'u', 1},  {"bool", "|b1", 'b', 1},
-      {"int16", "<i2", 'i', 2},   {"uint16", "<u2", 'u', 2}, {"int32", "<i4", 'i', 4},
-      {"uint32", "<u4", 'u', 4},  {"int64", "<i8", 'i', 8},  {"float32", "<f4", 'f', 4},
-      {"float64", "<f8", 'f', 8},
+      {"int8", "|i1", 'i', 1},    {"uint8", "|u1", 'u', 1},   {"bool", "|b1", 'b', 1},
+      {"int16", "<i2", 'i', 2},   {"uint16", "<u2", 'u', 2},  {"int32", "<i4", 'i', 4},
+      {"uint32", "<u4", 'u', 4},  {"int64", "<i8", 'i', 8},   {"float32", "<f4", 'f', 4},
+      {"float64", "<f8", 'f', 8}, {"float16", "<f2", 'f', 2}, {"bfloat16", "<V2", 'V', 2},
   };
   constexpr bool kLittle = std::endian::native == std::endian::little;
   for (const auto& e : kTable) {
     if (name == e.name) return DType{e.kind, e.size, std::string(e.descr)};
     if (name.size() != 3 || name.substr(1) != e.descr.substr(1)) continue;
     const char order = name[0];
-    const bool ok =
-        order == '<' || order == '|' || (order == '=' && kLittle) || (order == '>' && e.size == 1);
+    const bool ok = order == '<' || order == '|' || (order == '=' && kLittle) ||
+                    (order == '>' && (e.size == 1 || e.kind == 'V'));
     if (ok) return DType{e.kind, e.size, std::string(e.descr)};
   }
   return std::nullopt;
 }
 
 DType parse_descr(std::string_view descr, std::string_view name) {
-  if (descr.size() == 3 && descr[0] == '>' && descr[2] != '1') {
+  if (descr.size() == 3 && descr[0] == '>' && descr[2] != '1' && descr[1] != 'V') {
     throw Error(std::string(name) + ": big-endian dtype '" + std::string(descr) +
                 "' is not supported (save the array as little endian)");
   }
   if (auto d = lookup_dtype(descr); d && descr.size() == 3) return *d;
   throw Error(std::string(name) + ": unsupported dtype '" + std::string(descr) +
-              "' (supported: <f4 <f8 |i1 |u1 |b1 <i2 <u2 <i4 <u4 <i8)");
+              "' (supported: <f2 <f4 <f8 |i1 |u1 |b1 <i2 <u2 <i4 <u4 <i8, and <V2 / |V2 read as "
+              "bfloat16)");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -297,10 +299,15 @@ NpyArray parse_npy(std::span<const std::uint8_t> bytes, std::string_view name) {
   const std::size_t count = h.count, data_at = h.data_offset;
   const auto item = static_cast<std::size_t>(dt.size);
   arr.as_double.resize(count);
-  const bool integer = dt.kind != 'f';
+  const bool integer = dt.kind != 'f' && dt.kind != 'V';
   if (integer) arr.as_int.resize(count);
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint64_t raw = load_le(bytes, data_at + i * item, dt.size);
+    if (dt.kind == 'V' || (dt.kind == 'f' && dt.size == 2)) {  // bfloat16 / float16 patterns
+      arr.as_double[i] = float_to_double(static_cast<std::uint32_t>(raw),
+                                         dt.kind == 'V' ? NumType::bf16 : NumType::fp16);
+      continue;
+    }
     if (dt.kind == 'f') {
       arr.as_double[i] =
           dt.size == 4 ? static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(raw)))

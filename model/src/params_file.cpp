@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "normcore/bn_params.hpp"
 #include "normcore/npz.hpp"
@@ -49,7 +50,16 @@ void check_image(const ParamImage& image, std::string_view name) {
     throw Error(who + ": too many channels (" + std::to_string(image.scale.size()) + ")");
   }
   const ArithSpec& sp = image.spec;
-  for (std::size_t c = 0; c < image.scale.size(); ++c) {
+  for (std::size_t c = 0; c < image.scale.size() && sp.is_float(); ++c) {
+    for (auto [what, v] :
+         {std::pair{"scale", image.scale[c]}, std::pair{"offset", image.shift[c]}}) {
+      if (v < 0 || v > 0xFFFFFFFFLL) {
+        throw Error(who + ": " + what + "[" + std::to_string(c) + "] = " + std::to_string(v) +
+                    " is not an fp32 bit pattern (0..0xFFFFFFFF)");
+      }
+    }
+  }
+  for (std::size_t c = 0; c < image.scale.size() && !sp.is_float(); ++c) {
     const auto s = image.scale[c], b = image.shift[c];
     if (s < sp.s_min() || s > sp.s_max()) {
       throw Error(who + ": scale[" + std::to_string(c) + "] = " + std::to_string(s) +
@@ -67,7 +77,8 @@ std::vector<std::uint8_t> encode_params(const ParamImage& image) {
   const std::size_t c = image.scale.size();
   std::vector<std::uint8_t> out(kParamsHeaderBytes + 16 * c, 0);
   std::copy(kMagic.begin(), kMagic.end(), out.begin());
-  put(out, 4, kParamsVersion, 4);
+  // version 2 only for a float image (types at 46..48), so integer images stay as they were
+  put(out, 4, image.spec.is_float() ? kParamsVersionFloat : kParamsVersion, 4);
   put(out, 8, c, 4);
   out[12] = static_cast<std::uint8_t>(image.job.rounding);
   out[13] = 0;  // layout hint
@@ -81,6 +92,9 @@ std::vector<std::uint8_t> encode_params(const ParamImage& image) {
   out[43] = static_cast<std::uint8_t>(sp.bw);
   out[44] = static_cast<std::uint8_t>(sp.yw);
   out[45] = sp.y_signed ? 1 : 0;
+  out[46] = static_cast<std::uint8_t>(sp.x_type);
+  out[47] = static_cast<std::uint8_t>(sp.y_type);
+  out[48] = sp.flush_subnormals ? 1 : 0;
   for (std::size_t i = 0; i < c; ++i) {
     put(out, kParamsHeaderBytes + 8 * i, static_cast<std::uint64_t>(image.scale[i]), 8);
     put(out, kParamsHeaderBytes + 8 * (c + i), static_cast<std::uint64_t>(image.shift[i]), 8);
@@ -104,9 +118,13 @@ ParamImage decode_params(std::span<const std::uint8_t> bytes, std::string_view n
     throw Error(who + ": bad magic '" + seen + "' (expected 'NCPB'; not a normcore params file)");
   }
   const auto version = get(bytes, 4, 4);
-  if (version != kParamsVersion) {
+  if (version != kParamsVersion && version != kParamsVersionFloat) {
     throw Error(who + ": unsupported version " + std::to_string(version) + " (expected " +
-                std::to_string(kParamsVersion) + ")");
+                std::to_string(kParamsVersion) + " or " + std::to_string(kParamsVersionFloat) +
+                ")");
+  }
+  if (version == kParamsVersionFloat && (bytes[46] > 3 || bytes[47] > 3 || bytes[48] > 1)) {
+    throw Error(who + ": unknown element type code (x_type / y_type 0..3, flush 0..1)");
   }
   const auto c = static_cast<std::size_t>(get(bytes, 8, 4));
   if (c == 0) throw Error(who + ": channel count is 0");
@@ -136,6 +154,14 @@ ParamImage decode_params(std::span<const std::uint8_t> bytes, std::string_view n
   img.spec.bw = bytes[43];
   img.spec.yw = bytes[44];
   img.spec.y_signed = bytes[45] != 0;
+  if (version == kParamsVersionFloat) {
+    img.spec.x_type = static_cast<NumType>(bytes[46]);
+    img.spec.y_type = static_cast<NumType>(bytes[47]);
+    img.spec.flush_subnormals = bytes[48] != 0;
+    if (!img.spec.is_float()) {
+      throw Error(who + ": version 2 (a float image) with integer in and out types");
+    }
+  }
   img.scale.resize(c);
   img.shift.resize(c);
   for (std::size_t i = 0; i < c; ++i) {

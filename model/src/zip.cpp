@@ -107,13 +107,15 @@ Directory find_directory(std::span<const std::uint8_t> bytes, const std::string&
     throw Error(who + ": not a ZIP archive or truncated (no end-of-central-directory record)");
   }
   const std::size_t e = *end_at;
-  if (e >= 20 && le32(bytes, e - 20) == kZip64LocatorSig) {
-    throw Error(who + ": ZIP64 archives are not supported");
-  }
+  // A ZIP64 end record whose classic record still holds every value (torch.export.save writes
+  // one into small archives) is redundant: the classic values are used. Saturated classic
+  // fields (a real ZIP64 archive) are refused below.
+  const bool zip64_locator = e >= 20 && le32(bytes, e - 20) == kZip64LocatorSig;
   const std::uint16_t disk = le16(bytes, e + 4), cd_disk = le16(bytes, e + 6);
   const std::uint16_t entries_here = le16(bytes, e + 8), entries = le16(bytes, e + 10);
   const std::uint32_t cd_size = le32(bytes, e + 12), cd_offset = le32(bytes, e + 16);
-  if (entries == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_offset == 0xFFFFFFFFu) {
+  if (entries == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_offset == 0xFFFFFFFFu ||
+      (zip64_locator && (disk == 0xFFFF || cd_disk == 0xFFFF || entries_here == 0xFFFF))) {
     throw Error(who + ": ZIP64 archives are not supported");
   }
   if (disk != 0 || cd_disk != 0 || entries_here != entries) {

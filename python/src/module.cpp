@@ -60,6 +60,10 @@ pyb::dtype numpy_dtype(DType t) {
       return pyb::dtype::of<std::uint16_t>();
     case DType::int32:
       return pyb::dtype::of<std::int32_t>();
+    case DType::float16:
+      return pyb::dtype("float16");
+    case DType::bfloat16:  // raw bit patterns (ml_dtypes' bfloat16 has no buffer format)
+      return pyb::dtype::of<std::uint16_t>();
     case DType::float32:
       break;
   }

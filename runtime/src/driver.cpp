@@ -53,7 +53,15 @@ Accelerator::Accelerator(std::unique_ptr<Device> device, DriverOptions options) 
   core_ = std::make_shared<detail::DriverCore>(std::move(device), std::move(options));
   core_->info = detail::read_info(*core_->dev);
   core_->engine.clear_irq();  // leave no stale interrupt from before we opened it
-  core_->queue.start([k = core_.get()](detail::RunShared& r) { detail::run_job(*k, r); });
+  if (core_->engine.has_ring()) {
+    // Every queued run at once: their tiles go to the descriptor ring together.
+    core_->queue.start_batched([k = core_.get()](std::span<detail::RunShared* const> runs,
+                                                 std::vector<std::exception_ptr>& errs) {
+      detail::run_batch(*k, runs, errs);
+    });
+  } else {
+    core_->queue.start([k = core_.get()](detail::RunShared& r) { detail::run_job(*k, r); });
+  }
 }
 
 Accelerator::~Accelerator() {
@@ -112,6 +120,14 @@ void check_fits(const detail::DriverCore& k, const ParamImage& image) {
                       " but device " + k.dev->name() + " takes " + std::to_string(want) +
                       " (fold the layer for this device's configuration)");
   };
+  if (p.x_type != d.x_type || p.y_type != d.y_type || p.flush_subnormals != d.flush_subnormals) {
+    throw DeviceError("params: element types " + std::string(to_string(p.x_type)) + " -> " +
+                      std::string(to_string(p.y_type)) + (p.flush_subnormals ? " (flush)" : "") +
+                      " but device " + k.dev->name() + " takes " +
+                      std::string(to_string(d.x_type)) + " -> " + std::string(to_string(d.y_type)) +
+                      (d.flush_subnormals ? " (flush)" : "") +
+                      " (fold the layer for this device's configuration)");
+  }
   if (p.xw != d.xw) differ("in_bits", p.xw, d.xw);
   if (p.x_signed != d.x_signed) differ("in_signed", p.x_signed, d.x_signed);
   if (p.sw != d.sw) differ("scale_bits", p.sw, d.sw);
@@ -220,6 +236,59 @@ void check_quant(const std::optional<Quant>& q, const char* what) {
   }
 }
 
+// An integer device's host dtypes: float32 with quantisation, integers in range.
+void check_int_tensors(const ParamImage& image, const TensorView& input,
+                       const MutableTensorView& output, const RunOptions& options) {
+  if (input.dtype == DType::float16 || input.dtype == DType::bfloat16 ||
+      output.dtype == DType::float16 || output.dtype == DType::bfloat16) {
+    throw DeviceError("float16 / bfloat16 tensors need a float device (in_type / out_type)");
+  }
+  if (input.dtype == DType::float32) {
+    if (!options.in_quant) throw DeviceError("float32 input needs in_quant (scale, zero point)");
+    check_quant(options.in_quant, "in_quant");
+  }
+  if (output.dtype == DType::float32) {
+    if (!options.out_quant) throw DeviceError("float32 output needs out_quant (scale, zero point)");
+    check_quant(options.out_quant, "out_quant");
+  } else {
+    const auto [lo, hi] = detail::dtype_range(output.dtype);
+    if (image.job.lo < lo || image.job.hi > hi) {
+      throw DeviceError("output type " + std::string(to_string(output.dtype)) +
+                        " cannot hold the results (clamp " + std::to_string(image.job.lo) + ".." +
+                        std::to_string(image.job.hi) + ")");
+    }
+  }
+}
+
+bool float_dtype(DType t) {
+  return t == DType::float16 || t == DType::bfloat16 || t == DType::float32;
+}
+
+// A float device (contract v2): a float side takes float16, bfloat16 or float32 (converted, no
+// quantisation); an integer side as on an integer device, without quantisation.
+void check_float_tensors(const ParamImage& image, const TensorView& input,
+                         const MutableTensorView& output) {
+  const ArithSpec& a = image.spec;
+  const std::string in_t(to_string(input.dtype)), out_t(to_string(output.dtype));
+  if ((a.x_type != NumType::integer) != float_dtype(input.dtype)) {
+    throw DeviceError("input type " + in_t + ": the device takes " +
+                      (a.x_type != NumType::integer
+                           ? std::string(to_string(a.x_type)) + " (float16, bfloat16 or float32)"
+                           : std::string("integers")));
+  }
+  if (a.y_type != NumType::integer && !float_dtype(output.dtype)) {
+    throw DeviceError("output type " + out_t + ": the device returns " +
+                      std::string(to_string(a.y_type)) + " (float16, bfloat16 or float32)");
+  }
+  if (a.y_type == NumType::integer) {
+    const auto [lo, hi] = detail::dtype_range(output.dtype);
+    if (float_dtype(output.dtype) || image.job.lo < lo || image.job.hi > hi) {
+      throw DeviceError("output type " + out_t + " cannot hold the results (clamp " +
+                        std::to_string(image.job.lo) + ".." + std::to_string(image.job.hi) + ")");
+    }
+  }
+}
+
 // The host tensors of a run: sizes, data, dtypes (with quantisation for float32) and overlap.
 void check_tensors(const ParamImage& image, const TensorView& input,
                    const MutableTensorView& output, const JobShape& shape,
@@ -235,20 +304,10 @@ void check_tensors(const ParamImage& image, const TensorView& input,
                       " elements, the shape needs " + std::to_string(n));
   }
   if (input.data == nullptr || output.data == nullptr) throw DeviceError("null tensor data");
-  if (input.dtype == DType::float32) {
-    if (!options.in_quant) throw DeviceError("float32 input needs in_quant (scale, zero point)");
-    check_quant(options.in_quant, "in_quant");
-  }
-  if (output.dtype == DType::float32) {
-    if (!options.out_quant) throw DeviceError("float32 output needs out_quant (scale, zero point)");
-    check_quant(options.out_quant, "out_quant");
+  if (image.spec.is_float()) {
+    check_float_tensors(image, input, output);
   } else {
-    const auto [lo, hi] = detail::dtype_range(output.dtype);
-    if (image.job.lo < lo || image.job.hi > hi) {
-      throw DeviceError("output type " + std::string(to_string(output.dtype)) +
-                        " cannot hold the results (clamp " + std::to_string(image.job.lo) + ".." +
-                        std::to_string(image.job.hi) + ")");
-    }
+    check_int_tensors(image, input, output, options);
   }
   const auto* ib = static_cast<const std::uint8_t*>(input.data);
   const auto* ob = static_cast<const std::uint8_t*>(output.data);

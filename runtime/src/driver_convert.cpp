@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "detail/driver_util.hpp"
+#include "normcore/float_contract.hpp"
 
 namespace normcore {
 
@@ -26,17 +27,21 @@ std::string_view to_string(DType t) {
       return "int32";
     case DType::float32:
       return "float32";
+    case DType::float16:
+      return "float16";
+    case DType::bfloat16:
+      return "bfloat16";
   }
   return "?";
 }
 
 DType parse_dtype(std::string_view text) {
-  for (DType t :
-       {DType::int8, DType::uint8, DType::int16, DType::uint16, DType::int32, DType::float32}) {
+  for (DType t : {DType::int8, DType::uint8, DType::int16, DType::uint16, DType::int32,
+                  DType::float32, DType::float16, DType::bfloat16}) {
     if (text == to_string(t)) return t;
   }
   throw DeviceError("unknown element type '" + std::string(text) +
-                    "' (int8, uint8, int16, uint16, int32, float32)");
+                    "' (int8, uint8, int16, uint16, int32, float32, float16, bfloat16)");
 }
 
 std::size_t dtype_bytes(DType t) {
@@ -46,6 +51,8 @@ std::size_t dtype_bytes(DType t) {
       return 1;
     case DType::int16:
     case DType::uint16:
+    case DType::float16:
+    case DType::bfloat16:
       return 2;
     case DType::int32:
     case DType::float32:
@@ -69,6 +76,8 @@ std::pair<std::int64_t, std::int64_t> dtype_range(DType t) {
     case DType::int32:
       return {std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};
     case DType::float32:
+    case DType::float16:
+    case DType::bfloat16:
       break;
   }
   return {0, 0};
@@ -153,6 +162,62 @@ void with_type(DType t, V* p, F&& f) {
     case DType::float32:
       f(typed<float>(p));
       break;
+    case DType::float16:
+    case DType::bfloat16:
+      f(typed<std::uint16_t>(p));  // only reached through the float paths (patterns)
+      break;
+  }
+}
+
+// The float type of a host dtype (integer for the integer dtypes).
+NumType host_float(DType t) {
+  return t == DType::float16    ? NumType::fp16
+         : t == DType::bfloat16 ? NumType::bf16
+                                : NumType::integer;
+}
+
+// A host element as a double (exact: every int32, float16, bfloat16 and float32 is a double).
+double host_value(const TensorView& in, std::uint64_t i) {
+  if (in.dtype == DType::float32) return static_cast<double>(static_cast<const float*>(in.data)[i]);
+  if (const NumType t = host_float(in.dtype); t != NumType::integer) {
+    return float_to_double(static_cast<const std::uint16_t*>(in.data)[i], t);
+  }
+  double v = 0;
+  with_type(in.dtype, in.data, [&](const auto* p) { v = static_cast<double>(p[i]); });
+  return v;
+}
+
+// A float device's input: the same 16-bit type copied, anything else converted with one RNE.
+void gather_float(const TensorView& in, const ArithSpec& a, std::uint8_t* dst, std::uint64_t d,
+                  std::uint64_t h, std::uint64_t len) {
+  if (host_float(in.dtype) == a.x_type) {
+    std::memcpy(dst + 2 * d, static_cast<const std::uint16_t*>(in.data) + h,
+                static_cast<std::size_t>(2 * len));
+    return;
+  }
+  for (std::uint64_t i = 0; i < len; ++i) {
+    put_bits(dst, d + i, 16, double_to_float(host_value(in, h + i), a.x_type));
+  }
+}
+
+// A float device's output into a float host tensor (the same type copied, else converted).
+void scatter_float(const MutableTensorView& out, const ArithSpec& a, const std::uint8_t* src,
+                   std::uint64_t d, std::uint64_t h, std::uint64_t len) {
+  const NumType t = host_float(out.dtype);
+  if (t == a.y_type) {
+    std::memcpy(static_cast<std::uint16_t*>(out.data) + h, src + 2 * d,
+                static_cast<std::size_t>(2 * len));
+    return;
+  }
+  for (std::uint64_t i = 0; i < len; ++i) {
+    const auto bits = static_cast<std::uint32_t>(get_bits(src, d + i, a.yw, false));
+    const double v = float_to_double(bits, a.y_type);
+    if (out.dtype == DType::float32) {
+      static_cast<float*>(out.data)[h + i] = static_cast<float>(v);  // exact unless fp32 -> fp32
+    } else {
+      static_cast<std::uint16_t*>(out.data)[h + i] =
+          static_cast<std::uint16_t>(double_to_float(v, t));
+    }
   }
 }
 
@@ -160,6 +225,10 @@ void with_type(DType t, V* p, F&& f) {
 
 void gather(const TensorView& in, const RunOptions& opt, const ArithSpec& a, std::uint8_t* dst,
             std::uint64_t d, std::uint64_t h, std::uint64_t len) {
+  if (a.x_type != NumType::integer) {
+    gather_float(in, a, dst, d, h, len);
+    return;
+  }
   const std::int64_t lo = a.x_min(), hi = a.x_max();
   const int w = a.xw;
   // Fast path: byte elements with the same signedness (int8 -> signed 8, uint8 -> unsigned 8).
@@ -200,6 +269,10 @@ void gather(const TensorView& in, const RunOptions& opt, const ArithSpec& a, std
 
 void scatter(const MutableTensorView& out, const RunOptions& opt, const ArithSpec& a,
              const std::uint8_t* src, std::uint64_t d, std::uint64_t h, std::uint64_t len) {
+  if (a.y_type != NumType::integer) {
+    scatter_float(out, a, src, d, h, len);
+    return;
+  }
   const int w = a.yw;
   if (w == 8 &&
       ((out.dtype == DType::int8 && a.y_signed) || (out.dtype == DType::uint8 && !a.y_signed))) {

@@ -73,6 +73,11 @@ void JobQueue::start(Executor exec) {
   worker_ = std::thread([this] { loop(); });
 }
 
+void JobQueue::start_batched(BatchExecutor exec) {
+  batch_ = std::move(exec);
+  worker_ = std::thread([this] { loop(); });
+}
+
 void JobQueue::push(std::shared_ptr<RunShared> r) {
   {
     std::lock_guard lk(mu_);
@@ -98,16 +103,42 @@ DriverStats JobQueue::stats() const {
 
 void JobQueue::loop() {
   for (;;) {
-    std::shared_ptr<RunShared> r;
+    std::vector<std::shared_ptr<RunShared>> runs;
     {
       std::unique_lock lk(mu_);
       cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stop requested and nothing left
-      r = queue_.front();
-      queue_.pop_front();
+      const std::size_t n = batch_ ? std::min(queue_.size(), kMaxBatch) : 1;
+      for (std::size_t i = 0; i < n; ++i) {
+        runs.push_back(queue_.front());
+        queue_.pop_front();
+      }
     }
-    execute(*r);
+    if (batch_) {
+      execute_batch(runs);
+    } else {
+      execute(*runs.front());
+    }
   }
+}
+
+void JobQueue::execute_batch(std::vector<std::shared_ptr<RunShared>>& runs) {
+  std::vector<RunShared*> ptrs;
+  for (auto& r : runs) {
+    std::lock_guard lk(r->mu);
+    r->state = RunState::running;
+    ptrs.push_back(r.get());
+  }
+  const auto t0 = Clock::now();
+  std::vector<std::exception_ptr> errs;
+  try {
+    batch_(ptrs, errs);
+  } catch (...) {
+    errs.assign(ptrs.size(), std::current_exception());
+  }
+  errs.resize(ptrs.size());
+  const double wall = seconds(Clock::now() - t0) / static_cast<double>(ptrs.size());
+  for (std::size_t i = 0; i < ptrs.size(); ++i) finish(*ptrs[i], errs[i], wall);
 }
 
 void JobQueue::execute(RunShared& r) {
@@ -117,12 +148,25 @@ void JobQueue::execute(RunShared& r) {
   }
   const auto t0 = Clock::now();
   std::exception_ptr exc;
-  std::string err;
   try {
     exec_(r);
-  } catch (const std::exception& e) {
+  } catch (const std::exception&) {
     exc = std::current_exception();
-    err = e.what();
+  }
+  finish(r, exc, seconds(Clock::now() - t0));
+}
+
+// Publishes a run's end: its state, error text and statistics (wall: its share of the time).
+void JobQueue::finish(RunShared& r, std::exception_ptr exc, double wall) {
+  std::string err;
+  if (exc) {
+    try {
+      std::rethrow_exception(exc);
+    } catch (const std::exception& e) {
+      err = e.what();
+    } catch (...) {
+      err = "unknown error";
+    }
   }
   {
     std::lock_guard lk(mu_);
@@ -131,7 +175,7 @@ void JobQueue::execute(RunShared& r) {
   }
   {
     std::lock_guard lk(r.mu);
-    r.stats.host_seconds = seconds(Clock::now() - t0) - r.stats.device_seconds;
+    r.stats.host_seconds = wall - r.stats.device_seconds;
     r.state = exc ? RunState::failed : RunState::completed;
     r.exc = exc;
     r.error = err;

@@ -55,6 +55,22 @@ Regs::Regs(const Manifest& m)
     perf_active = r->offset;
     has_perf = true;
   }
+  if (find_reg(m, "RING_HEAD") != nullptr) {
+    has_ring = true;
+    ring_base_lo = m.offset("RING_BASE_LO");
+    ring_base_hi = m.offset("RING_BASE_HI");
+    ring_size = m.offset("RING_SIZE");
+    ring_head = m.offset("RING_HEAD");
+    ring_tail = m.offset("RING_TAIL");
+    ring_ctrl = m.offset("RING_CTRL");
+    ring_status = m.offset("RING_STATUS");
+    ring_enable = &m.field("RING_CTRL", "enable");
+    ring_skip = &m.field("RING_CTRL", "skip");
+    ring_resume = &m.field("RING_CTRL", "resume");
+    ring_stopped = &m.field("RING_STATUS", "stopped");
+    en_ring = &m.field("CTRL", "irq_en_ring");
+    irq_ring = &m.field("IRQ_STATUS", "ring");
+  }
   const RegDesc* lo = find_reg(m, "PERF_ELEMS_LO");
   const RegDesc* hi = find_reg(m, "PERF_ELEMS_HI");
   if (lo != nullptr && hi != nullptr) {
@@ -79,7 +95,8 @@ void JobEngine::report_elems() {
 }
 
 void JobEngine::clear_irq() {
-  dev_.write32(regs_.irq_status, regs_.irq_done->mask() | regs_.irq_err->mask());
+  dev_.write32(regs_.irq_status, regs_.irq_done->mask() | regs_.irq_err->mask() |
+                                     (regs_.has_ring ? regs_.irq_ring->mask() : 0));
 }
 
 void JobEngine::set(std::uint32_t off, std::uint32_t v) {
@@ -156,7 +173,9 @@ bool JobEngine::start() {
   const bool irq = use_irq_ && dev_.has_irq();
   std::uint32_t ctrl = regs_.start->put(0, 1);
   if (irq) ctrl = regs_.en_err->put(regs_.en_done->put(ctrl, 1), 1);
+  if (irq && regs_.has_ring) ctrl = regs_.en_ring->put(ctrl, 1);
   dev_.write32(regs_.ctrl, ctrl);
+  shadow_[regs_.ctrl] = regs_.start->put(ctrl, 0);  // CTRL's enables as they now are
   return irq;
 }
 

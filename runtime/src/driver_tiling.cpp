@@ -234,8 +234,22 @@ void run_host(DriverCore& k, RunShared& r) {
   }
 }
 
+// The one device job of a zero-copy run.
+DevJob zero_copy_job(const RunShared& r) {
+  const JobShape& s = r.shape;
+  DevJob j;
+  j.channels = s.c;
+  j.layout = s.layout;
+  j.inner = s.layout == Layout::nchw ? s.hw : 1;
+  j.outer = s.layout == Layout::nchw ? s.n : s.n * s.hw;
+  j.settings = r.params->image.job;
+  j.src = r.bin->buf->device_address();
+  j.dst = r.bout->buf->device_address();
+  j.param = r.params->groups[0].buf->device_address();
+  return j;
+}
+
 void run_zero_copy(DriverCore& k, RunShared& r) {
-  const ParamsImpl& prm = *r.params;
   const JobShape& s = r.shape;
   const ArithSpec& a = k.spec;
   const std::uint64_t n = s.elements();
@@ -243,16 +257,7 @@ void run_zero_copy(DriverCore& k, RunShared& r) {
   const std::uint64_t reads0 = k.dev->counters().reads, writes0 = k.dev->counters().writes;
   r.bin->buf->sync_to_device(
       0, static_cast<std::size_t>(ceil_div(n * static_cast<std::uint64_t>(a.xw), 8)));
-  DevJob j;
-  j.channels = s.c;
-  j.layout = s.layout;
-  j.inner = s.layout == Layout::nchw ? s.hw : 1;
-  j.outer = s.layout == Layout::nchw ? s.n : s.n * s.hw;
-  j.settings = prm.image.job;
-  j.src = r.bin->buf->device_address();
-  j.dst = r.bout->buf->device_address();
-  j.param = prm.groups[0].buf->device_address();
-  k.engine.execute(j, r.stats, job_progress(k, 0, n, n));
+  k.engine.execute(zero_copy_job(r), r.stats, job_progress(k, 0, n, n));
   r.bout->buf->sync_from_device(
       0, static_cast<std::size_t>(ceil_div(n * static_cast<std::uint64_t>(a.yw), 8)));
   r.stats.mmio_reads += k.dev->counters().reads - reads0;
@@ -267,6 +272,192 @@ void run_job(DriverCore& k, RunShared& r) {
     run_zero_copy(k, r);
   } else {
     run_host(k, r);
+  }
+}
+
+}  // namespace normcore::detail
+
+namespace normcore::detail {
+
+namespace {
+
+// One device job of a batch: a tile of a host run (in place or staged) or a zero-copy run.
+struct Item {
+  std::size_t run = 0;  // index into the batch's runs
+  Tile t{};
+  bool direct = false, zero_copy = false;
+  std::uint64_t elems = 0;
+};
+
+// The items of the runs, in order (each run's tiles planned as run_host plans them).
+std::vector<Item> batch_items(DriverCore& k, std::span<RunShared* const> runs) {
+  std::vector<Item> items;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    RunShared& r = *runs[i];
+    if (r.bin != nullptr) {
+      items.push_back({i, {}, false, true, r.shape.elements()});
+      continue;
+    }
+    const bool direct = direct_possible(k, r);
+    auto tiles = plan_tiles(k, r.shape, r.params->group_channels, direct);
+    const auto contiguous = [&](const Tile& t) {
+      return Runs(r.shape, t, r.params->groups[static_cast<std::size_t>(t.g)]).contiguous();
+    };
+    const bool in_place = direct && std::all_of(tiles.begin(), tiles.end(), contiguous);
+    if (direct && !in_place) tiles = plan_tiles(k, r.shape, r.params->group_channels, false);
+    for (const Tile& t : tiles) {
+      const auto& g = r.params->groups[static_cast<std::size_t>(t.g)];
+      items.push_back({i, t, in_place, false, t.nn * g.channels * t.pw});
+    }
+  }
+  return items;
+}
+
+// Bytes of `elems` elements of `bits` bits, rounded up to a 64-byte slot of a staging buffer.
+std::uint64_t slot_bytes(std::uint64_t elems, int bits) {
+  return round_up(ceil_div(elems * static_cast<std::uint64_t>(bits), 8), 64);
+}
+
+// Runs items [b, e) as one execute_all (caller holds dev_mu): imports, gathers, the jobs, the
+// scatters; errs[run] gets a run's first error.
+void run_group(DriverCore& k, std::span<RunShared* const> runs, std::span<const Item> items,
+               std::vector<std::exception_ptr>& errs) {
+  const ArithSpec& a = k.spec;
+  std::vector<DevJob> jobs(items.size());
+  std::vector<RunStats*> stats(items.size());
+  std::vector<std::unique_ptr<DmaBuffer>> imports;
+  std::vector<std::uint64_t> in_at(items.size(), 0), out_at(items.size(), 0);
+  std::vector<bool> staged(items.size(), false);
+  std::uint64_t in_bytes = 0, out_bytes = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const Item& it = items[i];
+    RunShared& r = *runs[it.run];
+    stats[i] = &r.stats;
+    if (it.zero_copy) {
+      r.bin->buf->sync_to_device(0, static_cast<std::size_t>(ceil_div(it.elems * a.xw, 8)));
+      jobs[i] = zero_copy_job(r);
+      continue;
+    }
+    const ParamGroup& g = r.params->groups[static_cast<std::size_t>(it.t.g)];
+    jobs[i] = tile_job(r.shape, it.t, g, r.params->image.job);
+    if (it.direct) {
+      const std::uint64_t h = Runs(r.shape, it.t, g).host(0);
+      const auto* in = static_cast<const std::uint8_t*>(r.in.data) + h;
+      auto* out = static_cast<std::uint8_t*>(r.out.data) + h;
+      auto bi = k.dev->import_host(in, static_cast<std::size_t>(it.elems), false);
+      auto bo = bi ? k.dev->import_host(out, static_cast<std::size_t>(it.elems), true) : nullptr;
+      if (bo) {
+        jobs[i].src = bi->device_address();
+        jobs[i].dst = bo->device_address();
+        imports.push_back(std::move(bi));
+        imports.push_back(std::move(bo));
+        continue;
+      }
+    }
+    staged[i] = true;
+    in_at[i] = in_bytes;
+    out_at[i] = out_bytes;
+    in_bytes += slot_bytes(it.elems, a.xw);
+    out_bytes += slot_bytes(it.elems, a.yw);
+  }
+  DmaBuffer* bi = in_bytes > 0 ? &staging(*k.dev, k.stage_in, in_bytes) : nullptr;
+  DmaBuffer* bo = out_bytes > 0 ? &staging(*k.dev, k.stage_out, out_bytes) : nullptr;
+  const unsigned threads = k.opt.threads != 0 ? k.opt.threads : default_threads();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (!staged[i]) continue;
+    RunShared& r = *runs[items[i].run];
+    const ParamGroup& g = r.params->groups[static_cast<std::size_t>(items[i].t.g)];
+    std::uint8_t* ip = bi->map().data() + in_at[i];
+    for_each_run(r.shape, items[i].t, g, threads,
+                 [&](std::uint64_t d, std::uint64_t h, std::uint64_t len) {
+                   gather(r.in, r.opt, a, ip, d, h, len);
+                 });
+    jobs[i].src = bi->device_address() + in_at[i];
+    jobs[i].dst = bo->device_address() + out_at[i];
+  }
+  if (bi != nullptr) bi->sync_to_device(0, static_cast<std::size_t>(in_bytes));
+  std::vector<std::exception_ptr> e;
+  k.engine.execute_all(jobs, stats, e);
+  if (bo != nullptr) bo->sync_from_device(0, static_cast<std::size_t>(out_bytes));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const Item& it = items[i];
+    RunShared& r = *runs[it.run];
+    if (e[i] && !errs[it.run]) errs[it.run] = e[i];
+    if (e[i] || errs[it.run]) continue;
+    if (it.zero_copy) {
+      r.bout->buf->sync_from_device(0, static_cast<std::size_t>(ceil_div(it.elems * a.yw, 8)));
+    } else if (staged[i]) {
+      const ParamGroup& g = r.params->groups[static_cast<std::size_t>(it.t.g)];
+      const std::uint8_t* op = bo->map().data() + out_at[i];
+      for_each_run(r.shape, it.t, g, threads,
+                   [&](std::uint64_t d, std::uint64_t h, std::uint64_t len) {
+                     scatter(r.out, r.opt, a, op, d, h, len);
+                   });
+    }
+  }
+}
+
+}  // namespace
+
+void run_batch(DriverCore& k, std::span<RunShared* const> runs,
+               std::vector<std::exception_ptr>& errs) {
+  errs.assign(runs.size(), nullptr);
+  if (!k.engine.has_ring()) {
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      try {
+        run_job(k, *runs[i]);
+      } catch (...) {
+        errs[i] = std::current_exception();
+      }
+    }
+    return;
+  }
+  std::vector<Item> items;
+  try {
+    items = batch_items(k, runs);
+  } catch (...) {
+    for (auto& e : errs) e = std::current_exception();
+    return;
+  }
+  std::vector<std::uint64_t> done(runs.size(), 0);
+  std::size_t b = 0;
+  while (b < items.size()) {
+    // A group: staged items within the staging budget (at least one), any in-place items.
+    std::size_t e = b;
+    std::uint64_t staged = 0;
+    while (e < items.size() && e - b < 4096) {
+      const bool st = !items[e].direct && !items[e].zero_copy;
+      if (st && staged > 0 && staged + items[e].elems > k.opt.max_tile_elements) break;
+      if (st) staged += items[e].elems;
+      ++e;
+    }
+    std::vector<Item> group;
+    for (std::size_t i = b; i < e; ++i) {
+      if (!errs[items[i].run]) group.push_back(items[i]);  // a failed run runs nothing more
+    }
+    try {
+      std::lock_guard lk(k.dev_mu);
+      const std::uint64_t reads0 = k.dev->counters().reads, writes0 = k.dev->counters().writes;
+      run_group(k, runs, group, errs);
+      // The group's register accesses, shared out over its items' runs.
+      const std::uint64_t dr = k.dev->counters().reads - reads0;
+      const std::uint64_t dw = k.dev->counters().writes - writes0;
+      for (std::size_t i = 0; i < group.size(); ++i) {
+        RunStats& st = runs[group[i].run]->stats;
+        st.mmio_reads += dr / group.size() + (i < dr % group.size() ? 1 : 0);
+        st.mmio_writes += dw / group.size() + (i < dw % group.size() ? 1 : 0);
+      }
+    } catch (...) {
+      for (const Item& it : group) {
+        if (!errs[it.run]) errs[it.run] = std::current_exception();
+      }
+    }
+    for (const Item& it : group) {
+      done[it.run] += it.elems;
+      if (k.opt.progress && !errs[it.run])
+        k.opt.progress(done[it.run], runs[it.run]->shape.elements());
+    }
+    b = e;
   }
 }
 

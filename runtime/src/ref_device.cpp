@@ -34,7 +34,9 @@
 // PERF_ACTIVE an ideal cycle estimate (RefDevice::ideal_cycles), the stall counters 0.
 //
 // Files: ref_device.hpp (the device class), ref_device.cpp (register file, buffers, open),
-// ref_job.cpp (a job: snapshot, validation, DMA), ref_kernel.cpp (arithmetic, threads),
+// ref_job.cpp (a job: snapshot, validation, DMA), ref_ring.cpp (the descriptor ring of a
+// `--ring` manifest: descriptors run synchronously inside the register write that makes them
+// runnable, HEAD or RING_CTRL), ref_kernel.cpp (arithmetic, threads),
 // ref_memory.hpp (device memory).
 #include "ref_device.hpp"
 
@@ -164,6 +166,7 @@ void RefDevice::resolve_fields() {
   code_read_ = code("read");
   code_write_ = code("write");
   if (manifest().error_codes.count("unsupported") != 0) code_unsupported_ = code("unsupported");
+  resolve_ring_fields();
 }
 
 Field RefDevice::field(const char* reg, const char* name, bool required) const {
@@ -270,18 +273,22 @@ void RefDevice::do_write32(std::uint32_t offset, std::uint32_t value) {
   s.value = (s.value & ~s.rw) | (value & s.rw);
   s.value &= ~(value & s.w1c);
   const std::uint32_t pulses = value & s.w1s;
-  if (pulses == 0 || offset / 4 != start_.slot) return;
-  const bool start = (pulses & start_.desc->mask()) != 0;
-  const bool reset = (pulses & soft_reset_.desc->mask()) != 0;
-  if (start && busy()) set(start_ignored_, 1);
-  if (reset) {
-    // Like the RTL: START and SOFT RESET together on an idle device take the job snapshot (and
-    // clear the status) and then abort it at once.
-    if (start && !busy()) clear_for_start();
-    soft_reset();
-    return;
+  if (has_ring_ && pulses != 0 && offset / 4 == ring_resume_.slot) ring_control(pulses);
+  if (pulses != 0 && offset / 4 == start_.slot) {
+    const bool start = (pulses & start_.desc->mask()) != 0;
+    const bool reset = (pulses & soft_reset_.desc->mask()) != 0;
+    if (start && busy()) set(start_ignored_, 1);
+    if (reset) {
+      // Like the RTL: START and SOFT RESET together on an idle device take the job snapshot (and
+      // clear the status) and then abort it at once.
+      if (start && !busy()) clear_for_start();
+      soft_reset();
+      return;
+    }
+    if (start && !busy()) start_job();
   }
-  if (start && !busy()) start_job();
+  // Any write may let the ring go on (HEAD, RING_CTRL, or the end of a START job).
+  if (has_ring_) ring_run();
 }
 
 void RefDevice::clear_for_start() {
@@ -301,6 +308,7 @@ void RefDevice::soft_reset() {
   set(busy_, 0);
   set(done_, 0);
   set(error_, 0);
+  if (has_ring_) ring_soft_reset();
 }
 
 void RefDevice::finish(bool ok, int err_code, std::uint64_t err_addr) {

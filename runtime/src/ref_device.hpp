@@ -114,7 +114,8 @@ class RefDevice final : public Device {
   }
   [[nodiscard]] bool irq_line() const {
     return (get(irq_done_) != 0 && get(en_done_) != 0) ||
-           (get(irq_error_) != 0 && get(en_error_) != 0);
+           (get(irq_error_) != 0 && get(en_error_) != 0) ||
+           (get(irq_ring_) != 0 && get(en_ring_) != 0);
   }
   [[nodiscard]] bool busy() const { return get(busy_) != 0; }
 
@@ -129,17 +130,46 @@ class RefDevice final : public Device {
     u128 total = 0, in_bytes = 0, out_bytes = 0, prm_bytes = 0;
   };
 
+  // Field values as the job registers (or a descriptor, ref_ring.cpp) hold them.
+  struct RawJob {
+    std::uint64_t channels = 0, inner = 0, outer = 0, layout = 0, rounding = 0, shift = 0;
+    std::uint64_t lo = 0, hi = 0, src = 0, dst = 0, param = 0;
+  };
+  // How a validated (or failed) job ended.
+  struct Outcome {
+    bool ok = false;
+    int code = 0;
+    std::uint64_t addr = 0, elems = 0;
+    bool hang = false;  // the hang_job fault: busy until CTRL.soft_reset
+  };
+
   void start_job();
   [[nodiscard]] JobRegs snapshot() const;
+  [[nodiscard]] JobRegs sized(const RawJob& r) const;
+  Outcome run_checked(const JobRegs& j);
   [[nodiscard]] int check(const JobRegs& j) const;
   [[nodiscard]] std::uint64_t ideal_cycles(const JobRegs& j) const;
   void read_params(const JobRegs& j, std::vector<std::int64_t>& scale,
                    std::vector<std::int64_t>& shift) const;
-  void run_job(const JobRegs& j);
+  Outcome run_job(const JobRegs& j);  // memory lock held
   void clear_for_start();
   void soft_reset();
   void finish(bool ok, int err_code, std::uint64_t err_addr);
   void set_perf(std::uint64_t active, std::uint64_t elements);
+
+  // The descriptor ring (ref_ring.cpp; only when the manifest has the RING_* registers).
+  void resolve_ring_fields();
+  void ring_control(std::uint32_t pulses);  // a write of RING_CTRL's pulse fields
+  void ring_soft_reset();
+  void ring_run();   // runs descriptors while enabled, not stopped, idle and TAIL != HEAD
+  void ring_step();  // the descriptor at TAIL
+  [[nodiscard]] RawJob ring_raw_job(const std::uint8_t* d) const;
+  void ring_stop(int code, std::uint64_t addr);
+  bool has_ring_ = false;
+  std::uint64_t ring_done_ = 0;  // completed descriptors since the last IRQ_STATUS.ring by count
+  Field ring_base_lo_, ring_base_hi_, ring_size_, ring_head_, ring_tail_;
+  Field ring_enable_, ring_resume_, ring_skip_, ring_coalesce_, ring_active_, ring_stopped_;
+  Field en_ring_, irq_ring_;
 
   Options opt_;
   std::shared_ptr<Memory> mem_;

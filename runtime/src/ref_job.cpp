@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ref_device.hpp"
+#include "ref_float.hpp"
 
 namespace normcore::detail::ref {
 
@@ -38,24 +39,46 @@ WritePlan plan_writes(const Memory& mem, std::uint64_t dst, std::uint64_t n_out,
   return plan;
 }
 
+// Elements per channel run: HW (NCHW) or 1 (NHWC).
+template <typename Job>
+std::uint64_t stride_of(const Job& j) {
+  return j.layout == Layout::nchw ? j.inner : 1;
+}
+
 }  // namespace
 
 RefDevice::JobRegs RefDevice::snapshot() const {
+  RawJob r;
+  r.channels = get(channels_);
+  r.inner = get(inner_);
+  r.outer = get(outer_);
+  r.layout = get(layout_);
+  r.rounding = get(rounding_);
+  r.shift = get(shift_);
+  r.lo = get(clamp_lo_);
+  r.hi = get(clamp_hi_);
+  r.src = get64(src_lo_, src_hi_);
+  r.dst = get64(dst_lo_, dst_hi_);
+  r.param = get64(param_lo_, param_hi_);
+  return sized(r);
+}
+
+// The job of raw field values (as the registers hold them), with WIN_BASE/WIN_LAST and the sizes.
+RefDevice::JobRegs RefDevice::sized(const RawJob& r) const {
   const DeviceConfig& cfg = manifest().config;
   const int yw = cfg.out_bits;
   JobRegs j;
-  j.channels = get(channels_);
-  j.inner = get(inner_);
-  j.outer = get(outer_);
-  j.layout = get(layout_) != 0 ? Layout::nhwc : Layout::nchw;
-  j.rounding = static_cast<Rounding>(get(rounding_) & 3);
-  j.shift = static_cast<int>(get(shift_));
-  const std::uint64_t lo_raw = get(clamp_lo_), hi_raw = get(clamp_hi_);
-  j.lo = cfg.out_signed ? bits::sign_extend(lo_raw, yw) : static_cast<std::int64_t>(lo_raw);
-  j.hi = cfg.out_signed ? bits::sign_extend(hi_raw, yw) : static_cast<std::int64_t>(hi_raw);
-  j.src = get64(src_lo_, src_hi_);
-  j.dst = get64(dst_lo_, dst_hi_);
-  j.param = get64(param_lo_, param_hi_);
+  j.channels = r.channels;
+  j.inner = r.inner;
+  j.outer = r.outer;
+  j.layout = r.layout != 0 ? Layout::nhwc : Layout::nchw;
+  j.rounding = static_cast<Rounding>(r.rounding & 3);
+  j.shift = static_cast<int>(r.shift);
+  j.lo = cfg.out_signed ? bits::sign_extend(r.lo, yw) : static_cast<std::int64_t>(r.lo);
+  j.hi = cfg.out_signed ? bits::sign_extend(r.hi, yw) : static_cast<std::int64_t>(r.hi);
+  j.src = r.src;
+  j.dst = r.dst;
+  j.param = r.param;
   j.win_base = win_base_lo_ ? get64(win_base_lo_, win_base_hi_) : 0;
   j.win_last = win_last_lo_ ? get64(win_last_lo_, win_last_hi_) : ~std::uint64_t{0};
 
@@ -82,7 +105,9 @@ int RefDevice::check(const JobRegs& j) const {
     return code_channels_;
   }
   if (j.inner == 0 || j.outer == 0) return code_zero_;
-  if (j.shift > cfg.arith().acc_bits()) return code_shift_;
+  if (j.shift > cfg.arith().acc_bits() || (cfg.arith().is_float() && j.shift != 0)) {
+    return code_shift_;
+  }
   // A specialised core: exactly CoreConfig::check_job, which the RTL's checks are built from.
   if (!cfg.accel.core.check_job(j.shift, j.rounding, j.layout, static_cast<long long>(j.channels))
            .empty()) {
@@ -99,31 +124,33 @@ int RefDevice::check(const JobRegs& j) const {
   return 0;
 }
 
-void RefDevice::start_job() {
-  clear_for_start();
-  const JobRegs j = snapshot();
-  // Validation fails with no memory access.
+// Validation (no memory access on failure), the configured faults, then the job (ring jobs too).
+RefDevice::Outcome RefDevice::run_checked(const JobRegs& j) {
   if (const int fail = check(j); fail != 0) {
     set_perf(kSizingCycles, 0);
-    finish(false, fail, 0);
-    return;
+    return {false, fail, 0, 0, false};
   }
   ++jobs_;
   if (opt_.faults.hang_job != 0 && jobs_ == opt_.faults.hang_job) {
-    set(busy_, 1);  // until CTRL.soft_reset
-    return;
+    return {false, 0, 0, 0, true};  // busy until CTRL.soft_reset
   }
   if (opt_.faults.fail_job != 0 && jobs_ == opt_.faults.fail_job) {
     set_perf(kSizingCycles, 0);
-    if (opt_.faults.fail_write) {
-      finish(false, code_write_, j.dst);
-    } else {
-      finish(false, code_read_, j.src);
-    }
-    return;
+    if (opt_.faults.fail_write) return {false, code_write_, j.dst, 0, false};
+    return {false, code_read_, j.src, 0, false};
   }
   std::lock_guard lock(mem_->mu);
-  run_job(j);
+  return run_job(j);
+}
+
+void RefDevice::start_job() {
+  clear_for_start();
+  const Outcome o = run_checked(snapshot());
+  if (o.hang) {
+    set(busy_, 1);  // until CTRL.soft_reset
+    return;
+  }
+  finish(o.ok, o.code, o.addr);
 }
 
 // PERF_ACTIVE, an ideal cycle estimate (no memory stalls): sizing and checks (67), core set-up
@@ -164,7 +191,7 @@ void RefDevice::read_params(const JobRegs& j, std::vector<std::int64_t>& scale,
 }
 
 // The DMA and the arithmetic of a valid job (memory lock held).
-void RefDevice::run_job(const JobRegs& j) {
+RefDevice::Outcome RefDevice::run_job(const JobRegs& j) {
   const DeviceConfig& cfg = manifest().config;
   const std::uint64_t bus = static_cast<std::uint64_t>(cfg.bus_bytes());
   const std::uint64_t prm_words = ceil_div(static_cast<std::uint64_t>(j.prm_bytes), bus);
@@ -173,13 +200,11 @@ void RefDevice::run_job(const JobRegs& j) {
   // Reads: the parameter table, then the input, in bus words; the first failing word stops it.
   if (auto bad = mem.first_bad_read(j.param, prm_words, bus)) {
     set_perf(kSizingCycles, 0);
-    finish(false, code_read_, *bad);
-    return;
+    return {false, code_read_, *bad, 0, false};
   }
   if (auto bad = mem.first_bad_read(j.src, in_words, bus)) {
     set_perf(kSizingCycles + prm_words, 0);
-    finish(false, code_read_, *bad);
-    return;
+    return {false, code_read_, *bad, 0, false};
   }
   const std::uint64_t n_out = static_cast<std::uint64_t>(j.out_bytes);
   const WritePlan wp =
@@ -202,6 +227,12 @@ void RefDevice::run_job(const JobRegs& j) {
     out_ptr = out_stage.data();
   }
 
+  const std::uint64_t n_total = static_cast<std::uint64_t>(j.total);
+  if (cfg.arith().is_float()) {  // contract v2: the float kernel (ref_float.cpp)
+    const FloatKernel fk{in_ptr,       out_ptr,      cfg.arith(),  j.channels,
+                         stride_of(j), scale.data(), shift.data(), {0, j.rounding, j.lo, j.hi}};
+    compute_float(fk, n_total, in_ptr == out_ptr, opt_.threads);
+  }
   Kernel k;
   k.in = in_ptr;
   k.out = out_ptr;
@@ -209,23 +240,21 @@ void RefDevice::run_job(const JobRegs& j) {
   k.yw = cfg.out_bits;
   k.x_signed = cfg.in_signed;
   k.channels = j.channels;
-  k.stride = j.layout == Layout::nchw ? j.inner : 1;
+  k.stride = stride_of(j);
   k.scale = scale.data();
   k.shift = shift.data();
   k.job = JobSettings{j.shift, j.rounding, j.lo, j.hi};
-  const std::uint64_t n_total = static_cast<std::uint64_t>(j.total);
-  compute(k, n_total, in_ptr == out_ptr, opt_.threads);
+  if (!cfg.arith().is_float()) compute(k, n_total, in_ptr == out_ptr, opt_.threads);
 
   if (!out_stage.empty()) mem.write(j.dst, out_stage.data(), wp.bytes);
   if (wp.bad_burst) {
     const std::uint64_t elems =
         std::min<std::uint64_t>(n_total, wp.bytes * 8 / static_cast<std::uint64_t>(cfg.out_bits));
     set_perf(kSizingCycles + prm_words + wp.bytes / bus, elems);
-    finish(false, code_write_, *wp.bad_burst);
-    return;
+    return {false, code_write_, *wp.bad_burst, elems, false};
   }
   set_perf(ideal_cycles(j), n_total);
-  finish(true, 0, 0);
+  return {true, 0, 0, n_total, false};
 }
 
 }  // namespace normcore::detail::ref

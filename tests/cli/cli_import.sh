@@ -160,6 +160,24 @@ echo "conv+BN+ReLU (HLO, 16 channels) on ref:normcore: $(grep -o 'max error.*' "
 "$bin" fold --params "$plan/BatchNorm_0.bn.json" --config "$m_def" -o "$work/refold.bin" > /dev/null &&
   cmp -s "$work/refold.bin" "$plan/BatchNorm_0.params.bin" && ok || bad "fold of bn.json differs from the plan's image"
 
+# A float device (contract v2) plans the same float model without quantisation options: fp32 s, b
+# and the error in output ULPs; the plan's bn.json refolds to the same image; --plan refuses it.
+"$bin" gen --accel --manifest-only --in-type fp16 --out-type fp16 -o "$work/dev_fp16" > /dev/null
+fplan=$work/fplan
+expect_ok "import hlo fp16 device" "layer BatchNorm_0: decomposed" -- \
+  "$bin" import "$work/conv_bn_relu.hlo" --params "$work/flax.json" \
+  --config "$work/dev_fp16/manifest.json" -o "$fplan"
+grep -q "worst-case error: .* ULP vs float64 batch norm" "$fplan/BatchNorm_0.report.txt" && ok ||
+  bad "float plan report lacks the ULP error"
+[ "$(json_get "$fplan/plan.json" "j['arith']['x_type'], j['arith']['y_type']")" = "fp16 fp16" ] &&
+  ok || bad "float plan.json arith types"
+"$bin" fold --params "$fplan/BatchNorm_0.bn.json" --config "$work/dev_fp16/manifest.json" \
+  -o "$work/frefold.bin" > /dev/null &&
+  cmp -s "$work/frefold.bin" "$fplan/BatchNorm_0.params.bin" && ok ||
+  bad "fold of the float plan's bn.json differs from its image"
+expect_error "run float plan" 2 "is not run by --plan yet (issue 18)" "" -- \
+  "$bin" run --plan "$fplan" --device "ref:$work/dev_fp16/manifest.json"
+
 # A given input per layer (LAYER=FILE), int8 .npy written without numpy.
 python3 - "$work/x16.npy" <<'PY'
 import random, struct, sys
@@ -220,6 +238,14 @@ expect_ok "import two" "near miss at line 24: not a BN" -- \
 json_get "$work/plan2/plan.json" "j['near_misses'][0]['reason']" | grep -q "not per-channel" && ok || bad "two: reason"
 expect_ok "run two" "" -- "$bin" run --plan "$work/plan2" --device "ref:$m_def"
 [ "$(grep -c ' ok$' "$work/out.txt")" = "2" ] && ok || bad "run two: 2 ok lines"
+# The same two layers on the ring version of the device (one batch on the descriptor ring): the
+# same errors, layer by layer.
+if [ -f "$devs/nc_ring/rtl/manifest.json" ]; then
+  sed 's/ on ref:[^ ]*//' "$work/out.txt" > "$work/two_start.txt"
+  expect_ok "run two ring" "" -- "$bin" run --plan "$work/plan2" --device "ref:$devs/nc_ring/rtl/manifest.json"
+  sed 's/ on ref:[^ ]*//' "$work/out.txt" > "$work/two_ring.txt"
+  diff "$work/two_start.txt" "$work/two_ring.txt" > /dev/null && ok || bad "run two ring: differs from START"
+fi
 python3 - "$work/x12.npy" <<'PY'
 import struct, sys
 hdr = "{'descr': '<i2', 'fortran_order': False, 'shape': (12,), }"
@@ -316,6 +342,29 @@ expect_error "misspelt mlir op" 2 "typo.mlir:10:10: unknown stablehlo op 'stable
 sed 's/rsqrt(/rsqrtt(/' "$work/conv_bn_relu.hlo" > "$work/typo.hlo"
 expect_error "misspelt hlo opcode" 2 "unknown HLO opcode 'rsqrtt'" "$work/p_bad" -- \
   "$bin" import "$work/typo.hlo" --config "$m_def" -o "$work/p_bad"
+
+# torch.export archives, Relay text with a safetensors / Flax msgpack bundle (issue 16).
+expect_ok "import torch.export" "layer bn1: batchnorm (bn,relu) at node 'batch_norm'" -- \
+  "$bin" import "$fx/torch_export/multi_bn.pt2" --config "$m_def" -o "$work/plan_pt2"
+expect_ok "run torch.export plan" " ok" -- "$bin" run --plan "$work/plan_pt2" --device "ref:$m_def"
+expect_ok "import torch.export aten chain" "layer bn: decomposed (sub,mul,mul,add,relu)" -- \
+  "$bin" import "$fx/torch_export/conv_bn_relu.aten.pt2" --config "$m_def" -o "$work/plan_pt2a"
+expect_error "torch.export training mode" 2 "training=True" "$work/p_bad" -- \
+  "$bin" import "$fx/torch_export/train_bn.pt2" --config "$m_def" -o "$work/p_bad"
+expect_ok "import relay + safetensors" "3 batch norm(s), 0 near miss(es)" -- \
+  "$bin" import "$fx/relay/multi_bn.simplified.relay" \
+  --params "$fx/torch_export/multi_bn.safetensors" --config "$m_def" -o "$work/plan_relay"
+expect_ok "run relay plan" " ok" -- "$bin" run --plan "$work/plan_relay" --device "ref:$m_def"
+expect_ok "import relay nhwc + msgpack" "axis 3 (nhwc)" -- \
+  "$bin" import "$fx/relay/nhwc_conv_bn_relu.relay" \
+  --params "$fx/stablehlo/conv_bn_relu.msgpack" --config "$m_def" -o "$work/plan_relay2"
+sed 's/nn.batch_norm(/nn.batch_nrom(/' "$fx/relay/standalone_bn.relay" > "$work/typo.relay"
+expect_error "misspelt relay op" 2 "'nn.batch_nrom' is not a Relay operator (did you mean" \
+  "$work/p_bad" -- "$bin" import "$work/typo.relay" --config "$m_def" -o "$work/p_bad"
+head -c 300 "$fx/torch_export/multi_bn.safetensors" > "$work/cut.safetensors"
+expect_error "truncated safetensors" 2 "cut.safetensors" "$work/p_bad" -- \
+  "$bin" import "$fx/relay/multi_bn.relay" --params "$work/cut.safetensors" --config "$m_def" \
+  -o "$work/p_bad"
 
 echo "cli_import: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -113,7 +113,7 @@ TEST(RegsMap, OffsetsAndAccessAsSpecified) {
 TEST(RegsMap, ConstantsOfAPinnedConfig) {
   const RegisterMap m = accel_register_map(pinned_config());
   EXPECT_EQ(m.reg("ID")->reset_value(), 0x4E43424Eu);
-  EXPECT_EQ(m.reg("VERSION")->reset_value(), 0x01000100u);  // contract 1, "0.1.0"
+  EXPECT_EQ(m.reg("VERSION")->reset_value(), 0x02000100u);  // contract 2, "0.1.0"
   EXPECT_EQ(m.reg("CAPS0")->reset_value(), 0x0F484808u);
   EXPECT_EQ(m.reg("CAPS1")->reset_value(), 1024u);
   EXPECT_EQ(m.reg("CAPS2")->reset_value(), 0x04082008u);  // log2(16) = 4, 8 outstanding

@@ -47,7 +47,7 @@ TEST(Specialise, FixedSettingsAreConstantsAndChecked) {
   // constants i and c0 (a multiple of L = 4) is held as c0 / 4.
   EXPECT_NE(generic.find("stride_q"), std::string::npos);
   EXPECT_EQ(v.find("stride_q"), std::string::npos);
-  EXPECT_EQ(v.find("sm1_q"), std::string::npos);
+  EXPECT_EQ(v.find("nsm_q"), std::string::npos);
   EXPECT_EQ(v.find("wr_q"), std::string::npos);
   const std::string ch = file(gen::render_core(spec_config()), "_chan.v");
   EXPECT_NE(ch.find("assign d_o = {2'd3, 2'd2, 2'd1};"), std::string::npos) << ch;

@@ -2,6 +2,13 @@
 //   tests/import/fixtures/stablehlo  JAX/Flax, scripts/fixtures/make_flax_fixtures.py
 //   tests/import/fixtures/tosa       torch + torch-mlir (TorchToTosa),
 //                                    scripts/fixtures/make_torch_tosa_fixtures.py
+//   tests/import/fixtures/torch_export  torch.export .pt2 archives (aten.batch_norm, the
+//                                    run_decompositions forms), safetensors state_dicts,
+//                                    scripts/fixtures/make_torch_export_fixtures.py
+//   tests/import/fixtures/relay      Relay text written from its grammar (no TVM with Relay
+//                                    installs here), scripts/fixtures/make_relay_fixtures.py:
+//                                    the torch / Flax models above, parameters bound from their
+//                                    safetensors / msgpack bundles, compared with their outputs
 // Every BatchNorm is recognised with the framework's channel axis, epsilon and parameter roles
 // (compared with the checkpoint / state_dict), and the folded layer run on the ref device stays
 // within the fold's worst-case bound of the framework's own float output (the framework ran the
@@ -22,6 +29,8 @@
 #include "normcore/import/mlir.hpp"
 #include "normcore/import/plan.hpp"
 #include "normcore/import/recognise.hpp"
+#include "normcore/import/relay.hpp"
+#include "normcore/import/torch_export.hpp"
 #include "normcore/manifest.hpp"
 #include "normcore/npz.hpp"
 #include "normcore/params_file.hpp"
@@ -54,13 +63,14 @@ struct Expected {
   int axis = 1;
   double eps = 0;
   std::vector<std::int64_t> shape;
+  bool eps_double = false;  // eps kept as the framework's double (torch.export), not a float
 };
 
 void check_layer(const normcore::import::BnMatch& m, const Expected& e, const Arrays& vars) {
   SCOPED_TRACE(e.io);
   EXPECT_EQ(m.channel_axis, e.axis);
   EXPECT_EQ(m.shape, e.shape);
-  EXPECT_EQ(m.eps, static_cast<double>(static_cast<float>(e.eps)));
+  EXPECT_EQ(m.eps, e.eps_double ? e.eps : static_cast<double>(static_cast<float>(e.eps)));
   ASSERT_TRUE(m.complete);
   EXPECT_EQ(m.params.gamma, vars.at(e.gamma).as_double);
   EXPECT_EQ(m.params.beta, vars.at(e.beta).as_double);
@@ -176,6 +186,107 @@ TEST(FlaxStablehlo, ConstantsVariantHexLiterals) {
   }
 }
 
+std::vector<Expected> torch_layers(const nlohmann::json& layers, bool eps_double) {
+  std::vector<Expected> want;
+  for (const auto& l : layers) {  // execution order = graph order
+    const auto m = l["module"].get<std::string>();
+    want.push_back({m, m + ".weight", m + ".bias", m + ".running_mean", m + ".running_var", 1,
+                    l["eps"].get<double>(), l["shape"].get<std::vector<std::int64_t>>(),
+                    eps_double});
+  }
+  return want;
+}
+
+// Every model in three forms: aten.batch_norm (torch.export.export), the default
+// run_decompositions (_native_batch_norm_legit_no_training) and the decomposed aten chain.
+TEST(TorchExport, EveryFixtureRecognisedAndWithinTheBound) {
+  const auto j = manifest("torch_export");
+  ASSERT_GE(j["models"].size(), 6U);
+  const std::map<std::string, std::string> pattern = {
+      {"", "batchnorm"}, {".legit", "batchnorm"}, {".aten", "decomposed"}};
+  for (const auto& [model, info] : j["models"].items()) {
+    for (const auto& [variant, pat] : pattern) {
+      SCOPED_TRACE(model + variant);
+      const auto dir = fixture_dir("torch_export");
+      const Graph g = normcore::import::load_torch_export(dir / (model + variant + ".pt2"));
+      EXPECT_EQ(g.format, "torch.export");
+      const auto rec = normcore::import::recognise(g);
+      const auto want = torch_layers(info["layers"], true);
+      ASSERT_EQ(rec.layers.size(), want.size());
+      EXPECT_TRUE(rec.near_misses.empty());
+      const auto vars = normcore::read_npz(dir / (model + ".npz"));
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(rec.layers[i].name, want[i].io);  // from the parameters' fqn
+        EXPECT_EQ(rec.layers[i].pattern, pat);
+        check_layer(rec.layers[i], want[i], vars);
+      }
+      run_against_framework("torch.export" + variant, model, g, rec, want,
+                            normcore::read_npz(dir / (model + ".io.npz")));
+    }
+  }
+}
+
+// The weights come from the archive's raw storage entries through their strides: the
+// channels_last conv weight (strides [27,1,9,3]) equals the state_dict's.
+TEST(TorchExport, WeightsThroughStrides) {
+  const auto dir = fixture_dir("torch_export");
+  const Graph g = normcore::import::load_torch_export(dir / "conv_bn_relu_cl.pt2");
+  const auto vars = normcore::read_npz(dir / "conv_bn_relu_cl.npz");
+  const int w = g.find("p_conv_weight");
+  ASSERT_GE(w, 0);
+  const auto& v = g.values[static_cast<std::size_t>(w)];
+  ASSERT_TRUE(v.constant);
+  EXPECT_EQ(v.origin, "parameter 'conv.weight'");
+  EXPECT_EQ(v.constant->data, vars.at("conv.weight").as_double);
+  EXPECT_EQ(v.shape, (std::vector<std::int64_t>{8, 3, 3, 3}));
+}
+
+TEST(TorchExport, TrainingModeRefused) {
+  const auto path = fixture_dir("torch_export") / "train_bn.pt2";
+  try {
+    (void)normcore::import::load_torch_export(path);
+    FAIL() << "no error";
+  } catch (const normcore::Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("node 'batch_norm' (aten.batch_norm.default): training=True"),
+              std::string::npos)
+        << msg;
+  }
+}
+
+// nn.batch_norm + TupleGetItem and the SimplifyInference form (x * s + (beta - mean * s):
+// "folded-shift") of every Relay fixture, its
+// arguments bound from the framework's own checkpoint (torch safetensors, Flax msgpack).
+TEST(Relay, EveryFixtureRecognisedAndWithinTheBound) {
+  const auto j = manifest("relay");
+  ASSERT_GE(j["models"].size(), 6U);
+  for (const auto& [model, info] : j["models"].items()) {
+    for (const std::string variant : {"", ".simplified"}) {
+      SCOPED_TRACE(model + variant);
+      const auto src = fixture_dir(info["family"].get<std::string>());
+      Graph g = normcore::import::load_relay(fixture_dir("relay") / (model + variant + ".relay"));
+      EXPECT_EQ(g.format, "relay");
+      normcore::import::attach_bundle(
+          g, normcore::import::load_bundle(src / info["bundle"].get<std::string>()));
+      const auto rec = normcore::import::recognise(g);
+      std::vector<Expected> want;
+      for (const auto& l : info["layers"]) {
+        want.push_back({l["io"], l["gamma"], l["beta"], l["mean"], l["var"], l["axis"].get<int>(),
+                        l["eps"].get<double>(), l["shape"].get<std::vector<std::int64_t>>(), true});
+      }
+      ASSERT_EQ(rec.layers.size(), want.size());
+      EXPECT_TRUE(rec.near_misses.empty());
+      const auto vars = normcore::read_npz(src / info["reference"].get<std::string>());
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(rec.layers[i].pattern, variant.empty() ? "batchnorm" : "folded-shift");
+        check_layer(rec.layers[i], want[i], vars);
+      }
+      run_against_framework("relay" + variant, model, g, rec, want,
+                            normcore::read_npz(src / info["io"].get<std::string>()));
+    }
+  }
+}
+
 TEST(TorchTosa, EveryFixtureRecognisedAndWithinTheBound) {
   const auto j = manifest("tosa");
   ASSERT_GE(j["models"].size(), 5U);
@@ -185,12 +296,7 @@ TEST(TorchTosa, EveryFixtureRecognisedAndWithinTheBound) {
     const Graph g = normcore::import::load_mlir(dir / (model + ".mlir"));
     EXPECT_EQ(g.inputs.size(), 1U) << "torch-mlir embeds the parameters";
     const auto rec = normcore::import::recognise(g);
-    std::vector<Expected> want;
-    for (const auto& l : info["layers"]) {  // execution order = graph order
-      const auto m = l["module"].get<std::string>();
-      want.push_back({m, m + ".weight", m + ".bias", m + ".running_mean", m + ".running_var", 1,
-                      l["eps"].get<double>(), l["shape"].get<std::vector<std::int64_t>>()});
-    }
+    const auto want = torch_layers(info["layers"], false);
     ASSERT_EQ(rec.layers.size(), want.size());
     EXPECT_TRUE(rec.near_misses.empty());
     const auto vars = normcore::read_npz(dir / (model + ".npz"));

@@ -13,6 +13,7 @@
 #include "import_fixtures.hpp"
 #include "normcore/import/hlo.hpp"
 #include "normcore/import/onnx.hpp"
+#include "test_errors.hpp"
 
 namespace {
 
@@ -23,15 +24,7 @@ using normcore::import::Value;
 using namespace normcore::test;
 using Shape = std::vector<std::int64_t>;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected normcore::Error";
-  return "";
-}
+using normcore::test::error_of;
 
 std::vector<std::string> ops(const Graph& g) {
   std::vector<std::string> out;

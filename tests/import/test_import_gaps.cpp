@@ -13,6 +13,7 @@
 #include "normcore/import/onnx.hpp"
 #include "normcore/import/plan.hpp"
 #include "normcore/import/recognise.hpp"
+#include "test_errors.hpp"
 
 namespace {
 
@@ -27,14 +28,7 @@ int line_of(const std::string& text, const std::string& needle) {
                        text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const normcore::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using normcore::test::error_of;
 
 // The plan's error for the Flax-style HLO BN whose var / mean / eps literal is replaced.
 std::string plan_error(const std::string& from, const std::string& to) {

@@ -11,6 +11,7 @@
 #include "normcore/import/mlir.hpp"
 #include "normcore/import/recognise.hpp"
 #include "normcore/npz.hpp"
+#include "test_errors.hpp"
 #include "test_paths.hpp"
 
 namespace {
@@ -24,14 +25,7 @@ Graph mlir(const std::string& text) {
   return normcore::import::parse_mlir(text, "m.mlir");
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const normcore::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using normcore::test::error_of;
 
 std::vector<std::string> ops(const Graph& g) {
   std::vector<std::string> out;

@@ -27,6 +27,7 @@
 #include "normcore/npz.hpp"
 #include "normcore/params_file.hpp"
 #include "run_plan.hpp"
+#include "test_errors.hpp"
 #include "test_paths.hpp"
 
 namespace {
@@ -46,15 +47,7 @@ using normcore::import::Value;
 using namespace normcore::test;
 using Shape = std::vector<std::int64_t>;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected normcore::Error";
-  return "";
-}
+using normcore::test::error_of;
 
 // ---------------------------------------------------------------------------------------------
 // Hand-built graphs

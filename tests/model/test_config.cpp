@@ -20,13 +20,24 @@ TEST(ConfigSchema, EveryFieldOnce) {
     EXPECT_TRUE(keys.insert(f.key).second) << f.key;
     EXPECT_TRUE(options.insert(f.option).second) << f.option;
     const int refs = (f.int_ref != nullptr) + (f.bool_ref != nullptr) + (f.str_ref != nullptr) +
-                     (f.num_ref != nullptr);
+                     (f.num_ref != nullptr) + (f.type_ref != nullptr);
     EXPECT_EQ(refs, 1) << f.key;
   }
-  // Every key the config JSON holds is in the schema, and only those.
+  // Every key the config JSON holds is in the schema, and only those; a flag written only when
+  // set (ring) is missing at its default and present when set.
+  std::size_t omitted = 0;
+  for (const auto& f : config_schema()) omitted += f.omit_when_false ? 1 : 0;
+  EXPECT_EQ(omitted, 1u);
   const auto j = AccelConfig{}.to_json();
-  EXPECT_EQ(j.size(), keys.size());
+  EXPECT_EQ(j.size(), keys.size() - omitted);
+  EXPECT_FALSE(j.contains("ring"));
   for (const auto& [k, v] : j.items()) EXPECT_EQ(keys.count(k), 1u) << k;
+  AccelConfig r;
+  r.ring = true;
+  const auto jr = r.to_json();
+  EXPECT_EQ(jr.size(), keys.size());
+  EXPECT_EQ(jr.at("ring"), true);
+  EXPECT_TRUE(AccelConfig::from_json(jr, true).ring);
 }
 
 TEST(ConfigSchema, RangesComeFromTheTable) {
@@ -229,4 +240,31 @@ TEST(ConfigSchema, OffsetBitsAndTheDeprecatedShiftBitsAlias) {
   c.arith.bw = 63;
   EXPECT_EQ(c.check(), "--offset-bits: 63 is out of range 2..62");
   EXPECT_EQ(c.check(FieldNames::json), "'offset_bits': 63 is out of range 2..62");
+}
+
+TEST(ConfigSchema, FloatTypes) {
+  // contract v2: in_type / out_type / flush_subnormals, read and written as strings
+  auto j = AccelConfig{}.to_json();
+  EXPECT_EQ(j.at("in_type"), "int");
+  EXPECT_EQ(j.at("out_type"), "int");
+  EXPECT_EQ(j.at("flush_subnormals"), false);
+  j["in_type"] = "bf16";
+  j["out_type"] = "fp32";
+  auto c = normcore::CoreConfig::from_json(j);
+  EXPECT_EQ(c.arith.x_type, normcore::NumType::bf16);
+  EXPECT_EQ(c.arith.y_type, normcore::NumType::fp32);
+  // the widths follow the types
+  EXPECT_NE(c.check(FieldNames::json).find("'in_type'/'out_type': input bits (xw) = 8 must be 16"),
+            std::string::npos)
+      << c.check(FieldNames::json);
+  c.apply_float_widths();
+  EXPECT_EQ(c.check(), "");
+  EXPECT_EQ(c.to_json().at("out_type"), "fp32");
+  j["in_type"] = "fp32";
+  EXPECT_THROW(normcore::CoreConfig::from_json(j), std::invalid_argument);
+  normcore::CoreConfig ints;
+  ints.arith.flush_subnormals = true;
+  EXPECT_NE(ints.check().find("--flush-subnormals: needs a float"), std::string::npos);
+  c.fixed_shift = 3;
+  EXPECT_NE(c.check().find("--fixed-shift: 3 must be -1 or 0"), std::string::npos);
 }

@@ -17,6 +17,7 @@
 #include "normcore/fold.hpp"
 #include "normcore/npz.hpp"
 #include "normcore/params_file.hpp"
+#include "test_errors.hpp"
 
 namespace fs = std::filesystem;
 using Bytes = std::vector<std::uint8_t>;
@@ -59,15 +60,7 @@ Bytes read_bytes(const fs::path& p) {
   return normcore::read_file_bytes(p);
 }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const normcore::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using normcore::test::error_of;
 
 #define EXPECT_HAS(haystack, needle)                               \
   EXPECT_NE(std::string(haystack).find(needle), std::string::npos) \
@@ -185,9 +178,12 @@ TEST(ParamsFile, TruncatedBadMagicVersionAndValues) {
   write_bytes(path, b);
   EXPECT_HAS(error_of([&] { normcore::read_params(path); }), "params.bin: bad magic 'XCPB'");
   b = good;
-  b[4] = 2;
+  b[4] = 3;
   write_bytes(path, b);
-  EXPECT_HAS(error_of([&] { normcore::read_params(path); }), "unsupported version 2");
+  EXPECT_HAS(error_of([&] { normcore::read_params(path); }), "unsupported version 3");
+  b[4] = 2;  // version 2 is a float image: the types must say so
+  write_bytes(path, b);
+  EXPECT_HAS(error_of([&] { normcore::read_params(path); }), "version 2 (a float image)");
   b = good;
   b[12] = 9;
   write_bytes(path, b);
@@ -542,6 +538,41 @@ TEST(Npz, NumpyStyleZip64LocalHeadersAreFine) {
   const auto arrays = normcore::read_npz(path);
   EXPECT_EQ(arrays.at("a").as_int, (std::vector<std::int64_t>{1, 2, 3}));
   EXPECT_EQ(arrays.at("b").as_int, (std::vector<std::int64_t>{4}));
+}
+
+// torch.export.save writes a ZIP64 end record + locator before a classic end record that still
+// holds every value: read through the classic record. A locator with saturated classic fields
+// (a real ZIP64 archive) stays refused.
+TEST(Npz, RedundantZip64EndRecordIsFine) {
+  const TempDir dir;
+  const auto path = dir / "t.npz";
+  Bytes z = make_zip({{"a.npy", npy_i8({7, 8}), false}});
+  const Bytes end(z.end() - 22, z.end());
+  z.resize(z.size() - 22);
+  const auto cd_size = static_cast<std::uint64_t>(end[12] | (end[13] << 8));
+  const auto cd_offset = static_cast<std::uint64_t>(end[16] | (end[17] << 8));
+  const auto rec_at = static_cast<std::uint64_t>(z.size());
+  put32(z, 0x06064b50);  // ZIP64 end of central directory record
+  put64(z, 44);
+  put16(z, 45);
+  put16(z, 45);
+  put32(z, 0);
+  put32(z, 0);
+  put64(z, 1);
+  put64(z, 1);
+  put64(z, cd_size);
+  put64(z, cd_offset);
+  put32(z, 0x07064b50);  // its locator
+  put32(z, 0);
+  put64(z, rec_at);
+  put32(z, 1);
+  z.insert(z.end(), end.begin(), end.end());
+  write_bytes(path, z);
+  EXPECT_EQ(normcore::read_npz(path).at("a").as_int, (std::vector<std::int64_t>{7, 8}));
+  z[z.size() - 22 + 4] = 0xFF;  // disk number saturated: the ZIP64 values would be needed
+  z[z.size() - 22 + 5] = 0xFF;
+  write_bytes(path, z);
+  EXPECT_NE(error_of([&] { (void)normcore::read_npz(path); }).find("ZIP64"), std::string::npos);
 }
 
 TEST(Npz, TruncatedAndCorruptArchives) {

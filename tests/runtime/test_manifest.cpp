@@ -85,7 +85,7 @@ TEST(Manifest, ErrorsNameTheProblem) {
             std::string::npos);
   EXPECT_NE(broken("\"name\": \"CTRL\"", "\"name\": \"CTRLX\"").find("no register CTRL"),
             std::string::npos);
-  EXPECT_NE(broken("\"contract_version\": 1", "\"contract_version\": 2").find("contract_version 2"),
+  EXPECT_NE(broken("\"contract_version\": 2", "\"contract_version\": 3").find("contract_version 3"),
             std::string::npos);
   EXPECT_NE(error_of([] {
               (void)normcore::load_manifest("/nonexistent/manifest.json");

@@ -51,6 +51,11 @@ struct ConfigField {
   const char* old_key = nullptr;
   const char* old_option = nullptr;
   double* (*num_ref)(AccelConfig&) = nullptr;  // number fields (range lo..hi, fractions allowed)
+  // A boolean written to the JSON only when true (so configurations without it read as before).
+  bool omit_when_false = false;
+  // Element-type fields (in_type, out_type): a string field whose value is a NumType
+  // (to_string / parse_num_type spellings); `choices` lists the allowed ones.
+  NumType* (*type_ref)(AccelConfig&) = nullptr;
 
   // "Elements per beat (1..64)", "... (power of two, 32..512)".
   [[nodiscard]] std::string help_text() const;
@@ -115,6 +120,13 @@ struct CoreConfig {
   // Empty if valid, else a message that starts with the offending field ("--lanes: ..." or, with
   // FieldNames::json, "'lanes': ...").
   [[nodiscard]] std::string check(FieldNames names = FieldNames::cli) const;
+  // The float datapath (contract v2): in_type / out_type other than int. The generator does not
+  // build float lanes yet (issue 18): `normcore gen` refuses such a config (exit 2) except for
+  // --accel --manifest-only, whose manifest the ref: device runs.
+  [[nodiscard]] bool is_float() const { return arith.is_float(); }
+  // A float type fixes its widths: in_bits 16, out_bits 16 / 32, scale_bits = offset_bits = 32.
+  // Sets those of the float sides (the CLI does this when the widths are not given).
+  void apply_float_widths();
 
   // The specialisation fields' own rules (part of check()).
   [[nodiscard]] std::string check_specialisation(FieldNames names = FieldNames::cli) const;
@@ -197,6 +209,9 @@ struct AccelConfig {
   int max_burst = 32;       // beats per burst: power of two, 1..256
   int outstanding = 8;      // read bursts in flight: 1..16 (>= 4 hides memory latency)
   int axil_addr_bits = 12;  // AXI4-Lite address width (4 KiB register window)
+  // The descriptor ring (RING_* registers, docs/architecture.md "Descriptor ring"). The RTL has
+  // no descriptor fetcher yet: a ring configuration is generated for the ref: model only.
+  bool ring = false;
 
   // As CoreConfig::check.
   [[nodiscard]] std::string check(FieldNames names = FieldNames::cli) const;

@@ -111,7 +111,8 @@ using MemberFilter = std::function<bool(const std::string& member)>;
 // The members of a ZIP archive that `wanted` accepts (central directory; stored and deflate
 // entries; CRC checked). Members not wanted are never decompressed; a size in the directory that
 // its compressed data cannot have is refused before allocating. ZIP64 archives are rejected;
-// NumPy's ZIP64 *local* headers on small members are fine.
+// NumPy's ZIP64 *local* headers on small members, and the redundant ZIP64 end record that
+// torch.export.save writes beside a complete classic one, are fine.
 std::map<std::string, std::vector<std::uint8_t>> read_zip(std::span<const std::uint8_t> bytes,
                                                           std::string_view name,
                                                           const MemberFilter& wanted = {});

@@ -12,10 +12,13 @@
 //       24     8  i64 clamp lo
 //       32     8  i64 clamp hi
 //       40     6  u8 xw, u8 x_signed, u8 sw, u8 bw, u8 yw, u8 y_signed
-//       46     2  u16 reserved (0)
-//       48    16  zero
+//       46     3  u8 x_type, u8 y_type, u8 flush_subnormals (version 2: a float image; NumType
+//                 codes 0 int, 1 fp16, 2 bf16, 3 fp32); version 1: zero
+//       49    15  zero
 //       64   8*C  i64 scale[C]   (s)
 //   64+8*C   8*C  i64 offset[C]  (b)
+//   A float image (version 2) holds s and b as fp32 bit patterns (0..2^32-1) and a float output's
+//   lo / hi as bit patterns of its type (docs/contract.md, section 9).
 //   total 64 + 16*C bytes
 #pragma once
 
@@ -31,7 +34,8 @@
 
 namespace normcore {
 
-inline constexpr std::uint32_t kParamsVersion = 1;
+inline constexpr std::uint32_t kParamsVersion = 1;       // integer images
+inline constexpr std::uint32_t kParamsVersionFloat = 2;  // float images (contract v2)
 inline constexpr std::size_t kParamsHeaderBytes = 64;
 
 struct ParamImage {

@@ -44,9 +44,12 @@
 
 namespace normcore {
 
-enum class DType : std::uint8_t { int8, uint8, int16, uint16, int32, float32 };
+// float16 / bfloat16: IEEE binary16 / bfloat16 bit patterns (2 bytes each) for the float
+// devices of contract v2; a float device also takes float32 host tensors (converted in the
+// driver, one rounding to nearest even) and no quantisation.
+enum class DType : std::uint8_t { int8, uint8, int16, uint16, int32, float32, float16, bfloat16 };
 std::string_view to_string(DType t);
-DType parse_dtype(std::string_view text);  // "int8" ... "float32"; DeviceError otherwise
+DType parse_dtype(std::string_view text);  // "int8" ... "bfloat16"; DeviceError otherwise
 std::size_t dtype_bytes(DType t);
 
 // A host tensor: `count` elements of `dtype` at `data`, C order. The memory must stay valid

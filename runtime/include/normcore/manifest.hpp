@@ -64,8 +64,12 @@ struct DeviceConfig {
   int max_burst = 32;
   int outstanding = 8;
 
+  // The widths, signedness and (contract v2) element types and flush flag.
   [[nodiscard]] ArithSpec arith() const {
-    return ArithSpec{in_bits, in_signed, scale_bits, offset_bits, out_bits, out_signed};
+    ArithSpec a = accel.core.arith;  // the types and the flush flag
+    a.xw = in_bits, a.x_signed = in_signed, a.sw = scale_bits, a.bw = offset_bits;
+    a.yw = out_bits, a.y_signed = out_signed;
+    return a;
   }
   [[nodiscard]] int bus_bytes() const { return bus_bits / 8; }
   // {b, s} per channel, s in the low bits: 8 bytes, or 16 when SW + BW > 64.

@@ -8,8 +8,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "normcore/driver.hpp"
 
@@ -36,6 +38,9 @@ struct RunShared {
 class JobQueue {
  public:
   using Executor = std::function<void(RunShared&)>;  // runs one job; throws on failure
+  // Runs several jobs in order; errs[i] is job i's failure (null: it completed).
+  using BatchExecutor =
+      std::function<void(std::span<RunShared* const>, std::vector<std::exception_ptr>&)>;
 
   JobQueue() = default;
   JobQueue(const JobQueue&) = delete;
@@ -43,6 +48,9 @@ class JobQueue {
   ~JobQueue();  // stop()
 
   void start(Executor exec);  // starts the worker
+  // Starts a worker that takes every queued run (up to kMaxBatch) at once.
+  void start_batched(BatchExecutor exec);
+  static constexpr std::size_t kMaxBatch = 4096;
   void push(std::shared_ptr<RunShared> r);
   void stop();  // finishes every queued run, then joins the worker
   // runs, failed_runs and tiles (the other fields are zero).
@@ -51,8 +59,11 @@ class JobQueue {
  private:
   void loop();
   void execute(RunShared& r);
+  void execute_batch(std::vector<std::shared_ptr<RunShared>>& runs);
+  void finish(RunShared& r, std::exception_ptr exc, double wall);
 
   Executor exec_;
+  BatchExecutor batch_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<RunShared>> queue_;

@@ -4,9 +4,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
+#include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "driver_util.hpp"
 #include "normcore/driver.hpp"
@@ -24,6 +28,12 @@ struct Regs {
   std::uint32_t src_lo, src_hi, dst_lo, dst_hi, param_lo, param_hi;
   std::uint32_t perf_active = 0, perf_elems_lo = 0, perf_elems_hi = 0;
   bool has_perf = false, has_elems = false;
+  // The descriptor ring (a --ring manifest): RING_* offsets and the fields the driver uses.
+  bool has_ring = false;
+  std::uint32_t ring_base_lo = 0, ring_base_hi = 0, ring_size = 0, ring_head = 0, ring_tail = 0;
+  std::uint32_t ring_ctrl = 0, ring_status = 0;
+  const FieldDesc *ring_enable = nullptr, *ring_skip = nullptr, *ring_resume = nullptr;
+  const FieldDesc *ring_stopped = nullptr, *en_ring = nullptr, *irq_ring = nullptr;
 
   explicit Regs(const Manifest& m);
 };
@@ -56,6 +66,14 @@ class JobEngine {
   void execute(const DevJob& j, RunStats& st,
                const std::function<void(std::uint64_t)>& on_elems = {});
   [[nodiscard]] const EngineCounters& counters() const { return counters_; }
+  // Whether the device has a descriptor ring (its manifest has the RING_* registers).
+  [[nodiscard]] bool has_ring() const { return regs_.has_ring; }
+  // Runs jobs in order: on the descriptor ring when the device has one (driver_ring.cpp: ring-
+  // sized chunks, one RING_HEAD write each, a failed descriptor skipped), else one by one with
+  // execute(). errors[i] is job i's DeviceError (null: it completed). stats[i] gets job i's tile
+  // and its share of the wait. A time-out soft-resets the device and fails the jobs not done.
+  void execute_all(std::span<const DevJob> jobs, std::span<RunStats* const> stats,
+                   std::vector<std::exception_ptr>& errors);
 
  private:
   void set(std::uint32_t off, std::uint32_t v);
@@ -80,6 +98,19 @@ class JobEngine {
   std::map<std::uint32_t, std::uint32_t> shadow_;  // last value written to each job register
   bool check_idle_ = true;                         // verify !busy before the next job
   EngineCounters counters_;
+
+  // The descriptor ring (driver_ring.cpp).
+  static constexpr unsigned kRingLog2 = 8;  // 256 descriptors of 64 bytes
+  std::unique_ptr<DmaBuffer> ring_;
+  std::uint32_t head_ = 0;  // RING_HEAD as last written (free-running, 16 bits)
+  void ring_setup();
+  void write_descriptor(std::uint32_t index, const DevJob& j);
+  std::uint32_t ring_ctrl_value() const;
+  // Runs jobs[from, from + n) (n <= ring slots) on the ring; fills errors.
+  void ring_chunk(std::span<const DevJob> jobs, std::size_t from, std::size_t n,
+                  std::span<RunStats* const> stats, std::vector<std::exception_ptr>& errors);
+  [[nodiscard]] std::string descriptor_error(const DevJob& j, std::uint32_t index);
+  void ring_recover();  // after a time-out: soft reset, HEAD = 0, resume
 };
 
 // Reads ID, VERSION and CAPS0..3 and decodes them with the manifest's fields. DeviceError naming

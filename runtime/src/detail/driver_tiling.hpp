@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <span>
 #include <vector>
 
 #include "driver_core.hpp"
@@ -23,5 +25,11 @@ std::vector<Tile> plan_tiles(const DriverCore& k, const JobShape& s, std::uint64
 // Executes run `r` (host tensors tiled, or zero-copy buffers); takes dev_mu per device job and
 // reports progress. Throws DeviceError on failure.
 void run_job(DriverCore& k, RunShared& r);
+
+// Executes runs in order as one batch: on a device with a descriptor ring, every run's tiles (or
+// its zero-copy job) go to the ring together, in groups of at most max_tile_elements staged
+// elements (driver_ring.cpp); without a ring, run_job for each. errs[i]: run i's failure.
+void run_batch(DriverCore& k, std::span<RunShared* const> runs,
+               std::vector<std::exception_ptr>& errs);
 
 }  // namespace normcore::detail

@@ -1,10 +1,20 @@
 // Parameter bundles: the arrays a checkpoint holds, to fill graph inputs that have no constant
 // data (XLA HLO `parameter(N)` values, ONNX graph inputs that are not initializers).
 //
-// Formats: NumPy .npz (member names are the keys) or .npy (one array, key = the file stem), and
+// Formats: NumPy .npz (member names are the keys) or .npy (one array, key = the file stem),
 // JSON: {"key": [numbers...]} with nested lists for multi-dimensional arrays, a number for a
 // scalar, and nested objects flattened with '/' ({"params": {"bn": {"scale": [..]}}} gives
-// "params/bn/scale"). Keys starting with '_' are ignored in JSON.
+// "params/bn/scale"; keys starting with '_' are ignored in JSON),
+// safetensors (PyTorch / Hugging Face: an 8-byte little-endian header length, a JSON header
+// {"name": {"dtype", "shape", "data_offsets"}, "__metadata__": ...}, then the raw little-endian
+// data; dtypes F32 F16 BF16 F64 and I8 U8 I16 I32 I64 BOOL; the header is at most 100 MB and
+// within the file, every tensor's byte range matches its shape and dtype, and the tensors tile
+// the data exactly, as safetensors itself requires), and
+// Flax msgpack checkpoints (flax.serialization.to_bytes: nested maps flattened with '/' as in
+// JSON, e.g. params/BatchNorm_0/scale; arrays as Flax's msgpack extension 1 (shape, dtype name,
+// C-order bytes), scalars as extension 3 or msgpack numbers; read by our own strict decoder:
+// every length checked against the bytes left before anything is allocated, nesting at most 64,
+// no trailing bytes; Flax's chunked arrays (> 1 GiB) are refused).
 //
 // Checkpoint conventions understood (keys may use '/' or '.' as separator):
 //   Flax     params/<layer>/scale, params/<layer>/bias, batch_stats/<layer>/mean,
@@ -34,6 +44,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -59,7 +70,10 @@ struct Bundle {
 };
 
 Bundle parse_bundle_json(std::string_view text, const std::string& source);
-// .npz, .npy or .json (by extension; otherwise by content: zip / npy magic, else JSON).
+Bundle parse_safetensors(std::span<const std::uint8_t> bytes, const std::string& source);
+Bundle parse_flax_msgpack(std::span<const std::uint8_t> bytes, const std::string& source);
+// .npz, .npy, .json, .safetensors or .msgpack (by extension; otherwise by content: zip / npy
+// magic, a safetensors header length followed by '{', a msgpack map, else JSON).
 Bundle load_bundle(const std::filesystem::path& path);
 
 struct Attachment {

@@ -74,7 +74,7 @@ struct Node {
 
 struct Graph {
   std::string source;  // file name (prefixes messages)
-  std::string format;  // "onnx", "hlo", "mlir"
+  std::string format;  // "onnx", "hlo", "mlir", "torch.export", "relay"
   std::vector<Value> values;
   std::vector<Node> nodes;           // topological order
   std::vector<int> inputs, outputs;  // graph inputs / outputs (value indices)

@@ -48,8 +48,9 @@ struct PlanJob {
 
 struct PlanLayer {
   BnMatch match;
-  BnParams bn;  // recovered parameters + quantisation
-  FoldResult fold;
+  BnParams bn;      // recovered parameters + quantisation
+  FoldResult fold;  // a float device (contract v2): scale / shift fp32 patterns, job, worst error
+  std::string float_report;         // a float device: format_float_report's text
   std::vector<std::int64_t> shape;  // concrete input shape (unknown dimensions -> 1)
   PlanJob job;
   std::string params_file, bn_file, report_file;  // names inside the plan directory

@@ -1,0 +1,184 @@
+// The driver on a device with a descriptor ring (nc_ring, nc_small_ring: `--ring` manifests on
+// the ref backend) against the same device without one (normcore, nc_small): queued runs, tiles
+// of one tensor and staged (converted) tensors byte-identical, the register accesses per job of
+// a batch (<= 1 on average), a failing job failing only its run, a hung one timing out while the
+// runs after it complete.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "normcore/contract.hpp"
+#include "normcore/driver.hpp"
+#include "test_paths.hpp"
+
+namespace {
+
+using namespace normcore;
+using namespace std::chrono_literals;
+
+std::string ref(const std::string& name, const std::string& opts = "") {
+  return "ref:" + normcore::test::devices_dir() + "/" + name + "/rtl/manifest.json" + opts;
+}
+
+ParamImage image(const ArithSpec& a, std::uint64_t channels, std::mt19937_64& rng) {
+  auto uni = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  ParamImage im;
+  im.spec = a;
+  im.job.shift = static_cast<int>(uni(2, 10));
+  im.job.rounding = static_cast<Rounding>(uni(0, 3));
+  im.job.lo = a.y_min();
+  im.job.hi = a.y_max();
+  for (std::uint64_t c = 0; c < channels; ++c) {
+    im.scale.push_back(uni(a.s_min(), a.s_max()));
+    im.shift.push_back(uni(-(1 << 12), 1 << 12));
+  }
+  return im;
+}
+
+template <typename T>
+std::vector<T> random_x(std::uint64_t n, std::int64_t lo, std::int64_t hi, std::mt19937_64& rng) {
+  std::uniform_int_distribution<std::int64_t> d(lo, hi);
+  std::vector<T> x(n);
+  for (auto& v : x) v = static_cast<T>(d(rng));
+  return x;
+}
+
+// One big run first (the queue fills behind it), then `n` small 1x64x7x7 int8 runs sharing one
+// table, zero-copy or host tensors; returns their outputs and adds their register accesses.
+std::vector<std::vector<std::int8_t>> small_runs(Accelerator& acc, const Params& p, int n,
+                                                 bool zero_copy, std::uint64_t& accesses) {
+  const JobShape big{.n = 1, .c = 64, .hw = 256 * 256};
+  const JobShape small{.n = 1, .c = 64, .hw = 7 * 7};
+  std::mt19937_64 rng(5);
+  const auto bx = random_x<std::int8_t>(big.elements(), -128, 127, rng);
+  std::vector<std::int8_t> by(bx.size());
+  std::vector<std::vector<std::int8_t>> xs, ys;
+  std::vector<Buffer> ins, outs;
+  for (int i = 0; i < n; ++i) {
+    xs.push_back(random_x<std::int8_t>(small.elements(), -128, 127, rng));
+    ys.emplace_back(small.elements());
+    if (zero_copy) {
+      ins.push_back(acc.alloc(small.elements()));
+      outs.push_back(acc.alloc(small.elements()));
+      std::memcpy(ins.back().map().data(), xs.back().data(), xs.back().size());
+    }
+  }
+  normcore::Run first = acc.submit(p, view(bx), view(by), big);
+  std::vector<normcore::Run> runs;
+  for (int i = 0; i < n; ++i) {
+    const std::size_t k = static_cast<std::size_t>(i);
+    runs.push_back(zero_copy ? acc.submit(p, ins[k], outs[k], small)
+                             : acc.submit(p, view(xs[k]), view(ys[k]), small));
+  }
+  first.get();
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    runs[i].get();
+    accesses += runs[i].stats().mmio_reads + runs[i].stats().mmio_writes;
+    if (zero_copy) std::memcpy(ys[i].data(), outs[i].map().data(), ys[i].size());
+  }
+  ys.push_back(by);
+  return ys;
+}
+
+TEST(DriverRing, ManySmallJobsSharingParametersIdenticalWithAtMostOneAccessPerJob) {
+  std::mt19937_64 rng(19);
+  auto ring = Accelerator::open(ref("nc_ring"));
+  auto plain = Accelerator::open(ref("normcore"));
+  const ParamImage im = image(ring.manifest().config.arith(), 64, rng);
+  const Params pr = ring.upload(im), pp = plain.upload(im);
+  for (const bool zero_copy : {true, false}) {
+    std::uint64_t ring_acc = 0, plain_acc = 0;
+    const auto a = small_runs(ring, pr, 1000, zero_copy, ring_acc);
+    const auto b = small_runs(plain, pp, 1000, zero_copy, plain_acc);
+    EXPECT_EQ(a, b) << (zero_copy ? "zero-copy" : "host tensors");
+    const double per_job = static_cast<double>(ring_acc) / 1000.0;
+    std::printf("register accesses per job (%s): ring %.3f, START %.3f\n",
+                zero_copy ? "zero-copy" : "host tensors", per_job,
+                static_cast<double>(plain_acc) / 1000.0);
+    EXPECT_LE(per_job, 1.0);
+    EXPECT_GE(plain_acc, 1000u * 3) << "the START path: at least CTRL, STATUS, IRQ_STATUS a job";
+  }
+}
+
+TEST(DriverRing, TilesAndConvertedTensorsIdenticalToTheDeviceWithoutARing) {
+  std::mt19937_64 rng(7);
+  DriverOptions opt;
+  opt.max_tile_elements = 300;  // several staged groups
+  auto ring = Accelerator::open(ref("nc_small_ring"), opt);
+  auto plain = Accelerator::open(ref("nc_small"), opt);
+  const ArithSpec a = ring.manifest().config.arith();
+  std::uint64_t tiles = 0;
+  for (int t = 0; t < 6; ++t) {
+    const std::uint64_t c =
+        static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 12)(rng));
+    const JobShape s{
+        .n = static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 4)(rng)),
+        .c = c,
+        .hw = static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 40)(rng)),
+        .layout = t % 2 ? Layout::nhwc : Layout::nchw};
+    const ParamImage im = image(a, c, rng);
+    ParamImage clamp = im;
+    clamp.job.lo = 0;
+    clamp.job.hi = 255;
+    const Params pr = ring.upload(clamp), pp = plain.upload(clamp);
+    const auto x = random_x<std::int16_t>(s.elements(), -30000, 30000, rng);
+    std::vector<std::uint8_t> y1(x.size()), y2(x.size());
+    std::vector<float> f1(x.size()), f2(x.size());
+    RunOptions fo;
+    fo.out_quant = Quant{0.5, 3};
+    normcore::Run r1 = ring.submit(pr, view(x), view(y1), s);
+    normcore::Run r2 = ring.submit(pr, view(x), view(f1), s, fo);
+    normcore::Run q1 = plain.submit(pp, view(x), view(y2), s);
+    plain.run(pp, view(x), view(f2), s, fo);
+    r1.get();
+    r2.get();
+    q1.get();
+    EXPECT_EQ(y1, y2) << "N=" << s.n << " C=" << c << " HW=" << s.hw;
+    EXPECT_EQ(0, std::memcmp(f1.data(), f2.data(), f1.size() * sizeof(float)));
+    EXPECT_EQ(r1.stats().tiles, q1.stats().tiles);
+    tiles += r1.stats().tiles;
+  }
+  EXPECT_GT(tiles, 12u) << "tensors split into tiles";
+}
+
+TEST(DriverRing, FailingJobFailsOnlyItsRunAndAHungOneTimesOut) {
+  std::mt19937_64 rng(3);
+  for (const std::string fault : {",fail_job=3", ",fail_job=3,fail=write", ",hang_job=2"}) {
+    DriverOptions opt;
+    opt.job_timeout = 200ms;
+    auto ring = Accelerator::open(ref("nc_ring", fault), opt);
+    auto plain = Accelerator::open(ref("normcore", fault), opt);
+    const ParamImage im = image(ring.manifest().config.arith(), 16, rng);
+    const Params pr = ring.upload(im), pp = plain.upload(im);
+    const JobShape s{.n = 2, .c = 16, .hw = 20};
+    std::vector<std::vector<std::int8_t>> xs, y1, y2;
+    std::vector<normcore::Run> rr, rp;
+    for (int i = 0; i < 5; ++i) {
+      xs.push_back(random_x<std::int8_t>(s.elements(), -128, 127, rng));
+      y1.emplace_back(s.elements());
+      y2.emplace_back(s.elements());
+    }
+    for (std::size_t i = 0; i < 5; ++i) {
+      rr.push_back(ring.submit(pr, view(xs[i]), view(y1[i]), s));
+      rp.push_back(plain.submit(pp, view(xs[i]), view(y2[i]), s));
+    }
+    for (std::size_t i = 0; i < 5; ++i) {
+      (void)rr[i].wait(10s);
+      (void)rp[i].wait(10s);
+      EXPECT_EQ(rr[i].state(), rp[i].state()) << fault << " run " << i;
+      if (rr[i].state() == RunState::completed) {
+        EXPECT_EQ(y1[i], y2[i]) << fault << " run " << i;
+      } else {
+        const std::string want = fault.find("hang") != std::string::npos    ? "timed out"
+                                 : fault.find("write") != std::string::npos ? "write"
+                                                                            : "read";
+        EXPECT_NE(rr[i].error().find(want), std::string::npos) << rr[i].error();
+      }
+    }
+  }
+}
+
+}  // namespace
