@@ -149,8 +149,9 @@ TEST(Config, TargetPicksPipelineAndAttributes) {
   EXPECT_EQ(find(generic, "_lane.v").find("(*"), std::string::npos);
   c.target = "xilinx";
   const auto xil = render_core(c);
-  EXPECT_NE(find(xil, "_bank.v").find("(* ram_style = \"block\", no_rw_check *)\n  reg [47:0] mem_q"),
-            std::string::npos);
+  EXPECT_NE(
+      find(xil, "_bank.v").find("(* ram_style = \"block\", no_rw_check *)\n  reg [47:0] mem_q"),
+      std::string::npos);
   EXPECT_NE(find(xil, "_lane.v").find("(* use_dsp = \"yes\" *)\n  reg signed [31:0] lo_q"),
             std::string::npos);
   EXPECT_NE(find(xil, "_core.v").find("\"target\":\"xilinx\""), std::string::npos);
