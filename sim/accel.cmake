@@ -50,7 +50,7 @@ function(normcore_accel_cosim name)
            ${spec_defs})
   set(exe ${dir}/obj/cosim_accel_${name})
   normcore_verilate_program(${exe} ${prefix}_top "${vfiles}" "${defs}"
-    "${CMAKE_CURRENT_SOURCE_DIR}/test_accel.cpp;${PROJECT_SOURCE_DIR}/model/src/contract.cpp"
+    "${CMAKE_CURRENT_SOURCE_DIR}/test_accel.cpp;${PROJECT_SOURCE_DIR}/model/src/contract.cpp;${PROJECT_SOURCE_DIR}/model/src/float_contract.cpp"
     "-lgtest -pthread"
     "${dir}/rtl/${prefix}_regs.hpp;${CMAKE_CURRENT_SOURCE_DIR}/accel_driver.hpp;${CMAKE_CURRENT_SOURCE_DIR}/axi_mem.hpp;${CMAKE_CURRENT_SOURCE_DIR}/axil_master.hpp")
   add_custom_target(cosim_accel_${name} ALL DEPENDS ${exe})

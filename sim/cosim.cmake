@@ -13,6 +13,8 @@ set(_harness_deps ${_harness} ${CMAKE_CURRENT_SOURCE_DIR}/core_driver.hpp
                   ${CMAKE_CURRENT_SOURCE_DIR}/vharness.hpp
                   ${PROJECT_SOURCE_DIR}/model/include/normcore/util/bits.hpp
                   ${PROJECT_SOURCE_DIR}/model/src/contract.cpp
+                  ${PROJECT_SOURCE_DIR}/model/src/float_contract.cpp
+                  ${PROJECT_SOURCE_DIR}/model/include/normcore/float_contract.hpp
                   ${PROJECT_SOURCE_DIR}/model/include/normcore/contract.hpp)
 
 # Builds a C++ program around a Verilated core (class Vcore) with Verilator's own make flow at
@@ -129,7 +131,7 @@ function(normcore_cosim name)
   endif()
   set(exe ${dir}/obj/cosim_${name})
   normcore_verilate_program(${exe} ${prefix}_core "${vfiles}" "${defs}"
-                            "${_harness};${PROJECT_SOURCE_DIR}/model/src/contract.cpp;${CMAKE_CURRENT_SOURCE_DIR}/gtest_main.cpp"
+                            "${_harness};${PROJECT_SOURCE_DIR}/model/src/contract.cpp;${PROJECT_SOURCE_DIR}/model/src/float_contract.cpp;${CMAKE_CURRENT_SOURCE_DIR}/gtest_main.cpp"
                             "-lgtest -pthread" "${shape_h}")
   add_custom_target(cosim_${name} ALL DEPENDS ${exe})
   add_test(NAME cosim.${name} COMMAND ${exe})

@@ -33,17 +33,24 @@ int main(int argc, char** argv) {
     const std::filesystem::path dir = argv[1];
     write(dir, skid_module({"prim_skid", 16, {"skid buffer under test"}}));
     write(dir / "lint", skid_module({"prim_skid1", 1, {}}));
-    write(dir / "lint", fifo_module({.name = "prim_fifo_flop", .width = 8, .depth = 5}));
-    write(
-        dir / "lint",
-        fifo_module(
-            {.name = "prim_fifo_flop_full", .width = 3, .depth = 2, .full = true, .count = true}));
     write(dir / "lint",
-          fifo_module(
-              {.name = "prim_fifo_ram", .width = 8, .depth = 16, .ram = true, .count = true}));
+          fifo_module({.name = "prim_fifo_flop", .width = 8, .depth = 5, .description = {}}));
+    write(dir / "lint", fifo_module({.name = "prim_fifo_flop_full",
+                                     .width = 3,
+                                     .depth = 2,
+                                     .description = {},
+                                     .full = true,
+                                     .count = true}));
+    write(dir / "lint", fifo_module({.name = "prim_fifo_ram",
+                                     .width = 8,
+                                     .depth = 16,
+                                     .description = {},
+                                     .ram = true,
+                                     .count = true}));
     write(dir / "lint", fifo_module({.name = "prim_fifo_ram_full",
                                      .width = 5,
                                      .depth = 3,
+                                     .description = {},
                                      .ram = true,
                                      .full = true,
                                      .count = true}));

@@ -67,8 +67,9 @@ Module build_bank(const CoreConfig& c, const core::Variant& v) {
             {"One lane's copy of the parameter table: " + std::to_string(c.bank_depth()) +
                  " words of " + v.word() + ", one write port,",
              "one read port, registered, then the output register (block RAM with its output",
-             "register): a word two cycles after its address (registered in <n>_ptable). No read",
-             "while writing."},
+             "register): a word two cycles after its address (registered in <n>_ptable). Read",
+             "every cycle (the word read while writing is not used: no_rw_check)."},
+            true,
             true});
   }
   return core::build_table_ram(
@@ -79,8 +80,10 @@ Module build_bank(const CoreConfig& c, const core::Variant& v) {
           {"One bank of the parameter table: " + std::to_string(c.bank_depth()) + " words of " +
                v.word() + ", one write port,",
            "one read port, registered, then the output register (maps to block RAM",
-           "with its output register): a word two cycles after its address. No read",
-           "while writing (the core takes no beat then): no read-during-write logic."},
+           "with its output register): a word two cycles after its address. Read every",
+           "cycle; the word read while writing is not used (the core takes no beat then):",
+           "no_rw_check, no read-during-write logic, a constant read enable."},
+          true,
           true});
 }
 

@@ -82,32 +82,30 @@ Expr k_reg(Module& m, const TableWidths& w, Block& consts, const std::string& na
 
 // The loader's registers and the signals its next-state logic reads.
 struct Loader {
-  Expr accept, ready, valid, cpy, more, small, u, cnt, chans;
+  Expr accept, ready, valid, cpy, more, small, u, cnt, chans, load, open;
 };
 
-// Per-bank write enables, registered, each two LUT levels from registers: bank j is written next
-// cycle when a word is taken now and the one-hot bank of the word counter (ld_nbk_q, rotated per
-// word) has bit j, or a copy is issued now and its index mod P (ld_nu_q, kept beside u) is j.
+// Per-bank write enables, registers (the block RAMs' write enables come straight from flip-flops),
+// each at most two LUT levels from registers: bank j is written next cycle when a word is taken
+// now and the word counter's low bits are j, or (wrap-around copies) a copy is issued now and its
+// index mod P (ld_nu_q, kept beside u) is j.
 void bank_write_enables(Module& m, const TableWidths& w, const Loader& l, Block& rst, Block& run,
-                        Block& on_accept, Block& on_load, Block& on_u) {
+                        Block& on_accept, Block& on_load, Block& always) {
   if (w.p == 0) return;
   const int P = w.P, p = w.p;
   const Expr wen = m.reg("ld_wen_q", P, "bank j's write enable (bit j)");
-  const Expr nbk =
-      m.reg("ld_nbk_q", P, "one-hot: the next word's bank, cnt mod " + std::to_string(P));
-  on_accept.push_back(assign(nbk, ex::cat({slice(nbk, 0, P - 1), bit(nbk, P - 1)})));
-  on_load.push_back(assign(nbk, lit(P, 1)));
   Expr nu;
   if (w.wraps()) {
     const Expr ncl = m.reg("ld_ncl_q", p, "(cnt + C) mod " + std::to_string(P));
     nu = m.reg("ld_nu_q", p, "(u + C) mod " + std::to_string(P) + ": the next copy's bank");
     on_accept.push_back(assign(ncl, ncl + lit(p, 1)));
     on_load.push_back(assign(ncl, ex::fit(l.chans, p)));
-    on_u.push_back(assign(nu, mux(l.ready, ncl, nu + ex::fit(l.chans, p))));
+    always.push_back(assign(nu, mux(l.ready, ncl, nu + ex::fit(l.chans, p))));
   }
+  const Expr clo = ex::fit(l.cnt, p);
   std::vector<Expr> bits;
   for (int j = P - 1; j >= 0; --j) {
-    Expr e = l.accept & bit(nbk, j);
+    Expr e = l.accept & ex::eq(clo, lit(p, static_cast<U>(j)));
     if (w.wraps()) e = e | (l.cpy & ex::eq(nu, lit(p, static_cast<U>(j))));
     bits.push_back(e);
   }
@@ -146,6 +144,41 @@ void copy_flags(Module& m, const TableWidths& w, Loader& l, Block& consts, Block
   }
 }
 
+// The loader's counters and its data register. No enable computed by logic drives more than
+// about a dozen flip-flops (nextpnr promotes an enable of more than 15 to a global buffer, and
+// logic in front of one costs the route to and from it): ld_cnt_q counts the words (enable
+// accept | load_i, with ld_ncl_q and ld_small_q), ld_left_q (words left - 2) is reloaded while
+// no word is expected and counts the accepts (enable ~open | accept, its own); ld_data_q loads
+// every cycle (no copies) or while ld_ready_q (a register: copies reuse the word); ld_u_q, the
+// index written, is cnt delayed (no copies) or `ready ? cnt : u + C`, every cycle (read only
+// after a word or a copy is issued).
+void loader_counters(Module& m, const TableWidths& w, const Variant& v, Loader& l, bool cp,
+                     Block& consts, Block& on_accept, Block& on_load, Block& always) {
+  const int uw = w.uw, cw = w.cw;
+  const Expr data = m.reg("ld_data_q", w.pw, v.word());
+  const Expr left = m.reg("ld_left_q", cw + 1, "words left - 2, signed: < 0 for the last one");
+  const Expr chm2 = m.reg("ld_chm2_q", cw + 1, "C - 2, signed (per job)");
+  consts.push_back(assign(chm2, zext(l.chans, cw + 1) - lit(cw + 1, 2)));
+  always.push_back(
+      if_(~l.open, {assign(left, chm2)}, {if_(l.accept, {assign(left, left - lit(cw + 1, 1))})}));
+  l.cnt = m.reg("ld_cnt_q", cw, "words taken: the channel of the next one");
+  on_accept.push_back(assign(l.cnt, l.cnt + lit(cw, 1)));
+  on_load.push_back(assign(l.cnt, lit(cw, 0)));
+  if (!cp) {
+    // The bank word written: cnt / P a cycle late (the bank is in ld_wen_q).
+    l.u =
+        m.reg("ld_u_q", w.ab, "the bank word written (the channel / " + std::to_string(w.P) + ")");
+    always.push_back(assign(data, v.word_ports()));
+    const int hb = std::min(cw - w.p, w.ab);  // cnt < MAX_CHANNELS <= P * 2^ab
+    always.push_back(assign(l.u, hb > 0 ? zext(slice(l.cnt, w.p, hb), w.ab) : lit(w.ab, 0)));
+    return;
+  }
+  l.u = m.reg("ld_u_q", uw, "table index written (T[u] = param[u mod C])");
+  always.push_back(if_(l.ready, {assign(data, v.word_ports())}));
+  // u: the word's channel after a word, u + C after a copy (ready and cpy are never both 1).
+  always.push_back(assign(l.u, mux(l.ready, zext(l.cnt, uw), l.u + ex::fit(l.chans, uw))));
+}
+
 // Loader: exactly C words in channel order, one per cycle. Word c is written to T[c] one cycle
 // after it is taken; a word with copies (banked: c < L - 1 at T[c + C], T[c + 2C], ... below
 // C + L - 1; per-lane copies: at C .. L - 2) has them written in the following cycles,
@@ -155,69 +188,61 @@ void copy_flags(Module& m, const TableWidths& w, Loader& l, Block& consts, Block
 // next word is the last" is the sign of a down counter of the words left, and done_o is set by
 // the final write's issue and cleared by a start.
 void table_loader(Module& m, const TableWidths& w, const Variant& v) {
-  const int uw = w.uw, cw = w.cw;
+  const bool cp = w.wraps() || w.copies;
   m.section("Loader");
-  const Expr abort = m.ref("abort_i"), load = m.ref("load_i");
+  const Expr abort = m.ref("abort_i");
   Loader l;
+  l.load = m.ref("load_i");
   l.chans = m.ref("chans_i");
   l.valid = m.ref("prm_valid_i");
-  const Expr open = m.reg("ld_open_q", 1, "words still expected");
   l.ready = m.reg("ld_ready_q", 1, "prm_ready_o");
   const Expr we = m.reg("ld_we_q", 1, "write T[ld_u_q] = ld_data_q this cycle");
   const Expr fin = m.reg("ld_fin_q", 1, "no write after this cycle (the job's table complete)");
-  l.u = m.reg("ld_u_q", uw, "table index written (T[u] = param[u mod C])");
-  const Expr data = m.reg("ld_data_q", w.pw, v.word());
-  l.cnt = m.reg("ld_cnt_q", cw, "words taken: the channel of the next one");
-  const Expr left = m.reg("ld_left_q", cw + 1, "words left - 2, signed: < 0 for the last one");
-  const Expr chm2 = m.reg("ld_chm2_q", cw + 1, "C - 2, signed (per job)");
   l.accept = m.wire("ld_accept", 1);
   m.assign(l.accept, l.valid & l.ready);
+  // Without copies ld_ready_q is also "words still expected" (no copy ever holds it low).
+  l.open = cp ? m.reg("ld_open_q", 1, "words still expected") : l.ready;
+  const Expr open = l.open;
+  Block consts, on_accept, on_load, always;
+  loader_counters(m, w, v, l, cp, consts, on_accept, on_load, always);
   const Expr lastw = m.wire("ld_lastw", 1, "the next word is channel C - 1");
-  m.assign(lastw, bit(left, cw));
-  Block consts{assign(chm2, zext(l.chans, cw + 1) - lit(cw + 1, 2))};
-  Block on_accept{assign(data, v.word_ports()), assign(l.cnt, l.cnt + lit(cw, 1)),
-                  assign(left, left - lit(cw + 1, 1))};
-  Block on_load{assign(l.cnt, lit(cw, 0)), assign(left, chm2)};
-  Block every;
-  l.cpy = l.more = l.small = lit(1, 0);
-  if (w.wraps() || w.copies) copy_flags(m, w, l, consts, on_accept, on_load, every);
-  // u: the word's channel on a word, u + C on a copy (ld_ready_q and ld_cpy_q are never both 1).
-  const bool cp = w.wraps() || w.copies;
-  const Expr act = cp ? m.reg("ld_act_q", 1, "a load since the last start") : Expr{};
-  Block on_u{assign(
-      l.u, cp ? mux(l.ready, zext(l.cnt, uw), l.u + ex::fit(l.chans, uw)) : zext(l.cnt, uw))};
-  Block wen_rst, wen_run;
-  bank_write_enables(m, w, l, wen_rst, wen_run, on_accept, on_load, on_u);
-  // ready stays; ready comes back (the last copy issued); the final write is issued now.
-  const Expr keep = cp ? l.ready & ~(l.valid & (lastw | l.small)) : l.ready & ~(l.valid & lastw);
-  const Expr back = cp ? ~l.ready & open & ~(l.cpy & l.more) : ~l.ready & open;
-  const Expr fin_set =
-      cp ? (l.accept & lastw & ~l.small) | (act & ~open & l.cpy & ~l.more) : l.accept & lastw;
-  Block rst{assign(open, lit(1, 0)), assign(l.ready, lit(1, 0)), assign(we, lit(1, 0)),
-            assign(fin, lit(1, 0))};
-  Block go{assign(open, ~abort & (load | (open & ~(l.accept & lastw)))),
-           assign(l.ready, ~abort & (load | keep | back)),
-           assign(we, cp ? l.accept | l.cpy : l.accept), assign(fin, ~abort & (fin | fin_set))};
-  if (cp) {
-    rst.push_back(assign(act, lit(1, 0)));
-    go.push_back(assign(act, ~abort & (load | act)));
-    rst.push_back(assign(l.cpy, lit(1, 0)));
-    go.push_back(assign(l.cpy, mux(l.ready, l.valid & l.small, l.cpy & l.more)));
+  m.assign(lastw, bit(m.ref("ld_left_q"), w.cw));
+  Block rst{assign(l.ready, lit(1, 0)), assign(we, lit(1, 0)), assign(fin, lit(1, 0))};
+  Block go;
+  if (!cp) {
+    go = {assign(l.ready, ~abort & (l.load | (l.ready & ~(l.valid & lastw)))), assign(we, l.accept),
+          assign(fin, ~abort & (fin | (l.accept & lastw)))};
+  } else {
+    l.cpy = l.more = l.small = lit(1, 0);
+    copy_flags(m, w, l, consts, on_accept, on_load, always);
+    const Expr act = m.reg("ld_act_q", 1, "a load since the last start");
+    // ready stays; ready comes back (the last copy issued); the final write is issued now.
+    const Expr keep = l.ready & ~(l.valid & (lastw | l.small));
+    const Expr back = ~l.ready & open & ~(l.cpy & l.more);
+    const Expr fin_set = (l.accept & lastw & ~l.small) | (act & ~open & l.cpy & ~l.more);
+    for (const Expr& r : {open, act, l.cpy}) rst.push_back(assign(r, lit(1, 0)));
+    go = {assign(open, ~abort & (l.load | (open & ~(l.accept & lastw)))),
+          assign(l.ready, ~abort & (l.load | keep | back)),
+          assign(we, l.accept | l.cpy),
+          assign(fin, ~abort & (fin | fin_set)),
+          assign(act, ~abort & (l.load | act)),
+          assign(l.cpy, mux(l.ready, l.valid & l.small, l.cpy & l.more))};
   }
-  for (auto& st : wen_rst) rst.push_back(std::move(st));
-  for (auto& st : wen_run) go.push_back(std::move(st));
-  Block upd{if_(l.accept, std::move(on_accept)),
-            if_(cp ? l.accept | l.cpy : l.accept, std::move(on_u))};
-  Block body{if_(ex::lnot(m.ref("rst_ni")), std::move(rst), std::move(go)),
-             if_(ex::lnot(load), std::move(upd), std::move(on_load))};
-  for (auto& st : every) body.push_back(std::move(st));
+  bank_write_enables(m, w, l, rst, go, on_accept, on_load, always);
+  Block body{if_(ex::lnot(m.ref("rst_ni")), std::move(rst), std::move(go))};
+  if (!on_accept.empty() || !on_load.empty())
+    body.push_back(if_(l.load, std::move(on_load), {if_(l.accept, std::move(on_accept))}));
+  for (auto& st : always) body.push_back(std::move(st));
   m.seq(body);
   m.seq(consts);
   m.assign(m.ref("prm_ready_o"), l.ready);
   m.assign(m.ref("busy_o"), we);
   m.assign(m.ref("done_o"), fin);
   const Expr addr = m.wire("ld_addr", w.ab);
-  if (uw <= w.p) {
+  const int uw = w.uw;
+  if (!cp) {
+    m.assign(addr, l.u);
+  } else if (uw <= w.p) {
     m.assign(addr, lit(w.ab, 0));
   } else {
     m.assign(addr,
@@ -400,7 +425,8 @@ void ram_consts(Instance& in, const std::string& base, int lo, U v, int n) {
 // writes {DIB, DIA} at ADA13..5 with the byte enables ADA3..0, port B reads {DOB, DOA} at
 // ADB13..5), REGMODE "OUTREG": the read register (enabled when not writing, as the behavioural
 // RAM) and the output register inside the block.
-void dp16kd(Module& m, const std::string& name, const Expr& di, const Expr& dout, int ab) {
+void dp16kd(Module& m, const std::string& name, const Expr& di, const Expr& dout, int ab,
+            bool read_always) {
   Instance in{"DP16KD", name, std::vector<std::pair<std::string, Expr>>{}};
   in.comment = "512 x 36, its read and output registers (REGMODE OUTREG)";
   for (const char* n : {"DATA_WIDTH_A", "DATA_WIDTH_B"}) in.parameters.push_back({n, 32, 36, {}});
@@ -426,7 +452,7 @@ void dp16kd(Module& m, const std::string& name, const Expr& di, const Expr& dout
   ram_pins(in, "DIB", 0, di, 18, 18);
   ram_consts(in, "ADB", 0, 0, 5);
   ram_pins(in, "ADB", 5, ra, 9);
-  in.connections.emplace_back("CEB", ~m.ref("we_i"));
+  in.connections.emplace_back("CEB", read_always ? lit(1, 1) : ~m.ref("we_i"));
   in.connections.emplace_back("OCEB", lit(1, 1));
   in.connections.emplace_back("CLKB", m.ref("clk_i"));
   in.connections.emplace_back("WEB", lit(1, 0));
@@ -466,7 +492,7 @@ Module build_table_ram(const CoreConfig& c, const RamSpec& spec) {
     m.assign(di, n == 36 ? slice(m.ref("wdata_i"), 36 * b, 36)
                          : zext(slice(m.ref("wdata_i"), 36 * b, n), 36));
     const Expr dq = m.wire(idx("ram_do", b), 36);
-    dp16kd(m, idx("u_ram", b), di, dq, ab);
+    dp16kd(m, idx("u_ram", b), di, dq, ab, spec.read_always);
     parts.push_back(slice(dq, 0, n));
     if (n < 36) m.assign(m.wire(idx("unused_ram_do", b), 1), ex::red_xor(slice(dq, n, 36 - n)));
   }
@@ -475,8 +501,9 @@ Module build_table_ram(const CoreConfig& c, const RamSpec& spec) {
   const Expr mem = m.memory("mem_q", W, spec.depth);
   if (spec.block_attr) m.attr_last("ram_style = \"block\"");
   const Expr rdata = m.reg("rdata_q", W);
+  const Stmt rd = assign(rdata, ex::index(mem, m.ref("raddr_i")));
   m.always_ff({if_(m.ref("we_i"), {assign(ex::index(mem, m.ref("waddr_i")), m.ref("wdata_i"))}),
-               if_(ex::lnot(m.ref("we_i")), {assign(rdata, ex::index(mem, m.ref("raddr_i")))})});
+               spec.read_always ? rd : if_(ex::lnot(m.ref("we_i")), {rd})});
   const Expr rdo = m.reg("rdo_q", W, "output register");
   m.flops({{rdo, rdata, {}}});
   m.assign(m.ref("rdata_o"), rdo);

@@ -62,11 +62,6 @@ bool fixed_nhwc(const CoreConfig& c) {
 bool fixed_nchw(const CoreConfig& c) {
   return c.has_fixed_layout() && spec::layout_code(c) == 0;
 }
-// layout ? nhwc : nchw, folded when the layout is fixed.
-Expr by_layout(const Module& m, const CoreConfig& c, const Expr& nhwc, const Expr& nchw) {
-  if (c.has_fixed_layout()) return fixed_nhwc(c) ? nhwc : nchw;
-  return mux(m.ref("cfg_layout_i"), nhwc, nchw);
-}
 
 // Checks of cfg_* latched with start_i, each a narrow function of the inputs (at most two LUT
 // levels: kChunk bits or a constant compare), and combined in the latch cycle into ok_q.
@@ -114,90 +109,123 @@ Expr flag_reg(Module& m, const std::string& name, const std::vector<Expr>& bits,
   return m.reg(name, static_cast<int>(bits.size()), std::move(comment));
 }
 
-// The configuration latched with start_i (the statements of `if (start_fire)`): the job's
-// settings (fixed ones as constants), the checks' partial flags and the clamp compare's operands.
-Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
+// cfg_* registered every cycle (no enable) with the checks' partial flags, each a narrow
+// function of the inputs: the start cycle's values are there in the latch cycle (lat_q), when
+// ok_q is formed from the flags and the job registers load from the staged values (enable
+// lat_q, a register: a start's enable never comes from logic, so no logic sits in front of a
+// global buffer to the latch's ~70 flip-flops). Fixed settings are not staged.
+void config_stage(Module& m, const CoreConfig& c, const Variant& v) {
   const int hw = c.inner_bits, nb = c.lane_count_bits(), yw = c.arith.yw;
   const Expr inner = m.ref("cfg_inner_i");
   const bool pos = !fixed_nhwc(c);  // fixed nhwc (S = 1): no stride, divider or walker
   const auto checks = config_checks(m, c, v);
-  Block latch{assign(m.ref("ch_q"), m.ref("cfg_channels_i"))};
+  Block st{
+      assign(m.reg("chs_q", c.chan_bits(), "cfg_channels_i (staged)"), m.ref("cfg_channels_i"))};
   if (!checks.empty()) {
-    latch.push_back(assign(flag_reg(m, "pk_q", checks, "the checks of config_checks"),
-                           cat(std::vector<Expr>(checks.rbegin(), checks.rend()))));
+    st.push_back(assign(flag_reg(m, "pk_q", checks, "the checks of config_checks"),
+                        cat(std::vector<Expr>(checks.rbegin(), checks.rend()))));
   }
   const auto cnz = nonzero_chunks(m.ref("cfg_channels_i"), 0, c.chan_bits());
-  latch.push_back(assign(flag_reg(m, "cnz_q", cnz, "cfg_channels_i != 0, per chunk"),
-                         cat(std::vector<Expr>(cnz.rbegin(), cnz.rend()))));
+  st.push_back(assign(flag_reg(m, "cnz_q", cnz, "cfg_channels_i != 0, per chunk"),
+                      cat(std::vector<Expr>(cnz.rbegin(), cnz.rend()))));
   // HW: bits [lb, hw) != 0 per chunk; with the positions and HW wider than L's bits the low
   // bits apart (lnz_q, lle_q), so that the chunks also give S >= 2^nb (s_big_q, ge0_q).
   const int lb = pos && hw > nb ? nb : 0;
   const auto inz = nonzero_chunks(inner, lb, hw);
-  latch.push_back(assign(flag_reg(m, "inz_q", inz,
-                                  "cfg_inner_i[" + std::to_string(hw - 1) + ":" +
-                                      std::to_string(lb) + "] != 0, per chunk"),
-                         cat(std::vector<Expr>(inz.rbegin(), inz.rend()))));
+  st.push_back(assign(flag_reg(m, "inz_q", inz,
+                               "cfg_inner_i[" + std::to_string(hw - 1) + ":" + std::to_string(lb) +
+                                   "] != 0, per chunk"),
+                      cat(std::vector<Expr>(inz.rbegin(), inz.rend()))));
   if (lb > 0) {
-    latch.push_back(assign(m.reg("lnz_q", 1, "cfg_inner_i's low bits != 0"),
-                           ex::ne(slice(inner, 0, nb), lit(nb, 0))));
+    st.push_back(assign(m.reg("lnz_q", 1, "cfg_inner_i's low bits != 0"),
+                        ex::ne(slice(inner, 0, nb), lit(nb, 0))));
     if (c.lanes != (1LL << nb) - 1) {
-      latch.push_back(assign(m.reg("lle_q", 1, "cfg_inner_i's low bits <= L"),
-                             ex::le(slice(inner, 0, nb), lit(nb, static_cast<U>(c.lanes)))));
+      st.push_back(assign(m.reg("lle_q", 1, "cfg_inner_i's low bits <= L"),
+                          ex::le(slice(inner, 0, nb), lit(nb, static_cast<U>(c.lanes)))));
     }
-    if (!c.has_fixed_layout())
-      latch.push_back(assign(m.reg("lay_q", 1, "cfg_layout_i"), m.ref("cfg_layout_i")));
   }
-  if (pos) latch.push_back(assign(m.ref("stride_q"), by_layout(m, c, lit(hw, 1), inner)));
+  if (pos && !c.has_fixed_layout())
+    st.push_back(assign(m.reg("lay_q", 1, "cfg_layout_i (staged)"), m.ref("cfg_layout_i")));
+  if (pos) st.push_back(assign(m.reg("ins_q", hw, "cfg_inner_i (staged)"), inner));
+  if (!c.has_fixed_shift())
+    st.push_back(assign(m.reg("shs_q", v.rw, "cfg_shift_i (staged)"), m.ref("cfg_shift_i")));
+  if (!c.has_fixed_rounding())
+    st.push_back(assign(m.reg("rds_q", 2, "cfg_round_i (staged)"), m.ref("cfg_round_i")));
+  st.push_back(assign(m.reg("los_q", yw, "cfg_lo_i (staged)"), m.ref("cfg_lo_i")));
+  st.push_back(assign(m.reg("his_q", yw, "cfg_hi_i (staged)"), m.ref("cfg_hi_i")));
+  if (v.dec) st.push_back(assign(m.reg("k1s_q", v.k1w, "cfg_k1_i (staged)"), m.ref("cfg_k1_i")));
+  m.seq(st);
+}
+
+// The staged stride (a wire): S = HW (nchw) or 1 (nhwc).
+Expr staged_stride(Module& m, const CoreConfig& c) {
+  const int hw = c.inner_bits;
+  if (fixed_nhwc(c)) return lit(hw, 1);
+  if (fixed_nchw(c)) return m.ref("ins_q");
+  const Expr s = m.wire("stride_s", hw, "the staged S");
+  m.assign(s, mux(m.ref("lay_q"), lit(hw, 1), m.ref("ins_q")));
+  return s;
+}
+
+// The job registers, loaded in the latch cycle (`if (lat_q)`) from the staged configuration:
+// the job's settings (fixed ones as constants), the clamp compare's operands and the set-up
+// values u_step and the walker read from the check cycle on (s_big_q, ge0_q, chm1_q; the walker's
+// nsm_q is core_top_pos.cpp's).
+Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
+  const int hw = c.inner_bits, nb = c.lane_count_bits(), yw = c.arith.yw, cw = c.chan_bits();
+  const bool pos = !fixed_nhwc(c);
+  const Expr chs = m.ref("chs_q"), lo = m.ref("los_q"), hi = m.ref("his_q");
+  Block latch{assign(m.ref("ch_q"), chs)};
+  if (pos) {
+    const Expr stride = staged_stride(m, c);
+    latch.push_back(assign(m.ref("stride_q"), stride));
+    if (hw > nb) {
+      const Expr hnz = ex::red_or(m.ref("inz_q"));
+      const Expr lay = c.has_fixed_layout() ? lit(1, spec::layout_code(c)) : m.ref("lay_q");
+      const Expr s_big = m.reg(
+          "s_big_q", 1, "S >= 2^" + std::to_string(nb) + " (u_step compares only the low bits)");
+      latch.push_back(assign(s_big, fixed_nchw(c) ? hnz : ~lay & hnz));
+      const Expr lle = c.lanes != (1LL << nb) - 1 ? m.ref("lle_q") : lit(1, 1);
+      const Expr small = ~hnz & lle;
+      latch.push_back(assign(m.ref("ge0_q"), fixed_nchw(c) ? small : lay | small));
+    } else {
+      latch.push_back(
+          assign(m.ref("ge0_q"), c.lanes >= (1LL << hw) - 1
+                                     ? lit(1, 1)
+                                     : ex::le(stride, lit(hw, static_cast<U>(c.lanes)))));
+    }
+    latch.push_back(assign(m.reg("chm1_q", cw, "C - 1"), chs - lit(cw, 1)));
+  }
   latch.push_back(assign(m.ref("shift_q"), c.has_fixed_shift()
                                                ? lit(v.rw, static_cast<U>(c.fixed_shift))
-                                               : m.ref("cfg_shift_i")));
-  latch.push_back(assign(m.ref("round_q"), c.has_fixed_rounding() ? lit(2, spec::rounding_code(c))
-                                                                  : m.ref("cfg_round_i")));
-  latch.push_back(assign(m.ref("lo_q"), m.ref("cfg_lo_i")));
-  latch.push_back(assign(m.ref("hi_q"), m.ref("cfg_hi_i")));
+                                               : m.ref("shs_q")));
+  latch.push_back(assign(m.ref("round_q"),
+                         c.has_fixed_rounding() ? lit(2, spec::rounding_code(c)) : m.ref("rds_q")));
+  latch.push_back(assign(m.ref("lo_q"), lo));
+  latch.push_back(assign(m.ref("hi_q"), hi));
   // lo > hi as one carry chain from registers (top_lane_consts): lo + ~hi >= 2^yw, signed
   // values with their sign bits flipped.
   const auto flip = [&](const Expr& e) {
     return c.arith.y_signed ? e ^ lit(yw, U{1} << (yw - 1)) : e;
   };
-  latch.push_back(
-      assign(m.reg("cmpa_q", yw, "lo (sign bit flipped if signed)"), flip(m.ref("cfg_lo_i"))));
-  latch.push_back(
-      assign(m.reg("cmpb_q", yw, "~hi (sign bit flipped if signed)"), flip(~m.ref("cfg_hi_i"))));
-  if (v.dec) latch.push_back(assign(m.ref("k1_q"), m.ref("cfg_k1_i")));
+  latch.push_back(assign(m.reg("cmpa_q", yw, "lo (sign bit flipped if signed)"), flip(lo)));
+  latch.push_back(assign(m.reg("cmpb_q", yw, "~hi (sign bit flipped if signed)"), flip(~hi)));
+  if (v.dec) latch.push_back(assign(m.ref("k1_q"), m.ref("k1s_q")));
   return latch;
 }
 
-// The latch cycle (the cycle after start): ok_q from the latched flags, and the set-up values
-// u_step and the walker read from the check cycle on, each from registers.
+// The latch cycle (the cycle after start): ok_q from the staged flags (read only in the check
+// cycle that follows).
 void config_derive(Module& m, const CoreConfig& c, const Variant& v) {
-  const int hw = c.inner_bits, nb = c.lane_count_bits(), cw = c.chan_bits();
+  const int hw = c.inner_bits, nb = c.lane_count_bits();
   const bool pos = !fixed_nhwc(c);
   const int lb = pos && hw > nb ? nb : 0;
   const Expr hnz = ex::red_or(m.ref("inz_q"));
   Expr ok = ex::red_or(m.ref("cnz_q")) & (lb > 0 ? hnz | m.ref("lnz_q") : hnz);
   if (!config_checks(m, c, v).empty()) ok = ex::red_and(m.ref("pk_q")) & ok;
   if (c.lanes_divide_channels && c.lanes > 1 && (c.lanes & (c.lanes - 1)) != 0)
-    ok = ok & spec::multiple_of(m.ref("ch_q"), c.lanes);
-  Block b{assign(m.ref("ok_q"), ok)};
-  if (pos) {
-    const Expr stride = m.ref("stride_q");
-    if (lb > 0) {
-      const Expr lay = c.has_fixed_layout() ? lit(1, spec::layout_code(c)) : m.ref("lay_q");
-      const Expr s_big = m.reg(
-          "s_big_q", 1, "S >= 2^" + std::to_string(nb) + " (u_step compares only the low bits)");
-      b.push_back(assign(s_big, fixed_nchw(c) ? hnz : ~lay & hnz));
-      const Expr lle = c.lanes != (1LL << nb) - 1 ? m.ref("lle_q") : lit(1, 1);
-      const Expr small = ~hnz & lle;
-      b.push_back(assign(m.ref("ge0_q"), fixed_nchw(c) ? small : lay | small));
-    } else {
-      b.push_back(assign(m.ref("ge0_q"), c.lanes >= (1LL << hw) - 1
-                                             ? lit(1, 1)
-                                             : ex::le(stride, lit(hw, static_cast<U>(c.lanes)))));
-    }
-    b.push_back(assign(m.reg("chm1_q", cw, "C - 1"), m.ref("ch_q") - lit(cw, 1)));
-  }
-  m.seq(b);
+    ok = ok & spec::multiple_of(m.ref("chs_q"), c.lanes);
+  m.seq({assign(m.ref("ok_q"), ok)});
 }
 
 // The latched job settings. A fixed one (specialised) is loaded with its constant at start
@@ -267,21 +295,21 @@ void top_config(Module& m, const CoreConfig& c, const Variant& v) {
                {if_(chk, {assign(st_d, mux(ok, s.setup, s.unconf)), assign(err_d, ~ok)},
                     {if_(reb, {assign(st_d, s.run)})})})}),
   });
+  config_stage(m, c, v);
   Block latch = config_latch(m, c, v);
   m.seq({if_(ex::lnot(m.ref("rst_ni")),
              {assign(st, s.unconf), assign(lat, lit(1, 0)), assign(chk, lit(1, 0)),
               assign(run, lit(1, 0)), assign(ist, lit(1, 1)), assign(err, lit(1, 0)),
-              assign(wait, lit(1, 0)), assign(sdone, lit(1, 0)), assign(rbk, lit(1, 0)),
-              assign(reb, lit(1, 0))},
+              assign(wait, lit(1, 0)), assign(rbk, lit(1, 0)), assign(reb, lit(1, 0))},
              {assign(st, st_d), assign(lat, start_fire), assign(chk, lat), assign(run, run_nx),
               assign(ist, (ist & ~start_fire) | (chk & ~ok) | reb), assign(err, err_d),
-              assign(wait, (chk & ok) | (wait & ~(sdone & step_done))),
-              if_(chk, {assign(sdone, lit(1, 0))},
-                  {if_(bit(wsave, ws - 1), {assign(sdone, lit(1, 1))})}),
-              assign(rbk, arm), assign(reb, rbk)}),
-         if_(start_fire, std::move(latch))});
+              assign(wait, (chk & ok) | (wait & ~(sdone & step_done))), assign(rbk, arm),
+              assign(reb, rbk)}),
+         // No reset and no enable (one LUT): read only through arm, i.e. with wait_q, which
+         // is set in the check cycle that clears this.
+         assign(sdone, ~chk & (sdone | bit(wsave, ws - 1))), if_(lat, std::move(latch))});
   config_derive(m, c, v);
-  m.assign(m.ref("configured_o"), ex::eq(st, s.run));
+  m.assign(m.ref("configured_o"), run, "run_q: st_q == S_RUN");
   m.assign(m.ref("cfg_error_o"), err);
 }
 

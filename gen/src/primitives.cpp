@@ -23,12 +23,16 @@ Module ram_module(const RamSpec& spec) {
                                           : "word at raddr_i of the previous cycle (held while "
                                             "writing)");
   const Expr mem = m.memory("mem_q", spec.width, spec.depth);
-  if (spec.block_attr) m.attr_last("ram_style = \"block\"");
+  if (spec.block_attr || spec.read_always) {
+    const std::string ba = spec.block_attr ? "ram_style = \"block\"" : "";
+    m.attr_last(spec.read_always ? (ba.empty() ? "" : ba + ", ") + "no_rw_check" : ba);
+  }
   const Expr rdata = m.reg("rdata_q", spec.width);
   // The synthesis tools' block-RAM template: write and enabled registered read in one clocked
   // block (a read through an always @* would not map to the RAM's output register).
+  const Stmt rd = assign(rdata, ex::index(mem, raddr));
   m.always_ff({if_(we, {assign(ex::index(mem, waddr), wdata)}),
-               if_(ex::lnot(we), {assign(rdata, ex::index(mem, raddr))})});
+               spec.read_always ? rd : if_(ex::lnot(we), {rd})});
   if (spec.out_reg) {
     const Expr rdo = m.reg("rdo_q", spec.width, "output register");
     m.flops({{rdo, rdata, {}}});

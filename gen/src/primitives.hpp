@@ -18,11 +18,14 @@ struct RamSpec {
   std::vector<std::string> description;  // comment lines above the module
   bool out_reg = false;                  // a second register after the read (the RAM's own
                                          // output register: EBR OUTREG, BRAM DOB_REG)
+  bool read_always = false;              // read every cycle (no read enable, no_rw_check): the
+                                         // word read in a write cycle is never used
 };
 
 // Ports clk_i, we_i, waddr_i, wdata_i, raddr_i, rdata_o (the word at raddr_i of the previous
 // cycle, or with out_reg of the cycle before that; held while writing: no read while writing,
-// so no read-during-write logic).
+// so no read-during-write logic; with read_always read every cycle, the word read while writing
+// undefined: no_rw_check, so the block RAM's read enable is constant).
 Module ram_module(const RamSpec& spec);
 
 struct FifoSpec {

@@ -143,12 +143,15 @@ TEST(Config, TargetPicksPipelineAndAttributes) {
   CoreConfig c;
   c.lanes = 2;
   const auto generic = render_core(c);
-  EXPECT_EQ(find(generic, "_bank.v").find("(*"), std::string::npos);
+  // The banks read every cycle: no_rw_check is their one attribute on a generic target.
+  EXPECT_EQ(find(generic, "_bank.v").find("(* ram_style"), std::string::npos);
+  EXPECT_NE(find(generic, "_bank.v").find("(* no_rw_check *)"), std::string::npos);
   EXPECT_EQ(find(generic, "_lane.v").find("(*"), std::string::npos);
   c.target = "xilinx";
   const auto xil = render_core(c);
-  EXPECT_NE(find(xil, "_bank.v").find("(* ram_style = \"block\" *)\n  reg [47:0] mem_q"),
-            std::string::npos);
+  EXPECT_NE(
+      find(xil, "_bank.v").find("(* ram_style = \"block\", no_rw_check *)\n  reg [47:0] mem_q"),
+      std::string::npos);
   EXPECT_NE(find(xil, "_lane.v").find("(* use_dsp = \"yes\" *)\n  reg signed [31:0] lo_q"),
             std::string::npos);
   EXPECT_NE(find(xil, "_core.v").find("\"target\":\"xilinx\""), std::string::npos);

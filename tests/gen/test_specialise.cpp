@@ -38,7 +38,7 @@ CoreConfig spec_config() {
 
 TEST(Specialise, FixedSettingsAreConstantsAndChecked) {
   const std::string generic = file(gen::render_core(CoreConfig{}), "_core.v");
-  EXPECT_NE(generic.find("shift_d = cfg_shift_i;"), std::string::npos);
+  EXPECT_NE(generic.find("shift_d = shs_q;"), std::string::npos);
   const std::string v = file(gen::render_core(spec_config()), "_core.v");
   // Loaded with the constant (synthesis removes the flop and what it fed), not from cfg_*.
   EXPECT_NE(v.find("shift_d = 6'd14;"), std::string::npos);
@@ -66,9 +66,9 @@ TEST(Specialise, OddLanesUseTheInverseTest) {
   c.lanes = 6;  // 2 * 3: one low bit, then (C >> 1) * 3^-1 mod 2^9 <= 511 / 3
   c.max_channels = 600;
   const std::string v = file(gen::render_core(c), "_core.v");
-  // Not a power of two: C % L from the latched ch_q in the latch cycle (into ok_q).
-  EXPECT_NE(v.find("(ch_q[0] == 1'b0)"), std::string::npos) << v.substr(0, 4000);
-  EXPECT_NE(v.find("(ch_q[9:1] * 9'd171 <= 9'd170)"), std::string::npos) << v.substr(0, 4000);
+  // Not a power of two: C % L from the staged chs_q in the latch cycle (into ok_q).
+  EXPECT_NE(v.find("(chs_q[0] == 1'b0)"), std::string::npos) << v.substr(0, 4000);
+  EXPECT_NE(v.find("(chs_q[9:1] * 9'd171 <= 9'd170)"), std::string::npos) << v.substr(0, 4000);
 }
 
 TEST(Specialise, AcceleratorManifestAndErrorCode) {

@@ -35,17 +35,17 @@ module normcore_l16_i16_ptable (
 );
 
   // Loader
-  reg ld_open_q;  // words still expected
   reg ld_ready_q;  // prm_ready_o
   reg ld_we_q;  // write T[ld_u_q] = ld_data_q this cycle
   reg ld_fin_q;  // no write after this cycle (the job's table complete)
-  reg [11:0] ld_u_q;  // table index written (T[u] = param[u mod C])
-  reg [57:0] ld_data_q;  // {offset, scale}
-  reg [11:0] ld_cnt_q;  // words taken: the channel of the next one
-  reg [12:0] ld_left_q;  // words left - 2, signed: < 0 for the last one
-  reg [12:0] ld_chm2_q;  // C - 2, signed (per job)
   wire ld_accept;
   assign ld_accept = prm_valid_i & ld_ready_q;
+  reg ld_open_q;  // words still expected
+  reg [57:0] ld_data_q;  // {offset, scale}
+  reg [12:0] ld_left_q;  // words left - 2, signed: < 0 for the last one
+  reg [12:0] ld_chm2_q;  // C - 2, signed (per job)
+  reg [11:0] ld_cnt_q;  // words taken: the channel of the next one
+  reg [11:0] ld_u_q;  // table index written (T[u] = param[u mod C])
   wire ld_lastw;  // the next word is channel C - 1
   assign ld_lastw = ld_left_q[12];
   reg ld_cpy_q;  // a copy T[u + C] is issued this cycle (written the next)
@@ -59,7 +59,6 @@ module normcore_l16_i16_ptable (
   assign ld_kbw = 7'd15 - {2'd0, chans_i[4:0]} - {2'd0, chans_i[4:0]};
   reg ld_act_q;  // a load since the last start
   reg [15:0] ld_wen_q;  // bank j's write enable (bit j)
-  reg [15:0] ld_nbk_q;  // one-hot: the next word's bank, cnt mod 16
   reg [3:0] ld_ncl_q;  // (cnt + C) mod 16
   reg [3:0] ld_nu_q;  // (u + C) mod 16: the next copy's bank
   reg ld_open_d;
@@ -69,24 +68,20 @@ module normcore_l16_i16_ptable (
   reg ld_act_d;
   reg ld_cpy_d;
   reg [15:0] ld_wen_d;
-  reg [57:0] ld_data_d;
   reg [11:0] ld_cnt_d;
-  reg [12:0] ld_left_d;
   reg ld_small_d;
-  reg [15:0] ld_nbk_d;
   reg [3:0] ld_ncl_d;
+  reg [12:0] ld_left_d;
+  reg [57:0] ld_data_d;
   reg [11:0] ld_u_d;
-  reg [3:0] ld_nu_d;
   reg ld_more_d;
+  reg [3:0] ld_nu_d;
   always @* begin
-    ld_data_d = ld_data_q;
     ld_cnt_d = ld_cnt_q;
-    ld_left_d = ld_left_q;
     ld_small_d = ld_small_q;
-    ld_nbk_d = ld_nbk_q;
     ld_ncl_d = ld_ncl_q;
-    ld_u_d = ld_u_q;
-    ld_nu_d = ld_nu_q;
+    ld_left_d = ld_left_q;
+    ld_data_d = ld_data_q;
     ld_open_d = ~abort_i & (load_i | (ld_open_q & ~(ld_accept & ld_lastw)));
     ld_ready_d = ~abort_i &
         (load_i | (ld_ready_q & ~(prm_valid_i & (ld_lastw | ld_small_q))) |
@@ -97,43 +92,42 @@ module normcore_l16_i16_ptable (
           (ld_accept & ld_lastw & ~ld_small_q) | (ld_act_q & ~ld_open_q & ld_cpy_q & ~ld_more_q));
     ld_act_d = ~abort_i & (load_i | ld_act_q);
     ld_cpy_d = ld_ready_q ? prm_valid_i & ld_small_q : ld_cpy_q & ld_more_q;
-    ld_wen_d = {(ld_accept & ld_nbk_q[15]) | (ld_cpy_q & (ld_nu_q == 4'd15)),
-        (ld_accept & ld_nbk_q[14]) | (ld_cpy_q & (ld_nu_q == 4'd14)),
-        (ld_accept & ld_nbk_q[13]) | (ld_cpy_q & (ld_nu_q == 4'd13)),
-        (ld_accept & ld_nbk_q[12]) | (ld_cpy_q & (ld_nu_q == 4'd12)),
-        (ld_accept & ld_nbk_q[11]) | (ld_cpy_q & (ld_nu_q == 4'd11)),
-        (ld_accept & ld_nbk_q[10]) | (ld_cpy_q & (ld_nu_q == 4'd10)),
-        (ld_accept & ld_nbk_q[9]) | (ld_cpy_q & (ld_nu_q == 4'd9)),
-        (ld_accept & ld_nbk_q[8]) | (ld_cpy_q & (ld_nu_q == 4'd8)),
-        (ld_accept & ld_nbk_q[7]) | (ld_cpy_q & (ld_nu_q == 4'd7)),
-        (ld_accept & ld_nbk_q[6]) | (ld_cpy_q & (ld_nu_q == 4'd6)),
-        (ld_accept & ld_nbk_q[5]) | (ld_cpy_q & (ld_nu_q == 4'd5)),
-        (ld_accept & ld_nbk_q[4]) | (ld_cpy_q & (ld_nu_q == 4'd4)),
-        (ld_accept & ld_nbk_q[3]) | (ld_cpy_q & (ld_nu_q == 4'd3)),
-        (ld_accept & ld_nbk_q[2]) | (ld_cpy_q & (ld_nu_q == 4'd2)),
-        (ld_accept & ld_nbk_q[1]) | (ld_cpy_q & (ld_nu_q == 4'd1)),
-        (ld_accept & ld_nbk_q[0]) | (ld_cpy_q & (ld_nu_q == 4'd0))};
-    if (!load_i) begin
-      if (ld_accept) begin
-        ld_data_d = {prm_offset_i, prm_scale_i};
-        ld_cnt_d = ld_cnt_q + 12'd1;
-        ld_left_d = ld_left_q - 13'd1;
-        ld_small_d = ld_small_q & (ld_cnt_q[4:0] != 5'd14);
-        ld_nbk_d = {ld_nbk_q[14:0], ld_nbk_q[15]};
-        ld_ncl_d = ld_ncl_q + 4'd1;
-      end
-      if (ld_accept | ld_cpy_q) begin
-        ld_u_d = ld_ready_q ? ld_cnt_q : ld_u_q + chans_i;
-        ld_nu_d = ld_ready_q ? ld_ncl_q : ld_nu_q + chans_i[3:0];
-      end
-    end else begin
+    ld_wen_d = {(ld_accept & (ld_cnt_q[3:0] == 4'd15)) | (ld_cpy_q & (ld_nu_q == 4'd15)),
+        (ld_accept & (ld_cnt_q[3:0] == 4'd14)) | (ld_cpy_q & (ld_nu_q == 4'd14)),
+        (ld_accept & (ld_cnt_q[3:0] == 4'd13)) | (ld_cpy_q & (ld_nu_q == 4'd13)),
+        (ld_accept & (ld_cnt_q[3:0] == 4'd12)) | (ld_cpy_q & (ld_nu_q == 4'd12)),
+        (ld_accept & (ld_cnt_q[3:0] == 4'd11)) | (ld_cpy_q & (ld_nu_q == 4'd11)),
+        (ld_accept & (ld_cnt_q[3:0] == 4'd10)) | (ld_cpy_q & (ld_nu_q == 4'd10)),
+        (ld_accept & (ld_cnt_q[3:0] == 4'd9)) | (ld_cpy_q & (ld_nu_q == 4'd9)),
+        (ld_accept & (ld_cnt_q[3:0] == 4'd8)) | (ld_cpy_q & (ld_nu_q == 4'd8)),
+        (ld_accept & (ld_cnt_q[3:0] == 4'd7)) | (ld_cpy_q & (ld_nu_q == 4'd7)),
+        (ld_accept & (ld_cnt_q[3:0] == 4'd6)) | (ld_cpy_q & (ld_nu_q == 4'd6)),
+        (ld_accept & (ld_cnt_q[3:0] == 4'd5)) | (ld_cpy_q & (ld_nu_q == 4'd5)),
+        (ld_accept & (ld_cnt_q[3:0] == 4'd4)) | (ld_cpy_q & (ld_nu_q == 4'd4)),
+        (ld_accept & (ld_cnt_q[3:0] == 4'd3)) | (ld_cpy_q & (ld_nu_q == 4'd3)),
+        (ld_accept & (ld_cnt_q[3:0] == 4'd2)) | (ld_cpy_q & (ld_nu_q == 4'd2)),
+        (ld_accept & (ld_cnt_q[3:0] == 4'd1)) | (ld_cpy_q & (ld_nu_q == 4'd1)),
+        (ld_accept & (ld_cnt_q[3:0] == 4'd0)) | (ld_cpy_q & (ld_nu_q == 4'd0))};
+    if (load_i) begin
       ld_cnt_d = 12'd0;
-      ld_left_d = ld_chm2_q;
       ld_small_d = 1'b1;
-      ld_nbk_d = 16'd1;
       ld_ncl_d = chans_i[3:0];
+    end else if (ld_accept) begin
+      ld_cnt_d = ld_cnt_q + 12'd1;
+      ld_small_d = ld_small_q & (ld_cnt_q[4:0] != 5'd14);
+      ld_ncl_d = ld_ncl_q + 4'd1;
     end
+    if (~ld_open_q) begin
+      ld_left_d = ld_chm2_q;
+    end else if (ld_accept) begin
+      ld_left_d = ld_left_q - 13'd1;
+    end
+    if (ld_ready_q) begin
+      ld_data_d = {prm_offset_i, prm_scale_i};
+    end
+    ld_u_d = ld_ready_q ? ld_cnt_q : ld_u_q + chans_i;
     ld_more_d = ld_ready_q ? ld_cnt_q[4:0] < ld_ka_q : ld_u_q[4:0] < ld_kb_q;
+    ld_nu_d = ld_ready_q ? ld_ncl_q : ld_nu_q + chans_i[3:0];
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -153,15 +147,14 @@ module normcore_l16_i16_ptable (
       ld_cpy_q <= ld_cpy_d;
       ld_wen_q <= ld_wen_d;
     end
-    ld_data_q <= ld_data_d;
     ld_cnt_q <= ld_cnt_d;
-    ld_left_q <= ld_left_d;
     ld_small_q <= ld_small_d;
-    ld_nbk_q <= ld_nbk_d;
     ld_ncl_q <= ld_ncl_d;
+    ld_left_q <= ld_left_d;
+    ld_data_q <= ld_data_d;
     ld_u_q <= ld_u_d;
-    ld_nu_q <= ld_nu_d;
     ld_more_q <= ld_more_d;
+    ld_nu_q <= ld_nu_d;
   end
   reg [12:0] ld_chm2_d;
   reg [4:0] ld_ka_d;

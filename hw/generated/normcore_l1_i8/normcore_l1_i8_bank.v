@@ -11,8 +11,9 @@
 
 // One bank of the parameter table: 512 words of {offset, scale}, one write port,
 // one read port, registered, then the output register (maps to block RAM
-// with its output register): a word two cycles after its address. No read
-// while writing (the core takes no beat then): no read-during-write logic.
+// with its output register): a word two cycles after its address. Read every
+// cycle; the word read while writing is not used (the core takes no beat then):
+// no_rw_check, no read-during-write logic, a constant read enable.
 module normcore_l1_i8_bank (
   input  wire        clk_i,
   input  wire        we_i,  // write enable
@@ -21,15 +22,14 @@ module normcore_l1_i8_bank (
   input  wire [8:0]  raddr_i,
   output wire [47:0] rdata_o  // word at raddr_i two cycles before (output register)
 );
+  (* no_rw_check *)
   reg [47:0] mem_q [0:511];
   reg [47:0] rdata_q;
   always @(posedge clk_i) begin
     if (we_i) begin
       mem_q[waddr_i] <= wdata_i;
     end
-    if (!we_i) begin
-      rdata_q <= mem_q[raddr_i];
-    end
+    rdata_q <= mem_q[raddr_i];
   end
   reg [47:0] rdo_q;  // output register
   always @(posedge clk_i) begin

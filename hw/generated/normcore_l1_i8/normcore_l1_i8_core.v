@@ -99,23 +99,54 @@ module normcore_l1_i8_core (
       st_d = S_RUN;
     end
   end
+  reg [9:0] chs_q;  // cfg_channels_i (staged)
   reg [1:0] pk_q;  // the checks of config_checks
   reg cnz_q;  // cfg_channels_i != 0, per chunk
   reg [1:0] inz_q;  // cfg_inner_i[15:1] != 0, per chunk
   reg lnz_q;  // cfg_inner_i's low bits != 0
-  reg lay_q;  // cfg_layout_i
+  reg lay_q;  // cfg_layout_i (staged)
+  reg [15:0] ins_q;  // cfg_inner_i (staged)
+  reg [5:0] shs_q;  // cfg_shift_i (staged)
+  reg [1:0] rds_q;  // cfg_round_i (staged)
+  reg [7:0] los_q;  // cfg_lo_i (staged)
+  reg [7:0] his_q;  // cfg_hi_i (staged)
+  reg [1:0] pk_d;
+  reg cnz_d;
+  reg [1:0] inz_d;
+  reg lnz_d;
+  always @* begin
+    pk_d = {cfg_shift_i <= 6'd33, cfg_channels_i <= 10'd512};
+    cnz_d = cfg_channels_i != 10'd0;
+    inz_d = {cfg_inner_i[15:13] != 3'd0, cfg_inner_i[12:1] != 12'd0};
+    lnz_d = cfg_inner_i[0] != 1'b0;
+  end
+  always @(posedge clk_i) begin
+    chs_q <= cfg_channels_i;
+    pk_q <= pk_d;
+    cnz_q <= cnz_d;
+    inz_q <= inz_d;
+    lnz_q <= lnz_d;
+    lay_q <= cfg_layout_i;
+    ins_q <= cfg_inner_i;
+    shs_q <= cfg_shift_i;
+    rds_q <= cfg_round_i;
+    los_q <= cfg_lo_i;
+    his_q <= cfg_hi_i;
+  end
+  wire [15:0] stride_s;  // the staged S
+  assign stride_s = lay_q ? 16'd1 : ins_q;
+  reg s_big_q;  // S >= 2^1 (u_step compares only the low bits)
+  reg [9:0] chm1_q;  // C - 1
   reg [7:0] cmpa_q;  // lo (sign bit flipped if signed)
   reg [7:0] cmpb_q;  // ~hi (sign bit flipped if signed)
   reg ist_d;
   reg wait_d;
   reg sdone_d;
   reg [9:0] ch_d;
-  reg [1:0] pk_d;
-  reg cnz_d;
-  reg [1:0] inz_d;
-  reg lnz_d;
-  reg lay_d;
   reg [15:0] stride_d;
+  reg s_big_d;
+  reg ge0_d;
+  reg [9:0] chm1_d;
   reg [5:0] shift_d;
   reg [1:0] round_d;
   reg [7:0] lo_d;
@@ -123,14 +154,11 @@ module normcore_l1_i8_core (
   reg [7:0] cmpa_d;
   reg [7:0] cmpb_d;
   always @* begin
-    sdone_d = sdone_q;
     ch_d = ch_q;
-    pk_d = pk_q;
-    cnz_d = cnz_q;
-    inz_d = inz_q;
-    lnz_d = lnz_q;
-    lay_d = lay_q;
     stride_d = stride_q;
+    s_big_d = s_big_q;
+    ge0_d = ge0_q;
+    chm1_d = chm1_q;
     shift_d = shift_q;
     round_d = round_q;
     lo_d = lo_q;
@@ -139,25 +167,19 @@ module normcore_l1_i8_core (
     cmpb_d = cmpb_q;
     ist_d = (ist_q & ~start_fire) | (chk_q & ~ok_q) | reb_q;
     wait_d = (chk_q & ok_q) | (wait_q & ~(sdone_q & step_done));
-    if (chk_q) begin
-      sdone_d = 1'b0;
-    end else if (wsave_q) begin
-      sdone_d = 1'b1;
-    end
-    if (start_fire) begin
-      ch_d = cfg_channels_i;
-      pk_d = {cfg_shift_i <= 6'd33, cfg_channels_i <= 10'd512};
-      cnz_d = cfg_channels_i != 10'd0;
-      inz_d = {cfg_inner_i[15:13] != 3'd0, cfg_inner_i[12:1] != 12'd0};
-      lnz_d = cfg_inner_i[0] != 1'b0;
-      lay_d = cfg_layout_i;
-      stride_d = cfg_layout_i ? 16'd1 : cfg_inner_i;
-      shift_d = cfg_shift_i;
-      round_d = cfg_round_i;
-      lo_d = cfg_lo_i;
-      hi_d = cfg_hi_i;
-      cmpa_d = cfg_lo_i ^ 8'd128;
-      cmpb_d = ~cfg_hi_i ^ 8'd128;
+    sdone_d = ~chk_q & (sdone_q | wsave_q);
+    if (lat_q) begin
+      ch_d = chs_q;
+      stride_d = stride_s;
+      s_big_d = ~lay_q & |inz_q;
+      ge0_d = lay_q | (~(|inz_q) & 1'b1);
+      chm1_d = chs_q - 10'd1;
+      shift_d = shs_q;
+      round_d = rds_q;
+      lo_d = los_q;
+      hi_d = his_q;
+      cmpa_d = los_q ^ 8'd128;
+      cmpb_d = ~his_q ^ 8'd128;
     end
   end
   always @(posedge clk_i) begin
@@ -169,7 +191,6 @@ module normcore_l1_i8_core (
       ist_q <= 1'b1;
       err_q <= 1'b0;
       wait_q <= 1'b0;
-      sdone_q <= 1'b0;
       rbk_q <= 1'b0;
       reb_q <= 1'b0;
     end else begin
@@ -180,17 +201,15 @@ module normcore_l1_i8_core (
       ist_q <= ist_d;
       err_q <= err_d;
       wait_q <= wait_d;
-      sdone_q <= sdone_d;
       rbk_q <= arm;
       reb_q <= rbk_q;
     end
+    sdone_q <= sdone_d;
     ch_q <= ch_d;
-    pk_q <= pk_d;
-    cnz_q <= cnz_d;
-    inz_q <= inz_d;
-    lnz_q <= lnz_d;
-    lay_q <= lay_d;
     stride_q <= stride_d;
+    s_big_q <= s_big_d;
+    ge0_q <= ge0_d;
+    chm1_q <= chm1_d;
     shift_q <= shift_d;
     round_q <= round_d;
     lo_q <= lo_d;
@@ -198,25 +217,14 @@ module normcore_l1_i8_core (
     cmpa_q <= cmpa_d;
     cmpb_q <= cmpb_d;
   end
-  reg s_big_q;  // S >= 2^1 (u_step compares only the low bits)
-  reg [9:0] chm1_q;  // C - 1
   reg ok_d;
-  reg s_big_d;
-  reg ge0_d;
-  reg [9:0] chm1_d;
   always @* begin
     ok_d = &pk_q & |cnz_q & (|inz_q | lnz_q);
-    s_big_d = ~lay_q & |inz_q;
-    ge0_d = lay_q | (~(|inz_q) & 1'b1);
-    chm1_d = ch_q - 10'd1;
   end
   always @(posedge clk_i) begin
     ok_q <= ok_d;
-    s_big_q <= s_big_d;
-    ge0_q <= ge0_d;
-    chm1_q <= chm1_d;
   end
-  assign configured_o = st_q == S_RUN;
+  assign configured_o = run_q;  // run_q: st_q == S_RUN
   assign cfg_error_o = err_q;
 
   // Per-job lane constants, in set-up register stages from the latched configuration

@@ -34,64 +34,55 @@ module normcore_l1_i8_ptable (
 );
 
   // Loader
-  reg ld_open_q;  // words still expected
   reg ld_ready_q;  // prm_ready_o
   reg ld_we_q;  // write T[ld_u_q] = ld_data_q this cycle
   reg ld_fin_q;  // no write after this cycle (the job's table complete)
-  reg [9:0] ld_u_q;  // table index written (T[u] = param[u mod C])
-  reg [47:0] ld_data_q;  // {offset, scale}
-  reg [9:0] ld_cnt_q;  // words taken: the channel of the next one
-  reg [10:0] ld_left_q;  // words left - 2, signed: < 0 for the last one
-  reg [10:0] ld_chm2_q;  // C - 2, signed (per job)
   wire ld_accept;
   assign ld_accept = prm_valid_i & ld_ready_q;
+  reg [47:0] ld_data_q;  // {offset, scale}
+  reg [10:0] ld_left_q;  // words left - 2, signed: < 0 for the last one
+  reg [10:0] ld_chm2_q;  // C - 2, signed (per job)
+  reg [9:0] ld_cnt_q;  // words taken: the channel of the next one
+  reg [8:0] ld_u_q;  // the bank word written (the channel / 1)
   wire ld_lastw;  // the next word is channel C - 1
   assign ld_lastw = ld_left_q[10];
-  reg ld_open_d;
   reg ld_ready_d;
   reg ld_fin_d;
-  reg [47:0] ld_data_d;
   reg [9:0] ld_cnt_d;
   reg [10:0] ld_left_d;
-  reg [9:0] ld_u_d;
+  reg [47:0] ld_data_d;
+  reg [8:0] ld_u_d;
   always @* begin
-    ld_data_d = ld_data_q;
     ld_cnt_d = ld_cnt_q;
     ld_left_d = ld_left_q;
-    ld_u_d = ld_u_q;
-    ld_open_d = ~abort_i & (load_i | (ld_open_q & ~(ld_accept & ld_lastw)));
-    ld_ready_d = ~abort_i &
-        (load_i | (ld_ready_q & ~(prm_valid_i & ld_lastw)) | (~ld_ready_q & ld_open_q));
+    ld_ready_d = ~abort_i & (load_i | (ld_ready_q & ~(prm_valid_i & ld_lastw)));
     ld_fin_d = ~abort_i & (ld_fin_q | (ld_accept & ld_lastw));
-    if (!load_i) begin
-      if (ld_accept) begin
-        ld_data_d = {prm_offset_i, prm_scale_i};
-        ld_cnt_d = ld_cnt_q + 10'd1;
-        ld_left_d = ld_left_q - 11'd1;
-      end
-      if (ld_accept) begin
-        ld_u_d = ld_cnt_q;
-      end
-    end else begin
+    if (load_i) begin
       ld_cnt_d = 10'd0;
-      ld_left_d = ld_chm2_q;
+    end else if (ld_accept) begin
+      ld_cnt_d = ld_cnt_q + 10'd1;
     end
+    if (~ld_ready_q) begin
+      ld_left_d = ld_chm2_q;
+    end else if (ld_accept) begin
+      ld_left_d = ld_left_q - 11'd1;
+    end
+    ld_data_d = {prm_offset_i, prm_scale_i};
+    ld_u_d = ld_cnt_q[8:0];
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
-      ld_open_q <= 1'b0;
       ld_ready_q <= 1'b0;
       ld_we_q <= 1'b0;
       ld_fin_q <= 1'b0;
     end else begin
-      ld_open_q <= ld_open_d;
       ld_ready_q <= ld_ready_d;
       ld_we_q <= ld_accept;
       ld_fin_q <= ld_fin_d;
     end
-    ld_data_q <= ld_data_d;
     ld_cnt_q <= ld_cnt_d;
     ld_left_q <= ld_left_d;
+    ld_data_q <= ld_data_d;
     ld_u_q <= ld_u_d;
   end
   reg [10:0] ld_chm2_d;
@@ -105,7 +96,7 @@ module normcore_l1_i8_ptable (
   assign busy_o = ld_we_q;
   assign done_o = ld_fin_q;
   wire [8:0] ld_addr;
-  assign ld_addr = ld_u_q[8:0];
+  assign ld_addr = ld_u_q;
 
   // Read side: bank j serves the u = j (mod 1) of the window
   wire [9:0] c0;

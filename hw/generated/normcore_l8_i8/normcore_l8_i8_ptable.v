@@ -35,17 +35,17 @@ module normcore_l8_i8_ptable (
 );
 
   // Loader
-  reg ld_open_q;  // words still expected
   reg ld_ready_q;  // prm_ready_o
   reg ld_we_q;  // write T[ld_u_q] = ld_data_q this cycle
   reg ld_fin_q;  // no write after this cycle (the job's table complete)
-  reg [10:0] ld_u_q;  // table index written (T[u] = param[u mod C])
-  reg [47:0] ld_data_q;  // {offset, scale}
-  reg [10:0] ld_cnt_q;  // words taken: the channel of the next one
-  reg [11:0] ld_left_q;  // words left - 2, signed: < 0 for the last one
-  reg [11:0] ld_chm2_q;  // C - 2, signed (per job)
   wire ld_accept;
   assign ld_accept = prm_valid_i & ld_ready_q;
+  reg ld_open_q;  // words still expected
+  reg [47:0] ld_data_q;  // {offset, scale}
+  reg [11:0] ld_left_q;  // words left - 2, signed: < 0 for the last one
+  reg [11:0] ld_chm2_q;  // C - 2, signed (per job)
+  reg [10:0] ld_cnt_q;  // words taken: the channel of the next one
+  reg [10:0] ld_u_q;  // table index written (T[u] = param[u mod C])
   wire ld_lastw;  // the next word is channel C - 1
   assign ld_lastw = ld_left_q[11];
   reg ld_cpy_q;  // a copy T[u + C] is issued this cycle (written the next)
@@ -59,7 +59,6 @@ module normcore_l8_i8_ptable (
   assign ld_kbw = 6'd7 - {2'd0, chans_i[3:0]} - {2'd0, chans_i[3:0]};
   reg ld_act_q;  // a load since the last start
   reg [7:0] ld_wen_q;  // bank j's write enable (bit j)
-  reg [7:0] ld_nbk_q;  // one-hot: the next word's bank, cnt mod 8
   reg [2:0] ld_ncl_q;  // (cnt + C) mod 8
   reg [2:0] ld_nu_q;  // (u + C) mod 8: the next copy's bank
   reg ld_open_d;
@@ -69,24 +68,20 @@ module normcore_l8_i8_ptable (
   reg ld_act_d;
   reg ld_cpy_d;
   reg [7:0] ld_wen_d;
-  reg [47:0] ld_data_d;
   reg [10:0] ld_cnt_d;
-  reg [11:0] ld_left_d;
   reg ld_small_d;
-  reg [7:0] ld_nbk_d;
   reg [2:0] ld_ncl_d;
+  reg [11:0] ld_left_d;
+  reg [47:0] ld_data_d;
   reg [10:0] ld_u_d;
-  reg [2:0] ld_nu_d;
   reg ld_more_d;
+  reg [2:0] ld_nu_d;
   always @* begin
-    ld_data_d = ld_data_q;
     ld_cnt_d = ld_cnt_q;
-    ld_left_d = ld_left_q;
     ld_small_d = ld_small_q;
-    ld_nbk_d = ld_nbk_q;
     ld_ncl_d = ld_ncl_q;
-    ld_u_d = ld_u_q;
-    ld_nu_d = ld_nu_q;
+    ld_left_d = ld_left_q;
+    ld_data_d = ld_data_q;
     ld_open_d = ~abort_i & (load_i | (ld_open_q & ~(ld_accept & ld_lastw)));
     ld_ready_d = ~abort_i &
         (load_i | (ld_ready_q & ~(prm_valid_i & (ld_lastw | ld_small_q))) |
@@ -97,35 +92,34 @@ module normcore_l8_i8_ptable (
           (ld_accept & ld_lastw & ~ld_small_q) | (ld_act_q & ~ld_open_q & ld_cpy_q & ~ld_more_q));
     ld_act_d = ~abort_i & (load_i | ld_act_q);
     ld_cpy_d = ld_ready_q ? prm_valid_i & ld_small_q : ld_cpy_q & ld_more_q;
-    ld_wen_d = {(ld_accept & ld_nbk_q[7]) | (ld_cpy_q & (ld_nu_q == 3'd7)),
-        (ld_accept & ld_nbk_q[6]) | (ld_cpy_q & (ld_nu_q == 3'd6)),
-        (ld_accept & ld_nbk_q[5]) | (ld_cpy_q & (ld_nu_q == 3'd5)),
-        (ld_accept & ld_nbk_q[4]) | (ld_cpy_q & (ld_nu_q == 3'd4)),
-        (ld_accept & ld_nbk_q[3]) | (ld_cpy_q & (ld_nu_q == 3'd3)),
-        (ld_accept & ld_nbk_q[2]) | (ld_cpy_q & (ld_nu_q == 3'd2)),
-        (ld_accept & ld_nbk_q[1]) | (ld_cpy_q & (ld_nu_q == 3'd1)),
-        (ld_accept & ld_nbk_q[0]) | (ld_cpy_q & (ld_nu_q == 3'd0))};
-    if (!load_i) begin
-      if (ld_accept) begin
-        ld_data_d = {prm_offset_i, prm_scale_i};
-        ld_cnt_d = ld_cnt_q + 11'd1;
-        ld_left_d = ld_left_q - 12'd1;
-        ld_small_d = ld_small_q & (ld_cnt_q[3:0] != 4'd6);
-        ld_nbk_d = {ld_nbk_q[6:0], ld_nbk_q[7]};
-        ld_ncl_d = ld_ncl_q + 3'd1;
-      end
-      if (ld_accept | ld_cpy_q) begin
-        ld_u_d = ld_ready_q ? ld_cnt_q : ld_u_q + chans_i;
-        ld_nu_d = ld_ready_q ? ld_ncl_q : ld_nu_q + chans_i[2:0];
-      end
-    end else begin
+    ld_wen_d = {(ld_accept & (ld_cnt_q[2:0] == 3'd7)) | (ld_cpy_q & (ld_nu_q == 3'd7)),
+        (ld_accept & (ld_cnt_q[2:0] == 3'd6)) | (ld_cpy_q & (ld_nu_q == 3'd6)),
+        (ld_accept & (ld_cnt_q[2:0] == 3'd5)) | (ld_cpy_q & (ld_nu_q == 3'd5)),
+        (ld_accept & (ld_cnt_q[2:0] == 3'd4)) | (ld_cpy_q & (ld_nu_q == 3'd4)),
+        (ld_accept & (ld_cnt_q[2:0] == 3'd3)) | (ld_cpy_q & (ld_nu_q == 3'd3)),
+        (ld_accept & (ld_cnt_q[2:0] == 3'd2)) | (ld_cpy_q & (ld_nu_q == 3'd2)),
+        (ld_accept & (ld_cnt_q[2:0] == 3'd1)) | (ld_cpy_q & (ld_nu_q == 3'd1)),
+        (ld_accept & (ld_cnt_q[2:0] == 3'd0)) | (ld_cpy_q & (ld_nu_q == 3'd0))};
+    if (load_i) begin
       ld_cnt_d = 11'd0;
-      ld_left_d = ld_chm2_q;
       ld_small_d = 1'b1;
-      ld_nbk_d = 8'd1;
       ld_ncl_d = chans_i[2:0];
+    end else if (ld_accept) begin
+      ld_cnt_d = ld_cnt_q + 11'd1;
+      ld_small_d = ld_small_q & (ld_cnt_q[3:0] != 4'd6);
+      ld_ncl_d = ld_ncl_q + 3'd1;
     end
+    if (~ld_open_q) begin
+      ld_left_d = ld_chm2_q;
+    end else if (ld_accept) begin
+      ld_left_d = ld_left_q - 12'd1;
+    end
+    if (ld_ready_q) begin
+      ld_data_d = {prm_offset_i, prm_scale_i};
+    end
+    ld_u_d = ld_ready_q ? ld_cnt_q : ld_u_q + chans_i;
     ld_more_d = ld_ready_q ? ld_cnt_q[3:0] < ld_ka_q : ld_u_q[3:0] < ld_kb_q;
+    ld_nu_d = ld_ready_q ? ld_ncl_q : ld_nu_q + chans_i[2:0];
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
@@ -145,15 +139,14 @@ module normcore_l8_i8_ptable (
       ld_cpy_q <= ld_cpy_d;
       ld_wen_q <= ld_wen_d;
     end
-    ld_data_q <= ld_data_d;
     ld_cnt_q <= ld_cnt_d;
-    ld_left_q <= ld_left_d;
     ld_small_q <= ld_small_d;
-    ld_nbk_q <= ld_nbk_d;
     ld_ncl_q <= ld_ncl_d;
+    ld_left_q <= ld_left_d;
+    ld_data_q <= ld_data_d;
     ld_u_q <= ld_u_d;
-    ld_nu_q <= ld_nu_d;
     ld_more_q <= ld_more_d;
+    ld_nu_q <= ld_nu_d;
   end
   reg [11:0] ld_chm2_d;
   reg [3:0] ld_ka_d;

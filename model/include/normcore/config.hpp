@@ -51,11 +51,12 @@ struct ConfigField {
   const char* old_key = nullptr;
   const char* old_option = nullptr;
   double* (*num_ref)(AccelConfig&) = nullptr;  // number fields (range lo..hi, fractions allowed)
-  // A boolean written to the JSON only when true (so configurations without it read as before).
-  bool omit_when_false = false;
   // Element-type fields (in_type, out_type): a string field whose value is a NumType
   // (to_string / parse_num_type spellings); `choices` lists the allowed ones.
   NumType* (*type_ref)(AccelConfig&) = nullptr;
+  // A boolean written to the JSON only when true (so configurations without it read as before).
+  // Last: the positional initialisers of the schema table end at type_ref.
+  bool omit_when_false = false;
 
   // "Elements per beat (1..64)", "... (power of two, 32..512)".
   [[nodiscard]] std::string help_text() const;
