@@ -13,7 +13,7 @@ bad() { echo "FAIL: $1"; fail=1; }
 "$bin" gen --accel --lanes 4 -o "$work/acc" > /dev/null && ok "gen --accel" || bad "gen --accel"
 "$bin" fold --params "$root/examples/bn_layer.json" --config "$work/acc/manifest.json" \
   -o "$work/p.bin" > /dev/null && [ -s "$work/p.bin" ] && ok "fold" || bad "fold"
-"$bin" info --device "ref:$work/acc/manifest.json" | grep -q "lanes" && ok "info on ref:" ||
+grep -q "lanes" <<<"$("$bin" info --device "ref:$work/acc/manifest.json")" && ok "info on ref:" ||
   bad "info on ref:"
 "$bin" import x.onnx --config "$work/acc/manifest.json" -o "$work/plan" > "$work/out" 2>&1
 rc=$?

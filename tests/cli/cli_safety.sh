@@ -207,11 +207,11 @@ case_exit_code_table_every_command() {
     --params "$work/p.bin" --input "$work/x.npy" --output "$work/y3.npy" --timeout 200
   expect 0 "" -- "$bin" info --device "$dev"
   expect 2 "normcore info: error: " -- "$bin" info --device "ref:$work/none.json"
-  if "$bin" --help | grep -q sim-build; then  # exit 0 and 1 (a build) are in cli.sim_build
+  if grep -q sim-build <<<"$("$bin" --help)"; then  # exit 0 and 1 (a build) are in cli.sim_build
     expect 2 "normcore sim-build: error: " -- "$bin" sim-build "$work/none"
     expect 2 "normcore sim-build: error: " -- "$bin" sim-build "$work/g"  # a core, no --accel
   fi
-  if "$bin" --help | grep -q import; then
+  if grep -q import <<<"$("$bin" --help)"; then
     expect 2 "normcore import: error: " -- "$bin" import "$work/none.onnx" --config "$manifest" \
       -o "$work/plan"
   fi
@@ -253,7 +253,7 @@ case_fold_max_error() {
     "$bin" fold --params "$bn" --config "$manifest" -o "$work/p.bin" --max-error -1
 }
 case_import_max_error() {
-  "$bin" --help | grep -q import || { echo "built without import: skipped"; exit 0; }
+  grep -q import <<<"$("$bin" --help)" || { echo "built without import: skipped"; exit 0; }
   cat > "$work/bn.hlo" << 'EOF'
 HloModule bn
 
@@ -325,7 +325,7 @@ PY
 # the plan equals the one made from the same values without the junk member (but for the
 # bundle file name it records).
 case_import_params_npz_unrelated_member_not_decompressed() {
-  "$bin" --help | grep -q import || { echo "built without import: skipped"; exit 0; }
+  grep -q import <<<"$("$bin" --help)" || { echo "built without import: skipped"; exit 0; }
   write_param_hlo "$work/bn.hlo"
   write_param_npz "$work/small.npz" 0
   write_param_npz "$work/big.npz" 300
@@ -347,7 +347,7 @@ case_import_params_npz_unrelated_member_not_decompressed() {
 # A member that is asked for and whose directory entry lies about its size: exit 2 naming it
 # (1 GiB claimed for a few compressed bytes: refused before its buffer is allocated), no plan.
 case_import_params_member_lies_about_size() {
-  "$bin" --help | grep -q import || { echo "built without import: skipped"; exit 0; }
+  grep -q import <<<"$("$bin" --help)" || { echo "built without import: skipped"; exit 0; }
   write_param_hlo "$work/bn.hlo"
   write_param_npz "$work/lie.npz" 0 var.npy $((1 << 30))
   expect 2 "member 'var.npy': corrupt: " -- "$bin" import "$work/bn.hlo" \
@@ -398,8 +398,8 @@ case_gen_shift_bits_alias_warns() {
   [ ! -s "$work/err.txt" ] || fail "--offset-bits warned"
   expect 2 "normcore gen: error: --shift-bits is the deprecated spelling of --offset-bits" -- \
     "$bin" gen --shift-bits 24 --offset-bits 24 --dry-run
-  "$bin" gen --help | grep -q -- "--offset-bits" || fail "--help lacks --offset-bits"
-  "$bin" gen --help | grep -q -- "--shift-bits" && fail "--help still lists --shift-bits"
+  grep -q -- "--offset-bits" <<<"$("$bin" gen --help)" || fail "--help lacks --offset-bits"
+  grep -q -- "--shift-bits" <<<"$("$bin" gen --help)" && fail "--help still lists --shift-bits"
   echo '{"shift_bits": 20}' > "$work/old.json"
   expect 0 "normcore: warning: config: 'shift_bits' is deprecated, use 'offset_bits'" -- \
     "$bin" gen --config "$work/old.json" --dry-run
