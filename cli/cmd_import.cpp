@@ -13,13 +13,9 @@
 #include "commands.hpp"
 #include "normcore/config.hpp"
 #include "normcore/import/bundle.hpp"
-#include "normcore/import/hlo.hpp"
-#include "normcore/import/mlir.hpp"
-#include "normcore/import/onnx.hpp"
+#include "normcore/import/load.hpp"
 #include "normcore/import/plan.hpp"
 #include "normcore/import/recognise.hpp"
-#include "normcore/import/relay.hpp"
-#include "normcore/import/torch_export.hpp"
 #include "normcore/npz.hpp"
 
 namespace normcore::cli {
@@ -36,72 +32,6 @@ struct ImportCli {
   double max_error = -1;
   bool max_error_given = false;
 };
-
-std::string lower(std::string s) {
-  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
-
-// True if the text starts (after blank lines and comments) with "HloModule".
-bool looks_like_hlo(const std::vector<std::uint8_t>& bytes) {
-  std::size_t i = 0;
-  while (i < bytes.size()) {
-    const char ch = static_cast<char>(bytes[i]);
-    if (std::isspace(static_cast<unsigned char>(ch)) != 0) {
-      ++i;
-    } else if (ch == '/' && i + 1 < bytes.size() && bytes[i + 1] == '/') {
-      while (i < bytes.size() && bytes[i] != '\n') ++i;
-    } else if (ch == '#') {
-      while (i < bytes.size() && bytes[i] != '\n') ++i;
-    } else {
-      break;
-    }
-  }
-  static const std::string kMagic = "HloModule";
-  return bytes.size() - i >= kMagic.size() &&
-         std::equal(kMagic.begin(), kMagic.end(), bytes.begin() + static_cast<std::ptrdiff_t>(i));
-}
-
-normcore::import::Graph load_model(const std::string& path, const std::string& format) {
-  std::string fmt = lower(format);
-  const auto bytes = read_file_bytes(path);
-  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  if (fmt.empty()) {
-    const std::string ext = lower(fs::path(path).extension().string());
-    if (ext == ".onnx") {
-      fmt = "onnx";
-    } else if (ext == ".pt2" || import::looks_like_pt2(bytes)) {
-      fmt = "torch.export";
-    } else if (ext == ".hlo" || looks_like_hlo(bytes)) {
-      fmt = "hlo";
-    } else if (ext == ".relay" || (ext != ".mlir" && import::looks_like_relay(text))) {
-      fmt = "relay";  // before MLIR: `#[version` also starts like an MLIR attribute alias
-    } else if (ext == ".mlir" || import::looks_like_mlir(text)) {
-      fmt = "mlir";
-    } else if (ext == ".txt") {
-      throw Error(path +
-                  ": a .txt model must be XLA HLO text starting with 'HloModule', MLIR or Relay "
-                  "text (or give --format)");
-    } else {
-      fmt = "onnx";
-    }
-  }
-  if (fmt == "onnx") return import::parse_onnx(bytes, path);
-  if (fmt == "hlo") {
-    return import::parse_hlo(
-        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
-  }
-  if (fmt == "mlir") {
-    return import::parse_mlir(
-        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
-  }
-  if (fmt == "torch.export" || fmt == "pt2") return import::parse_torch_export(bytes, path);
-  if (fmt == "relay") {
-    return import::parse_relay(
-        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
-  }
-  throw Error("--format: '" + format + "' is not onnx, hlo, mlir, torch.export or relay");
-}
 
 std::string act_text(const import::BnMatch& m) {
   if (m.activation != "clamp") return m.activation;
@@ -209,7 +139,7 @@ void print_plan(const normcore::import::Plan& plan, const std::string& out) {
 int do_import(const ImportCli& o, const std::vector<std::string>& quant_given) {
   try {
     const auto po = plan_options(o, quant_given);
-    auto g = load_model(o.model, o.format);
+    auto g = normcore::import::load_model(o.model, o.format, "--format");
     if (!o.params.empty()) attach_params(g, o);
     const auto rec = normcore::import::recognise(g);
     const auto plan = normcore::import::make_plan(g, rec, po);

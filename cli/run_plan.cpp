@@ -50,21 +50,8 @@ DType Elements::type_for(int bits, bool is_signed) {
   return DType::int32;
 }
 
-std::size_t Elements::width(DType t) {
-  switch (t) {
-    case DType::int8:
-    case DType::uint8:
-      return 1;
-    case DType::int16:
-    case DType::uint16:
-      return 2;
-    default:
-      return 4;
-  }
-}
-
 Elements::Elements(int bits, bool is_signed, std::size_t count)
-    : t_(type_for(bits, is_signed)), count_(count), own_(count * width(t_)) {}
+    : t_(type_for(bits, is_signed)), count_(count), own_(count * dtype_bytes(t_)) {}
 
 Elements Elements::borrow(DType t, const void* data, std::size_t count) {
   Elements e;
@@ -75,7 +62,7 @@ Elements Elements::borrow(DType t, const void* data, std::size_t count) {
 }
 
 std::int64_t Elements::get(std::size_t i) const {
-  const auto* p = static_cast<const std::uint8_t*>(data()) + i * width(t_);
+  const auto* p = static_cast<const std::uint8_t*>(data()) + i * dtype_bytes(t_);
   switch (t_) {
     case DType::int8:
       return static_cast<std::int8_t>(*p);
@@ -102,7 +89,7 @@ std::int64_t Elements::get(std::size_t i) const {
 void Elements::set(std::size_t i, std::int64_t v) {
   // Little-endian host: the low bytes of the value are the element.
   const auto u = static_cast<std::uint64_t>(v);
-  std::memcpy(own_.data() + i * width(t_), &u, width(t_));
+  std::memcpy(own_.data() + i * dtype_bytes(t_), &u, dtype_bytes(t_));
 }
 
 Elements random_elements(const ArithSpec& spec, std::size_t count, std::uint64_t seed) {
@@ -303,32 +290,37 @@ PlanInputs plan_inputs(const PlanRunOptions& o, const import::LoadedPlan& plan, 
 
 // Layer i's input elements: the mapped file's integers in place when they are the spec's input
 // type (little-endian host), else decoded into that type; or random.
-import::Elements layer_input(const PlanRunOptions& o, const import::LoadedPlan& plan,
-                             const PlanInputs& in, std::size_t i){if (!in.files[i]){
+// (Trailing return type: clang-format reads a line starting with `import` as a C++20 module
+// import and mangles the function.)
+auto layer_input(const PlanRunOptions& o, const import::LoadedPlan& plan, const PlanInputs& in,
+                 std::size_t i) -> import::Elements {
+  if (!in.files[i]) {
     return import::random_elements(plan.spec, plan.layers[i].job.elements(), o.seed + i);
-}  // namespace
-const NpyHeader& h = in.files[i]->header();
-const std::uint8_t* p = in.files[i]->data().data();
-const auto w = static_cast<std::size_t>(h.item_size);
-const DType want = import::Elements::type_for(plan.spec.xw, plan.spec.x_signed);
-const bool same = w == import::Elements::width(want) &&
-                  h.kind == (plan.spec.x_signed ? 'i' : 'u') && h.dtype.front() != '>';
-if (same) return import::Elements::borrow(want, p, h.count);
-import::Elements x(plan.spec.xw, plan.spec.x_signed, h.count);
-for (std::size_t e = 0; e < h.count; ++e, p += w) {
-  std::uint64_t u = 0;
-  for (std::size_t b = 0; b < w; ++b) u |= static_cast<std::uint64_t>(p[b]) << (8 * b);
-  if (h.kind == 'i' && w < 8 && ((u >> (8 * w - 1)) & 1u) != 0) u |= ~std::uint64_t{0} << (8 * w);
-  const auto v = static_cast<std::int64_t>(u);
-  if (v < plan.spec.x_min() || v > plan.spec.x_max()) {
-    throw InputValueError("input element " + std::to_string(e) + " = " + std::to_string(v) +
-                          " is outside the input range " + std::to_string(plan.spec.x_min()) +
-                          ".." + std::to_string(plan.spec.x_max()));
   }
-  x.set(e, v);
+  const NpyHeader& h = in.files[i]->header();
+  const std::uint8_t* p = in.files[i]->data().data();
+  const auto w = static_cast<std::size_t>(h.item_size);
+  const DType want = import::Elements::type_for(plan.spec.xw, plan.spec.x_signed);
+  const bool same = w == dtype_bytes(want) && h.kind == (plan.spec.x_signed ? 'i' : 'u') &&
+                    h.dtype.front() != '>';
+  if (same) return import::Elements::borrow(want, p, h.count);
+  import::Elements x(plan.spec.xw, plan.spec.x_signed, h.count);
+  for (std::size_t e = 0; e < h.count; ++e, p += w) {
+    std::uint64_t u = 0;
+    for (std::size_t b = 0; b < w; ++b) u |= static_cast<std::uint64_t>(p[b]) << (8 * b);
+    if (h.kind == 'i' && w < 8 && ((u >> (8 * w - 1)) & 1u) != 0) {
+      u |= ~std::uint64_t{0} << (8 * w);
+    }
+    const auto v = static_cast<std::int64_t>(u);
+    if (v < plan.spec.x_min() || v > plan.spec.x_max()) {
+      throw InputValueError("input element " + std::to_string(e) + " = " + std::to_string(v) +
+                            " is outside the input range " + std::to_string(plan.spec.x_min()) +
+                            ".." + std::to_string(plan.spec.x_max()));
+    }
+    x.set(e, v);
+  }
+  return x;
 }
-return x;
-}  // namespace normcore::cli
 
 void print_check(const PlanRunOptions& o, const import::PlannedLayer& l,
                  const import::LayerCheck& c, const std::string& from) {

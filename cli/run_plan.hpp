@@ -32,7 +32,6 @@ class Elements {
   Elements(int bits, bool is_signed, std::size_t count);  // owned, zeroed
   static Elements borrow(DType t, const void* data, std::size_t count);
   static DType type_for(int bits, bool is_signed);
-  static std::size_t width(DType t);
   [[nodiscard]] std::size_t size() const { return count_; }
   [[nodiscard]] DType dtype() const { return t_; }
   [[nodiscard]] std::int64_t get(std::size_t i) const;

@@ -10,6 +10,7 @@
 
 #include "mlir_internal.hpp"
 #include "normcore/npz.hpp"  // read_file_bytes
+#include "text_start.hpp"
 
 namespace normcore::import {
 
@@ -390,17 +391,7 @@ Graph load_mlir(const std::filesystem::path& path) {
 }
 
 bool looks_like_mlir(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (std::isspace(static_cast<unsigned char>(text[i])) != 0) {
-      ++i;
-    } else if (text.substr(i, 2) == "//") {
-      while (i < text.size() && text[i] != '\n') ++i;
-    } else {
-      break;
-    }
-  }
-  const std::string_view r = text.substr(i);
+  const std::string_view r = detail::after_comments(text, false);
   auto starts = [&r](std::string_view w) {
     return r.substr(0, w.size()) == w &&
            (r.size() == w.size() || std::isalnum(static_cast<unsigned char>(r[w.size()])) == 0);

@@ -7,6 +7,7 @@
 
 #include "normcore/npz.hpp"  // read_file_bytes
 #include "relay_internal.hpp"
+#include "text_start.hpp"
 
 namespace normcore::import {
 
@@ -306,17 +307,7 @@ Graph load_relay(const std::filesystem::path& path) {
 }
 
 bool looks_like_relay(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (std::isspace(static_cast<unsigned char>(text[i])) != 0) {
-      ++i;
-    } else if (text.substr(i, 2) == "//") {
-      while (i < text.size() && text[i] != '\n') ++i;
-    } else {
-      break;
-    }
-  }
-  const auto rest = text.substr(i);
+  const auto rest = detail::after_comments(text, false);
   return rest.starts_with("#[version = \"0.0.") || rest.starts_with("def @");
 }
 

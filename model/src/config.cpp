@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "normcore/float_contract.hpp"
+
 namespace normcore {
 
 int bits_for(long long v) {
@@ -400,10 +402,7 @@ std::string CoreConfig::default_table(const std::string& target) {
 }
 
 void CoreConfig::apply_float_widths() {
-  if (!arith.is_float()) return;
-  if (arith.x_type != NumType::integer) arith.xw = float_bits(arith.x_type);
-  if (arith.y_type != NumType::integer) arith.yw = float_bits(arith.y_type);
-  arith.sw = arith.bw = 32;
+  normcore::apply_float_widths(arith);
 }
 
 std::string CoreConfig::check(FieldNames names) const {

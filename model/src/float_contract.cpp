@@ -287,6 +287,22 @@ std::uint32_t double_to_float(double v, NumType t, bool flush) {
   return round_pack(neg, u128{sig}, exp, f, flush, nullptr);
 }
 
+void apply_float_widths(ArithSpec& spec) {
+  if (!spec.is_float()) return;
+  if (spec.x_type != NumType::integer) spec.xw = float_bits(spec.x_type);
+  if (spec.y_type != NumType::integer) spec.yw = float_bits(spec.y_type);
+  spec.sw = spec.bw = 32;
+}
+
+ArithSpec float_spec(NumType x, NumType y, bool flush_subnormals) {
+  ArithSpec a;
+  a.x_type = x;
+  a.y_type = y;
+  a.flush_subnormals = flush_subnormals;
+  apply_float_widths(a);
+  return a;
+}
+
 JobSettings float_job(const ArithSpec& spec) {
   JobSettings j;
   j.shift = 0;

@@ -1,6 +1,6 @@
-// Bindings of model import: a model file (ONNX, XLA HLO text or StableHLO / TOSA MLIR text) ->
-// the import plan (every batch norm found, folded). The same library calls as `normcore import`
-// (cli/cmd_import.cpp).
+// Bindings of model import: a model file (ONNX, XLA HLO text, StableHLO / TOSA MLIR text,
+// torch.export .pt2, Relay text) -> the import plan (every batch norm found, folded). The same
+// library calls as `normcore import` (import::load_model picks and parses the format).
 #include <pybind11/stl.h>
 
 #include <algorithm>
@@ -9,9 +9,7 @@
 
 #include "common.hpp"
 #include "normcore/import/bundle.hpp"
-#include "normcore/import/hlo.hpp"
-#include "normcore/import/mlir.hpp"
-#include "normcore/import/onnx.hpp"
+#include "normcore/import/load.hpp"
 #include "normcore/import/plan.hpp"
 #include "normcore/import/recognise.hpp"
 #include "normcore/npz.hpp"
@@ -24,55 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 using import::Plan;
 using import::PlanLayer;
-
-std::string lower(std::string s) {
-  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
-
-// True if the text starts (after blank lines and // or # comments) with "HloModule".
-bool looks_like_hlo(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (std::isspace(static_cast<unsigned char>(text[i])) != 0) {
-      ++i;
-    } else if (text[i] == '#' || text.substr(i, 2) == "//") {
-      while (i < text.size() && text[i] != '\n') ++i;
-    } else {
-      break;
-    }
-  }
-  return text.substr(i, 9) == "HloModule";
-}
-
-// The format as `normcore import` picks it (cli/cmd_import.cpp load_model): the given one, else
-// .onnx -> onnx, .hlo or HloModule text -> hlo, .mlir or MLIR text -> mlir, other .txt an error,
-// anything else onnx. The parsers are the C++ importer's.
-import::Graph load_graph(const std::string& path,
-                         const std::string& format){const auto bytes = read_file_bytes(path);
-const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-std::string fmt = lower(format);
-if (fmt.empty()) {
-  const std::string ext = lower(fs::path(path).extension().string());
-  if (ext == ".onnx") {
-    fmt = "onnx";
-  } else if (ext == ".hlo" || looks_like_hlo(text)) {
-    fmt = "hlo";
-  } else if (ext == ".mlir" || import::looks_like_mlir(text)) {
-    fmt = "mlir";
-  } else if (ext == ".txt") {
-    throw Error(path +
-                ": a .txt model must be XLA HLO text starting with 'HloModule' or MLIR "
-                "text (or give format=)");
-  } else {
-    fmt = "onnx";
-  }
-}
-if (fmt == "onnx") return import::parse_onnx(bytes, path);
-if (fmt == "hlo") return import::parse_hlo(text, path);
-if (fmt == "mlir") return import::parse_mlir(text, path);
-throw Error("format: '" + format + "' is not onnx, hlo or mlir");
-}  // namespace
 
 using QuantArg = std::optional<std::pair<double, std::int64_t>>;
 
@@ -89,7 +38,7 @@ Plan import_model(const std::string& path, const ArithSpec& spec, const std::str
   if (rounding) po.rounding = parse_rounding(*rounding);
   po.bundle = bundle;
   pyb::gil_scoped_release nogil;
-  auto g = load_graph(path, format);
+  auto g = import::load_model(path, format, "format");
   if (!bundle.empty()) import::attach_bundle(g, import::load_bundle(bundle));
   const auto rec = import::recognise(g);
   Plan plan = import::make_plan(g, rec, po);
@@ -97,7 +46,7 @@ Plan import_model(const std::string& path, const ArithSpec& spec, const std::str
   return plan;
 }
 
-}  // namespace normcore::py
+}  // namespace
 
 void bind_import(pyb::module_& m) {
   pyb::class_<PlanLayer>(m, "PlanLayer", "One batch norm of an imported model")

@@ -116,11 +116,32 @@ def test_import_model_mlir_stablehlo_bundle(manifest):
                        ["batch_stats/BatchNorm_0/mean"])
 
 
+def test_import_model_torch_export_and_relay(manifest):
+    """torch.export .pt2 (weights from the archive) and Relay text (parameters from a safetensors
+    bundle), picked by extension as `normcore import` picks them (import::load_model), each
+    against torch's own float output of the same BN."""
+    d = FIXTURES / "torch_export"
+    io = np.load(d / "standalone_bn.io.npz")
+    vars_ = np.load(d / "standalone_bn.npz")
+    q = dict(spec=manifest, in_quant=(float(io["bn/in_scale"]), 0), out_quant=(OUT_SCALE, 0))
+    pt2 = normcore.import_model(d / "standalone_bn.pt2", **q)
+    assert pt2.format == "torch.export" and len(pt2.layers) == 1
+    layer = _against_framework(pt2, io, manifest, "bn")
+    assert layer.channels == 5 and layer.channel_axis == 1
+    assert np.allclose(layer.bn.var, vars_["bn.running_var"])
+    relay = normcore.import_model(FIXTURES / "relay" / "standalone_bn.relay",
+                                  bundle=d / "standalone_bn.safetensors", **q)
+    assert relay.format == "relay" and len(relay.layers) == 1
+    _against_framework(relay, io, manifest, "bn")
+    assert relay.params(0).to_bytes() == pt2.params(0).to_bytes()
+
+
 def test_import_model_mlir_errors(manifest, tmp_path):
     typo = tmp_path / "typo.mlir"
     typo.write_text((FIXTURES / "stablehlo" / "standalone_bn.mlir").read_text()
                     .replace("stablehlo.rsqrt ", "stablehlo.rsqrtt "))
     with pytest.raises(normcore.Error, match=r"typo.mlir:\d+:\d+: unknown stablehlo op"):
         normcore.import_model(typo, spec=manifest)
-    with pytest.raises(normcore.Error, match="format: 'relay' is not onnx, hlo or mlir"):
-        normcore.import_model(typo, spec=manifest, format="relay")
+    with pytest.raises(normcore.Error,
+                       match="format: 'caffe' is not onnx, hlo, mlir, torch.export or relay"):
+        normcore.import_model(typo, spec=manifest, format="caffe")

@@ -24,19 +24,8 @@ std::uint32_t f32(float v) {
   return u;
 }
 
-ArithSpec spec(NumType x, NumType y, bool flush = false) {
-  ArithSpec a;
-  a.x_type = x;
-  a.y_type = y;
-  a.xw = x == NumType::integer ? 8 : 16;
-  a.yw = y == NumType::integer ? 8 : normcore::float_bits(y);
-  a.sw = a.bw = 32;
-  a.flush_subnormals = flush;
-  return a;
-}
-
 std::int64_t run(NumType x, NumType y, std::int64_t xb, float s, float b, bool flush = false) {
-  const ArithSpec a = spec(x, y, flush);
+  const ArithSpec a = normcore::float_spec(x, y, flush);
   return apply_float(xb, f32(s), f32(b), a, normcore::float_job(a));
 }
 
@@ -84,7 +73,7 @@ TEST(FloatContract, WorkedExamplesFromDocs) {
   EXPECT_EQ(run(H, F, 0x3555, 1.0f / 3, 1e-8f), f32(std::fmaf(0.333251953125f, 1.0f / 3, 1e-8f)));
   // 15: integer out: 1.5 * 1 + 1 = 2.5 -> half_even 2
   {
-    ArithSpec a = spec(H, I);
+    ArithSpec a = normcore::float_spec(H, I);
     JobSettings j = normcore::float_job(a);
     EXPECT_EQ(apply_float(0x3E00, f32(1.0f), f32(1.0f), a, j), 2);
     j.rounding = Rounding::half_away;
@@ -103,7 +92,7 @@ TEST(FloatContract, WorkedExamplesFromDocs) {
 }
 
 TEST(FloatContract, ClampBoundsAreNumeric) {
-  ArithSpec a = spec(H, H);
+  ArithSpec a = normcore::float_spec(H, H);
   JobSettings j = normcore::float_job(a);
   j.lo = 0x0000;                                                        // relu: lo = +0
   j.hi = 0x4600;                                                        // relu6: hi = 6
@@ -120,22 +109,22 @@ TEST(FloatContract, ClampBoundsAreNumeric) {
 }
 
 TEST(FloatContract, SpecChecks) {
-  EXPECT_EQ(spec(H, H).check(), "");
-  EXPECT_EQ(spec(I, B).check(), "");
-  ArithSpec a = spec(H, F);
+  EXPECT_EQ(normcore::float_spec(H, H).check(), "");
+  EXPECT_EQ(normcore::float_spec(I, B).check(), "");
+  ArithSpec a = normcore::float_spec(H, F);
   a.yw = 16;
   EXPECT_NE(a.check().find("output bits (yw) = 16 must be 32"), std::string::npos);
-  a = spec(F, H);
+  a = normcore::float_spec(F, H);
   EXPECT_NE(a.check().find("fp32 is not supported"), std::string::npos);
-  a = spec(H, H);
+  a = normcore::float_spec(H, H);
   a.sw = 16;
   EXPECT_NE(a.check().find("scale bits (sw)"), std::string::npos);
   ArithSpec ints;
   ints.flush_subnormals = true;
   EXPECT_NE(ints.check().find("flush_subnormals"), std::string::npos);
-  JobSettings j = normcore::float_job(spec(H, H));
+  JobSettings j = normcore::float_job(normcore::float_spec(H, H));
   j.shift = 3;
-  EXPECT_NE(j.check(spec(H, H)).find("must be 0"), std::string::npos);
+  EXPECT_NE(j.check(normcore::float_spec(H, H)).find("must be 0"), std::string::npos);
   EXPECT_EQ(normcore::parse_num_type("bf16"), B);
   EXPECT_THROW(normcore::parse_num_type("fp8"), std::invalid_argument);
 }
@@ -158,7 +147,7 @@ TEST(FloatContract, DoubleConversionsRoundOnce) {
 }
 
 TEST(FloatContract, TraceFollowsTheStages) {
-  const ArithSpec a = spec(H, H);
+  const ArithSpec a = normcore::float_spec(H, H);
   normcore::FmaTrace t;
   // 1.5 * 2 + 0.25: product 0x600 * 0x800000 at 2^(-10-22); anchor = the product
   (void)apply_float(0x3E00, f32(2.0f), f32(0.25f), a, normcore::float_job(a), &t);

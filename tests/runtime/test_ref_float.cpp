@@ -27,17 +27,6 @@ std::uint32_t f32(float v) {
   return u;
 }
 
-ArithSpec fspec(NumType x, NumType y, bool flush) {
-  ArithSpec a;
-  a.x_type = x;
-  a.y_type = y;
-  a.xw = x == NumType::integer ? 8 : 16;
-  a.yw = y == NumType::integer ? 8 : normcore::float_bits(y);
-  a.sw = a.bw = 32;
-  a.flush_subnormals = flush;
-  return a;
-}
-
 std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs() {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> p = {{f32(1.0f), 0},
                                                             {f32(1.0f), f32(0x1p-11f)},
@@ -70,7 +59,7 @@ TEST(RefFloat, FastPathEqualsTheGoldenModelForEveryInput) {
   for (auto xt : {NumType::fp16, NumType::bf16}) {
     for (auto yt : {NumType::fp16, NumType::bf16, NumType::fp32}) {
       for (bool flush : {false, true}) {
-        const ArithSpec a = fspec(xt, yt, flush);
+        const ArithSpec a = normcore::float_spec(xt, yt, flush);
         normcore::JobSettings j = normcore::float_job(a);
         int k = 0;
         for (const auto& [s, b] : pairs()) {
@@ -101,7 +90,7 @@ TEST(RefFloat, KernelOverATensorEqualsApplyFloat) {
   for (const Case& c :
        {Case{NumType::fp16, NumType::fp16, 7}, Case{NumType::bf16, NumType::fp32, 1},
         Case{NumType::fp16, NumType::integer, 5}, Case{NumType::integer, NumType::bf16, 3}}) {
-    const ArithSpec a = fspec(c.x, c.y, false);
+    const ArithSpec a = normcore::float_spec(c.x, c.y, false);
     const std::uint64_t channels = 3, total = 3 * 7 * 40 + 5;
     std::vector<std::int64_t> s, b;
     for (std::uint64_t i = 0; i < channels; ++i) {

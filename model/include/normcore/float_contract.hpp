@@ -55,6 +55,14 @@ double float_to_double(std::uint32_t bits, NumType t);
 // driver's float32 -> fp16/bf16 conversion use it. Integer arithmetic, like apply_float.
 std::uint32_t double_to_float(double v, NumType t, bool flush = false);
 
+// The widths a float datapath implies (the one rule; CoreConfig::apply_float_widths calls it): a
+// float x or y is 16 / 32 bits wide (float_bits), s and b are fp32 (sw = bw = 32). Integer sides
+// keep their widths. Nothing changes for an integer spec.
+void apply_float_widths(ArithSpec& spec);
+// A float spec: x and y of these types (an integer side: 8-bit signed), widths by
+// apply_float_widths.
+ArithSpec float_spec(NumType x, NumType y, bool flush_subnormals = false);
+
 // The default clamp of a float output: [-Inf, +Inf] (nothing clamped).
 JobSettings float_job(const ArithSpec& spec);
 
