@@ -35,6 +35,7 @@
 #include "normcore/npz.hpp"
 #include "normcore/params_file.hpp"
 #include "run_plan.hpp"
+#include "test_errors.hpp"
 #include "test_paths.hpp"
 
 namespace {
@@ -150,7 +151,8 @@ std::vector<Expected> flax_layers(const nlohmann::json& layers) {
 
 TEST(FlaxStablehlo, EveryFixtureRecognisedAndWithinTheBound) {
   const auto j = manifest("stablehlo");
-  ASSERT_GE(j["models"].size(), 6U);
+  ASSERT_GE(j["models"].size(), 7U);
+  ASSERT_TRUE(j["models"].contains("preact_bn") && j["models"].contains("concat_bn"));
   for (const auto& [model, info] : j["models"].items()) {
     SCOPED_TRACE(model);
     const auto dir = fixture_dir("stablehlo");
@@ -201,7 +203,8 @@ std::vector<Expected> torch_layers(const nlohmann::json& layers, bool eps_double
 // run_decompositions (_native_batch_norm_legit_no_training) and the decomposed aten chain.
 TEST(TorchExport, EveryFixtureRecognisedAndWithinTheBound) {
   const auto j = manifest("torch_export");
-  ASSERT_GE(j["models"].size(), 6U);
+  ASSERT_GE(j["models"].size(), 7U);
+  ASSERT_TRUE(j["models"].contains("preact_bn") && j["models"].contains("concat_bn"));
   const std::map<std::string, std::string> pattern = {
       {"", "batchnorm"}, {".legit", "batchnorm"}, {".aten", "decomposed"}};
   for (const auto& [model, info] : j["models"].items()) {
@@ -241,6 +244,60 @@ TEST(TorchExport, WeightsThroughStrides) {
   EXPECT_EQ(v.shape, (std::vector<std::int64_t>{8, 3, 3, 3}));
 }
 
+// torch.export.save pickles a weight that is a tensor subclass (use_pickle: torch 2.15's
+// _should_use_pickle; a plain tensor or Parameter is always raw bytes). preact_bn.pickled.pt2
+// holds the running statistics so: they stay without data, the layers are found but cannot be
+// planned (the message names the pickled buffers), and the model's safetensors bundle fills
+// them: the same parameters and the same run against torch as the unpickled archive.
+TEST(TorchExport, PickledWeightsFilledFromABundle) {
+  const auto j = manifest("torch_export");
+  ASSERT_TRUE(j.contains("pickled"));
+  const auto& pk = j["pickled"];
+  const auto dir = fixture_dir("torch_export");
+  const auto model = pk["model"].get<std::string>();
+  Graph g = normcore::import::load_torch_export(dir / pk["archive"].get<std::string>());
+  const auto vars = normcore::read_npz(dir / (model + ".npz"));
+  const auto names = pk["use_pickle"].get<std::vector<std::string>>();
+  ASSERT_EQ(names.size(), 4U);
+  int pickled = 0;
+  for (const auto& v : g.values) {
+    const bool is_pickled = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+      return v.origin == "buffer '" + n + "' (pickled by torch (a tensor subclass): not read)";
+    });
+    if (is_pickled) {
+      ++pickled;
+      EXPECT_FALSE(v.constant) << v.origin;
+    }
+  }
+  EXPECT_EQ(pickled, 4);
+  const int w = g.find("p_bn1_weight");  // not pickled: read from its raw entry
+  ASSERT_GE(w, 0);
+  ASSERT_TRUE(g.values[static_cast<std::size_t>(w)].constant);
+  EXPECT_EQ(g.values[static_cast<std::size_t>(w)].constant->data, vars.at("bn1.weight").as_double);
+
+  auto rec = normcore::import::recognise(g);
+  ASSERT_EQ(rec.layers.size(), 2U);
+  EXPECT_FALSE(rec.layers[0].complete);
+  normcore::import::PlanOptions opt;
+  opt.spec = normcore::load_manifest(device_manifest()).config.arith();
+  const std::string err =
+      normcore::test::error_of([&] { (void)normcore::import::make_plan(g, rec, opt); });
+  EXPECT_NE(err.find("parameters without data: 'b_bn1_running_mean' (buffer 'bn1.running_mean' "
+                     "(pickled by torch"),
+            std::string::npos)
+      << err;
+
+  normcore::import::attach_bundle(
+      g, normcore::import::load_bundle(dir / pk["bundle"].get<std::string>()));
+  rec = normcore::import::recognise(g);
+  const auto want = torch_layers(j["models"][model]["layers"], true);
+  ASSERT_EQ(rec.layers.size(), want.size());
+  EXPECT_TRUE(rec.near_misses.empty());
+  for (std::size_t i = 0; i < want.size(); ++i) check_layer(rec.layers[i], want[i], vars);
+  run_against_framework("torch.export.pickled", model, g, rec, want,
+                        normcore::read_npz(dir / (model + ".io.npz")));
+}
+
 TEST(TorchExport, TrainingModeRefused) {
   const auto path = fixture_dir("torch_export") / "train_bn.pt2";
   try {
@@ -259,7 +316,10 @@ TEST(TorchExport, TrainingModeRefused) {
 // arguments bound from the framework's own checkpoint (torch safetensors, Flax msgpack).
 TEST(Relay, EveryFixtureRecognisedAndWithinTheBound) {
   const auto j = manifest("relay");
-  ASSERT_GE(j["models"].size(), 6U);
+  ASSERT_GE(j["models"].size(), 10U);
+  for (const char* m : {"preact_bn", "concat_bn", "nhwc_preact_bn", "nhwc_concat_bn"}) {
+    ASSERT_TRUE(j["models"].contains(m)) << m;
+  }
   for (const auto& [model, info] : j["models"].items()) {
     for (const std::string variant : {"", ".simplified"}) {
       SCOPED_TRACE(model + variant);
@@ -289,7 +349,8 @@ TEST(Relay, EveryFixtureRecognisedAndWithinTheBound) {
 
 TEST(TorchTosa, EveryFixtureRecognisedAndWithinTheBound) {
   const auto j = manifest("tosa");
-  ASSERT_GE(j["models"].size(), 5U);
+  ASSERT_GE(j["models"].size(), 6U);
+  ASSERT_TRUE(j["models"].contains("preact_bn") && j["models"].contains("concat_bn"));
   for (const auto& [model, info] : j["models"].items()) {
     SCOPED_TRACE(model);
     const auto dir = fixture_dir("tosa");
