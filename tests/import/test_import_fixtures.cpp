@@ -26,7 +26,9 @@
 #include "normcore/driver.hpp"
 #include "normcore/fold.hpp"
 #include "normcore/import/bundle.hpp"
+#include "normcore/import/hlo.hpp"
 #include "normcore/import/mlir.hpp"
+#include "normcore/import/onnx.hpp"
 #include "normcore/import/plan.hpp"
 #include "normcore/import/recognise.hpp"
 #include "normcore/import/relay.hpp"
@@ -168,6 +170,32 @@ TEST(FlaxStablehlo, EveryFixtureRecognisedAndWithinTheBound) {
       check_layer(rec.layers[i], want[i], vars);
     }
     run_against_framework("flax stablehlo", model, g, rec, want,
+                          normcore::read_npz(dir / (model + ".io.npz")));
+  }
+}
+
+// The same Flax lowerings as XLA HLO text (`.as_text(dialect="hlo")`): parameters named
+// variables__params____BatchNorm_0____scale__.1, bound from the .npz bundle by role.
+TEST(FlaxHlo, EveryFixtureRecognisedAndWithinTheBound) {
+  const auto j = manifest("stablehlo");
+  ASSERT_GE(j["models"].size(), 7U);
+  for (const auto& [model, info] : j["models"].items()) {
+    SCOPED_TRACE(model);
+    const auto dir = fixture_dir("stablehlo");
+    Graph g = normcore::import::load_hlo(dir / (model + ".hlo"));
+    EXPECT_EQ(g.format, "hlo");
+    normcore::import::attach_bundle(g, normcore::import::load_bundle(dir / (model + ".npz")));
+    const auto rec = normcore::import::recognise(g);
+    auto want = flax_layers(info["layers"]);
+    for (auto& e : want) e.eps_double = true;  // HLO prints eps as 1e-05: read as that double
+    ASSERT_EQ(rec.layers.size(), want.size());
+    EXPECT_TRUE(rec.near_misses.empty());
+    const auto vars = normcore::read_npz(dir / (model + ".npz"));
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(rec.layers[i].pattern, "decomposed");
+      check_layer(rec.layers[i], want[i], vars);
+    }
+    run_against_framework("flax hlo", model, g, rec, want,
                           normcore::read_npz(dir / (model + ".io.npz")));
   }
 }
@@ -345,6 +373,51 @@ TEST(Relay, EveryFixtureRecognisedAndWithinTheBound) {
                             normcore::read_npz(src / info["io"].get<std::string>()));
     }
   }
+}
+
+// torch.onnx.export (dynamo, opset 20) of the TOSA fixtures' models: by default it folds a BN
+// that follows a Conv / Gemm into its weights (the file has no BatchNormalization for it, and an
+// import that finds none says the conv may include it); optimize=False keeps every BN.
+TEST(TorchOnnx, EveryFixtureRecognisedAndWithinTheBound) {
+  const auto j = manifest("onnx");
+  ASSERT_GE(j["models"].size(), 6U);
+  int kept = 0, folded = 0;
+  for (const auto& [model, info] : j["models"].items()) {
+    const auto dir = fixture_dir("onnx");
+    const auto all = torch_layers(info["layers"], false);  // epsilon is a float attribute
+    const auto vars = normcore::read_npz(dir / (model + ".npz"));
+    for (const auto& [file, f] : info["files"].items()) {
+      SCOPED_TRACE(file);
+      const Graph g = normcore::import::load_onnx(dir / file);
+      const auto rec = normcore::import::recognise(g);
+      std::vector<Expected> want;  // the modules whose BatchNormalization torch left
+      for (const auto& m : f["bn_modules"]) {
+        const auto it = std::find_if(all.begin(), all.end(), [&](const Expected& e) {
+          return e.io == m.get<std::string>();
+        });
+        ASSERT_NE(it, all.end());
+        want.push_back(*it);
+      }
+      kept += static_cast<int>(want.size());
+      folded += static_cast<int>(all.size() - want.size());
+      ASSERT_EQ(rec.layers.size(), want.size());
+      EXPECT_TRUE(rec.near_misses.empty());
+      if (want.empty()) {
+        EXPECT_NE(rec.note.find("may already include it"), std::string::npos) << rec.note;
+        continue;
+      }
+      EXPECT_EQ(rec.note, "");
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(rec.layers[i].name, want[i].io);  // from the initializers' names
+        EXPECT_EQ(rec.layers[i].pattern, "batchnorm");
+        check_layer(rec.layers[i], want[i], vars);
+      }
+      run_against_framework("torch onnx" + file.substr(model.size()), model, g, rec, want,
+                            normcore::read_npz(dir / (model + ".io.npz")));
+    }
+  }
+  EXPECT_GT(folded, 0) << "torch's default export folds conv + BN";
+  EXPECT_GE(kept, 12);
 }
 
 TEST(TorchTosa, EveryFixtureRecognisedAndWithinTheBound) {
