@@ -71,6 +71,7 @@ class Builder {
       }
       graph_.outputs.push_back(it->second);
     }
+    check_bn_statistics_unused(graph_);
     return std::move(graph_);
   }
 
