@@ -100,20 +100,25 @@ TEST(ImportGaps, WrongHloResultShapeIsAnError) {
 
 TEST(ImportGaps, OnnxIsTestZeroIsTrainingInOpset6) {
   using namespace onnx_build;
-  for (const std::int64_t is_test : {0, 1}) {
-    auto f = onnx_explicit_bn(OnnxLayout::nchw, 9);
-    onnx::ModelProto m;
-    ASSERT_TRUE(m.ParseFromArray(f.bytes.data(), static_cast<int>(f.bytes.size())));
-    m.mutable_opset_import(0)->set_version(6);
-    attr_i(*m.mutable_graph()->mutable_node(0), "is_test", is_test);
-    const auto bytes = serialize(m);
-    const std::string msg = error_of([&] { (void)normcore::import::parse_onnx(bytes, "m.onnx"); });
-    if (is_test == 0) {
-      EXPECT_NE(msg.find("node 'bn1' (BatchNormalization): is_test=0 (training-mode"),
-                std::string::npos)
-          << msg;
-    } else {
-      EXPECT_EQ(msg, "(no error)");
+  for (const std::int64_t is_test : {0, 1, -1}) {  // -1: no is_test attribute (its default, 0)
+    for (const int opset : {6, 7}) {
+      SCOPED_TRACE(std::to_string(is_test) + " opset " + std::to_string(opset));
+      auto f = onnx_explicit_bn(OnnxLayout::nchw, 9);
+      onnx::ModelProto m;
+      ASSERT_TRUE(m.ParseFromArray(f.bytes.data(), static_cast<int>(f.bytes.size())));
+      m.mutable_opset_import(0)->set_version(opset);
+      if (is_test >= 0) attr_i(*m.mutable_graph()->mutable_node(0), "is_test", is_test);
+      const auto bytes = serialize(m);
+      const std::string msg =
+          error_of([&] { (void)normcore::import::parse_onnx(bytes, "m.onnx"); });
+      if (is_test == 0 || (is_test < 0 && opset == 6)) {  // opset 7 has no is_test: inference
+        EXPECT_NE(msg.find("node 'bn1' (BatchNormalization): is_test=0 (training-mode"),
+                  std::string::npos)
+            << msg;
+        EXPECT_EQ(msg.find("where 0 is the default") != std::string::npos, is_test < 0) << msg;
+      } else {
+        EXPECT_EQ(msg, "(no error)");
+      }
     }
   }
 }
