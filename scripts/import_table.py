@@ -131,7 +131,7 @@ def run(cmd):
 
 def one(args, tmp, fmt, model, path, bundle, io_path, want, every):
     """Imports one fixture, runs each layer on ref: against the framework; the table row and
-    (ok, [(error, bound)])."""
+    (ok, [(error, bound)], near misses)."""
     io = Npz(io_path)
     ymax = max((abs(v) for k in want for v in io.get(k + "/y")), default=1.0)
     in_scale = io.get(want[0] + "/in_scale")[0] if want else 0.0625
@@ -171,7 +171,7 @@ def one(args, tmp, fmt, model, path, bundle, io_path, want, every):
     row = "| %s | %s | `%s` | %s | %d | %s |" % (
         fmt, model, os.path.relpath(path, FX), found, len(pj["near_misses"]),
         "; ".join(errs) if errs else "-")
-    return row, ok, measured
+    return row, ok, measured, len(pj["near_misses"])
 
 
 def main():
@@ -184,25 +184,26 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for fx in fixtures():
             try:
-                row, ok, measured = one(args, tmp, *fx)
+                row, ok, measured, near = one(args, tmp, *fx)
             except RuntimeError as e:
-                row, ok, measured = "| %s | %s | `%s` | error | - | %s |" % (
-                    fx[0], fx[1], os.path.relpath(fx[2], FX), str(e).splitlines()[0]), False, []
+                row, ok, measured, near = "| %s | %s | `%s` | error | - | %s |" % (
+                    fx[0], fx[1], os.path.relpath(fx[2], FX), str(e).splitlines()[0]), False, [], 0
             rows.append(row)
             bad += not ok
             if not ok:
                 print("NOT OK: " + row, file=sys.stderr)
-            f = family.setdefault(fx[0].split(" (")[0].split(" +")[0], [0, 0, 0, []])
+            f = family.setdefault(fx[0].split(" (")[0].split(" +")[0], [0, 0, 0, [], 0])
             f[0] += 1
             f[1] += len(fx[6])
             f[2] += not ok
             f[3] += measured
-    print("| format | files | BN layers (framework) | runs on ref: | max error (LSB) | "
-          "bounds (LSB) | max error / bound | not ok |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name, (files, nbn, nbad, m) in family.items():
-        print("| %s | %d | %d | %d | %.4f | %.4f-%.4f | %.4f | %d |" % (
-            name, files, nbn, len(m), max(e for e, _ in m), min(b for _, b in m),
+            f[4] += near
+    print("| format | files | BN layers (framework) | found and run on ref: | near misses | "
+          "max error (LSB) | bounds (LSB) | max error / bound | not ok |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, (files, nbn, nbad, m, near) in family.items():
+        print("| %s | %d | %d | %d | %d | %.4f | %.4f-%.4f | %.4f | %d |" % (
+            name, files, nbn, len(m), near, max(e for e, _ in m), min(b for _, b in m),
             max(b for _, b in m), max(e / b for e, b in m), nbad))
     print()
     print("| format | model | file | BN layers found | near misses | max error / bound "
