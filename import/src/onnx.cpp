@@ -58,6 +58,9 @@ class Builder {
   Builder(const onnx::ModelProto& model, const std::string& source) : g_(model.graph()) {
     graph_.source = source;
     graph_.format = "onnx";
+    for (const auto& o : model.opset_import()) {
+      if (default_domain(o.domain())) opset_ = o.version();
+    }
   }
 
   Graph build() {
@@ -71,6 +74,7 @@ class Builder {
       }
       graph_.outputs.push_back(it->second);
     }
+    check_bn_statistics_unused(graph_);
     return std::move(graph_);
   }
 
@@ -80,6 +84,7 @@ class Builder {
   std::unordered_map<std::string, int> by_name_;
   std::unordered_map<std::string, const onnx::TypeProto*> declared_;
   std::map<int, std::string> no_data_;  // value -> why it has no constant data
+  std::int64_t opset_ = 0;              // of the default domain (0: not declared)
 
   [[noreturn]] void fail(const std::string& msg) const { throw Error(graph_.source + ": " + msg); }
 
@@ -461,10 +466,12 @@ class Builder {
            ": training_mode=1 (training-mode batch normalisation) is not supported; "
            "export the model in inference (eval) mode");
     }
-    if (find_attr(n, "is_test") != nullptr && attr_int(n, "is_test", 0) == 0) {
-      fail(loc +
-           ": is_test=0 (training-mode batch normalisation, opset <= 6) is not supported; "
-           "export the model in inference (eval) mode");
+    // Up to opset 6 is_test exists and defaults to 0: training, unless it says is_test=1.
+    if (find_attr(n, "is_test") != nullptr ? attr_int(n, "is_test", 0) == 0
+                                           : opset_ > 0 && opset_ <= 6) {
+      fail(loc + ": is_test=0 (training-mode batch normalisation, opset <= 6" +
+           (find_attr(n, "is_test") ? "" : ", where 0 is the default") +
+           ") is not supported; export the model in inference (eval) mode");
     }
     if (attr_int(n, "spatial", 1) == 0) {
       fail(loc + ": spatial=0 (per-activation statistics) is not supported");

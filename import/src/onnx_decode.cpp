@@ -302,4 +302,25 @@ std::int64_t product(const Shape& s) {
   return p;
 }
 
+void check_bn_statistics_unused(const Graph& g) {
+  std::vector<char> used(g.values.size(), 0);
+  for (const auto& n : g.nodes) {
+    for (int v : n.inputs) {
+      if (v >= 0) used[static_cast<std::size_t>(v)] = 1;
+    }
+  }
+  for (int v : g.outputs) used[static_cast<std::size_t>(v)] = 1;
+  for (const auto& n : g.nodes) {
+    if (n.op != "bn") continue;
+    for (std::size_t k = 1; k < n.outputs.size(); ++k) {
+      const auto v = static_cast<std::size_t>(n.outputs[k]);
+      if (used[v] == 0) continue;
+      throw Error(g.source + ": " + n.location + ": its batch-statistics output '" +
+                  g.values[v].name +
+                  "' is used (training-mode batch normalisation) and is not supported; export "
+                  "the model in inference (eval) mode");
+    }
+  }
+}
+
 }  // namespace normcore::import::onnx_detail

@@ -34,4 +34,9 @@ std::optional<Shape> attr_ints(const onnx::NodeProto& n, const std::string& name
 // Generic attribute copy for ops the recogniser does not interpret ("other:*", conv, matmul).
 Attr convert_attr(const onnx::AttributeProto& a);
 
+// Training semantics in every opset: a BatchNormalization whose batch-statistics output (1-4:
+// running / saved mean and var) is consumed or a graph output is an Error, as training_mode=1
+// and is_test=0 are.
+void check_bn_statistics_unused(const Graph& g);
+
 }  // namespace normcore::import::onnx_detail

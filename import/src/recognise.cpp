@@ -138,7 +138,8 @@ std::string no_bn_note(const Graph& g, const Recognition& rec) {
            std::to_string(count) +
            " conv / matmul in all) may already include it: exporters "
            "fold an eval-mode BN into the conv's weights and bias (torch.onnx.export does by "
-           "default; training=torch.onnx.TrainingMode.PRESERVE keeps the BatchNormalization)";
+           "default; optimize=False keeps the BatchNormalization, or with dynamo=False "
+           "training=torch.onnx.TrainingMode.PRESERVE)";
   }
   return "no batch norm: " + std::to_string(g.nodes.size()) +
          " op(s), none a batch norm or a per-channel multiply-add chain";

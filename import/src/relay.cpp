@@ -45,6 +45,11 @@ const std::map<std::string, std::string>& op_table() {
   return k;
 }
 
+// Relay ops whose (one) operand is a tuple of tensors.
+bool takes_tuple(const std::string& name) {
+  return name == "concatenate" || name == "stack";
+}
+
 bool elementwise(const std::string& op) {
   return op == "add" || op == "sub" || op == "mul" || op == "div" || op == "pow" || op == "max" ||
          op == "min";
@@ -176,6 +181,7 @@ class Lowering {
 
   std::vector<int> call(const RExpr& e);
   std::vector<std::int64_t> infer(const RExpr& e, const Node& n) const;
+  std::vector<std::int64_t> concat_shape(const RExpr& e, const Node& n) const;
   void bn_node(const RExpr& e, Node& n);
 };
 
@@ -218,6 +224,7 @@ std::vector<std::int64_t> Lowering::infer(const RExpr& e, const Node& n) const {
     out.insert(out.begin() + pos, static_cast<std::size_t>(k), 1);
     return out;
   }
+  if (e.name == "concatenate") return concat_shape(e, n);
   if (n.op == "bn" || n.op == "relu" || n.op == "clamp" || n.op == "convert" ||
       n.op == "identity" || n.op == "sqrt" || n.op == "rsqrt" || n.op == "neg" ||
       e.name == "nn.bias_add") {
@@ -226,11 +233,45 @@ std::vector<std::int64_t> Lowering::infer(const RExpr& e, const Node& n) const {
   return {-2};  // unknown
 }
 
+// concatenate: the fields' shapes summed along `axis` (default 0); unknown (-2) when a field's
+// shape is; fields that disagree elsewhere, or an axis out of range, are errors.
+std::vector<std::int64_t> Lowering::concat_shape(const RExpr& e, const Node& n) const {
+  std::vector<std::int64_t> out;
+  if (n.inputs.empty()) return {-2};
+  for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+    const Value& x = g_.values[static_cast<std::size_t>(n.inputs[k])];
+    if (!x.shape_known) return {-2};
+    if (k == 0) {
+      out = x.shape;
+      continue;
+    }
+    auto ax = e.attrs.contains("axis") && e.attrs.at("axis").i ? *e.attrs.at("axis").i : 0;
+    if (ax < 0) ax += static_cast<std::int64_t>(out.size());
+    if (ax < 0 || ax >= static_cast<std::int64_t>(out.size())) {
+      fail(e.pos, "concatenate axis is out of range for " + shape_str(out));
+    }
+    const auto a = static_cast<std::size_t>(ax);
+    auto want = out;
+    if (x.shape.size() == out.size()) want[a] = x.shape[a];
+    if (x.shape != want) {
+      fail(e.pos, "concatenate: " + shape_str(x.shape) + " does not fit " + shape_str(out));
+    }
+    out[a] += x.shape[a];
+  }
+  return out;
+}
+
 std::vector<int> Lowering::call(const RExpr& e) {
   Node n;
   n.name = e.name + "_" + std::to_string(e.pos.line);
   n.location = "line " + std::to_string(e.pos.line) + " (" + e.name + ")";
-  for (const auto& a : e.args) n.inputs.push_back(one(*a));
+  for (const auto& a : e.args) {
+    if (takes_tuple(e.name)) {  // concatenate((%a, %b), axis=1): the fields are the inputs
+      for (int v : eval(*a)) n.inputs.push_back(v);
+    } else {
+      n.inputs.push_back(one(*a));
+    }
+  }
   auto it = op_table().find(e.name);
   n.op = it == op_table().end() ? "other:" + e.name : it->second;
   if (n.op == "bn") bn_node(e, n);
@@ -280,13 +321,14 @@ std::vector<int> Lowering::call(const RExpr& e) {
     v.producer = id;
     n.outputs.push_back(g_.add_value(std::move(v)));
   }
-  // Elementwise result types must be the broadcast of the operands'.
-  if (e.ty.given && !e.ty.tuple && elementwise(n.op)) {
+  // Elementwise result types must be the broadcast of the operands', concatenate's their sum.
+  if (e.ty.given && !e.ty.tuple && (elementwise(n.op) || e.name == "concatenate")) {
     const auto want = infer(e, n);
     const Value& out = g_.values[static_cast<std::size_t>(n.outputs[0])];
     if (!(want.size() == 1 && want[0] == -2) && out.shape_known && want != out.shape) {
-      fail(e.pos, e.name + ": result type " + shape_str(out.shape) +
-                      " is not the broadcast of its operands " + shape_str(want));
+      fail(e.pos, e.name + ": result type " + shape_str(out.shape) + " is not the " +
+                      (elementwise(n.op) ? "broadcast" : "concatenation") + " of its operands " +
+                      shape_str(want));
     }
   }
   g_.nodes.push_back(std::move(n));

@@ -201,7 +201,7 @@ std::map<std::string, te::Stored> stored_tensors(const Archive& a, const std::st
     if (!e.is_object() || !e.contains("tensor_meta")) throw Error(what + ": no tensor_meta");
     s.meta = te::tensor_meta(e["tensor_meta"], what);
     if (e.value("use_pickle", false)) {
-      s.note = "pickled in the archive (not read): give it in --params";
+      s.note = "pickled by torch (a tensor subclass): not read";
     } else {
       const std::string member = a.prefix + dir + e.value("path_name", std::string());
       if (std::find(members.begin(), members.end(), member) == members.end()) {

@@ -145,3 +145,69 @@ def test_import_model_mlir_errors(manifest, tmp_path):
     with pytest.raises(normcore.Error,
                        match="format: 'caffe' is not onnx, hlo, mlir, torch.export or relay"):
         normcore.import_model(typo, spec=manifest, format="caffe")
+
+
+def _layers_against_framework(plan, io, manifest, keys):
+    """Every layer of `plan` run on ref: vs the framework's float output (LSB); the errors."""
+    assert len(plan.layers) == len(keys)
+    errs = []
+    with normcore.Accelerator.open("ref:" + manifest) as acc:
+        for i, (layer, key) in enumerate(zip(plan.layers, keys)):
+            x = io[f"{key}/x"].astype(np.int8)
+            assert tuple(layer.shape) == x.shape
+            y = acc.run(acc.upload(plan.params(i)), x, channel_axis=layer.channel_axis)
+            f = io[f"{key}/y"].astype(np.float64)
+            if layer.activation == "relu":
+                f = np.maximum(f, 0)
+            ref = np.clip(f / OUT_SCALE, -128, 127)
+            err = np.abs(y.astype(np.float64) - ref).max()
+            assert 0 < err <= layer.worst_error + 1e-3, (key, err, layer.worst_error)
+            errs.append(err)
+    return errs
+
+
+# (file, bundle, format, the framework's BN keys in graph order, io.npz): every format the CLI
+# reads, on the framework-made pre-activation (ResNet v2) and BN-after-concat fixtures.
+EVERY_FORMAT = [
+    ("onnx/preact_bn.noopt.onnx", None, "onnx", ["bn1", "bn2"], "onnx/preact_bn.io.npz"),
+    ("onnx/concat_bn.onnx", None, "onnx", ["bn"], "onnx/concat_bn.io.npz"),
+    ("stablehlo/preact_bn.hlo", "stablehlo/preact_bn.npz", "hlo", ["BatchNorm_0", "BatchNorm_1"],
+     "stablehlo/preact_bn.io.npz"),
+    ("stablehlo/preact_bn.mlir", "stablehlo/preact_bn.msgpack", "mlir",
+     ["BatchNorm_0", "BatchNorm_1"], "stablehlo/preact_bn.io.npz"),
+    ("tosa/preact_bn.mlir", None, "mlir", ["bn1", "bn2"], "tosa/preact_bn.io.npz"),
+    ("torch_export/preact_bn.pt2", None, "torch.export", ["bn1", "bn2"],
+     "torch_export/preact_bn.io.npz"),
+    ("torch_export/preact_bn.aten.pt2", None, "torch.export", ["bn1", "bn2"],
+     "torch_export/preact_bn.io.npz"),
+    ("torch_export/preact_bn.pickled.pt2", "torch_export/preact_bn.safetensors", "torch.export",
+     ["bn1", "bn2"], "torch_export/preact_bn.io.npz"),
+    ("relay/preact_bn.simplified.relay", "torch_export/preact_bn.safetensors", "relay",
+     ["bn1", "bn2"], "torch_export/preact_bn.io.npz"),
+    ("relay/concat_bn.relay", "torch_export/concat_bn.safetensors", "relay", ["bn"],
+     "torch_export/concat_bn.io.npz"),
+    ("relay/nhwc_concat_bn.relay", "stablehlo/concat_bn.msgpack", "relay", ["BatchNorm_0"],
+     "stablehlo/concat_bn.io.npz"),
+]
+
+
+@pytest.mark.parametrize("src,bundle,fmt,keys,io", EVERY_FORMAT,
+                         ids=[e[0] for e in EVERY_FORMAT])
+def test_import_model_every_format(manifest, src, bundle, fmt, keys, io):
+    io = np.load(FIXTURES / io)
+    kw = dict(spec=manifest, in_quant=(float(io[f"{keys[0]}/in_scale"]), 0),
+              out_quant=(OUT_SCALE, 0))
+    if bundle:
+        kw["bundle"] = FIXTURES / bundle
+    plan = normcore.import_model(FIXTURES / src, **kw)
+    assert plan.format == fmt
+    _layers_against_framework(plan, io, manifest, keys)
+    nhwc = src.startswith(("stablehlo/", "relay/nhwc"))
+    assert all(layer.layout == ("nhwc" if nhwc else "nchw") for layer in plan.layers)
+
+
+def test_import_model_pickled_weights_need_a_bundle(manifest):
+    """torch.export.save pickles tensor-subclass weights (use_pickle): not read, so the import
+    names them until a bundle gives them (test_import_model_every_format fills them)."""
+    with pytest.raises(normcore.Error, match=r"'bn1\.running_mean' \(pickled by torch"):
+        normcore.import_model(FIXTURES / "torch_export" / "preact_bn.pickled.pt2", spec=manifest)

@@ -366,5 +366,28 @@ expect_error "truncated safetensors" 2 "cut.safetensors" "$work/p_bad" -- \
   "$bin" import "$fx/relay/multi_bn.relay" --params "$work/cut.safetensors" --config "$m_def" \
   -o "$work/p_bad"
 
+# torch.export with pickled weights (a tensor subclass: use_pickle): refused without a bundle,
+# naming the buffer; the model's safetensors fills them.
+expect_error "torch.export pickled weights, no bundle" 2 \
+  "'b_bn1_running_mean' (buffer 'bn1.running_mean' (pickled by torch" "$work/p_bad" -- \
+  "$bin" import "$fx/torch_export/preact_bn.pickled.pt2" --config "$m_def" -o "$work/p_bad"
+expect_ok "torch.export pickled weights + safetensors" "2 batch norm(s), 0 near miss(es)" -- \
+  "$bin" import "$fx/torch_export/preact_bn.pickled.pt2" \
+  --params "$fx/torch_export/preact_bn.safetensors" --config "$m_def" -o "$work/plan_pk"
+expect_ok "run pickled plan" " ok" -- "$bin" run --plan "$work/plan_pk" --device "ref:$m_def"
+# A torch ONNX export whose BN torch folded into the conv: the note says where it went.
+expect_ok "onnx with the BN folded by torch" "may already include it" -- \
+  "$bin" import "$fx/onnx/conv_bn_relu.onnx" --config "$m_def" -o "$work/plan_fold"
+
+# Every committed framework fixture (StableHLO, HLO, TOSA, torch.export, Relay, ONNX): imported,
+# each layer run on ref: with the framework's quantised BN input, within the fold bound of the
+# framework's own float output (scripts/import_table.py, the table of docs/import.md).
+if python3 "$(dirname "$0")/../../scripts/import_table.py" --normcore "$bin" --manifest "$m_def" \
+  --check > "$work/table.md" 2> "$work/table.err"; then
+  ok
+else
+  bad "import_table.py --check: $(cat "$work/table.err")"
+fi
+
 echo "cli_import: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -292,6 +292,8 @@ inline OnnxFixture onnx_explicit_bn(OnnxLayout layout = OnnxLayout::nchw, int op
     attr_i(bn, "training_mode", 1);
   } else if (opset == 14) {
     attr_i(bn, "training_mode", 0);
+  } else if (opset <= 6) {
+    attr_i(bn, "is_test", 1);  // its default, 0, is training mode
   }
   f.bytes = serialize(m);
   return f;
@@ -433,8 +435,10 @@ inline OnnxFixture onnx_bn_clip(int opset, float lo = 0.0f, float hi = 6.0f) {
   initializer(g, "bias", {C}, f.bn.beta);
   initializer(g, "mean", {C}, f.bn.mean);
   initializer(g, "var", {C}, f.bn.var);
-  attr_f(node(g, "BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"bn_out"}, "bn1"),
-         "epsilon", 1e-3f);
+  auto& bn =
+      node(g, "BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"bn_out"}, "bn1");
+  attr_f(bn, "epsilon", 1e-3f);
+  if (opset <= 6) attr_i(bn, "is_test", 1);  // inference (the opset-6 default, 0, trains)
   if (opset < 11) {
     auto& clip = node(g, "Clip", {"bn_out"}, {"y"}, "clip1");
     attr_f(clip, "min", lo);

@@ -26,7 +26,9 @@
 #include "normcore/driver.hpp"
 #include "normcore/fold.hpp"
 #include "normcore/import/bundle.hpp"
+#include "normcore/import/hlo.hpp"
 #include "normcore/import/mlir.hpp"
+#include "normcore/import/onnx.hpp"
 #include "normcore/import/plan.hpp"
 #include "normcore/import/recognise.hpp"
 #include "normcore/import/relay.hpp"
@@ -35,6 +37,7 @@
 #include "normcore/npz.hpp"
 #include "normcore/params_file.hpp"
 #include "run_plan.hpp"
+#include "test_errors.hpp"
 #include "test_paths.hpp"
 
 namespace {
@@ -150,7 +153,8 @@ std::vector<Expected> flax_layers(const nlohmann::json& layers) {
 
 TEST(FlaxStablehlo, EveryFixtureRecognisedAndWithinTheBound) {
   const auto j = manifest("stablehlo");
-  ASSERT_GE(j["models"].size(), 6U);
+  ASSERT_GE(j["models"].size(), 7U);
+  ASSERT_TRUE(j["models"].contains("preact_bn") && j["models"].contains("concat_bn"));
   for (const auto& [model, info] : j["models"].items()) {
     SCOPED_TRACE(model);
     const auto dir = fixture_dir("stablehlo");
@@ -166,6 +170,32 @@ TEST(FlaxStablehlo, EveryFixtureRecognisedAndWithinTheBound) {
       check_layer(rec.layers[i], want[i], vars);
     }
     run_against_framework("flax stablehlo", model, g, rec, want,
+                          normcore::read_npz(dir / (model + ".io.npz")));
+  }
+}
+
+// The same Flax lowerings as XLA HLO text (`.as_text(dialect="hlo")`): parameters named
+// variables__params____BatchNorm_0____scale__.1, bound from the .npz bundle by role.
+TEST(FlaxHlo, EveryFixtureRecognisedAndWithinTheBound) {
+  const auto j = manifest("stablehlo");
+  ASSERT_GE(j["models"].size(), 7U);
+  for (const auto& [model, info] : j["models"].items()) {
+    SCOPED_TRACE(model);
+    const auto dir = fixture_dir("stablehlo");
+    Graph g = normcore::import::load_hlo(dir / (model + ".hlo"));
+    EXPECT_EQ(g.format, "hlo");
+    normcore::import::attach_bundle(g, normcore::import::load_bundle(dir / (model + ".npz")));
+    const auto rec = normcore::import::recognise(g);
+    auto want = flax_layers(info["layers"]);
+    for (auto& e : want) e.eps_double = true;  // HLO prints eps as 1e-05: read as that double
+    ASSERT_EQ(rec.layers.size(), want.size());
+    EXPECT_TRUE(rec.near_misses.empty());
+    const auto vars = normcore::read_npz(dir / (model + ".npz"));
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(rec.layers[i].pattern, "decomposed");
+      check_layer(rec.layers[i], want[i], vars);
+    }
+    run_against_framework("flax hlo", model, g, rec, want,
                           normcore::read_npz(dir / (model + ".io.npz")));
   }
 }
@@ -201,7 +231,8 @@ std::vector<Expected> torch_layers(const nlohmann::json& layers, bool eps_double
 // run_decompositions (_native_batch_norm_legit_no_training) and the decomposed aten chain.
 TEST(TorchExport, EveryFixtureRecognisedAndWithinTheBound) {
   const auto j = manifest("torch_export");
-  ASSERT_GE(j["models"].size(), 6U);
+  ASSERT_GE(j["models"].size(), 7U);
+  ASSERT_TRUE(j["models"].contains("preact_bn") && j["models"].contains("concat_bn"));
   const std::map<std::string, std::string> pattern = {
       {"", "batchnorm"}, {".legit", "batchnorm"}, {".aten", "decomposed"}};
   for (const auto& [model, info] : j["models"].items()) {
@@ -241,6 +272,60 @@ TEST(TorchExport, WeightsThroughStrides) {
   EXPECT_EQ(v.shape, (std::vector<std::int64_t>{8, 3, 3, 3}));
 }
 
+// torch.export.save pickles a weight that is a tensor subclass (use_pickle: torch 2.15's
+// _should_use_pickle; a plain tensor or Parameter is always raw bytes). preact_bn.pickled.pt2
+// holds the running statistics so: they stay without data, the layers are found but cannot be
+// planned (the message names the pickled buffers), and the model's safetensors bundle fills
+// them: the same parameters and the same run against torch as the unpickled archive.
+TEST(TorchExport, PickledWeightsFilledFromABundle) {
+  const auto j = manifest("torch_export");
+  ASSERT_TRUE(j.contains("pickled"));
+  const auto& pk = j["pickled"];
+  const auto dir = fixture_dir("torch_export");
+  const auto model = pk["model"].get<std::string>();
+  Graph g = normcore::import::load_torch_export(dir / pk["archive"].get<std::string>());
+  const auto vars = normcore::read_npz(dir / (model + ".npz"));
+  const auto names = pk["use_pickle"].get<std::vector<std::string>>();
+  ASSERT_EQ(names.size(), 4U);
+  int pickled = 0;
+  for (const auto& v : g.values) {
+    const bool is_pickled = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+      return v.origin == "buffer '" + n + "' (pickled by torch (a tensor subclass): not read)";
+    });
+    if (is_pickled) {
+      ++pickled;
+      EXPECT_FALSE(v.constant) << v.origin;
+    }
+  }
+  EXPECT_EQ(pickled, 4);
+  const int w = g.find("p_bn1_weight");  // not pickled: read from its raw entry
+  ASSERT_GE(w, 0);
+  ASSERT_TRUE(g.values[static_cast<std::size_t>(w)].constant);
+  EXPECT_EQ(g.values[static_cast<std::size_t>(w)].constant->data, vars.at("bn1.weight").as_double);
+
+  auto rec = normcore::import::recognise(g);
+  ASSERT_EQ(rec.layers.size(), 2U);
+  EXPECT_FALSE(rec.layers[0].complete);
+  normcore::import::PlanOptions opt;
+  opt.spec = normcore::load_manifest(device_manifest()).config.arith();
+  const std::string err =
+      normcore::test::error_of([&] { (void)normcore::import::make_plan(g, rec, opt); });
+  EXPECT_NE(err.find("parameters without data: 'b_bn1_running_mean' (buffer 'bn1.running_mean' "
+                     "(pickled by torch"),
+            std::string::npos)
+      << err;
+
+  normcore::import::attach_bundle(
+      g, normcore::import::load_bundle(dir / pk["bundle"].get<std::string>()));
+  rec = normcore::import::recognise(g);
+  const auto want = torch_layers(j["models"][model]["layers"], true);
+  ASSERT_EQ(rec.layers.size(), want.size());
+  EXPECT_TRUE(rec.near_misses.empty());
+  for (std::size_t i = 0; i < want.size(); ++i) check_layer(rec.layers[i], want[i], vars);
+  run_against_framework("torch.export.pickled", model, g, rec, want,
+                        normcore::read_npz(dir / (model + ".io.npz")));
+}
+
 TEST(TorchExport, TrainingModeRefused) {
   const auto path = fixture_dir("torch_export") / "train_bn.pt2";
   try {
@@ -259,7 +344,10 @@ TEST(TorchExport, TrainingModeRefused) {
 // arguments bound from the framework's own checkpoint (torch safetensors, Flax msgpack).
 TEST(Relay, EveryFixtureRecognisedAndWithinTheBound) {
   const auto j = manifest("relay");
-  ASSERT_GE(j["models"].size(), 6U);
+  ASSERT_GE(j["models"].size(), 10U);
+  for (const char* m : {"preact_bn", "concat_bn", "nhwc_preact_bn", "nhwc_concat_bn"}) {
+    ASSERT_TRUE(j["models"].contains(m)) << m;
+  }
   for (const auto& [model, info] : j["models"].items()) {
     for (const std::string variant : {"", ".simplified"}) {
       SCOPED_TRACE(model + variant);
@@ -287,9 +375,55 @@ TEST(Relay, EveryFixtureRecognisedAndWithinTheBound) {
   }
 }
 
+// torch.onnx.export (dynamo, opset 20) of the TOSA fixtures' models: by default it folds a BN
+// that follows a Conv / Gemm into its weights (the file has no BatchNormalization for it, and an
+// import that finds none says the conv may include it); optimize=False keeps every BN.
+TEST(TorchOnnx, EveryFixtureRecognisedAndWithinTheBound) {
+  const auto j = manifest("onnx");
+  ASSERT_GE(j["models"].size(), 6U);
+  int kept = 0, folded = 0;
+  for (const auto& [model, info] : j["models"].items()) {
+    const auto dir = fixture_dir("onnx");
+    const auto all = torch_layers(info["layers"], false);  // epsilon is a float attribute
+    const auto vars = normcore::read_npz(dir / (model + ".npz"));
+    for (const auto& [file, f] : info["files"].items()) {
+      SCOPED_TRACE(file);
+      const Graph g = normcore::import::load_onnx(dir / file);
+      const auto rec = normcore::import::recognise(g);
+      std::vector<Expected> want;  // the modules whose BatchNormalization torch left
+      for (const auto& m : f["bn_modules"]) {
+        const auto it = std::find_if(all.begin(), all.end(), [&](const Expected& e) {
+          return e.io == m.get<std::string>();
+        });
+        ASSERT_NE(it, all.end());
+        want.push_back(*it);
+      }
+      kept += static_cast<int>(want.size());
+      folded += static_cast<int>(all.size() - want.size());
+      ASSERT_EQ(rec.layers.size(), want.size());
+      EXPECT_TRUE(rec.near_misses.empty());
+      if (want.empty()) {
+        EXPECT_NE(rec.note.find("may already include it"), std::string::npos) << rec.note;
+        continue;
+      }
+      EXPECT_EQ(rec.note, "");
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(rec.layers[i].name, want[i].io);  // from the initializers' names
+        EXPECT_EQ(rec.layers[i].pattern, "batchnorm");
+        check_layer(rec.layers[i], want[i], vars);
+      }
+      run_against_framework("torch onnx" + file.substr(model.size()), model, g, rec, want,
+                            normcore::read_npz(dir / (model + ".io.npz")));
+    }
+  }
+  EXPECT_GT(folded, 0) << "torch's default export folds conv + BN";
+  EXPECT_GE(kept, 12);
+}
+
 TEST(TorchTosa, EveryFixtureRecognisedAndWithinTheBound) {
   const auto j = manifest("tosa");
-  ASSERT_GE(j["models"].size(), 5U);
+  ASSERT_GE(j["models"].size(), 6U);
+  ASSERT_TRUE(j["models"].contains("preact_bn") && j["models"].contains("concat_bn"));
   for (const auto& [model, info] : j["models"].items()) {
     SCOPED_TRACE(model);
     const auto dir = fixture_dir("tosa");

@@ -127,7 +127,7 @@ TEST_P(OnnxExplicitBn, OneBnNodeWithConstantsAndShapes) {
   EXPECT_EQ(g.consumers(g.find("x")), std::vector<int>{0});
 }
 
-INSTANTIATE_TEST_SUITE_P(OnnxOpsets, OnnxExplicitBn, ::testing::Values(9, 14, 15));
+INSTANTIATE_TEST_SUITE_P(OnnxOpsets, OnnxExplicitBn, ::testing::Values(6, 7, 9, 14, 15));
 
 TEST(OnnxExplicitBnLayout, BatchNorm1dShapes) {
   const auto f = onnx_explicit_bn(OnnxLayout::nc, 15);

@@ -100,21 +100,98 @@ TEST(ImportGaps, WrongHloResultShapeIsAnError) {
 
 TEST(ImportGaps, OnnxIsTestZeroIsTrainingInOpset6) {
   using namespace onnx_build;
-  for (const std::int64_t is_test : {0, 1}) {
+  for (const std::int64_t is_test : {0, 1, -1}) {  // -1: no is_test attribute (its default, 0)
+    for (const int opset : {6, 7}) {
+      SCOPED_TRACE(std::to_string(is_test) + " opset " + std::to_string(opset));
+      auto f = onnx_explicit_bn(OnnxLayout::nchw, 9);
+      onnx::ModelProto m;
+      ASSERT_TRUE(m.ParseFromArray(f.bytes.data(), static_cast<int>(f.bytes.size())));
+      m.mutable_opset_import(0)->set_version(opset);
+      if (is_test >= 0) attr_i(*m.mutable_graph()->mutable_node(0), "is_test", is_test);
+      const auto bytes = serialize(m);
+      const std::string msg =
+          error_of([&] { (void)normcore::import::parse_onnx(bytes, "m.onnx"); });
+      if (is_test == 0 || (is_test < 0 && opset == 6)) {  // opset 7 has no is_test: inference
+        EXPECT_NE(msg.find("node 'bn1' (BatchNormalization): is_test=0 (training-mode"),
+                  std::string::npos)
+            << msg;
+        EXPECT_EQ(msg.find("where 0 is the default") != std::string::npos, is_test < 0) << msg;
+      } else {
+        EXPECT_EQ(msg, "(no error)");
+      }
+    }
+  }
+}
+
+// Opsets 7-13 have no training_mode: a BN whose running / saved statistics outputs (1-4) are
+// used computes them from the batch, i.e. trains. Used (a graph output, or consumed): refused as
+// training_mode=1 and is_test=0 are; merely named and unused (some exporters list them): folded.
+TEST(ImportGaps, OnnxBatchStatisticsOutputsUsedIsTraining) {
+  using namespace onnx_build;
+  for (const int use : {0, 1, 2}) {  // unused, a graph output, consumed by a node
     auto f = onnx_explicit_bn(OnnxLayout::nchw, 9);
     onnx::ModelProto m;
     ASSERT_TRUE(m.ParseFromArray(f.bytes.data(), static_cast<int>(f.bytes.size())));
-    m.mutable_opset_import(0)->set_version(6);
-    attr_i(*m.mutable_graph()->mutable_node(0), "is_test", is_test);
-    const auto bytes = serialize(m);
-    const std::string msg = error_of([&] { (void)normcore::import::parse_onnx(bytes, "m.onnx"); });
-    if (is_test == 0) {
-      EXPECT_NE(msg.find("node 'bn1' (BatchNormalization): is_test=0 (training-mode"),
-                std::string::npos)
-          << msg;
-    } else {
-      EXPECT_EQ(msg, "(no error)");
+    auto& g = *m.mutable_graph();
+    g.mutable_node(0)->add_output("rmean");
+    g.mutable_node(0)->add_output("rvar");
+    if (use == 1) output(g, "rvar", {4});
+    if (use == 2) {
+      node(g, "Neg", {"rmean"}, {"nm"}, "neg");
+      output(g, "nm", {4});
     }
+    const auto bytes = serialize(m);
+    std::string msg = error_of([&] {
+      const Graph gr = normcore::import::parse_onnx(bytes, "m.onnx");
+      if (normcore::import::recognise(gr).layers.size() != 1) throw normcore::Error("not 1 BN");
+    });
+    if (use == 0) {
+      EXPECT_EQ(msg, "(no error)");
+    } else {
+      EXPECT_NE(
+          msg.find(std::string("m.onnx: node 'bn1' (BatchNormalization): its "
+                               "batch-statistics output '") +
+                   (use == 1 ? "rvar" : "rmean") + "' is used (training-mode batch normalisation)"),
+          std::string::npos)
+          << msg;
+    }
+  }
+}
+
+// A Reshape (shape from an initializer) and a Squeeze (axes as an input, opset 13+) before the
+// BN keep the data's shape known, so the layer is planned with its real shape.
+TEST(ImportGaps, ShapeThroughReshapeAndSqueeze) {
+  using namespace onnx_build;
+  for (const std::string op : {"Reshape", "Squeeze"}) {
+    SCOPED_TRACE(op);
+    auto f = onnx_explicit_bn(OnnxLayout::nchw, 15);
+    onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromArray(f.bytes.data(), static_cast<int>(f.bytes.size())));
+    auto& g = *m.mutable_graph();
+    g.mutable_input(0)->Clear();
+    g.mutable_output(0)->Clear();
+    set_value_info(g.mutable_output(0), "y", {2, 4, 3, 5});
+    if (op == "Reshape") {
+      set_value_info(g.mutable_input(0), "x_flat", {2, 60});
+      initializer(g, "shape", {4}, {2, 4, 3, 5}, onnx::TensorProto_DataType_INT64, Storage::raw);
+      node(g, "Reshape", {"x_flat", "shape"}, {"x"}, "unflatten");
+    } else {
+      set_value_info(g.mutable_input(0), "x5", {2, 4, 3, 1, 5});
+      initializer(g, "axes", {1}, {3}, onnx::TensorProto_DataType_INT64, Storage::raw);
+      node(g, "Squeeze", {"x5", "axes"}, {"x"}, "squeeze");
+    }
+    auto* nodes = g.mutable_node();
+    std::rotate(nodes->begin(), nodes->end() - 1, nodes->end());
+    const Graph gr = normcore::import::parse_onnx(serialize(m), "m.onnx");
+    const int x = gr.find("x");  // no value_info: the shape is propagated
+    ASSERT_GE(x, 0);
+    EXPECT_TRUE(gr.values[static_cast<std::size_t>(x)].shape_known);
+    EXPECT_EQ(gr.values[static_cast<std::size_t>(x)].shape,
+              (std::vector<std::int64_t>{2, 4, 3, 5}));
+    const auto rec = normcore::import::recognise(gr);
+    ASSERT_EQ(rec.layers.size(), 1U);
+    EXPECT_EQ(rec.layers[0].shape, (std::vector<std::int64_t>{2, 4, 3, 5}));
+    EXPECT_EQ(rec.layers[0].channel_axis, 1);
   }
 }
 

@@ -833,7 +833,7 @@ TEST_P(RecogniseOnnxExplicit, AllOpsets) {
   expect_params(m, f.bn);
 }
 
-INSTANTIATE_TEST_SUITE_P(Opsets, RecogniseOnnxExplicit, ::testing::Values(9, 14, 15));
+INSTANTIATE_TEST_SUITE_P(Opsets, RecogniseOnnxExplicit, ::testing::Values(6, 7, 9, 14, 15));
 
 TEST(RecogniseOnnxExplicitLayout, BatchNorm1d) {
   const auto f = onnx_explicit_bn(OnnxLayout::nc, 15);

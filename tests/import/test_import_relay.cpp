@@ -48,6 +48,49 @@ TEST(RelayText, BatchNormTupleGetItemWithoutTypeAnnotations) {
   EXPECT_EQ(rec.layers[0].channel_axis, 1);
 }
 
+TEST(RelayText, ConcatenateOfATupleThenBatchNorm) {
+  // TVM prints torch.cat as a tuple binding and concatenate of it; without annotations the
+  // concatenated shape is inferred, and the BN after it sees all 5 channels.
+  const Graph g = normcore::import::parse_relay(
+      std::string(kHeader) +
+          "def @main(%a: Tensor[(1, 2, 3, 3), float32], %b: Tensor[(1, 3, 3, 3), float32],\n"
+          "          %g: Tensor[(5), float32], %be: Tensor[(5), float32],\n"
+          "          %m: Tensor[(5), float32], %v: Tensor[(5), float32]) {\n"
+          "  %0 = (%a, %b);\n"
+          "  %1 = concatenate(%0, axis=-3);\n"
+          "  %2 = nn.batch_norm(%1, %g, %be, %m, %v);\n"
+          "  %2.0\n"
+          "}\n",
+      "m.relay");
+  ASSERT_EQ(g.nodes.size(), 2U);
+  EXPECT_EQ(g.nodes[0].op, "other:concatenate");
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<int>{g.inputs[0], g.inputs[1]}));
+  EXPECT_EQ(g.values[static_cast<std::size_t>(g.nodes[0].outputs[0])].shape,
+            (std::vector<std::int64_t>{1, 5, 3, 3}));
+  const auto rec = normcore::import::recognise(g);
+  ASSERT_EQ(rec.layers.size(), 1U);
+  EXPECT_EQ(rec.layers[0].shape, (std::vector<std::int64_t>{1, 5, 3, 3}));
+  EXPECT_EQ(rec.layers[0].channel_axis, 1);
+  // Shapes that do not concatenate, an axis out of range, a wrong result type.
+  const std::string sig =
+      "def @main(%a: Tensor[(1, 2, 3), float32], %b: Tensor[(1, 3, 4), float32]) {\n";
+  EXPECT_NE(relay_error(sig + "  concatenate((%a, %b), axis=1)\n}\n")
+                .find("m.relay:3:3: concatenate: [1,3,4] does not fit [1,2,3]"),
+            std::string::npos);
+  EXPECT_NE(relay_error(sig + "  concatenate((%a, %a), axis=3)\n}\n")
+                .find("concatenate axis is out of range for [1,2,3]"),
+            std::string::npos);
+  EXPECT_NE(
+      relay_error(sig + "  %0 = concatenate((%a, %a), axis=0) /* ty=Tensor[(1, 4, 3), float32] "
+                        "*/;\n  %0\n}\n")
+          .find("concatenate: result type [1,4,3] is not the concatenation of its "
+                "operands [2,2,3]"),
+      std::string::npos);
+  // Other ops still take one tensor, not a tuple.
+  EXPECT_NE(relay_error(sig + "  nn.relu((%a, %b))\n}\n").find("a tuple where a tensor"),
+            std::string::npos);
+}
+
 TEST(RelayText, ErrorsNameLineAndColumn) {
   const std::string sig = "def @main(%x: Tensor[(1, 4), float32]) {\n";
   EXPECT_NE(relay_error(sig + "  nn.batch_nrom(%x)\n}\n")
