@@ -135,28 +135,43 @@ std::function<void(std::uint64_t)> job_progress(const DriverCore& k, std::uint64
       [&k, done, job, total](std::uint64_t e) { k.opt.progress(done + std::min(e, job), total); };
 }
 
-// Host bytes are the device's elements as they are (8-bit elements of the same signedness).
-bool same_format(DType t, int w, bool sgn) {
-  return w == 8 && ((t == DType::int8 && sgn) || (t == DType::uint8 && !sgn));
+// Bytes per element when the host elements are the device's as they are (8-bit integers of the
+// same signedness; float16 / bfloat16 / float32 on a float side of that type), else 0.
+std::uint64_t same_format(DType t, int w, bool sgn, NumType ft) {
+  if (ft != NumType::integer) {
+    const bool same = (t == DType::float16 && ft == NumType::fp16) ||
+                      (t == DType::bfloat16 && ft == NumType::bf16) ||
+                      (t == DType::float32 && ft == NumType::fp32);
+    return same ? dtype_bytes(t) : 0;
+  }
+  return w == 8 && ((t == DType::int8 && sgn) || (t == DType::uint8 && !sgn)) ? 1 : 0;
 }
+
+// The element bytes of input and output when both host tensors are in the device's format.
+struct DirectBytes {
+  std::uint64_t in = 0, out = 0;
+  explicit DirectBytes(const RunShared& r, const ArithSpec& a)
+      : in(same_format(r.in.dtype, a.xw, a.x_signed, a.x_type)),
+        out(same_format(r.out.dtype, a.yw, a.y_signed, a.y_type)) {}
+  [[nodiscard]] bool ok() const { return in != 0 && out != 0; }
+};
 
 // Runs a tile in place on the host tensors when it is one contiguous piece of each, both are in
 // the device's format, and the device can address host memory (import_host: ref). Returns false
 // (nothing done) otherwise; then the tile is staged. Caller holds dev_mu.
 bool run_tile_direct(DriverCore& k, RunShared& r, const Tile& t, const ParamGroup& g,
                      std::uint64_t done, std::uint64_t elems) {
-  const ArithSpec& a = k.spec;
-  if (!same_format(r.in.dtype, a.xw, a.x_signed) || !same_format(r.out.dtype, a.yw, a.y_signed)) {
-    return false;
-  }
+  const DirectBytes w(r, k.spec);
+  if (!w.ok()) return false;
   const Runs runs(r.shape, t, g);
   if (!runs.contiguous()) return false;
   const std::uint64_t h = runs.host(0);
-  const auto* in = static_cast<const std::uint8_t*>(r.in.data) + h;
-  auto* out = static_cast<std::uint8_t*>(r.out.data) + h;
-  if (in != out && in < out + elems && out < in + elems) return false;  // partial overlap
-  auto bi = k.dev->import_host(in, static_cast<std::size_t>(elems), false);
-  auto bo = bi ? k.dev->import_host(out, static_cast<std::size_t>(elems), true) : nullptr;
+  const auto* in = static_cast<const std::uint8_t*>(r.in.data) + h * w.in;
+  auto* out = static_cast<std::uint8_t*>(r.out.data) + h * w.out;
+  const std::uint64_t in_n = elems * w.in, out_n = elems * w.out;
+  if (in != out && in < out + out_n && out < in + in_n) return false;  // partial overlap
+  auto bi = k.dev->import_host(in, static_cast<std::size_t>(in_n), false);
+  auto bo = bi ? k.dev->import_host(out, static_cast<std::size_t>(out_n), true) : nullptr;
   if (!bo) return false;
   DevJob j = tile_job(r.shape, t, g, r.params->image.job);
   j.src = bi->device_address();
@@ -206,14 +221,12 @@ std::uint64_t run_tile(DriverCore& k, RunShared& r, const Tile& t, std::uint64_t
 // Whether the tiles may be planned for run_tile_direct: both tensors in the device's format and
 // the device can address all of both (imports of the whole tensors, dropped again).
 bool direct_possible(DriverCore& k, const RunShared& r) {
-  const ArithSpec& a = k.spec;
-  if (!same_format(r.in.dtype, a.xw, a.x_signed) || !same_format(r.out.dtype, a.yw, a.y_signed)) {
-    return false;
-  }
-  const auto n = static_cast<std::size_t>(r.shape.elements());
+  const DirectBytes w(r, k.spec);
+  if (!w.ok()) return false;
+  const std::uint64_t n = r.shape.elements();
   std::lock_guard lk(k.dev_mu);
-  auto bi = k.dev->import_host(r.in.data, n, false);
-  return bi && k.dev->import_host(r.out.data, n, true) != nullptr;
+  auto bi = k.dev->import_host(r.in.data, static_cast<std::size_t>(n * w.in), false);
+  return bi && k.dev->import_host(r.out.data, static_cast<std::size_t>(n * w.out), true) != nullptr;
 }
 
 void run_host(DriverCore& k, RunShared& r) {
@@ -341,11 +354,13 @@ void run_group(DriverCore& k, std::span<RunShared* const> runs, std::span<const 
     const ParamGroup& g = r.params->groups[static_cast<std::size_t>(it.t.g)];
     jobs[i] = tile_job(r.shape, it.t, g, r.params->image.job);
     if (it.direct) {
+      const DirectBytes w(r, a);
       const std::uint64_t h = Runs(r.shape, it.t, g).host(0);
-      const auto* in = static_cast<const std::uint8_t*>(r.in.data) + h;
-      auto* out = static_cast<std::uint8_t*>(r.out.data) + h;
-      auto bi = k.dev->import_host(in, static_cast<std::size_t>(it.elems), false);
-      auto bo = bi ? k.dev->import_host(out, static_cast<std::size_t>(it.elems), true) : nullptr;
+      const auto* in = static_cast<const std::uint8_t*>(r.in.data) + h * w.in;
+      auto* out = static_cast<std::uint8_t*>(r.out.data) + h * w.out;
+      auto bi = k.dev->import_host(in, static_cast<std::size_t>(it.elems * w.in), false);
+      auto bo =
+          bi ? k.dev->import_host(out, static_cast<std::size_t>(it.elems * w.out), true) : nullptr;
       if (bo) {
         jobs[i].src = bi->device_address();
         jobs[i].dst = bo->device_address();

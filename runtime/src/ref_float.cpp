@@ -9,6 +9,11 @@
 #include "detail/parallel.hpp"
 #include "normcore/float_contract.hpp"
 #include "normcore/util/bits.hpp"
+#include "ref_float_lanes.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace normcore::detail::ref {
 
@@ -163,33 +168,123 @@ std::uint32_t fast_fma(std::uint32_t x, std::uint32_t s, std::uint32_t b, const 
 
 namespace {
 
-// Float in, float out over [e0, e1) (16-bit inputs, 16- or 32-bit outputs, whole elements).
-void run_fast(const FloatKernel& k, const JobSettings& job, std::uint64_t e0, std::uint64_t e1) {
+// The host floating-point environment the fast path needs, on this thread while it lives: round
+// to nearest, subnormals neither flushed nor read as zero (an application may run with FTZ /
+// DAZ set); the caller's MXCSR, status flags included, is restored afterwards.
+struct FpEnv {
+#if defined(__x86_64__)
+  unsigned saved = _mm_getcsr();
+  FpEnv() {
+    _mm_setcsr(0x1F80);
+  }  // every exception masked, RN, no FTZ / DAZ
+  ~FpEnv() {
+    _mm_setcsr(saved);
+  }
+#endif
+  FpEnv(const FpEnv&) = delete;
+  FpEnv& operator=(const FpEnv&) = delete;
+};
+
+// Channel runs shorter than this (NHWC: 1) take the kernel with coefficients per position.
+constexpr std::uint64_t kMinRun = 64;
+// The per-position tables: a block of whole periods (C * stride positions), at least kMinBlock
+// positions, for periods up to kMaxPeriod; longer periods run channel by channel.
+constexpr std::uint64_t kMinBlock = 1024;
+constexpr std::uint64_t kMaxPeriod = std::uint64_t{1} << 20;
+
+// What a float job's fast path shares between its threads: the kernels of the clone in use and,
+// for short channel runs, s and b (flushed when asked; flushing again in apply_float changes
+// nothing) per position of one block.
+struct FastPlan {
+  LaneFn run = nullptr;    // s, b constant (one channel run)
+  LaneFn table = nullptr;  // s, b per position
+  std::vector<float> s, b;
+  std::uint64_t block = 0;  // positions of the tables; 0: channel by channel
+};
+
+float coeff(std::int64_t v, bool flush) {
+  return f32_of(daz32(static_cast<std::uint32_t>(v), flush));
+}
+
+FastPlan plan_fast(const FloatKernel& k) {
+  FastPlan p;
+  const ArithSpec& a = k.spec;
+  p.run = lane_kernel(a.x_type, a.y_type, false, k.isa);
+  p.table = lane_kernel(a.x_type, a.y_type, true, k.isa);
+  const std::uint64_t period = k.channels * k.stride;
+  if (p.table == nullptr || k.stride >= kMinRun || period > kMaxPeriod) return p;
+  p.block = period * ((kMinBlock + period - 1) / period);
+  p.s.resize(static_cast<std::size_t>(p.block));
+  p.b.resize(static_cast<std::size_t>(p.block));
+  for (std::uint64_t j = 0; j < p.block; ++j) {
+    const std::uint64_t c = (j / k.stride) % k.channels;
+    p.s[static_cast<std::size_t>(j)] = coeff(k.scale[c], a.flush_subnormals);
+    p.b[static_cast<std::size_t>(j)] = coeff(k.shift[c], a.flush_subnormals);
+  }
+  return p;
+}
+
+// Float in, float out over [e0, e1) (16-bit inputs, 16- or 32-bit outputs, whole elements): the
+// vector kernel, and the scalar fast_fma path for NaN / Inf inputs and coefficients.
+void run_fast(const FloatKernel& k, const FastPlan& plan, const JobSettings& job, std::uint64_t e0,
+              std::uint64_t e1) {
   const FastCtx c(k.spec, job);
   const float* halves = half_table();
-  const auto* in = reinterpret_cast<const std::uint8_t*>(k.in);
-  const bool out32 = k.spec.yw == 32;
+  const std::uint64_t yb = k.spec.yw == 32 ? 4 : 2;
+  const auto put = [&](std::uint64_t e, std::uint32_t y) {
+    if (yb == 4) {
+      std::memcpy(k.out + 4 * e, &y, 4);
+    } else {
+      const auto y16 = static_cast<std::uint16_t>(y);
+      std::memcpy(k.out + 2 * e, &y16, 2);
+    }
+  };
+  const auto one = [&](std::uint64_t e, float s, float b) {  // s, b flushed when asked
+    std::uint16_t x;
+    std::uint32_t sb, bb;
+    std::memcpy(&x, k.in + 2 * e, 2);
+    std::memcpy(&sb, &s, 4);
+    std::memcpy(&bb, &b, 4);
+    if (special(x, c.x_exp) || special(sb, 0x7F800000u) || special(bb, 0x7F800000u)) {
+      return put(e, static_cast<std::uint32_t>(apply_float(x, sb, bb, k.spec, job)));
+    }
+    put(e, fma_one(x, s, b, c, halves));
+  };
+  // n elements from e through fn (s, b per position or s[0], b[0]); NaN / Inf x on the side
+  const auto span = [&](LaneFn fn, std::uint64_t e, std::uint64_t n, const float* s, const float* b,
+                        bool table) {
+    std::uint64_t i = 0;
+    while (i < n) {
+      const LaneArgs a{table ? s + i : s, table ? b + i : b, c.lo, c.hi, c.flush};
+      i += fn != nullptr ? fn(k.in + 2 * (e + i), k.out + yb * (e + i), n - i, a) : 0;
+      for (const std::uint64_t end = std::min(n, i + kLaneWidth); i < end; ++i) {
+        one(e + i, table ? s[i] : *s, table ? b[i] : *b);
+      }
+    }
+  };
+  if (plan.block != 0) {
+    for (std::uint64_t e = e0, pos = e0 % plan.block; e < e1; pos = 0) {
+      const std::uint64_t len = std::min(plan.block - pos, e1 - e);
+      span(plan.table, e, len, plan.s.data() + pos, plan.b.data() + pos, true);
+      e += len;
+    }
+    return;
+  }
   std::uint64_t ch = (e0 / k.stride) % k.channels;
-  std::uint64_t e = e0;
-  while (e < e1) {
+  for (std::uint64_t e = e0; e < e1;) {
     const std::uint64_t end = std::min(e1, e + k.stride - e % k.stride);  // one channel run
     const auto s = static_cast<std::uint32_t>(k.scale[ch]);
     const auto b = static_cast<std::uint32_t>(k.shift[ch]);
-    const bool slow = special(s, 0x7F800000u) || special(b, 0x7F800000u);
-    const double sd = f32_of(daz32(s, c.flush));
-    const double bd = f32_of(daz32(b, c.flush));
-    for (; e < end; ++e) {
-      std::uint16_t x;
-      std::memcpy(&x, in + 2 * e, 2);
-      const std::uint32_t y = slow || special(x, c.x_exp)
-                                  ? static_cast<std::uint32_t>(apply_float(x, s, b, k.spec, job))
-                                  : fma_one(x, sd, bd, c, halves);
-      if (out32) {
-        std::memcpy(k.out + 4 * e, &y, 4);
-      } else {
-        const auto y16 = static_cast<std::uint16_t>(y);
-        std::memcpy(k.out + 2 * e, &y16, 2);
+    if (special(s, 0x7F800000u) || special(b, 0x7F800000u)) {
+      for (; e < end; ++e) {
+        std::uint16_t x;
+        std::memcpy(&x, k.in + 2 * e, 2);
+        put(e, static_cast<std::uint32_t>(apply_float(x, s, b, k.spec, job)));
       }
+    } else {
+      const float sf = coeff(s, c.flush), bf = coeff(b, c.flush);
+      span(plan.run, e, end - e, &sf, &bf, false);
+      e = end;
     }
     if (++ch == k.channels) ch = 0;
   }
@@ -206,9 +301,11 @@ void compute_float(const FloatKernel& k, std::uint64_t total, bool in_place, uns
     job.lo = static_cast<std::int64_t>(static_cast<std::uint64_t>(job.lo) & bits::mask(yw));
     job.hi = static_cast<std::int64_t>(static_cast<std::uint64_t>(job.hi) & bits::mask(yw));
   }
+  const FastPlan plan = fast ? plan_fast(k) : FastPlan{};
   auto range = [&](std::uint64_t e0, std::uint64_t e1) {
     if (fast) {
-      run_fast(k, job, e0, e1);
+      const FpEnv env;
+      run_fast(k, plan, job, e0, e1);
       return;
     }
     bits::Reader rd(k.in + e0 * static_cast<std::uint64_t>(xw) / 8);
@@ -230,9 +327,12 @@ void compute_float(const FloatKernel& k, std::uint64_t total, bool in_place, uns
     }
     wr.flush();
   };
-  // byte-aligned ranges: a multiple of 8 elements each
-  const unsigned parts = in_place || total < (1u << 16) ? 1u : std::max(1u, threads);
-  const std::uint64_t chunk = ((total + parts - 1) / parts + 7) / 8 * 8;
+  // Ranges of whole 4096-element grains (byte-aligned at any width). In place, a range reads
+  // its elements before writing them: equal widths split as out of place; a narrower output
+  // would overwrite input a later range has not read yet: one range then.
+  constexpr std::uint64_t kGrain = 4096;
+  const unsigned parts = (in_place && xw != yw) || total < 4 * kGrain ? 1u : std::max(1u, threads);
+  const std::uint64_t chunk = ((total + parts - 1) / parts + kGrain - 1) / kGrain * kGrain;
   normcore::detail::parallel_for(parts, parts, [&](std::uint64_t i) {
     const std::uint64_t e0 = i * chunk;
     const std::uint64_t e1 = std::min(total, e0 + chunk);
