@@ -53,6 +53,9 @@ DType Elements::type_for(int bits, bool is_signed) {
 Elements::Elements(int bits, bool is_signed, std::size_t count)
     : t_(type_for(bits, is_signed)), count_(count), own_(count * dtype_bytes(t_)) {}
 
+Elements::Elements(DType t, std::size_t count)
+    : t_(t), count_(count), own_(count * dtype_bytes(t)) {}
+
 Elements Elements::borrow(DType t, const void* data, std::size_t count) {
   Elements e;
   e.t_ = t;
@@ -73,9 +76,16 @@ std::int64_t Elements::get(std::size_t i) const {
       std::memcpy(&v, p, 2);
       return v;
     }
-    case DType::uint16: {
+    case DType::uint16:
+    case DType::float16:  // float types: the bit patterns
+    case DType::bfloat16: {
       std::uint16_t v;
       std::memcpy(&v, p, 2);
+      return v;
+    }
+    case DType::float32: {
+      std::uint32_t v;
+      std::memcpy(&v, p, 4);
       return v;
     }
     default: {
@@ -275,7 +285,16 @@ PlanInputs plan_inputs(const PlanRunOptions& o, const import::LoadedPlan& plan, 
     }
     MappedNpy m = MappedNpy::open(it->second);
     const NpyHeader& h = m.header();
-    if (h.kind != 'i' && h.kind != 'u' && h.kind != 'b') {
+    if (plan.spec.x_type != NumType::integer) {
+      const bool ok =
+          (h.kind == 'f' && (h.item_size == 2 || h.item_size == 4 || h.item_size == 8)) ||
+          (h.kind == 'V' && h.item_size == 2);
+      if (!ok) {
+        throw Error("--input " + it->second + ": dtype " + h.dtype + " is not a float type " +
+                    "(float16 <f2, bfloat16 <V2 / |V2, float32, float64) for the " +
+                    std::string(to_string(plan.spec.x_type)) + " plan");
+      }
+    } else if (h.kind != 'i' && h.kind != 'u' && h.kind != 'b') {
       throw Error("--input " + it->second + ": dtype " + h.dtype + " is not an integer type");
     }
     if (h.count != l.job.elements()) {
@@ -294,11 +313,18 @@ PlanInputs plan_inputs(const PlanRunOptions& o, const import::LoadedPlan& plan, 
 // import and mangles the function.)
 auto layer_input(const PlanRunOptions& o, const import::LoadedPlan& plan, const PlanInputs& in,
                  std::size_t i) -> import::Elements {
+  const bool xfloat = plan.spec.x_type != NumType::integer;
+  if (!in.files[i] && xfloat) {
+    const auto& l = plan.layers[i];
+    return import::random_float_elements(plan.spec, load_bn_json(l.bn_file),
+                                         import::job_shape(l.job), o.seed + i);
+  }
   if (!in.files[i]) {
     return import::random_elements(plan.spec, plan.layers[i].job.elements(), o.seed + i);
   }
   const NpyHeader& h = in.files[i]->header();
   const std::uint8_t* p = in.files[i]->data().data();
+  if (xfloat) return import::float_elements_from(plan.spec, h, p);
   const auto w = static_cast<std::size_t>(h.item_size);
   const DType want = import::Elements::type_for(plan.spec.xw, plan.spec.x_signed);
   const bool same = w == dtype_bytes(want) && h.kind == (plan.spec.x_signed ? 'i' : 'u') &&
@@ -325,13 +351,22 @@ auto layer_input(const PlanRunOptions& o, const import::LoadedPlan& plan, const 
 void print_check(const PlanRunOptions& o, const import::PlannedLayer& l,
                  const import::LayerCheck& c, const std::string& from) {
   if (o.quiet && c.within) return;
-  std::printf(
-      "layer %s: %llux%llux%llu %s on %s, input %s: max error %.6f LSB (bound %.6f LSB) %s\n",
-      l.name.c_str(), static_cast<unsigned long long>(c.job.n),
-      static_cast<unsigned long long>(c.job.c), static_cast<unsigned long long>(c.job.hw),
-      std::string(to_string(c.job.layout)).c_str(), o.device.c_str(), from.c_str(), c.max_err,
-      c.bound, c.within ? "ok" : "EXCEEDS THE BOUND");
-  if (!c.within) {
+  std::printf("layer %s: %llux%llux%llu %s on %s, input %s: max error %.6f %s (bound %.6f %s) %s\n",
+              l.name.c_str(), static_cast<unsigned long long>(c.job.n),
+              static_cast<unsigned long long>(c.job.c), static_cast<unsigned long long>(c.job.hw),
+              std::string(to_string(c.job.layout)).c_str(), o.device.c_str(), from.c_str(),
+              c.max_err, c.unit.c_str(), c.bound, c.unit.c_str(),
+              c.within ? "ok" : "EXCEEDS THE BOUND");
+  if (c.is_float && (c.not_finite != 0 || c.overflowed != 0)) {
+    std::printf("  not measured: %llu NaN / Inf inputs, %llu outputs overflowing to Inf\n",
+                static_cast<unsigned long long>(c.not_finite),
+                static_cast<unsigned long long>(c.overflowed));
+  }
+  if (!c.within && c.is_float) {
+    std::printf("  worst: element %llu (channel %lld): x = %.9g, y = %.9g, reference %.9g\n",
+                static_cast<unsigned long long>(c.worst_index),
+                static_cast<long long>(c.worst_channel), c.worst_xf, c.worst_yf, c.worst_ref);
+  } else if (!c.within) {
     std::printf("  worst: element %llu (channel %lld): x = %lld, y = %lld, reference %.6f\n",
                 static_cast<unsigned long long>(c.worst_index),
                 static_cast<long long>(c.worst_channel), static_cast<long long>(c.worst_x),
@@ -350,11 +385,6 @@ int run_plan(const PlanRunOptions& o) {
   try {
     plan = import::read_plan(o.plan);
     if (plan.layers.empty()) throw Error(o.plan + ": the plan has no layers");
-    if (plan.spec.is_float()) {  // not yet: the float reference of the plan runner
-      throw Error(o.plan + ": a float plan (" + std::string(to_string(plan.spec.x_type)) + " -> " +
-                  std::string(to_string(plan.spec.y_type)) +
-                  ") is not run by --plan yet (issue 18): run each layer with normcore run");
-    }
     const auto files = input_files(plan, o.inputs);
     DriverOptions dopt;
     dopt.job_timeout = std::chrono::milliseconds(o.timeout_ms);
@@ -370,7 +400,8 @@ int run_plan(const PlanRunOptions& o) {
     const auto& l = plan.layers[i];
     import::LayerCheck c;
     try {
-      c = import::run_layer(*acc, l, layer_input(o, plan, in, i));
+      c = plan.spec.is_float() ? import::run_float_layer(*acc, l, layer_input(o, plan, in, i))
+                               : import::run_layer(*acc, l, layer_input(o, plan, in, i));
     } catch (const std::exception& e) {
       std::cerr << "normcore run: error: layer " << l.name << ": " << e.what() << "\n";
       return dynamic_cast<const InputValueError*>(&e) != nullptr ? kExitBadInput : kExitFailure;

@@ -161,7 +161,7 @@ echo "conv+BN+ReLU (HLO, 16 channels) on ref:normcore: $(grep -o 'max error.*' "
   cmp -s "$work/refold.bin" "$plan/BatchNorm_0.params.bin" && ok || bad "fold of bn.json differs from the plan's image"
 
 # A float device (contract v2) plans the same float model without quantisation options: fp32 s, b
-# and the error in output ULPs; the plan's bn.json refolds to the same image; --plan refuses it.
+# and the error in output ULPs; the plan's bn.json refolds to the same image; --plan runs it.
 "$bin" gen --accel --manifest-only --in-type fp16 --out-type fp16 -o "$work/dev_fp16" > /dev/null
 fplan=$work/fplan
 expect_ok "import hlo fp16 device" "layer BatchNorm_0: decomposed" -- \
@@ -175,8 +175,57 @@ grep -q "worst-case error: .* ULP vs float64 batch norm" "$fplan/BatchNorm_0.rep
   -o "$work/frefold.bin" > /dev/null &&
   cmp -s "$work/frefold.bin" "$fplan/BatchNorm_0.params.bin" && ok ||
   bad "fold of the float plan's bn.json differs from its image"
-expect_error "run float plan" 2 "is not run by --plan yet (issue 18)" "" -- \
+# --plan runs the float plan: the float64 batch norm as reference, the error in output ULPs
+# within the fold's bound (random inputs around each channel's mean; a float16 .npy in place; a
+# float32 .npy rounded once into fp16; an integer .npy refused, exit 2).
+expect_ok "run float plan" " ULP (bound " -- \
   "$bin" run --plan "$fplan" --device "ref:$work/dev_fp16/manifest.json"
+grep -q " ok$" "$work/out.txt" && ok || bad "run float plan: not ok"
+fbound=$(json_get "$fplan/plan.json" "j['layers'][0]['worst_error_lsb']")
+python3 - "$work/out.txt" "$fbound" <<'PY' && ok || bad "run float plan: max error not in (0, bound]"
+import re, sys
+m = re.search(r"max error ([0-9.]+) ULP \(bound ([0-9.]+) ULP\)", open(sys.argv[1]).read())
+err, bound = float(m.group(1)), float(m.group(2))
+assert 0 < err <= bound and abs(bound - float(sys.argv[2])) < 1e-5, (err, bound)
+PY
+echo "conv+BN+ReLU (HLO) fp16 plan on ref: $(grep -o 'max error.*' "$work/out.txt")"
+python3 - "$work" <<'PY'
+import random, struct, sys
+random.seed(5)
+n = 16 * 16
+# values of fp16 (so that the float32 file holds the same ones)
+vals = [struct.unpack("<e", struct.pack("<e", random.gauss(0, 3)))[0] for _ in range(n)]
+for name, descr, fmt in (("f2", "<f2", "e"), ("f4", "<f4", "f"), ("i1", "|i1", "b")):
+    hdr = "{'descr': '%s', 'fortran_order': False, 'shape': (1, 16, 4, 4), }" % descr
+    hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
+    with open(f"{sys.argv[1]}/xf_{name}.npy", "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
+        data = [float("inf")] + vals[1:] if fmt != "b" else [3] * n  # element 0: +Inf
+        f.write(struct.pack("<%d%s" % (n, fmt), *data))
+PY
+expect_ok "run float plan f2 input" "1 NaN / Inf inputs" -- \
+  "$bin" run --plan "$fplan" --device "ref:$work/dev_fp16/manifest.json" \
+  --input "BatchNorm_0=$work/xf_f2.npy"
+grep -q " ok$" "$work/out.txt" && ok || bad "run float plan f2 input: not ok"
+cp "$work/out.txt" "$work/out_f2.txt"
+expect_ok "run float plan f4 input" " ok" -- \
+  "$bin" run --plan "$fplan" --device "ref:$work/dev_fp16/manifest.json" \
+  --input "BatchNorm_0=$work/xf_f4.npy"
+# the float32 values rounded once into fp16 are the float16 file's: the same error
+[ "$(grep -o 'max error [0-9.]*' "$work/out.txt")" = "$(grep -o 'max error [0-9.]*' "$work/out_f2.txt")" ] &&
+  ok || bad "float32 input rounded into fp16 differs from the float16 input"
+expect_error "run float plan integer input" 2 "is not a float type" "" -- \
+  "$bin" run --plan "$fplan" --device "ref:$work/dev_fp16/manifest.json" \
+  --input "BatchNorm_0=$work/xf_i1.npy"
+# bf16 -> fp32 device: the same model planned and run (error in fp32 ULPs).
+"$bin" gen --accel --manifest-only --in-type bf16 --out-type fp32 -o "$work/dev_bf16" > /dev/null
+expect_ok "import hlo bf16 device" "layer BatchNorm_0" -- \
+  "$bin" import "$work/conv_bn_relu.hlo" --params "$work/flax.json" \
+  --config "$work/dev_bf16/manifest.json" -o "$work/fplan_bf16"
+expect_ok "run bf16 -> fp32 plan" " ULP (bound " -- \
+  "$bin" run --plan "$work/fplan_bf16" --device "ref:$work/dev_bf16/manifest.json"
+grep -q " ok$" "$work/out.txt" && ok || bad "run bf16 plan: not ok"
+echo "conv+BN+ReLU (HLO) bf16 -> fp32 plan on ref: $(grep -o 'max error.*' "$work/out.txt")"
 
 # A given input per layer (LAYER=FILE), int8 .npy written without numpy.
 python3 - "$work/x16.npy" <<'PY'
