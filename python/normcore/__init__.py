@@ -7,6 +7,12 @@
     y = acc.run(p, x)                       # x: int8 NCHW (any N-d: channel_axis=...)
     fut = acc.submit(p, x); y = fut.result()
 
+Float devices (contract v2: fp16 / bf16 in, fp16 / bf16 / fp32 out) take float arrays: numpy
+float16, ml_dtypes.bfloat16 when ml_dtypes can be imported (it is optional), or a uint16 array
+of bfloat16 bit patterns with in_dtype="bfloat16" (out_dtype="bfloat16" for the output); float32
+arrays are converted in the driver (one rounding to nearest even). fold() gives fp32 s, b and
+the error in output ULPs; there is no quantisation.
+
 Everything is computed by the C++ library (the golden model, the fold, the driver); this module
 only maps numpy arrays onto it, without copying them.
 """
@@ -28,6 +34,7 @@ from ._normcore import (
     Buffer,
     DeviceError,
     Error,
+    FloatFoldResult,
     FoldResult,
     InputValueError,
     ParamImage,
@@ -35,13 +42,29 @@ from ._normcore import (
 )
 
 __all__ = [
-    "Accelerator", "ArithSpec", "BnParams", "Buffer", "DeviceError", "Error", "FoldResult",
-    "Future", "InputValueError", "ParamImage", "Params", "fold", "import_model", "has_import",
+    "Accelerator", "ArithSpec", "BnParams", "Buffer", "DeviceError", "Error", "FloatFoldResult",
+    "FoldResult", "Future", "InputValueError", "ParamImage", "Params", "bfloat16", "fold",
+    "import_model", "has_import",
 ]
 __version__ = "0.1.0"
 has_import: bool = bool(_c.has_import)
 
 QuantLike = Union[None, float, Tuple[float, int], Mapping[str, Any]]
+_UNSET = object()
+_BF16: Any = _UNSET
+
+
+def bfloat16() -> Optional[np.dtype]:
+    """numpy's dtype of ml_dtypes.bfloat16 when ml_dtypes can be imported, else None (then a
+    bfloat16 tensor is a uint16 array of bit patterns: in_dtype= / out_dtype="bfloat16")."""
+    global _BF16
+    if _BF16 is _UNSET:
+        try:
+            import ml_dtypes  # optional: no dependency of normcore
+            _BF16 = np.dtype(ml_dtypes.bfloat16)
+        except ImportError:
+            _BF16 = None
+    return _BF16
 SpecLike = Union[ArithSpec, "Accelerator", str, os.PathLike, Mapping[str, Any]]
 
 
@@ -93,7 +116,8 @@ def fold(bn: Union[None, BnParams, Mapping[str, Any], str, os.PathLike] = None, 
          spec: SpecLike, gamma: Any = None, beta: Any = None, mean: Any = None, var: Any = None,
          eps: float = 1e-5, in_quant: QuantLike = None, out_quant: QuantLike = None,
          activation: Union[str, Tuple[float, float]] = "none",
-         rounding: Optional[str] = None, shift: Optional[int] = None) -> FoldResult:
+         rounding: Optional[str] = None,
+         shift: Optional[int] = None) -> Union[FoldResult, FloatFoldResult]:
     """Folds float batch norm into s[c], b[c], R for `spec`'s widths (C++ normcore::fold).
 
     `bn` is a bn.json-style dict (the same keys and checks as `normcore fold --params`), a
@@ -101,7 +125,19 @@ def fold(bn: Union[None, BnParams, Mapping[str, Any], str, os.PathLike] = None, 
     in_quant/out_quant the input and output are plain integers (scale 1, zero point 0).
     `activation`: "none", "relu", "relu6" or (min, max) real bounds. Returns a FoldResult
     (.params is the ParamImage to upload, .report the exact error report).
+
+    For a float spec (a float device, or ArithSpec(in_type="fp16", ...)) the fold is
+    normcore::fold_float: fp32 s, b (R = 0), no quantisation (in_quant / out_quant / shift are
+    errors; a bn dict may say "quant": "float"), and a FloatFoldResult whose worst_error is in
+    ULPs of the output type (.unit; LSBs for an integer output) against the float64 batch norm
+    over every finite input.
     """
+    s = _spec(spec)
+    if s.is_float and (in_quant is not None or out_quant is not None or shift is not None):
+        what = "in_quant" if in_quant is not None else "out_quant" if out_quant is not None \
+            else "shift"
+        raise Error(f"fold: {what}: a float datapath ({s.in_type} -> {s.out_type}) takes no "
+                    f"quantisation and no shift")
     if bn is None:
         if mean is None or var is None:
             raise Error("fold: give a bn dict / BnParams, or at least mean= and var=")
@@ -120,7 +156,9 @@ def fold(bn: Union[None, BnParams, Mapping[str, Any], str, os.PathLike] = None, 
         bn = BnParams.load(os.fspath(bn))
     elif not isinstance(bn, BnParams):
         raise Error(f"fold: bn must be a dict, a path or a BnParams, got {type(bn).__name__}")
-    return _c.fold(bn, _spec(spec), rounding, shift)
+    if s.is_float:
+        return _c.fold_float(bn, s, rounding)
+    return _c.fold(bn, s, rounding, shift)
 
 
 def import_model(path: Union[str, os.PathLike], *, spec: SpecLike, format: str = "",
@@ -179,23 +217,63 @@ class Future:
         return self._run.stats
 
 
-_DTYPES = {np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.float32)}
+_FLOAT_NAMES = {"float16": "fp16", "bfloat16": "bf16"}
 
 
-def _out_dtype(info: Mapping[str, Any]) -> np.dtype:
-    bits, signed = info["out_bits"], info["out_signed"]
+def _side_dtype(info: Mapping[str, Any], side: str) -> Tuple[np.dtype, str]:
+    """The numpy dtype of a device side's elements ("in" / "out") and the element-type name the
+    driver needs with it: "bfloat16" for uint16 bit patterns (bf16 without ml_dtypes), else ""."""
+    t = info[f"{side}_type"]
+    if t == "fp16":
+        return np.dtype(np.float16), ""
+    if t == "fp32":
+        return np.dtype(np.float32), ""
+    if t == "bf16":
+        bf = bfloat16()
+        return (bf, "") if bf is not None else (np.dtype(np.uint16), "bfloat16")
+    bits, signed = info[f"{side}_bits"], info[f"{side}_signed"]
     for width, s, u in ((8, np.int8, np.uint8), (16, np.int16, np.uint16)):
         if bits <= width:
-            return np.dtype(s if signed else u)
-    return np.dtype(np.int32)
+            return np.dtype(s if signed else u), ""
+    return np.dtype(np.int32), ""
 
 
-def _in_dtype(info: Mapping[str, Any]) -> np.dtype:
-    bits, signed = info["in_bits"], info["in_signed"]
-    for width, s, u in ((8, np.int8, np.uint8), (16, np.int16, np.uint16)):
-        if bits <= width:
-            return np.dtype(s if signed else u)
-    return np.dtype(np.int32)
+def _dtype_arg(dtype: Any, what: str) -> Tuple[Optional[np.dtype], str]:
+    """A dtype argument: a numpy dtype, or "float16" / "bfloat16" (bfloat16: ml_dtypes' when it
+    can be imported, else uint16 holding bit patterns, with the name for the driver)."""
+    if dtype is None:
+        return None, ""
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        bf = bfloat16()
+        return (bf, "") if bf is not None else (np.dtype(np.uint16), "bfloat16")
+    try:
+        return np.dtype(dtype), ""
+    except TypeError:
+        raise Error(f"{what}: {dtype!r} is not a dtype") from None
+
+
+def _element_as(a: np.ndarray, name: Optional[str], what: str) -> str:
+    """The element-type name that reads the 2-byte array `a` as float16 / bfloat16 patterns."""
+    if name is None:
+        return ""
+    if name not in _FLOAT_NAMES:
+        raise Error(f"{what}: {name!r} is not 'float16' or 'bfloat16'")
+    if a.dtype.itemsize != 2:
+        raise Error(f"{what}={name!r}: needs an array of 2-byte elements, got {a.dtype}")
+    return name
+
+
+def _element_type(dtype: np.dtype, as_name: str) -> str:
+    """The contract's element type of host elements: "fp16", "bf16", "fp32" or "int"."""
+    if as_name:
+        return _FLOAT_NAMES[as_name]
+    if dtype == np.float16:
+        return "fp16"
+    if dtype == np.float32:
+        return "fp32"
+    if dtype.itemsize == 2 and dtype.name == "bfloat16":
+        return "bf16"
+    return "int"
 
 
 def _device_buffer(a: np.ndarray) -> Optional[Buffer]:
@@ -281,9 +359,10 @@ class Accelerator:
     def read_register(self, name: str) -> int:
         return self._impl.read_register(name)
 
-    def upload(self, params: Union[ParamImage, FoldResult, str, os.PathLike]) -> Params:
+    def upload(self, params: Union[ParamImage, FoldResult, FloatFoldResult, str,
+                                   os.PathLike]) -> Params:
         """Checks the image against the device and copies its table to it."""
-        if isinstance(params, FoldResult):
+        if isinstance(params, (FoldResult, FloatFoldResult)):
             params = params.params
         elif isinstance(params, (str, os.PathLike)):
             params = ParamImage.load(os.fspath(params))
@@ -298,29 +377,38 @@ class Accelerator:
         """A numpy array living in a device buffer (the buffer protocol, no copy). run() and
         submit() with such arrays as input and `out` take the zero-copy path (no staging) when
         the dtype is the device's packing (in_bits / out_bits elements: int8 on an 8-bit
-        device) and the job fits the device; otherwise they stage as for any array. `dtype`
-        defaults to the device's input type (output=True: its output type)."""
+        device; float16 on an fp16 device, ml_dtypes.bfloat16 or uint16 patterns on a bf16 one,
+        float32 for fp32) and the job fits the device; otherwise they stage as for any array.
+        `dtype` defaults to the device's input type (output=True: its output type); "bfloat16"
+        is ml_dtypes' type, or uint16 without ml_dtypes."""
         info = self._impl.info
         if dtype is None:
-            dtype = _out_dtype(info) if output else _in_dtype(info)
-        dt = np.dtype(dtype)
+            dt = _side_dtype(info, "out" if output else "in")[0]
+        else:
+            dt = _dtype_arg(dtype, "dtype")[0]
         shape = (shape,) if isinstance(shape, int) else tuple(int(v) for v in shape)
         count = math.prod(shape)
         buf = self._impl.alloc(max(1, count * dt.itemsize))
         return np.frombuffer(buf, dtype=dt, count=count).reshape(shape)
 
     def _zero_copy(self, params: Params, x: np.ndarray, out: Optional[np.ndarray],
-                   job: Tuple[int, int, int, str], quant: bool) -> Optional[Future]:
+                   job: Tuple[int, int, int, str], quant: bool, in_as: str,
+                   out_as: str) -> Optional[Future]:
         """The zero-copy run of arrays made by empty(), or None when it does not apply."""
         if out is None or quant:
             return None
         info = self._impl.info
         bx, by = _device_buffer(x), _device_buffer(out)
-        if bx is None or by is None or x.dtype != _in_dtype(info) or \
-                out.dtype != _out_dtype(info):
+        if bx is None or by is None:
             return None
-        if x.dtype.itemsize * 8 != info["in_bits"] or out.dtype.itemsize * 8 != info["out_bits"]:
-            return None  # not the packed format
+        for a, side, as_name in ((x, "in", in_as), (out, "out", out_as)):
+            t = info[f"{side}_type"]
+            if t != "int":
+                if _element_type(a.dtype, as_name) != t:
+                    return None
+            elif as_name or a.dtype != _side_dtype(info, side)[0] or \
+                    a.dtype.itemsize * 8 != info[f"{side}_bits"]:
+                return None  # not the packed format
         n, c, hw, lay = job
         try:
             return Future(self._impl.submit_buffers(params, bx, by, n, c, hw, lay), out)
@@ -330,32 +418,47 @@ class Accelerator:
     def submit(self, params: Params, x: Any, *, layout: Optional[str] = None,
                channel_axis: Optional[int] = None, out: Optional[np.ndarray] = None,
                out_dtype: Any = None, in_quant: QuantLike = None,
-               out_quant: QuantLike = None) -> Future:
+               out_quant: QuantLike = None, in_dtype: Optional[str] = None) -> Future:
         """Queues a run of `x` (a numpy array of int8/uint8/int16/uint16/int32, or float32
         with in_quant) and returns a Future whose result() is the output array (a new one of
         x's shape, or `out`). The channel axis is 1 (NCHW) by default, the last one with
         layout="nhwc", or `channel_axis`. Neither array is copied: do not touch them until the
-        run has finished. A float output needs out_quant (it is dequantised)."""
+        run has finished. A float output needs out_quant (it is dequantised).
+
+        Float devices: x is float16, ml_dtypes.bfloat16, float32 (rounded to the device's type
+        in the driver, to nearest even) or, with in_dtype="bfloat16" ("float16"), a uint16
+        array of those bit patterns. The output is the device's type by default (float16;
+        ml_dtypes.bfloat16, or uint16 patterns without ml_dtypes; float32), or `out_dtype`
+        (e.g. np.float32: converted exactly; "bfloat16": ml_dtypes' or uint16 patterns, also
+        the way to mark a uint16 `out` as bfloat16 patterns). No quantisation."""
         x = np.ascontiguousarray(x)
         n, c, hw, lay = _job(x.shape, layout, channel_axis)
         quant = in_quant is not None or out_quant is not None
+        in_as = _element_as(x, in_dtype, "in_dtype")
+        if out is not None:  # out_dtype "float16" / "bfloat16" names out's 2-byte patterns
+            named = out_dtype if isinstance(out_dtype, str) and out_dtype in _FLOAT_NAMES \
+                else None
+            want, out_as = None, _element_as(out, named, "out_dtype")
+        else:
+            want, out_as = _dtype_arg(out_dtype, "out_dtype")
         if out is not None and out.shape == x.shape:
-            fut = self._zero_copy(params, x, out, (n, c, hw, lay), quant)
+            fut = self._zero_copy(params, x, out, (n, c, hw, lay), quant, in_as, out_as)
             if fut is not None:
                 return fut
         if out is None:
-            if out_dtype is not None:
-                dt = np.dtype(out_dtype)
+            info = self._impl.info
+            if want is not None:
+                dt = want
             elif x.dtype == np.float32 and out_quant is not None:
                 dt = np.dtype(np.float32)
             else:
-                dt = _out_dtype(self._impl.info)
+                dt, out_as = _side_dtype(info, "out")
             out = np.empty(x.shape, dtype=dt)
         elif not isinstance(out, np.ndarray) or out.size != x.size:
             raise Error(f"out: expected an array of {x.size} elements")
         return Future(self._impl.submit_host(params, x, out, n, c, hw, lay,
                                              _quant(in_quant, "in_quant"),
-                                             _quant(out_quant, "out_quant")))
+                                             _quant(out_quant, "out_quant"), in_as, out_as))
 
     def run(self, params: Params, x: Any, **kwargs: Any) -> np.ndarray:
         """submit(params, x, **kwargs).result(): the output array."""

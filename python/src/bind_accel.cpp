@@ -87,6 +87,10 @@ pyb::dict info_dict(const Accelerator& a) {
   pyb::dict d;
   d["lanes"] = i.lanes;
   d["in_bits"] = i.in_bits;
+  const ArithSpec spec = a.manifest().config.arith();
+  d["in_type"] = std::string(to_string(spec.x_type));   // "int", "fp16", "bf16"
+  d["out_type"] = std::string(to_string(spec.y_type));  // "int", "fp16", "bf16", "fp32"
+  d["flush_subnormals"] = spec.flush_subnormals;
   d["out_bits"] = i.out_bits;
   d["in_signed"] = i.in_signed;
   d["out_signed"] = i.out_signed;
@@ -107,12 +111,14 @@ pyb::dict info_dict(const Accelerator& a) {
 std::shared_ptr<PyRun> submit_host(const std::shared_ptr<PyAccel>& self, const Params& params,
                                    const pyb::array& x, const pyb::array& y, std::uint64_t n,
                                    std::uint64_t c, std::uint64_t hw, const std::string& layout,
-                                   const QuantArg& in_q, const QuantArg& out_q) {
+                                   const QuantArg& in_q, const QuantArg& out_q,
+                                   const std::string& in_as, const std::string& out_as) {
   check_contiguous(x, "input");
   check_contiguous(y, "output");
   if (!y.writeable()) throw Error("output: the array is read-only");
-  const TensorView in{dtype_of_array(x, "input"), x.data(), static_cast<std::size_t>(x.size())};
-  const MutableTensorView out{dtype_of_array(y, "output"), const_cast<void*>(y.data()),
+  const TensorView in{dtype_of_array(x, "input", in_as), x.data(),
+                      static_cast<std::size_t>(x.size())};
+  const MutableTensorView out{dtype_of_array(y, "output", out_as), const_cast<void*>(y.data()),
                               static_cast<std::size_t>(y.size())};
   auto r = std::make_shared<PyRun>();
   r->input = x;
@@ -210,7 +216,8 @@ void bind_accelerator(pyb::module_& m) {
           pyb::arg("nbytes"))
       .def("submit_host", &submit_host, pyb::arg("params"), pyb::arg("x"), pyb::arg("y"),
            pyb::arg("n"), pyb::arg("c"), pyb::arg("hw"), pyb::arg("layout") = "nchw",
-           pyb::arg("in_quant") = pyb::none(), pyb::arg("out_quant") = pyb::none())
+           pyb::arg("in_quant") = pyb::none(), pyb::arg("out_quant") = pyb::none(),
+           pyb::arg("in_as") = "", pyb::arg("out_as") = "")
       .def("submit_buffers", &submit_buffers, pyb::arg("params"), pyb::arg("x"), pyb::arg("y"),
            pyb::arg("n"), pyb::arg("c"), pyb::arg("hw"), pyb::arg("layout") = "nchw")
       .def("read_register",

@@ -8,7 +8,9 @@
 
 #include "common.hpp"
 #include "normcore/config.hpp"
+#include "normcore/float_contract.hpp"
 #include "normcore/fold.hpp"
+#include "normcore/fold_float.hpp"
 #include "normcore/params_file.hpp"
 
 namespace normcore::py {
@@ -50,13 +52,20 @@ ArithSpec spec_from_config(const std::string& path) {
 
 void bind_spec(pyb::module_& m) {
   pyb::class_<ArithSpec>(m, "ArithSpec", "Number widths of a datapath (contract.hpp)")
-      .def(pyb::init([](int xw, bool x_signed, int sw, int bw, int yw, bool y_signed) {
+      .def(pyb::init([](int xw, bool x_signed, int sw, int bw, int yw, bool y_signed,
+                        const std::string& in_type, const std::string& out_type, bool flush) {
              ArithSpec s{xw, x_signed, sw, bw, yw, y_signed};
+             s.x_type = parse_num_type(in_type);
+             s.y_type = parse_num_type(out_type);
+             s.flush_subnormals = flush;
+             apply_float_widths(s);  // a float side fixes its width, s and b become fp32
              if (const auto err = s.check(); !err.empty()) throw Error("ArithSpec: " + err);
              return s;
            }),
            pyb::arg("in_bits") = 8, pyb::arg("in_signed") = true, pyb::arg("scale_bits") = 16,
-           pyb::arg("offset_bits") = 32, pyb::arg("out_bits") = 8, pyb::arg("out_signed") = true)
+           pyb::arg("offset_bits") = 32, pyb::arg("out_bits") = 8, pyb::arg("out_signed") = true,
+           pyb::arg("in_type") = "int", pyb::arg("out_type") = "int",
+           pyb::arg("flush_subnormals") = false)
       .def_static("from_config", &spec_from_config, pyb::arg("path"),
                   "Widths of a manifest.json (core or accelerator) or config JSON file")
       .def_readonly("in_bits", &ArithSpec::xw)
@@ -74,12 +83,27 @@ void bind_spec(pyb::module_& m) {
                              })
       .def_readonly("out_bits", &ArithSpec::yw)
       .def_readonly("out_signed", &ArithSpec::y_signed)
+      .def_property_readonly("in_type",
+                             [](const ArithSpec& s) { return std::string(to_string(s.x_type)); })
+      .def_property_readonly("out_type",
+                             [](const ArithSpec& s) { return std::string(to_string(s.y_type)); })
+      .def_readonly("flush_subnormals", &ArithSpec::flush_subnormals)
+      .def_property_readonly("is_float", &ArithSpec::is_float)
       .def_property_readonly(
           "in_range", [](const ArithSpec& s) { return pyb::make_tuple(s.x_min(), s.x_max()); })
       .def_property_readonly(
           "out_range", [](const ArithSpec& s) { return pyb::make_tuple(s.y_min(), s.y_max()); })
       .def("__repr__", [](const ArithSpec& s) {
         std::ostringstream os;
+        if (s.is_float()) {
+          os << "ArithSpec(in_type='" << to_string(s.x_type) << "', out_type='"
+             << to_string(s.y_type)
+             << "', flush_subnormals=" << (s.flush_subnormals ? "True" : "False");
+          if (s.x_type == NumType::integer) os << ", in_bits=" << s.xw;
+          if (s.y_type == NumType::integer) os << ", out_bits=" << s.yw;
+          os << ")";
+          return os.str();
+        }
         os << "ArithSpec(in_bits=" << s.xw << ", in_signed=" << (s.x_signed ? "True" : "False")
            << ", scale_bits=" << s.sw << ", offset_bits=" << s.bw << ", out_bits=" << s.yw
            << ", out_signed=" << (s.y_signed ? "True" : "False") << ")";
@@ -222,6 +246,89 @@ void bind_fold(pyb::module_& m) {
       pyb::arg("shift") = pyb::none(), "Folds float BN into the contract's integers");
 }
 
+struct PyFloatFold {
+  FloatFoldResult result;
+  ParamImage image;
+  std::string report, unit;
+};
+
+// The float datapath's fold (contract v2) and the golden model of its lanes, for tests.
+void bind_float(pyb::module_& m) {
+  pyb::class_<PyFloatFold>(m, "FloatFoldResult",
+                           "The float fold's result: fp32 s, b and the error in output ULPs")
+      .def_readonly("params", &PyFloatFold::image)
+      .def_readonly("report", &PyFloatFold::report)
+      .def_readonly("unit", &PyFloatFold::unit)
+      .def_property_readonly("worst_error", [](const PyFloatFold& f) { return f.result.worst_err; })
+      .def_property_readonly("worst_channel",
+                             [](const PyFloatFold& f) { return f.result.worst_channel; })
+      .def_property_readonly("exhaustive", [](const PyFloatFold& f) { return f.result.exhaustive; })
+      .def_property_readonly("shift", [](const PyFloatFold&) { return 0; })
+      .def_property_readonly("warnings", [](const PyFloatFold& f) { return f.result.warnings; })
+      .def_property_readonly("channel_errors", [](const PyFloatFold& f) {
+        std::vector<double> v;
+        for (const auto& c : f.result.channels) v.push_back(c.max_err);
+        return v;
+      });
+  m.def(
+      "fold_float",
+      [](const BnParams& bn, const ArithSpec& spec, std::optional<std::string> rounding) {
+        const Rounding r =
+            rounding ? parse_rounding(*rounding) : bn.rounding.value_or(Rounding::half_even);
+        PyFloatFold f;
+        {
+          pyb::gil_scoped_release nogil;
+          f.result = fold_float(bn, spec, r);
+          f.report = format_float_report(f.result, spec);
+        }
+        f.unit = spec.y_type == NumType::integer ? "LSB" : "ULP";
+        f.image = ParamImage{spec, f.result.job, f.result.scale, f.result.shift};
+        return f;
+      },
+      pyb::arg("bn"), pyb::arg("spec"), pyb::arg("rounding") = pyb::none(),
+      "Folds float BN into fp32 s, b for a float datapath (fold_float.hpp)");
+  m.def(
+      "apply_float",
+      [](const pyb::array_t<std::int64_t, pyb::array::c_style | pyb::array::forcecast>& x,
+         const pyb::array_t<std::uint32_t, pyb::array::c_style | pyb::array::forcecast>& s,
+         const pyb::array_t<std::uint32_t, pyb::array::c_style | pyb::array::forcecast>& b,
+         const ArithSpec& spec, std::int64_t lo, std::int64_t hi, const std::string& rounding) {
+        if (s.size() != x.size() || b.size() != x.size()) {
+          throw Error("apply_float: x, s and b need the same number of elements");
+        }
+        JobSettings job{0, parse_rounding(rounding), lo, hi};
+        if (const auto err = job.check(spec); !err.empty()) throw Error("apply_float: " + err);
+        pyb::array_t<std::int64_t> y(x.size());
+        const std::int64_t* xp = x.data();
+        const std::uint32_t* sp = s.data();
+        const std::uint32_t* bp = b.data();
+        std::int64_t* yp = y.mutable_data();
+        const auto n = static_cast<std::size_t>(x.size());
+        pyb::gil_scoped_release nogil;
+        for (std::size_t i = 0; i < n; ++i) yp[i] = apply_float(xp[i], sp[i], bp[i], spec, job);
+        return y;
+      },
+      pyb::arg("x"), pyb::arg("s"), pyb::arg("b"), pyb::arg("spec"), pyb::arg("lo"), pyb::arg("hi"),
+      pyb::arg("rounding") = "half_even",
+      "The float golden model (float_contract.hpp) element by element: x patterns (or "
+      "integers), s and b fp32 patterns, lo / hi patterns of the output type (or integers)");
+  m.def(
+      "float_bits",
+      [](const pyb::array_t<double, pyb::array::c_style | pyb::array::forcecast>& v,
+         const std::string& type) {
+        const NumType t = parse_num_type(type);
+        if (t == NumType::integer) throw Error("float_bits: '" + type + "' is not a float type");
+        pyb::array_t<std::uint32_t> out(v.size());
+        for (pyb::ssize_t i = 0; i < v.size(); ++i) {
+          out.mutable_data()[i] = double_to_float(v.data()[i], t);
+        }
+        return out;
+      },
+      pyb::arg("values"), pyb::arg("type"),
+      "Values rounded once to nearest even into fp16 / bf16 / fp32 patterns (double_to_float: "
+      "the driver's conversion of float32 host tensors)");
+}
+
 }  // namespace
 
 void bind_model(pyb::module_& m) {
@@ -229,6 +336,7 @@ void bind_model(pyb::module_& m) {
   bind_image(m);
   bind_bn(m);
   bind_fold(m);
+  bind_float(m);
 }
 
 }  // namespace normcore::py

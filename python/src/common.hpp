@@ -24,8 +24,10 @@ Exceptions& exceptions();
 // dict {name: value} read from `acc` after the failure (empty when acc is null).
 [[noreturn]] void raise_device_error(const DeviceError& e, Accelerator* acc);
 
-// The DType of a numpy array (int8, uint8, int16, uint16, int32, float32); Error naming `what`.
-DType dtype_of_array(const pyb::array& a, const char* what);
+// The DType of a numpy array (int8, uint8, int16, uint16, int32, float32, float16, and
+// ml_dtypes.bfloat16); `as` ("float16" / "bfloat16") reads a 2-byte array's elements as those
+// bit patterns (a uint16 view of bfloat16 data without ml_dtypes). Error naming `what`.
+DType dtype_of_array(const pyb::array& a, const char* what, const std::string& as = "");
 pyb::dtype numpy_dtype(DType t);
 
 void bind_model(pyb::module_& m);

@@ -33,11 +33,25 @@ Exceptions& exceptions() {
   throw pyb::error_already_set();
 }
 
-DType dtype_of_array(const pyb::array& a, const char* what) {
+DType dtype_of_array(const pyb::array& a, const char* what, const std::string& as) {
   const auto d = a.dtype();
   const char kind = d.kind();
   const auto size = d.itemsize();
   const bool native = d.byteorder() != '>';
+  if (!as.empty()) {  // 16-bit elements read as float16 / bfloat16 bit patterns
+    if (as != "float16" && as != "bfloat16") {
+      throw Error(std::string(what) + ": element type '" + as +
+                  "' is not float16 or bfloat16 (the types a 16-bit array may hold)");
+    }
+    if (size != 2 || !native) {
+      throw Error(std::string(what) + ": " + as + " elements need a 2-byte native array, got " +
+                  std::string(pyb::str(d)));
+    }
+    return as == "float16" ? DType::float16 : DType::bfloat16;
+  }
+  if (native && kind == 'f' && size == 2) return DType::float16;
+  // ml_dtypes.bfloat16: a 2-byte numpy extension type named "bfloat16"
+  if (size == 2 && std::string(pyb::str(d.attr("name"))) == "bfloat16") return DType::bfloat16;
   if (native && kind == 'i' && size == 1) return DType::int8;
   if (native && kind == 'u' && size == 1) return DType::uint8;
   if (native && kind == 'i' && size == 2) return DType::int16;
@@ -45,7 +59,8 @@ DType dtype_of_array(const pyb::array& a, const char* what) {
   if (native && kind == 'i' && size == 4) return DType::int32;
   if (native && kind == 'f' && size == 4) return DType::float32;
   throw Error(std::string(what) + ": dtype " + std::string(pyb::str(d)) +
-              " is not supported (int8, uint8, int16, uint16, int32, float32)");
+              " is not supported (int8, uint8, int16, uint16, int32, float32, float16, "
+              "ml_dtypes.bfloat16)");
 }
 
 pyb::dtype numpy_dtype(DType t) {
