@@ -200,6 +200,7 @@ struct FastPlan {
   LaneFn table = nullptr;  // s, b per position
   std::vector<float> s, b;
   std::uint64_t block = 0;  // positions of the tables; 0: channel by channel
+  bool finite = true;       // no NaN / Inf among the tables' s, b
 };
 
 float coeff(std::int64_t v, bool flush) {
@@ -221,6 +222,10 @@ FastPlan plan_fast(const FloatKernel& k) {
     p.s[static_cast<std::size_t>(j)] = coeff(k.scale[c], a.flush_subnormals);
     p.b[static_cast<std::size_t>(j)] = coeff(k.shift[c], a.flush_subnormals);
   }
+  for (std::uint64_t c = 0; c < k.channels; ++c) {
+    p.finite = p.finite && !special(static_cast<std::uint32_t>(k.scale[c]), 0x7F800000u) &&
+               !special(static_cast<std::uint32_t>(k.shift[c]), 0x7F800000u);
+  }
   return p;
 }
 
@@ -231,6 +236,7 @@ void run_fast(const FloatKernel& k, const FastPlan& plan, const JobSettings& job
   const FastCtx c(k.spec, job);
   const float* halves = half_table();
   const std::uint64_t yb = k.spec.yw == 32 ? 4 : 2;
+  const bool long_job = e1 - e0 >= (std::uint64_t{1} << 16);  // table calls are one block each
   const auto put = [&](std::uint64_t e, std::uint32_t y) {
     if (yb == 4) {
       std::memcpy(k.out + 4 * e, &y, 4);
@@ -255,7 +261,8 @@ void run_fast(const FloatKernel& k, const FastPlan& plan, const JobSettings& job
                         bool table) {
     std::uint64_t i = 0;
     while (i < n) {
-      const LaneArgs a{table ? s + i : s, table ? b + i : b, c.lo, c.hi, c.flush};
+      const LaneArgs a{table ? s + i : s,    table ? b + i : b, c.lo, c.hi, c.flush,
+                       table && plan.finite, table && long_job};
       i += fn != nullptr ? fn(k.in + 2 * (e + i), k.out + yb * (e + i), n - i, a) : 0;
       for (const std::uint64_t end = std::min(n, i + kLaneWidth); i < end; ++i) {
         one(e + i, table ? s[i] : *s, table ? b[i] : *b);
@@ -268,6 +275,9 @@ void run_fast(const FloatKernel& k, const FastPlan& plan, const JobSettings& job
       span(plan.table, e, len, plan.s.data() + pos, plan.b.data() + pos, true);
       e += len;
     }
+#if defined(__x86_64__)
+    if (long_job) _mm_sfence();  // the kernels' streaming stores (LaneArgs::stream)
+#endif
     return;
   }
   std::uint64_t ch = (e0 / k.stride) % k.channels;

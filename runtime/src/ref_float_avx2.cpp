@@ -153,10 +153,12 @@ template <NumType X, NumType Y, bool Table, bool Flush, bool Clamp>
     if constexpr (Table) {
       s = _mm256_loadu_ps(sp);
       b = _mm256_loadu_ps(bp);
-      const __m256i e =
-          _mm256_or_si256(_mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(s), fe), fe),
-                          _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(b), fe), fe));
-      bad = bad || _mm256_movemask_epi8(e) != 0;
+      if (!a.finite) {
+        const __m256i e =
+            _mm256_or_si256(_mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(s), fe), fe),
+                            _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(b), fe), fe));
+        bad = bad || _mm256_movemask_epi8(e) != 0;
+      }
     }
     if (bad) return false;
     const auto v = lanes<Y, Flush, Clamp>(to_float<X, Flush>(xh), s, b, c);
@@ -182,7 +184,7 @@ template <NumType X, NumType Y, bool Table, bool Flush, bool Clamp>
   };
   std::uint64_t i = 0;
   const auto addr = reinterpret_cast<std::uintptr_t>(y);
-  const bool stream = n >= 4096 && static_cast<const void*>(x) != y && addr % yb == 0;
+  const bool stream = (n >= 4096 || a.stream) && static_cast<const void*>(x) != y && addr % yb == 0;
   if (stream) {  // the head up to the first 64-byte boundary of y
     const std::uint64_t head = ((64 - addr % 64) % 64) / yb;
     for (; i < head; i += 8) {
@@ -192,11 +194,11 @@ template <NumType X, NumType Y, bool Table, bool Flush, bool Clamp>
   }
   for (; i + 8 <= n; i += 8) {
     if (!step(x + 2 * i, Table ? a.s + i : a.s, Table ? a.b + i : a.b, y + yb * i, stream)) {
-      if (stream) _mm_sfence();
+      if (stream && !a.stream) _mm_sfence();
       return i;
     }
   }
-  if (stream) _mm_sfence();
+  if (stream && !a.stream) _mm_sfence();
   if (i < n && !partial(i, n - i)) return i;
   return n;
 }

@@ -149,8 +149,10 @@ template <NumType X, NumType Y, bool Table, bool Flush, bool Clamp>
     if constexpr (Table) {
       s = _mm512_maskz_loadu_ps(k, a.s + i);
       b = _mm512_maskz_loadu_ps(k, a.b + i);
-      bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(s), fe), fe);
-      bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(b), fe), fe);
+      if (!a.finite) {
+        bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(s), fe), fe);
+        bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(b), fe), fe);
+      }
     }
     if (bad != 0) return false;
     const auto v = lanes<Y, Flush, Clamp>(to_float<X, Flush>(xh), s, b, c);
@@ -163,7 +165,7 @@ template <NumType X, NumType Y, bool Table, bool Flush, bool Clamp>
   };
   std::uint64_t i = 0;
   const auto addr = reinterpret_cast<std::uintptr_t>(y);
-  const bool stream = n >= 4096 && static_cast<const void*>(x) != y && addr % yb == 0;
+  const bool stream = (n >= 4096 || a.stream) && static_cast<const void*>(x) != y && addr % yb == 0;
   if (stream) {  // the head up to the first 64-byte boundary of y
     const std::uint64_t head = ((64 - addr % 64) % 64) / yb;
     for (; i < head; i += 16) {
@@ -174,11 +176,11 @@ template <NumType X, NumType Y, bool Table, bool Flush, bool Clamp>
   }
   for (; i + 16 <= n; i += 16) {
     if (!step(i, 0xFFFF, stream)) {
-      if (stream) _mm_sfence();
+      if (stream && !a.stream) _mm_sfence();
       return i;
     }
   }
-  if (stream) _mm_sfence();
+  if (stream && !a.stream) _mm_sfence();
   if (i < n && !step(i, static_cast<__mmask16>((1u << (n - i)) - 1), false)) return i;
   return n;
 }

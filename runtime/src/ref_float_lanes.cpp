@@ -107,7 +107,7 @@ std::uint64_t kernel(const void* xp, void* y, std::uint64_t n, const LaneArgs& a
     std::uint16_t xv;
     std::memcpy(&xv, x + 2 * i, 2);
     if constexpr (Table) {
-      if (special32(a.s[i]) || special32(a.b[i])) return i;
+      if (!a.finite && (special32(a.s[i]) || special32(a.b[i]))) return i;
       sd = a.s[i];
       bd = a.b[i];
     }

@@ -15,7 +15,8 @@
 //   flush, clamp                 a subnormal result -> signed zero (flush); clamp on the numeric
 //                                order of the output patterns (-0 == +0), as fma_one does
 // A vector whose x holds a NaN or Inf is left to the caller (the kernel returns its index), as
-// is one whose s or b (tables) is NaN or Inf; the constant-coefficient kernels take finite s, b.
+// is one whose s or b (tables) is NaN or Inf, unless LaneArgs::finite says none is; the
+// constant-coefficient kernels take finite s, b.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,9 @@ struct LaneArgs {
   const float* b = nullptr;
   std::uint32_t lo = 0, hi = 0;  // clamp bounds: patterns of the output type
   bool flush = false;            // flush subnormal x and subnormal results
+  bool finite = false;           // tables: every s and b is finite (no NaN / Inf test needed)
+  bool stream = false;  // part of a long job: streaming stores even for short calls, and no
+                        // store fence at the end (the caller fences after its last call)
 };
 
 // n elements of x (16-bit patterns) into y (16- or 32-bit patterns). Returns n, or r < n when
