@@ -84,8 +84,10 @@ DType host_dtype(const NpyHeader& a, const std::string& path) {
   if (t == "f4" || t == "f8") return DType::float32;
   if (t == "f2") return DType::float16;   // numpy float16
   if (t == "V2") return DType::bfloat16;  // ml_dtypes bfloat16 ('<V2' / '|V2')
-  throw Error("--input " + path + ": dtype " + a.dtype +
-              " is not supported (int8, uint8, int16, uint16, int32, float32)");
+  throw Error(
+      "--input " + path + ": dtype " + a.dtype +
+      " is not supported (int8, uint8, int16, uint16, int32, float32, float64, float16 <f2, "
+      "bfloat16 <V2)");
 }
 
 // The smallest host dtype holding the device's outputs.
@@ -367,8 +369,9 @@ Action add_run(CLI::App& app) {
       ->required();
   auto* params = sub->add_option("--params", o->params, "Folded parameter image (normcore fold)");
   sub->add_option("--input", o->inputs,
-                  ".npy input (int8, uint8, int16, uint16, int32, float32); with --plan: "
-                  "LAYER=FILE (integer .npy, repeatable; other layers get random inputs)")
+                  ".npy input (int8, uint8, int16, uint16, int32, float32; float devices: "
+                  "float16, bfloat16); with --plan: LAYER=FILE (repeatable; integer .npy, or "
+                  "float for a float plan; other layers get random inputs)")
       ->allow_extra_args(false);
   auto* output = sub->add_option(
       "--output", o->output,

@@ -13,7 +13,7 @@ ratio, measured side by side in one run on this machine.
 Every ratio is measured `--repeat` times as back-to-back pairs (reference, then the run), and
 printed as the median [min-max] of the pairs, so a loaded machine shows as spread, not as a
 bias. Usage: .venv/bin/python scripts/bench_host.py [--build build] [--mib 64] [--repeat 7]
-       [--torch-python /tmp/torchvenv/bin/python] [--tail]
+       [--torch-python /tmp/torchvenv/bin/python] [--tail] [--rows int,float]
 (after scripts/test_python.sh has installed the package into .venv).
 """
 
@@ -285,6 +285,76 @@ def bench_cli(cli, manifest, repeat, rng):
               f"alone: {min(base):.0f} MiB)")
 
 
+def float_bn(rng, c):
+    return {"gamma": list(rng.uniform(0.5, 2, c)), "beta": list(rng.normal(0, 1, c)),
+            "mean": list(rng.normal(0, 1, c)), "var": list(rng.uniform(0.5, 4, c)),
+            "quant": "float"}
+
+
+def bench_float(cli, mib, repeat, rng):
+    """Float rows: an fp16 -> fp16 device (gen --accel --manifest-only) on ref:."""
+    with tempfile.TemporaryDirectory() as d:
+        d = pathlib.Path(d)
+        subprocess.run([cli, "gen", "--accel", "--manifest-only", "--in-type", "fp16",
+                        "--out-type", "fp16", "-o", d / "dev"], check=True,
+                       stdout=subprocess.DEVNULL)
+        manifest = str(d / "dev" / "manifest.json")
+        nbytes = mib << 20
+        c = 64
+        n_el = nbytes // 2
+        a, b = np.ones(nbytes, np.uint8), np.empty(nbytes, np.uint8)
+        mem = lambda: np.copyto(b, a)  # noqa: E731
+        t_mem = best(repeat, mem)
+        print(f"memcpy {mib} MiB: best {t_mem * 1e3:.2f} ms, {nbytes / t_mem / 1e9:.2f} GB/s")
+        x = rng.normal(0, 3, size=(1, c, n_el // c)).astype(np.float16)
+        for threads in ("", ",threads=1"):
+            with normcore.Accelerator.open(f"ref:{manifest}{threads}") as acc:
+                who = "1 thread" if threads else "all threads"
+                p = acc.upload(normcore.fold(float_bn(rng, c), spec=acc))
+                xe, ye = acc.empty(x.shape), acc.empty(x.shape, output=True)
+                xe[...] = x
+                for lay in ("nchw", "nhwc"):
+                    shape = (1, c, n_el // c)
+                    r, t = pairs(repeat, mem, lambda: acc.submit_buffers(  # noqa: B023
+                        p, _buf(xe), _buf(ye), shape, lay).result())
+                    print(f"ref: zero-copy fp16 -> fp16 {lay}, C={c}, {mib} MiB, {who}: best "
+                          f"{t * 1e3:.2f} ms, {n_el / t / 1e9:.2f} Gelem/s = {spread(r)} memcpy "
+                          f"of {mib} MiB")
+        bench_cli_float(cli, manifest, d, repeat, rng)
+
+
+def _buf(a):
+    """The device Buffer behind an Accelerator.empty array."""
+    base = a
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return base.obj
+
+
+def bench_cli_float(cli, manifest, d, repeat, rng):
+    c = 64
+    np.save(d / "x.npy", rng.normal(0, 3, size=(8, c, 128, 128)).astype(np.float16))
+    (d / "bn.json").write_text(json.dumps(float_bn(rng, c)))
+    subprocess.run([cli, "fold", "--params", d / "bn.json", "--config", manifest, "-o",
+                    d / "p.bin"], check=True, stdout=subprocess.DEVNULL)
+    run = [cli, "run", "--device", f"ref:{manifest}", "--params", d / "p.bin", "--input",
+           d / "x.npy", "--output", d / "y.npy", "-q"]
+    cp = ["cp", d / "x.npy", d / "xc.npy"]
+    child(cp)
+    child(run)
+    ratio, rss = [], []
+    for _ in range(repeat):
+        t_cp = child(cp)[0]
+        t_run, m = child(run)
+        ratio.append(t_run / t_cp)
+        rss.append(m)
+    tensor = (d / "x.npy").stat().st_size / 2**20
+    m = statistics.median(rss)
+    print(f"normcore run, 16 MiB fp16 .npy (8x64x128x128, ref: fp16 -> fp16): wall = "
+          f"{statistics.median(ratio):.2f}x [{min(ratio):.2f}-{max(ratio):.2f}] cp; peak RSS "
+          f"{m:.0f} MiB = {m / tensor:.2f}x the tensor")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=str(ROOT / "build"))
@@ -292,6 +362,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--tail", action="store_true",
                     help="also the 1 / 4 MiB single-run time distributions (bench_tail)")
+    ap.add_argument("--rows", default="int,float",
+                    help="which rows: int (issue 17's), float (issue 18's), or both")
     ap.add_argument("--torch-python", default=None,
                     help="an interpreter that imports torch, for the torch figure when this one "
                          "cannot (e.g. /tmp/torchvenv/bin/python)")
@@ -306,10 +378,14 @@ def main():
     rng = np.random.default_rng(0)
     print(f"bench_host: {os.cpu_count()} cores, numpy {np.__version__}, load average "
           f"{os.getloadavg()[0]:.1f}")
-    bench_device(str(manifest), a.mib, a.repeat, rng, a.torch_python)
-    bench_cli(str(cli), str(manifest), a.repeat, rng)
-    if a.tail:
-        bench_tail(str(manifest), rng)
+    rows = set(a.rows.split(","))
+    if "int" in rows:
+        bench_device(str(manifest), a.mib, a.repeat, rng, a.torch_python)
+        bench_cli(str(cli), str(manifest), a.repeat, rng)
+        if a.tail:
+            bench_tail(str(manifest), rng)
+    if "float" in rows:
+        bench_float(str(cli), a.mib, a.repeat, rng)
 
 
 if __name__ == "__main__":

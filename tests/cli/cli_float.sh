@@ -163,5 +163,37 @@ rc=$?
 if [ $rc -eq 2 ] && grep -q "input type int8" "$work/e6" && [ ! -e "$work/y8.npy" ]; then ok
 else bad "int8 input on fp16 device: rc $rc: $(cat "$work/e6")"; fi
 
+# 6. the driver runs float host tensors of the device's type in place (no staging): the same
+# bytes as the staged path (direct=0), NCHW and NHWC, tiled (--tile), fp16 and fp32 outputs, on
+# every vector clone this CPU has (NORMCORE_REF_ISA) and on 1 and 2 threads
+python3 - "$work/x_big.npy" <<'PY'
+import random, struct, sys
+random.seed(9)
+n = 3 * 4 * 2000
+vals = [random.gauss(0, 4) for _ in range(n)]
+vals[5] = float("nan"); vals[7777] = float("-inf")
+hdr = "{'descr': '<f2', 'fortran_order': False, 'shape': (3, 4, 2000), }"
+hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
+    f.write(struct.pack("<%de" % n, *vals))
+PY
+for dev in fp16_fp16 fp16_fp32; do
+  for lay in nchw nhwc; do
+    m=$work/dev_$dev/manifest.json
+    shape=3,4,2000
+    [ $lay = nhwc ] && shape=3,2000,4
+    "$bin" run --device "ref:$m,direct=0" --params "$work/p_$dev.bin" --input "$work/x_big.npy"       --shape $shape --layout $lay --output "$work/y_staged.npy" -q 2>"$work/e7" || bad "staged $dev $lay"
+    for isa in baseline avx2 avx512; do
+      for th in 1 2; do
+        NORMCORE_REF_ISA=$isa "$bin" run --device "ref:$m,threads=$th" --params "$work/p_$dev.bin"           --input "$work/x_big.npy" --shape $shape --layout $lay --tile 5000 \
+          --output "$work/y_direct.npy" -q 2>"$work/e7" &&
+          cmp -s "$work/y_staged.npy" "$work/y_direct.npy" && ok ||
+          bad "in place != staged: $dev $lay $isa threads=$th $(cat "$work/e7")"
+      done
+    done
+  done
+done
+
 echo "cli_float: $pass passed, $fail failed"
 [ $fail -eq 0 ]
