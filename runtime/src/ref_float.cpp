@@ -96,7 +96,7 @@ struct FastCtx {
     return (v & t.sign_bit) != 0 ? -mag : mag;
   }
   FastCtx(const ArithSpec& spec, const JobSettings& job)
-      : t(target_of(spec.y_type)),
+      : t(spec.y_type == NumType::integer ? Target{} : target_of(spec.y_type)),
         xt(spec.x_type),
         yt(spec.y_type),
         flush(spec.flush_subnormals),
@@ -210,8 +210,13 @@ float coeff(std::int64_t v, bool flush) {
 FastPlan plan_fast(const FloatKernel& k) {
   FastPlan p;
   const ArithSpec& a = k.spec;
-  p.run = lane_kernel(a.x_type, a.y_type, false, k.isa);
-  p.table = lane_kernel(a.x_type, a.y_type, true, k.isa);
+  if (a.y_type == NumType::integer) {
+    p.run = lane_int_kernel(a.x_type, a.yw, false, k.job.rounding, k.isa);
+    p.table = lane_int_kernel(a.x_type, a.yw, true, k.job.rounding, k.isa);
+  } else {
+    p.run = lane_kernel(a.x_type, a.y_type, false, k.isa);
+    p.table = lane_kernel(a.x_type, a.y_type, true, k.isa);
+  }
   const std::uint64_t period = k.channels * k.stride;
   if (p.table == nullptr || k.stride >= kMinRun || period > kMaxPeriod) return p;
   p.block = period * ((kMinBlock + period - 1) / period);
@@ -229,21 +234,21 @@ FastPlan plan_fast(const FloatKernel& k) {
   return p;
 }
 
-// Float in, float out over [e0, e1) (16-bit inputs, 16- or 32-bit outputs, whole elements): the
-// vector kernel, and the scalar fast_fma path for NaN / Inf inputs and coefficients.
+// Float in over [e0, e1) (16-bit inputs; 16- or 32-bit float, or 8- / 16-bit integer outputs):
+// the vector kernel, and the scalar path for NaN / Inf inputs and coefficients (fast_fma;
+// apply_float for integer outputs).
 void run_fast(const FloatKernel& k, const FastPlan& plan, const JobSettings& job, std::uint64_t e0,
               std::uint64_t e1) {
   const FastCtx c(k.spec, job);
   const float* halves = half_table();
-  const std::uint64_t yb = k.spec.yw == 32 ? 4 : 2;
+  const auto yb = static_cast<std::uint64_t>(k.spec.yw / 8);
+  const bool int_out = k.spec.y_type == NumType::integer;
   const bool long_job = e1 - e0 >= (std::uint64_t{1} << 16);  // table calls are one block each
-  const auto put = [&](std::uint64_t e, std::uint32_t y) {
-    if (yb == 4) {
-      std::memcpy(k.out + 4 * e, &y, 4);
-    } else {
-      const auto y16 = static_cast<std::uint16_t>(y);
-      std::memcpy(k.out + 2 * e, &y16, 2);
-    }
+  const auto put = [&](std::uint64_t e, std::uint32_t y) {    // the low yb bytes (little endian)
+    const std::uint8_t b[4] = {static_cast<std::uint8_t>(y), static_cast<std::uint8_t>(y >> 8),
+                               static_cast<std::uint8_t>(y >> 16),
+                               static_cast<std::uint8_t>(y >> 24)};
+    std::memcpy(k.out + yb * e, b, static_cast<std::size_t>(yb));
   };
   const auto one = [&](std::uint64_t e, float s, float b) {  // s, b flushed when asked
     std::uint16_t x;
@@ -251,7 +256,7 @@ void run_fast(const FloatKernel& k, const FastPlan& plan, const JobSettings& job
     std::memcpy(&x, k.in + 2 * e, 2);
     std::memcpy(&sb, &s, 4);
     std::memcpy(&bb, &b, 4);
-    if (special(x, c.x_exp) || special(sb, 0x7F800000u) || special(bb, 0x7F800000u)) {
+    if (int_out || special(x, c.x_exp) || special(sb, 0x7F800000u) || special(bb, 0x7F800000u)) {
       return put(e, static_cast<std::uint32_t>(apply_float(x, sb, bb, k.spec, job)));
     }
     put(e, fma_one(x, s, b, c, halves));
@@ -304,7 +309,13 @@ void run_fast(const FloatKernel& k, const FastPlan& plan, const JobSettings& job
 
 void compute_float(const FloatKernel& k, std::uint64_t total, bool in_place, unsigned threads) {
   const ArithSpec& sp = k.spec;
-  const bool fast = fast_path(sp);
+  // float in, float out; or float in, 8- / 16-bit integers out within +-(2^22 - 1) when the
+  // clone in use has kernels for them (ref_float_lanes.hpp)
+  constexpr std::int64_t kIntLimit = (std::int64_t{1} << 22) - 1;
+  const bool fast =
+      fast_path(sp) ||
+      (sp.x_type != NumType::integer && sp.y_type == NumType::integer && k.job.lo >= -kIntLimit &&
+       k.job.hi <= kIntLimit && lane_int_kernel(sp.x_type, sp.yw, false, k.job.rounding, k.isa));
   const int xw = sp.xw, yw = sp.yw;
   JobSettings job = k.job;
   if (sp.y_type != NumType::integer) {  // patterns (the registers sign-extend them)

@@ -145,9 +145,12 @@ int type_index(NumType t) {
 
 }  // namespace
 
-LaneFn lane_kernel(NumType x, NumType y, bool table, const char* isa, const char** chosen) {
-  if (x == NumType::integer || x == NumType::fp32 || y == NumType::integer) return nullptr;
-  Isa use = Isa::base;
+namespace {
+
+// The clone for `isa` (null: the best this CPU runs, capped by NORMCORE_REF_ISA); false if isa
+// names one this CPU or compiler lacks.
+bool choose(const char* isa, Isa& use) {
+  use = Isa::base;
   if (isa != nullptr) {
     const std::string want = isa;
     if (want == "avx512") {
@@ -155,18 +158,34 @@ LaneFn lane_kernel(NumType x, NumType y, bool table, const char* isa, const char
     } else if (want == "avx2") {
       use = Isa::avx2;
     } else if (want != "baseline") {
-      return nullptr;
+      return false;
     }
-    if (!runs(use)) return nullptr;
-  } else {
-    const char* env = std::getenv("NORMCORE_REF_ISA");
-    const std::string cap = env != nullptr ? env : "";
-    if (cap != "baseline" && cap != "avx2" && runs(Isa::avx512)) {
-      use = Isa::avx512;
-    } else if (cap != "baseline" && runs(Isa::avx2)) {
-      use = Isa::avx2;
-    }
+    return runs(use);
   }
+  const char* env = std::getenv("NORMCORE_REF_ISA");
+  const std::string cap = env != nullptr ? env : "";
+  if (cap != "baseline" && cap != "avx2" && runs(Isa::avx512)) {
+    use = Isa::avx512;
+  } else if (cap != "baseline" && runs(Isa::avx2)) {
+    use = Isa::avx2;
+  }
+  return true;
+}
+
+}  // namespace
+
+LaneFn lane_int_kernel(NumType x, int yw, bool table, Rounding m, const char* isa) {
+  Isa use = Isa::base;
+  if (x != NumType::fp16 && x != NumType::bf16) return nullptr;
+  if (!choose(isa, use) || use != Isa::avx512) return nullptr;
+  if (yw != 8 && yw != 16) return nullptr;
+  return avx512_int_kernel(type_index(x), yw / 8, table, m);
+}
+
+LaneFn lane_kernel(NumType x, NumType y, bool table, const char* isa, const char** chosen) {
+  if (x == NumType::integer || x == NumType::fp32 || y == NumType::integer) return nullptr;
+  Isa use = Isa::base;
+  if (!choose(isa, use)) return nullptr;
   if (chosen != nullptr) {
     *chosen = use == Isa::avx512 ? "avx512" : use == Isa::avx2 ? "avx2" : "baseline";
   }

@@ -30,6 +30,7 @@ using normcore::JobSettings;
 using normcore::NumType;
 using normcore::detail::ref::compute_float;
 using normcore::detail::ref::FloatKernel;
+using normcore::detail::ref::lane_int_kernel;
 using normcore::detail::ref::lane_kernel;
 
 namespace {
@@ -310,3 +311,58 @@ TEST(RefFloatLanes, HostFlushToZeroModesDoNotChangeResults) {
   EXPECT_EQ(bad, 0);
 }
 #endif
+
+TEST(RefFloatLanes, IntegerOutputsEveryInputEveryModeEqualApplyFloat) {
+  // fp16 / bf16 in, 8- and 16-bit integers out (the AVX-512 clone; without it, apply_float per
+  // element): every input pattern x 12 (s, b) pairs (ties at .5 included) x every rounding mode
+  // x signedness x width, NCHW and NHWC tables, flush on one width, a ReLU clamp on one mode.
+  if (lane_int_kernel(NumType::fp16, 8, false, normcore::Rounding::floor) == nullptr) {
+    std::printf("no integer-output kernel on this CPU: apply_float per element\n");
+  }
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ps = {
+      {f32(1.0f), 0},          {f32(0.5f), 0},           {f32(-1.0f), f32(0.5f)},
+      {f32(2.0f), f32(-0.5f)}, {f32(3.0f), f32(1.0f)},   {f32(0.1f), f32(-3.7f)},
+      {f32(1e-3f), f32(0.5f)}, {f32(100.0f), 0},         {f32(-0.75f), f32(2.25f)},
+      {f32(1.0f / 3), f32(0)}, {0x00000001u, f32(0.5f)}, {f32(1e6f), f32(-1e6f)}};
+  long bad = 0;
+  for (bool nhwc : {false, true}) {
+    Tensor t;
+    for (const auto& [s, b] : ps) {
+      t.s.push_back(s);
+      t.b.push_back(b);
+    }
+    t.channels = t.s.size();
+    t.total = t.channels << 16;
+    t.stride = nhwc ? 1 : 0x10000;
+    t.in.resize(2 * t.total);
+    for (std::uint64_t e = 0; e < t.total; ++e) {
+      const auto x = static_cast<std::uint16_t>(nhwc ? e / t.channels : e & 0xFFFF);
+      std::memcpy(&t.in[2 * e], &x, 2);
+    }
+    for (auto xt : {NumType::fp16, NumType::bf16}) {
+      for (int yw : {8, 16}) {
+        for (bool sg : {true, false}) {
+          for (auto m : {normcore::Rounding::floor, normcore::Rounding::half_up,
+                         normcore::Rounding::half_even, normcore::Rounding::half_away}) {
+            ArithSpec a = normcore::float_spec(xt, NumType::integer, yw == 16 && !sg);
+            a.yw = yw;
+            a.y_signed = sg;
+            JobSettings j = normcore::float_job(a);
+            j.rounding = m;
+            if (m == normcore::Rounding::half_even && sg) j.lo = 0;  // ReLU
+            const auto want = golden(t, a, j);
+            const std::string what = std::string(nhwc ? "nhwc " : "nchw ") +
+                                     std::string(normcore::to_string(xt)) + " -> int" +
+                                     std::to_string(yw) + (sg ? "" : "u") + " " +
+                                     std::string(normcore::to_string(m));
+            // golden() returns the integer as uint32: compare the low yw bits
+            std::vector<std::uint32_t> w(want.size());
+            for (std::size_t i = 0; i < w.size(); ++i) w[i] = want[i] & ((1u << yw) - 1);
+            bad += mismatches(t, a, j, nullptr, w, nhwc ? 1 : 0, 2, false, what);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
