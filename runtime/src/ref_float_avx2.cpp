@@ -226,6 +226,149 @@ std::uint64_t kernel(const void* x, void* y, std::uint64_t n, const LaneArgs& a)
   return r;
 }
 
+// Integer outputs of 8 or 16 bits (see ref_float_avx512.cpp's to_int): the value rounded to odd
+// (MXCSR down), clamped to the integer bounds, then floor / the exact midpoint decide the mode
+// (_mm256_round_ps takes its rounding from the immediate; the conversions are of integers).
+template <Rounding M>
+inline __m256i to_int(__m256 odd, __m256 lo, __m256 hi) {
+  const __m256 v = _mm256_min_ps(_mm256_max_ps(odd, lo), hi);
+  if constexpr (M == Rounding::half_even) {
+    return _mm256_cvtps_epi32(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  const __m256 f = _mm256_round_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  const __m256i n = _mm256_cvtps_epi32(f);
+  if constexpr (M == Rounding::floor) return n;
+  const __m256 mid = _mm256_add_ps(f, _mm256_set1_ps(0.5f));  // exact: |f| < 2^22
+  __m256 up = _mm256_cmp_ps(v, mid, _CMP_GT_OQ);
+  const __m256 tie = _mm256_cmp_ps(v, mid, _CMP_EQ_OQ);
+  if constexpr (M == Rounding::half_up) {
+    up = _mm256_or_ps(up, tie);  // ties toward +Inf
+  } else {                       // half_away: ties away from zero
+    up = _mm256_or_ps(up, _mm256_and_ps(tie, _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GT_OQ)));
+  }
+  return _mm256_sub_epi32(n, _mm256_castps_si256(up));  // the mask is -1 where rounding up
+}
+
+// 8 integers (in range: the saturating packs only narrow) stored as YB-byte elements.
+template <int YB>
+inline void store_int(std::uint8_t* yp, __m256i q, bool sgn, bool stream) {
+  const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+  const __m128i w = sgn ? _mm_packs_epi32(lo, hi) : _mm_packus_epi32(lo, hi);
+  if constexpr (YB == 2) {
+    if (stream) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(yp), w);
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(yp), w);
+    }
+  } else {
+    const __m128i v8 = sgn ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+    if (stream) {
+      _mm_stream_si64(reinterpret_cast<long long*>(yp), _mm_cvtsi128_si64(v8));
+    } else {
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(yp), v8);
+    }
+  }
+}
+
+template <NumType X, bool Table, bool Flush, Rounding M, int YB>
+[[gnu::noinline]] std::uint64_t run_int(const std::uint8_t* x, std::uint8_t* y, std::uint64_t n,
+                                        const LaneArgs& a) {
+  const __m256 lo = _mm256_set1_ps(static_cast<float>(static_cast<std::int32_t>(a.lo)));
+  const __m256 hi = _mm256_set1_ps(static_cast<float>(static_cast<std::int32_t>(a.hi)));
+  const bool sgn = static_cast<std::int32_t>(a.lo) < 0;
+  const __m128i xe = _mm_set1_epi16(X == NumType::bf16 ? 0x7F80 : 0x7C00);
+  const __m256i fe = _mm256_set1_epi32(0x7F800000);
+  const __m256 neg0 = _mm256_set1_ps(-0.0f);
+  __m256 s = _mm256_set1_ps(a.s[0]), b = _mm256_set1_ps(a.b[0]);
+  // 8 elements from xp (s, b: sp, bp) into yp; false if x, s or b holds a NaN or Inf
+  const auto step = [&](const std::uint8_t* xp, const float* sp, const float* bp, std::uint8_t* yp,
+                        bool stream) {
+    const __m128i xh = _mm_loadu_si128(reinterpret_cast<const __m128i*>(xp));
+    bool bad = any(_mm_cmpeq_epi16(_mm_and_si128(xh, xe), xe));
+    if constexpr (Table) {
+      s = _mm256_loadu_ps(sp);
+      b = _mm256_loadu_ps(bp);
+      if (!a.finite) {
+        const __m256i e =
+            _mm256_or_si256(_mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(s), fe), fe),
+                            _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(b), fe), fe));
+        bad = bad || _mm256_movemask_epi8(e) != 0;
+      }
+    }
+    if (bad) return false;
+    const __m256 xf = to_float<X, Flush>(xh);
+    const __m256 dn = _mm256_fmadd_ps(xf, s, b);                        // RD(v)
+    const __m256 up = _mm256_xor_ps(_mm256_fnmsub_ps(xf, s, b), neg0);  // RU(v)
+    const __m256i inexact = _mm256_castps_si256(_mm256_cmp_ps(dn, up, _CMP_NEQ_OQ));
+    __m256i odd = _mm256_min_epu32(_mm256_castps_si256(dn), _mm256_castps_si256(up));
+    odd = _mm256_or_si256(odd, _mm256_and_si256(inexact, _mm256_set1_epi32(1)));
+    store_int<YB>(yp, to_int<M>(_mm256_castsi256_ps(odd), lo, hi), sgn, stream);
+    return true;
+  };
+  const auto partial = [&](std::uint64_t i, std::uint64_t m) {
+    alignas(32) std::uint8_t xb[16] = {}, yo[16];
+    alignas(32) float sb[8] = {}, bb[8] = {};
+    std::memcpy(xb, x + 2 * i, 2 * m);
+    if constexpr (Table) {
+      std::memcpy(sb, a.s + i, 4 * m);
+      std::memcpy(bb, a.b + i, 4 * m);
+    }
+    if (!step(xb, sb, bb, yo, false)) return false;
+    std::memcpy(y + YB * i, yo, YB * m);
+    return true;
+  };
+  std::uint64_t i = 0;
+  const auto addr = reinterpret_cast<std::uintptr_t>(y);
+  const bool stream = (n >= 4096 || a.stream) && static_cast<const void*>(x) != y && addr % YB == 0;
+  if (stream) {  // the head up to the first 64-byte boundary of y
+    const std::uint64_t head = ((64 - addr % 64) % 64) / YB;
+    for (; i < head; i += 8) {
+      if (!partial(i, std::min<std::uint64_t>(8, head - i))) return i;
+    }
+    i = head;
+  }
+  for (; i + 8 <= n; i += 8) {
+    if (!step(x + 2 * i, Table ? a.s + i : a.s, Table ? a.b + i : a.b, y + YB * i, stream)) {
+      if (stream && !a.stream) _mm_sfence();
+      return i;
+    }
+  }
+  if (stream && !a.stream) _mm_sfence();
+  if (i < n && !partial(i, n - i)) return i;
+  return n;
+}
+
+template <NumType X, bool Table, Rounding M, int YB>
+std::uint64_t kernel_int(const void* x, void* y, std::uint64_t n, const LaneArgs& a) {
+  const auto* xp = static_cast<const std::uint8_t*>(x);
+  auto* yp = static_cast<std::uint8_t*>(y);
+  const unsigned saved = _mm_getcsr();
+  _mm_setcsr(kMxcsrDown);
+  const std::uint64_t r = a.flush ? run_int<X, Table, true, M, YB>(xp, yp, n, a)
+                                  : run_int<X, Table, false, M, YB>(xp, yp, n, a);
+  _mm_setcsr(saved);
+  return r;
+}
+
+template <NumType X, bool Table>
+LaneFn int_kernel(int yb, Rounding m) {
+  switch (m) {
+    case Rounding::floor:
+      return yb == 1 ? kernel_int<X, Table, Rounding::floor, 1>
+                     : kernel_int<X, Table, Rounding::floor, 2>;
+    case Rounding::half_up:
+      return yb == 1 ? kernel_int<X, Table, Rounding::half_up, 1>
+                     : kernel_int<X, Table, Rounding::half_up, 2>;
+    case Rounding::half_even:
+      return yb == 1 ? kernel_int<X, Table, Rounding::half_even, 1>
+                     : kernel_int<X, Table, Rounding::half_even, 2>;
+    case Rounding::half_away:
+      return yb == 1 ? kernel_int<X, Table, Rounding::half_away, 1>
+                     : kernel_int<X, Table, Rounding::half_away, 2>;
+  }
+  return nullptr;
+}
+
 #pragma GCC pop_options
 
 }  // namespace
@@ -241,12 +384,23 @@ LaneFn avx2_lane_kernel(int x, int y, bool table) {
   return fn[x][y][table ? 1 : 0];
 }
 
+LaneFn avx2_int_kernel(int x, int yb, bool table, Rounding m) {
+  if (yb != 1 && yb != 2) return nullptr;
+  if (x == 0) {
+    return table ? int_kernel<NumType::fp16, true>(yb, m) : int_kernel<NumType::fp16, false>(yb, m);
+  }
+  return table ? int_kernel<NumType::bf16, true>(yb, m) : int_kernel<NumType::bf16, false>(yb, m);
+}
+
 }  // namespace normcore::detail::ref
 
 #else
 
 namespace normcore::detail::ref {
 LaneFn avx2_lane_kernel(int, int, bool) {
+  return nullptr;
+}
+LaneFn avx2_int_kernel(int, int, bool, Rounding) {
   return nullptr;
 }
 }  // namespace normcore::detail::ref

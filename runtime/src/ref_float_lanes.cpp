@@ -177,9 +177,10 @@ bool choose(const char* isa, Isa& use) {
 LaneFn lane_int_kernel(NumType x, int yw, bool table, Rounding m, const char* isa) {
   Isa use = Isa::base;
   if (x != NumType::fp16 && x != NumType::bf16) return nullptr;
-  if (!choose(isa, use) || use != Isa::avx512) return nullptr;
-  if (yw != 8 && yw != 16) return nullptr;
-  return avx512_int_kernel(type_index(x), yw / 8, table, m);
+  if (!choose(isa, use) || (yw != 8 && yw != 16)) return nullptr;
+  if (use == Isa::avx512) return avx512_int_kernel(type_index(x), yw / 8, table, m);
+  if (use == Isa::avx2) return avx2_int_kernel(type_index(x), yw / 8, table, m);
+  return nullptr;
 }
 
 LaneFn lane_kernel(NumType x, NumType y, bool table, const char* isa, const char** chosen) {

@@ -52,8 +52,8 @@ LaneFn lane_kernel(NumType x, NumType y, bool table, const char* isa = nullptr,
                    const char** chosen = nullptr);
 
 // Integer outputs of yw = 8 or 16 bits (a float input, the job's rounding mode; LaneArgs lo / hi
-// are the int32 bounds, which must lie within +-(2^22 - 1)): the AVX-512 clone only; null when
-// that clone is not the one chosen (isa as for lane_kernel) or yw is another width.
+// are the int32 bounds, which must lie within +-(2^22 - 1)): the AVX-512 and AVX2 clones; null
+// when the clone chosen (isa as for lane_kernel) is the portable one or yw is another width.
 LaneFn lane_int_kernel(NumType x, int yw, bool table, Rounding m, const char* isa = nullptr);
 
 // The AVX-512 and AVX2 clones (ref_float_avx512.cpp, ref_float_avx2.cpp): x 0 fp16 / 1 bf16,
@@ -61,5 +61,6 @@ LaneFn lane_int_kernel(NumType x, int yw, bool table, Rounding m, const char* is
 LaneFn avx512_lane_kernel(int x, int y, bool table);
 LaneFn avx2_lane_kernel(int x, int y, bool table);
 LaneFn avx512_int_kernel(int x, int yb, bool table, Rounding m);
+LaneFn avx2_int_kernel(int x, int yb, bool table, Rounding m);
 
 }  // namespace normcore::detail::ref

@@ -313,12 +313,10 @@ TEST(RefFloatLanes, HostFlushToZeroModesDoNotChangeResults) {
 #endif
 
 TEST(RefFloatLanes, IntegerOutputsEveryInputEveryModeEqualApplyFloat) {
-  // fp16 / bf16 in, 8- and 16-bit integers out (the AVX-512 clone; without it, apply_float per
-  // element): every input pattern x 12 (s, b) pairs (ties at .5 included) x every rounding mode
-  // x signedness x width, NCHW and NHWC tables, flush on one width, a ReLU clamp on one mode.
-  if (lane_int_kernel(NumType::fp16, 8, false, normcore::Rounding::floor) == nullptr) {
-    std::printf("no integer-output kernel on this CPU: apply_float per element\n");
-  }
+  // fp16 / bf16 in, 8- and 16-bit integers out (the AVX-512 and AVX2 clones this CPU runs; the
+  // portable one runs apply_float per element): every input pattern x 12 (s, b) pairs (ties at .5
+  // included) x every rounding mode x signedness x width, NCHW and NHWC tables, flush on one
+  // width, a ReLU clamp on one mode.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> ps = {
       {f32(1.0f), 0},          {f32(0.5f), 0},           {f32(-1.0f), f32(0.5f)},
       {f32(2.0f), f32(-0.5f)}, {f32(3.0f), f32(1.0f)},   {f32(0.1f), f32(-3.7f)},
@@ -358,7 +356,10 @@ TEST(RefFloatLanes, IntegerOutputsEveryInputEveryModeEqualApplyFloat) {
             // golden() returns the integer as uint32: compare the low yw bits
             std::vector<std::uint32_t> w(want.size());
             for (std::size_t i = 0; i < w.size(); ++i) w[i] = want[i] & ((1u << yw) - 1);
-            bad += mismatches(t, a, j, nullptr, w, nhwc ? 1 : 0, 2, false, what);
+            for (const char* isa : {"avx2", "avx512"}) {
+              if (lane_int_kernel(xt, yw, false, m, isa) == nullptr) continue;
+              bad += mismatches(t, a, j, isa, w, nhwc ? 1 : 0, 2, false, what + " " + isa);
+            }
           }
         }
       }
