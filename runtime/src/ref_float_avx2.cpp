@@ -185,8 +185,8 @@ template <NumType X, NumType Y, bool Table, bool Flush, bool Clamp>
   std::uint64_t i = 0;
   const auto addr = reinterpret_cast<std::uintptr_t>(y);
   const bool stream = (n >= 4096 || a.stream) && static_cast<const void*>(x) != y && addr % yb == 0;
-  if (stream) {  // the head up to the first 64-byte boundary of y
-    const std::uint64_t head = ((64 - addr % 64) % 64) / yb;
+  if (stream) {  // the head up to the first 64-byte boundary of y (or n)
+    const std::uint64_t head = std::min<std::uint64_t>(n, ((64 - addr % 64) % 64) / yb);
     for (; i < head; i += 8) {
       if (!partial(i, std::min<std::uint64_t>(8, head - i))) return i;
     }
@@ -320,8 +320,8 @@ template <NumType X, bool Table, bool Flush, Rounding M, int YB>
   std::uint64_t i = 0;
   const auto addr = reinterpret_cast<std::uintptr_t>(y);
   const bool stream = (n >= 4096 || a.stream) && static_cast<const void*>(x) != y && addr % YB == 0;
-  if (stream) {  // the head up to the first 64-byte boundary of y
-    const std::uint64_t head = ((64 - addr % 64) % 64) / YB;
+  if (stream) {  // the head up to the first 64-byte boundary of y (or n)
+    const std::uint64_t head = std::min<std::uint64_t>(n, ((64 - addr % 64) % 64) / YB);
     for (; i < head; i += 8) {
       if (!partial(i, std::min<std::uint64_t>(8, head - i))) return i;
     }
