@@ -146,7 +146,7 @@ const ConfigField kSchema[] = {
     late_field({"table", "--table", K::string, G::core, 0, 0, false, "banked|copies",
                 "Parameter table: banked (one C-word table in power-of-two banks, a lane "
                 "crossbar) or copies (one C-word copy per lane, no crossbar: L times the RAM); "
-                "--target picks it when not given (ice40, ecp5: copies)",
+                "--target picks it when not given (ecp5: copies; others: banked)",
                 nullptr, nullptr, [](AccelConfig& a) { return &a.core.table; }}),
     late_field({"in_type", "--in-type", K::string, G::core, 0, 0, false, "int|fp16|bf16",
                 "Input element type: int (in_bits / in_signed) or a float (contract v2: fp32 s "
