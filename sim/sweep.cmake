@@ -45,6 +45,14 @@ normcore_cosim(l4_x8_y8_e5  LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 24 PI
 # netlist for the DSP's registers (tests/gen/ecp5_dsp.sh); l2_x17_e5 has A and B at 18 bits.
 normcore_cosim(l2_x17_e5    LANES 2  XW 17 YW 8  SW 18 BW 24 MAXC 40   HWW 10 PIPE 11 SEED 29
                TARGET ecp5 IN_UNSIGNED)
+# --target ecp5 at a short pipeline: the output buffer's head register in front of a shallow RAM
+# (9 beats, the RAM 8) under the same random back-pressure.
+normcore_cosim(l3_x8_y6_e5p4 LANES 3  XW 8  YW 6  SW 12 BW 20 MAXC 30   HWW 10 PIPE 4 SEED 41
+               TARGET ecp5)
+# --target ecp5's position tracker (LUT compare of lo, g_i as two registers, the high part's
+# borrow enables as registers pbz_k) at 5 lanes and a 20-bit HW (four high-part segments).
+normcore_cosim(l5_x8_y8_e5p6 LANES 5  XW 8  YW 8  SW 16 BW 32 MAXC 100  HWW 20 PIPE 6 SEED 43
+               TARGET ecp5)
 foreach(_e5 l4_x8_y8_e5 l2_x17_e5)
   add_test(NAME rtl.ecp5_dsp.${_e5}
            COMMAND ${BASH_EXE} ${PROJECT_SOURCE_DIR}/tests/gen/ecp5_dsp.sh

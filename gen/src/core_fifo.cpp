@@ -1,7 +1,11 @@
 // The core's output buffer <n>_fifo: a first-word-fall-through FIFO on a RAM with a registered,
 // non-transparent read (the block RAM's own read register), a bypass register for the word written
 // in the previous cycle, and registered "at least 1 / 2 words" flags beside the count (no address
-// compare; the count's add has a one-LUT step in front of its carry chain).
+// compare; the count's add has a one-LUT step in front of its carry chain). On --target ecp5 the
+// head is a register in front of that buffer (rdata_o straight from flip-flops; the RAM, ECP5's
+// distributed RAM with an asynchronous read, only refills it).
+#include <algorithm>
+
 #include "core_internal.hpp"
 
 namespace normcore::gen::core {
@@ -9,27 +13,15 @@ namespace normcore::gen::core {
 using ex::lit;
 using ex::mux;
 
-Module build_out_fifo(const CoreConfig& c, const Variant& v) {
-  const int d = v.fifo_depth(c);
-  const int fw = c.lanes * c.arith.yw + c.lanes + 1;
-  const int pt = clog2(d);
+namespace {
+
+// The RAM buffer of `d` words: writes `wr`, pops `rd` (only while valid_q); its head is returned
+// (mux(byp_q, wd_q, ram_q)), valid_q says it has one. The RAM itself is written at wptr_q on
+// `we` (wr, or more: a word written to the free slot at wptr_q without `wr` is never read).
+Expr fifo_body(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, const Expr& rd,
+               const Expr& we) {
   using U = std::uint64_t;
-  Module m;
-  m.name = c.name + "_fifo";
-  m.description = {
-      "Output buffer of " + std::to_string(d) +
-          " beats. The core admits a beat only when it has room here for",
-      "every beat in flight, so writes never find it full. The RAM reads every cycle at the next",
-      "head's address (rd_i selects between two pointer registers); the word written in the",
-      "previous cycle, which that read could not see yet, comes from a bypass register. valid_o",
-      "(at least one word) and ge2_q (at least two) are registers updated beside the count."};
-  m.in("clk_i", 1);
-  m.in("rst_ni", 1);
-  const Expr wr = m.in("wr_i", 1);
-  const Expr wdata = m.in("wdata_i", fw);
-  const Expr rd = m.in("rd_i", 1, "only while valid_o");
-  const Expr rdata = m.out("rdata_o", fw);
-  const Expr valid_o = m.out("valid_o", 1, "a register");
+  const int pt = clog2(d);
   const Expr mem = m.memory("mem_q", fw, d);
   m.attr_last("no_rw_check");
   const Expr wptr = m.reg("wptr_q", pt), wnx = m.reg("wnx_q", pt, "wptr_q + 1 mod depth");
@@ -67,9 +59,66 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
          assign(wd, wdata)});
   // The storage (no reset) and its registered read in the RAM template's clocked block: the read
   // sees the word before this cycle's write (the bypass register has the new one).
-  m.always_ff({if_(wr, {assign(ex::index(mem, wptr), wdata)}), assign(ram, ex::index(mem, raddr))});
-  m.assign(rdata, mux(byp, wd, ram));
-  m.assign(valid_o, valid);
+  m.always_ff({if_(we, {assign(ex::index(mem, wptr), wdata)}), assign(ram, ex::index(mem, raddr))});
+  return mux(byp, wd, ram);
+}
+
+// --target ecp5: head_q / hv_q in front of the RAM buffer. The head is free when empty or read
+// (`take`); it then takes the buffer's head, or else the word written now (which then bypasses the
+// buffer). hv_q is low only while the buffer is empty, so valid_o is "at least one word" and the
+// whole is cycle for cycle the plain buffer of d words.
+void fifo_head(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, const Expr& rd) {
+  const Expr head = m.reg("head_q", fw, "the oldest word (rdata_o)");
+  const Expr hv = m.reg("hv_q", 1, "head_q holds a word (valid_o)");
+  const Expr take = m.wire("take", 1, "head_q is free this cycle (empty or read)");
+  m.assign(take, ~hv | rd);
+  const Expr bwr = m.wire("bwr", 1, "the RAM buffer writes (the word does not go to head_q)");
+  const Expr bpop = m.wire("bpop", 1, "the RAM buffer's head moves to head_q");
+  // The RAM holds the rest, d - 1 words (17 beats at pipeline 11 leave 16: one DPR16X4 deep).
+  // The RAM is written on every wr_i (a register: its write enables need no logic); a word that
+  // goes to head_q finds the RAM empty, so the slot at wptr_q it lands in is free.
+  const Expr bhead = fifo_body(m, std::max(2, d - 1), fw, bwr, wdata, bpop, wr);
+  const Expr bval = m.ref("valid_q");
+  m.assign(bwr, wr & ~(take & ~bval));
+  m.assign(bpop, take & bval);
+  m.seq({if_(ex::lnot(m.ref("rst_ni")), {assign(hv, lit(1, 0))},
+             {if_(take, {assign(hv, bval | wr)})}),
+         if_(take, {assign(head, mux(bval, bhead, wdata))})});
+  m.assign(m.ref("rdata_o"), head);
+  m.assign(m.ref("valid_o"), hv);
+}
+
+}  // namespace
+
+Module build_out_fifo(const CoreConfig& c, const Variant& v) {
+  const int d = v.fifo_depth(c);
+  const int fw = c.lanes * c.arith.yw + c.lanes + 1;
+  const bool head = c.target == "ecp5";
+  Module m;
+  m.name = c.name + "_fifo";
+  m.description = {
+      "Output buffer of " + std::to_string(d) +
+          " beats. The core admits a beat only when it has room here for",
+      "every beat in flight, so writes never find it full. The RAM reads every cycle at the next",
+      "head's address (rd_i selects between two pointer registers); the word written in the",
+      "previous cycle, which that read could not see yet, comes from a bypass register. valid_o",
+      "(at least one word) and ge2_q (at least two) are registers updated beside the count."};
+  if (head)
+    m.description.push_back(
+        "The head is a register in front of the RAM (rdata_o and valid_o from flip-flops).");
+  m.in("clk_i", 1);
+  m.in("rst_ni", 1);
+  const Expr wr = m.in("wr_i", 1);
+  const Expr wdata = m.in("wdata_i", fw);
+  const Expr rd = m.in("rd_i", 1, "only while valid_o");
+  const Expr rdata = m.out("rdata_o", fw);
+  const Expr valid_o = m.out("valid_o", 1, "a register");
+  if (head) {
+    fifo_head(m, d, fw, wr, wdata, rd);
+    return m;
+  }
+  m.assign(rdata, fifo_body(m, d, fw, wr, wdata, rd, wr));
+  m.assign(valid_o, m.ref("valid_q"));
   return m;
 }
 

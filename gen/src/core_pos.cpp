@@ -170,6 +170,9 @@ struct ChanWidths {
   int lw;  // low part of rem: holds 2L
   int W;   // rem and its steps
   int hb;  // high part of rem
+  // --target ecp5: a compare of lo (lw bits) with a constant is LUT logic, not a carry chain
+  // (a short chain and its routes cost more than the LUT it folds into); g_i is two registers.
+  bool lut_cmp;
   explicit ChanWidths(const CoreConfig& c)
       : L(c.lanes),
         hw(c.inner_bits),
@@ -179,7 +182,8 @@ struct ChanWidths {
         p(c.bank_sel_bits()),
         lw(nb + 1),
         W(std::max(hw, nb + 1) + 1),
-        hb(W - lw) {}
+        hb(W - lw),
+        lut_cmp(c.target == "ecp5") {}
 };
 
 void chan_ports(Module& md, const ChanWidths& w) {
@@ -247,6 +251,11 @@ Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& 
   const Expr stride = md.ref("stride_i"), wc = md.ref("wc_q"), pb = md.ref("pb_q");
   const Expr remw = md.ref("remw_i"), r1 = md.ref("remw1_i");
   std::vector<Expr> segz;  // segment k == 0 (of the registers)
+  if (w.lut_cmp) {
+    const Expr ld_i = md.ref("ld_i"), neg = md.ref("neg_q");
+    md.assign(md.wire("pb_nx", 1, "pb_q after this cycle"),
+              mux(md.ref("en_i"), mux(ld_i | neg, lit(1, 0), md.ref("lo_bw")), pb));
+  }
   for (int k = 0; k < n; ++k) {
     const int sw = std::min(kSeg, w.hb - k * kSeg);
     const Expr sg = md.reg(idx("h", k) + "_q", sw,
@@ -257,11 +266,20 @@ Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& 
     Expr en = pb;
     if (k > 0) {
       const std::string below = k == 1 ? "h_0" : "h_0 .. h_" + std::to_string(k - 1);
-      const Expr dz = md.reg(idx("dz", k) + "_q", 1, below + " == 0, a cycle late");
       Expr all = segz[0];
       for (int j = 1; j < k; ++j) all = all & segz[static_cast<std::size_t>(j)];
-      always.push_back(assign(dz, all));
-      en = pb & dz;
+      if (w.lut_cmp) {
+        // --target ecp5: pb_q & dz as one register, from pb_q's next value (no LUT between the
+        // flops and the segment's adder).
+        const Expr pbz =
+            md.reg(idx("pbz", k) + "_q", 1, "pb_q & (" + below + " == 0 a cycle late)");
+        always.push_back(assign(pbz, md.ref("pb_nx") & all));
+        en = pbz;
+      } else {
+        const Expr dz = md.reg(idx("dz", k) + "_q", 1, below + " == 0, a cycle late");
+        always.push_back(assign(dz, all));
+        en = pb & dz;
+      }
     }
     // sg - en as an add of en's copies: no hold branch, so the flops' enable stays en_i alone
     // (a hold would make synthesis fold pb and dz into the enable, deep behind ld_i).
@@ -357,7 +375,8 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always) {
   wrap.push_back(assign(nle, le("le_t4", md.ref("t4p_i"))));
   dec.push_back(assign(nle, le("le_t2l", md.ref("t2lp_i"))));
   const Expr neg_nx = md.wire("neg_nx", 1, "the next rem <= L");
-  const Expr le2 = le("le_2l", lit(lw + 1, 2ULL * static_cast<U>(w.L) + 1));
+  const Expr le2 = w.lut_cmp ? ex::le(lo, lit(lw, 2ULL * static_cast<U>(w.L)))
+                             : le("le_2l", lit(lw + 1, 2ULL * static_cast<U>(w.L) + 1));
   md.assign(neg_nx, mux(neg, nle, hi_zero & le2));
   return if_(md.ref("ld_i"), std::move(ld),
              {if_(neg, std::move(wrap), std::move(dec)), assign(neg, neg_nx),
@@ -455,12 +474,22 @@ std::vector<Expr> chan_small(Module& md, const ChanWidths& w, Block& upd, Block&
     const Expr gb = md.wire(idx("gb", i), 1, "after no carry / a step: d_i = dp_i");
     md.assign(gb, ~cyc & (fb | (hz & fl)));
     // d_i = g_i ? dp_i : db_i with g_i a register (the table registers d_i as it comes: the
-    // select is the only LUT on that path; dp_i and db_i hold for the job).
-    const Expr g = md.reg(idx("g", i) + "_q", 1, "d_i is dp_i (else db_i)");
-    load.push_back(assign(g, lit(1, 0)));
-    step.push_back(assign(g, ga | gb));
-    const Expr d = md.wire(idx("d", i), p, "g_i ? dp_i : db_i");
-    md.assign(d, mux(g, dp, db));
+    // select is the only LUT on that path; dp_i and db_i hold for the job). --target ecp5: g_i
+    // as two registers ga_i | gb_i (each one LUT after its compares; the select, a LUT4 a bit,
+    // takes both).
+    if (w.lut_cmp) {
+      const Expr gaq = md.reg(idx("ga", i) + "_q", 1, "d_i is dp_i (with gb_i)");
+      const Expr gbq = md.reg(idx("gb", i) + "_q", 1, "d_i is dp_i (with ga_i)");
+      load.insert(load.end(), {assign(gaq, lit(1, 0)), assign(gbq, lit(1, 0))});
+      step.insert(step.end(), {assign(gaq, ga), assign(gbq, gb)});
+      md.assign(md.wire(idx("d", i), p, "g_i ? dp_i : db_i"), mux(gaq | gbq, dp, db));
+    } else {
+      const Expr g = md.reg(idx("g", i) + "_q", 1, "d_i is dp_i (else db_i)");
+      load.push_back(assign(g, lit(1, 0)));
+      step.push_back(assign(g, ga | gb));
+      md.assign(md.wire(idx("d", i), p, "g_i ? dp_i : db_i"), mux(g, dp, db));
+    }
+    const Expr d = md.ref(idx("d", i));
     dcat.insert(dcat.begin(), d);
   }
   upd.push_back(if_(ld, std::move(load), std::move(step)));

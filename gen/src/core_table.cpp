@@ -19,6 +19,7 @@ struct TableWidths {
   int L, P, p, dp, cw, pw, ab, uw, nb, ts;
   bool direct;  // no crossbar, no wrap-around copies (CoreConfig::table_direct)
   bool copies;  // one whole table per lane, no crossbar, no wrap-around copies
+  bool staged;  // --target ecp5: the per-job k registers in two stages (difference, then clamp)
   TableWidths(const CoreConfig& c, const Variant& v)
       : L(c.lanes),
         P(c.table_copies() ? 1 : c.banks()),
@@ -32,7 +33,8 @@ struct TableWidths {
         nb(c.lane_count_bits()),
         ts(c.table_stages()),
         direct(c.table_direct()),
-        copies(c.table_copies()) {}
+        copies(c.table_copies()),
+        staged(c.target == "ecp5") {}
   // The loader writes the wrap-around copies T[u] (C <= u < C + L - 1).
   [[nodiscard]] bool wraps() const { return L > 1 && !direct && !copies; }
 };
@@ -60,7 +62,9 @@ void table_ports(Module& m, const TableWidths& w, const Variant& v) {
 }
 
 // The per-job register max(0, base - times * C) (nb bits, base < L), from C's low nb bits (C >=
-// 2^nb >= L gives 0 through its high bits).
+// 2^nb >= L gives 0 through its high bits). Staged (w.staged): the difference and C's high bits
+// are registered first and the clamp is a LUT of registers; one cycle later, which the set-up
+// leaves (C is latched at least four cycles before the loader's first word).
 Expr k_reg(Module& m, const TableWidths& w, Block& consts, const std::string& name, int times,
            int base) {
   const int nb = w.nb, cw = w.cw, kw_bits = nb + times;
@@ -71,11 +75,22 @@ Expr k_reg(Module& m, const TableWidths& w, Block& consts, const std::string& na
   const Expr kw = m.wire(name + "w", kw_bits, bs + " - " + tc + " (C < 2^nb)");
   Expr sub = lit(kw_bits, static_cast<U>(base));
   for (int t = 0; t < times; ++t) sub = sub - zext(ex::fit(chans, nb), kw_bits);
+  Expr chi = cw > nb ? ex::ne(slice(chans, nb, cw - nb), lit(cw - nb, 0)) : Expr{};
+  if (w.staged) {
+    const Expr ks = m.reg(name + "s_q", kw_bits, bs + " - " + tc + " (set-up stage 1)");
+    consts.push_back(assign(ks, sub));
+    sub = ks;
+    if (cw > nb) {
+      const Expr hz = m.reg(name + "h_q", 1, "C >= 2^nb (set-up stage 1)");
+      consts.push_back(assign(hz, chi));
+      chi = hz;
+    }
+  }
   m.assign(kw, sub);
   // Negative (sign bit) or, for times > 1, not below 2^nb: clamp to 0 (a non-negative value is <
   // L).
   Expr k_zero = times == 1 ? bit(kw, nb) : ex::ne(slice(kw, nb, times), lit(times, 0));
-  if (cw > nb) k_zero = k_zero | ex::ne(slice(chans, nb, cw - nb), lit(cw - nb, 0));
+  if (cw > nb) k_zero = k_zero | chi;
   consts.push_back(assign(kq, mux(k_zero, lit(nb, 0), slice(kw, 0, nb))));
   return kq;
 }
