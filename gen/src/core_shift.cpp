@@ -193,6 +193,10 @@ ShiftIn shift_input(Module& m, const CoreConfig& c, const Variant& v, const Lane
     }
     m.flops(ff, "end of the multiply-add");
     acc = aq;
+    if (fold && w.fixed) {  // the patched bits' sources: R fixed has no fits tests reading them
+      m.assign(m.wire("unused_accr", 1, "in extp_q (R fixed: no fits tests)"),
+               ex::red_xor(slice(aq, sh.top - 2, w.aw - sh.top + 1)));
+    }
   }
   const Expr ext = m.wire("ext", w.ew, "", true);
   m.assign(ext, fold ? patched_ext(w, sh, acc, std::move(pb)) : cat({acc, lit(1, 0)}));
