@@ -68,12 +68,9 @@ std::vector<std::string> lane_description(const CoreConfig& c, const Variant& v,
                   (a.y_signed ? "signed" : "unsigned") + ".",
       "Rounding without a wide adder: q = acc >>> R (floor), h = bit R-1 of acc, t = any bit",
       "below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or",
-      w.fixed ? "acc >= 0). R fixed: q has " + std::to_string(w.nw) +
-                    " bits, all compared with lo and hi (no fits tests:"
-              : "acc >= 0). Only q's low " + std::to_string(w.nw) +
-                    " bits are kept: a q that does not fit them is beyond lo and hi,",
-      w.fixed ? "the compares are carry chains, the fits tests were LUTs)."
-              : "so the clamp picks lo or hi by the sign (the +1 and the compares are narrow).",
+      "acc >= 0). Only q's low " + std::to_string(w.nw) +
+          " bits are kept: a q that does not fit them is beyond lo and hi,",
+      "so the clamp picks lo or hi by the sign (the +1 and the compares are narrow).",
       "Stages (each [] ends in a register), latency " + std::to_string(v.ns(c) - 1) + " cycles:",
       "  " + stages,
       "No reset (pure datapath)."};
@@ -319,13 +316,9 @@ std::vector<Expr> lane_round(Module& m, const CoreConfig& c, const LaneWidths& w
   const Expr neg = m.wire("neg", 1, "acc < 0");
   m.assign(neg, bit(z, aw));
   const Expr qn =
-      m.wire("qn", nw,
-             w.fixed ? "qf (R fixed: its sign copies dropped)"
-                     : "qf's low bits: qf itself when it fits (else the clamp saturates)");
-  if (nw < aw) {
-    m.assign(m.wire("unused_qf", 1,
-                    w.sat() ? "above the saturated width: fits decides"
-                            : "copies of the sign (R fixed: the quotient has nw bits)"),
+      m.wire("qn", nw, "qf's low bits: qf itself when it fits (else the clamp saturates)");
+  if (w.sat()) {
+    m.assign(m.wire("unused_qf", 1, "above the saturated width: fits decides"),
              ex::red_xor(slice(qf, nw, aw - nw)));
     m.assign(qn, slice(qf, 0, nw));
   } else {
@@ -356,7 +349,7 @@ void lane_clamp_sat(Module& m, const LaneWidths& w, const std::vector<Expr>& qi)
   m.assign(rq, slice(qn, 0, yw) + zext(inc, yw));
   const auto cmp = [&](const std::string& name, const char* bound, const std::string& what) {
     const Expr sum = m.wire(name + "_s", sw + 1, "{rq - the bound, inc}: its sign is rq < it");
-    m.assign(sum, cat({ex::sext(qn, sw), inc}) + cat({ex::sext(m.ref(bound), sw), inc}));
+    m.assign(sum, cat({ex::sext(qn, sw), inc}) + cat({m.ref(bound), inc}));
     m.assign(m.wire("unused_" + name, 1, "the sum itself"), ex::red_xor(slice(sum, 0, sw)));
     const Expr e = m.wire(name, 1, what);
     m.assign(e, bit(sum, sw));
@@ -397,7 +390,7 @@ void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const std::
   // between them after the register (a mux in front of one shared chain was 15 ns on UP5K).
   const auto cmp = [&](const std::string& name, const char* bound, const std::string& what) {
     const Expr sum = m.wire(name + "_s", nw + 2, "qn - the bound: its sign is qn < the bound");
-    m.assign(sum, ex::sext(qn, nw + 2) + ex::sext(m.ref(bound), nw + 2));
+    m.assign(sum, ex::sext(qn, nw + 2) + m.ref(bound));
     m.assign(m.wire("unused_" + name, 1, "the sum itself"), ex::red_xor(slice(sum, 0, nw + 1)));
     const Expr e = m.wire(name, 1, what);
     m.assign(e, bit(sum, nw + 1));

@@ -2,7 +2,6 @@
 // register and the shifter in three parts).
 #pragma once
 
-#include <algorithm>
 #include <vector>
 
 #include "core_internal.hpp"
@@ -12,13 +11,8 @@ namespace normcore::gen::core {
 struct LaneWidths {
   int xw, sw, bw, yw, aw, rw;
   int ew;  // {acc, 0}: the shifter also brings out bit R-1
-  // The floor quotient's bits the clamp compares (signed). Per-job R: yw + 1, the quotient
-  // saturated to them (sat: the fits tests). R fixed: the whole quotient (aw - R bits, at least
-  // yw + 1), so it always fits and there are no fits tests, only longer compare chains (carry
-  // chains cost no LUTs on iCE40; the fits tests were 7 LUT4 a lane at R = 8).
-  int nw;
-  bool fixed;
-  [[nodiscard]] bool sat() const { return !fixed && nw < aw; }
+  int nw;  // the floor quotient saturated to nw signed bits
+  [[nodiscard]] bool sat() const { return nw < aw; }
   LaneWidths(const CoreConfig& c, const Variant& v)
       : xw(c.arith.xw),
         sw(c.arith.sw),
@@ -27,8 +21,7 @@ struct LaneWidths {
         aw(v.aw),
         rw(v.rw),
         ew(v.aw + 1),
-        nw(c.has_fixed_shift() ? std::max(c.arith.yw + 1, v.aw - c.fixed_shift) : c.arith.yw + 1),
-        fixed(c.has_fixed_shift()) {}
+        nw(c.arith.yw + 1) {}
 };
 
 // The shifter's input: ext ({acc, 0}, its top bits patched when the select's top bit is folded),
