@@ -131,20 +131,29 @@ void part_items(Module& m, const LaneWidths& w, const Expr& in, std::pair<int, i
   }
 }
 
-// The fixed-R tests (a specialised core) as items on acc's fixed bits: sticky = acc[R-2:0] has a
-// bit set, fits = acc[aw-2:R+nw-1] all equal the sign.
-void fixed_items(const LaneWidths& w, int r, const Expr& acc, std::vector<Item>& stk,
-                 std::vector<Item>& fit) {
+// The fixed-R tests (a specialised core): sticky = acc[R-2:0] has a bit set (an item on acc's
+// fixed bits, packed into LUTs); fits = acc[aw-1:R+nw-1] all equal, as two carry chains on those
+// n bits (no LUT4 in front of them, one LUT after): all ones is the carry out of x + 1, not all
+// zeros the carry out of x + (2^n - 1). Returns the fits term (empty when nothing to test).
+Expr fixed_items(Module& m, const LaneWidths& w, int r, const Expr& acc, std::vector<Item>& stk) {
   if (r >= 2) {
     Item s;
     for (int j = 0; j <= r - 2; ++j) s.leaves.push_back(bit(acc, j));
     stk.push_back(std::move(s));
   }
-  if (!w.sat()) return;
-  Item f;
-  for (int j = r + w.nw - 1; j <= w.aw - 2; ++j)
-    f.leaves.push_back(~(bit(acc, j) ^ bit(acc, w.aw - 1)));
-  if (!f.leaves.empty()) fit.push_back(std::move(f));
+  const int p = r + w.nw - 1, n = w.aw - p;
+  if (!w.sat() || n < 2) return Expr{};
+  const Expr x = ex::zext(slice(acc, p, n), n + 1);
+  const auto chain = [&](const std::string& name, std::uint64_t k, const std::string& what) {
+    const Expr sum = m.wire(name + "_s", n + 1, "its carry out: " + what);
+    m.assign(sum, x + lit(n + 1, k));
+    m.assign(m.wire("unused_" + name, 1, "only the carry is used"), ex::red_xor(slice(sum, 0, n)));
+    return bit(sum, n);
+  };
+  const std::string bits = "acc[" + std::to_string(w.aw - 1) + ":" + std::to_string(p) + "]";
+  const Expr ones = chain("fit_one", 1, bits + " all ones");
+  const Expr nz = chain("fit_nz", (std::uint64_t{1} << n) - 1, bits + " not all zeros");
+  return ones | ~nz;
 }
 
 // Registers the groups carried from earlier parts reduced by one LUT level (chunks of four)
@@ -235,7 +244,8 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
     const Expr z = m.wire(last ? "z" : "z" + n, w.ew, "", true);
     shift_stages(m, w, sel, cur, hi, lo, z);
     std::vector<Item> si, fi;
-    if (k == 0 && fx) fixed_items(w, c.fixed_shift, in.acc, si, fi);
+    Expr ffit;  // the fixed-R fits term (carry chains)
+    if (k == 0 && fx) ffit = fixed_items(m, w, c.fixed_shift, in.acc, si);
     if (k == 0 && sh.fold_top && !fx) {
       // R >= T: the select is T-1, which shifts out acc[T-3:0]; sticky also needs acc[R-2:T-2].
       const Expr hb = bit(in.acc, sh.top - 2);
@@ -254,7 +264,11 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
     const Expr zq = m.reg((last ? "z" : "z" + n) + "_q", w.ew, "", true);
     ff.push_back(Flop{zq, z, {}});
     stk = carry_terms(m, ff, "stk" + n, stk, pack(m, "stk" + n, si, false, 4), false);
-    if (w.sat()) fit = carry_terms(m, ff, "fit" + n, fit, pack(m, "fit" + n, fi, true, 3), true);
+    if (w.sat()) {
+      std::vector<Expr> now = pack(m, "fit" + n, fi, true, 3);
+      if (ffit.valid()) now.push_back(ffit);
+      fit = carry_terms(m, ff, "fit" + n, fit, std::move(now), true);
+    }
     if (!tested && !same) {  // an empty first part: ext0 registered beside it
       const Expr tq = m.reg("ext0_" + n + "_q", w.ew, "", true);
       ff.push_back(Flop{tq, tin, {}});
