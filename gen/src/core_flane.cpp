@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "normcore/float_contract.hpp"
+#include "normcore/gen/core.hpp"
 
 namespace normcore::gen::core {
 
@@ -341,3 +342,9 @@ Module build_flane(const FlaneSpec& s) {
 }
 
 }  // namespace normcore::gen::core
+
+namespace normcore::gen {
+bool float_lane_supported(NumType x, NumType y) {
+  return core::flane_supports(x, y);
+}
+}  // namespace normcore::gen

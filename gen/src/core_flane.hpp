@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "normcore/config.hpp"
 #include "normcore/contract.hpp"
 #include "normcore/gen/ir.hpp"
 
@@ -22,6 +23,7 @@ struct FlaneSpec {
 // Registers from x_i / s_i / b_i to y_o (II = 1): unpack + product, normalise the product and b,
 // align, add, leading zeros + normalise, denormalise, round + pack, clamp.
 inline constexpr int kFlaneLatency = 8;
+static_assert(kFlaneLatency + 1 == kFloatLanePipeline, "CoreConfig::lane_stages()");
 
 // True when build_flane builds this pair of types (x fp16 / bf16, y fp16 / bf16 / fp32).
 bool flane_supports(NumType x, NumType y);
