@@ -111,7 +111,12 @@ std::pair<Expr, Expr> normalise(Pipe& p, const std::string& n, const Expr& v) {
 Expr shr_jam(Pipe& p, const std::string& n, const Expr& v, const Expr& amount) {
   const int w = v.width();
   const Expr sh = p.w(n + "_sh", ex::shr(v, amount));
-  const Expr lost = p.w(n + "_lost", ex::ne(ex::shl(sh, amount), v), "a 1 was shifted out");
+  // Beside the shifter, not after it: bit j is shifted out when j < amount.
+  std::vector<Expr> below;
+  for (int j = w - 1; j >= 0; --j)
+    below.push_back(ex::lt(lit(6, static_cast<unsigned>(j)), amount));
+  const Expr mask = p.w(n + "_out", cat(below), "bit j: j < the amount (shifted out)");
+  const Expr lost = p.w(n + "_lost", ex::red_or(v & mask), "a 1 was shifted out");
   return sh | zext(lost, w);
 }
 
@@ -160,7 +165,10 @@ void stage_unpack(Pipe& p, const FlaneSpec& s, int pw) {
   const Expr spec = p.d("spec", nan | inf | zero, "special: NaN, Inf or a zero sum of zeros");
   const Expr psig = p.d("psig", zext(x.sig, pw) * zext(sc.sig, pw), "x.sig * s.sig, exact");
   const Expr pexp = p.d("pexp", x.exp + sc.exp);
+  const Expr pbd = p.d("pbd", pexp - b.exp + elit(pw - 24),
+                       "pexp - bexp + PW - 24: the leading bits' distance before normalising");
   for (const auto& [n, e] : std::vector<std::pair<std::string, Expr>>{{"psig", psig},
+                                                                      {"pbd", pbd},
                                                                       {"pexp", pexp},
                                                                       {"psign", psign},
                                                                       {"pzero", pzero},
@@ -179,15 +187,20 @@ void stage_unpack(Pipe& p, const FlaneSpec& s, int pw) {
 // Stage 2: the product and b normalised, the exponents of their leading bits.
 void stage_norm(Pipe& p, int pw) {
   Module& m = p.m;
-  m.section("Stage 2: normalise the product and b (leading bit at the top)");
+  m.section("Stage 2: normalise the product and b (leading bit at the top); anchor and shift");
   const auto [pn, plz] = normalise(p, "pn", m.ref("psig_q"));
   const auto [bn, blz] = normalise(p, "bn", m.ref("bsig_q"));
   const Expr ptop = p.d("ptop", m.ref("pexp_q") + elit(pw - 1) - zext(plz, kEw),
                         "exponent of the product's leading bit");
   const Expr btop = p.d("btop", m.ref("bexp_q") + elit(23) - zext(blz, kEw));
+  const Expr ptb = p.d("ptb", m.ref("pbd_q") - zext(plz, kEw) + zext(blz, kEw), "ptop - btop");
+  const Expr pa = p.d("pa", m.ref("bzero_q") | (~m.ref("pzero_q") & ~bit(ptb, kEw - 1)),
+                      "the product is the anchor (ptop >= btop)");
+  const Expr amt = p.d("amt", sat6(p, "dsat", mux(pa, ptb, elit(0) - ptb)),
+                       "the other's right shift: |ptop - btop|, saturated");
   p.q("pn", pn), p.q("bn", bn), p.q("ptop", ptop), p.q("btop", btop);
-  for (const char* n : {"psign", "pzero", "bsign", "bzero"})
-    p.q(std::string(n) + "2", m.ref(std::string(n) + "_q"));
+  p.q("pa", pa), p.q("amt", amt);
+  for (const char* n : {"psign", "bsign"}) p.q(std::string(n) + "2", m.ref(std::string(n) + "_q"));
   p.q("spec2", m.ref("spec1_q")), p.q("nan2", m.ref("nan1_q")), p.q("spv2", m.ref("spv1_q"));
   p.end("end of stage 2");
 }
@@ -197,14 +210,11 @@ void stage_align(Pipe& p, int pw) {
   Module& m = p.m;
   m.section("Stage 3: align: the anchor's leading bit at window bit " + std::to_string(pw) +
             ", the other shifted to its scale, bits shifted out jammed into bit 0");
-  const Expr ptop = m.ref("ptop_q"), btop = m.ref("btop_q");
-  const Expr pa = p.w("pa", m.ref("bzero2_q") | (~m.ref("pzero2_q") & ~slt(ptop, btop)),
-                      "the product is the anchor");
+  const Expr ptop = m.ref("ptop_q"), btop = m.ref("btop_q"), pa = m.ref("pa_q");
   const Expr pwin = p.w("pwin", cat({lit(1, 0), m.ref("pn_q"), lit(1, 0)}));
   const Expr bwin = p.w("bwin", cat({lit(1, 0), m.ref("bn_q"), lit(pw - 23, 0)}));
-  const Expr dist = p.w("adist", mux(pa, ptop - btop, btop - ptop), "anchor top - other top");
   const Expr other = p.w("other", mux(pa, bwin, pwin));
-  const Expr oal = p.d("oal", shr_jam(p, "oal", other, sat6(p, "dsat", dist)));
+  const Expr oal = p.d("oal", shr_jam(p, "oal", other, m.ref("amt_q")));
   const Expr anc = p.d("anc", mux(pa, pwin, bwin));
   const Expr asign = p.d("asign", mux(pa, m.ref("psign2_q"), m.ref("bsign2_q")));
   const Expr sub = p.d("sub", m.ref("psign2_q") ^ m.ref("bsign2_q"), "signs differ: subtract");
