@@ -85,18 +85,24 @@ std::string apply_types(const CLI::App* sub, const GenOptions& o, AccelConfig& a
   return {};
 }
 
-// Float lanes are not generated yet (issue 18): a float config is refused, except that
-// --accel --manifest-only writes the accelerator's manifest.json (registers, CAPS types) alone
-// for the ref: device. "" or the error.
+// Float lanes (issue 18): the streaming core is generated for x fp16 / bf16 and y fp16 / bf16 /
+// fp32 (gen/src/core_flane.cpp); other float configs and the accelerator are refused, except
+// that --accel --manifest-only writes the accelerator's manifest.json (registers, CAPS types)
+// alone for the ref: device. "" or the error.
 std::string check_float_gen(const GenOptions& o, const CoreConfig& cfg, bool accel) {
   if (!cfg.is_float()) {
     return o.manifest_only ? "--manifest-only: only for a float config (in_type / out_type)"
                            : std::string{};
   }
   if (o.manifest_only && accel && o.design == "core") return {};
-  return "--in-type/--out-type: float lanes are not generated yet: issue 18 (in_type " +
-         std::string(to_string(cfg.arith.x_type)) + ", out_type " +
-         std::string(to_string(cfg.arith.y_type)) +
+  const auto& a = cfg.arith;
+  if (!accel && !o.manifest_only && o.design == "core" &&
+      gen::float_lane_supported(a.x_type, a.y_type)) {
+    return {};
+  }
+  return "--in-type/--out-type: float lanes are generated for the core only (not --accel, "
+         "not --design), x fp16 / bf16 and y fp16 / bf16 / fp32: issue 18 (in_type " +
+         std::string(to_string(a.x_type)) + ", out_type " + std::string(to_string(a.y_type)) +
          "); --accel --manifest-only writes the manifest for the ref: device";
 }
 

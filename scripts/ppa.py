@@ -101,6 +101,14 @@ EXTRA_CONFIGS = [
     ("core_l4_p6", "core", 4, ["--pipeline", "6"]),
     ("core_l4_p7", "core", 4, ["--pipeline", "7"]),
     ("core_l4_p8", "core", 4, ["--pipeline", "8"]),
+    # Float lanes (contract v2, issue 18: gen/src/core_flane.cpp), fp16 / bf16 in and out.
+    ("core_l4_fp16", "core", 4, ["--in-type", "fp16", "--out-type", "fp16", "--in-bits", "16",
+                                   "--out-bits", "16", "--scale-bits", "32", "--offset-bits", "32"]),
+    ("core_l4_bf16", "core", 4, ["--in-type", "bf16", "--out-type", "bf16", "--in-bits", "16",
+                                   "--out-bits", "16", "--scale-bits", "32", "--offset-bits", "32"]),
+    # One float lane: four (9385 SB_LUT4) do not fit the UP5K; its iCE40 fmax.
+    ("core_l1_fp16", "core", 1, ["--in-type", "fp16", "--out-type", "fp16", "--in-bits", "16",
+                                   "--out-bits", "16", "--scale-bits", "32", "--offset-bits", "32"]),
 ]
 UP5K_LCS = 5280  # a design with more iCE40 LUT4s than this cannot fit: no place and route
 # MHz target given to nextpnr (fmax is reported whatever the target)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "normcore/contract.hpp"
+#include "normcore/float_contract.hpp"
 #include "normcore/gen/config.hpp"
 #include "normcore/util/bits.hpp"
 
@@ -86,7 +87,23 @@ int main(int argc, char** argv) {
   }
   std::vector<std::int64_t> x(n), y(n);
   for (auto& v : x) v = std::uniform_int_distribution<std::int64_t>(a.x_min(), a.x_max())(rng);
-  apply_tensor(x, y, s, b, hw, layout, job);
+  if (a.is_float()) {  // contract v2: fp32 s, b around 1; any x pattern; R = 0; ReLU
+    job.shift = 0;
+    job.lo = 0;
+    job.hi = static_cast<std::int64_t>(float_inf(a.y_type));
+    for (auto* v : {&s, &b}) {
+      for (auto& e : *v) e = static_cast<std::int64_t>((rng() & 0x80FFFFFFU) | 0x3C000000U);
+    }
+    for (auto& v : x) v = static_cast<std::int64_t>(rng() & 0xFFFFU);
+    for (std::size_t e = 0; e < n; ++e) {
+      const auto i = static_cast<std::int64_t>(e);
+      const auto c = static_cast<std::size_t>(layout == Layout::nhwc ? i % C : (i / hw) % C);
+      y[e] = apply_float(x[e], static_cast<std::uint32_t>(s[c]), static_cast<std::uint32_t>(b[c]),
+                         a, job);
+    }
+  } else {
+    apply_tensor(x, y, s, b, hw, layout, job);
+  }
 
   const std::size_t beats = (n + static_cast<std::size_t>(L) - 1) / static_cast<std::size_t>(L);
   std::ofstream cf(dir + "/cfg.hex"), pf(dir + "/prm.hex"), inf(dir + "/in.hex"),

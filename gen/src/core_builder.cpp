@@ -8,6 +8,7 @@
 //   <n>_fifo    output buffer that absorbs the beats in flight when m_axis stalls
 #include <stdexcept>
 
+#include "core_flane.hpp"
 #include "core_internal.hpp"
 #include "normcore/gen/ref_designs.hpp"
 #include "primitives.hpp"
@@ -92,8 +93,18 @@ Module build_bank(const CoreConfig& c, const core::Variant& v) {
 std::vector<Module> build_core(const CoreConfig& cfg, LaneArith arith) {
   if (auto err = cfg.check(); !err.empty()) throw std::invalid_argument(err);
   const core::Variant v = core::variant(cfg, arith);
-  return {build_bank(cfg, v),         core::build_step(cfg),    core::build_chan(cfg),
-          core::build_ptable(cfg, v), core::build_lane(cfg, v), core::build_out_fifo(cfg, v),
+  const auto& a = cfg.arith;
+  if (a.is_float() && arith != LaneArith::folded) {
+    throw std::invalid_argument("float lanes: not in a PPA reference design");
+  }
+  // A float pair the float lane does not build (an integer x or y) keeps the integer lane as a
+  // placeholder with the same ports around it: only the accelerator's manifest (gen --accel
+  // --manifest-only) is made from it; render_core refuses it and `normcore gen` writes no RTL.
+  const bool fl = a.is_float() && core::flane_supports(a.x_type, a.y_type);
+  Module lane = fl ? core::build_flane({cfg.name + "_lane", a.x_type, a.y_type, a.flush_subnormals})
+                   : core::build_lane(cfg, v);
+  return {build_bank(cfg, v),         core::build_step(cfg), core::build_chan(cfg),
+          core::build_ptable(cfg, v), std::move(lane),       core::build_out_fifo(cfg, v),
           core::build_top(cfg, v)};
 }
 

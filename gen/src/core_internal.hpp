@@ -35,7 +35,7 @@ struct Variant {
   int rw = 0;                 // width of R
   int extra = 0;              // lane stages in front of the multiply-add
   int k1w = 0;                // decomposed: width of the requantisation shift k1
-  [[nodiscard]] int ns(const CoreConfig& c) const { return c.pipeline + extra; }
+  [[nodiscard]] int ns(const CoreConfig& c) const { return c.lane_stages() + extra; }
   [[nodiscard]] int fifo_depth(const CoreConfig& c) const { return c.fifo_depth() + extra; }
   [[nodiscard]] int latency(const CoreConfig& c) const { return c.latency() + extra; }
   // The fields high to low as text, for comments: "{offset, scale}".

@@ -208,6 +208,7 @@ Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
   const auto flip = [&](const Expr& e) {
     return c.arith.y_signed ? e ^ lit(yw, U{1} << (yw - 1)) : e;
   };
+  if (c.arith.is_float()) return latch;  // the float lanes take lo_q / hi_q as they are
   latch.push_back(assign(m.reg("cmpa_q", yw, "lo (sign bit flipped if signed)"), flip(lo)));
   latch.push_back(assign(m.reg("cmpb_q", yw, "~hi (sign bit flipped if signed)"), flip(~hi)));
   if (v.dec) latch.push_back(assign(m.ref("k1_q"), m.ref("k1s_q")));
@@ -323,6 +324,11 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   const int yw = a.yw;
   m.section("Per-job lane constants, in set-up register stages from the latched configuration");
   m.section("(valid long before the first beat)");
+  if (a.is_float()) {  // patterns of y, compared numerically in the lanes; R and the mode unused
+    m.assign(m.wire("unused_job", 1), ex::red_xor(cat({m.ref("shift_q"), m.ref("round_q")})),
+             "float lanes: no R, no integer rounding mode");
+    return;
+  }
   const Expr lo = m.ref("lo_q"), hi = m.ref("hi_q");
   // lo > hi: the carry out of cmpa + cmpb = lo' + ~hi' (latched at start), one carry chain.
   const Expr lgt = m.reg("lgt_q", 1, "lo > hi (set-up stage 1)");
@@ -438,6 +444,25 @@ void top_side(Module& m, const CoreConfig& c, const Variant& v) {
   m.seq(vff);
 }
 
+// The integer lane's per-job inputs after R (core_lane.cpp's lane_ports).
+void top_lane_conns(Module& m, const CoreConfig& c, const Variant& v, Conns& lc) {
+  const LaneShape sh = lane_shape(v);
+  if (!c.has_fixed_shift()) {
+    for (const auto& pt : sh.parts(c.shift_parts())) {
+      if (pt.first < pt.second) continue;  // an empty part: no select bits
+      const std::string n = "tq" + std::to_string(pt.second);
+      lc.emplace_back(n + "_i", m.ref(n + "_q"));
+    }
+  }
+  lc.emplace_back("round_i", m.ref("round_q"));
+  lc.emplace_back("lo_i", m.ref("loe_q"));
+  lc.emplace_back("hi_i", m.ref("hi_q"));
+  for (const std::string n : {"lox", "lom1", "hix", "hip1"}) {
+    if (c.pipe_sat() && (n == "lom1" || n == "hix")) continue;  // lane_clamp_sat: two bounds
+    lc.emplace_back(n + "_i", m.ref(n + "_q"));
+  }
+}
+
 void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
   const int L = c.lanes, xw = c.arith.xw, yw = c.arith.yw, ns = side_stages(c, v);
   const Expr xt = m.ref(idx("x", c.table_stages()) + "_q");
@@ -452,27 +477,17 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
     for (const auto& f : v.fields)
       lc.emplace_back(f.lane + "_i", slice(m.ref(f.wire), i * f.width, f.width));
     if (v.dec) lc.emplace_back("k1_i", m.ref("k1_q"));
-    if (sh.fold_top) {
+    if (c.arith.is_float()) {  // core_flane.hpp: clk, x, s, b, lo, hi, y
+      lc.emplace_back("lo_i", m.ref("lo_q"));
+      lc.emplace_back("hi_i", m.ref("hi_q"));
+    } else if (sh.fold_top) {
       lc.emplace_back("lsh_i", m.ref("lsh_q"));
       lc.emplace_back("rtop_i", bit(m.ref("shift_q"), v.rw - 1));
       if (sh.top == v.aw - 1) lc.emplace_back("rmax_i", m.ref("rmax_q"));
     } else {
       lc.emplace_back("shift_i", m.ref("shift_q"));
     }
-    if (!c.has_fixed_shift()) {
-      for (const auto& pt : sh.parts(c.shift_parts())) {
-        if (pt.first < pt.second) continue;  // an empty part: no select bits
-        const std::string n = "tq" + std::to_string(pt.second);
-        lc.emplace_back(n + "_i", m.ref(n + "_q"));
-      }
-    }
-    lc.emplace_back("round_i", m.ref("round_q"));
-    lc.emplace_back("lo_i", m.ref("loe_q"));
-    lc.emplace_back("hi_i", m.ref("hi_q"));
-    for (const std::string n : {"lox", "lom1", "hix", "hip1"}) {
-      if (c.pipe_sat() && (n == "lom1" || n == "hix")) continue;  // lane_clamp_sat: two bounds
-      lc.emplace_back(n + "_i", m.ref(n + "_q"));
-    }
+    if (!c.arith.is_float()) top_lane_conns(m, c, v, lc);
     lc.emplace_back("y_o", y);
     m.instance(Instance{c.name + "_lane", idx("u_lane", i), std::move(lc)});
     ycat.insert(ycat.begin(), y & ex::repl(yw, bit(keep, i)));
@@ -508,8 +523,11 @@ Module build_top(const CoreConfig& c, const Variant& v) {
                   " decomposed-BN lanes, per element"
             : "normcore streaming batch-norm inference core: " + std::to_string(L) +
                   " lanes, per element",
-      v.dec ? "y = clamp(round(a / 2^R), lo, hi),"
-            : "y = clamp(round((x*s[c] + b[c]) / 2^R), lo, hi).",
+      v.dec                ? "y = clamp(round(a / 2^R), lo, hi),"
+      : c.arith.is_float() ? "y = clamp(RNE(x*s[c] + b[c]), lo, hi): float lanes (contract v2; " +
+                                 std::string(to_string(c.arith.x_type)) + " -> " +
+                                 std::string(to_string(c.arith.y_type)) + ", s / b fp32; no R)."
+                           : "y = clamp(round((x*s[c] + b[c]) / 2^R), lo, hi).",
       "Job: hold cfg_* and pulse start_i while ready_o; load parameters on prm_*; then",
       "stream N*C*HW elements on s_axis (lane 0 in the low bits, tlast on the final beat,",
       "tkeep one bit per element/lane, only the final beat may be partial).",

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Float devices (contract v2) through the CLI: `normcore gen` refuses float lanes (exit 2) but
-# writes an accelerator manifest with --manifest-only; `normcore fold` folds for fp16 / bf16; and
-# `normcore run` on ref: takes an fp16 (<f2), a bf16 (<V2 and |V2) and a float32 tensor, writing
-# bytes equal to an exact evaluation here (Python fractions: x * s + b rounded once, RNE).
+# Float devices (contract v2) through the CLI: `normcore gen` builds float cores, refuses the
+# float accelerator (exit 2) but writes its manifest with --manifest-only; `normcore fold` folds
+# for fp16 / bf16; and `normcore run` on ref: takes an fp16 (<f2), a bf16 (<V2 and |V2) and a
+# float32 tensor, writing bytes equal to an exact evaluation here (Python fractions: x * s + b rounded once, RNE).
 # Usage: cli_float.sh <normcore binary>
 set -uo pipefail
 bin=${1:?usage: cli_float.sh <normcore>}
@@ -13,11 +13,21 @@ fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
-# 1. the generator refuses float lanes, clearly, with exit 2
+# 1. the generator builds float cores (fp16 / bf16 in, float out); it refuses, clearly, with
+# exit 2, the float accelerator (no --manifest-only) and float lanes it does not build
 "$bin" gen --in-type fp16 --out-type fp16 -o "$work/core" >"$work/e1" 2>&1
 rc=$?
-if [ $rc -eq 2 ] && grep -q "float lanes are not generated yet: issue 18" "$work/e1" &&
-  [ ! -e "$work/core" ]; then ok; else bad "gen fp16 core: rc $rc: $(cat "$work/e1")"; fi
+if [ $rc -eq 0 ] && [ -e "$work/core/normcore_lane.v" ] &&
+  grep -q '"in_type": "fp16"' "$work/core/manifest.json"; then ok
+else bad "gen fp16 core: rc $rc: $(cat "$work/e1")"; fi
+for t in "--accel --in-type fp16 --out-type fp16" "--in-type fp16 --out-type int" \
+  "--in-type int --out-type fp32" "--design bare-mac --in-type bf16 --out-type bf16"; do
+  # shellcheck disable=SC2086
+  "$bin" gen $t -o "$work/r" >"$work/e1" 2>&1
+  rc=$?
+  if [ $rc -eq 2 ] && grep -q "float lanes are generated for the core only" "$work/e1" &&
+    [ ! -e "$work/r" ]; then ok; else bad "gen $t: rc $rc: $(cat "$work/e1")"; fi
+done
 "$bin" gen --accel --in-type fp8 -o "$work/x" >"$work/e2" 2>&1
 rc=$?
 if [ $rc -eq 2 ] && grep -q -- "--in-type: must be int, fp16 or bf16" "$work/e2"; then ok

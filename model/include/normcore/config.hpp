@@ -79,6 +79,10 @@ std::span<const ConfigField> config_schema();
 // The field with this JSON key (throws std::logic_error if there is none: a programming error).
 const ConfigField& config_field(std::string_view key);
 
+// The float lane (gen/src/core_flane.cpp) has 8 registers: a float core's lane stages as
+// CoreConfig::pipeline counts them (one more than the lane's registers).
+inline constexpr int kFloatLanePipeline = 9;
+
 struct CoreConfig {
   std::string name = "normcore";   // module name prefix
   int lanes = 8;                   // elements per beat
@@ -176,8 +180,11 @@ struct CoreConfig {
   // mod S).
   [[nodiscard]] int chan_low_bits() const { return std::min(lane_count_bits(), inner_bits); }
   [[nodiscard]] int param_bits() const { return arith.sw + arith.bw; }
+  // The lane's stages as `pipeline` counts them (the lane has one register fewer): `pipeline`,
+  // or for a float datapath the float lane's fixed kFloatLanePipeline (`pipeline` not used).
+  [[nodiscard]] int lane_stages() const { return arith.is_float() ? kFloatLanePipeline : pipeline; }
   // Cycles from an accepted input beat to its output beat on m_axis (unstalled).
-  [[nodiscard]] int latency() const { return pipeline + table_stages(); }
+  [[nodiscard]] int latency() const { return lane_stages() + table_stages(); }
   // Beats the core holds (in flight plus buffered): sized so an unstalled stream never bubbles.
   // (latency + 2: the admission rule ignores this cycle's delivery, so it needs one more slot.)
   [[nodiscard]] int fifo_depth() const { return latency() + 2; }

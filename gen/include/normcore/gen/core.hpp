@@ -19,6 +19,10 @@ namespace normcore::gen {
 // a = sat(round((x * 2^f - mean) * inv_std / 2^k1)) * gamma + beta.
 enum class LaneArith { folded, decomposed };
 
+// The float lanes (contract v2, gen/src/core_flane.cpp) build x fp16 / bf16 with y fp16 / bf16 /
+// fp32; build_core throws std::invalid_argument for other float configs.
+bool float_lane_supported(NumType x, NumType y);
+
 // All modules of the core, the top (cfg.top_name()) last. cfg must pass check().
 std::vector<Module> build_core(const CoreConfig& cfg, LaneArith arith = LaneArith::folded);
 // Lane stages the decomposed chain adds in front of the multiply-add (the core's latency grows by
