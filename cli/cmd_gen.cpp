@@ -85,8 +85,8 @@ std::string apply_types(const CLI::App* sub, const GenOptions& o, AccelConfig& a
   return {};
 }
 
-// Float lanes (issue 18): the streaming core is generated for x fp16 / bf16 and y fp16 / bf16 /
-// fp32 (gen/src/core_flane.cpp); other float configs and the accelerator are refused, except
+// Float lanes (issue 18): the streaming core and the accelerator are generated for x fp16 / bf16
+// and y fp16 / bf16 / fp32 (gen/src/core_flane.cpp); other float configs are refused, except
 // that --accel --manifest-only writes the accelerator's manifest.json (registers, CAPS types)
 // alone for the ref: device. "" or the error.
 std::string check_float_gen(const GenOptions& o, const CoreConfig& cfg, bool accel) {
@@ -96,12 +96,11 @@ std::string check_float_gen(const GenOptions& o, const CoreConfig& cfg, bool acc
   }
   if (o.manifest_only && accel && o.design == "core") return {};
   const auto& a = cfg.arith;
-  if (!accel && !o.manifest_only && o.design == "core" &&
-      gen::float_lane_supported(a.x_type, a.y_type)) {
+  if (!o.manifest_only && o.design == "core" && gen::float_lane_supported(a.x_type, a.y_type)) {
     return {};
   }
-  return "--in-type/--out-type: float lanes are generated for the core only (not --accel, "
-         "not --design), x fp16 / bf16 and y fp16 / bf16 / fp32: issue 18 (in_type " +
+  return "--in-type/--out-type: float lanes are generated for the core and the accelerator "
+         "(not --design), x fp16 / bf16 and y fp16 / bf16 / fp32: issue 18 (in_type " +
          std::string(to_string(a.x_type)) + ", out_type " + std::string(to_string(a.y_type)) +
          "); --accel --manifest-only writes the manifest for the ref: device";
 }
@@ -146,8 +145,7 @@ void add_other_options(CLI::App* sub, GenOptions& o) {
   sub->add_flag("--dry-run", o.dry_run, "Validate and print the manifest; write nothing");
   sub->add_flag("--manifest-only", o.manifest_only,
                 "With --accel and a float config (--in-type / --out-type): write manifest.json "
-                "alone (no RTL: float lanes are not generated yet, issue 18), for the ref: "
-                "device");
+                "alone (no RTL), for the ref: device");
   sub->add_flag("--accel", o.accel,
                 "Generate the memory-mapped accelerator (<name>_top: AXI4-Lite registers, AXI4 "
                 "DMA) around the core");

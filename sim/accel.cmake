@@ -4,11 +4,11 @@
 # normcore_accel_cosim(<name> LANES n XW n YW n SW n BW n MAXC n HWW n PIPE n BUS n ADDR n
 #                      MB n OUT n [IN_UNSIGNED] [OUT_UNSIGNED] [SEED n]
 #                      [FIXED_SHIFT n] [FIXED_ROUND mode] [FIXED_LAYOUT layout] [LDC]
-#                      [TABLE banked|copies])
+#                      [TABLE banked|copies] [IN_TYPE fp16|bf16 OUT_TYPE fp16|bf16|fp32 [FLUSH]])
 set(NORMCORE_ACCEL_JOBS 100 CACHE STRING "Random jobs per accelerator configuration")
 function(normcore_accel_cosim name)
-  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH;LDC"
-                        "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;BUS;ADDR;MB;OUT;SEED;FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT;TABLE"
+  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH;LDC;FLUSH"
+                        "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;BUS;ADDR;MB;OUT;SEED;FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT;TABLE;IN_TYPE;OUT_TYPE"
                         "" ${ARGN})
   if(NOT A_SEED)
     set(A_SEED 1)
@@ -30,6 +30,19 @@ function(normcore_accel_cosim name)
     set(ys 0)
   endif()
   set(spec_defs)
+  # A float accelerator (contract v2): NumType codes to the harness, as in sim/cosim.cmake.
+  set(types int fp16 bf16 fp32)
+  if(A_IN_TYPE)
+    list(FIND types ${A_IN_TYPE} xt)
+    list(FIND types ${A_OUT_TYPE} yt)
+    list(APPEND gen_args --in-type ${A_IN_TYPE} --out-type ${A_OUT_TYPE})
+    set(fl 0)
+    if(A_FLUSH)
+      list(APPEND gen_args --flush-subnormals)
+      set(fl 1)
+    endif()
+    list(APPEND spec_defs -DNC_XT=${xt} -DNC_YT=${yt} -DNC_FLUSH=${fl})
+  endif()
   normcore_spec_args(gen_args spec_defs ${ARGN})
   set(vfiles)
   foreach(m bank step chan ptable lane fifo core rfifo wfifo pgear igear skid ogear rdma wdma_lenq
@@ -52,7 +65,7 @@ function(normcore_accel_cosim name)
   normcore_verilate_program(${exe} ${prefix}_top "${vfiles}" "${defs}"
     "${CMAKE_CURRENT_SOURCE_DIR}/test_accel.cpp;${PROJECT_SOURCE_DIR}/model/src/contract.cpp;${PROJECT_SOURCE_DIR}/model/src/float_contract.cpp"
     "-lgtest -pthread"
-    "${dir}/rtl/${prefix}_regs.hpp;${CMAKE_CURRENT_SOURCE_DIR}/accel_driver.hpp;${CMAKE_CURRENT_SOURCE_DIR}/axi_mem.hpp;${CMAKE_CURRENT_SOURCE_DIR}/axil_master.hpp")
+    "${dir}/rtl/${prefix}_regs.hpp;${CMAKE_CURRENT_SOURCE_DIR}/accel_driver.hpp;${CMAKE_CURRENT_SOURCE_DIR}/float_jobs.hpp;${CMAKE_CURRENT_SOURCE_DIR}/axi_mem.hpp;${CMAKE_CURRENT_SOURCE_DIR}/axil_master.hpp")
   add_custom_target(cosim_accel_${name} ALL DEPENDS ${exe})
   add_test(NAME cosim_accel.${name} COMMAND ${exe})
   set_tests_properties(cosim_accel.${name} PROPERTIES LABELS "cosim;accel" TIMEOUT 1200)
@@ -100,3 +113,14 @@ normcore_accel_cosim(b64_l4_cp LANES 4 XW 8 YW 8 SW 16 BW 32 MAXC 512 HWW 16 PIP
                      ADDR 32 MB 16 OUT 4 SEED 43 TABLE copies)
 normcore_accel_cosim(b32_l3_cp LANES 3 XW 8 YW 8 SW 16 BW 32 MAXC 20 HWW 12 PIPE 4 BUS 32
                      ADDR 32 MB 16 OUT 4 SEED 44 TABLE copies)
+# Float accelerators (contract v2, issue 18): the float lane behind the DMA and gearboxes
+# carrying 16-bit elements, fp32 s and b in 8-byte {b, s} entries; patterns (no signedness).
+normcore_accel_cosim(fa_b64_l2_h_h LANES 2 XW 16 YW 16 SW 32 BW 32 MAXC 64 HWW 12 PIPE 3 BUS 64
+                     ADDR 32 MB 16 OUT 4 SEED 45 IN_UNSIGNED OUT_UNSIGNED
+                     IN_TYPE fp16 OUT_TYPE fp16)
+normcore_accel_cosim(fa_b32_l3_b_b_fl LANES 3 XW 16 YW 16 SW 32 BW 32 MAXC 40 HWW 12 PIPE 3
+                     BUS 32 ADDR 32 MB 16 OUT 4 SEED 46 IN_UNSIGNED OUT_UNSIGNED
+                     IN_TYPE bf16 OUT_TYPE bf16 FLUSH)
+normcore_accel_cosim(fa_b128_l3_b_f LANES 3 XW 16 YW 32 SW 32 BW 32 MAXC 100 HWW 12 PIPE 3
+                     BUS 128 ADDR 32 MB 16 OUT 4 SEED 47 IN_UNSIGNED OUT_UNSIGNED
+                     IN_TYPE bf16 OUT_TYPE fp32)

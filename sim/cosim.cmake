@@ -9,6 +9,7 @@ set(NORMCORE_COSIM_JOBS 400 CACHE STRING "Random jobs per configuration in the c
 
 set(_harness ${CMAKE_CURRENT_SOURCE_DIR}/test_core.cpp)
 set(_harness_deps ${_harness} ${CMAKE_CURRENT_SOURCE_DIR}/core_driver.hpp
+                  ${CMAKE_CURRENT_SOURCE_DIR}/float_jobs.hpp
                   ${CMAKE_CURRENT_SOURCE_DIR}/verilated_bits.hpp
                   ${CMAKE_CURRENT_SOURCE_DIR}/vharness.hpp
                   ${PROJECT_SOURCE_DIR}/model/include/normcore/util/bits.hpp

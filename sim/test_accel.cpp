@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "accel_driver.hpp"
+#include "float_jobs.hpp"
 #include "spec_harness.hpp"
 
 namespace normcore::sim {
@@ -57,6 +58,7 @@ AccelJob random_job(std::mt19937_64& rng, const AccelShape& s, std::uint64_t max
   st.hi = a.y_max();
   if (std::uniform_int_distribution<int>(0, 2)(rng) == 0)
     st.lo = std::max<std::int64_t>(0, a.y_min());
+  if (a.is_float()) float_settings(rng, a, st);  // R = 0, a clamp of y's type
   conform(j, s);
   while (j.outer > 1 && j.elements() > max_elems) --j.outer;
   while (j.inner > 1 && j.elements() > max_elems) j.inner /= 2;
@@ -69,6 +71,13 @@ AccelJob random_job(std::mt19937_64& rng, const AccelShape& s, std::uint64_t max
   j.x.resize(j.elements());
   std::uniform_int_distribution<std::int64_t> xd(a.x_min(), a.x_max());
   for (auto& v : j.x) v = xd(rng);
+  if (a.is_float()) {  // patterns: s, b fp32; x any 16-bit pattern
+    for (int c = 0; c < j.channels; ++c) {
+      j.scale[static_cast<std::size_t>(c)] = random_fp32(rng);
+      j.shift[static_cast<std::size_t>(c)] = random_fp32(rng);
+    }
+    for (auto& v : j.x) v = static_cast<std::int64_t>(rng() & 0xFFFFU);
+  }
   // Bus-aligned addresses, sometimes just below a 4 KiB boundary.
   const std::uint64_t bb = static_cast<std::uint64_t>(s.bus_bytes());
   auto place = [&](std::uint64_t base) {
@@ -85,6 +94,16 @@ AccelJob random_job(std::mt19937_64& rng, const AccelShape& s, std::uint64_t max
 
 std::vector<std::int64_t> golden(const AccelJob& j) {
   std::vector<std::int64_t> y(j.x.size());
+  const ArithSpec a = AccelShape{}.arith();
+  if (a.is_float()) {  // contract v2: the float golden model per element
+    for (std::size_t e = 0; e < j.x.size(); ++e) {
+      const auto c = static_cast<std::size_t>(channel_of(
+          static_cast<std::int64_t>(e), j.channels, static_cast<std::int64_t>(j.inner), j.layout));
+      y[e] = apply_float(j.x[e], static_cast<std::uint32_t>(j.scale[c]),
+                         static_cast<std::uint32_t>(j.shift[c]), a, j.settings);
+    }
+    return y;
+  }
   apply_tensor(j.x, y, j.scale, j.shift, static_cast<std::int64_t>(j.inner), j.layout, j.settings);
   return y;
 }
@@ -252,6 +271,9 @@ TEST(Accel, InvalidJobsRejectedWithoutBusTraffic) {
   const int aw = s.arith().acc_bits();
   if (aw < (1 << R::MODE_SHIFT_WIDTH) - 1) {
     cases.push_back({"R > accumulator", 3, [&](AccelJob& j) { j.settings.shift = aw + 1; }, {}});
+  }
+  if (s.arith().is_float()) {  // contract v2: a float datapath has R = 0
+    cases.push_back({"R = 1 (float)", 3, [](AccelJob& j) { j.settings.shift = 1; }, {}});
   }
   // A specialised accelerator: ERR_UNSUPPORTED (10) for a job it is not built for.
   if (kFixedShift >= 0) {

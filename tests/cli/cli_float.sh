@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Float devices (contract v2) through the CLI: `normcore gen` builds float cores, refuses the
-# float accelerator (exit 2) but writes its manifest with --manifest-only; `normcore fold` folds
+# Float devices (contract v2) through the CLI: `normcore gen` builds float cores and float
+# accelerators, refuses float lanes it does not build (exit 2) but writes an accelerator's
+# manifest for them with --manifest-only; `normcore fold` folds
 # for fp16 / bf16; and `normcore run` on ref: takes an fp16 (<f2), a bf16 (<V2 and |V2) and a
 # float32 tensor, writing bytes equal to an exact evaluation here (Python fractions: x * s + b rounded once, RNE).
 # Usage: cli_float.sh <normcore binary>
@@ -13,19 +14,27 @@ fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
-# 1. the generator builds float cores (fp16 / bf16 in, float out); it refuses, clearly, with
-# exit 2, the float accelerator (no --manifest-only) and float lanes it does not build
+# 1. the generator builds float cores and accelerators (fp16 / bf16 in, float out); it refuses,
+# clearly, with exit 2, float lanes it does not build (an integer side, a reference design)
 "$bin" gen --in-type fp16 --out-type fp16 -o "$work/core" >"$work/e1" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && [ -e "$work/core/normcore_lane.v" ] &&
   grep -q '"in_type": "fp16"' "$work/core/manifest.json"; then ok
 else bad "gen fp16 core: rc $rc: $(cat "$work/e1")"; fi
-for t in "--accel --in-type fp16 --out-type fp16" "--in-type fp16 --out-type int" \
+for t in fp16 bf16; do
+  "$bin" gen --accel --in-type $t --out-type $t -o "$work/acc_$t" >"$work/e1" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ] && [ -e "$work/acc_$t/normcore_top.v" ] &&
+    grep -q "fused multiply-add); x $t" "$work/acc_$t/normcore_lane.v" &&
+    grep -q "\"in_type\": \"$t\"" "$work/acc_$t/manifest.json"; then ok
+  else bad "gen --accel $t: rc $rc: $(cat "$work/e1")"; fi
+done
+for t in "--accel --in-type fp16 --out-type int" "--in-type fp16 --out-type int" \
   "--in-type int --out-type fp32" "--design bare-mac --in-type bf16 --out-type bf16"; do
   # shellcheck disable=SC2086
   "$bin" gen $t -o "$work/r" >"$work/e1" 2>&1
   rc=$?
-  if [ $rc -eq 2 ] && grep -q "float lanes are generated for the core only" "$work/e1" &&
+  if [ $rc -eq 2 ] && grep -q "float lanes are generated for the core and the accelerator" "$work/e1" &&
     [ ! -e "$work/r" ]; then ok; else bad "gen $t: rc $rc: $(cat "$work/e1")"; fi
 done
 "$bin" gen --accel --in-type fp8 -o "$work/x" >"$work/e2" 2>&1
