@@ -139,7 +139,7 @@ if(NOT NORMCORE_SIM_BACKEND)
 endif()
 set(NORMCORE_FST_DEVICES "" CACHE STRING
     "Devices (of NORMCORE_DEVICES) that also get the FST-tracing sim plugin (libnormcore_sim_fst.so)")
-foreach(_dev ${NORMCORE_DEVICES})
+foreach(_dev ${NORMCORE_DEVICES} ${NORMCORE_FLOAT_DEVICES})
   normcore_sim_plugin(${_dev})
 endforeach()
 foreach(_dev ${NORMCORE_FST_DEVICES})

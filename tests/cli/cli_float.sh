@@ -4,9 +4,12 @@
 # manifest for them with --manifest-only; `normcore fold` folds
 # for fp16 / bf16; and `normcore run` on ref: takes an fp16 (<f2), a bf16 (<V2 and |V2) and a
 # float32 tensor, writing bytes equal to an exact evaluation here (Python fractions: x * s + b rounded once, RNE).
-# Usage: cli_float.sh <normcore binary>
+# With a devices directory whose float devices (cmake/devices.cmake: nc_fp16, nc_bf16) have
+# their sim: plugins, one fp16 and one bf16 tensor each give the same bytes on sim: and ref:.
+# Usage: cli_float.sh <normcore binary> [<devices dir>]
 set -uo pipefail
-bin=${1:?usage: cli_float.sh <normcore>}
+bin=${1:?usage: cli_float.sh <normcore> [<devices dir>]}
+devs=${2:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0
@@ -211,6 +214,48 @@ for dev in fp16_fp16 fp16_fp32; do
           bad "in place != staged: $dev $lay $isa threads=$th $(cat "$work/e7")"
       done
     done
+  done
+done
+
+# 7. the float accelerator's RTL (sim: plugin) against ref: -- the same output bytes, NCHW and
+# NHWC, tiled, specials (NaN, Inf, -0, subnormals) in the input
+for t in fp16 bf16; do
+  m=$devs/nc_$t/rtl/manifest.json
+  if [ -z "$devs" ] || [ ! -f "$devs/nc_$t/libnormcore_sim.so" ]; then
+    echo "cli_float: no sim: plugin of nc_$t (skipping sim: vs ref:)"
+    continue
+  fi
+  "$bin" fold --params "$work/bn.json" --config "$m" -o "$work/p_nc_$t.bin" >/dev/null 2>&1 ||
+    bad "fold nc_$t"
+  python3 - "$work/x_$t.npy" $t <<'PY'
+import random, struct, sys
+random.seed(77)
+n = 2 * 4 * 300
+pats = [random.getrandbits(16) for _ in range(n)]  # every pattern: NaN, Inf, subnormals too
+vals = [random.gauss(0, 4) for _ in range(n)]
+descr = "<f2" if sys.argv[2] == "fp16" else "<V2"
+if sys.argv[2] == "fp16":
+    body = struct.pack("<%de" % n, *vals)
+else:  # bf16: the top half of the float32 (truncated: any pattern will do)
+    body = b"".join(struct.pack("<f", v)[2:] for v in vals)
+body = bytearray(body)
+for i in range(0, n, 7):  # raw patterns in every 7th element
+    body[2 * i:2 * i + 2] = struct.pack("<H", pats[i])
+hdr = "{'descr': '%s', 'fortran_order': False, 'shape': (2, 4, 300), }" % descr
+hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
+open(sys.argv[1], "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() + bytes(body))
+PY
+  for lay in nchw nhwc; do
+    shape=2,4,300
+    [ $lay = nhwc ] && shape=2,300,4
+    "$bin" run --device "ref:$m" --params "$work/p_nc_$t.bin" --input "$work/x_$t.npy" \
+      --shape $shape --layout $lay --output "$work/y_ref_$t.npy" -q 2>"$work/e8" ||
+      bad "ref: nc_$t $lay: $(cat "$work/e8")"
+    "$bin" run --device "sim:$m,latency=12,stall=0.1" --params "$work/p_nc_$t.bin" \
+      --input "$work/x_$t.npy" --shape $shape --layout $lay --tile 700 \
+      --output "$work/y_sim_$t.npy" -q 2>"$work/e8" || bad "sim: nc_$t $lay: $(cat "$work/e8")"
+    if cmp -s "$work/y_ref_$t.npy" "$work/y_sim_$t.npy" && [ -s "$work/y_ref_$t.npy" ]; then ok
+    else bad "sim: != ref: (nc_$t $lay)"; fi
   done
 done
 
