@@ -130,6 +130,16 @@ foreach(_dev ${NORMCORE_TLM_DEVICES})
   endif()
   normcore_tlm_model(${_dev})
 endforeach()
+# The float devices (cmake/devices.cmake, issue 18) get the plugin too, without the sc_main
+# example (it checks the integer golden model); tests/cli/cli_float.sh runs them against ref:.
+set(NORMCORE_TLM_FLOAT_DEVICES "${NORMCORE_FLOAT_DEVICES}" CACHE STRING
+    "Float devices (of NORMCORE_FLOAT_DEVICES) that get the SystemC/TLM-2.0 plugin")
+foreach(_dev ${NORMCORE_TLM_FLOAT_DEVICES})
+  if(NOT _dev IN_LIST NORMCORE_FLOAT_DEVICES)
+    message(FATAL_ERROR "NORMCORE_TLM_FLOAT_DEVICES: ${_dev} is not a float device")
+  endif()
+  normcore_tlm_model(${_dev} NO_EXAMPLE)
+endforeach()
 
 if(NOT NORMCORE_TESTS)
   return()

@@ -5,7 +5,8 @@
 # for fp16 / bf16; and `normcore run` on ref: takes an fp16 (<f2), a bf16 (<V2 and |V2) and a
 # float32 tensor, writing bytes equal to an exact evaluation here (Python fractions: x * s + b rounded once, RNE).
 # With a devices directory whose float devices (cmake/devices.cmake: nc_fp16, nc_bf16) have
-# their sim: plugins, one fp16 and one bf16 tensor each give the same bytes on sim: and ref:.
+# their sim: and tlm: plugins, one fp16 and one bf16 tensor each give the same bytes on sim:,
+# tlm: and ref:.
 # Usage: cli_float.sh <normcore binary> [<devices dir>]
 set -uo pipefail
 bin=${1:?usage: cli_float.sh <normcore> [<devices dir>]}
@@ -217,7 +218,7 @@ for dev in fp16_fp16 fp16_fp32; do
   done
 done
 
-# 7. the float accelerator's RTL (sim: plugin) against ref: -- the same output bytes, NCHW and
+# 7. the float accelerator's RTL (sim: and tlm: plugins) against ref: -- the same output bytes, NCHW and
 # NHWC, tiled, specials (NaN, Inf, -0, subnormals) in the input
 for t in fp16 bf16; do
   m=$devs/nc_$t/rtl/manifest.json
@@ -256,6 +257,16 @@ PY
       --output "$work/y_sim_$t.npy" -q 2>"$work/e8" || bad "sim: nc_$t $lay: $(cat "$work/e8")"
     if cmp -s "$work/y_ref_$t.npy" "$work/y_sim_$t.npy" && [ -s "$work/y_ref_$t.npy" ]; then ok
     else bad "sim: != ref: (nc_$t $lay)"; fi
+    if [ ! -f "$devs/nc_$t/libnormcore_tlm.so" ]; then
+      echo "cli_float: no tlm: plugin of nc_$t (skipping tlm: vs ref:)"
+      continue
+    fi
+    SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 "$bin" run --device "tlm:$m,latency=20" \
+      --params "$work/p_nc_$t.bin" --input "$work/x_$t.npy" --shape $shape --layout $lay \
+      --tile 900 --output "$work/y_tlm_$t.npy" -q 2>"$work/e8" ||
+      bad "tlm: nc_$t $lay: $(cat "$work/e8")"
+    if cmp -s "$work/y_ref_$t.npy" "$work/y_tlm_$t.npy"; then ok
+    else bad "tlm: != ref: (nc_$t $lay)"; fi
   done
 done
 
