@@ -22,7 +22,7 @@ normcore_cosim(l5_x6_y10_u  LANES 5  XW 6  YW 10 SW 8  BW 16 MAXC 7    HWW 6  PI
 normcore_cosim(l64_x4_y4    LANES 64 XW 4  YW 4  SW 8  BW 14 MAXC 96   HWW 8  PIPE 3 SEED 20)
 normcore_cosim(l2_x16_y16   LANES 2  XW 16 YW 16 SW 24 BW 44 MAXC 2048 HWW 20 PIPE 8 SEED 21)
 # Float cores (contract v2, issue 18: the float lane of gen/src/core_flane.cpp): fp16 and bf16
-# inputs, every float output, 1 to 3 lanes, flush on one, the per-lane table copies (4 table
+# inputs, every float output, 1, 2, 3, 8 and 16 lanes, flush on one, the per-lane table copies (4 table
 # stages) on --target ice40; signedness does not apply (patterns).
 normcore_cosim(f1_h_h       LANES 1  XW 16 YW 16 SW 32 BW 32 MAXC 64   HWW 12 PIPE 3 SEED 41
                IN_UNSIGNED OUT_UNSIGNED IN_TYPE fp16 OUT_TYPE fp16)
@@ -34,6 +34,10 @@ normcore_cosim(f1_b_h       LANES 1  XW 16 YW 16 SW 32 BW 32 MAXC 16   HWW 8  PI
                IN_UNSIGNED OUT_UNSIGNED IN_TYPE bf16 OUT_TYPE fp16)
 normcore_cosim(f2_h_b_cp    LANES 2  XW 16 YW 16 SW 32 BW 32 MAXC 24   HWW 8  PIPE 3 SEED 45
                IN_UNSIGNED OUT_UNSIGNED IN_TYPE fp16 OUT_TYPE bf16 TABLE copies TARGET ice40)
+normcore_cosim(f8_h_h       LANES 8  XW 16 YW 16 SW 32 BW 32 MAXC 50   HWW 10 PIPE 3 SEED 46
+               IN_UNSIGNED OUT_UNSIGNED IN_TYPE fp16 OUT_TYPE fp16)
+normcore_cosim(f16_b_f      LANES 16 XW 16 YW 32 SW 32 BW 32 MAXC 70   HWW 10 PIPE 3 SEED 47
+               IN_UNSIGNED OUT_UNSIGNED IN_TYPE bf16 OUT_TYPE fp32)
 # Specialised cores (normcore gen --fixed-shift/--fixed-rounding/--fixed-layout/
 # --lanes-divide-channels): the same random jobs made to fit, plus the jobs each one rejects.
 normcore_cosim(l4_spec_all  LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 16 PIPE 3 SEED 22
