@@ -156,7 +156,7 @@ void RefDevice::start_job() {
 // PERF_ACTIVE, an ideal cycle estimate (no memory stalls): sizing and checks (67), core set-up
 // (2 * lanes + 2), the parameter load (one cycle per bus word or table entry, whichever is
 // more), the stream (one beat of `lanes` elements per cycle unless the bus words in or out are
-// more), the pipeline drain (pipeline + 2: the core's latency) and the final flush (2).
+// more), the pipeline drain (the lane's stages + 2: the core's latency) and the final flush (2).
 std::uint64_t RefDevice::ideal_cycles(const JobRegs& j) const {
   const DeviceConfig& cfg = manifest().config;
   const std::uint64_t bus = static_cast<std::uint64_t>(cfg.bus_bytes());
@@ -166,8 +166,10 @@ std::uint64_t RefDevice::ideal_cycles(const JobRegs& j) const {
   const std::uint64_t out_words = static_cast<std::uint64_t>((j.out_bytes + bus - 1) / bus);
   const std::uint64_t stream =
       std::max({ceil_div(static_cast<std::uint64_t>(j.total), lanes), in_words, out_words});
+  // the lane's registers as `pipeline` counts them: the float lane has its own (config.hpp)
+  const int lane_stages = cfg.arith().is_float() ? kFloatLanePipeline : cfg.pipeline;
   return kSizingCycles + 2 * lanes + 2 + std::max(prm_words, j.channels) + stream +
-         static_cast<std::uint64_t>(cfg.pipeline) + 2 + 2;
+         static_cast<std::uint64_t>(lane_stages) + 2 + 2;
 }
 
 // Parameters: C entries, little endian, s in the low scale_bits bits, b above it.
