@@ -1,7 +1,8 @@
 // Writes the float lane (gen/src/core_flane.hpp) standalone, for its tests:
 //   <dir>/fl_<x>_<y>_<f>.v  one lane per x (h fp16, b bf16), y (h fp16, b bf16, f fp32) and
 //                           flush (0, 1): 12 modules (lint, Yosys, Icarus: flane.rtl)
-//   <dir>/top/flane_all.v   all 12 side by side on one x / s / b (the Verilated top of
+//   <dir>/fl_<x>_<i>_<f>.v  integer y (i i8, u u8, w i16): 12 more modules
+//   <dir>/top/flane_all.v   all 24 side by side on one x / s / b / round_i (the Verilated top of
 //                           test_flane), lo / hi per output type: lo_<y>_i, hi_<y>_i, y_<lane>_o
 //   <dir>/flane_shape.h     NC_FLANE_LATENCY
 // Usage: flane_gen <dir>
@@ -9,6 +10,8 @@
 #include <exception>
 #include <filesystem>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "core_flane.hpp"
 #include "normcore/util/atomic_write.hpp"
@@ -47,27 +50,40 @@ int main(int argc, char** argv) {
     top.in("x_i", 16);
     top.in("s_i", 32);
     top.in("b_i", 32);
+    // Integer y: i int8, u uint8, w int16.
+    const std::tuple<char, int, bool> is[] = {{'i', 8, true}, {'u', 8, false}, {'w', 16, true}};
+    top.in("round_i", 2);
     for (const auto& [yc, yt] : ys) {
       const int w = normcore::float_bits(yt);
       top.in(std::string("lo_") + yc + "_i", w);
       top.in(std::string("hi_") + yc + "_i", w);
     }
-    for (const auto& [xc, xt] : xs) {
-      for (const auto& [yc, yt] : ys) {
-        for (int f = 0; f < 2; ++f) {
-          const std::string n = std::string("fl_") + xc + "_" + yc + "_" + std::to_string(f);
-          write(dir, core::build_flane({n, xt, yt, f == 1}));
-          const std::string y = std::string(1, yc);
-          const Expr out = top.out("y_" + n.substr(3) + "_o", normcore::float_bits(yt));
-          top.instance(Instance(
-              n, "u_" + n,
-              std::vector<std::pair<std::string, Expr>>{{"clk_i", top.ref("clk_i")},
+    for (const auto& [yc, w, sg] : is) {
+      top.in(std::string("lo_") + yc + "_i", w);
+      top.in(std::string("hi_") + yc + "_i", w);
+    }
+    auto add = [&](const core::FlaneSpec& fs, char yc, int w) {
+      write(dir, core::build_flane(fs));
+      const std::string y = std::string(1, yc);
+      std::vector<std::pair<std::string, Expr>> pins = {{"clk_i", top.ref("clk_i")},
                                                         {"x_i", top.ref("x_i")},
                                                         {"s_i", top.ref("s_i")},
-                                                        {"b_i", top.ref("b_i")},
-                                                        {"lo_i", top.ref("lo_" + y + "_i")},
-                                                        {"hi_i", top.ref("hi_" + y + "_i")},
-                                                        {"y_o", out}}));
+                                                        {"b_i", top.ref("b_i")}};
+      if (fs.y == NumType::integer) pins.emplace_back("round_i", top.ref("round_i"));
+      pins.emplace_back("lo_i", top.ref("lo_" + y + "_i"));
+      pins.emplace_back("hi_i", top.ref("hi_" + y + "_i"));
+      pins.emplace_back("y_o", top.out("y_" + fs.name.substr(3) + "_o", w));
+      top.instance(Instance(fs.name, "u_" + fs.name, pins));
+    };
+    for (const auto& [xc, xt] : xs) {
+      for (int f = 0; f < 2; ++f) {
+        for (const auto& [yc, yt] : ys) {
+          const std::string n = std::string("fl_") + xc + "_" + yc + "_" + std::to_string(f);
+          add({n, xt, yt, f == 1}, yc, normcore::float_bits(yt));
+        }
+        for (const auto& [yc, w, sg] : is) {
+          const std::string n = std::string("fl_") + xc + "_" + yc + "_" + std::to_string(f);
+          add({n, xt, NumType::integer, f == 1, w, sg}, yc, w);
         }
       }
     }

@@ -30,6 +30,7 @@ inline std::uint32_t random_fp32(std::mt19937_64& rng) {
 inline void float_settings(std::mt19937_64& rng, const ArithSpec& a, JobSettings& st) {
   const NumType t = a.y_type;
   st.shift = 0;
+  if (t == NumType::integer) return;  // integer y: the integer clamp and rounding mode drawn
   const auto f = [&](double v) { return static_cast<std::int64_t>(double_to_float(v, t)); };
   switch (std::uniform_int_distribution<int>(0, 4)(rng)) {
     case 0:

@@ -24,7 +24,8 @@ add_test(NAME prims.rtl
          COMMAND ${BASH_EXE} ${PROJECT_SOURCE_DIR}/scripts/lint_modules.sh ${_prims_v})
 set_tests_properties(prims.rtl PROPERTIES LABELS "rtl;prims" TIMEOUT 300)
 
-# ---- The float lane (gen/src/core_flane.cpp): flane_gen writes its 12 variants and flane_all
+# ---- The float lane (gen/src/core_flane.cpp): flane_gen writes its 24 variants (12 float y,
+# 12 integer y: i int8, u uint8, w int16) and flane_all
 # (all of them on one input); test_flane runs every 16-bit x through them against apply_float;
 # flane.rtl lints, Yosys-checks and Icarus-compiles every variant.
 add_executable(flane_gen flane_gen.cpp)
@@ -34,7 +35,7 @@ set(_flane_dir ${CMAKE_CURRENT_BINARY_DIR}/flane)
 set(_flane_gen ${_flane_dir}/gen)
 set(_flane_v)
 foreach(x h b)
-  foreach(y h b f)
+  foreach(y h b f i u w)
     foreach(f 0 1)
       list(APPEND _flane_v ${_flane_gen}/fl_${x}_${y}_${f}.v)
     endforeach()

@@ -90,7 +90,8 @@ int main(int argc, char** argv) {
   if (a.is_float()) {  // contract v2: fp32 s, b around 1; any x pattern; R = 0; ReLU
     job.shift = 0;
     job.lo = 0;
-    job.hi = static_cast<std::int64_t>(float_inf(a.y_type));
+    job.hi =
+        a.y_type == NumType::integer ? a.y_max() : static_cast<std::int64_t>(float_inf(a.y_type));
     for (auto* v : {&s, &b}) {
       for (auto& e : *v) e = static_cast<std::int64_t>((rng() & 0x80FFFFFFU) | 0x3C000000U);
     }

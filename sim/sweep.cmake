@@ -38,6 +38,10 @@ normcore_cosim(f8_h_h       LANES 8  XW 16 YW 16 SW 32 BW 32 MAXC 50   HWW 10 PI
                IN_UNSIGNED OUT_UNSIGNED IN_TYPE fp16 OUT_TYPE fp16)
 normcore_cosim(f16_b_f      LANES 16 XW 16 YW 32 SW 32 BW 32 MAXC 70   HWW 10 PIPE 3 SEED 47
                IN_UNSIGNED OUT_UNSIGNED IN_TYPE bf16 OUT_TYPE fp32)
+# fp16 in, int8 out (BN + quantise in one pass: the float lane's integer back end, the job's
+# rounding mode and integer clamp).
+normcore_cosim(f2_h_i8      LANES 2  XW 16 YW 8  SW 32 BW 32 MAXC 40   HWW 10 PIPE 3 SEED 48
+               IN_UNSIGNED IN_TYPE fp16 OUT_TYPE int)
 # Specialised cores (normcore gen --fixed-shift/--fixed-rounding/--fixed-layout/
 # --lanes-divide-channels): the same random jobs made to fit, plus the jobs each one rejects.
 normcore_cosim(l4_spec_all  LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 16 PIPE 3 SEED 22

@@ -1,7 +1,8 @@
-// Verilator test of the float lane (gen/src/core_flane.cpp), all 12 variants at once (flane_all:
-// x fp16 / bf16, y fp16 / bf16 / fp32, flush off / on): every 16-bit x pattern x a set of (s, b)
-// pairs (directed: ties, subnormals, overflow, signed zeros, NaN / Inf; and random), a clamp
-// rotating with the pair (none, ReLU, [-0, 6], [-max, max]), one element per cycle (II = 1),
+// Verilator test of the float lane (gen/src/core_flane.cpp), all 24 variants at once (flane_all:
+// x fp16 / bf16, y fp16 / bf16 / fp32 / int8 / uint8 / int16, flush off / on): every 16-bit x
+// pattern x a set of (s, b) pairs (directed: ties, subnormals, overflow, signed zeros, NaN / Inf;
+// and random), a clamp rotating with the pair (float: none, ReLU, [-0, 6], [-max, max]; integer:
+// iclamp), the rounding mode (integer y) with every 4th pair, one element per cycle (II = 1),
 // each output NC_FLANE_LATENCY cycles later compared with apply_float bit for bit.
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "Vcore.h"
@@ -60,23 +62,45 @@ struct Lane {
   const char* name;
   NumType x, y;
   bool flush;
+  int yw = 0;  // integer y: 8 / 16 bits
+  bool y_signed = true;
 };
-constexpr std::array<Lane, 12> kLanes = {{
-    {"h_h_0", NumType::fp16, NumType::fp16, false},
-    {"h_h_1", NumType::fp16, NumType::fp16, true},
-    {"h_b_0", NumType::fp16, NumType::bf16, false},
-    {"h_b_1", NumType::fp16, NumType::bf16, true},
-    {"h_f_0", NumType::fp16, NumType::fp32, false},
-    {"h_f_1", NumType::fp16, NumType::fp32, true},
-    {"b_h_0", NumType::bf16, NumType::fp16, false},
-    {"b_h_1", NumType::bf16, NumType::fp16, true},
-    {"b_b_0", NumType::bf16, NumType::bf16, false},
-    {"b_b_1", NumType::bf16, NumType::bf16, true},
-    {"b_f_0", NumType::bf16, NumType::fp32, false},
-    {"b_f_1", NumType::bf16, NumType::fp32, true},
-}};
+// clang-format off
+#define NC_LANES(X) \
+  X(h_h_0, fp16, fp16, false, 0, true) \
+  X(h_b_0, fp16, bf16, false, 0, true) \
+  X(h_f_0, fp16, fp32, false, 0, true) \
+  X(h_i_0, fp16, integer, false, 8, true) \
+  X(h_u_0, fp16, integer, false, 8, false) \
+  X(h_w_0, fp16, integer, false, 16, true) \
+  X(h_h_1, fp16, fp16, true, 0, true) \
+  X(h_b_1, fp16, bf16, true, 0, true) \
+  X(h_f_1, fp16, fp32, true, 0, true) \
+  X(h_i_1, fp16, integer, true, 8, true) \
+  X(h_u_1, fp16, integer, true, 8, false) \
+  X(h_w_1, fp16, integer, true, 16, true) \
+  X(b_h_0, bf16, fp16, false, 0, true) \
+  X(b_b_0, bf16, bf16, false, 0, true) \
+  X(b_f_0, bf16, fp32, false, 0, true) \
+  X(b_i_0, bf16, integer, false, 8, true) \
+  X(b_u_0, bf16, integer, false, 8, false) \
+  X(b_w_0, bf16, integer, false, 16, true) \
+  X(b_h_1, bf16, fp16, true, 0, true) \
+  X(b_b_1, bf16, bf16, true, 0, true) \
+  X(b_f_1, bf16, fp32, true, 0, true) \
+  X(b_i_1, bf16, integer, true, 8, true) \
+  X(b_u_1, bf16, integer, true, 8, false) \
+  X(b_w_1, bf16, integer, true, 16, true)
+// clang-format on
+#define NC_LANE(n, x, y, f, w, sg) Lane{#n, NumType::x, NumType::y, f, w, sg},
+constexpr Lane kLanes[] = {NC_LANES(NC_LANE)};
+#undef NC_LANE
+constexpr int kN = static_cast<int>(std::size(kLanes));
+// drive_consts takes the integer clamps of lanes 3, 4, 5 (int8, uint8, int16).
+static_assert(kLanes[3].yw == 8 && kLanes[3].y_signed && kLanes[4].yw == 8 && !kLanes[4].y_signed &&
+              kLanes[5].yw == 16 && kLanes[5].y_signed);
 
-// The clamp k of an output type: none, ReLU (+0..Inf), [-0, 6], [-max, max].
+// The clamp k of a float output type: none, ReLU (+0..Inf), [-0, 6], [-max, max].
 std::pair<std::uint32_t, std::uint32_t> clamp(int k, NumType t) {
   switch (k) {
     case 1:
@@ -90,49 +114,66 @@ std::pair<std::uint32_t, std::uint32_t> clamp(int k, NumType t) {
   }
 }
 
-std::uint32_t output(const Vcore& t, int lane) {
-  switch (lane) {
-    case 0:
-      return t.y_h_h_0_o;
+// The clamp k of an integer output: full range, ReLU, [-3, 6] ([2, 6] unsigned), [min + 1,
+// max - 1] ([7, 3] unsigned: lo > hi gives hi).
+std::pair<std::int64_t, std::int64_t> iclamp(int k, const Lane& l) {
+  const std::int64_t mx = l.y_signed ? (std::int64_t{1} << (l.yw - 1)) - 1 : (1 << l.yw) - 1;
+  const std::int64_t mn = l.y_signed ? -mx - 1 : 0;
+  switch (k) {
     case 1:
-      return t.y_h_h_1_o;
+      return {0, mx};
     case 2:
-      return t.y_h_b_0_o;
+      return {l.y_signed ? -3 : 2, 6};
     case 3:
-      return t.y_h_b_1_o;
-    case 4:
-      return t.y_h_f_0_o;
-    case 5:
-      return t.y_h_f_1_o;
-    case 6:
-      return t.y_b_h_0_o;
-    case 7:
-      return t.y_b_h_1_o;
-    case 8:
-      return t.y_b_b_0_o;
-    case 9:
-      return t.y_b_b_1_o;
-    case 10:
-      return t.y_b_f_0_o;
+      return l.y_signed ? std::pair{mn + 1, mx - 1} : std::pair<std::int64_t, std::int64_t>{7, 3};
     default:
-      return t.y_b_f_1_o;
+      return {mn, mx};
   }
+}
+
+std::uint32_t output(const Vcore& t, int lane) {
+  int i = 0;
+#define NC_OUT(n, x, y, f, w, sg) \
+  if (lane == i++) return t.y_##n##_o;
+  NC_LANES(NC_OUT)
+#undef NC_OUT
+  return 0;
 }
 
 struct In {
   std::uint32_t x = 0, s = 0, b = 0;
-  int clamp = 0;
+  int clamp = 0, round = 0;
 };
+
+// The clamps of the element in stage 8 (c), the rounding mode of the one in stage 7 (r).
+void drive_consts(Vcore& t, const In& c, const In& r) {
+  const auto ch = clamp(c.clamp, NumType::fp16), cb = clamp(c.clamp, NumType::bf16);
+  const auto cf = clamp(c.clamp, NumType::fp32);
+  t.lo_h_i = ch.first, t.hi_h_i = ch.second;
+  t.lo_b_i = cb.first, t.hi_b_i = cb.second;
+  t.lo_f_i = cf.first, t.hi_f_i = cf.second;
+  t.round_i = r.round;
+  const auto ci = iclamp(c.clamp, kLanes[3]), cu = iclamp(c.clamp, kLanes[4]);
+  const auto cw = iclamp(c.clamp, kLanes[5]);
+  t.lo_i_i = static_cast<std::uint8_t>(ci.first), t.hi_i_i = static_cast<std::uint8_t>(ci.second);
+  t.lo_u_i = static_cast<std::uint8_t>(cu.first), t.hi_u_i = static_cast<std::uint8_t>(cu.second);
+  t.lo_w_i = static_cast<std::uint16_t>(cw.first);
+  t.hi_w_i = static_cast<std::uint16_t>(cw.second);
+}
 
 TEST(Flane, EveryInputAgainstApplyFloat) {
   auto ctx = std::make_unique<VerilatedContext>();
   auto top = std::make_unique<Vcore>(ctx.get(), "TOP");
   const auto ps = pairs();
-  std::array<ArithSpec, 12> specs;
-  for (int l = 0; l < 12; ++l) specs[l] = float_spec(kLanes[l].x, kLanes[l].y, kLanes[l].flush);
+  std::array<ArithSpec, kN> specs;
+  for (int l = 0; l < kN; ++l) {
+    specs[l] = float_spec(kLanes[l].x, kLanes[l].y, kLanes[l].flush);
+    if (kLanes[l].y == NumType::integer) specs[l].yw = kLanes[l].yw;
+    specs[l].y_signed = kLanes[l].y_signed;
+  }
   constexpr int kLat = NC_FLANE_LATENCY;
   std::array<In, kLat + 1> ring{};
-  std::array<std::uint64_t, 12> bad{};
+  std::array<std::uint64_t, kN> bad{};
   std::uint64_t cycles = 0, checked = 0;
   int printed = 0;
   const std::uint64_t total = ps.size() * 65536ULL;
@@ -140,18 +181,19 @@ TEST(Flane, EveryInputAgainstApplyFloat) {
     In in;
     if (i < total) {
       const auto& [s, b] = ps[i >> 16];
-      in = {static_cast<std::uint32_t>(i & 0xFFFF), s, b, static_cast<int>((i >> 16) % 4)};
+      in = {static_cast<std::uint32_t>(i & 0xFFFF), s, b, static_cast<int>((i >> 16) % 4),
+            static_cast<int>((i >> 18) % 4)};
     }
     ring[i % ring.size()] = in;
     top->clk_i = 0;
     top->x_i = in.x;
     top->s_i = in.s;
     top->b_i = in.b;
-    const auto ch = clamp(in.clamp, NumType::fp16), cb = clamp(in.clamp, NumType::bf16);
-    const auto cf = clamp(in.clamp, NumType::fp32);
-    top->lo_h_i = ch.first, top->hi_h_i = ch.second;
-    top->lo_b_i = cb.first, top->hi_b_i = cb.second;
-    top->lo_f_i = cf.first, top->hi_f_i = cf.second;
+    // Job constants as the lanes use them: round_i in stage 7, lo / hi in stage 8 (the element
+    // driven latency - 2 and latency - 1 cycles ago).
+    const In none{};
+    drive_consts(*top, i + 1 >= kLat ? ring[(i + 1 - kLat) % ring.size()] : none,
+                 i + 2 >= kLat ? ring[(i + 2 - kLat) % ring.size()] : none);
     top->eval();
     top->clk_i = 1;
     top->eval();
@@ -161,27 +203,32 @@ TEST(Flane, EveryInputAgainstApplyFloat) {
     const std::uint64_t j = i + 1 - kLat;
     if (j >= total) continue;
     const In& e = ring[j % ring.size()];
-    for (int l = 0; l < 12; ++l) {
-      const auto [lo, hi] = clamp(e.clamp, kLanes[l].y);
+    for (int l = 0; l < kN; ++l) {
+      const bool iy = kLanes[l].y == NumType::integer;
       JobSettings job;
       job.shift = 0;
-      job.lo = lo;
-      job.hi = hi;
-      const auto want = static_cast<std::uint32_t>(apply_float(e.x, e.s, e.b, specs[l], job));
+      if (iy) {
+        std::tie(job.lo, job.hi) = iclamp(e.clamp, kLanes[l]);
+      } else {
+        std::tie(job.lo, job.hi) = clamp(e.clamp, kLanes[l].y);
+      }
+      job.rounding = static_cast<Rounding>(e.round);
+      const std::int64_t y = apply_float(e.x, e.s, e.b, specs[l], job);
+      const auto want = static_cast<std::uint32_t>(iy ? y & ((1 << kLanes[l].yw) - 1) : y);
       const std::uint32_t got = output(*top, l);
       ++checked;
       if (got != want) {
         ++bad[l];
         if (printed++ < 20) {
-          std::printf("lane %s x %04X s %08X b %08X clamp %d: rtl %08X model %08X\n",
-                      kLanes[l].name, e.x, e.s, e.b, e.clamp, got, want);
+          std::printf("lane %s x %04X s %08X b %08X clamp %d round %d: rtl %08X model %08X\n",
+                      kLanes[l].name, e.x, e.s, e.b, e.clamp, e.round, got, want);
         }
       }
     }
   }
   top->final();
   std::uint64_t sum = 0;
-  for (int l = 0; l < 12; ++l) {
+  for (int l = 0; l < kN; ++l) {
     std::printf("lane %s: %llu mismatches\n", kLanes[l].name,
                 static_cast<unsigned long long>(bad[l]));
     sum += bad[l];
@@ -189,7 +236,7 @@ TEST(Flane, EveryInputAgainstApplyFloat) {
   std::printf("%zu (s, b) pairs x 65536 x, %llu cycles, %llu outputs checked\n", ps.size(),
               static_cast<unsigned long long>(cycles), static_cast<unsigned long long>(checked));
   EXPECT_EQ(sum, 0U);
-  EXPECT_EQ(checked, total * 12);
+  EXPECT_EQ(checked, total * kN);
 }
 
 }  // namespace

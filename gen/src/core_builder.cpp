@@ -100,8 +100,9 @@ std::vector<Module> build_core(const CoreConfig& cfg, LaneArith arith) {
   // A float pair the float lane does not build (an integer x or y) keeps the integer lane as a
   // placeholder with the same ports around it: only the accelerator's manifest (gen --accel
   // --manifest-only) is made from it; render_core refuses it and `normcore gen` writes no RTL.
-  const bool fl = a.is_float() && core::flane_supports(a.x_type, a.y_type);
-  Module lane = fl ? core::build_flane({cfg.name + "_lane", a.x_type, a.y_type, a.flush_subnormals})
+  const bool fl = a.is_float() && core::flane_supports(a);
+  Module lane = fl ? core::build_flane({cfg.name + "_lane", a.x_type, a.y_type, a.flush_subnormals,
+                                        a.yw, a.y_signed})
                    : core::build_lane(cfg, v);
   return {build_bank(cfg, v),         core::build_step(cfg), core::build_chan(cfg),
           core::build_ptable(cfg, v), std::move(lane),       core::build_out_fifo(cfg, v),

@@ -31,6 +31,10 @@ using ex::zext;
 namespace {
 
 constexpr int kEw = 12;  // exponents: two's complement, 12 bits (|e| < 400 everywhere)
+// Integer y: |sum| >= 2^kSat saturates (beyond every 8 / 16-bit range); the value before the
+// clamp is kIw bits, two's complement (+-2^kSat fits).
+constexpr int kSat = 17;
+constexpr int kIw = kSat + 2;
 
 Expr elit(int v) {  // a kEw-bit two's complement constant
   return lit(kEw, static_cast<std::uint64_t>(v) & ((1U << kEw) - 1));
@@ -43,6 +47,7 @@ Expr slt(const Expr& a, const Expr& b) {
 struct Pipe {
   Module& m;
   std::vector<Flop> ff;
+  bool iy = false;  // integer y: an Inf flag instead of the NaN flag (NaN -> 0 in spv)
   Expr d(const std::string& name, const Expr& e, const std::string& comment = {}) {
     const Expr w = m.wire(name + "_d", e.width(), comment);
     m.assign(w, e);
@@ -64,6 +69,15 @@ struct Pipe {
     ff.clear();
   }
 };
+
+// The special-value flags of stage k - 1 registered for stage k.
+void carry(Pipe& p, int k) {
+  const std::string a = std::to_string(k - 1), b = std::to_string(k);
+  p.q("spec" + b, p.m.ref("spec" + a + "_q"));
+  const std::string f = p.iy ? "inf" : "nan";
+  p.q(f + b, p.m.ref(f + a + "_q"));
+  p.q("spv" + b, p.m.ref("spv" + a + "_q"));
+}
 
 struct Unpacked {
   Expr sign, sig, exp, zero, inf, nan;
@@ -128,6 +142,21 @@ Expr sat6(Pipe& p, const std::string& n, const Expr& amount) {
 
 std::vector<std::string> description(const FlaneSpec& s, int ww) {
   const auto t = [](NumType x) { return std::string(to_string(x)); };
+  if (s.y == NumType::integer) {
+    return {
+        "Float lane, integer y (contract v2): y = clamp(round(x * s + b), lo, hi), one rounding",
+        "of the exact value with the job's mode (round_i); x " + t(s.x) + ", s and b fp32, y " +
+            (s.y_signed ? "int" : "uint") + std::to_string(s.yw) +
+            (s.flush ? ", subnormals flushed to signed zeros." : ", subnormals exact."),
+        "NaN and zero sums -> 0, Inf and |sum| >= 2^" + std::to_string(kSat) +
+            " saturate (then clamp).",
+        "Exact sum in a " + std::to_string(ww) +
+            "-bit window, the smaller operand jammed (round to odd).",
+        "Stages (each ends in a register), latency " + std::to_string(kFlaneLatency) + ":",
+        "  [unpack, product] [normalise p, b] [align] [add] [lzc, normalise] [shift to units]",
+        "  [round, saturate] [clamp]",
+        "No reset (pure datapath)."};
+  }
   return {"Float lane (contract v2): y = clamp(RNE(x * s + b), lo, hi), one rounding of the exact",
           "value (fused multiply-add); x " + t(s.x) + ", s and b fp32, y " + t(s.y) +
               (s.flush ? ", subnormals flushed to signed zeros." : ", subnormals exact."),
@@ -140,11 +169,26 @@ std::vector<std::string> description(const FlaneSpec& s, int ww) {
           "No reset (pure datapath)."};
 }
 
+// The special result: float y NaN / Inf / signed zero; integer y 0 (NaN, zeros) or +-2^kSat
+// (Inf: saturates to lo / hi in the clamp).
+Expr special_value(const FlaneSpec& s, const Expr& nan, const Expr& inf, const Expr& infn,
+                   const Expr& zneg) {
+  if (s.y == NumType::integer) {
+    const Expr sat = mux(infn, lit(kIw, (1U << kIw) - (1U << kSat)), lit(kIw, 1U << kSat));
+    return mux(inf, sat, lit(kIw, 0));
+  }
+  const FloatFormat fy = float_format(s.y);
+  const int yw = fy.bits;
+  const Expr ynan = lit(yw, canonical_nan(s.y));
+  const Expr yinf = cat({infn, lit(yw - 1, fy.exp_mask())});
+  const Expr yzero = cat({zneg, lit(yw - 1, 0)});
+  return mux(nan, ynan, mux(inf, yinf, yzero));
+}
+
 // Stage 1: unpack, special values, the significand product.
 void stage_unpack(Pipe& p, const FlaneSpec& s, int pw) {
   Module& m = p.m;
   const FloatFormat fx = float_format(s.x), f32 = float_format(NumType::fp32);
-  const FloatFormat fy = float_format(s.y);
   m.section("Stage 1: unpack; special values; significand product");
   const Unpacked x = unpack(p, "x", m.ref("x_i"), fx, s.flush);
   const Unpacked sc = unpack(p, "s", m.ref("s_i"), f32, s.flush);
@@ -157,11 +201,8 @@ void stage_unpack(Pipe& p, const FlaneSpec& s, int pw) {
   const Expr inf = p.w("inf", ~nan & (pinf | b.inf));
   const Expr infn = p.w("inf_neg", mux(pinf, psign, b.sign));
   const Expr zero = p.w("zero", ~nan & ~inf & pzero & b.zero, "0 * s + 0, x * 0 + 0");
-  const int yw = fy.bits;
-  const Expr ynan = lit(yw, canonical_nan(s.y));
-  const Expr yinf = cat({infn, lit(yw - 1, fy.exp_mask())});
-  const Expr yzero = cat({psign & b.sign, lit(yw - 1, 0)});
-  const Expr spv = p.d("spv", mux(nan, ynan, mux(inf, yinf, yzero)), "the special result");
+  const Expr spv =
+      p.d("spv", special_value(s, nan, inf, infn, psign & b.sign), "the special result");
   const Expr spec = p.d("spec", nan | inf | zero, "special: NaN, Inf or a zero sum of zeros");
   const Expr psig = p.d("psig", zext(x.sig, pw) * zext(sc.sig, pw), "x.sig * s.sig, exact");
   const Expr pexp = p.d("pexp", x.exp + sc.exp);
@@ -175,12 +216,12 @@ void stage_unpack(Pipe& p, const FlaneSpec& s, int pw) {
                                                                       {"bsig", b.sig},
                                                                       {"bexp", b.exp},
                                                                       {"bsign", b.sign},
-                                                                      {"bzero", b.zero},
-                                                                      {"spec1", spec},
-                                                                      {"nan1", nan},
-                                                                      {"spv1", spv}}) {
+                                                                      {"bzero", b.zero}}) {
     p.q(n, e);
   }
+  p.q("spec1", spec);
+  p.iy ? p.q("inf1", inf) : p.q("nan1", nan);
+  p.q("spv1", spv);
   p.end("end of stage 1");
 }
 
@@ -201,7 +242,7 @@ void stage_norm(Pipe& p, int pw) {
   p.q("pn", pn), p.q("bn", bn), p.q("ptop", ptop), p.q("btop", btop);
   p.q("pa", pa), p.q("amt", amt);
   for (const char* n : {"psign", "bsign"}) p.q(std::string(n) + "2", m.ref(std::string(n) + "_q"));
-  p.q("spec2", m.ref("spec1_q")), p.q("nan2", m.ref("nan1_q")), p.q("spv2", m.ref("spv1_q"));
+  carry(p, 2);
   p.end("end of stage 2");
 }
 
@@ -220,7 +261,7 @@ void stage_align(Pipe& p, int pw) {
   const Expr sub = p.d("sub", m.ref("psign2_q") ^ m.ref("bsign2_q"), "signs differ: subtract");
   const Expr top = p.d("top", mux(pa, ptop, btop), "exponent of window bit " + std::to_string(pw));
   p.q("anc", anc), p.q("oal", oal), p.q("asign", asign), p.q("sub", sub), p.q("top", top);
-  p.q("spec3", m.ref("spec2_q")), p.q("nan3", m.ref("nan2_q")), p.q("spv3", m.ref("spv2_q"));
+  carry(p, 3);
   p.end("end of stage 3");
 }
 
@@ -233,7 +274,7 @@ void stage_add(Pipe& p) {
   const Expr mag = p.d("mag", mux(sub, mux(ge, a - o, o - a), a + o), "|sum| (< 2^window)");
   const Expr neg = p.d("neg", m.ref("asign_q") ^ (sub & ~ge));
   p.q("mag", mag), p.q("neg", neg), p.q("top4", m.ref("top_q"));
-  p.q("spec4", m.ref("spec3_q")), p.q("nan4", m.ref("nan3_q")), p.q("spv4", m.ref("spv3_q"));
+  carry(p, 4);
   p.end("end of stage 4");
 }
 
@@ -246,7 +287,7 @@ void stage_lzc(Pipe& p) {
   const Expr lead =
       p.d("lead", m.ref("top4_q") + elit(1) - zext(lz, kEw), "exponent of the sum's leading bit");
   p.q("nrm", nrm), p.q("lead", lead), p.q("zs", zs), p.q("neg5", m.ref("neg_q"));
-  p.q("spec5", m.ref("spec4_q")), p.q("nan5", m.ref("nan4_q")), p.q("spv5", m.ref("spv4_q"));
+  carry(p, 5);
   p.end("end of stage 5");
 }
 
@@ -260,7 +301,7 @@ void stage_denorm(Pipe& p, const FloatFormat& fy) {
   const Expr t = p.d("t", shr_jam(p, "t", m.ref("nrm_q"), mux(tiny, dn, lit(6, 0))));
   const Expr e = p.d("e", mux(tiny, elit(fy.emin()), lead), "the result's exponent");
   p.q("t", t), p.q("e", e), p.q("zs6", m.ref("zs_q")), p.q("neg6", m.ref("neg5_q"));
-  p.q("spec6", m.ref("spec5_q")), p.q("nan6", m.ref("nan5_q")), p.q("spv6", m.ref("spv5_q"));
+  carry(p, 6);
   p.end("end of stage 6");
 }
 
@@ -295,6 +336,60 @@ void stage_round(Pipe& p, const FlaneSpec& s, int ww) {
   p.end("end of stage 7");
 }
 
+// Integer y, stage 6: the sum shifted right (jammed) to put its units bit at window bit
+// ww - kSat (|sum| < 2^kSat), or marked for saturation.
+void stage_ishift(Pipe& p) {
+  Module& m = p.m;
+  m.section("Stage 6: integer y: units bit of the sum to a fixed position (jammed), or saturate");
+  const Expr lead = m.ref("lead_q");
+  const Expr big = p.d("big", ~slt(lead, elit(kSat)), "|sum| >= 2^" + std::to_string(kSat));
+  const Expr sh = sat6(p, "ish", elit(kSat - 1) - lead);
+  const Expr t = p.d("t", shr_jam(p, "t", m.ref("nrm_q"), sh));
+  p.q("t", t), p.q("big", big), p.q("zs6", m.ref("zs_q")), p.q("neg6", m.ref("neg5_q"));
+  carry(p, 6);
+  p.end("end of stage 6");
+}
+
+// Integer y, stage 7: round to an integer with the job's mode (round_i), saturate, sign.
+void stage_iround(Pipe& p, int ww) {
+  Module& m = p.m;
+  m.section("Stage 7: integer y: round (round_i), saturate, two's complement");
+  const Expr t = m.ref("t_q"), neg = m.ref("neg6_q"), r = m.ref("round_i");
+  const Expr q = p.w("q", slice(t, ww - kSat, kSat), "|sum| truncated");
+  const Expr g = p.w("g", bit(t, ww - kSat - 1), "the half bit");
+  const Expr st = p.w("st", ex::red_or(slice(t, 0, ww - kSat - 1)), "sticky");
+  const Expr up = p.w("up",
+                      mux(bit(r, 1), mux(bit(r, 0), g, g & (st | bit(q, 0))),
+                          mux(bit(r, 0), g & (st | ~neg), neg & (g | st))),
+                      "|sum| rounds up: 0 floor, 1 half_up, 2 half_even, 3 half_away");
+  const Expr qa = p.w("qa", zext(q, kIw) + zext(up, kIw));
+  const Expr sat = mux(neg, lit(kIw, (1U << kIw) - (1U << kSat)), lit(kIw, 1U << kSat));
+  const Expr v = p.d(
+      "v",
+      mux(m.ref("spec6_q"), m.ref("spv6_q"),
+          mux(m.ref("zs6_q"), lit(kIw, 0), mux(m.ref("big_q"), sat, mux(neg, ex::neg(qa), qa)))),
+      "y before the clamp, two's complement");
+  p.q("v", v), p.q("inf7", m.ref("inf6_q"));
+  p.end("end of stage 7");
+}
+
+// Integer y, stage 8: min(max(v, lo), hi), lo / hi signed or unsigned per y.
+void stage_iclamp(Pipe& p, const FlaneSpec& s) {
+  Module& m = p.m;
+  m.section(std::string("Stage 8: clamp to [lo, hi] (") + (s.y_signed ? "signed" : "unsigned") +
+            "); lo > hi gives hi, except -Inf: lo");
+  const Expr v = m.ref("v_q"), lo_i = m.ref("lo_i"), hi_i = m.ref("hi_i");
+  auto ext = [&](const Expr& e) { return s.y_signed ? ex::sext(e, kIw) : zext(e, kIw); };
+  const Expr lo = p.w("lo_x", ext(lo_i)), hi = p.w("hi_x", ext(hi_i));
+  const Expr above = p.w("above", slt(hi, v) | slt(hi, lo), "v > hi, or lo > hi");
+  const Expr y = p.d("y",
+                     mux(m.ref("inf7_q"), mux(bit(v, kIw - 1), lo_i, hi_i),
+                         mux(above, hi_i, mux(slt(v, lo), lo_i, slice(v, 0, s.yw)))),
+                     "Inf: lo / hi as they are (apply_float), else min(max(v, lo), hi)");
+  m.assign(m.ref("y_o"), p.q("y", y));
+  p.end("end of stage 8");
+}
+
 // A sign-magnitude pattern as a two's complement key (-0 and +0 equal).
 Expr key(Pipe& p, const std::string& n, const Expr& v) {
   const int w = v.width();
@@ -319,15 +414,21 @@ void stage_clamp(Pipe& p, const FlaneSpec& s) {
 
 }  // namespace
 
-bool flane_supports(NumType x, NumType y) {
-  return (x == NumType::fp16 || x == NumType::bf16) && y != NumType::integer;
+bool flane_supports(const ArithSpec& a) {
+  return (a.x_type == NumType::fp16 || a.x_type == NumType::bf16) &&
+         (a.y_type != NumType::integer || a.yw == 8 || a.yw == 16);
 }
 
 Module build_flane(const FlaneSpec& s) {
-  if (!flane_supports(s.x, s.y)) {
-    throw std::invalid_argument("build_flane: x must be fp16 or bf16 and y a float type");
+  const bool iy = s.y == NumType::integer;
+  const bool xok = s.x == NumType::fp16 || s.x == NumType::bf16;
+  if (!xok || (iy && s.yw != 8 && s.yw != 16)) {
+    throw std::invalid_argument(
+        "build_flane: x must be fp16 or bf16 and y a float type or an "
+        "8 / 16-bit integer");
   }
-  const FloatFormat fx = float_format(s.x), fy = float_format(s.y);
+  const FloatFormat fx = float_format(s.x);
+  const int yw = iy ? s.yw : float_bits(s.y);
   const int pw = fx.man_bits + 1 + 24, ww = pw + 2;
   Module m;
   m.name = s.name;
@@ -336,25 +437,34 @@ Module build_flane(const FlaneSpec& s) {
   m.in("x_i", 16, std::string(to_string(s.x)));
   m.in("s_i", 32, "fp32");
   m.in("b_i", 32, "fp32");
-  m.in("lo_i", fy.bits, "clamp bounds: patterns of y, not NaN, lo <= hi (job constants)");
-  m.in("hi_i", fy.bits);
-  m.out("y_o", fy.bits);
-  Pipe p{m, {}};
+  if (iy) m.in("round_i", 2, "0 floor, 1 half_up, 2 half_even, 3 half_away (job constant)");
+  m.in("lo_i", yw,
+       iy ? "clamp bounds (job constants)"
+          : "clamp bounds: patterns of y, not NaN, lo <= hi (job constants)");
+  m.in("hi_i", yw);
+  m.out("y_o", yw);
+  Pipe p{m, {}, iy};
   stage_unpack(p, s, pw);
   stage_norm(p, pw);
   stage_align(p, pw);
   stage_add(p);
   stage_lzc(p);
-  stage_denorm(p, fy);
-  stage_round(p, s, ww);
-  stage_clamp(p, s);
+  if (iy) {
+    stage_ishift(p);
+    stage_iround(p, ww);
+    stage_iclamp(p, s);
+  } else {
+    stage_denorm(p, float_format(s.y));
+    stage_round(p, s, ww);
+    stage_clamp(p, s);
+  }
   return m;
 }
 
 }  // namespace normcore::gen::core
 
 namespace normcore::gen {
-bool float_lane_supported(NumType x, NumType y) {
-  return core::flane_supports(x, y);
+bool float_lane_supported(const ArithSpec& a) {
+  return core::flane_supports(a);
 }
 }  // namespace normcore::gen

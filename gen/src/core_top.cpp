@@ -324,9 +324,14 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   const int yw = a.yw;
   m.section("Per-job lane constants, in set-up register stages from the latched configuration");
   m.section("(valid long before the first beat)");
-  if (a.is_float()) {  // patterns of y, compared numerically in the lanes; R and the mode unused
-    m.assign(m.wire("unused_job", 1), ex::red_xor(cat({m.ref("shift_q"), m.ref("round_q")})),
-             "float lanes: no R, no integer rounding mode");
+  if (a.is_float()) {  // lo / hi as latched, compared in the lanes; R unused (and the mode: float
+                       // y)
+    if (a.y_type == NumType::integer) {
+      m.assign(m.wire("unused_job", 1), ex::red_xor(m.ref("shift_q")), "float lanes: no R");
+    } else {
+      m.assign(m.wire("unused_job", 1), ex::red_xor(cat({m.ref("shift_q"), m.ref("round_q")})),
+               "float lanes: no R, no integer rounding mode");
+    }
     return;
   }
   const Expr lo = m.ref("lo_q"), hi = m.ref("hi_q");
@@ -477,7 +482,8 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
     for (const auto& f : v.fields)
       lc.emplace_back(f.lane + "_i", slice(m.ref(f.wire), i * f.width, f.width));
     if (v.dec) lc.emplace_back("k1_i", m.ref("k1_q"));
-    if (c.arith.is_float()) {  // core_flane.hpp: clk, x, s, b, lo, hi, y
+    if (c.arith.is_float()) {  // core_flane.hpp: clk, x, s, b, [round,] lo, hi, y
+      if (c.arith.y_type == NumType::integer) lc.emplace_back("round_i", m.ref("round_q"));
       lc.emplace_back("lo_i", m.ref("lo_q"));
       lc.emplace_back("hi_i", m.ref("hi_q"));
     } else if (sh.fold_top) {

@@ -125,8 +125,9 @@ nlohmann::json core_manifest(const CoreConfig& cfg, const std::vector<Module>& m
 
 std::vector<GeneratedFile> render_core(const CoreConfig& cfg) {
   const auto& a = cfg.arith;
-  if (a.is_float() && !float_lane_supported(a.x_type, a.y_type)) {
-    throw std::invalid_argument("float lanes: x fp16 / bf16 and y fp16 / bf16 / fp32 only");
+  if (a.is_float() && !float_lane_supported(a)) {
+    throw std::invalid_argument(
+        "float lanes: x fp16 / bf16 and y fp16 / bf16 / fp32 or an 8 / 16-bit integer only");
   }
   const auto modules = build_core(cfg);
   std::vector<GeneratedFile> out;

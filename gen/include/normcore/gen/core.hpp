@@ -20,8 +20,9 @@ namespace normcore::gen {
 enum class LaneArith { folded, decomposed };
 
 // The float lanes (contract v2, gen/src/core_flane.cpp) build x fp16 / bf16 with y fp16 / bf16 /
-// fp32; build_core throws std::invalid_argument for other float configs.
-bool float_lane_supported(NumType x, NumType y);
+// fp32 or an 8 / 16-bit integer (signed or unsigned); render_core throws std::invalid_argument
+// for other float configs.
+bool float_lane_supported(const ArithSpec& a);
 
 // All modules of the core, the top (cfg.top_name()) last. cfg must pass check().
 std::vector<Module> build_core(const CoreConfig& cfg, LaneArith arith = LaneArith::folded);
