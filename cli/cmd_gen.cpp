@@ -86,7 +86,7 @@ std::string apply_types(const CLI::App* sub, const GenOptions& o, AccelConfig& a
 }
 
 // Float lanes (issue 18): the streaming core and the accelerator are generated for x fp16 / bf16
-// and y fp16 / bf16 / fp32, the core also for y an 8 / 16-bit integer (gen/src/core_flane.cpp);
+// and y fp16 / bf16 / fp32 or an 8 / 16-bit integer (gen/src/core_flane.cpp);
 // other float configs are refused, except
 // that --accel --manifest-only writes the accelerator's manifest.json (registers, CAPS types)
 // alone for the ref: device. "" or the error.
@@ -97,14 +97,12 @@ std::string check_float_gen(const GenOptions& o, const CoreConfig& cfg, bool acc
   }
   if (o.manifest_only && accel && o.design == "core") return {};
   const auto& a = cfg.arith;
-  // An integer y: the core only so far (issue 18); the accelerator's manifest-only path above.
-  const bool iy = a.y_type == NumType::integer;
-  if (!o.manifest_only && o.design == "core" && gen::float_lane_supported(a) && !(accel && iy)) {
+  if (!o.manifest_only && o.design == "core" && gen::float_lane_supported(a)) {
     return {};
   }
   return "--in-type/--out-type: float lanes are generated for the core and the accelerator "
-         "(not --design), x fp16 / bf16 and y fp16 / bf16 / fp32, and for the core also y an "
-         "8 / 16-bit integer: issue 18 (in_type " +
+         "(not --design), x fp16 / bf16 and y fp16 / bf16 / fp32 or an 8 / 16-bit integer: "
+         "issue 18 (in_type " +
          std::string(to_string(a.x_type)) + ", out_type " + std::string(to_string(a.y_type)) +
          "); --accel --manifest-only writes the manifest for the ref: device";
 }

@@ -124,6 +124,9 @@ normcore_accel_cosim(fa_b32_l3_b_b_fl LANES 3 XW 16 YW 16 SW 32 BW 32 MAXC 40 HW
 normcore_accel_cosim(fa_b128_l3_b_f LANES 3 XW 16 YW 32 SW 32 BW 32 MAXC 100 HWW 12 PIPE 3
                      BUS 128 ADDR 32 MB 16 OUT 4 SEED 47 IN_UNSIGNED OUT_UNSIGNED
                      IN_TYPE bf16 OUT_TYPE fp32)
+# Float in, int8 out (the float lane's integer back end, the job's rounding mode).
+normcore_accel_cosim(fa_b64_l2_h_i8 LANES 2 XW 16 YW 8 SW 32 BW 32 MAXC 64 HWW 12 PIPE 3 BUS 64
+                     ADDR 32 MB 16 OUT 4 SEED 49 IN_UNSIGNED IN_TYPE fp16 OUT_TYPE int)
 # Float, specialised (NHWC, C a multiple of the lanes) and with the per-lane table copies.
 normcore_accel_cosim(fa_b64_l4_h_b_spec LANES 4 XW 16 YW 16 SW 32 BW 32 MAXC 64 HWW 12 PIPE 3
                      BUS 64 ADDR 32 MB 16 OUT 4 SEED 48 IN_UNSIGNED OUT_UNSIGNED

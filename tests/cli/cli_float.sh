@@ -33,13 +33,17 @@ for t in fp16 bf16; do
     grep -q "\"in_type\": \"$t\"" "$work/acc_$t/manifest.json"; then ok
   else bad "gen --accel $t: rc $rc: $(cat "$work/e1")"; fi
 done
-# fp16 -> int8 core (the float lane's integer back end; issue 18)
-"$bin" gen --in-type fp16 --out-type int -o "$work/core_i8" >"$work/e1" 2>&1
-rc=$?
-if [ $rc -eq 0 ] && grep -q "round_i" "$work/core_i8/normcore_lane.v" &&
-  grep -q "y int8" "$work/core_i8/normcore_lane.v"; then ok
-else bad "gen fp16 -> int core: rc $rc: $(cat "$work/e1")"; fi
-for t in "--accel --in-type fp16 --out-type int" "--in-type fp16 --out-type int --out-bits 12" \
+# fp16 -> int8 core and accelerator (the float lane's integer back end; issue 18)
+for t in "" "--accel"; do
+  # shellcheck disable=SC2086
+  "$bin" gen $t --in-type fp16 --out-type int -o "$work/i8$t" >"$work/e1" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ] && grep -q "round_i" "$work/i8$t/normcore_lane.v" &&
+    grep -q "y int8" "$work/i8$t/normcore_lane.v"; then ok
+  else bad "gen $t fp16 -> int: rc $rc: $(cat "$work/e1")"; fi
+done
+for t in "--accel --in-type fp16 --out-type int --out-bits 12" \
+  "--in-type bf16 --out-type int --out-bits 4" \
   "--in-type int --out-type fp32" "--design bare-mac --in-type bf16 --out-type bf16"; do
   # shellcheck disable=SC2086
   "$bin" gen $t -o "$work/r" >"$work/e1" 2>&1
