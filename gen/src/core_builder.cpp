@@ -97,8 +97,9 @@ std::vector<Module> build_core(const CoreConfig& cfg, LaneArith arith) {
   if (a.is_float() && arith != LaneArith::folded) {
     throw std::invalid_argument("float lanes: not in a PPA reference design");
   }
-  // A float pair the float lane does not build (an integer x or y) keeps the integer lane as a
-  // placeholder with the same ports around it: only the accelerator's manifest (gen --accel
+  // A float pair the float lane does not build (an integer x, an integer y not 8 / 16 bits) keeps
+  // the integer lane as a placeholder with the same ports around it: only the accelerator's
+  // manifest (gen --accel
   // --manifest-only) is made from it; render_core refuses it and `normcore gen` writes no RTL.
   const bool fl = a.is_float() && core::flane_supports(a);
   Module lane = fl ? core::build_flane({cfg.name + "_lane", a.x_type, a.y_type, a.flush_subnormals,
