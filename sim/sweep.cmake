@@ -42,6 +42,8 @@ normcore_cosim(f16_b_f      LANES 16 XW 16 YW 32 SW 32 BW 32 MAXC 70   HWW 10 PI
 # rounding mode and integer clamp).
 normcore_cosim(f2_h_i8      LANES 2  XW 16 YW 8  SW 32 BW 32 MAXC 40   HWW 10 PIPE 3 SEED 48
                IN_UNSIGNED IN_TYPE fp16 OUT_TYPE int)
+normcore_cosim(f3_b_u16     LANES 3  XW 16 YW 16 SW 32 BW 32 MAXC 33   HWW 9  PIPE 3 SEED 49
+               IN_UNSIGNED OUT_UNSIGNED IN_TYPE bf16 OUT_TYPE int)
 # Specialised cores (normcore gen --fixed-shift/--fixed-rounding/--fixed-layout/
 # --lanes-divide-channels): the same random jobs made to fit, plus the jobs each one rejects.
 normcore_cosim(l4_spec_all  LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 16 PIPE 3 SEED 22
