@@ -27,20 +27,25 @@ normcore_device(nc_small --lanes 3 --in-bits 16 --out-bits 8 --out-unsigned --ma
 normcore_device(nc_spec --lanes 4 --max-channels 64 --inner-bits 12 --fixed-shift 10
                 --fixed-rounding half_even --fixed-layout nhwc --lanes-divide-channels)
 
-# Float devices (contract v2, issue 18): sim: plugins beside them like the devices above, but not
-# in NORMCORE_DEVICES (whose tests compare with the integer golden model); tests/cli/cli_float.sh
-# runs one tensor on sim: and ref: of each and compares the bytes.
-#   normcore_float_device(<name> <normcore gen args...>)  ->  target device_<name>
-set(NORMCORE_FLOAT_DEVICES "" CACHE INTERNAL "")
-function(normcore_float_device name)
+# A device made by `normcore gen --accel` alone (its manifest and RTL), recorded in <list_var>.
+function(_normcore_gen_device name list_var what)
   set(dir ${NORMCORE_DEVICES_DIR}/${name})
   add_custom_command(
     OUTPUT ${dir}/rtl/manifest.json
     COMMAND $<TARGET_FILE:normcore_gen_tool> gen --accel --name ${name} ${ARGN} -o ${dir}/rtl
     DEPENDS normcore_gen_tool
-    COMMENT "normcore gen --accel ${name} (float device)" VERBATIM)
+    COMMENT "normcore gen --accel ${name} (${what})" VERBATIM)
   add_custom_target(device_${name} ALL DEPENDS ${dir}/rtl/manifest.json)
-  set(NORMCORE_FLOAT_DEVICES ${NORMCORE_FLOAT_DEVICES} ${name} CACHE INTERNAL "")
+  set(${list_var} ${${list_var}} ${name} CACHE INTERNAL "")
+endfunction()
+
+# Float devices (contract v2, issue 18): sim: and tlm: plugins beside them like the devices
+# above, but not in NORMCORE_DEVICES (whose tests compare with the integer golden model);
+# tests/cli/cli_float.sh runs one tensor on sim:, tlm: and ref: of each and compares the bytes.
+#   normcore_float_device(<name> <normcore gen args...>)  ->  target device_<name>
+set(NORMCORE_FLOAT_DEVICES "" CACHE INTERNAL "")
+function(normcore_float_device name)
+  _normcore_gen_device(${name} NORMCORE_FLOAT_DEVICES "float device" ${ARGN})
 endfunction()
 
 # fp16 -> fp16 and bf16 -> bf16, 2 lanes, 64 channels, 64-bit bus.
@@ -52,14 +57,7 @@ normcore_float_device(nc_bf16 --lanes 2 --max-channels 64 --in-type bf16 --out-t
 #   normcore_ref_device(<name> <normcore gen args...>)  ->  target device_<name>
 set(NORMCORE_REF_DEVICES "" CACHE INTERNAL "")
 function(normcore_ref_device name)
-  set(dir ${NORMCORE_DEVICES_DIR}/${name})
-  add_custom_command(
-    OUTPUT ${dir}/rtl/manifest.json
-    COMMAND $<TARGET_FILE:normcore_gen_tool> gen --accel --name ${name} ${ARGN} -o ${dir}/rtl
-    DEPENDS normcore_gen_tool
-    COMMENT "normcore gen --accel ${name} (ref: device)" VERBATIM)
-  add_custom_target(device_${name} ALL DEPENDS ${dir}/rtl/manifest.json)
-  set(NORMCORE_REF_DEVICES ${NORMCORE_REF_DEVICES} ${name} CACHE INTERNAL "")
+  _normcore_gen_device(${name} NORMCORE_REF_DEVICES "ref: device" ${ARGN})
 endfunction()
 
 # The default configuration with the ring, and the small one with it (tiles of one tensor).

@@ -16,6 +16,7 @@
 #include "axil_master.hpp"
 #include "normcore/contract.hpp"
 #include "normcore/util/bits.hpp"
+#include "spec_harness.hpp"
 #include "verilated.h"
 #include "vharness.hpp"
 
@@ -23,13 +24,6 @@ namespace normcore::sim {
 
 namespace R = accel_regs;
 using Vtop = Vcore;  // the Verilated top (normcore_verilate_program names every model Vcore)
-
-// A float accelerator (contract v2): NC_XT / NC_YT are NumType codes, NC_FLUSH the flush flag.
-#ifndef NC_XT
-#define NC_XT 0
-#define NC_YT 0
-#define NC_FLUSH 0
-#endif
 
 struct AccelShape {
   int lanes = NC_LANES;
@@ -43,13 +37,7 @@ struct AccelShape {
   int inner_bits = NC_HWW;
   int bus_bits = NC_BUS;
   int addr_bits = NC_ADDR;
-  ArithSpec arith() const {
-    ArithSpec a{xw, x_signed, sw, bw, yw, y_signed};
-    a.x_type = static_cast<NumType>(NC_XT);
-    a.y_type = static_cast<NumType>(NC_YT);
-    a.flush_subnormals = NC_FLUSH != 0;
-    return a;
-  }
+  ArithSpec arith() const { return design_arith(xw, x_signed, sw, bw, yw, y_signed); }
   int bus_bytes() const { return bus_bits / 8; }
   int entry_bytes() const { return sw + bw <= 64 ? 8 : 16; }
 };

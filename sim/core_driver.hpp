@@ -37,13 +37,6 @@ constexpr bool table_copies(int /*lanes*/) {
   return NC_TABLE_COPIES != 0;
 }
 
-// A float core (contract v2): NC_XT / NC_YT are NumType codes, NC_FLUSH the flush flag.
-#ifndef NC_XT
-#define NC_XT 0
-#define NC_YT 0
-#define NC_FLUSH 0
-#endif
-
 struct CoreShape {
   int lanes = NC_LANES;
   int xw = NC_XW;
@@ -55,13 +48,7 @@ struct CoreShape {
   int max_channels = NC_MAXC;
   int inner_bits = NC_HWW;
   int latency = NC_LATENCY;  // CoreConfig::latency(), from the manifest
-  ArithSpec arith() const {
-    ArithSpec a{xw, x_signed, sw, bw, yw, y_signed};
-    a.x_type = static_cast<NumType>(NC_XT);
-    a.y_type = static_cast<NumType>(NC_YT);
-    a.flush_subnormals = NC_FLUSH != 0;
-    return a;
-  }
+  ArithSpec arith() const { return design_arith(xw, x_signed, sw, bw, yw, y_signed); }
 };
 
 struct CoreJob {

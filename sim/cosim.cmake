@@ -39,12 +39,27 @@ endfunction()
 # Specialisation options of normcore_cosim and normcore_accel_cosim: FIXED_SHIFT n,
 # FIXED_ROUND floor|half_up|half_even|half_away, FIXED_LAYOUT nchw|nhwc, LDC (lanes divide
 # channels), TABLE banked|copies (else the one --target picks: CoreConfig::default_table; the
-# core harness reads the mode from the generated manifest, sim/manifest_header.cmake).
+# core harness reads the mode from the generated manifest, sim/manifest_header.cmake); and the
+# float types (contract v2): IN_TYPE fp16|bf16, OUT_TYPE fp16|bf16|fp32|int (NumType codes to
+# the harness), FLUSH (--flush-subnormals).
 # Appends the generator options to <gen_var> and the harness defines to <defs_var>.
 function(normcore_spec_args gen_var defs_var)
-  cmake_parse_arguments(S "LDC" "FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT;TABLE;TARGET" "" ${ARGN})
+  cmake_parse_arguments(S "LDC;FLUSH" "FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT;TABLE;TARGET;IN_TYPE;OUT_TYPE"
+                        "" ${ARGN})
   set(gen ${${gen_var}})
   set(defs ${${defs_var}})
+  if(S_IN_TYPE)
+    set(types int fp16 bf16 fp32)
+    list(FIND types ${S_IN_TYPE} xt)
+    list(FIND types ${S_OUT_TYPE} yt)
+    list(APPEND gen --in-type ${S_IN_TYPE} --out-type ${S_OUT_TYPE})
+    set(fl 0)
+    if(S_FLUSH)
+      list(APPEND gen --flush-subnormals)
+      set(fl 1)
+    endif()
+    list(APPEND defs -DNC_XT=${xt} -DNC_YT=${yt} -DNC_FLUSH=${fl})
+  endif()
   if(S_TABLE)
     list(APPEND gen --table ${S_TABLE})
   endif()
@@ -104,20 +119,6 @@ function(normcore_cosim name)
     set(ys 0)
   endif()
   set(spec_defs)
-  # Float cores (contract v2): IN_TYPE fp16|bf16, OUT_TYPE fp16|bf16|fp32 (NumType codes to the
-  # harness), FLUSH: --flush-subnormals.
-  set(types int fp16 bf16 fp32)
-  if(A_IN_TYPE)
-    list(FIND types ${A_IN_TYPE} xt)
-    list(FIND types ${A_OUT_TYPE} yt)
-    list(APPEND gen_args --in-type ${A_IN_TYPE} --out-type ${A_OUT_TYPE})
-    set(fl 0)
-    if(A_FLUSH)
-      list(APPEND gen_args --flush-subnormals)
-      set(fl 1)
-    endif()
-    list(APPEND spec_defs -DNC_XT=${xt} -DNC_YT=${yt} -DNC_FLUSH=${fl})
-  endif()
   normcore_spec_args(gen_args spec_defs ${ARGN})
   set(vfiles)
   foreach(m bank step chan ptable lane fifo core)

@@ -20,12 +20,27 @@
 #ifndef NC_LDC
 #define NC_LDC 0
 #endif
+// A float design (contract v2): NC_XT / NC_YT are NumType codes, NC_FLUSH the flush flag
+// (IN_TYPE / OUT_TYPE / FLUSH of sim/cosim.cmake's normcore_spec_args).
+#ifndef NC_XT
+#define NC_XT 0
+#define NC_YT 0
+#define NC_FLUSH 0
+#endif
 
 namespace normcore::sim {
 
 inline constexpr int kFixedShift = NC_FIXED_SHIFT, kFixedRound = NC_FIXED_ROUND;
 inline constexpr int kFixedLayout = NC_FIXED_LAYOUT;
 inline constexpr bool kLanesDivideChannels = NC_LDC != 0;
+// The design's arithmetic: the widths given, the element types and flush flag built in.
+inline ArithSpec design_arith(int xw, bool x_signed, int sw, int bw, int yw, bool y_signed) {
+  ArithSpec a{xw, x_signed, sw, bw, yw, y_signed};
+  a.x_type = static_cast<NumType>(NC_XT);
+  a.y_type = static_cast<NumType>(NC_YT);
+  a.flush_subnormals = NC_FLUSH != 0;
+  return a;
+}
 // C rounded up to a multiple of the lanes when the design needs one (within the table).
 inline std::int64_t conform_channels(std::int64_t c, std::int64_t lanes,
                                      std::int64_t max_channels) {
