@@ -166,8 +166,7 @@ std::uint64_t RefDevice::ideal_cycles(const JobRegs& j) const {
   const std::uint64_t out_words = static_cast<std::uint64_t>((j.out_bytes + bus - 1) / bus);
   const std::uint64_t stream =
       std::max({ceil_div(static_cast<std::uint64_t>(j.total), lanes), in_words, out_words});
-  // the lane's registers as `pipeline` counts them: the float lane has its own (config.hpp)
-  const int lane_stages = cfg.arith().is_float() ? kFloatLanePipeline : cfg.pipeline;
+  const int lane_stages = cfg.accel.core.lane_stages();  // the float lane has its own depth
   return kSizingCycles + 2 * lanes + 2 + std::max(prm_words, j.channels) + stream +
          static_cast<std::uint64_t>(lane_stages) + 2 + 2;
 }
