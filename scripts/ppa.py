@@ -653,6 +653,11 @@ def main():
         print(f"[ppa] done in {time.time() - t0:.0f} s: docs/ppa_sweep.md, docs/ppa_sweep.json, "
               "docs/ppa_sweep_pareto.png")
         return
+    # The raw results first, so that a failure while writing the page does not lose the run.
+    raw = Path(args.work) / "results.json"
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    raw.write_text(json.dumps({"results": results, "cpu_seconds": cpu}, indent=2) + "\n")
+    print(f"[ppa] raw results: {raw}", flush=True)
     sim = {"error": "skipped (--no-sim)"} if args.no_sim else sim_speed(args)
     elapsed = time.time() - t0
     cpu_note = (f"The tools used {sum(cpu.values())} CPU seconds ("

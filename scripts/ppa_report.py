@@ -25,6 +25,13 @@ def fmt(x):
     return "-" if x is None else str(x)
 
 
+def area_sum(counts, lut, dsp):
+    """LUTs + DSPs of one family's counts; None when the design was not synthesized for it."""
+    if counts.get(lut) is None or counts.get(dsp) is None:
+        return None
+    return counts[lut] + counts[dsp]
+
+
 def write_docs(results, sim, args, elapsed, tools=None, extra_md=None):
     for r in results:  # designs measured in one family only (hard-mac) show "-" elsewhere
         r.setdefault("ice40", dict(Z_ICE))
@@ -50,8 +57,9 @@ def write_docs(results, sim, args, elapsed, tools=None, extra_md=None):
         c = by[cid]
         suffix = "" if cid == "core_l4" else "_" + cid
         for tgt, l, d in (("ice40", "lut4", "mac16"), ("xilinx", "lut", "dsp48e1"), ("ecp5", "lut4", "mult18")):
-            a = c[tgt][l] + c[tgt][d]
-            b = dec4[tgt][l] + dec4[tgt][d]
+            a, b = area_sum(c[tgt], l, d), area_sum(dec4[tgt], l, d)
+            if a is None or b is None:  # a family this design was not synthesized for
+                continue
             ratios[f"lut_plus_dsp_core_over_decomposed_l4_{tgt}{suffix}"] = round(a / b, 3) if b else None
             ratios[f"lut_plus_dsp_l4_{tgt}{suffix}"] = {"core": a, "decomposed": b}
     for cid in cores4 if dec4 and "ice40_lane" in dec4 else []:
@@ -68,7 +76,9 @@ def write_docs(results, sim, args, elapsed, tools=None, extra_md=None):
         if not (c and d):
             continue
         for tgt, l, m in (("ice40", "lut4", "mac16"), ("xilinx", "lut", "dsp48e1"), ("ecp5", "lut4", "mult18")):
-            a, b = c[tgt][l] + c[tgt][m], d[tgt][l] + d[tgt][m]
+            a, b = area_sum(c[tgt], l, m), area_sum(d[tgt], l, m)
+            if a is None or b is None:
+                continue
             ratios[f"lut_plus_dsp_{cid}_over_{did}_{tgt}"] = round(a / b, 3) if b else None
             ratios[f"lut_plus_dsp_{cid}_{did}_{tgt}"] = {"core": a, "decomposed_core": b}
         if "ice40_lane" in c and "ice40_lane" in d:
