@@ -132,28 +132,55 @@ void part_items(Module& m, const LaneWidths& w, const Expr& in, std::pair<int, i
 }
 
 // The fixed-R tests (a specialised core): sticky = acc[R-2:0] has a bit set (an item on acc's
-// fixed bits, packed into LUTs); fits = acc[aw-1:R+nw-1] all equal, as two carry chains on those
-// n bits (no LUT4 in front of them, one LUT after): all ones is the carry out of x + 1, not all
-// zeros the carry out of x + (2^n - 1). Returns the fits term (empty when nothing to test).
-Expr fixed_items(Module& m, const LaneWidths& w, int r, const Expr& acc, std::vector<Item>& stk) {
+// fixed bits, packed into LUTs); fits = acc[aw-1:R+nw-1] all equal the sign s = acc[aw-1], as
+// carry chains on the data bits acc[aw-2:R+nw-1] in pieces of at most kFitPiece bits, no LUT4 in
+// front of them: a piece's chain is {0, d, s} + {0, ~s..., 1}: its first cell carries s in, every
+// data bit adds ~s (nsg_q, a register beside accr_q), so the carry out is "all ones" for s = 1
+// (an AND chain) and "any one" for s = 0 (an OR chain); the piece holds only sign bits iff that
+// carry equals s. The carries are registered (fxp_q: the chain's last LUT and its flip-flop share
+// a logic cell) and combined with the sign in the next part's stage (fixed_fits). Returns the
+// piece carries (empty when nothing to test).
+constexpr int kFitPiece = 6;
+
+// The fixed-R fits test's data bits acc[aw-2:R+nw-1] (none: no test, nsg_q is not made).
+int fixed_fit_bits(const CoreConfig& c, const LaneWidths& w) {
+  if (!c.has_fixed_shift() || !c.pipe_shift3() || !w.sat()) return 0;
+  return std::max(0, w.aw - 1 - (c.fixed_shift + w.nw - 1));
+}
+
+std::vector<Expr> fixed_items(Module& m, const LaneWidths& w, int r, const Expr& acc,
+                              std::vector<Item>& stk) {
   if (r >= 2) {
     Item s;
     for (int j = 0; j <= r - 2; ++j) s.leaves.push_back(bit(acc, j));
     stk.push_back(std::move(s));
   }
-  const int p = r + w.nw - 1, n = w.aw - p;
-  if (!w.sat() || n < 2) return Expr{};
-  const Expr x = ex::zext(slice(acc, p, n), n + 1);
-  const auto chain = [&](const std::string& name, std::uint64_t k, const std::string& what) {
-    const Expr sum = m.wire(name + "_s", n + 1, "its carry out: " + what);
-    m.assign(sum, x + lit(n + 1, k));
-    m.assign(m.wire("unused_" + name, 1, "only the carry is used"), ex::red_xor(slice(sum, 0, n)));
-    return bit(sum, n);
-  };
-  const std::string bits = "acc[" + std::to_string(w.aw - 1) + ":" + std::to_string(p) + "]";
-  const Expr ones = chain("fit_one", 1, bits + " all ones");
-  const Expr nz = chain("fit_nz", (std::uint64_t{1} << n) - 1, bits + " not all zeros");
-  return ones | ~nz;
+  const int p = r + w.nw - 1, nd = w.aw - 1 - p;
+  if (!w.sat() || nd < 1) return {};  // as fixed_fit_bits
+  const int np = std::min(3, (nd + kFitPiece - 1) / kFitPiece);
+  const Expr s = bit(acc, w.aw - 1), nsg = m.ref("nsg_q");
+  std::vector<Expr> co;
+  for (int k = 0, lo = p; k < np; ++k) {
+    const int n = (nd - (lo - p) + (np - k) - 1) / (np - k);  // the rest, evenly
+    const std::string name = "fit_p" + std::to_string(k);
+    const Expr sum = m.wire(name + "_s", n + 2,
+                            "its carry out: acc[" + std::to_string(lo + n - 1) + ":" +
+                                std::to_string(lo) + "] all ones (s = 1) / any one (s = 0)");
+    m.assign(sum, cat({lit(1, 0), slice(acc, lo, n), s}) +
+                      cat({lit(1, 0), ex::repl(n, nsg), lit(1, 1)}));
+    m.assign(m.wire("unused_" + name, 1, "only the carry is used"),
+             ex::red_xor(slice(sum, 0, n + 1)));
+    co.push_back(bit(sum, n + 1));
+    lo += n;
+  }
+  return co;
+}
+
+// fits from the registered piece carries and the sign: every piece's carry equals the sign.
+Expr fixed_fits(const Expr& pq, const Expr& sg) {
+  const int n = pq.width();
+  const Expr all = n == 1 ? pq : ex::red_and(pq), any = n == 1 ? pq : ex::red_or(pq);
+  return (sg & all) | (~sg & ~any);
 }
 
 // Registers the groups carried from earlier parts reduced by one LUT level (chunks of four)
@@ -200,6 +227,10 @@ ShiftIn shift_input(Module& m, const CoreConfig& c, const Variant& v, const Lane
       pb.clear();
       for (int i = n - 1; i >= 0; --i) pb.push_back(n == 1 ? pq : bit(pq, i));
     }
+    if (fixed_fit_bits(c, w) >= 1) {  // the fits pieces' addend (fixed_items)
+      const Expr nq = m.reg("nsg_q", 1, "~acc's sign: every data bit's addend in the fits chains");
+      ff.push_back(Flop{nq, ~bit(acc, w.aw - 1), {}});
+    }
     m.flops(ff, "end of the multiply-add");
     acc = aq;
   }
@@ -232,7 +263,7 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
   const auto parts = sh.parts(3);
   const Expr sel = m.ref(sh.fold_top ? "lsh_i" : "shift_i");
   const bool fx = c.has_fixed_shift();
-  Expr cur = in.ext, tin = in.ext0, stk, fit;
+  Expr cur = in.ext, tin = in.ext0, stk, fit, fxp_q;
   bool tested = false;  // the first non-empty part's tests read ext0 (unpatched)
   const bool same = in.ext0.str() == in.ext.str();
   for (int k = 0; k < 3; ++k) {
@@ -244,8 +275,10 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
     const Expr z = m.wire(last ? "z" : "z" + n, w.ew, "", true);
     shift_stages(m, w, sel, cur, hi, lo, z);
     std::vector<Item> si, fi;
-    Expr ffit;  // the fixed-R fits term (carry chains)
-    if (k == 0 && fx) ffit = fixed_items(m, w, c.fixed_shift, in.acc, si);
+    Expr ffit;  // the fixed-R fits term (from the registered piece carries)
+    std::vector<Expr> fxp;
+    if (k == 0 && fx) fxp = fixed_items(m, w, c.fixed_shift, in.acc, si);
+    if (k == 1 && fxp_q.valid()) ffit = fixed_fits(fxp_q, bit(cur, w.ew - 1));
     if (k == 0 && sh.fold_top && !fx) {
       // R >= T: the select is T-1, which shifts out acc[T-3:0]; sticky also needs acc[R-2:T-2].
       const Expr hb = bit(in.acc, sh.top - 2);
@@ -268,6 +301,12 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
       std::vector<Expr> now = pack(m, "fit" + n, fi, true, 3);
       if (ffit.valid()) now.push_back(ffit);
       fit = carry_terms(m, ff, "fit" + n, fit, std::move(now), true);
+    }
+    if (!fxp.empty()) {
+      const int n = static_cast<int>(fxp.size());
+      std::reverse(fxp.begin(), fxp.end());
+      fxp_q = m.reg("fxp_q", n, "the fits pieces' carries (equal to the sign: only sign bits)");
+      ff.push_back(Flop{fxp_q, n == 1 ? fxp[0] : cat(std::move(fxp)), {}});
     }
     if (!tested && !same) {  // an empty first part: ext0 registered beside it
       const Expr tq = m.reg("ext0_" + n + "_q", w.ew, "", true);

@@ -409,9 +409,13 @@ void top_flow(Module& m, const CoreConfig& c, const Variant& v) {
   const Expr busy = m.ref("ld_busy");
   const Expr prm_fire = m.ref("prm_valid_i") & m.ref("prm_ready_o");
   const Expr ready = m.ref("ready_q");
+  const Expr tready_d = m.wire("trdy_nx", 1, "s_axis_tready's next value");
+  m.assign(tready_d, m.ref("run_nx") & room & m.ref("ld_done"));
+  const Expr ntr = m.ref("ntr_q");  // declared with the positions' enable (chan_control)
   m.seq({if_(ex::lnot(m.ref("rst_ni")),
-             {assign(occ, lit(d, 0)), assign(tready, lit(1, 0)), assign(ready, lit(1, 0))},
-             {assign(occ, cat(occ_bits)), assign(tready, m.ref("run_nx") & room & m.ref("ld_done")),
+             {assign(occ, lit(d, 0)), assign(tready, lit(1, 0)), assign(ntr, lit(1, 1)),
+              assign(ready, lit(1, 0))},
+             {assign(occ, cat(occ_bits)), assign(tready, tready_d), assign(ntr, ~tready_d),
               assign(ready, m.ref("ist_q") & ~th(0) & ~busy & ~in_fire & ~prm_fire &
                                 ~m.ref("start_fire"))})});
   m.assign(m.ref("s_axis_tready"), tready);

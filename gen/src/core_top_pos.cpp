@@ -220,11 +220,17 @@ void top_beat_consts(Module& m, const CoreConfig& c) {
 // is taken only in S_RUN (tready_q is registered from st_d == S_RUN), so ld_i needs no state: it
 // is tlast | reb_q, two registers (the set-up load reb_q never meets a beat).
 Conns chan_control(Module& m) {
-  const Expr in_fire = m.wire("in_fire", 1);
+  m.wire("in_fire", 1);
+  // The enable's beat from its own register ntr_q = ~tready_q (top_flow): an AND of its own, so
+  // that synthesis makes en_i one LUT of s_axis_tvalid, ntr_q and reb_q rather than a LUT after
+  // the in_fire LUT that the other readers share (two LUTs and two long routes on the UP5K).
+  const Expr ntr = m.reg("ntr_q", 1, "~tready_q (the position enable's copy)");
+  const Expr pos_en = m.wire("pos_en", 1, "a beat (from ntr_q), or the set-up load");
   const Expr restart = m.wire("pos_restart", 1, "with en_i: restore the packet start");
   const Expr reb = m.ref("reb_q");
+  m.assign(pos_en, (m.ref("s_axis_tvalid") & ~ntr) | reb);
   m.assign(restart, m.ref("s_axis_tlast") | reb);
-  return {{"clk_i", m.ref("clk_i")}, {"en_i", in_fire | reb}, {"ld_i", restart}};
+  return {{"clk_i", m.ref("clk_i")}, {"en_i", pos_en}, {"ld_i", restart}};
 }
 
 void top_chan(Module& m, const CoreConfig& c) {

@@ -494,12 +494,15 @@ module normcore_l16_i16_core (
   end
   wire [11:0] pos_c0;
   wire in_fire;
+  reg ntr_q;  // ~tready_q (the position enable's copy)
+  wire pos_en;  // a beat (from ntr_q), or the set-up load
   wire pos_restart;  // with en_i: restore the packet start
+  assign pos_en = (s_axis_tvalid & ~ntr_q) | reb_q;
   assign pos_restart = s_axis_tlast | reb_q;
   wire [59:0] pos_d;
   normcore_l16_i16_chan u_chan (
     .clk_i(clk_i),
-    .en_i(in_fire | reb_q),
+    .en_i(pos_en),
     .ld_i(pos_restart),
     .small_i(small_q),
     .sv_i(wsave_q[15:1]),
@@ -559,8 +562,10 @@ module normcore_l16_i16_core (
   reg [8:0] occ_q;  // thermometer: bit k = more than k beats held
   wire room;  // held + in_fire < 9
   assign room = ~occ_q[7] | (~in_fire & ~occ_q[8]);
+  wire trdy_nx;  // s_axis_tready's next value
+  assign trdy_nx = run_nx & room & ld_done;
   reg [8:0] occ_d;
-  reg tready_d;
+  reg ntr_d;
   reg ready_d;
   always @* begin
     occ_d = {in_fire ? (out_fire ? occ_q[8] : occ_q[7]) : out_fire ? 1'b0 : occ_q[8],
@@ -572,17 +577,19 @@ module normcore_l16_i16_core (
         in_fire ? (out_fire ? occ_q[2] : occ_q[1]) : out_fire ? occ_q[3] : occ_q[2],
         in_fire ? (out_fire ? occ_q[1] : occ_q[0]) : out_fire ? occ_q[2] : occ_q[1],
         in_fire ? (out_fire ? occ_q[0] : 1'b1) : out_fire ? occ_q[1] : occ_q[0]};
-    tready_d = run_nx & room & ld_done;
+    ntr_d = ~trdy_nx;
     ready_d = ist_q & ~occ_q[0] & ~ld_busy & ~in_fire & ~(prm_valid_i & prm_ready_o) & ~start_fire;
   end
   always @(posedge clk_i) begin
     if (!rst_ni) begin
       occ_q <= 9'd0;
       tready_q <= 1'b0;
+      ntr_q <= 1'b1;
       ready_q <= 1'b0;
     end else begin
       occ_q <= occ_d;
-      tready_q <= tready_d;
+      tready_q <= trdy_nx;
+      ntr_q <= ntr_d;
       ready_q <= ready_d;
     end
   end

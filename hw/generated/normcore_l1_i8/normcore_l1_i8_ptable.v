@@ -62,10 +62,8 @@ module normcore_l1_i8_ptable (
     end else if (ld_accept) begin
       ld_cnt_d = ld_cnt_q + 10'd1;
     end
-    if (~ld_ready_q) begin
-      ld_left_d = ld_chm2_q;
-    end else if (ld_accept) begin
-      ld_left_d = ld_left_q - 11'd1;
+    if (~ld_ready_q | ld_accept) begin
+      ld_left_d = ld_ready_q ? ld_left_q + {11{ld_ready_q}} : ld_chm2_q;
     end
     ld_data_d = {prm_offset_i, prm_scale_i};
     ld_u_d = ld_cnt_q[8:0];

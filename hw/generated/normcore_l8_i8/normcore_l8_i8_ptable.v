@@ -109,10 +109,8 @@ module normcore_l8_i8_ptable (
       ld_small_d = ld_small_q & (ld_cnt_q[3:0] != 4'd6);
       ld_ncl_d = ld_ncl_q + 3'd1;
     end
-    if (~ld_open_q) begin
-      ld_left_d = ld_chm2_q;
-    end else if (ld_accept) begin
-      ld_left_d = ld_left_q - 12'd1;
+    if (~ld_open_q | ld_accept) begin
+      ld_left_d = ld_open_q ? ld_left_q + {12{ld_open_q}} : ld_chm2_q;
     end
     if (ld_ready_q) begin
       ld_data_d = {prm_offset_i, prm_scale_i};
