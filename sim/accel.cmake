@@ -7,7 +7,7 @@
 #                      [TABLE banked|copies] [IN_TYPE fp16|bf16 OUT_TYPE fp16|bf16|fp32 [FLUSH]])
 set(NORMCORE_ACCEL_JOBS 100 CACHE STRING "Random jobs per accelerator configuration")
 function(normcore_accel_cosim name)
-  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH;LDC;FLUSH"
+  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH;LDC;FLUSH;COVERAGE"
                         "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;BUS;ADDR;MB;OUT;SEED;FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT;TABLE;IN_TYPE;OUT_TYPE"
                         "" ${ARGN})
   if(NOT A_SEED)
@@ -49,13 +49,19 @@ function(normcore_accel_cosim name)
            -DNC_ADDR=${A_ADDR} -DNC_SEED=${A_SEED} -DNC_JOBS=${NORMCORE_ACCEL_JOBS}
            ${spec_defs})
   set(exe ${dir}/obj/cosim_accel_${name})
-  normcore_verilate_program(${exe} ${prefix}_top "${vfiles}" "${defs}"
-    "${CMAKE_CURRENT_SOURCE_DIR}/test_accel.cpp;${PROJECT_SOURCE_DIR}/model/src/contract.cpp;${PROJECT_SOURCE_DIR}/model/src/float_contract.cpp"
-    "-lgtest -pthread"
-    "${dir}/rtl/${prefix}_regs.hpp;${CMAKE_CURRENT_SOURCE_DIR}/accel_driver.hpp;${CMAKE_CURRENT_SOURCE_DIR}/float_jobs.hpp;${CMAKE_CURRENT_SOURCE_DIR}/axi_mem.hpp;${CMAKE_CURRENT_SOURCE_DIR}/axil_master.hpp")
+  set(srcs "${CMAKE_CURRENT_SOURCE_DIR}/test_accel.cpp;${PROJECT_SOURCE_DIR}/model/src/contract.cpp;${PROJECT_SOURCE_DIR}/model/src/float_contract.cpp")
+  set(deps "${dir}/rtl/${prefix}_regs.hpp;${CMAKE_CURRENT_SOURCE_DIR}/accel_driver.hpp;${CMAKE_CURRENT_SOURCE_DIR}/float_jobs.hpp;${CMAKE_CURRENT_SOURCE_DIR}/axi_mem.hpp;${CMAKE_CURRENT_SOURCE_DIR}/axil_master.hpp")
+  normcore_verilate_program(${exe} ${prefix}_top "${vfiles}" "${defs}" "${srcs}" "-lgtest -pthread"
+                            "${deps}")
   add_custom_target(cosim_accel_${name} ALL DEPENDS ${exe})
   add_test(NAME cosim_accel.${name} COMMAND ${exe})
   set_tests_properties(cosim_accel.${name} PROPERTIES LABELS "cosim;accel" TIMEOUT 1200)
+  if(A_COVERAGE OR NORMCORE_COVERAGE_ALL)
+    set(cexe ${dir}/obj_cov/cosim_accel_${name}_cov)
+    normcore_verilate_program(${cexe} ${prefix}_top "${vfiles}" "${defs}" "${srcs}"
+                              "-lgtest -pthread" "${deps}" ${NORMCORE_COVERAGE_FLAGS})
+    normcore_coverage_run(accel_${name} ${dir} ${cexe})
+  endif()
   set(synth)
   if(A_SYNTH)
     set(synth --synth)
@@ -70,7 +76,7 @@ endfunction()
 normcore_accel_cosim(b32_l1   LANES 1  XW 8  YW 8  SW 16 BW 32 MAXC 256 HWW 16 PIPE 3 BUS 32
                      ADDR 32 MB 16 OUT 4 SEED 31)
 normcore_accel_cosim(b64_l8   LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 1024 HWW 24 PIPE 3 BUS 64
-                     ADDR 32 MB 32 OUT 8 SEED 32)
+                     ADDR 32 MB 32 OUT 8 SEED 32 COVERAGE)
 normcore_accel_cosim(b128_l3  LANES 3  XW 4  YW 12 SW 10 BW 20 MAXC 100 HWW 12 PIPE 4 BUS 128
                      ADDR 40 MB 8 OUT 4 SEED 33 IN_UNSIGNED)
 normcore_accel_cosim(b256_l16 LANES 16 XW 16 YW 8  SW 18 BW 40 MAXC 300 HWW 16 PIPE 5 BUS 256

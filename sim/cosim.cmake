@@ -6,6 +6,24 @@
 #                        full Yosys synth for the configurations marked SYNTH; Icarus smoke vectors)
 #   normcore_cosim(<name> ... [SYNTH])
 set(NORMCORE_COSIM_JOBS 400 CACHE STRING "Random jobs per configuration in the co-simulation")
+option(NORMCORE_COVERAGE_ALL
+       "Every co-simulation also built with Verilator line + toggle coverage (scripts/coverage.sh)" OFF)
+set(NORMCORE_COVERAGE_FLAGS --coverage-line --coverage-toggle)
+set_property(GLOBAL PROPERTY NORMCORE_COVERAGE_DIRS "")
+
+# The coverage run of a co-simulation (COVERAGE configurations, or every one with
+# NORMCORE_COVERAGE_ALL): the same harness verilated with NORMCORE_COVERAGE_FLAGS into obj_cov/,
+# ctest coverage.run.<name> runs it into <dir>/coverage (emptied first); coverage.floor
+# (sim/CMakeLists.txt) merges every configuration's counters per module.
+function(normcore_coverage_run name dir exe)
+  add_custom_target(${name}_cov ALL DEPENDS ${exe})
+  add_test(NAME coverage.run.${name}
+           COMMAND ${BASH_EXE} -c "rm -rf \"$1\" && mkdir -p \"$1\" && NC_COVERAGE_DIR=\"$1\" \"$2\""
+                   coverage_run ${dir}/coverage ${exe})
+  set_tests_properties(coverage.run.${name} PROPERTIES LABELS "coverage" TIMEOUT 900
+                       FIXTURES_SETUP coverage_data)
+  set_property(GLOBAL APPEND PROPERTY NORMCORE_COVERAGE_DIRS ${dir}/coverage)
+endfunction()
 
 set(_harness ${CMAKE_CURRENT_SOURCE_DIR}/test_core.cpp)
 set(_harness_deps ${_harness} ${CMAKE_CURRENT_SOURCE_DIR}/core_driver.hpp
@@ -20,6 +38,7 @@ set(_harness_deps ${_harness} ${CMAKE_CURRENT_SOURCE_DIR}/core_driver.hpp
 
 # Builds a C++ program around a Verilated core (class Vcore) with Verilator's own make flow at
 # build time (the RTL only exists after the generator has run, so verilate() cannot be used).
+# Arguments after `deps` are extra Verilator options (e.g. the coverage ones).
 function(normcore_verilate_program exe top vfiles defs sources ldflags deps)
   get_filename_component(mdir ${exe} DIRECTORY)
   get_filename_component(ename ${exe} NAME)
@@ -29,7 +48,7 @@ function(normcore_verilate_program exe top vfiles defs sources ldflags deps)
     OUTPUT ${exe}
     COMMAND ${CMAKE_COMMAND} -E env OBJCACHE=ccache
             ${VERILATOR_EXE} --cc --exe --build -j 2 -Wall --x-assign unique --x-initial unique
-            --top-module ${top} --prefix Vcore -Mdir ${mdir} -o ${ename}
+            ${ARGN} --top-module ${top} --prefix Vcore -Mdir ${mdir} -o ${ename}
             -CFLAGS ${cflags} -LDFLAGS ${ldflags} -MAKEFLAGS "OPT_FAST=-O2"
             ${vfiles} ${sources}
     DEPENDS ${vfiles} ${sources} ${_harness_deps} ${deps}
@@ -92,7 +111,7 @@ endfunction()
 #                [FIXED_SHIFT n] [FIXED_ROUND mode] [FIXED_LAYOUT layout] [LDC]
 #                [TABLE banked|copies])
 function(normcore_cosim name)
-  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH;LDC;FLUSH" "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;SEED;PROGRAM;PREFIX;TARGET;FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT;TABLE;IN_TYPE;OUT_TYPE"
+  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH;LDC;FLUSH;COVERAGE" "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;SEED;PROGRAM;PREFIX;TARGET;FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT;TABLE;IN_TYPE;OUT_TYPE"
                         "SOURCES" ${ARGN})
   if(NOT A_SEED)
     set(A_SEED 1)
@@ -152,6 +171,13 @@ function(normcore_cosim name)
   add_custom_target(cosim_${name} ALL DEPENDS ${exe})
   add_test(NAME cosim.${name} COMMAND ${exe})
   set_tests_properties(cosim.${name} PROPERTIES LABELS "cosim" TIMEOUT 900)
+  if(A_COVERAGE OR NORMCORE_COVERAGE_ALL)
+    set(cexe ${dir}/obj_cov/cosim_${name}_cov)
+    normcore_verilate_program(${cexe} ${prefix}_core "${vfiles}" "${defs}"
+                              "${_harness};${PROJECT_SOURCE_DIR}/model/src/contract.cpp;${PROJECT_SOURCE_DIR}/model/src/float_contract.cpp;${CMAKE_CURRENT_SOURCE_DIR}/gtest_main.cpp"
+                              "-lgtest -pthread" "${shape_h}" ${NORMCORE_COVERAGE_FLAGS})
+    normcore_coverage_run(${name} ${dir} ${cexe})
+  endif()
   set(synth)
   if(A_SYNTH)
     set(synth --synth)
@@ -212,3 +238,16 @@ add_test(NAME regblock.c_header
 set_tests_properties(regblock.c_header PROPERTIES LABELS "regs")
 include(${CMAKE_CURRENT_SOURCE_DIR}/prims.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/accel.cmake)
+
+# The coverage floor (issue 20): every coverage run's counters merged per module
+# (scripts/coverage.py); fails when a module's line coverage is below 90%. The tables go to
+# <build>/coverage.md.
+get_property(_cov_dirs GLOBAL PROPERTY NORMCORE_COVERAGE_DIRS)
+if(_cov_dirs)
+  add_test(NAME coverage.floor
+           COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/coverage.py --floor 90
+                   --exclusions ${PROJECT_SOURCE_DIR}/scripts/coverage_exclusions.txt
+                   --markdown ${CMAKE_BINARY_DIR}/coverage.md ${_cov_dirs})
+  set_tests_properties(coverage.floor PROPERTIES LABELS "coverage" FIXTURES_REQUIRED coverage_data
+                       TIMEOUT 300)
+endif()

@@ -11,7 +11,7 @@ normcore_cosim(l3_x4_y8_u   LANES 3  XW 4  YW 8  SW 10 BW 20 MAXC 37   HWW 8  PI
 normcore_cosim(l4_x8_y4     LANES 4  XW 8  YW 4  SW 12 BW 24 MAXC 100  HWW 10 PIPE 4 SEED 13
                TARGET xilinx SYNTH)
 normcore_cosim(l8_x8_y8     LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 1024 HWW 24 PIPE 3 SEED 14
-               SYNTH)
+               SYNTH COVERAGE)
 normcore_cosim(l8_x8_u8_uu  LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 256  HWW 16 PIPE 5 SEED 15
                IN_UNSIGNED OUT_UNSIGNED)
 normcore_cosim(l16_x16_y8   LANES 16 XW 16 YW 8  SW 18 BW 40 MAXC 512  HWW 16 PIPE 6 SEED 16)
@@ -90,7 +90,7 @@ normcore_cosim(l2_x2_s2_b4_p10 LANES 2 XW 2 YW 2 SW 2 BW 4 MAXC 8 HWW 6 PIPE 10 
 normcore_cosim(l3_x12_y6_u9 LANES 3  XW 12 YW 6  SW 14 BW 20 MAXC 45   HWW 10 PIPE 9 SEED 27
                IN_UNSIGNED)
 normcore_cosim(l4_x8_y8_i40 LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 24 PIPE 10 SEED 33
-               TARGET ice40)
+               TARGET ice40 COVERAGE)
 normcore_cosim(l3_x5_y4_p11 LANES 3  XW 5  YW 4  SW 6  BW 12 MAXC 20   HWW 8  PIPE 11 SEED 34)
 normcore_cosim(l5_x16_y8_p10 LANES 5 XW 16 YW 8  SW 18 BW 44 MAXC 64   HWW 12 PIPE 10 SEED 36
                OUT_UNSIGNED)

@@ -1,7 +1,9 @@
 // The clock/reset core of every Verilator harness here (core_driver.hpp, accel_driver.hpp,
 // test_regblock.cpp, the sim plugin): owns the VerilatedContext and the model, steps the clock
 // clk_i and holds rst_ni (active low), optionally writes a trace (VCD, or FST when the model was
-// verilated with --trace-fst: VM_TRACE_FST), and calls final() at the end.
+// verilated with --trace-fst: VM_TRACE_FST), and calls final() at the end. A model verilated with
+// coverage (VM_COVERAGE: --coverage-line / --coverage-toggle) writes its counters at the end into
+// $NC_COVERAGE_DIR (one file per harness: cov_<pid>_<n>.dat; scripts/coverage.py merges them).
 // Bus models and monitors stay outside, hooked into tick():
 //
 //   VHarness<Vtop> h;                 // clk_i = 0, rst_ni = 0
@@ -14,12 +16,19 @@
 // precision (Verilator's default 1 ps; P = 2 unless given), for the ticks from..to only.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "verilated.h"
+#if VM_COVERAGE
+#include <unistd.h>
+
+#include "verilated_cov.h"
+#endif
 #if VM_TRACE_FST
 #include "verilated_fst_c.h"
 #elif VM_TRACE
@@ -58,6 +67,7 @@ class VHarness {
   ~VHarness() {
     close_trace();
     top_->final();
+    write_coverage();
   }
   VHarness(const VHarness&) = delete;
   VHarness& operator=(const VHarness&) = delete;
@@ -121,6 +131,16 @@ class VHarness {
   }
 
  private:
+  void write_coverage() {
+#if VM_COVERAGE
+    static std::atomic<unsigned> n{0};
+    const char* dir = std::getenv("NC_COVERAGE_DIR");
+    if (dir == nullptr || *dir == 0) return;
+    const std::string path = std::string(dir) + "/cov_" + std::to_string(::getpid()) + "_" +
+                             std::to_string(n++) + ".dat";
+    ctx_->coveragep()->write(path.c_str());
+#endif
+  }
   void dump() {
 #if VM_TRACE
     if (!vcd_) return;
