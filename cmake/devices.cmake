@@ -66,3 +66,6 @@ endfunction()
 normcore_ring_device(nc_ring --ring)
 normcore_ring_device(nc_small_ring --ring --lanes 3 --in-bits 16 --out-bits 8 --out-unsigned
                      --max-channels 5 --inner-bits 4 --bus-bits 32)
+# A 256-bit bus: the status is written as one bus word (bytes 32..63, the descriptor's own
+# bytes 32..47 rewritten beside it) and there is no prefetch.
+normcore_ring_device(nc_wide_ring --ring --bus-bits 256)

@@ -22,8 +22,14 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::uint32_t kIrqFlag = 1u << 16, kSameParams = 1u << 17;
 
-std::string device(const std::string& backend) {
-  const std::string m = std::string(NC_DEVICES_DIR) + "/nc_ring/rtl/manifest.json";
+// A test parameter: "<backend>" (nc_ring) or "<backend>_wide" (nc_wide_ring, a 256-bit bus).
+std::string backend_of(const std::string& param) {
+  return param.substr(0, param.find('_'));
+}
+std::string device(const std::string& param) {
+  const std::string backend = backend_of(param);
+  const std::string name = param.find("_wide") != std::string::npos ? "nc_wide_ring" : "nc_ring";
+  const std::string m = std::string(NC_DEVICES_DIR) + "/" + name + "/rtl/manifest.json";
   if (backend == "sim") return "sim:" + m + ",latency=16,stall=0.05,seed=3";
   if (backend == "tlm") return "tlm:" + m;
   return "ref:" + m;
@@ -67,7 +73,7 @@ struct Ring : ::testing::TestWithParam<std::string> {
   unsigned log2 = 2;
 
   void SetUp() override {
-    if (GetParam() == "tlm" && NC_RING_TLM == 0) GTEST_SKIP() << "tlm: not built";
+    if (backend_of(GetParam()) == "tlm" && NC_RING_TLM == 0) GTEST_SKIP() << "tlm: not built";
     d = open_device(device(GetParam()));
   }
   const Manifest& m() const { return d->manifest(); }
@@ -245,7 +251,8 @@ TEST_P(Ring, RandomStreamsWrapAppendWhileRunningErrorsSkipResumeBitExact) {
     }
     wr("RING_HEAD", head);
     tail = get("RING_TAIL", "index");
-    if (tail != head && GetParam() != "ref" && uni(0, 1) == 0) continue;  // append again
+    if (tail != head && backend_of(GetParam()) != "ref" && uni(0, 1) == 0)
+      continue;  // append again
     tail = run_until(head);
     if (get("RING_STATUS", "stopped") == 0) continue;
     Entry& e = es[tail];
@@ -343,7 +350,7 @@ TEST_P(Ring, SoftResetWhileTheRingRunsAndStartIgnored) {
   for (int i = 0; i < 3; ++i) jobs.push_back(make_job());
   for (std::uint32_t i = 0; i < 3; ++i) describe(i, jobs[i]);
   wr("RING_HEAD", 3);
-  if (GetParam() != "ref") {  // the RTL is still running the ring
+  if (backend_of(GetParam()) != "ref") {  // the RTL is still running the ring
     wr("CTRL", put("CTRL", "start", 1));
     EXPECT_EQ(get("STATUS", "start_ignored"), 1u);
   }
@@ -394,7 +401,8 @@ TEST_P(Ring, SingleJobRegistersStillWorkBesideTheRing) {
   EXPECT_EQ(k.result(), k.golden());
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, Ring, ::testing::Values("ref", "sim", "tlm"),
+INSTANTIATE_TEST_SUITE_P(Backends, Ring,
+                         ::testing::Values("ref", "sim", "tlm", "ref_wide", "sim_wide"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace
