@@ -5,6 +5,7 @@
 // ref:.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -17,7 +18,10 @@ using namespace normcore;
 
 std::string dev(const std::string& backend, const std::string& name) {
   const std::string m = std::string(NC_DEVICES_DIR) + "/" + name + "/rtl/manifest.json";
-  if (backend == "sim") return "sim:" + m + ",latency=16,stall=0.05";
+  if (backend == "sim") {
+    const char* trace = std::getenv("NC_RING_TRACE");  // debugging: a VCD of the sim device
+    return "sim:" + m + ",latency=16,stall=0.05" + (trace ? std::string(",trace=") + trace : "");
+  }
   return backend + ":" + m;
 }
 

@@ -112,7 +112,7 @@ void snapshot_regs(Ctx& x) {
   m.reg("sr_q", 1, "the current stop is a soft reset");
   if (x.c.ring) {
     ring_state_regs(x);  // busy while a descriptor prefetch is still reading
-    m.assign(m.wire("busy", 1), ex::ne(x.r("st_q"), x.s(IDLE)) | x.r("pf_q"));
+    m.assign(m.wire("busy", 1), ex::ne(x.r("st_q"), x.s(IDLE)) | x.r("pf_q") | x.r("wbpend_q"));
   } else {
     m.assign(m.wire("busy", 1), ex::ne(x.r("st_q"), x.s(IDLE)));
   }
@@ -280,7 +280,7 @@ CaseArm idle_arm(const Ctx& x) {
     snap.push_back(x.a(q, lit(1, 0)));
   }
   return {{x.s(IDLE)},
-          {if_(x.r("start_i") & ~x.r("pf_q"), std::move(snap),
+          {if_(x.r("start_i") & ~x.r("pf_q") & ~x.r("wbpend_q"), std::move(snap),
                {if_(x.r("ring_launch"), ring_launch(x))})}};
 }
 
@@ -288,10 +288,11 @@ CaseArm idle_arm(const Ctx& x) {
 Block run_entry(const Ctx& x) {
   const int aw = x.c.addr_bits;
   const Expr one = lit(1, 1);
+  // With the ring the write DMA starts once the last status write is answered (wrwait_q).
   Block b = {x.a("rd_start_q", one),
              x.a("rd_addr_q", ex::fit(x.r("src_q"), aw)),
              x.a("rd_words_q", x.r("in_words_q")),
-             x.a("wr_start_q", one),
+             x.a(x.c.ring ? "wrwait_q" : "wr_start_q", one),
              x.a("ig_start_q", one),
              x.to(RUN)};
   if (x.c.ring) b.push_back(x.a("loaded_q", one));  // the core holds the table from now on
@@ -310,8 +311,11 @@ CaseArm check_arm(const Ctx& x) {
     fail = {if_(x.r("ring_q"), std::move(wb), std::move(fail))};
     pass = {if_(x.r("keep_q"), run_entry(x), std::move(pass))};
   }
-  return {{x.s(CHECK)},
-          {if_(ex::ne(x.r("check_code"), lit(8, 0)), std::move(fail), std::move(pass))}};
+  Stmt body = if_(ex::ne(x.r("check_code"), lit(8, 0)), std::move(fail), std::move(pass));
+  // With the ring, a datapath reset (CHECK unless the table is kept) waits until the last
+  // status write is answered: the write DMA is part of the datapath.
+  if (x.c.ring) body = if_(x.r("keep_q") | ~x.r("wbpend_q"), {std::move(body)});
+  return {{x.s(CHECK)}, {std::move(body)}};
 }
 
 // IDLE .. CHECK: the snapshot, the two multiplications, the sizes, the check.
@@ -388,7 +392,7 @@ std::vector<CaseArm> run_arms(const Ctx& x) {
   Expr all_done = x.r("wr_done_i") & x.r("rd_done_i") & ~x.r("wr_start_q") & ~x.r("rd_start_q");
   if (x.c.ring) {  // and a descriptor prefetch finished (or failed: the read DMA stopped)
     all_done = x.r("wr_done_i") & (x.r("rd_done_i") | x.r("pferr_q")) & ~x.r("wr_start_q") &
-               ~x.r("rd_start_q") & ~x.r("pf_q");
+               ~x.r("wrwait_q") & ~x.r("rd_start_q") & ~x.r("pf_q");
   }
   Block done = {a("done_q", one), a("irq_done_q", one), to(FLUSH)};
   if (x.c.ring) done = {if_(x.r("ring_q"), ring_wb_entry(x), std::move(done))};
@@ -415,15 +419,15 @@ void fsm(Ctx& x) {
   for (const char* q : pulses) p.resets.emplace_back(x.r(q), lit(1, 0));
   p.resets.emplace_back(x.r("prm_cnt_q"), lit(cw, 0));
   if (x.c.ring) {
-    for (const char* q :
-         {"ring_q", "keep_q", "loaded_q", "tot_ok_q", "nowb_q", "pf_q", "pfok_q", "pferr_q"}) {
+    for (const char* q : {"ring_q", "keep_q", "loaded_q", "tot_ok_q", "nowb_q", "pf_q", "pfok_q",
+                          "pferr_q", "wbpend_q", "wrwait_q"}) {
       p.resets.emplace_back(x.r(q), lit(1, 0));
     }
   }
   for (const char* q : pulses) p.body.push_back(assign(x.r(q), lit(1, 0)));  // pulses low
   if (x.c.ring) {  // a datapath reset: no table, no prefetch
     Block clr;
-    for (const char* q : {"loaded_q", "pf_q", "pfok_q", "pferr_q"})
+    for (const char* q : {"loaded_q", "pf_q", "pfok_q", "pferr_q", "wrwait_q"})
       clr.push_back(x.a(q, lit(1, 0)));
     p.body.push_back(if_(x.r("flush_now"), std::move(clr)));
   }
@@ -436,12 +440,15 @@ void fsm(Ctx& x) {
   }
   // SOFT RESET from anywhere: drain in the DMA states, else flush at once.
   Expr draining = x.in_state(PARAM) | x.in_state(RUN) | x.in_state(ABORT);
-  if (x.c.ring) draining = draining | x.in_state(FETCH) | x.in_state(WB) | x.r("pf_q");
-  p.body.push_back(
-      if_(x.r("soft_reset_i"),
-          {assign(x.r("sr_q"), lit(1, 1)), assign(x.r("done_q"), lit(1, 0)),
-           assign(x.r("error_q"), lit(1, 0)),
-           if_(draining, {assign(x.r("st_q"), x.s(ABORT))}, {assign(x.r("st_q"), x.s(FLUSH))})}));
+  if (x.c.ring) {  // also a prefetch or the last status write still in flight
+    draining = draining | x.in_state(FETCH) | x.in_state(WB) | x.r("pf_q") | x.r("wbpend_q");
+  }
+  Block reset = {
+      assign(x.r("sr_q"), lit(1, 1)), assign(x.r("done_q"), lit(1, 0)),
+      assign(x.r("error_q"), lit(1, 0)),
+      if_(draining, {assign(x.r("st_q"), x.s(ABORT))}, {assign(x.r("st_q"), x.s(FLUSH))})};
+  if (x.c.ring) reset.push_back(x.a("wbpend_q", lit(1, 0)));  // TAIL stays 0
+  p.body.push_back(if_(x.r("soft_reset_i"), std::move(reset)));
   p.comment = "Job FSM: next state and the registers it sets";
   rtl::process(x.m, p);
 }

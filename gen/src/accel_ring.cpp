@@ -120,21 +120,24 @@ void ring_wires(Ctx& x) {
   // when the status words come from the status alone (bus <= 128 bits: desc_q is overwritten).
   Expr pf_go = x.in_state(RUN) & x.r("ring_q") & x.r("rd_done_i") & ~x.r("rd_start_q") &
                ~x.r("pf_q") & ~x.r("pfok_q") & ~x.r("pferr_q") & x.r("ring_enable_i") &
-               ~x.r("stopped_q") & ex::ne(x.r("tail_next"), x.r("ring_head_i"));
+               ~x.r("stopped_q") & ex::ne(x.r("tail_eff_next"), x.r("ring_head_i"));
   if (x.c.bus_bytes() > 16) pf_go = lit(1, 0);
   m.assign(m.wire("pf_go", 1), pf_go);
   const int wcb = bits_for(rs.wbw);
   m.assign(m.wire("wb_push", 1),
            x.in_state(WB) & ex::ne(x.r("wbcnt_q"), lit(wcb, u(rs.wbw))) & x.r("wf_space_i"));
-  m.assign(m.wire("wb_fin", 1, "the status is written"),
-           x.in_state(WB) & ex::eq(x.r("wbcnt_q"), lit(wcb, u(rs.wbw))) & x.r("wr_done_i") &
-               ~x.r("wr_start_q") & ~x.r("wr_err_i"));
+  const Expr pushed = x.in_state(WB) & ex::eq(x.r("wbcnt_q"), lit(wcb, u(rs.wbw))) &
+                      ~x.r("wr_start_q") & ~x.r("wrwait_q") & ~x.r("wr_err_i");
+  m.assign(m.wire("wb_fin", 1, "the status is written (answered)"), pushed & x.r("wr_done_i"));
+  m.assign(m.wire("wb_sent", 1, "the status is sent (its response may be outstanding)"),
+           pushed & x.r("wr_sent_i"));
   const Expr ok = ex::eq(x.r("code_q"), lit(8, 0));
-  m.assign(m.wire("ring_ok", 1), x.r("wb_fin") & ok);
+  m.assign(m.wire("ring_ok", 1, "a good descriptor's status write answered: TAIL + 1"),
+           x.r("wbpend_q") & x.r("wr_idle_i") & ~x.r("wr_err_i"));
   m.assign(m.wire("ring_fail", 1), (x.r("wb_fin") & ~ok) | (x.in_state(FLUSH) & x.r("ring_q") &
                                                             ~x.r("sr_q") & x.r("nowb_q") & ~ok));
   m.assign(m.wire("flush_now", 1, "datapath reset: FLUSH, or CHECK unless the table is kept"),
-           x.in_state(FLUSH) | (x.in_state(CHECK) & ~x.r("keep_q")));
+           x.in_state(FLUSH) | (x.in_state(CHECK) & ~x.r("keep_q") & ~x.r("wbpend_q")));
 }
 
 }  // namespace
@@ -150,6 +153,7 @@ void ring_ports(Module& m, const AccelConfig& c) {
   m.in("rd_valid_i", 1, "a read DMA word (a descriptor word while desc_rd_o)");
   m.in("rd_data_i", c.bus_bits);
   m.in("wf_space_i", 1, "the write FIFO takes a word");
+  m.in("wr_sent_i", 1, "the write DMA sent every word (only responses outstanding)");
   m.out("desc_rd_o", 1, "read DMA words go to the descriptor capture, not the read FIFO");
   m.out("phase_wb_o", 1, "the write FIFO takes the status words");
   m.out("wb_valid_o", 1);
@@ -164,6 +168,7 @@ void ring_state_regs(Ctx& x) {
   x.m.reg("pf_q", 1, "the read DMA prefetches the next descriptor");
   x.m.reg("pfok_q", 1, "desc_q holds the descriptor at TAIL (prefetched)");
   x.m.reg("pferr_q", 1, "the prefetch read failed: the descriptor at TAIL is unreadable");
+  x.m.reg("wbpend_q", 1, "a good descriptor's status is sent, its write response not yet in");
 }
 
 void ring_regs(Ctx& x) {
@@ -186,13 +191,18 @@ void ring_regs(Ctx& x) {
   m.reg("stopped_q", 1);
   m.reg("rcnt_q", 16, "descriptors completed since IRQ_STATUS.ring by count (saturating)");
   m.reg("irq_ring_q", 1);
+  m.reg("wbirq_q", 1, "the irq flag of the descriptor whose status is in flight");
+  m.reg("wrwait_q", 1, "start the write DMA once the last status write is answered");
+  m.assign(m.wire("tail_next", 16), x.r("tail_q") + lit(16, 1));
+  m.assign(m.wire("tail_eff", 16, "TAIL, + 1 while the last status write is answered"),
+           x.r("tail_q") + ex::zext(x.r("wbpend_q"), 16));
+  m.assign(m.wire("tail_eff_next", 16), x.r("tail_eff") + lit(16, 1));
   m.assign(m.wire("ring_go", 1, "a descriptor is runnable"),
-           x.r("ring_enable_i") & ~x.r("stopped_q") & ex::ne(x.r("tail_q"), x.r("ring_head_i")));
+           x.r("ring_enable_i") & ~x.r("stopped_q") & ex::ne(x.r("tail_eff"), x.r("ring_head_i")));
   m.assign(m.wire("ring_launch", 1, "the descriptor at TAIL starts (fetched or prefetched)"),
            x.in_state(IDLE) & ~x.r("start_i") & x.r("ring_go") & ~x.r("pf_q"));
-  m.assign(m.wire("tail_next", 16), x.r("tail_q") + lit(16, 1));
   const Expr idx = m.wire("slot_idx", 16, "(TAIL, or TAIL + 1 in RUN: the prefetch) mod 2^k");
-  m.assign(idx, ex::mux(x.in_state(RUN), x.r("tail_next"), x.r("tail_q")) &
+  m.assign(idx, ex::mux(x.in_state(RUN), x.r("tail_eff_next"), x.r("tail_eff")) &
                     ~ex::shl(ex::ones(16), x.r("ring_log2_i")));
   const Expr slot = m.wire("slot_addr", 64);
   m.assign(slot, x.r("ring_base_i") + rtl::shl_by(ex::zext(idx, 64), 6));
@@ -234,8 +244,8 @@ Stmt ring_capture(const Ctx& x) {
              {x.a("desc_q", shifted), x.a("dcnt_q", x.r("dcnt_q") + lit(dcb, 1))});
 }
 
-// The prefetch: its start in RUN, its end (the descriptor complete, or a read error), and no
-// prefetched descriptor survives a stopped ring (one still reading when the ring stops is
+// After the case: the prefetch (its start in RUN, its end: the descriptor complete, or a read
+// error; no prefetched descriptor survives a stopped ring (one still reading when the ring stops is
 // dropped: the ring resumes at TAIL with a fresh fetch).
 Block ring_prefetch(const Ctx& x) {
   const int aw = x.c.addr_bits;
@@ -252,11 +262,21 @@ Block ring_prefetch(const Ctx& x) {
           {x.a("pf_q", zero), x.a("pferr_q", one), x.a("pfaddr_q", x.r("rd_err_addr_i"))},
           {if_(complete, {x.a("pf_q", zero), x.a("pfok_q", one)})}),
       if_(x.r("ring_fail") | x.r("soft_reset_i") | x.r("stopped_q"),
-          {x.a("pfok_q", zero), x.a("pferr_q", zero)})};
+          {x.a("pfok_q", zero), x.a("pferr_q", zero)}),
+      // The write DMA of a job or a status starts once the last status write is answered.
+      if_(x.r("wrwait_q") & ~x.r("wbpend_q") & (x.in_state(RUN) | x.in_state(WB)),
+          {x.a("wr_start_q", one), x.a("wrwait_q", zero)}),
+      if_(x.r("ring_ok"), {x.a("wbpend_q", zero)}),
+      // That status write failed: the descriptor after it (if any) is abandoned with no status
+      // and the ring stops at the one whose status failed (TAIL not advanced).
+      if_(x.r("wbpend_q") & x.r("wr_err_i"),
+          {x.a("wbpend_q", zero), x.a("ring_q", one), x.a("nowb_q", one), x.a("sr_q", zero),
+           x.a("code_q", code(AccelError::write)),
+           x.a("eaddr_q", ex::zext(x.r("wr_err_addr_i"), 64)), x.to(ABORT)})};
 }
 
 Block ring_wb_entry(const Ctx& x) {
-  return {x.a("wr_start_q", lit(1, 1)), x.a("wbcnt_q", lit(bits_for(ring_sizes(x.c).wbw), 0)),
+  return {x.a("wrwait_q", lit(1, 1)), x.a("wbcnt_q", lit(bits_for(ring_sizes(x.c).wbw), 0)),
           x.to(WB)};
 }
 
@@ -288,12 +308,17 @@ std::vector<CaseArm> ring_arms(const Ctx& x) {
                       x.a("mb_q", ex::zext(x.r("d_inner"), 32)), x.a("macc_q", lit(tw, 0)),
                       x.a("mcnt_q", lit(5, 0)), x.a("tot_ok_q", lit(1, 0)), x.to(MUL1)}));
   arms.push_back({{x.s(DSNAP)}, std::move(snap)});
-  arms.push_back({{x.s(WB)},
-                  {if_(x.r("wb_push"), {x.a("wbcnt_q", x.r("wbcnt_q") + lit(wcb, 1))}),
-                   if_(x.r("wr_err_i"), stop(AccelError::write),
-                       {if_(x.r("wb_fin"),
-                            {x.to(IDLE), if_(ex::eq(x.r("code_q"), lit(8, 0)), {x.a("done_q", one)},
-                                             {x.a("error_q", one), x.a("irq_err_q", one)})})})}});
+  // A good descriptor leaves once its status is sent (wbpend_q: TAIL + 1 when it is answered,
+  // the next descriptor may start meanwhile); a failed one once its status is answered.
+  const Expr ok = ex::eq(x.r("code_q"), lit(8, 0));
+  arms.push_back(
+      {{x.s(WB)},
+       {if_(x.r("wb_push"), {x.a("wbcnt_q", x.r("wbcnt_q") + lit(wcb, 1))}),
+        if_(x.r("wr_err_i"), stop(AccelError::write),
+            {if_(ok & x.r("wb_sent"), {x.to(IDLE), x.a("done_q", one), x.a("wbpend_q", one),
+                                       x.a("wbirq_q", x.r("dirq_q"))}),
+             if_(~ok & x.r("wb_fin"),
+                 {x.to(IDLE), x.a("error_q", one), x.a("irq_err_q", one)})})}});
   return arms;
 }
 
@@ -305,7 +330,7 @@ void ring_process(Ctx& x) {
   const Expr n = m.wire("rcnt_next", 16);
   m.assign(n, rcnt + ex::zext(ex::ne(rcnt, ex::ones(16)), 16));
   const Expr fire = m.wire("ring_fire", 1, "IRQ_STATUS.ring after this descriptor");
-  m.assign(fire, x.r("dirq_q") | (ex::ne(coal, lit(16, 0)) & ex::ge(n, coal)) |
+  m.assign(fire, x.r("wbirq_q") | (ex::ne(coal, lit(16, 0)) & ex::ge(n, coal)) |
                      ex::eq(next, x.r("ring_head_i")));
   const Expr zero = lit(1, 0), one = lit(1, 1);
   rtl::Process p;

@@ -143,6 +143,7 @@ void datapath_wires(Module& m, const AccelConfig& c) {
   for (const auto& [n, w] : wires) m.wire(n, w);
   if (c.ring) {
     for (const auto& [n, w] : {std::pair<const char*, int>{"desc_rd", 1},
+                               {"wr_sent", 1},
                                {"rd_dv", 1},
                                {"phase_wb", 1},
                                {"wb_valid", 1},
@@ -167,6 +168,7 @@ void ring_conns(Module& m, Conns& cc) {
   for (const auto& x : by_name(m, {{"rd_valid_i", "rd_dv"},
                                    {"rd_data_i", "rf_wdata"},
                                    {"wf_space_i", "wf_space"},
+                                   {"wr_sent_i", "wr_sent"},
                                    {"desc_rd_o", "desc_rd"},
                                    {"phase_wb_o", "phase_wb"},
                                    {"wb_valid_o", "wb_valid"},
@@ -413,6 +415,7 @@ void write_path(Module& m, const AccelConfig& c) {
                                    {"err_addr_o", "wr_err_addr"}})) {
     wc.push_back(x);
   }
+  if (c.ring) wc.emplace_back("sent_o", m.ref("wr_sent"));
   m.instance(Instance{n + "_wdma", "u_wdma", wc, {}});
 }
 
