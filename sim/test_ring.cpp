@@ -22,7 +22,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::uint32_t kIrqFlag = 1u << 16, kSameParams = 1u << 17;
 
-// A test parameter: "<backend>" (nc_ring) or "<backend>_wide" (nc_wide_ring, a 256-bit bus).
+// A test parameter: "<backend>" (nc_ring), "<backend>_wide" (nc_wide_ring, a 256-bit bus) or
+// "sim_stall" (nc_ring, latency 40 and stalls on 30 % of the cycles).
 std::string backend_of(const std::string& param) {
   return param.substr(0, param.find('_'));
 }
@@ -30,6 +31,7 @@ std::string device(const std::string& param) {
   const std::string backend = backend_of(param);
   const std::string name = param.find("_wide") != std::string::npos ? "nc_wide_ring" : "nc_ring";
   const std::string m = std::string(NC_DEVICES_DIR) + "/" + name + "/rtl/manifest.json";
+  if (param == "sim_stall") return "sim:" + m + ",latency=40,stall=0.3,seed=7";
   if (backend == "sim") return "sim:" + m + ",latency=16,stall=0.05,seed=3";
   if (backend == "tlm") return "tlm:" + m;
   return "ref:" + m;
@@ -237,8 +239,8 @@ void check_status(Ring& t, const std::vector<Entry>& es, std::uint32_t i) {
 }
 
 TEST_P(Ring, RandomStreamsWrapAppendWhileRunningErrorsSkipResumeBitExact) {
-  setup(3, 3);  // 8 slots: 48 descriptors wrap six times; IRQ_STATUS.ring every 3
-  std::vector<Entry> es = random_stream(*this, 48);
+  setup(3, 3);  // 8 slots: 120 descriptors wrap 15 times; IRQ_STATUS.ring every 3
+  std::vector<Entry> es = random_stream(*this, 120);
   std::uint32_t head = 0, tail = 0;
   std::size_t errors = 0;
   while (tail < es.size()) {
@@ -402,7 +404,8 @@ TEST_P(Ring, SingleJobRegistersStillWorkBesideTheRing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Ring,
-                         ::testing::Values("ref", "sim", "tlm", "ref_wide", "sim_wide"),
+                         ::testing::Values("ref", "sim", "tlm", "ref_wide", "sim_wide",
+                                           "sim_stall"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace
