@@ -257,8 +257,6 @@ int generate(const CLI::App* sub, const GenOptions& o) {
                           : ref ? gen::ref_top_name(cfg, rdesign)
                                 : cfg.top_name();
   std::cout << "normcore gen: wrote " << files.size() << " files for " << top << " to " << o.out_dir
-            << (acfg.ring && accel ? " (--ring: registers and manifest for the ref: model; no RTL)"
-                                   : "")
             << "\n";
   return kExitOk;
 }

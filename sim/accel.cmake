@@ -7,7 +7,7 @@
 #                      [TABLE banked|copies] [IN_TYPE fp16|bf16 OUT_TYPE fp16|bf16|fp32 [FLUSH]])
 set(NORMCORE_ACCEL_JOBS 100 CACHE STRING "Random jobs per accelerator configuration")
 function(normcore_accel_cosim name)
-  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH;LDC;FLUSH;COVERAGE"
+  cmake_parse_arguments(A "IN_UNSIGNED;OUT_UNSIGNED;SYNTH;LDC;FLUSH;COVERAGE;RING"
                         "LANES;XW;YW;SW;BW;MAXC;HWW;PIPE;BUS;ADDR;MB;OUT;SEED;FIXED_SHIFT;FIXED_ROUND;FIXED_LAYOUT;TABLE;IN_TYPE;OUT_TYPE"
                         "" ${ARGN})
   if(NOT A_SEED)
@@ -31,6 +31,11 @@ function(normcore_accel_cosim name)
   endif()
   set(spec_defs)
   normcore_spec_args(gen_args spec_defs ${ARGN})
+  set(ring 0)
+  if(A_RING)
+    list(APPEND gen_args --ring)
+    set(ring 1)
+  endif()
   set(vfiles)
   foreach(m bank step chan ptable lane fifo core rfifo wfifo pgear igear skid ogear rdma wdma_lenq
             wdma_adrq wdma ctrl regs top)
@@ -46,11 +51,11 @@ function(normcore_accel_cosim name)
   set(defs -I${dir}/rtl -I${dir}/inc -DNC_NAME=${name} -DNC_LANES=${A_LANES} -DNC_XW=${A_XW}
            -DNC_XS=${xs} -DNC_YW=${A_YW} -DNC_YS=${ys} -DNC_SW=${A_SW} -DNC_BW=${A_BW}
            -DNC_MAXC=${A_MAXC} -DNC_HWW=${A_HWW} -DNC_PIPE=${A_PIPE} -DNC_BUS=${A_BUS}
-           -DNC_ADDR=${A_ADDR} -DNC_SEED=${A_SEED} -DNC_JOBS=${NORMCORE_ACCEL_JOBS}
+           -DNC_ADDR=${A_ADDR} -DNC_SEED=${A_SEED} -DNC_JOBS=${NORMCORE_ACCEL_JOBS} -DNC_RING=${ring}
            ${spec_defs})
   set(exe ${dir}/obj/cosim_accel_${name})
   set(srcs "${CMAKE_CURRENT_SOURCE_DIR}/test_accel.cpp;${PROJECT_SOURCE_DIR}/model/src/contract.cpp;${PROJECT_SOURCE_DIR}/model/src/float_contract.cpp")
-  set(deps "${dir}/rtl/${prefix}_regs.hpp;${CMAKE_CURRENT_SOURCE_DIR}/accel_driver.hpp;${CMAKE_CURRENT_SOURCE_DIR}/float_jobs.hpp;${CMAKE_CURRENT_SOURCE_DIR}/axi_mem.hpp;${CMAKE_CURRENT_SOURCE_DIR}/axil_master.hpp")
+  set(deps "${dir}/rtl/${prefix}_regs.hpp;${CMAKE_CURRENT_SOURCE_DIR}/accel_driver.hpp;${CMAKE_CURRENT_SOURCE_DIR}/float_jobs.hpp;${CMAKE_CURRENT_SOURCE_DIR}/ring_bench.hpp;${CMAKE_CURRENT_SOURCE_DIR}/axi_mem.hpp;${CMAKE_CURRENT_SOURCE_DIR}/axil_master.hpp")
   normcore_verilate_program(${exe} ${prefix}_top "${vfiles}" "${defs}" "${srcs}" "-lgtest -pthread"
                             "${deps}")
   add_custom_target(cosim_accel_${name} ALL DEPENDS ${exe})
@@ -77,6 +82,10 @@ normcore_accel_cosim(b32_l1   LANES 1  XW 8  YW 8  SW 16 BW 32 MAXC 256 HWW 16 P
                      ADDR 32 MB 16 OUT 4 SEED 31)
 normcore_accel_cosim(b64_l8   LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 1024 HWW 24 PIPE 3 BUS 64
                      ADDR 32 MB 32 OUT 8 SEED 32 COVERAGE)
+# The default device's accelerator with the descriptor ring (issue 19): every test above on the
+# ring RTL's START path, and `--bench` adds the many-small-jobs table on the ring.
+normcore_accel_cosim(b64_l8_ring LANES 8 XW 8 YW 8 SW 16 BW 32 MAXC 1024 HWW 24 PIPE 3 BUS 64
+                     ADDR 32 MB 32 OUT 8 SEED 32 RING)
 normcore_accel_cosim(b128_l3  LANES 3  XW 4  YW 12 SW 10 BW 20 MAXC 100 HWW 12 PIPE 4 BUS 128
                      ADDR 40 MB 8 OUT 4 SEED 33 IN_UNSIGNED)
 normcore_accel_cosim(b256_l16 LANES 16 XW 16 YW 8  SW 18 BW 40 MAXC 300 HWW 16 PIPE 5 BUS 256

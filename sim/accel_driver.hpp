@@ -105,6 +105,11 @@ class AccelDriver {
   // Lays out the parameters and the packed input tensor in memory and opens the regions the job
   // may touch (reads: whole bus words; writes: exactly the output bytes).
   void stage(const AccelJob& j) {
+    mem_->clear_regions();
+    stage_data(j);
+  }
+  // The same, adding to the open regions (several jobs staged at once: the descriptor ring).
+  void stage_data(const AccelJob& j) {
     const ArithSpec a = shape_.arith();
     const int eb = shape_.entry_bytes();
     std::vector<std::uint8_t> pb(static_cast<std::size_t>(j.channels * eb), 0);
@@ -117,7 +122,6 @@ class AccelDriver {
     }
     mem_->write_bytes(j.param, pb);
     mem_->write_bytes(j.src, bits::pack(j.x, a.xw));
-    mem_->clear_regions();
     const std::uint64_t bb = static_cast<std::uint64_t>(shape_.bus_bytes());
     auto up = [&](std::uint64_t n) { return (n + bb - 1) / bb * bb; };
     mem_->allow_read(j.param, up(pb.size()));

@@ -139,7 +139,7 @@ if(NOT NORMCORE_SIM_BACKEND)
 endif()
 set(NORMCORE_FST_DEVICES "" CACHE STRING
     "Devices (of NORMCORE_DEVICES) that also get the FST-tracing sim plugin (libnormcore_sim_fst.so)")
-foreach(_dev ${NORMCORE_DEVICES} ${NORMCORE_FLOAT_DEVICES})
+foreach(_dev ${NORMCORE_DEVICES} ${NORMCORE_FLOAT_DEVICES} ${NORMCORE_RING_DEVICES})
   normcore_sim_plugin(${_dev})
 endforeach()
 foreach(_dev ${NORMCORE_FST_DEVICES})
@@ -178,3 +178,18 @@ foreach(_dev ${NORMCORE_DEVICES})
   add_dependencies(sim_device_tests sim_${_dev})
 endforeach()
 gtest_discover_tests(sim_device_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS sim TIMEOUT 120)
+
+# The descriptor ring (issue 19) on the ring devices (cmake/devices.cmake): random descriptor
+# streams against the golden model and the driver's batches, on ref:, sim: and (when built) tlm:
+# with identical bytes.
+add_executable(ring_tests ${CMAKE_CURRENT_SOURCE_DIR}/test_ring.cpp
+                          ${CMAKE_CURRENT_SOURCE_DIR}/test_ring_driver.cpp)
+target_link_libraries(ring_tests PRIVATE normcore::runtime GTest::gtest_main normcore_warnings)
+target_compile_definitions(ring_tests PRIVATE NC_DEVICES_DIR="${NORMCORE_DEVICES_DIR}"
+                                              NC_RING_TLM=$<BOOL:${NORMCORE_TLM}>)
+foreach(_dev ${NORMCORE_RING_DEVICES})
+  add_dependencies(ring_tests sim_${_dev})
+endforeach()
+gtest_discover_tests(ring_tests DISCOVERY_TIMEOUT 60
+                     PROPERTIES LABELS "sim;ring" TIMEOUT 300 ENVIRONMENT
+                                SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)

@@ -141,8 +141,20 @@ foreach(_dev ${NORMCORE_TLM_FLOAT_DEVICES})
   normcore_tlm_model(${_dev} NO_EXAMPLE)
 endforeach()
 
+# The ring devices (issue 19) too, without the example; sim/test_ring.cpp runs them.
+set(NORMCORE_TLM_RING_DEVICES "nc_ring;nc_small_ring" CACHE STRING
+    "Ring devices (of NORMCORE_RING_DEVICES) that get the SystemC/TLM-2.0 plugin")
+foreach(_dev ${NORMCORE_TLM_RING_DEVICES})
+  normcore_tlm_model(${_dev} NO_EXAMPLE)
+endforeach()
+
 if(NOT NORMCORE_TESTS)
   return()
+endif()
+if(NORMCORE_SIM_BACKEND)
+  foreach(_dev ${NORMCORE_TLM_RING_DEVICES})
+    add_dependencies(ring_tests tlm_${_dev})
+  endforeach()
 endif()
 set(_tlm_env SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1)
 # The examples as tests: the default shape on the default device, a small device's limits.

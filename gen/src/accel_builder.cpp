@@ -17,11 +17,6 @@ namespace normcore::gen {
 
 std::vector<Module> build_accel(const AccelConfig& c) {
   if (auto err = c.check(); !err.empty()) throw std::invalid_argument(err);
-  if (c.ring) {
-    throw std::invalid_argument(
-        "--ring: the accelerator RTL has no descriptor fetcher yet (render_accel writes the "
-        "registers and the manifest for the ref: model)");
-  }
   const auto& core = c.core;
   const accel_detail::AccelSizes sz = accel_detail::accel_sizes(c);
   const std::string n = core.name;
@@ -57,8 +52,7 @@ namespace normcore::gen {
 
 std::vector<GeneratedFile> render_accel(const AccelConfig& cfg) {
   if (auto err = cfg.check(); !err.empty()) throw std::invalid_argument(err);
-  // A ring configuration has no RTL yet: the register outputs and the manifest only.
-  const auto modules = cfg.ring ? std::vector<Module>{} : build_accel(cfg);
+  const auto modules = build_accel(cfg);
   const auto map = accel_register_map(cfg);
   const auto cj = cfg.to_json();
   std::vector<GeneratedFile> out;
@@ -79,11 +73,9 @@ std::vector<GeneratedFile> render_accel(const AccelConfig& cfg) {
   out.push_back({n + "_regs.rdl", commented(emit_systemrdl(map), n + "_regs.rdl", "// ")});
   out.push_back({n + "_registers.md", emit_markdown(map)});
   const FlowDesign flow{cfg.core, modules, cj, {n + "_regs.h"}, {n + "_regs.hpp"}};
-  if (!cfg.ring) {
-    for (auto& f : flow_files(flow)) out.push_back(std::move(f));
-  }
+  for (auto& f : flow_files(flow)) out.push_back(std::move(f));
   nlohmann::json ports = nlohmann::json::array();
-  for (const auto& p : modules.empty() ? std::vector<Port>{} : modules.back().ports) {
+  for (const auto& p : modules.back().ports) {
     ports.push_back({{"name", p.name}, {"dir", p.output ? "output" : "input"}, {"width", p.width}});
   }
   nlohmann::json errors = nlohmann::json::object();
@@ -110,11 +102,7 @@ std::vector<GeneratedFile> render_accel(const AccelConfig& cfg) {
       {"files", files},
       {"ports", ports},
   };
-  if (cfg.ring) {
-    man["rtl"] = "none: the descriptor ring runs on the ref: model only (no descriptor fetcher)";
-  } else {
-    man.update(flow_manifest(flow));
-  }
+  man.update(flow_manifest(flow));
   man["flow_files"]["systemrdl"] = n + "_regs.rdl";
   man["flow_files"]["register_doc"] = n + "_registers.md";
   out.push_back({"manifest.json", man.dump(2) + "\n"});

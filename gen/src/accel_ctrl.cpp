@@ -1,7 +1,8 @@
 // <n>_ctrl: job control of the accelerator. START snapshots the job registers, C*HW*N is sized
 // by shift-and-add, the job is validated with no bus traffic on failure, then the job FSM runs
 // core set-up, the parameter DMA and the data DMA; errors and SOFT RESET drain and flush.
-#include "accel_internal.hpp"
+#include "accel_ctrl.hpp"
+
 #include "rtl_util.hpp"
 #include "specialise.hpp"
 
@@ -17,18 +18,6 @@ std::uint64_t u(long long v) {
 Expr code(AccelError e) {
   return lit(8, u(static_cast<int>(e)));
 }
-
-// The job FSM's states, in encoding order (IDLE = 0).
-enum State { IDLE, MUL1, MUL2, SIZES, CHECK, CFG, CFGW, PARAM, RUN, ABORT, FLUSH, kStates };
-
-struct Ctx {
-  const AccelConfig& c;
-  Module& m;
-  std::vector<Expr> st;  // the states' localparams
-  Expr r(const std::string& n) const { return m.ref(n); }
-  const Expr& s(State x) const { return st[static_cast<std::size_t>(x)]; }
-  Expr in_state(State x) const { return ex::eq(r("st_q"), s(x)); }
-};
 
 void job_ports(Module& m, const AccelConfig& c) {
   const auto& core = c.core;
@@ -99,9 +88,13 @@ void snapshot_regs(Ctx& x) {
   Module& m = x.m;
   const auto& core = x.c.core;
   m.section("Job snapshot (taken at START)");
-  x.st = m.states({"ST_IDLE", "ST_MUL1", "ST_MUL2", "ST_SIZES", "ST_CHECK", "ST_CFG", "ST_CFGW",
-                   "ST_PARAM", "ST_RUN", "ST_ABORT", "ST_FLUSH"},
-                  "Job FSM states");
+  std::vector<std::string> names = {"ST_IDLE",  "ST_MUL1",  "ST_MUL2", "ST_SIZES",
+                                    "ST_CHECK", "ST_CFG",   "ST_CFGW", "ST_PARAM",
+                                    "ST_RUN",   "ST_ABORT", "ST_FLUSH"};
+  if (x.c.ring) {
+    for (const char* n : {"ST_FETCH", "ST_DSNAP", "ST_WB"}) names.emplace_back(n);
+  }
+  x.st = m.states(names, "Job FSM states");
   m.reg("st_q", x.st[0].width());
   m.reg("ch_q", core.chan_bits());
   m.reg("inner_q", core.inner_bits);
@@ -117,7 +110,12 @@ void snapshot_regs(Ctx& x) {
   m.reg("code_q", 8);
   m.reg("eaddr_q", 64);
   m.reg("sr_q", 1, "the current stop is a soft reset");
-  m.assign(m.wire("busy", 1), ex::ne(x.r("st_q"), x.s(IDLE)));
+  if (x.c.ring) {
+    ring_state_regs(x);  // busy while a descriptor prefetch is still reading
+    m.assign(m.wire("busy", 1), ex::ne(x.r("st_q"), x.s(IDLE)) | x.r("pf_q") | x.r("wbpend_q"));
+  } else {
+    m.assign(m.wire("busy", 1), ex::ne(x.r("st_q"), x.s(IDLE)));
+  }
 }
 
 // (e + add) >> shift into an `out`-bit wire `nm`, through a sum wire; the dropped low bits are
@@ -240,11 +238,15 @@ void stop_and_pulses(Ctx& x) {
   Module& m = x.m;
   const int aw = x.c.addr_bits;
   m.section("Stop handling");
-  m.assign(m.wire("dma_err", 1), x.r("rd_err_i") | x.r("wr_err_i"));
-  m.assign(m.wire("dma_code", 8),
-           ex::mux(x.r("rd_err_i"), code(AccelError::read), code(AccelError::write)));
+  Expr rerr = x.r("rd_err_i");
+  if (x.c.ring) {  // a failed descriptor prefetch is the next descriptor's error, not this job's
+    rerr = m.wire("rd_err_job", 1);
+    m.assign(rerr, x.r("rd_err_i") & ~x.r("pf_q") & ~x.r("pferr_q"));
+  }
+  m.assign(m.wire("dma_err", 1), rerr | x.r("wr_err_i"));
+  m.assign(m.wire("dma_code", 8), ex::mux(rerr, code(AccelError::read), code(AccelError::write)));
   m.assign(m.wire("dma_addr", 64),
-           ex::zext(ex::mux(x.r("rd_err_i"), x.r("rd_err_addr_i"), x.r("wr_err_addr_i")), 64));
+           ex::zext(ex::mux(rerr, x.r("rd_err_addr_i"), x.r("wr_err_addr_i")), 64));
   m.reg("prm_cnt_q", x.c.core.chan_bits(), "parameters delivered to the core");
   m.section("Pulses to the datapath and status");
   m.reg("rd_start_q", 1);
@@ -255,12 +257,9 @@ void stop_and_pulses(Ctx& x) {
   }
 }
 
-// IDLE .. CHECK: the snapshot, the two multiplications, the sizes, the check.
-std::vector<CaseArm> setup_arms(const Ctx& x) {
-  const AccelSizes sz = accel_sizes(x.c);
-  const int tw = sz.tw, ew = sz.ew;
-  auto a = [&](const char* q, const Expr& v) { return assign(x.r(q), v); };
-  auto to = [&](State s) { return a("st_q", x.s(s)); };
+// IDLE: START takes the job registers (START wins over a runnable ring descriptor).
+CaseArm idle_arm(const Ctx& x) {
+  const int tw = accel_sizes(x.c).tw;
   const std::pair<const char*, const char*> from[] = {
       {"ch_q", "channels_i"},   {"inner_q", "inner_i"}, {"outer_q", "outer_i"},
       {"layout_q", "layout_i"}, {"round_q", "round_i"}, {"shift_q", "shift_i"},
@@ -268,14 +267,63 @@ std::vector<CaseArm> setup_arms(const Ctx& x) {
       {"dst_q", "dst_i"},       {"param_q", "param_i"}, {"base_q", "win_base_i"},
       {"last_q", "win_last_i"}};
   Block snap;
-  for (const auto& [q, i] : from) snap.push_back(a(q, x.r(i)));
+  for (const auto& [q, i] : from) snap.push_back(x.a(q, x.r(i)));
   for (auto s :
-       {a("done_q", lit(1, 0)), a("error_q", lit(1, 0)), a("code_q", lit(8, 0)),
-        a("eaddr_q", lit(64, 0)), a("sr_q", lit(1, 0)), a("ma_q", ex::zext(x.r("channels_i"), tw)),
-        a("mb_q", ex::zext(x.r("inner_i"), 32)), a("macc_q", lit(tw, 0)), a("mcnt_q", lit(5, 0)),
-        to(MUL1)}) {
+       {x.a("done_q", lit(1, 0)), x.a("error_q", lit(1, 0)), x.a("code_q", lit(8, 0)),
+        x.a("eaddr_q", lit(64, 0)), x.a("sr_q", lit(1, 0)),
+        x.a("ma_q", ex::zext(x.r("channels_i"), tw)), x.a("mb_q", ex::zext(x.r("inner_i"), 32)),
+        x.a("macc_q", lit(tw, 0)), x.a("mcnt_q", lit(5, 0)), x.to(MUL1)}) {
     snap.push_back(s);
   }
+  if (!x.c.ring) return {{x.s(IDLE)}, {if_(x.r("start_i"), std::move(snap))}};
+  for (const char* q : {"ring_q", "keep_q", "tot_ok_q", "pfok_q"}) {
+    snap.push_back(x.a(q, lit(1, 0)));
+  }
+  return {{x.s(IDLE)},
+          {if_(x.r("start_i") & ~x.r("pf_q") & ~x.r("wbpend_q"), std::move(snap),
+               {if_(x.r("ring_launch"), ring_launch(x))})}};
+}
+
+// The job's DMA: the input read, the output write, the input gearbox; then RUN.
+Block run_entry(const Ctx& x) {
+  const int aw = x.c.addr_bits;
+  const Expr one = lit(1, 1);
+  // With the ring the write DMA starts once the last status write is answered (wrwait_q).
+  Block b = {x.a("rd_start_q", one),
+             x.a("rd_addr_q", ex::fit(x.r("src_q"), aw)),
+             x.a("rd_words_q", x.r("in_words_q")),
+             x.a(x.c.ring ? "wrwait_q" : "wr_start_q", one),
+             x.a("ig_start_q", one),
+             x.to(RUN)};
+  if (x.c.ring) b.push_back(x.a("loaded_q", one));  // the core holds the table from now on
+  return b;
+}
+
+// CHECK: a failed START job stops at once; a failed descriptor writes its status first; a
+// descriptor that keeps the loaded table (keep_q) goes straight to the run.
+CaseArm check_arm(const Ctx& x) {
+  Block fail = {x.a("code_q", x.r("check_code")), x.to(IDLE), x.a("error_q", lit(1, 1)),
+                x.a("irq_err_q", lit(1, 1))};
+  Block pass = {x.to(CFG)};
+  if (x.c.ring) {
+    Block wb = ring_wb_entry(x);
+    wb.push_back(x.a("code_q", x.r("check_code")));
+    fail = {if_(x.r("ring_q"), std::move(wb), std::move(fail))};
+    pass = {if_(x.r("keep_q"), run_entry(x), std::move(pass))};
+  }
+  Stmt body = if_(ex::ne(x.r("check_code"), lit(8, 0)), std::move(fail), std::move(pass));
+  // With the ring, a datapath reset (CHECK unless the table is kept) waits until the last
+  // status write is answered: the write DMA is part of the datapath.
+  if (x.c.ring) body = if_(x.r("keep_q") | ~x.r("wbpend_q"), {std::move(body)});
+  return {{x.s(CHECK)}, {std::move(body)}};
+}
+
+// IDLE .. CHECK: the snapshot, the two multiplications, the sizes, the check.
+std::vector<CaseArm> setup_arms(const Ctx& x) {
+  const AccelSizes sz = accel_sizes(x.c);
+  const int tw = sz.tw, ew = sz.ew;
+  auto a = [&](const char* q, const Expr& v) { return x.a(q, v); };
+  auto to = [&](State s) { return x.to(s); };
   auto step = [&](Block last) {
     return Block{a("macc_q", x.r("macc_next")), a("ma_q", rtl::shl_by(x.r("ma_q"), 1)),
                  a("mb_q", rtl::shr_by(x.r("mb_q"), 1)), a("mcnt_q", x.r("mcnt_q") + lit(5, 1)),
@@ -284,31 +332,44 @@ std::vector<CaseArm> setup_arms(const Ctx& x) {
   auto end = [&](const char* start, const char* bytes) {
     return ex::zext(x.r(start), ew) + ex::zext(x.r(bytes), ew) - lit(ew, 1);
   };
+  Block mul_done = {a("total_q", x.r("macc_next")), to(SIZES)};
+  if (x.c.ring) mul_done.push_back(a("tot_ok_q", lit(1, 1)));
   std::vector<CaseArm> arms;
-  arms.push_back({{x.s(IDLE)}, {if_(x.r("start_i"), std::move(snap))}});
+  arms.push_back(idle_arm(x));
   arms.push_back({{x.s(MUL1)},
                   step({a("ma_q", x.r("macc_next")), a("mb_q", x.r("outer_q")),
                         a("macc_q", lit(tw, 0)), to(MUL2)})});
-  arms.push_back({{x.s(MUL2)}, step({a("total_q", x.r("macc_next")), to(SIZES)})});
+  arms.push_back({{x.s(MUL2)}, step(std::move(mul_done))});
   arms.push_back(
       {{x.s(SIZES)},
        {a("in_words_q", x.r("in_words_w")), a("out_words_q", x.r("out_words_w")),
         a("prm_words_q", x.r("prm_words_w")), a("in_end_q", end("src_q", "in_bytes")),
         a("out_end_q", end("dst_q", "out_bytes")), a("prm_end_q", end("param_q", "prm_bytes")),
         a("strb_q", x.r("strb_last")), to(CHECK)}});
-  arms.push_back({{x.s(CHECK)},
-                  {if_(ex::ne(x.r("check_code"), lit(8, 0)),
-                       {a("code_q", x.r("check_code")), to(IDLE), a("error_q", lit(1, 1)),
-                        a("irq_err_q", lit(1, 1))},
-                       {to(CFG)})}});
+  arms.push_back(check_arm(x));
   return arms;
+}
+
+// FLUSH: back to IDLE; a failed START job (or a ring descriptor whose status cannot be written:
+// nowb_q) reports its error, a failed descriptor first writes its status.
+CaseArm flush_arm(const Ctx& x) {
+  const Expr one = lit(1, 1);
+  const Expr failed = ex::ne(x.r("code_q"), lit(8, 0)) & ~x.r("sr_q");
+  Block report = {if_(failed, {x.a("error_q", one), x.a("irq_err_q", one)})};
+  if (!x.c.ring) {
+    report.insert(report.begin(), x.to(IDLE));
+    return {{x.s(FLUSH)}, std::move(report)};
+  }
+  return {{x.s(FLUSH)},
+          {x.to(IDLE),
+           if_(failed & x.r("ring_q") & ~x.r("nowb_q"), ring_wb_entry(x), std::move(report))}};
 }
 
 // CFG .. FLUSH: core set-up, parameters, the run, the stops.
 std::vector<CaseArm> run_arms(const Ctx& x) {
   const int cw = x.c.core.chan_bits(), aw = x.c.addr_bits;
-  auto a = [&](const char* q, const Expr& v) { return assign(x.r(q), v); };
-  auto to = [&](State s) { return a("st_q", x.s(s)); };
+  auto a = [&](const char* q, const Expr& v) { return x.a(q, v); };
+  auto to = [&](State s) { return x.to(s); };
   auto to_abort = [&](const Expr& cd, const Expr& addr) {
     return Block{a("code_q", cd), a("eaddr_q", addr), to(ABORT)};
   };
@@ -324,22 +385,25 @@ std::vector<CaseArm> run_arms(const Ctx& x) {
   // All C words handed to the core (it opens s_axis only once its table is complete).
   const Expr params_in =
       ex::eq(x.r("prm_cnt_q"), x.r("ch_q")) & x.r("rd_done_i") & ~x.r("rd_start_q");
-  arms.push_back(
-      {{x.s(PARAM)},
-       {if_(x.r("prm_fire_i"), {a("prm_cnt_q", x.r("prm_cnt_q") + lit(cw, 1))}),
-        if_(x.r("rd_err_i"), to_abort(code(AccelError::read), x.r("dma_addr")),
-            {if_(params_in, {a("rd_start_q", one), a("rd_addr_q", ex::fit(x.r("src_q"), aw)),
-                             a("rd_words_q", x.r("in_words_q")), a("wr_start_q", one),
-                             a("ig_start_q", one), to(RUN)})})}});
-  const Expr all_done =
-      x.r("wr_done_i") & x.r("rd_done_i") & ~x.r("wr_start_q") & ~x.r("rd_start_q");
+  arms.push_back({{x.s(PARAM)},
+                  {if_(x.r("prm_fire_i"), {a("prm_cnt_q", x.r("prm_cnt_q") + lit(cw, 1))}),
+                   if_(x.r("rd_err_i"), to_abort(code(AccelError::read), x.r("dma_addr")),
+                       {if_(params_in, run_entry(x))})}});
+  Expr all_done = x.r("wr_done_i") & x.r("rd_done_i") & ~x.r("wr_start_q") & ~x.r("rd_start_q");
+  if (x.c.ring) {  // and a descriptor prefetch finished (or failed: the read DMA stopped)
+    all_done = x.r("wr_done_i") & (x.r("rd_done_i") | x.r("pferr_q")) & ~x.r("wr_start_q") &
+               ~x.r("wrwait_q") & ~x.r("rd_start_q") & ~x.r("pf_q");
+  }
+  Block done = {a("done_q", one), a("irq_done_q", one), to(FLUSH)};
+  if (x.c.ring) done = {if_(x.r("ring_q"), ring_wb_entry(x), std::move(done))};
   arms.push_back({{x.s(RUN)},
                   {if_(x.r("dma_err"), to_abort(x.r("dma_code"), x.r("dma_addr")),
-                       {if_(all_done, {a("done_q", one), a("irq_done_q", one), to(FLUSH)})})}});
+                       {if_(all_done, std::move(done))})}});
   arms.push_back({{x.s(ABORT)}, {if_(x.r("rd_idle_i") & x.r("wr_idle_i"), {to(FLUSH)})}});
-  arms.push_back({{x.s(FLUSH)},
-                  {to(IDLE), if_(ex::ne(x.r("code_q"), lit(8, 0)) & ~x.r("sr_q"),
-                                 {a("error_q", one), a("irq_err_q", one)})}});
+  arms.push_back(flush_arm(x));
+  if (x.c.ring) {
+    for (auto& arm : ring_arms(x)) arms.push_back(std::move(arm));
+  }
   arms.push_back({{}, {to(IDLE)}});
   return arms;
 }
@@ -347,24 +411,44 @@ std::vector<CaseArm> run_arms(const Ctx& x) {
 // The job FSM and the registers it sets, as next-state logic and q <= d flops.
 void fsm(Ctx& x) {
   const int cw = x.c.core.chan_bits();
-  const char* pulses[] = {"rd_start_q", "wr_start_q", "pg_start_q",
-                          "ig_start_q", "irq_done_q", "irq_err_q"};
+  std::vector<const char*> pulses = {"rd_start_q", "wr_start_q", "pg_start_q",
+                                     "ig_start_q", "irq_done_q", "irq_err_q"};
   rtl::Process p;
   p.resets = {{x.r("st_q"), x.s(IDLE)},   {x.r("done_q"), lit(1, 0)},   {x.r("error_q"), lit(1, 0)},
               {x.r("code_q"), lit(8, 0)}, {x.r("eaddr_q"), lit(64, 0)}, {x.r("sr_q"), lit(1, 0)}};
   for (const char* q : pulses) p.resets.emplace_back(x.r(q), lit(1, 0));
   p.resets.emplace_back(x.r("prm_cnt_q"), lit(cw, 0));
+  if (x.c.ring) {
+    for (const char* q : {"ring_q", "keep_q", "loaded_q", "tot_ok_q", "nowb_q", "pf_q", "pfok_q",
+                          "pferr_q", "wbpend_q", "wrwait_q"}) {
+      p.resets.emplace_back(x.r(q), lit(1, 0));
+    }
+  }
   for (const char* q : pulses) p.body.push_back(assign(x.r(q), lit(1, 0)));  // pulses low
+  if (x.c.ring) {  // a datapath reset: no table, no prefetch
+    Block clr;
+    for (const char* q : {"loaded_q", "pf_q", "pfok_q", "pferr_q", "wrwait_q"})
+      clr.push_back(x.a(q, lit(1, 0)));
+    p.body.push_back(if_(x.r("flush_now"), std::move(clr)));
+  }
   std::vector<CaseArm> arms = setup_arms(x);
   for (auto& arm : run_arms(x)) arms.push_back(std::move(arm));
+  if (x.c.ring) p.body.push_back(ring_capture(x));
   p.body.push_back(case_(x.r("st_q"), std::move(arms)));
+  if (x.c.ring) {
+    for (auto& st : ring_prefetch(x)) p.body.push_back(std::move(st));
+  }
   // SOFT RESET from anywhere: drain in the DMA states, else flush at once.
-  const Expr draining = x.in_state(PARAM) | x.in_state(RUN) | x.in_state(ABORT);
-  p.body.push_back(
-      if_(x.r("soft_reset_i"),
-          {assign(x.r("sr_q"), lit(1, 1)), assign(x.r("done_q"), lit(1, 0)),
-           assign(x.r("error_q"), lit(1, 0)),
-           if_(draining, {assign(x.r("st_q"), x.s(ABORT))}, {assign(x.r("st_q"), x.s(FLUSH))})}));
+  Expr draining = x.in_state(PARAM) | x.in_state(RUN) | x.in_state(ABORT);
+  if (x.c.ring) {  // also a prefetch or the last status write still in flight
+    draining = draining | x.in_state(FETCH) | x.in_state(WB) | x.r("pf_q") | x.r("wbpend_q");
+  }
+  Block reset = {
+      assign(x.r("sr_q"), lit(1, 1)), assign(x.r("done_q"), lit(1, 0)),
+      assign(x.r("error_q"), lit(1, 0)),
+      if_(draining, {assign(x.r("st_q"), x.s(ABORT))}, {assign(x.r("st_q"), x.s(FLUSH))})};
+  if (x.c.ring) reset.push_back(x.a("wbpend_q", lit(1, 0)));  // TAIL stays 0
+  p.body.push_back(if_(x.r("soft_reset_i"), std::move(reset)));
   p.comment = "Job FSM: next state and the registers it sets";
   rtl::process(x.m, p);
 }
@@ -383,6 +467,7 @@ void perf(Ctx& x) {
   rtl::Process p;
   p.resets = {{pa, lit(32, 0)}, {prs, lit(32, 0)}, {pws, lit(32, 0)}, {pel, lit(64, 0)}};
   p.clear = x.r("start_i") & ~x.r("busy");
+  if (x.c.ring) p.clear = p.clear | x.r("ring_launch");  // a descriptor clears them too
   p.body = {if_(x.r("busy"), {assign(pa, pa + lit(32, 1))}),
             if_(run & x.r("s_ready_i") & ~x.r("s_valid_i"), {assign(prs, prs + lit(32, 1))}),
             if_(run & x.r("m_valid_i") & ~x.r("m_ready_i"), {assign(pws, pws + lit(32, 1))}),
@@ -404,17 +489,33 @@ void outputs(Ctx& x) {
       {"pg_start_o", "pg_start_q"}, {"ig_start_o", "ig_start_q"},  {"total_o", "total_q"},
       {"rd_start_o", "rd_start_q"}, {"rd_addr_o", "rd_addr_q"},    {"rd_words_o", "rd_words_q"},
       {"wr_start_o", "wr_start_q"}, {"wr_words_o", "out_words_q"}, {"wr_last_strb_o", "strb_q"}};
-  for (const auto& [o, q] : same) m.assign(x.r(o), x.r(q));
+  for (const auto& [o, q] : same) {
+    const std::string out(o);
+    if (x.c.ring && (out == "wr_words_o" || out == "wr_last_strb_o")) continue;  // ring_outputs
+    m.assign(x.r(o), x.r(q));
+  }
   // Combinational, so the sticky bit is visible to a read right after the ignored write.
   m.assign(x.r("start_ignored_o"), x.r("start_i") & x.r("busy"));
   m.assign(x.r("core_start_o"), x.in_state(CFG));
-  m.assign(x.r("dp_rst_no"), x.r("rst_ni") & ex::ne(x.r("st_q"), x.s(FLUSH)));
+  if (x.c.ring) {
+    m.assign(x.r("dp_rst_no"), x.r("rst_ni") & ~x.r("flush_now"));
+  } else {
+    m.assign(x.r("dp_rst_no"), x.r("rst_ni") & ex::ne(x.r("st_q"), x.s(FLUSH)));
+  }
   m.assign(x.r("phase_param_o"), x.in_state(PARAM));
   // The DMA engines may only start bursts while the job runs (never in ABORT or FLUSH).
   const Expr dma_go = m.wire("dma_go", 1);
-  m.assign(dma_go, x.in_state(PARAM) | x.in_state(RUN));
+  Expr go = x.in_state(PARAM) | x.in_state(RUN);
+  if (x.c.ring) {  // the descriptor (fetched, or prefetched past the job's end), its status
+    go = go | x.in_state(FETCH) | x.in_state(WB) | (x.in_state(IDLE) & x.r("pf_q"));
+  }
+  m.assign(dma_go, go);
   m.assign(x.r("rd_abort_o"), ~dma_go);
-  m.assign(x.r("wr_addr_o"), ex::fit(x.r("dst_q"), aw));
+  if (x.c.ring) {
+    ring_outputs(x);
+  } else {
+    m.assign(x.r("wr_addr_o"), ex::fit(x.r("dst_q"), aw));
+  }
   m.assign(x.r("wr_abort_o"), ~dma_go);
 }
 
@@ -428,14 +529,23 @@ Module build_ctrl(const AccelConfig& c, const std::string& name) {
       "bus traffic on failure, then runs: core set-up, parameter DMA, data DMA in and out.",
       "Errors and SOFT RESET stop new requests, drain the outstanding ones, then reset the",
       "datapath. Also the performance counters."};
+  if (c.ring) {
+    m.description.emplace_back(
+        "The descriptor ring: fetches the descriptor at TAIL through the read DMA, runs it like");
+    m.description.emplace_back(
+        "a START job (the loaded table kept when it may), writes its status back, TAIL + 1.");
+  }
   job_ports(m, c);
   datapath_ports(m, c);
+  if (c.ring) ring_ports(m, c);
   Ctx x{c, m, {}};
   snapshot_regs(x);
   sizing(x);
   validation(x);
   stop_and_pulses(x);
+  if (c.ring) ring_regs(x);
   fsm(x);
+  if (c.ring) ring_process(x);
   perf(x);
   outputs(x);
   return m;

@@ -65,6 +65,7 @@ void wdma_ports(Module& m, const AccelConfig& c, int wb, int fcb) {
   m.out("done_o", 1);
   m.out("err_o", 1);
   m.out("err_addr_o", aw, "start of the burst that failed");
+  if (c.ring) m.out("sent_o", 1, "every word sent: only write responses outstanding");
 }
 
 // A flop FIFO instance of the write DMA (u_lenq / u_adrq).
@@ -205,6 +206,10 @@ Module build_wdma(const AccelConfig& c, const std::string& name, int wb, int fcb
   m.assign(m.ref("m_axi_bready"), lit(1, 1));
   m.assign(m.ref("idle_o"), ~b.valid_q & ~adrq_valid);
   m.assign(m.ref("done_o"), m.ref("idle_o") & ex::eq(b.left_q, lit(wb, 0)));
+  if (c.ring) {
+    m.assign(m.ref("sent_o"),
+             ~b.valid_q & ex::eq(b.left_q, lit(wb, 0)) & ex::eq(owed_q, lit(fcb, 0)));
+  }
   m.assign(m.ref("err_o"), err_q);
   m.assign(m.ref("err_addr_o"), eaddr_q);
   rtl::sink(m, "unused_bid", {m.ref("m_axi_bid"), ex::bit(m.ref("m_axi_bresp"), 0)});

@@ -60,7 +60,7 @@ void top_ports(Module& m, const AccelConfig& c, const Module& regs) {
 }
 
 // Every register-block field port becomes a wire r_<port>; status inputs from job control.
-void regblock(Module& m, const Module& regs) {
+void regblock(Module& m, const Module& regs, bool ring) {
   m.section("Register block");
   Conns rconn;
   for (const auto& p : regs.ports) {
@@ -94,8 +94,10 @@ void regblock(Module& m, const Module& regs) {
     m.assign(m.ref("r_" + lo + "_value_i"), ex::slice(m.ref("c_" + r), 0, 32));
     m.assign(m.ref("r_" + hi + "_value_i"), ex::slice(m.ref("c_" + r), 32, 32));
   }
-  m.assign(m.ref("irq_o"), (m.ref("r_irq_status_done_o") & m.ref("r_ctrl_irq_en_done_o")) |
-                               (m.ref("r_irq_status_error_o") & m.ref("r_ctrl_irq_en_error_o")));
+  Expr irq = (m.ref("r_irq_status_done_o") & m.ref("r_ctrl_irq_en_done_o")) |
+             (m.ref("r_irq_status_error_o") & m.ref("r_ctrl_irq_en_error_o"));
+  if (ring) irq = irq | (m.ref("r_irq_status_ring_o") & m.ref("r_ctrl_irq_en_ring_o"));
+  m.assign(m.ref("irq_o"), irq);
   rtl::sink(m, "unused_sticky", {m.ref("r_status_start_ignored_o")});
 }
 
@@ -139,9 +141,43 @@ void datapath_wires(Module& m, const AccelConfig& c) {
       {"wf_data", bus},     {"wf_pop", 1},
       {"wf_space", 1}};
   for (const auto& [n, w] : wires) m.wire(n, w);
+  if (c.ring) {
+    for (const auto& [n, w] : {std::pair<const char*, int>{"desc_rd", 1},
+                               {"wr_sent", 1},
+                               {"rd_dv", 1},
+                               {"phase_wb", 1},
+                               {"wb_valid", 1},
+                               {"wb_data", bus}}) {
+      m.wire(n, w);
+    }
+  }
 }
 
-void ctrl_instance(Module& m, const std::string& n) {
+// The descriptor ring's connections of <n>_ctrl (--ring).
+void ring_conns(Module& m, Conns& cc) {
+  const auto r = [&](const std::string& p) { return m.ref("r_" + p); };
+  const Names from_regs = {
+      {"ring_enable_i", "ring_ctrl_enable_o"},     {"ring_resume_i", "ring_ctrl_resume_o"},
+      {"ring_skip_i", "ring_ctrl_skip_o"},         {"ring_coalesce_i", "ring_ctrl_coalesce_o"},
+      {"ring_head_i", "ring_head_index_o"},        {"ring_log2_i", "ring_size_log2_entries_o"},
+      {"ring_tail_o", "ring_tail_index_i"},        {"ring_active_o", "ring_status_active_i"},
+      {"ring_stopped_o", "ring_status_stopped_i"}, {"irq_ring_o", "irq_status_ring_set_i"}};
+  for (const auto& [p, w] : from_regs) cc.emplace_back(p, r(w));
+  cc.emplace_back("ring_base_i",
+                  ex::cat({r("ring_base_hi_value_o"), r("ring_base_lo_addr_o"), ex::lit(6, 0)}));
+  for (const auto& x : by_name(m, {{"rd_valid_i", "rd_dv"},
+                                   {"rd_data_i", "rf_wdata"},
+                                   {"wf_space_i", "wf_space"},
+                                   {"wr_sent_i", "wr_sent"},
+                                   {"desc_rd_o", "desc_rd"},
+                                   {"phase_wb_o", "phase_wb"},
+                                   {"wb_valid_o", "wb_valid"},
+                                   {"wb_data_o", "wb_data"}})) {
+    cc.push_back(x);
+  }
+}
+
+void ctrl_instance(Module& m, const std::string& n, bool ring) {
   const auto r = [&](const std::string& p) { return m.ref("r_" + p); };
   const auto reg64 = [&](const std::string& x) {
     return ex::cat({r(x + "_hi_value_o"), r(x + "_lo_value_o")});
@@ -190,6 +226,7 @@ void ctrl_instance(Module& m, const std::string& n) {
                     {"wr_done_i", "wr_done"},         {"wr_err_i", "wr_err"},
                     {"wr_err_addr_i", "wr_err_addr"}};
   for (const auto& c : by_name(m, dp)) cc.push_back(c);
+  if (ring) ring_conns(m, cc);
   m.instance(Instance{n + "_ctrl", "u_ctrl", cc, {}});
 }
 
@@ -210,7 +247,10 @@ void read_path(Module& m, const AccelConfig& c) {
   axi_pass(m, rc, "ar",
            {"id", "addr", "len", "size", "burst", "lock", "cache", "prot", "valid", "ready"});
   axi_pass(m, rc, "r", {"id", "data", "resp", "last", "valid", "ready"});
-  for (const auto& x : by_name(m, {{"data_valid_o", "rf_wr"},
+  if (c.ring) {  // descriptor words go to the controller, not into the read FIFO
+    m.assign(m.ref("rf_wr"), m.ref("rd_dv") & ~m.ref("desc_rd"));
+  }
+  for (const auto& x : by_name(m, {{"data_valid_o", c.ring ? "rd_dv" : "rf_wr"},
                                    {"data_o", "rf_wdata"},
                                    {"idle_o", "rd_idle"},
                                    {"done_o", "rd_done"},
@@ -320,6 +360,9 @@ void write_path(Module& m, const AccelConfig& c) {
   const std::string n = c.core.name;
   const int wd = wr_depth(c), wcb = bits_for(wd + 1);
   m.section("Output gearbox -> write FIFO -> write DMA");
+  if (c.ring) {  // the status words of a descriptor take the write FIFO in WB
+    m.assign(m.wire("og_ready", 1), m.ref("wf_space") & ~m.ref("phase_wb"));
+  }
   m.instance(Instance{n + "_ogear",
                       "u_ogear",
                       by_name(m, {{"clk_i", "clk_i"},
@@ -330,15 +373,21 @@ void write_path(Module& m, const AccelConfig& c) {
                                   {"in_keep_i", "m_keep"},
                                   {"in_last_i", "m_last"},
                                   {"out_valid_o", "og_valid"},
-                                  {"out_ready_i", "wf_space"},
+                                  {"out_ready_i", c.ring ? "og_ready" : "wf_space"},
                                   {"out_data_o", "og_data"}}),
                       {}});
   m.assign(m.ref("wf_space"),
            ex::lt(m.ref("wf_count"), ex::lit(wcb, static_cast<std::uint64_t>(wd + 1))));
   Conns fc = by_name(m, {{"clk_i", "clk_i"}, {"rst_ni", "dp_rst_n"}});
-  fc.emplace_back("wr_i", m.ref("og_valid") & m.ref("wf_space"));
-  for (const auto& x : by_name(m, {{"wdata_i", "og_data"},
-                                   {"rd_i", "wf_pop"},
+  if (c.ring) {
+    fc.emplace_back("wr_i", ex::mux(m.ref("phase_wb"), m.ref("wb_valid"),
+                                    m.ref("og_valid") & m.ref("wf_space")));
+    fc.emplace_back("wdata_i", ex::mux(m.ref("phase_wb"), m.ref("wb_data"), m.ref("og_data")));
+  } else {
+    fc.emplace_back("wr_i", m.ref("og_valid") & m.ref("wf_space"));
+    fc.emplace_back("wdata_i", m.ref("og_data"));
+  }
+  for (const auto& x : by_name(m, {{"rd_i", "wf_pop"},
                                    {"rdata_o", "wf_data"},
                                    {"valid_o", "wf_valid"},
                                    {"count_o", "wf_count"}})) {
@@ -366,6 +415,7 @@ void write_path(Module& m, const AccelConfig& c) {
                                    {"err_addr_o", "wr_err_addr"}})) {
     wc.push_back(x);
   }
+  if (c.ring) wc.emplace_back("sent_o", m.ref("wr_sent"));
   m.instance(Instance{n + "_wdma", "u_wdma", wc, {}});
 }
 
@@ -380,9 +430,9 @@ Module build_top(const AccelConfig& c, const Module& regs) {
       "A job: START -> validate -> core set-up -> DMA C parameters from PARAM -> stream N*C*HW",
       "elements SRC -> core -> DST -> DONE + IRQ. See the register reference for the map."};
   top_ports(m, c, regs);
-  regblock(m, regs);
+  regblock(m, regs, c.ring);
   datapath_wires(m, c);
-  ctrl_instance(m, c.core.name);
+  ctrl_instance(m, c.core.name, c.ring);
   read_path(m, c);
   core_instance(m, c);
   write_path(m, c);

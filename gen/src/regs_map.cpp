@@ -276,9 +276,13 @@ std::string ring_note(const AccelConfig& cfg) {
          "aborts the running descriptor (no status written), sets TAIL to 0 and stops the ring; "
          "the host writes RING_HEAD (0) and RING_CTRL.resume to use it again. START while a "
          "descriptor runs is ignored (STATUS.start_ignored). The ring registers are read at "
-         "each descriptor, so the host may append (write HEAD) while the ring runs. This "
-         "configuration is generated for the `ref:` model only: " +
-         cfg.core.name + " has no RTL (the descriptor fetcher is not built yet).\n";
+         "each descriptor, so the host may append (write HEAD) while the ring runs. In " +
+         cfg.core.name +
+         "_ctrl a descriptor with same_params whose PARAM, CHANNELS, INNER and "
+         "MODE/CLAMP settings equal the previous job's runs without reloading the table (no core "
+         "set-up, no datapath flush). On a bus wider than 128 bits the status is written as one "
+         "bus word: the bytes of the descriptor below byte 48 in that word are written back "
+         "unchanged.\n";
 }
 
 }  // namespace

@@ -81,8 +81,8 @@ constexpr ConfigField ring_field() {
                 0,
                 false,
                 "",
-                "Accelerator: the descriptor ring (RING_* registers; registers, headers, docs "
-                "and manifest for the ref: model only, no RTL yet)",
+                "Accelerator: the descriptor ring (RING_* registers and the descriptor fetcher "
+                "in <n>_ctrl)",
                 nullptr,
                 [](AccelConfig& a) { return &a.ring; },
                 nullptr};

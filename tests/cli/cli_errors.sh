@@ -67,12 +67,12 @@ expect_error "accel outstanding 0" 2 "--outstanding: 0 is out of range" "$work/g
   "$bin" gen --accel --outstanding 0 -o "$work/g1"
 expect_error "ring without accel" 2 "--ring: the descriptor ring needs --accel" "$work/g1" -- \
   "$bin" gen --ring -o "$work/g1"
-# --ring: the register files and the manifest (the ref: model), no Verilog yet; a manifest
-# reads back with the ring set.
+# --ring: the register files, the manifest and the Verilog with the descriptor fetcher in
+# <n>_ctrl; a manifest reads back with the ring set.
 if "$bin" gen --accel --ring -o "$work/r1" > /dev/null &&
    grep -q '"ring": true' "$work/r1/manifest.json" && grep -q 'RING_HEAD' "$work/r1/normcore_regs.h" &&
    grep -q 'Descriptor ring' "$work/r1/normcore_registers.md" &&
-   [ -f "$work/r1/normcore_regs.rdl" ] && ! ls "$work/r1"/*.v > /dev/null 2>&1; then ok
+   [ -f "$work/r1/normcore_regs.rdl" ] && grep -q 'desc_q' "$work/r1/normcore_ctrl.v"; then ok
 else bad "gen --accel --ring"; fi
 "$bin" gen --config "$work/r1/manifest.json" -o "$work/r2" > /dev/null
 if diff -r "$work/r1" "$work/r2" > /dev/null; then ok; else bad "gen --config ring manifest differs"; fi

@@ -217,8 +217,8 @@ struct AccelConfig {
   int max_burst = 32;       // beats per burst: power of two, 1..256
   int outstanding = 8;      // read bursts in flight: 1..16 (>= 4 hides memory latency)
   int axil_addr_bits = 12;  // AXI4-Lite address width (4 KiB register window)
-  // The descriptor ring (RING_* registers, docs/architecture.md "Descriptor ring"). The RTL has
-  // no descriptor fetcher yet: a ring configuration is generated for the ref: model only.
+  // The descriptor ring (RING_* registers, docs/architecture.md "Descriptor ring"): the
+  // descriptor fetcher in <n>_ctrl (gen/src/accel_ring.cpp), the ref: model (ref_ring.cpp).
   bool ring = false;
 
   // As CoreConfig::check.

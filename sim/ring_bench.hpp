@@ -1,0 +1,150 @@
+// The many-small-jobs bench on the descriptor ring (issue 19), part of test_accel.cpp for a
+// `--ring` configuration (NC_RING): included inside its namespace after bench_job(), golden()
+// and mem_config(), which it uses. `n` jobs of 1xCx7x7 (NCHW) written as descriptors into a ring
+// of 1024 slots, one RING_HEAD write, cycles from that write to the drain interrupt; all jobs
+// share one table (same_params: the loaded table is kept) or each has its own. Every output is
+// checked against the golden model and every status word read back.
+#pragma once
+
+struct RingBench {
+  std::uint64_t cycles = 0;    // RING_HEAD write to the drain interrupt
+  std::uint64_t accesses = 0;  // host register accesses (set-up, HEAD, the interrupt's W1C)
+  bool ok = true;
+};
+
+inline void put_le(std::vector<std::uint8_t>& b, std::size_t at, std::uint64_t v, int n) {
+  for (int i = 0; i < n; ++i)
+    b[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+// The descriptor of job j (its SRC, DST, PARAM) with MODE's flags.
+inline std::vector<std::uint8_t> descriptor(const AccelJob& j, const AccelShape& s,
+                                            std::uint32_t flags) {
+  std::vector<std::uint8_t> b(64, 0);
+  put_le(b, 0, j.src, 8);
+  put_le(b, 8, j.dst, 8);
+  put_le(b, 16, j.param, 8);
+  put_le(b, 24, static_cast<std::uint64_t>(j.channels), 4);
+  put_le(b, 28, j.inner, 4);
+  put_le(b, 32, j.outer, 4);
+  std::uint32_t mode = 0;
+  mode = R::field_set(mode, R::MODE_LAYOUT_MASK, R::MODE_LAYOUT_SHIFT, j.layout == Layout::nhwc);
+  mode = R::field_set(mode, R::MODE_ROUNDING_MASK, R::MODE_ROUNDING_SHIFT,
+                      static_cast<std::uint32_t>(j.settings.rounding));
+  mode = R::field_set(mode, R::MODE_SHIFT_MASK, R::MODE_SHIFT_SHIFT,
+                      static_cast<std::uint32_t>(j.settings.shift));
+  put_le(b, 36, mode | flags, 4);
+  put_le(b, 40, bits::truncate(j.settings.lo, s.yw), 4);
+  put_le(b, 44, bits::truncate(j.settings.hi, s.yw), 4);
+  put_le(b, 48, 0xFFFFFFFFu, 4);
+  return b;
+}
+
+inline RingBench bench_ring(unsigned latency, int channels, std::uint64_t hw, int n, bool same) {
+  RingBench r;
+  AccelDriver d(mem_config(9, latency, 0.0), 9);
+  d.reset();
+  const AccelShape& s = d.shape();
+  const ArithSpec a = s.arith();
+  std::mt19937_64 rng(19);
+  constexpr std::uint64_t kRing = 0x100000, kRingLog2 = 10;
+  const std::uint64_t in_bytes = bits::bytes_for(static_cast<std::uint64_t>(channels) * hw * a.xw);
+  const std::uint64_t out_bytes = bits::bytes_for(static_cast<std::uint64_t>(channels) * hw * a.yw);
+  const std::uint64_t stride = (std::max(in_bytes, out_bytes) + 4095) / 4096 * 4096;
+  const std::uint64_t prm_stride =
+      (static_cast<std::uint64_t>(channels * s.entry_bytes()) + 63) / 64 * 64;
+  std::vector<AccelJob> jobs;
+  for (int i = 0; i < n; ++i) {
+    AccelJob j;
+    j.channels = channels;
+    j.inner = hw;
+    j.outer = 1;
+    j.settings.shift = 8;
+    j.settings.rounding = Rounding::half_even;
+    j.settings.lo = a.y_min();
+    j.settings.hi = a.y_max();
+    j.src = 0x4000000 + static_cast<std::uint64_t>(i) * stride;
+    j.dst = 0x8000000 + static_cast<std::uint64_t>(i) * stride;
+    j.param = 0x2000000 + (same ? 0 : static_cast<std::uint64_t>(i) * prm_stride);
+    if (same && i > 0) {
+      j.scale = jobs[0].scale;
+      j.shift = jobs[0].shift;
+    } else {
+      for (int c = 0; c < channels; ++c) {
+        j.scale.push_back(std::uniform_int_distribution<std::int64_t>(-200, 200)(rng));
+        j.shift.push_back(std::uniform_int_distribution<std::int64_t>(-3000, 3000)(rng));
+      }
+    }
+    std::uniform_int_distribution<std::int64_t> xd(a.x_min(), a.x_max());
+    for (std::uint64_t e = 0; e < j.elements(); ++e) j.x.push_back(xd(rng));
+    jobs.push_back(std::move(j));
+  }
+  d.mem().clear_regions();
+  for (int i = 0; i < n; ++i) {
+    const AccelJob& j = jobs[static_cast<std::size_t>(i)];
+    d.stage_data(j);
+    d.mem().write_bytes(kRing + 64 * static_cast<std::uint64_t>(i),
+                        descriptor(j, s, i > 0 ? 1u << 17 : 0u));
+  }
+  d.mem().allow_read(kRing, 64ULL << kRingLog2);
+  d.mem().allow_write(kRing, 64ULL << kRingLog2);
+  auto wr = [&](std::uint32_t off, std::uint32_t v) {
+    ++r.accesses;
+    d.wr(off, v);
+  };
+  wr(R::RING_BASE_LO_OFFSET, static_cast<std::uint32_t>(kRing));
+  wr(R::RING_BASE_HI_OFFSET, 0);
+  wr(R::RING_SIZE_OFFSET, kRingLog2);
+  wr(R::CTRL_OFFSET, R::CTRL_IRQ_EN_RING_MASK | R::CTRL_IRQ_EN_ERROR_MASK);
+  wr(R::RING_CTRL_OFFSET, R::RING_CTRL_ENABLE_MASK);
+  const std::uint64_t t0 = d.cycle();
+  wr(R::RING_HEAD_OFFSET, static_cast<std::uint32_t>(n));
+  const bool irq = d.wait_irq(100'000'000);
+  r.cycles = d.cycle() - t0;
+  ++r.accesses;
+  const std::uint32_t tail = d.rd(R::RING_TAIL_OFFSET);
+  wr(R::IRQ_STATUS_OFFSET, ~0U);
+  r.ok = irq && tail == static_cast<std::uint32_t>(n);
+  for (int i = 0; i < n && r.ok; ++i) {
+    const AccelJob& j = jobs[static_cast<std::size_t>(i)];
+    const auto st = d.mem().read_bytes(kRing + 64 * static_cast<std::uint64_t>(i) + 48, 8);
+    std::uint64_t elems = 0;
+    for (int k = 3; k >= 0; --k) elems = elems << 8 | st[4 + static_cast<std::size_t>(k)];
+    r.ok =
+        r.ok && st[0] == 1 && st[1] == 0 && elems == j.elements() && d.read_output(j) == golden(j);
+  }
+  return r;
+}
+
+// The table: per latency, the large job's rate (START), then the ring's aggregate rate with a
+// shared table and with a table per job, their ratios to the large job's, the fixed cycles a
+// job (cycles a job minus its elements at the large job's rate) and host accesses a job.
+inline bool bench_ring_table() {
+  const AccelShape s;
+  const int c = std::min(64, s.max_channels);
+  const std::uint64_t hw = 7 * 7;
+  const int n = 1000;
+  const double elems = static_cast<double>(c) * static_cast<double>(hw);
+  std::printf("\nmany small jobs on the descriptor ring: %d jobs of 1x%dx7x7 (%llu elements)\n", n,
+              c, static_cast<unsigned long long>(static_cast<std::uint64_t>(c) * hw));
+  std::printf(
+      "| read latency | large-job elements/cycle | tables | cycles a job | fixed overhead a job | "
+      "small / large rate | host accesses a job |\n|---|---|---|---|---|---|---|\n");
+  bool ok = true;
+  for (unsigned lat : {16U, 64U, 128U}) {
+    const std::uint64_t nb = 64 / static_cast<std::uint64_t>(c);
+    const double big = static_cast<double>(nb) * c * 56 * 56;
+    const double rate = big / static_cast<double>(bench_job(lat, c, 56 * 56, nb, ok));
+    for (const bool same : {true, false}) {
+      const RingBench r = bench_ring(lat, c, hw, n, same);
+      ok = ok && r.ok;
+      const double per = static_cast<double>(r.cycles) / n;
+      std::printf("| %u | %.3f | %s | %.1f | %.1f | %.3f | %.3f |\n", lat, rate,
+                  same ? "shared" : "one per job", per, per - elems / rate, elems / per / rate,
+                  static_cast<double>(r.accesses) / n);
+    }
+  }
+  std::printf("(ring target: shared-table small / large >= 0.8)\n");
+  if (!ok) std::printf("ring bench failed\n");
+  return ok;
+}
