@@ -146,7 +146,7 @@ prove_lane() {
   r=$(smtbmc "$d.smt2" "$d.bmc.log" -t $((lat + 2)))
   t1=$(now)
   rows+=("$name|lane == contract|BMC (smtbmc, yices)|$((lat + 2))|$(secs "$t0" "$t1")|$r")
-  [ "$r" = PASS ] || { failed=1; grep -m 3 -i "assert\|fail" "$d.bmc.log" | sed 's/^/  /' >&2; }
+  [ "$r" = PASS ] || { failed=1; grep -m 3 "Assert failed\|BMC failed\|Induction failed" "$d.bmc.log" | sed 's/^/  /' >&2; }
   t0=$(now)
   r=$(smtbmc "$d.smt2" "$d.ind.log" -i -t $((lat + 1)))
   t1=$(now)
@@ -178,7 +178,7 @@ prove_pos() {
   r=$(smtbmc "$d.smt2" "$d.bmc.log" -t "$depth")
   t1=$(now)
   rows+=("$name|stream: y(e) = contract(b = channel(e))|BMC (smtbmc, yices)|$depth|$(secs "$t0" "$t1")|$r")
-  [ "$r" = PASS ] || { failed=1; grep -m 3 -i "assert\|fail" "$d.bmc.log" | sed 's/^/  /' >&2; }
+  [ "$r" = PASS ] || { failed=1; grep -m 3 "Assert failed\|BMC failed\|Induction failed" "$d.bmc.log" | sed 's/^/  /' >&2; }
   echo "  $name: BMC $depth: $r" >&2
   [ "${PROVE_PDR:-1}" = 1 ] || return 0
   # Unbounded: ABC's PDR on an AIGER model (assumptions become constraints, folded into the

@@ -55,11 +55,11 @@ std::string lane_ref(const CoreConfig& c, const core::Variant& v) {
   o << "  wire signed [W-1:0] x = " << ext("x_i", a.xw, a.x_signed) << ";\n";
   o << "  wire signed [W-1:0] s = " << ext("s_i", a.sw, true) << ";\n";
   o << "  wire signed [W-1:0] b = " << ext("b_i", a.bw, true) << ";\n";
-  o << "  wire signed [W-1:0] one = 1;\n"
+  o << "  wire signed [W-1:0] one = 1, zero = 0;\n"
        "  wire signed [W-1:0] acc = x * s + b;\n"
        "  wire signed [W-1:0] q = acc >>> shift_i;\n"
        "  wire signed [W-1:0] rem = acc - (q <<< shift_i);\n"
-       "  wire signed [W-1:0] half = shift_i == 0 ? 0 : one <<< (shift_i - 1);\n"
+       "  wire signed [W-1:0] half = shift_i == 0 ? zero : one <<< (shift_i - 1);\n"
        "  wire r0 = shift_i == 0;\n"
        "  reg inc;\n"
        "  always @* begin\n"
@@ -70,7 +70,7 @@ std::string lane_ref(const CoreConfig& c, const core::Variant& v) {
        "      default: inc = !r0 && (rem > half || (rem == half && acc >= 0));\n"
        "    endcase\n"
        "  end\n"
-       "  wire signed [W-1:0] r = q + (inc ? one : 0);\n";
+       "  wire signed [W-1:0] r = q + (inc ? one : zero);\n";
   o << "  wire signed [W-1:0] lo = " << ext("lo_i", a.yw, a.y_signed) << ";\n";
   o << "  wire signed [W-1:0] hi = " << ext("hi_i", a.yw, a.y_signed) << ";\n";
   o << "  wire signed [W-1:0] y = r < lo ? lo : r > hi ? hi : r;\n"

@@ -8,6 +8,7 @@
 // (e / HW) mod C (nchw) or e mod C (nhwc), and that the job is never refused. With R = 0 and
 // lo / hi the whole range y is the channel itself; other jobs also check the top's per-job lane
 // constants (for these small accumulators only: the lane proof covers every acc).
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -21,29 +22,33 @@ namespace {
 
 using std::to_string;
 
-// A free job constant: a register without reset or initial value that holds itself (an
-// anyconst for yosys-smtbmc, an input of the first frame for ABC's AIGER with -zinit).
-std::string hold(const std::string& name, int w) {
-  return "  reg [" + to_string(w - 1) + ":0] " + name + ";  // free, held\n" +
-         "  always @(posedge clk_i) " + name + " <= " + name + ";\n";
+// A free job constant: the input <name>_i in the reset cycle (cycle 0), held from then on (a
+// plain input and a register: no $anyconst, so that the AIGER flow for ABC keeps it). Adds the
+// port to `ports`.
+std::string hold(const std::string& name, int w, std::string& ports) {
+  const std::string r = "[" + to_string(w - 1) + ":0] ";
+  ports += "  input wire " + r + name + "_i,  // job: read in cycle 0 only\n";
+  return "  reg " + r + name + "_q;\n  wire " + r + name + " = rst_n ? " + name + "_q : " + name +
+         "_i;\n  always @(posedge clk_i) if (!rst_n) " + name + "_q <= " + name + "_i;\n";
 }
 
-std::string pos_job(const CoreConfig& c, const core::Variant& v) {
+std::string pos_job(const CoreConfig& c, const core::Variant& v, std::string& ports) {
   const int cw = c.chan_bits(), hw = c.inner_bits, yw = c.arith.yw;
   std::ostringstream o;
   if (c.has_fixed_shift())
     o << "  wire [" << v.rw - 1 << ":0] r = " << v.rw << "'d" << c.fixed_shift << ";\n";
   else
-    o << hold("r", v.rw);
+    o << hold("r", v.rw, ports);
   if (c.has_fixed_rounding())
     o << "  wire [1:0] mode = 2'd" << spec::rounding_code(c) << ";\n";
   else
-    o << hold("mode", 2);
-  o << hold("lo", yw) << hold("hi", yw) << hold("chans", cw) << hold("inner", hw);
+    o << hold("mode", 2, ports);
+  o << hold("lo", yw, ports) << hold("hi", yw, ports) << hold("chans", cw, ports)
+    << hold("inner", hw, ports);
   if (c.has_fixed_layout())
     o << "  wire lay = 1'b" << spec::layout_code(c) << ";  // fixed_layout\n";
   else
-    o << hold("lay", 1) << "  // 0 nchw, 1 nhwc\n";
+    o << hold("lay", 1, ports) << "  // 0 nchw, 1 nhwc\n";
   o << "  always @* begin  // a valid job (JobSettings::check, CoreConfig::check_job)\n"
     << "    assume (chans >= 1 && chans <= " << c.max_channels << ");\n"
     << "    assume (inner >= 1);\n"
@@ -58,9 +63,7 @@ std::string pos_drive(const CoreConfig& c, const core::Variant& v) {
   const auto& a = c.arith;
   const int cw = c.chan_bits(), L = c.lanes, yw = a.yw;
   std::ostringstream o;
-  o << "  reg rst_n = 1'b0;  // reset in cycle 0\n"
-    << "  always @(posedge clk_i) rst_n <= 1'b1;\n"
-    << "  reg started = 1'b0;\n"
+  o << "  reg started = 1'b0;\n"
     << "  wire ready, configured, cfg_error, prm_ready;\n"
     << "  wire start = rst_n && !started && ready;\n"
     << "  always @(posedge clk_i) if (start) started <= 1'b1;\n"
@@ -86,7 +89,7 @@ std::string pos_drive(const CoreConfig& c, const core::Variant& v) {
 
 std::string pos_check(const CoreConfig& c) {
   const int cw = c.chan_bits(), hw = c.inner_bits, L = c.lanes, yw = c.arith.yw;
-  const int pw = cw + hw + 1;  // holds HW * C + L
+  const int pw = std::max(cw + hw, c.lane_count_bits()) + 1;  // holds HW * C + L
   std::ostringstream o;
   o << "  // The reference: e = the element index (mod HW * C) of the next output beat's lane 0\n"
     << "  // in its packet; lane i's channel by division.\n"
@@ -94,14 +97,16 @@ std::string pos_check(const CoreConfig& c) {
     << "  wire [PW-1:0] period = inner * chans;  // elements per channel cycle\n"
     << "  reg [PW-1:0] e = 0;\n"
     << "  wire m_fire = rst_n && m_valid && m_ready_i;\n"
-    << "  always @(posedge clk_i) if (m_fire) e <= m_last ? 0 : (e + " << L << ") % period;\n"
+    << "  wire [PW-1:0] e_next = (e + PW'd" << L << ") % period;\n"
+    << "  always @(posedge clk_i) if (m_fire) e <= m_last ? {PW{1'b0}} : e_next;\n"
     << "  always @* begin  // from the cycle after the reset on\n"
     << "    if (started) assert (!cfg_error);\n"
     << "    if (rst_n && m_valid) assert (m_keep == {" << L << "{1'b1}});\n"
     << "  end\n"
     << "  genvar i;\n"
     << "  for (i = 0; i < " << L << "; i = i + 1) begin : G_lane\n"
-    << "    wire [PW-1:0] pos = (e + i) % period;  // this element's index mod HW * C\n"
+    << "    localparam [PW-1:0] I = i;\n"
+    << "    wire [PW-1:0] pos = (e + I) % period;  // this element's index mod HW * C\n"
     << "    wire [PW-1:0] ch = lay ? pos % chans : (pos / inner) % chans;\n"
     << "    wire [" << yw - 1
     << ":0] y;  // the contract for x * 0 + ch: b[c] = c tags the channel\n"
@@ -129,10 +134,14 @@ std::string render_pos_fv(const CoreConfig& cfg) {
   o << "// Verification only: the core's stream bookkeeping against position -> channel by\n"
        "// division (gen/src/formal_pos.cpp). Read with `read_verilog -formal`; "
        "scripts/prove.sh.\n";
-  o << "module " << cfg.name << "_pos_fv (  // every input free in every cycle\n"
-    << "  input wire clk_i, prm_valid_i, s_valid_i, s_last_i, m_ready_i,\n"
-    << "  input wire [" << cfg.lanes * a.xw - 1 << ":0] s_data_i\n);\n";
-  o << pos_job(cfg, v) << pos_drive(cfg, v) << pos_check(cfg) << "endmodule\n";
+  std::string ports;
+  const std::string job = pos_job(cfg, v, ports);
+  o << "module " << cfg.name << "_pos_fv (  // every input free\n"
+    << ports << "  input wire clk_i, prm_valid_i, s_valid_i, s_last_i, m_ready_i,\n"
+    << "  input wire [" << cfg.lanes * a.xw - 1 << ":0] s_data_i\n);\n"
+    << "  reg rst_n = 1'b0;  // the core's reset in cycle 0\n"
+    << "  always @(posedge clk_i) rst_n <= 1'b1;\n";
+  o << job << pos_drive(cfg, v) << pos_check(cfg) << "endmodule\n";
   return o.str();
 }
 
