@@ -21,8 +21,10 @@
 #   --no-hooks  skip scripts/prove_*.sh
 # Env: NORMCORE (the CLI; default $BUILD_DIR/cli/normcore, else build/cli/normcore),
 #      NORMCORE_VENV (the venv with yices-smt2; default .venv in the repository),
-#      PROVE_MUTATE (a sed expression applied to every generated <n>_lane.v before proving: a
-#      planted fault; the script fails if it changes nothing. ctest formal.planted_fault).
+#      PROVE_PDR=1 (also try ABC pdr on each stream harness, PROVE_PDR_TIMEOUT seconds, default 300),
+#      PROVE_MUTATE (a sed expression applied to the generated PROVE_MUTATE_FILE, default
+#      nc_lane.v, of every configuration before proving: a planted fault; the script exits 2 if
+#      it changes nothing. ctest formal.planted_fault).
 # Exit: 0 every proof passed, 1 a proof failed, 2 usage / tool errors, 77 the solver is missing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -90,15 +92,14 @@ small=(
 # Small tables, HW and widths (b[c] = c tags the channel: offset / out bits > chan bits).
 posw="--in-bits 2 --scale-bits 2 --offset-bits 5 --out-bits 5"
 pos_full=(
-  "pos_l2_c4_hw3|36|--lanes 2 --max-channels 4 --inner-bits 2 $posw"
-  "pos_l3_c5_hw7|40|--lanes 3 --max-channels 5 --inner-bits 3 $posw"
-  "pos_l4_c8_hw3_copies|40|--lanes 4 --max-channels 8 --inner-bits 2 --table copies $posw"
-  "pos_l2_c4_hw3_p8|40|--lanes 2 --max-channels 4 --inner-bits 2 --pipeline 8 $posw"
-  "pos_l4_c8_nhwc_div|36|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels $posw"
-  "pos_l3_c6_nchw_ecp5|40|--lanes 3 --max-channels 6 --inner-bits 2 --fixed-layout nchw --target ecp5 $posw"
+  "pos_l2_c3_hw3|24|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
+  "pos_l3_c5_hw3|24|--lanes 3 --max-channels 5 --inner-bits 2 $posw"
+  "pos_l4_c4_hw3_copies|24|--lanes 4 --max-channels 4 --inner-bits 2 --table copies $posw"
+  "pos_l4_c8_nhwc_div|22|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels $posw"
+  "pos_l2_c3_hw3_p8_ecp5|24|--lanes 2 --max-channels 3 --inner-bits 2 --pipeline 8 --target ecp5 $posw"
 )
 pos_small=(
-  "pos_l2_c3_hw3|26|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
+  "pos_l2_c3_hw3|21|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
 )
 if [ $quick = 1 ]; then
   configs=("${small[@]}") pconfigs=("${pos_small[@]}")
@@ -120,6 +121,19 @@ smtbmc() {
   if yosys-smtbmc -s yices "$@" "$model" > "$log" 2>&1; then echo PASS; else echo FAIL; fi
 }
 
+# PROVE_MUTATE: the planted fault, in PROVE_MUTATE_FILE (default nc_lane.v) of the output $2.
+mutate() {
+  [ -n "${PROVE_MUTATE:-}" ] || return 0
+  local f=$2/rtl/${PROVE_MUTATE_FILE:-nc_lane.v}
+  cp "$f" "$2/orig.v"
+  sed -i -e "$PROVE_MUTATE" "$f"
+  if cmp -s "$f" "$2/orig.v"; then
+    echo "prove.sh: PROVE_MUTATE changed nothing in $1's $(basename "$f")" >&2
+    exit 2
+  fi
+  diff "$2/orig.v" "$f" | sed 's/^/  planted: /' >&2 || true
+}
+
 prove_lane() {
   local name=$1 opts=$2 d=$work/$1
   # shellcheck disable=SC2086  # the options are words
@@ -128,15 +142,7 @@ prove_lane() {
   local lat
   lat=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["formal"]["lane"]["latency"])' \
     "$d/rtl/manifest.json")
-  if [ -n "${PROVE_MUTATE:-}" ]; then
-    cp "$d/rtl/nc_lane.v" "$d/nc_lane.orig.v"
-    sed -i -e "$PROVE_MUTATE" "$d/rtl/nc_lane.v"
-    if cmp -s "$d/rtl/nc_lane.v" "$d/nc_lane.orig.v"; then
-      echo "prove.sh: PROVE_MUTATE changed nothing in $name's nc_lane.v" >&2
-      exit 2
-    fi
-    diff "$d/nc_lane.orig.v" "$d/rtl/nc_lane.v" | sed 's/^/  planted: /' >&2 || true
-  fi
+  mutate "$name" "$d"
   yosys -q -l "$d.yosys.log" -p "read_verilog -formal $d/rtl/formal/nc_lane_ref.v \
       $d/rtl/formal/nc_lane_fv.v $d/rtl/nc_lane.v; prep -top nc_lane_fv; flatten; \
       async2sync; dffunmap; opt_clean; write_smt2 -wires $d.smt2" > /dev/null 2>&1 \
@@ -168,6 +174,7 @@ prove_pos() {
   # shellcheck disable=SC2086
   "$bin" gen --formal --name nc --force $opts -o "$d/rtl" > "$d.gen.log" 2>&1 \
     || { cat "$d.gen.log" >&2; echo "prove.sh: normcore gen failed for $name" >&2; exit 2; }
+  mutate "$name" "$d"
   yosys -q -l "$d.yosys.log" -p "read_verilog -formal $(echo "$d"/rtl/*.v) \
       $d/rtl/formal/nc_lane_ref.v $d/rtl/formal/nc_pos_fv.v; \
       prep -top nc_pos_fv -nordff; flatten; async2sync; dffunmap; opt_clean; \
@@ -180,7 +187,7 @@ prove_pos() {
   rows+=("$name|stream: y(e) = contract(b = channel(e))|BMC (smtbmc, yices)|$depth|$(secs "$t0" "$t1")|$r")
   [ "$r" = PASS ] || { failed=1; grep -m 3 "Assert failed\|BMC failed\|Induction failed" "$d.bmc.log" | sed 's/^/  /' >&2; }
   echo "  $name: BMC $depth: $r" >&2
-  [ "${PROVE_PDR:-1}" = 1 ] || return 0
+  [ "${PROVE_PDR:-0}" = 1 ] || return 0
   # Unbounded: ABC's PDR on an AIGER model (assumptions become constraints, folded into the
   # property; -zinit: the free held job registers are inputs of the first frame).
   yosys -q -l "$d.aig.log" -p "read_verilog -formal $(echo "$d"/rtl/*.v) \
@@ -191,12 +198,13 @@ prove_pos() {
       write_aiger -zinit -map $d.aim $d.aig" > /dev/null 2>&1 \
     || { tail -n 20 "$d.aig.log" >&2; echo "prove.sh: yosys (aiger) failed for $name" >&2; exit 2; }
   t0=$(now)
-  yosys-abc -c "read_aiger $d.aig; fold; strash; pdr -T ${PROVE_PDR_TIMEOUT:-300}" \
-    > "$d.pdr.log" 2>&1 || true
+  local tmo=${PROVE_PDR_TIMEOUT:-300}
+  timeout "$tmo" yosys-abc -c "read_aiger $d.aig; fold; strash; pdr -T $tmo" > "$d.pdr.log" 2>&1 \
+    || true
   t1=$(now)
   if grep -q "Property proved" "$d.pdr.log"; then r=PASS
   elif grep -q "was asserted in frame" "$d.pdr.log"; then r=FAIL failed=1
-  else r="UNDECIDED (timeout)"
+  else r="UNDECIDED (${tmo} s)"
   fi
   rows+=("$name|stream: y(e) = contract(b = channel(e))|PDR (yosys-abc)|unbounded|$(secs "$t0" "$t1")|$r")
   echo "  $name: PDR: $r" >&2
