@@ -55,8 +55,19 @@ std::string lane_ref(const CoreConfig& c, const core::Variant& v) {
   o << "  wire signed [W-1:0] x = " << ext("x_i", a.xw, a.x_signed) << ";\n";
   o << "  wire signed [W-1:0] s = " << ext("s_i", a.sw, true) << ";\n";
   o << "  wire signed [W-1:0] b = " << ext("b_i", a.bw, true) << ";\n";
-  o << "  wire signed [W-1:0] one = 1, zero = 0;\n"
+  const int xsw = a.x_signed ? a.xw : a.xw + 1, pw = a.xw + a.sw;
+  o << "`ifdef NORMCORE_FV_SHARED_MUL\n"
+       "  // x * s at its exact width XW + SW (docs/contract.md section 1), written as the lane "
+       "writes\n"
+       "  // its product, so that the solver sees the same multiplier term on both sides\n"
+    << "  wire signed [" << xsw - 1 << ":0] xs = " << (a.x_signed ? "x_i" : "{1'b0, x_i}") << ";\n"
+    << "  wire signed [" << a.sw - 1 << ":0] ss = s_i;\n"
+    << "  wire signed [" << pw - 1 << ":0] prod = xs * ss;\n"
+    << "  wire signed [W-1:0] acc = " << ext("prod", pw, true) << " + b;\n"
+    << "`else\n"
        "  wire signed [W-1:0] acc = x * s + b;\n"
+       "`endif\n"
+       "  wire signed [W-1:0] one = 1, zero = 0;\n"
        "  wire signed [W-1:0] q = acc >>> shift_i;\n"
        "  wire signed [W-1:0] rem = acc - (q <<< shift_i);\n"
        "  wire signed [W-1:0] half = shift_i == 0 ? zero : one <<< (shift_i - 1);\n"
