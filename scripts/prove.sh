@@ -95,11 +95,11 @@ small=(
 # Small tables, HW and widths (b[c] = c tags the channel: offset / out bits > chan bits).
 posw="--in-bits 2 --scale-bits 2 --offset-bits 5 --out-bits 5"
 pos_full=(
-  "pos_l2_c3_hw3|26|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
-  "pos_l3_c5_hw3|25|--lanes 3 --max-channels 5 --inner-bits 2 $posw"
-  "pos_l4_c4_hw3_copies|27|--lanes 4 --max-channels 4 --inner-bits 2 --table copies $posw"
-  "pos_l4_c8_nhwc_div|24|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels $posw"
-  "pos_l2_c3_hw3_p8_ecp5|28|--lanes 2 --max-channels 3 --inner-bits 2 --pipeline 8 --target ecp5 $posw"
+  "pos_l2_c3_hw3|24|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
+  "pos_l3_c5_hw3|23|--lanes 3 --max-channels 5 --inner-bits 2 $posw"
+  "pos_l4_c4_hw3_copies|25|--lanes 4 --max-channels 4 --inner-bits 2 --table copies $posw"
+  "pos_l4_c8_nhwc_div|22|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels $posw"
+  "pos_l2_c3_hw3_p8_ecp5|26|--lanes 2 --max-channels 3 --inner-bits 2 --pipeline 8 --target ecp5 $posw"
 )
 pos_small=(
   "pos_l2_c3_hw3|21|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
@@ -197,8 +197,9 @@ prove_pos() {
       $d/reach_fv.v; prep -top nc_pos_fv -nordff; flatten; async2sync; dffunmap; opt_clean; \
       write_smt2 -wires $d.reach.smt2" > /dev/null 2>&1
   yosys-smtbmc -s yices -t "$depth" "$d.reach.smt2" > "$d.reach.log" 2>&1 || true
-  local first
-  first=$(grep -B1 "Assert failed" "$d.reach.log" | sed -n 's/.*assertions in step \([0-9]*\).*/\1/p' | head -1)
+  local first=""
+  grep -q "BMC failed" "$d.reach.log" \
+    && first=$(grep -o "assertions in step [0-9]*" "$d.reach.log" | tail -n 1 | grep -o "[0-9]*$")
   if [ -z "$first" ]; then r="VACUOUS (no output beat within the depth)" failed=1; fi
   rows+=("$name|stream: y(e) = contract(b = channel(e))|BMC (smtbmc, yices)|$depth (outputs from step ${first:-none})|$(secs "$t0" "$t1")|$r")
   [ "$r" = PASS ] || { failed=1; grep -m 3 "Assert failed\|BMC failed\|Induction failed" "$d.bmc.log" | sed 's/^/  /' >&2 || true; }
