@@ -79,7 +79,6 @@ full=(
   "fixR7_away_p11|--fixed-shift 7 --fixed-rounding half_away --pipeline 11"
   "u8u8_p3|--in-unsigned --out-unsigned"
   "u8u8_p10|--in-unsigned --out-unsigned --pipeline 10"
-  "i16_s8_b32_o16_p6|--in-bits 16 --scale-bits 8 --out-bits 16 --pipeline 6"
   "x4s4b8y4_p3|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4"
   "x4s6b8y4_p7|--in-bits 4 --scale-bits 6 --offset-bits 8 --out-bits 4 --pipeline 7"
   "x4s4b4y9_nosat_p8|--in-bits 4 --scale-bits 4 --offset-bits 4 --out-bits 9 --pipeline 8"
