@@ -79,12 +79,14 @@ full=(
   "fixR7_away_p11|--fixed-shift 7 --fixed-rounding half_away --pipeline 11"
   "u8u8_p3|--in-unsigned --out-unsigned"
   "u8u8_p10|--in-unsigned --out-unsigned --pipeline 10"
+  "b31_fold_normax_p3|--offset-bits 31"
   "x4s4b8y4_p3|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4"
   "x4s6b8y4_p7|--in-bits 4 --scale-bits 6 --offset-bits 8 --out-bits 4 --pipeline 7"
   "x4s4b4y9_nosat_p8|--in-bits 4 --scale-bits 4 --offset-bits 4 --out-bits 9 --pipeline 8"
   "x6s5b12y5u_p11|--in-bits 6 --in-unsigned --scale-bits 5 --offset-bits 12 --out-bits 5 --out-unsigned --pipeline 11"
 )
 small=(
+  "b31_fold_normax_p3|--offset-bits 31"
   "x4s4b8y4_p3|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4"
   "x4s6b8y4_p8|--in-bits 4 --scale-bits 6 --offset-bits 8 --out-bits 4 --pipeline 8"
   "x5s4b10y4u_p11|--in-bits 5 --in-unsigned --scale-bits 4 --offset-bits 10 --out-bits 4 --out-unsigned --pipeline 11 --target ecp5"
