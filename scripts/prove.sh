@@ -9,7 +9,8 @@
 #   k-induction with k = latency + 1: the lane and the delay line are feed-forward, so every state
 #   k cycles into any run is fixed by the last k inputs and the step holds with no invariant:
 #   the property is then proven for every cycle of every run ("unbounded").
-# Then every scripts/prove_*.sh (other property sets, e.g. the RTL's protocol properties) runs with
+# Then every scripts/prove_*.sh / prove_*.py (other property sets, e.g. the RTL's protocol
+# properties; bash / python3) runs with
 # --quick (if given) and NORMCORE / NORMCORE_VENV set; each prints its table rows on stdout as
 #   ROW|<config>|<property set>|<method>|<depth>|<seconds>|<PASS or FAIL>
 # and exits 0 (all proven), 1 (a proof failed) or 77 (skipped). The rows of all become one table.
@@ -236,12 +237,14 @@ done
 
 # Other property sets: every scripts/prove_*.sh (see the header).
 if [ $hooks = 1 ]; then
-  for hook in "$root"/scripts/prove_*.sh; do
+  for hook in "$root"/scripts/prove_*.sh "$root"/scripts/prove_*.py; do
     [ -e "$hook" ] || continue
+    run=bash
+    [[ $hook == *.py ]] && run=python3
     set +e
     hargs=()
     [ $quick = 0 ] || hargs=(--quick)
-    out=$(NORMCORE=$bin NORMCORE_VENV=$venv bash "$hook" "${hargs[@]}")
+    out=$(NORMCORE=$bin NORMCORE_VENV=$venv PATH=$PATH "$run" "$hook" "${hargs[@]}")
     rc=$?
     set -e
     while IFS= read -r line; do
