@@ -11,6 +11,7 @@
 #include "normcore/config.hpp"
 #include "normcore/gen/accel.hpp"
 #include "normcore/gen/core.hpp"
+#include "normcore/gen/formal.hpp"
 #include "normcore/gen/ref_designs.hpp"
 
 namespace normcore::cli {
@@ -24,7 +25,7 @@ struct GenOptions {
   std::string out_dir = "normcore_rtl";
   std::map<std::string, bool> flags;         // boolean schema fields: flag given (by JSON key)
   std::map<std::string, std::string> types;  // element-type fields (in_type, out_type) as given
-  bool dry_run = false, force = false, manifest_only = false;
+  bool dry_run = false, force = false, manifest_only = false, formal = false;
   std::string design = "core";
 };
 
@@ -148,6 +149,9 @@ void add_other_options(CLI::App* sub, GenOptions& o) {
   sub->add_flag("--manifest-only", o.manifest_only,
                 "With --accel and a float config (--in-type / --out-type): write manifest.json "
                 "alone (no RTL), for the ref: device");
+  sub->add_flag("--formal", o.formal,
+                "Also write formal/: the lane's behavioural reference of the contract and its "
+                "proof harness (verification only, not in the filelists; scripts/prove.sh)");
   sub->add_flag("--accel", o.accel,
                 "Generate the memory-mapped accelerator (<name>_top: AXI4-Lite registers, AXI4 "
                 "DMA) around the core");
@@ -183,6 +187,21 @@ std::string read_config(const CLI::App* sub, const GenOptions& o, AccelConfig& a
     if (f.int_ref != nullptr) *f.int_ref(acfg) = *f.int_ref(given);
     if (f.str_ref != nullptr) *f.str_ref(acfg) = *f.str_ref(given);
     if (f.num_ref != nullptr) *f.num_ref(acfg) = *f.num_ref(given);
+  }
+  return {};
+}
+
+// --formal: the formal/ files and the manifest's "formal" entry (the core only, integer lanes).
+std::string add_formal(const CoreConfig& cfg, bool not_core,
+                       std::vector<gen::GeneratedFile>& files) {
+  if (not_core) return "--formal: only for the core (not --accel or --design)";
+  if (cfg.is_float()) return "--formal: float lanes have no formal reference yet";
+  for (auto& f : gen::render_formal(cfg)) files.push_back(std::move(f));
+  for (auto& f : files) {
+    if (f.name != "manifest.json") continue;
+    auto man = nlohmann::json::parse(f.content);
+    man["formal"] = gen::formal_manifest(cfg);
+    f.content = man.dump(2) + "\n";
   }
   return {};
 }
@@ -238,6 +257,10 @@ int generate(const CLI::App* sub, const GenOptions& o) {
   auto files = accel ? gen::render_accel(acfg)
                : ref ? gen::render_ref(cfg, rdesign)
                      : gen::render_core(cfg);
+  if (auto err = o.formal ? add_formal(cfg, accel || ref, files) : std::string{}; !err.empty()) {
+    std::cerr << "normcore gen: error: " << err << "\n";
+    return kExitBadInput;
+  }
   if (o.manifest_only) {
     std::erase_if(files, [](const auto& f) { return f.name != "manifest.json"; });
   }

