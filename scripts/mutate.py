@@ -55,7 +55,7 @@ def build_commands(build: Path, target: str):
     """(gen command, verilator command) of a cosim target, as ninja would run them."""
     out = subprocess.run(["ninja", "-C", str(build), "-t", "commands", target], check=True,
                          capture_output=True, text=True).stdout.splitlines()
-    gen = [c for c in out if " gen " in c and "manifest_header.cmake" in c]
+    gen = [c for c in out if re.search(r"\sgen\s", c) and " -o " in c and "verilator" not in c]
     ver = [c for c in out if "verilator" in c and "--cc" in c and "--build" in c]
     if not gen or not ver:
         sys.exit(f"mutate.py: no gen/verilator command for target {target} in {build}")
@@ -118,6 +118,8 @@ class Recipe:
                 t = str(rtl / Path(t).name)
             elif self.gen_hdr_dir and self.gen_hdr_dir in t:
                 t = t.replace(self.gen_hdr_dir, str(base / "gen"))
+            if self.rtl_dir in t and t not in self.vfiles:  # the accelerator's regs.hpp
+                t = t.replace(self.rtl_dir, str(base / "rtl"))
             cmd.append(t)
         cmd[cmd.index("-Mdir") + 1] = str(mdir)
         cmd.insert(cmd.index("-Wall") + 1, "-Wno-fatal")
@@ -338,7 +340,7 @@ def enumerate_mutants(files, plant_equivalent):
                 found.add((s, e, rep))
                 muts.append(dict(file=f.name, start=s, end=e, orig=text[s:e], new=rep, kind=kind,
                                  line=line_of(text, s)))
-        if plant_equivalent and comments:
+        if plant_equivalent and comments and not any(m["kind"] == "planted-equiv" for m in muts):
             s, e = comments[0]
             muts.append(dict(file=f.name, start=s, end=e, orig=text[s:e],
                              new=text[s:e].replace("//", "// mutated comment:", 1),
@@ -445,6 +447,8 @@ COLS = ["mutants", "invalid", "equivalent", "killed", "timeout", "survived", "bu
 def table(muts):
     rows = {}
     for m in muts:
+        if m["kind"] == "planted-equiv":
+            continue  # reported on its own line, not in the score
         r = rows.setdefault(m["file"][:-2], dict.fromkeys(COLS + ["lint"], 0))
         r["mutants"] += 1
         r[m["status"]] += 1
@@ -466,9 +470,14 @@ def table(muts):
 
 def report(muts, args, header):
     tab, total = table(muts)
+    planted = [m for m in muts if m["kind"] == "planted-equiv"]
+    if planted:
+        tab += ("\n\nPlanted equivalent mutant (a comment edited; not in the table): "
+                + ", ".join(m["status"] for m in planted) + " (must be: survived)")
     out = [header, "", tab, "", "score = killed / (killed + survived); timeouts (hangs) are "
            "listed apart, not in the score; invalid = verilator cannot parse/elaborate the mutant; "
            "-Wall warns = mutants that also trip verilator -Wall (the rtl.* lint gate).", ""]
+    muts = [m for m in muts if m["kind"] != "planted-equiv"]
     for title, st in (("Survivors", "survived"), ("Timeouts", "timeout"),
                       ("Build failures", "build-failed")):
         sel = [m for m in muts if m["status"] == st]
@@ -489,7 +498,8 @@ def report(muts, args, header):
     if args.markdown:
         Path(args.markdown).write_text(text + "\n")
     if args.json:
-        Path(args.json).write_text(json.dumps(dict(total=total, mutants=muts), indent=1))
+        Path(args.json).write_text(json.dumps(dict(total=total, mutants=muts + planted),
+                                              indent=1))
 
 
 def main():
