@@ -99,7 +99,7 @@ TEST(AccelIr, StreamAndBusModulesCarryProperties) {
     for (const char* s : {"_skid", "_fifo", "_rfifo", "_wfifo", "_wdma_lenq", "_wdma_adrq", "_core",
                           "_rdma", "_wdma", "_regs", "_igear", "_pgear", "_ogear"}) {
       if (m.name == c.core.name + s) {
-        EXPECT_GE(asserts, 3) << m.name;
+        EXPECT_GE(asserts, 2) << m.name;
         ++seen;
       }
     }
