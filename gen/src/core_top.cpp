@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core_internal.hpp"
-#include "formal.hpp"
+#include "props.hpp"
 #include "normcore/gen/ref_designs.hpp"
 #include "specialise.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "formal.hpp"
+#include "props.hpp"
 #include "rtl_util.hpp"
 
 namespace normcore::gen::prim {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "formal.hpp"
+#include "props.hpp"
 #include "normcore/gen/config.hpp"
 
 namespace normcore::gen {

@@ -2,7 +2,7 @@
 // typed IR: next-state logic in always @* blocks, flops as q <= d.
 #include <stdexcept>
 
-#include "formal.hpp"
+#include "props.hpp"
 #include "normcore/gen/regs.hpp"
 #include "regs_internal.hpp"
 #include "rtl_util.hpp"

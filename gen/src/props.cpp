@@ -1,5 +1,5 @@
-// Protocol properties inside the generated RTL (formal.hpp).
-#include "formal.hpp"
+// Protocol properties inside the generated RTL (props.hpp).
+#include "props.hpp"
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
-// Formal properties of the accelerator's AXI4 masters (formal.hpp): the read and the write DMA
+// Formal properties of the accelerator's AXI4 masters (props.hpp): the read and the write DMA
 // engines. See docs/architecture.md, "Protocol properties".
 #include <algorithm>
 
 #include "accel_parts.hpp"
-#include "formal.hpp"
+#include "props.hpp"
 #include "normcore/gen/config.hpp"
 
 namespace normcore::gen {
