@@ -45,7 +45,7 @@ CONFIGS = {
 # (module suffix, property set, bmc depth). The top of a core is <n>_core.
 CORE_MODULES = [
     ("fifo", "FIFO: count, order, head held", 12),
-    ("core", "AXI4-Stream s/m_axis, tkeep/tlast, beats in flight", 14),
+    ("core", "AXI4-Stream s/m_axis, tkeep/tlast, beats in flight", 24),
 ]
 ACCEL_MODULES = [
     ("skid", "skid: stream rules, no loss/dup/order", 10),
@@ -62,7 +62,7 @@ ACCEL_MODULES = [
 ]
 # The fast subset (ctest formal.props): (config, module) -> methods, BMC depth (None: as above).
 # The core top's and the write DMA's pdr take minutes: BMC only there.
-QUICK = {("core_l1", "fifo"): (("bmc", "pdr"), None), ("core_l1", "core"): (("bmc",), None),
+QUICK = {("core_l1", "fifo"): (("bmc", "pdr"), None), ("core_l1", "core"): (("bmc",), 16),
          ("accel_small", "skid"): (("bmc", "pdr"), None),
          ("accel_small", "wdma_lenq"): (("bmc", "pdr"), None),
          ("accel_small", "regs"): (("bmc", "pdr"), None),
@@ -85,6 +85,8 @@ PLANTS = {
                  "assign b_cap = 11'd4;", "read bursts ignore the 4 KiB boundary"),
     "err_no_stop": ("accel_small", "rdma", r"& ~abort_i & ~err_q &", "& ~abort_i &",
                     "read DMA keeps issuing after an error response"),
+    "core_last": ("core_l1", "core", r"assign m_axis_tlast = fifo_rdata\[5\];",
+                  "assign m_axis_tlast = ~fifo_rdata[5];", "the core inverts m_axis_tlast"),
     "axil_double_b": ("accel_small", "regs", r"assign wr_en = aw_full_q & w_full_q & ~b_valid_q;",
                       "assign wr_en = aw_full_q & w_full_q;", "AXI-Lite: a second B response"),
 }
