@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "accel_parts.hpp"
-#include "props.hpp"
 #include "normcore/gen/config.hpp"
+#include "props.hpp"
 
 namespace normcore::gen {
 

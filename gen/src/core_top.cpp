@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "core_internal.hpp"
-#include "props.hpp"
 #include "normcore/gen/ref_designs.hpp"
+#include "props.hpp"
 #include "specialise.hpp"
 
 namespace normcore::gen::core {

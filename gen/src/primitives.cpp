@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "props.hpp"
 #include "normcore/gen/config.hpp"
+#include "props.hpp"
 
 namespace normcore::gen {
 

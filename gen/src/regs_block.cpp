@@ -2,8 +2,8 @@
 // typed IR: next-state logic in always @* blocks, flops as q <= d.
 #include <stdexcept>
 
-#include "props.hpp"
 #include "normcore/gen/regs.hpp"
+#include "props.hpp"
 #include "regs_internal.hpp"
 #include "rtl_util.hpp"
 
