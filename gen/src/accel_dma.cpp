@@ -18,7 +18,7 @@ void rdma_ports(Module& m, const AccelConfig& c, int wb, int crb) {
   const int aw = c.addr_bits;
   m.in("clk_i", 1);
   m.in("rst_ni", 1);
-  m.in("start_i", 1, "only while idle_o");
+  m.in("start_i", 1, "only while done_o (after reset, a finished job or a flush)");
   m.in("addr_i", aw, "bus-aligned");
   m.in("words_i", wb);
   m.in("abort_i", 1, "issue nothing more");
@@ -42,7 +42,7 @@ void wdma_ports(Module& m, const AccelConfig& c, int wb, int fcb) {
   const int aw = c.addr_bits, bb = c.bus_bytes();
   m.in("clk_i", 1);
   m.in("rst_ni", 1);
-  m.in("start_i", 1, "only while idle_o");
+  m.in("start_i", 1, "only while done_o (after reset, a finished job or a flush)");
   m.in("addr_i", aw);
   m.in("words_i", wb);
   m.in("last_strb_i", bb, "byte strobes of the final word");
@@ -140,6 +140,7 @@ Module build_rdma(const AccelConfig& c, const std::string& name, int wb, int crb
   m.assign(m.ref("err_o"), err_q);
   m.assign(m.ref("err_addr_o"), eaddr_q);
   rtl::sink(m, "unused_rid", {m.ref("m_axi_rid"), ex::bit(m.ref("m_axi_rresp"), 0)});
+  rdma_formal(m, c);
   return m;
 }
 
@@ -213,6 +214,7 @@ Module build_wdma(const AccelConfig& c, const std::string& name, int wb, int fcb
   m.assign(m.ref("err_o"), err_q);
   m.assign(m.ref("err_addr_o"), eaddr_q);
   rtl::sink(m, "unused_bid", {m.ref("m_axi_bid"), ex::bit(m.ref("m_axi_bresp"), 0)});
+  wdma_formal(m, c);
   return m;
 }
 

@@ -16,5 +16,10 @@ Module build_ram_fifo(const std::string& name, int width, int depth);
 Module build_flop_fifo(const std::string& name, int width, int depth);
 Module build_rdma(const AccelConfig& c, const std::string& name, int words_bits, int credit_bits);
 Module build_wdma(const AccelConfig& c, const std::string& name, int words_bits, int count_bits);
+// The DMA engines' formal properties (`ifdef FORMAL, accel_props.cpp): AXI4 handshakes, burst
+// length and 4 KiB rules, outstanding limits, WLAST on the burst's last beat, no new burst after
+// an error stop.
+void rdma_formal(Module& m, const AccelConfig& c);
+void wdma_formal(Module& m, const AccelConfig& c);
 
 }  // namespace normcore::gen

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "core_internal.hpp"
+#include "primitives.hpp"
 
 namespace normcore::gen::core {
 
@@ -115,10 +116,12 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   const Expr valid_o = m.out("valid_o", 1, "a register");
   if (head) {
     fifo_head(m, d, fw, wr, wdata, rd);
+    fifo_formal(m, d, {}, true);
     return m;
   }
   m.assign(rdata, fifo_body(m, d, fw, wr, wdata, rd, wr));
   m.assign(valid_o, m.ref("valid_q"));
+  fifo_formal(m, d, m.ref("cnt_q"), true);
   return m;
 }
 

@@ -4,6 +4,7 @@
 
 #include "core_internal.hpp"
 #include "normcore/gen/ref_designs.hpp"
+#include "props.hpp"
 #include "specialise.hpp"
 
 namespace normcore::gen::core {
@@ -522,6 +523,35 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
   m.assign(m.ref("m_axis_tlast"), bit(rdata, fw - 1));
 }
 
+// AXI4-Stream rules on s_axis (assumed) and m_axis (asserted); every accepted beat's keep and
+// last leave once, in order, with at most the output buffer's depth of beats in flight.
+void top_formal(Module& m, const CoreConfig& c, const Variant& v) {
+  fv::Formal f(m);
+  const auto r = [&](const std::string& n) { return m.ref(n); };
+  const Expr in_keep = r("s_axis_tkeep"), in_last = r("s_axis_tlast");
+  const Expr out_keep = r("m_axis_tkeep"), out_last = r("m_axis_tlast");
+  fv::stream_rules(
+      f, {"s", r("s_axis_tvalid"), r("s_axis_tready"), {r("s_axis_tdata"), in_keep, in_last}},
+      true);
+  std::vector<Expr> prm;
+  for (const auto& fl : v.fields) prm.push_back(r("prm_" + fl.prm + "_i"));
+  fv::stream_rules(f, {"prm", r("prm_valid_i"), r("prm_ready_o"), prm}, true);
+  f.add(if_(r("s_axis_tvalid"), {assume(fv::keep_ok(in_keep, in_last))}));
+  fv::stream_rules(
+      f, {"m", r("m_axis_tvalid"), r("m_axis_tready"), {r("m_axis_tdata"), out_keep, out_last}},
+      false);
+  f.add(if_(r("m_axis_tvalid"), {assert_(fv::keep_ok(out_keep, out_last))}));
+  fv::channel(f, {"beats",
+                  r("in_fire"),
+                  ex::cat({in_keep, in_last}),
+                  r("out_fire"),
+                  ex::cat({out_keep, out_last}),
+                  v.fifo_depth(c),
+                  {},
+                  {}});
+  f.done();
+}
+
 }  // namespace
 
 Module build_top(const CoreConfig& c, const Variant& v) {
@@ -557,6 +587,7 @@ Module build_top(const CoreConfig& c, const Variant& v) {
   top_flow(m, c, v);
   top_side(m, c, v);
   top_lanes(m, c, v);
+  top_formal(m, c, v);
   return m;
 }
 

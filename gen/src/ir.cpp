@@ -112,6 +112,12 @@ void Module::else_() {
 void Module::endif() {
   items.emplace_back(Conditional{Conditional::Kind::endif, {}});
 }
+void Module::formal_begin() {
+  ifdef("FORMAL");
+}
+void Module::formal_end() {
+  endif();
+}
 
 namespace {
 // Verilog-2005 / SystemVerilog keywords a generated name could plausibly collide with.
@@ -128,11 +134,26 @@ const std::set<std::string>& keywords() {
       "break",     "continue"};
   return k;
 }
+
+bool has_check(const Block& b) {
+  for (const auto& s : b) {
+    if (std::holds_alternative<Check>(s.node)) return true;
+    if (const auto* i = std::get_if<If>(&s.node)) {
+      if (has_check(i->then_body) || has_check(i->else_body)) return true;
+    } else if (const auto* c = std::get_if<Case>(&s.node)) {
+      for (const auto& arm : c->arms) {
+        if (has_check(arm.body)) return true;
+      }
+    }
+  }
+  return false;
+}
 }  // namespace
 
 void Module::validate() const {
   std::set<std::string> names;
-  int depth = 0;  // open `ifdef blocks
+  int depth = 0;             // open `ifdef blocks
+  std::vector<bool> formal;  // per open `ifdef: FORMAL (the `else branch is not)
   auto add = [&](const std::string& n) {
     if (n.empty() || !names.insert(n).second) {
       throw std::logic_error("module " + name + ": duplicate or empty name '" + n + "'");
@@ -146,10 +167,16 @@ void Module::validate() const {
     add(p.name);
   }
   for (const auto& it : items) {
+    const bool in_formal = std::find(formal.begin(), formal.end(), true) != formal.end();
     if (const auto* n = std::get_if<Net>(&it)) {
       if (n->width < 1)
         throw std::logic_error("module " + name + ": net " + n->name + " width < 1");
+      if (!n->init.empty() && !in_formal)
+        throw std::logic_error("module " + name + ": init value of " + n->name + " outside FORMAL");
       add(n->name);
+    } else if (const auto* al = std::get_if<Always>(&it)) {
+      if (!in_formal && has_check(al->body))
+        throw std::logic_error("module " + name + ": assert/assume/cover outside `ifdef FORMAL");
     } else if (const auto* i = std::get_if<Instance>(&it)) {
       add(i->name);
     } else if (const auto* ps = std::get_if<Params>(&it)) {
@@ -160,6 +187,9 @@ void Module::validate() const {
                                                       : 0;
       if (depth < 0 || (cd->kind == Conditional::Kind::else_ && depth == 0))
         throw std::logic_error("module " + name + ": `else / `endif without `ifdef");
+      if (cd->kind == Conditional::Kind::ifdef) formal.push_back(cd->macro == "FORMAL");
+      if (cd->kind == Conditional::Kind::else_) formal.back() = false;
+      if (cd->kind == Conditional::Kind::endif) formal.pop_back();
     }
   }
   if (depth != 0) throw std::logic_error("module " + name + ": `ifdef without `endif");
@@ -208,6 +238,21 @@ Stmt case_(Expr subject, std::vector<std::pair<std::string, Block>> arms) {
 }
 Stmt note(std::string text) {
   return Stmt{Note{std::move(text)}};
+}
+namespace {
+Stmt check(Check::Kind k, Expr cond) {
+  if (!cond.valid() || (cond.typed() && cond.width() != 1)) bad("check of " + cond.str());
+  return Stmt{Check{k, std::move(cond)}};
+}
+}  // namespace
+Stmt assert_(Expr cond) {
+  return check(Check::Kind::assert_, std::move(cond));
+}
+Stmt assume(Expr cond) {
+  return check(Check::Kind::assume, std::move(cond));
+}
+Stmt cover(Expr cond) {
+  return check(Check::Kind::cover, std::move(cond));
 }
 
 namespace {
@@ -317,6 +362,11 @@ struct Emitter {
       os << pad << "endcase\n";
     } else if (const auto* n = std::get_if<Note>(&s.node)) {
       note(pad, n->text);
+    } else if (const auto* k = std::get_if<Check>(&s.node)) {
+      const char* kw = k->kind == Check::Kind::assert_  ? "assert ("
+                       : k->kind == Check::Kind::assume ? "assume ("
+                                                        : "cover (";
+      line(pad, {detail::text(kw), detail::to_doc(k->cond), detail::text(");")});
     }
   }
 
@@ -362,6 +412,7 @@ std::string emit_module(const Module& m, const std::vector<std::string>& header,
       std::string d = std::string("  ") + (n->is_reg ? "reg " : "wire ") +
                       (n->is_signed ? "signed " : "") + range(n->width) + n->name;
       if (n->depth > 0) d += " [0:" + std::to_string(n->depth - 1) + "]";
+      if (!n->init.empty()) d += " = " + n->init;
       e.decl(d + ";", n->comment);
     } else if (const auto* a = std::get_if<ContAssign>(&it)) {
       e.line("  ",

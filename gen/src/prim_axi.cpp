@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "props.hpp"
 #include "rtl_util.hpp"
 
 namespace normcore::gen::prim {
@@ -123,6 +124,13 @@ Module build_gear_in(const std::string& name, int in_bits, int ew, int k, int co
            if_(pop, {assign(left_q, left_q - lit(tc, u(k)))})})};
   p.comment = "start_i restarts the stream";
   rtl::process(m, p);
+  fv::Formal f(m);
+  f.add(if_(start, {assume(~out_valid)}));
+  fv::stream_rules(f, {"in", in_valid, in_ready, {in_data}}, true);
+  fv::stream_rules(f, {"out", out_valid, out_ready, {out_data, m.ref("out_keep_o"), out_last}},
+                   false);
+  f.add(if_(out_valid, {assert_(fv::keep_ok(m.ref("out_keep_o"), out_last))}));
+  f.done();
   return m;
 }
 
@@ -195,6 +203,11 @@ Module build_gear_out(const std::string& name, int out_bits, int ew, int k) {
             if_(push & in_last, {assign(flush_q, lit(1, 1))},
                 {if_(ex::eq(fill_next, lit(fw, 0)), {assign(flush_q, lit(1, 0))})})};
   rtl::process(m, p);
+  fv::Formal f(m);
+  fv::stream_rules(f, {"in", in_valid, in_ready, {in_data, in_keep, in_last}}, true);
+  f.add(if_(in_valid, {assume(fv::keep_ok(in_keep, in_last))}));
+  fv::stream_rules(f, {"out", out_valid, out_ready, {out_data}}, false);
+  f.done();
   return m;
 }
 

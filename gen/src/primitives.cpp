@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "normcore/gen/config.hpp"
+#include "props.hpp"
 
 namespace normcore::gen {
 
@@ -114,7 +115,21 @@ Module fifo_module(const FifoSpec& spec) {
   m.assign(m.ref("valid_o"), head_valid);
   if (spec.full) m.assign(m.ref("full_o"), ex::eq(held, lit(cb, static_cast<std::uint64_t>(cap))));
   if (spec.count) m.assign(m.ref("count_o"), held);
+  fifo_formal(m, cap, held, !spec.ram);
   return m;
+}
+
+// The writer never writes a full FIFO, the reader pops only a valid head; the head is held
+// until popped; the FIFO itself neither loses, duplicates nor reorders words.
+void fifo_formal(Module& m, int cap, const Expr& held, bool eager_valid) {
+  fv::Formal f(m);
+  const Expr wr = m.ref("wr_i"), rd = m.ref("rd_i"), valid = m.ref("valid_o");
+  f.add(if_(rd, {assume(valid)}));
+  fv::stream_rules(f, {"head", valid, rd, {m.ref("rdata_o")}}, false);
+  const Expr cnt = fv::channel(f, {"q", wr, m.ref("wdata_i"), rd, m.ref("rdata_o"), cap, held,
+                                   eager_valid ? valid : Expr{}});
+  f.add(if_(wr, {assume(ex::lt(cnt, lit(cnt.width(), static_cast<std::uint64_t>(cap))))}));
+  f.done();
 }
 
 // out_q is the output register, skid_q catches the beat accepted while the output stalls (the
@@ -149,6 +164,18 @@ Module skid_module(const SkidSpec& spec) {
   m.assign(in_ready, ~sv);
   m.assign(out_valid, ov);
   m.assign(out_data, od);
+  fv::Formal f(m);
+  fv::stream_rules(f, {"in", in_valid, in_ready, {in_data}}, true);
+  fv::stream_rules(f, {"out", out_valid, out_ready, {out_data}}, false);
+  fv::channel(f, {"q",
+                  in_valid & in_ready,
+                  in_data,
+                  out_valid & out_ready,
+                  out_data,
+                  2,
+                  ex::zext(ov, 2) + ex::zext(sv, 2),
+                  {}});
+  f.done();
   return m;
 }
 

@@ -45,6 +45,13 @@ struct FifoSpec {
 // and full_o / count_o when asked for. Without full_o the writer guarantees room.
 Module fifo_module(const FifoSpec& spec);
 
+// The FIFO's formal properties (`ifdef FORMAL, props.hpp) for ports wr_i, wdata_i, rd_i,
+// rdata_o, valid_o and `capacity` words: the writer never overfills it, the reader pops only a
+// valid head (assumed); the head is held until popped, no word is lost, duplicated or reordered,
+// `held` (optional: the design's count) is the number of words held (asserted); with
+// `eager_valid` valid_o is (words held != 0) (a RAM with a registered read shows a word later).
+void fifo_formal(Module& m, int capacity, const Expr& held, bool eager_valid);
+
 struct SkidSpec {
   std::string name;
   int width = 1;  // the payload (data, keep, last, ... concatenated by the caller)

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "normcore/gen/regs.hpp"
+#include "props.hpp"
 #include "regs_internal.hpp"
 #include "rtl_util.hpp"
 
@@ -286,6 +287,9 @@ Module build_regblock_unchecked(const RegisterMap& map, const std::string& modul
   for (const auto& s : runs(m.ref("wr_mask"), ~wbits)) unused.push_back(s);
   m.section("Deliberately unread: protection bits, byte offsets, data bits of no writable field");
   rtl::sink(m, "unused_inputs", unused);
+  fv::Formal f(m);
+  fv::axil_slave(f);
+  f.done();
   return m;
 }
 

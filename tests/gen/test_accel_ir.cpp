@@ -76,6 +76,38 @@ TEST(AccelIr, NoUntypedText) {
   }
 }
 
+int checks(const Block& b, Check::Kind k) {
+  int n = 0;
+  for (const auto& s : b) {
+    if (const auto* c = std::get_if<Check>(&s.node)) n += c->kind == k ? 1 : 0;
+    if (const auto* i = std::get_if<If>(&s.node))
+      n += checks(i->then_body, k) + checks(i->else_body, k);
+  }
+  return n;
+}
+
+// Issue 20: every module with a stream or bus interface carries its protocol properties.
+TEST(AccelIr, StreamAndBusModulesCarryProperties) {
+  const AccelConfig c = small_config();
+  int seen = 0;
+  for (const auto& m : build_accel(c)) {
+    int asserts = 0;
+    for (const auto& it : m.items) {
+      if (const auto* al = std::get_if<Always>(&it))
+        asserts += checks(al->body, Check::Kind::assert_);
+    }
+    for (const char* s : {"_skid", "_fifo", "_rfifo", "_wfifo", "_wdma_lenq", "_wdma_adrq", "_core",
+                          "_rdma", "_wdma", "_regs", "_igear", "_pgear", "_ogear"}) {
+      if (m.name == c.core.name + s) {
+        EXPECT_GE(asserts, 2) << m.name;
+        ++seen;
+      }
+    }
+    if (m.name == c.core.name + "_lane" || m.name == c.core.name + "_ctrl") EXPECT_EQ(asserts, 0);
+  }
+  EXPECT_EQ(seen, 13);
+}
+
 TEST(AccelIr, NamedStatesAndFlops) {
   const auto files = render_accel(AccelConfig{});
   std::string ctrl;

@@ -394,6 +394,44 @@ TEST(Emit, LongCommentMovesAboveTheAssignment) {
             std::string("  // ") + std::string(90, 'c') + "\n  assign y = x_i;\n");
 }
 
+TEST(Emit, FormalBlockOfChecks) {
+  Module m = small();
+  const Expr v = m.in("v_i", 1);
+  m.formal_begin();
+  const Expr p = m.reg("f_past_q", 1);
+  std::get<Net>(m.items.back()).init = "1'b0";
+  m.always_ff({if_(p, {assume(v), assert_(~v | p), cover(v)})});
+  m.formal_end();
+  EXPECT_EQ(body(m),
+            "`ifdef FORMAL\n"
+            "  reg f_past_q = 1'b0;\n"
+            "  always @(posedge clk_i) begin\n"
+            "    if (f_past_q) begin\n"
+            "      assume (v_i);\n"
+            "      assert (~v_i | f_past_q);\n"
+            "      cover (v_i);\n"
+            "    end\n"
+            "  end\n"
+            "`endif\n");
+}
+
+TEST(Emit, ChecksOnlyInsideFormal) {
+  Module m = small();
+  const Expr v = m.in("v_i", 1);
+  m.always_ff({assert_(v)});
+  EXPECT_THROW(m.validate(), std::logic_error);
+  Module n = small();
+  n.ifdef("SYNTHESIS");
+  n.always_ff({assert_(n.in("w_i", 1))});
+  n.endif();
+  EXPECT_THROW(n.validate(), std::logic_error);
+  Module k = small();
+  k.reg("r_q", 1);
+  std::get<Net>(k.items.back()).init = "1'b0";
+  EXPECT_THROW(k.validate(), std::logic_error);
+  EXPECT_THROW(assert_(ref("w", 2)), std::logic_error);
+}
+
 TEST(Emit, IsDeterministic) {
   auto build = [] {
     Module m = small();

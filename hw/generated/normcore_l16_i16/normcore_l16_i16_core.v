@@ -945,6 +945,85 @@ module normcore_l16_i16_core (
   assign m_axis_tdata = fifo_rdata[127:0];
   assign m_axis_tkeep = fifo_rdata[143:128];
   assign m_axis_tlast = fifo_rdata[144];
+`ifdef FORMAL
+
+  // Formal properties (yosys read_verilog -formal; scripts/prove_props.py)
+  reg f_past_q = 1'b0;  // 0 in the first cycle (in reset), then 1
+  reg f_s_stall_q;  // s: valid and not ready
+  reg [272:0] f_s_data_q;
+  reg f_prm_stall_q;  // prm: valid and not ready
+  reg [57:0] f_prm_data_q;
+  reg f_m_stall_q;  // m: valid and not ready
+  reg [144:0] f_m_data_q;
+  reg [3:0] f_beats_cnt_q;  // beats: beats held
+  (* anyseq *)
+  wire f_beats_pick;  // track the beat accepted now
+  reg f_beats_trk_q;  // a beat is tracked
+  reg [16:0] f_beats_val_q;
+  reg [3:0] f_beats_ahead_q;  // beats to leave before it
+  wire f_beats_start;
+  assign f_beats_start = ~f_beats_trk_q & f_beats_pick & in_fire;
+  wire f_beats_leave;
+  assign f_beats_leave = f_beats_trk_q & out_fire & (f_beats_ahead_q == 4'd0);
+  // formal: history
+  always @(posedge clk_i) begin
+    f_past_q <= 1'b1;
+    f_s_stall_q <= f_past_q ? f_past_q & s_axis_tvalid & ~s_axis_tready : 1'b0;
+    f_s_data_q <= {s_axis_tdata, s_axis_tkeep, s_axis_tlast};
+    f_prm_stall_q <= f_past_q ? f_past_q & prm_valid_i & ~prm_ready_o : 1'b0;
+    f_prm_data_q <= {prm_scale_i, prm_offset_i};
+    f_m_stall_q <= f_past_q ? f_past_q & m_axis_tvalid & ~m_axis_tready : 1'b0;
+    f_m_data_q <= {m_axis_tdata, m_axis_tkeep, m_axis_tlast};
+    f_beats_cnt_q <= f_past_q ? f_beats_cnt_q + {3'd0, in_fire} - {3'd0, out_fire} : 4'd0;
+    f_beats_trk_q <= f_past_q ? (f_beats_start ? 1'b1 : f_beats_leave ? 1'b0 : f_beats_trk_q) :
+        1'b0;
+    f_beats_val_q <= f_beats_start ? {s_axis_tkeep, s_axis_tlast} : f_beats_val_q;
+    f_beats_ahead_q <= f_beats_start ? f_beats_cnt_q - {3'd0, out_fire} :
+        (f_beats_trk_q & out_fire) ? f_beats_ahead_q - 4'd1 : f_beats_ahead_q;
+  end
+  // formal: checks (from the second cycle)
+  always @(posedge clk_i) begin
+    // the first cycle resets the design; no reset after it
+    assume (rst_ni == f_past_q);
+    if (f_past_q) begin
+      // s: valid held until ready, payload stable while stalled
+      if (f_s_stall_q) begin
+        assume (s_axis_tvalid);
+        assume ({s_axis_tdata, s_axis_tkeep, s_axis_tlast} == f_s_data_q);
+      end
+      // prm: valid held until ready, payload stable while stalled
+      if (f_prm_stall_q) begin
+        assume (prm_valid_i);
+        assume ({prm_scale_i, prm_offset_i} == f_prm_data_q);
+      end
+      if (s_axis_tvalid) begin
+        assume (((s_axis_tkeep & (s_axis_tkeep + 16'd1)) == 16'd0) & (s_axis_tkeep != 16'd0) &
+            (s_axis_tlast | (s_axis_tkeep == {16{1'b1}})));
+      end
+      // m: valid held until ready, payload stable while stalled
+      if (f_m_stall_q) begin
+        assert (m_axis_tvalid);
+        assert ({m_axis_tdata, m_axis_tkeep, m_axis_tlast} == f_m_data_q);
+      end
+      if (m_axis_tvalid) begin
+        assert (((m_axis_tkeep & (m_axis_tkeep + 16'd1)) == 16'd0) & (m_axis_tkeep != 16'd0) &
+            (m_axis_tlast | (m_axis_tkeep == {16{1'b1}})));
+      end
+      // beats: at most 9 beats held, none out of an empty buffer; a tracked beat leaves intact and
+      // in order
+      assert (f_beats_cnt_q <= 4'd9);
+      if (out_fire) begin
+        assert (f_beats_cnt_q != 4'd0);
+      end
+      if (f_beats_trk_q) begin
+        assert (f_beats_ahead_q < f_beats_cnt_q);
+      end
+      if (f_beats_leave) begin
+        assert ({m_axis_tkeep, m_axis_tlast} == f_beats_val_q);
+      end
+    end
+  end
+`endif
 endmodule
 
 `default_nettype wire

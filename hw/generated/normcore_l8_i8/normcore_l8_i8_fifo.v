@@ -99,6 +99,66 @@ module normcore_l8_i8_fifo (
   end
   assign rdata_o = byp_q ? wd_q : ram_q;
   assign valid_o = valid_q;
+`ifdef FORMAL
+
+  // Formal properties (yosys read_verilog -formal; scripts/prove_props.py)
+  reg f_past_q = 1'b0;  // 0 in the first cycle (in reset), then 1
+  reg f_head_stall_q;  // head: valid and not ready
+  reg [72:0] f_head_data_q;
+  reg [3:0] f_q_cnt_q;  // q: beats held
+  (* anyseq *)
+  wire f_q_pick;  // track the beat accepted now
+  reg f_q_trk_q;  // a beat is tracked
+  reg [72:0] f_q_val_q;
+  reg [3:0] f_q_ahead_q;  // beats to leave before it
+  wire f_q_start;
+  assign f_q_start = ~f_q_trk_q & f_q_pick & wr_i;
+  wire f_q_leave;
+  assign f_q_leave = f_q_trk_q & rd_i & (f_q_ahead_q == 4'd0);
+  // formal: history
+  always @(posedge clk_i) begin
+    f_past_q <= 1'b1;
+    f_head_stall_q <= f_past_q ? f_past_q & valid_o & ~rd_i : 1'b0;
+    f_head_data_q <= rdata_o;
+    f_q_cnt_q <= f_past_q ? f_q_cnt_q + {3'd0, wr_i} - {3'd0, rd_i} : 4'd0;
+    f_q_trk_q <= f_past_q ? (f_q_start ? 1'b1 : f_q_leave ? 1'b0 : f_q_trk_q) : 1'b0;
+    f_q_val_q <= f_q_start ? wdata_i : f_q_val_q;
+    f_q_ahead_q <= f_q_start ? f_q_cnt_q - {3'd0, rd_i} : (f_q_trk_q & rd_i) ? f_q_ahead_q - 4'd1 :
+        f_q_ahead_q;
+  end
+  // formal: checks (from the second cycle)
+  always @(posedge clk_i) begin
+    // the first cycle resets the design; no reset after it
+    assume (rst_ni == f_past_q);
+    if (f_past_q) begin
+      if (rd_i) begin
+        assume (valid_o);
+      end
+      // head: valid held until ready, payload stable while stalled
+      if (f_head_stall_q) begin
+        assert (valid_o);
+        assert (rdata_o == f_head_data_q);
+      end
+      // q: at most 7 beats held, none out of an empty buffer; a tracked beat leaves intact and in
+      // order
+      assert (f_q_cnt_q <= 4'd7);
+      if (rd_i) begin
+        assert (f_q_cnt_q != 4'd0);
+      end
+      assert ({1'b0, cnt_q} == f_q_cnt_q);
+      assert (valid_o == (f_q_cnt_q != 4'd0));
+      if (f_q_trk_q) begin
+        assert (f_q_ahead_q < f_q_cnt_q);
+      end
+      if (f_q_leave) begin
+        assert (rdata_o == f_q_val_q);
+      end
+      if (wr_i) begin
+        assume (f_q_cnt_q < 4'd7);
+      end
+    end
+  end
+`endif
 endmodule
 
 `default_nettype wire

@@ -34,6 +34,7 @@ struct Net {
   int depth = 0;  // > 0: an unpacked array (memory) of `depth` words
   std::string comment;
   std::string attr;  // emitted as (* attr *) before the declaration when not empty
+  std::string init;  // emitted as `reg x = init;` when not empty (FORMAL blocks only)
 };
 
 struct Stmt;
@@ -57,8 +58,16 @@ struct Case {
 struct Note {
   std::string text;
 };
+// An immediate formal check in a clocked block: `assert (cond);`, `assume (cond);` or
+// `cover (cond);` (Yosys `read_verilog -formal`). Only inside Module::formal_begin() ..
+// formal_end(), so simulators and linters (FORMAL undefined) never see it.
+struct Check {
+  enum class Kind { assert_, assume, cover };
+  Kind kind = Kind::assert_;
+  Expr cond;
+};
 struct Stmt {
-  std::variant<Assign, If, Case, Note> node;
+  std::variant<Assign, If, Case, Note, Check> node;
 };
 
 struct ContAssign {
@@ -191,6 +200,11 @@ struct Module {
   void ifdef(std::string macro);
   void else_();
   void endif();
+  // `ifdef FORMAL .. `endif: the verification-only items (f_* nets and flops, clocked blocks of
+  // Check statements) added between the calls. A Check outside such a block is rejected by
+  // validate(), as is a net with an init value.
+  void formal_begin();
+  void formal_end();
   // Throws std::logic_error on a duplicate or missing name (a generator bug, not user input).
   void validate() const;
 };
@@ -203,6 +217,10 @@ Stmt case_(Expr subject, std::vector<CaseArm> arms);
 // Transitional: labels as text ("default" for the default arm).
 Stmt case_(Expr subject, std::vector<std::pair<std::string, Block>> arms);
 Stmt note(std::string text);
+// Formal checks (see Check); `cond` is 1 bit.
+Stmt assert_(Expr cond);
+Stmt assume(Expr cond);
+Stmt cover(Expr cond);
 
 // Prints one module with `header` (comment lines) at the top of the file.
 std::string emit_module(const Module& m, const std::vector<std::string>& header,

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The fast subset of the protocol proofs (scripts/prove_props.py --quick: BMC with yices from the
+# pinned scripts/requirements-formal.txt and ABC pdr, per module of a small core and a small
+# accelerator), then one planted protocol bug that the proofs must find. Without the venv (no
+# network) the BMC half is skipped; ABC pdr (Debian's yosys-abc) still runs.
+# Usage: formal.sh <normcore> <source root>
+set -euo pipefail
+bin=$1
+root=$2
+venv=${NORMCORE_VENV:-$root/.venv}
+if ! log=$(bash "$root/scripts/venv.sh" "$venv" formal 2>&1); then
+  echo "$log" | tail -n 5
+  echo "note: the project venv with yices cannot be made: BMC skipped, pdr only"
+fi
+export NORMCORE_VENV=$venv
+python3 "$root/scripts/prove_props.py" --normcore "$bin" --quick
+python3 "$root/scripts/prove_props.py" --normcore "$bin" --plant wlast_early --methods pdr
