@@ -206,6 +206,8 @@ def plant(rtl, cfg, mod, pattern, repl):
 def report(work, cfg, suffix, depth, method, props, res, t, log, failed, found):
     d = str(depth) if method == "bmc" else "unbounded"
     print(f"{cfg:14} {suffix:10} {props:52} {method:6} {d:9} {t:6.1f}s  {res}", flush=True)
+    # The same row for scripts/prove.sh's table (its hook protocol: ROW|config|set|method|depth|s|result).
+    print(f"ROW|{cfg}/{suffix}|protocol: {props}|{method}|{d}|{t:.1f}|{res}", flush=True)
     (work / f"{cfg}_{suffix}_{method}.log").write_text(log)
     if res != "PASS":
         return failed + 1, found + res.startswith("FAIL")
@@ -214,7 +216,8 @@ def report(work, cfg, suffix, depth, method, props, res, t, log, failed, found):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--normcore", default=str(ROOT / "build" / "cli" / "normcore"))
+    ap.add_argument("--normcore", default=os.environ.get("NORMCORE", str(ROOT / "build" / "cli" / "normcore")),
+                    help="the normcore CLI (default: $NORMCORE, else build/cli/normcore)")
     ap.add_argument("--quick", action="store_true", help="the fast subset (ctest formal)")
     ap.add_argument("--only", help="regex on config/module (core_l1/fifo, accel_small/wdma)")
     ap.add_argument("--methods", default="bmc,pdr")
