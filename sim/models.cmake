@@ -185,6 +185,7 @@ gtest_discover_tests(sim_device_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS sim
 add_executable(ring_tests ${CMAKE_CURRENT_SOURCE_DIR}/test_ring.cpp
                           ${CMAKE_CURRENT_SOURCE_DIR}/test_ring_driver.cpp)
 target_link_libraries(ring_tests PRIVATE normcore::runtime GTest::gtest_main normcore_warnings)
+target_include_directories(ring_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests/runtime)
 target_compile_definitions(ring_tests PRIVATE NC_DEVICES_DIR="${NORMCORE_DEVICES_DIR}"
                                               NC_RING_TLM=$<BOOL:${NORMCORE_TLM}>)
 foreach(_dev ${NORMCORE_RING_DEVICES})

@@ -141,8 +141,15 @@ foreach(_dev ${NORMCORE_TLM_FLOAT_DEVICES})
   normcore_tlm_model(${_dev} NO_EXAMPLE)
 endforeach()
 
-# The ring devices (issue 19) too, without the example; sim/test_ring.cpp runs them.
-set(NORMCORE_TLM_RING_DEVICES "nc_ring;nc_small_ring" CACHE STRING
+# The ring devices (issue 19) too, without the example; sim/test_ring.cpp runs them. Only those
+# the project defines (none in a `normcore sim-build` of a user's design: sim/user).
+set(_tlm_ring_default)
+foreach(_dev nc_ring nc_small_ring)
+  if(_dev IN_LIST NORMCORE_RING_DEVICES)
+    list(APPEND _tlm_ring_default ${_dev})
+  endif()
+endforeach()
+set(NORMCORE_TLM_RING_DEVICES "${_tlm_ring_default}" CACHE STRING
     "Ring devices (of NORMCORE_RING_DEVICES) that get the SystemC/TLM-2.0 plugin")
 foreach(_dev ${NORMCORE_TLM_RING_DEVICES})
   normcore_tlm_model(${_dev} NO_EXAMPLE)

@@ -10,6 +10,7 @@
 
 #include "normcore/contract.hpp"
 #include "normcore/driver.hpp"
+#include "ring_jobs.hpp"
 #include "test_paths.hpp"
 
 namespace {
@@ -22,29 +23,9 @@ std::string ref(const std::string& name, const std::string& opts = "") {
 }
 
 ParamImage image(const ArithSpec& a, std::uint64_t channels, std::mt19937_64& rng) {
-  auto uni = [&](std::int64_t lo, std::int64_t hi) {
-    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
-  };
-  ParamImage im;
-  im.spec = a;
-  im.job.shift = static_cast<int>(uni(2, 10));
-  im.job.rounding = static_cast<Rounding>(uni(0, 3));
-  im.job.lo = a.y_min();
-  im.job.hi = a.y_max();
-  for (std::uint64_t c = 0; c < channels; ++c) {
-    im.scale.push_back(uni(a.s_min(), a.s_max()));
-    im.shift.push_back(uni(-(1 << 12), 1 << 12));
-  }
-  return im;
+  return test::ring_image(a, channels, rng);
 }
-
-template <typename T>
-std::vector<T> random_x(std::uint64_t n, std::int64_t lo, std::int64_t hi, std::mt19937_64& rng) {
-  std::uniform_int_distribution<std::int64_t> d(lo, hi);
-  std::vector<T> x(n);
-  for (auto& v : x) v = static_cast<T>(d(rng));
-  return x;
-}
+using test::random_x;
 
 // One big run first (the queue fills behind it), then `n` small 1x64x7x7 int8 runs sharing one
 // table, zero-copy or host tensors; returns their outputs and adds their register accesses.
