@@ -99,7 +99,10 @@ Module build_gear_in(const std::string& name, int in_bits, int ew, int k, int co
   const int cw = std::max(fw + lg, nb);
   m.assign(out_valid, ex::ne(left_q, lit(tc, 0)) &
                           ex::ge(ex::zext(fill_bits, cw), ex::zext(m.ref("need"), cw)));
-  m.assign(out_last, ex::le(left_q, lit(tc, u(k))));
+  // left_q <= k, a constant 1 when k reaches left_q's largest value (e.g. a 1-bit count and
+  // k = 1: lint would flag the compare as constant).
+  const bool always_last = tc < 63 && static_cast<std::uint64_t>(k) + 1 >= (1ULL << tc);
+  m.assign(out_last, always_last ? lit(1, 1) : ex::le(left_q, lit(tc, u(k))));
   m.assign(out_data, ex::slice(buf_q, 0, kew));
   m.assign(in_ready, ex::le(fill_q, lit(fw, u(thr))));
   const Expr pop = m.wire("pop", 1);
