@@ -384,6 +384,35 @@ struct Emitter {
   }
 };
 
+// Icarus never evaluates an `always @*` block that reads no net ("@* found no sensitivities"):
+// a combinational block whose statements are plain assignments of constants (literals and
+// localparams) to whole regs, each assigned once, is printed as continuous assignments and its
+// regs are declared as wires. (Edge configurations make such blocks: 1 channel, 1-bit INNER.)
+bool reads_nets(const Expr& e, const std::set<std::string>& params) {
+  const ExprNode& n = e.node();
+  if (n.op == Op::raw || n.op == Op::mem) return true;
+  if (n.op == Op::ref) return params.count(n.text) == 0;
+  return std::any_of(n.kids.begin(), n.kids.end(),
+                     [&](const Expr& k) { return reads_nets(k, params); });
+}
+// The names a constant-only combinational block assigns; empty when the block is anything else.
+std::set<std::string> constant_block(const Always& al, const std::set<std::string>& params) {
+  std::set<std::string> out;
+  if (al.clocked || al.body.empty()) return {};
+  for (const auto& s : al.body) {
+    const auto* a = std::get_if<Assign>(&s.node);
+    if (a == nullptr) {
+      if (std::holds_alternative<Note>(s.node)) continue;
+      return {};
+    }
+    if (a->lhs.op() != Op::ref || reads_nets(a->rhs, params) ||
+        !out.insert(a->lhs.node().text).second) {
+      return {};
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string emit_module(const Module& m, const std::vector<std::string>& header,
@@ -406,10 +435,20 @@ std::string emit_module(const Module& m, const std::vector<std::string>& header,
            p.comment);
   }
   os << ");\n";
+  std::set<std::string> params, wired;  // wired: regs of constant-only blocks, printed as wires
+  for (const auto& it : m.items) {
+    if (const auto* ps = std::get_if<Params>(&it)) {
+      for (const auto& p : ps->params) params.insert(p.name);
+    }
+  }
+  for (const auto& it : m.items) {
+    if (const auto* al = std::get_if<Always>(&it)) wired.merge(constant_block(*al, params));
+  }
   for (const auto& it : m.items) {
     if (const auto* n = std::get_if<Net>(&it)) {
       if (!n->attr.empty()) os << "  (* " << n->attr << " *)\n";
-      std::string d = std::string("  ") + (n->is_reg ? "reg " : "wire ") +
+      const bool reg = n->is_reg && (n->depth > 0 || !n->init.empty() || wired.count(n->name) == 0);
+      std::string d = std::string("  ") + (reg ? "reg " : "wire ") +
                       (n->is_signed ? "signed " : "") + range(n->width) + n->name;
       if (n->depth > 0) d += " [0:" + std::to_string(n->depth - 1) + "]";
       if (!n->init.empty()) d += " = " + n->init;
@@ -421,6 +460,17 @@ std::string emit_module(const Module& m, const std::vector<std::string>& header,
              a->comment);
     } else if (const auto* al = std::get_if<Always>(&it)) {
       if (!al->comment.empty()) e.note("  ", al->comment);
+      if (!constant_block(*al, params).empty()) {
+        for (const auto& s : al->body) {
+          if (const auto* a = std::get_if<Assign>(&s.node)) {
+            e.line("  ", {detail::text("assign "), detail::to_doc(a->lhs), detail::text(" = "),
+                          detail::to_doc(a->rhs), detail::text(";")});
+          } else {
+            e.note("  ", std::get<Note>(s.node).text);
+          }
+        }
+        continue;
+      }
       os << "  always " << (al->clocked ? std::string("@(posedge ") + kClockPort + ")" : "@*")
          << " begin\n";
       e.block(al->body, 4, al->clocked);

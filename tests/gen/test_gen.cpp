@@ -60,6 +60,29 @@ TEST(Ir, CombinationalBlockUsesBlockingAssignAndCase) {
   EXPECT_NE(v.find("y = 1'b1;"), std::string::npos);
 }
 
+TEST(Ir, ConstantOnlyBlockIsPrintedAsAssigns) {
+  // Icarus never runs an always @* that reads no net: constants (literals, localparams) go out
+  // as continuous assignments to wires; a block that reads a net stays a block.
+  Module m;
+  m.name = "k";
+  m.in("a_i", 1);
+  m.out("y_o", 1);
+  m.out("z_o", 1);
+  const Expr one = m.localparam("ONE", 1, 1);
+  const Expr y = m.reg("y", 1);
+  const Expr z = m.reg("z", 1);
+  m.always_comb({assign(y, ex::binary(Op::band, one, ex::lit(1, 1)))});
+  m.always_comb({assign(z, ex::binary(Op::band, one, ex::ref("a_i", 1)))});
+  m.assign("y_o", y);
+  m.assign("z_o", z);
+  const std::string v = emit_module(m, {});
+  EXPECT_NE(v.find("  wire y;"), std::string::npos) << v;
+  EXPECT_NE(v.find("  assign y = ONE & 1'b1;"), std::string::npos) << v;
+  EXPECT_NE(v.find("  reg z;"), std::string::npos) << v;
+  EXPECT_NE(v.find("    z = ONE & a_i;"), std::string::npos) << v;
+  EXPECT_EQ(v.find("always @* begin\n    y ="), std::string::npos) << v;
+}
+
 TEST(Ir, DuplicateNamesAreRejected) {
   Module m;
   m.name = "d";
