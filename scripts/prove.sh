@@ -176,6 +176,18 @@ done
 
 # The core's stream bookkeeping: BMC to the given depth (reset, set-up, the table load with
 # gaps, then beats and packets; the solver picks C, HW, the layout, every valid / ready / tlast).
+# The core's submodules carry protocol properties of their own (`ifdef FORMAL, issue 20 item 3):
+# inside the core their assumptions are about logic the core drives, so they are turned into
+# assertions (as scripts/prove_props.py does); only the core top's assumptions (its ports, the
+# harness's free inputs) stay assumptions. Prints the chformal command for directory $1.
+sub_asserts() {
+  local f m mods=()
+  for f in "$1"/rtl/*.v; do
+    m=$(basename "$f" .v)
+    [ "$m" = nc_core ] || mods+=("$m")
+  done
+  echo "chformal -assume -assume2assert ${mods[*]};"
+}
 prove_pos() {
   local name=$1 depth=$2 opts=$3 d=$work/$1
   # shellcheck disable=SC2086
@@ -184,7 +196,7 @@ prove_pos() {
   mutate "$name" "$d"
   yosys -q -l "$d.yosys.log" -p "read_verilog -formal $(echo "$d"/rtl/*.v) \
       $d/rtl/formal/nc_lane_ref.v $d/rtl/formal/nc_pos_fv.v; \
-      prep -top nc_pos_fv -nordff; flatten; async2sync; dffunmap; opt_clean; \
+      prep -top nc_pos_fv -nordff; $(sub_asserts "$d") flatten; async2sync; dffunmap; opt_clean; \
       write_smt2 -wires $d.smt2" > /dev/null 2>&1 \
     || { tail -n 20 "$d.yosys.log" >&2; echo "prove.sh: yosys failed for $name" >&2; exit 2; }
   local t0 t1 r
@@ -196,7 +208,7 @@ prove_pos() {
   sed 's|^  always @\* begin  // from the cycle after the reset on|  always @* if (rst_n) assert (!m_valid);\n&|' \
     "$d/rtl/formal/nc_pos_fv.v" > "$d/reach_fv.v"
   yosys -q -p "read_verilog -formal $(echo "$d"/rtl/*.v) $d/rtl/formal/nc_lane_ref.v \
-      $d/reach_fv.v; prep -top nc_pos_fv -nordff; flatten; async2sync; dffunmap; opt_clean; \
+      $d/reach_fv.v; prep -top nc_pos_fv -nordff; $(sub_asserts "$d") flatten; async2sync; dffunmap; opt_clean; \
       write_smt2 -wires $d.reach.smt2" > /dev/null 2>&1
   yosys-smtbmc -s yices -t "$depth" "$d.reach.smt2" > "$d.reach.log" 2>&1 || true
   local first=""
@@ -211,7 +223,7 @@ prove_pos() {
   # property; -zinit: the free held job registers are inputs of the first frame).
   yosys -q -l "$d.aig.log" -p "read_verilog -formal $(echo "$d"/rtl/*.v) \
       $d/rtl/formal/nc_lane_ref.v $d/rtl/formal/nc_pos_fv.v; \
-      prep -top nc_pos_fv -nordff; flatten; memory_map; opt -fast; async2sync; \
+      prep -top nc_pos_fv -nordff; $(sub_asserts "$d") flatten; memory_map; opt -fast; async2sync; \
       setundef -undriven -expose; opt_clean; techmap; opt -fast; dffunmap; abc -g AND -fast; \
       opt_clean; \
       write_aiger -zinit -map $d.aim $d.aig" > /dev/null 2>&1 \
