@@ -413,6 +413,41 @@ std::set<std::string> constant_block(const Always& al, const std::set<std::strin
   return out;
 }
 
+void ports(Emitter& e, const Module& m) {
+  std::size_t w = 0;
+  for (const auto& p : m.ports) w = std::max(w, range(p.width).size());
+  for (std::size_t i = 0; i < m.ports.size(); ++i) {
+    const auto& p = m.ports[i];
+    std::string r = range(p.width);
+    r.resize(w, ' ');
+    e.decl(std::string("  ") + (p.output ? "output" : "input ") + " wire " + r + p.name +
+               (i + 1 < m.ports.size() ? "," : ""),
+           p.comment);
+  }
+}
+// A constant-only block (constant_block) as continuous assignments.
+void as_assigns(Emitter& e, const Always& al) {
+  for (const auto& s : al.body) {
+    if (const auto* a = std::get_if<Assign>(&s.node)) {
+      e.line("  ", {detail::text("assign "), detail::to_doc(a->lhs), detail::text(" = "),
+                    detail::to_doc(a->rhs), detail::text(";")});
+    } else {
+      e.note("  ", std::get<Note>(s.node).text);
+    }
+  }
+}
+// The module's localparam names, and the regs that its constant-only blocks assign.
+void scan_constants(const Module& m, std::set<std::string>& params, std::set<std::string>& wired) {
+  for (const auto& it : m.items) {
+    if (const auto* ps = std::get_if<Params>(&it)) {
+      for (const auto& p : ps->params) params.insert(p.name);
+    }
+  }
+  for (const auto& it : m.items) {
+    if (const auto* al = std::get_if<Always>(&it)) wired.merge(constant_block(*al, params));
+  }
+}
+
 }  // namespace
 
 std::string emit_module(const Module& m, const std::vector<std::string>& header,
@@ -424,26 +459,10 @@ std::string emit_module(const Module& m, const std::vector<std::string>& header,
   os << "`default_nettype none\n\n";
   for (const auto& d : m.description) e.note("", d);
   os << "module " << m.name << " (\n";
-  std::size_t w = 0;
-  for (const auto& p : m.ports) w = std::max(w, range(p.width).size());
-  for (std::size_t i = 0; i < m.ports.size(); ++i) {
-    const auto& p = m.ports[i];
-    std::string r = range(p.width);
-    r.resize(w, ' ');
-    e.decl(std::string("  ") + (p.output ? "output" : "input ") + " wire " + r + p.name +
-               (i + 1 < m.ports.size() ? "," : ""),
-           p.comment);
-  }
+  ports(e, m);
   os << ");\n";
   std::set<std::string> params, wired;  // wired: regs of constant-only blocks, printed as wires
-  for (const auto& it : m.items) {
-    if (const auto* ps = std::get_if<Params>(&it)) {
-      for (const auto& p : ps->params) params.insert(p.name);
-    }
-  }
-  for (const auto& it : m.items) {
-    if (const auto* al = std::get_if<Always>(&it)) wired.merge(constant_block(*al, params));
-  }
+  scan_constants(m, params, wired);
   for (const auto& it : m.items) {
     if (const auto* n = std::get_if<Net>(&it)) {
       if (!n->attr.empty()) os << "  (* " << n->attr << " *)\n";
@@ -461,14 +480,7 @@ std::string emit_module(const Module& m, const std::vector<std::string>& header,
     } else if (const auto* al = std::get_if<Always>(&it)) {
       if (!al->comment.empty()) e.note("  ", al->comment);
       if (!constant_block(*al, params).empty()) {
-        for (const auto& s : al->body) {
-          if (const auto* a = std::get_if<Assign>(&s.node)) {
-            e.line("  ", {detail::text("assign "), detail::to_doc(a->lhs), detail::text(" = "),
-                          detail::to_doc(a->rhs), detail::text(";")});
-          } else {
-            e.note("  ", std::get<Note>(s.node).text);
-          }
-        }
+        as_assigns(e, *al);
         continue;
       }
       os << "  always " << (al->clocked ? std::string("@(posedge ") + kClockPort + ")" : "@*")
