@@ -12,13 +12,6 @@ namespace {
 
 using ex::lit;
 
-std::uint64_t u(long long v) {
-  return static_cast<std::uint64_t>(v);
-}
-Expr code(AccelError e) {
-  return lit(8, u(static_cast<int>(e)));
-}
-
 void job_ports(Module& m, const AccelConfig& c) {
   const auto& core = c.core;
   const int yw = core.arith.yw;

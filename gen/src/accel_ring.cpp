@@ -16,13 +16,6 @@ namespace {
 
 using ex::lit;
 
-std::uint64_t u(long long v) {
-  return static_cast<std::uint64_t>(v);
-}
-Expr code(AccelError e) {
-  return lit(8, u(static_cast<int>(e)));
-}
-
 // Bytes of the descriptor (the register reference's table) and bit positions of MODE's fields
 // (regs_map.cpp: layout bit 0, rounding 5:4, shift from bit 8; the irq flag 16, same_params 17).
 constexpr int kSrc = 0, kDst = 8, kParam = 16, kChannels = 24, kInner = 28, kOuter = 32;
