@@ -148,3 +148,86 @@ inline bool bench_ring_table() {
   if (!ok) std::printf("ring bench failed\n");
   return ok;
 }
+
+// A chain of layers on the ring: descriptors sharing one table and shape (the RTL keeps the
+// table and may read the next input early), every other one reading its predecessor's output.
+// The writes crawl (WREADY low 90 % of the cycles) while reads are fast, so an input read
+// started before the predecessor's output is written would see stale bytes: the early read
+// must not start for them (docs/architecture.md "Early read"). Every output against the golden
+// model of the chain.
+TEST(Accel, RingChainReadsThePredecessorsOutputNotStaleBytes) {
+  AxiMemConfig mc = mem_config(5, 4, 0.0);
+  mc.p_wready_low = 0.9;
+  AccelDriver d(mc, 5);
+  d.reset();
+  const AccelShape& s = d.shape();
+  const ArithSpec a = s.arith();
+  if (a.xw != a.yw || a.x_signed != a.y_signed) GTEST_SKIP() << "output is no input here";
+  std::mt19937_64 rng(23);
+  constexpr std::uint64_t kRing = 0x100000;
+  constexpr int kJobs = 12;
+  const int channels = std::min(16, s.max_channels);
+  std::vector<AccelJob> jobs;
+  std::vector<bool> chained;
+  for (int i = 0; i < kJobs; ++i) {
+    AccelJob j;
+    j.channels = channels;
+    j.inner = 49;
+    j.outer = 1;
+    j.settings.shift = 6;
+    j.settings.lo = a.y_min();
+    j.settings.hi = a.y_max();
+    j.dst = 0x8000000 + static_cast<std::uint64_t>(i) * 0x1000;
+    j.param = 0x2000000;
+    const bool chain = i > 0 && i % 2 == 1;
+    j.src = chain ? jobs.back().dst : 0x4000000 + static_cast<std::uint64_t>(i) * 0x1000;
+    if (i == 0) {
+      for (int c = 0; c < channels; ++c) {
+        j.scale.push_back(std::uniform_int_distribution<std::int64_t>(-300, 300)(rng));
+        j.shift.push_back(std::uniform_int_distribution<std::int64_t>(-2000, 2000)(rng));
+      }
+    } else {
+      j.scale = jobs[0].scale;
+      j.shift = jobs[0].shift;
+    }
+    if (chain) {
+      j.x = golden(jobs.back());
+    } else {
+      std::uniform_int_distribution<std::int64_t> xd(a.x_min(), a.x_max());
+      for (std::uint64_t e = 0; e < j.elements(); ++e) j.x.push_back(xd(rng));
+    }
+    jobs.push_back(std::move(j));
+    chained.push_back(chain);
+  }
+  d.mem().clear_regions();
+  for (int i = 0; i < kJobs; ++i) {
+    const AccelJob& j = jobs[static_cast<std::size_t>(i)];
+    if (chained[static_cast<std::size_t>(i)]) {  // its input: the predecessor's output
+      d.mem().allow_write(j.dst, j.elements() * static_cast<std::uint64_t>(a.yw) / 8);
+    } else {
+      d.stage_data(j);
+    }
+    d.mem().write_bytes(kRing + 64 * static_cast<std::uint64_t>(i),
+                        descriptor(j, s, i > 0 ? 1u << 17 : 0u));
+  }
+  for (int i = 0; i < kJobs; ++i) {  // a chained input is its predecessor's output: readable
+    const AccelJob& j = jobs[static_cast<std::size_t>(i)];
+    d.mem().allow_read(j.dst, (j.elements() * static_cast<std::uint64_t>(a.yw) / 8 + 63) / 64 * 64);
+  }
+  d.mem().allow_read(kRing, 64ULL << 4);
+  d.mem().allow_write(kRing, 64ULL << 4);
+  d.wr(R::RING_BASE_LO_OFFSET, static_cast<std::uint32_t>(kRing));
+  d.wr(R::RING_BASE_HI_OFFSET, 0);
+  d.wr(R::RING_SIZE_OFFSET, 4);
+  d.wr(R::CTRL_OFFSET, R::CTRL_IRQ_EN_RING_MASK | R::CTRL_IRQ_EN_ERROR_MASK);
+  d.wr(R::RING_CTRL_OFFSET, R::RING_CTRL_ENABLE_MASK);
+  d.wr(R::RING_HEAD_OFFSET, kJobs);
+  ASSERT_TRUE(d.wait_irq(10'000'000));
+  EXPECT_EQ(d.rd(R::RING_TAIL_OFFSET), static_cast<std::uint32_t>(kJobs));
+  for (int i = 0; i < kJobs; ++i) {
+    const AccelJob& j = jobs[static_cast<std::size_t>(i)];
+    const auto st = d.mem().read_bytes(kRing + 64 * static_cast<std::uint64_t>(i) + 48, 4);
+    EXPECT_EQ(st[0], 1) << "descriptor " << i;
+    EXPECT_EQ(d.read_output(j), golden(j)) << "descriptor " << i << " chained " << chained[i];
+  }
+}
