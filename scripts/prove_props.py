@@ -40,6 +40,10 @@ CONFIGS = {
                     "--max-channels 4 --inner-bits 3 --bus-bits 32 --max-burst 4 --outstanding 2",
                     "accel"),
     "accel_default": ("--accel", "accel"),
+    # The descriptor ring's read DMA takes a request once the last is issued (rdma_overlap).
+    "accel_small_ring": ("--accel --lanes 1 --in-bits 4 --out-bits 4 --scale-bits 4 --offset-bits 6 "
+                         "--max-channels 4 --inner-bits 3 --bus-bits 32 --max-burst 4 --outstanding 2 "
+                         "--ring", "accel"),
 }
 
 # (module suffix, property set, bmc depth). The top of a core is <n>_core.

@@ -148,3 +148,248 @@ inline bool bench_ring_table() {
   if (!ok) std::printf("ring bench failed\n");
   return ok;
 }
+
+// Jobs sharing one table, shape and settings (the RTL keeps the table and may read the next
+// input early; 16x49 int8: a job's input fits the read FIFO), each reading its own input or,
+// where `chained`, its predecessor's output, staged with the memory's regions opened.
+struct KeptJobs {
+  std::vector<AccelJob> jobs;
+  std::vector<bool> chained;
+};
+inline KeptJobs kept_jobs(AccelDriver& d, std::mt19937_64& rng, int n, bool chains) {
+  const AccelShape& s = d.shape();
+  const ArithSpec a = s.arith();
+  const int channels = std::min(16, s.max_channels);
+  KeptJobs k;
+  for (int i = 0; i < n; ++i) {
+    AccelJob j;
+    j.channels = channels;
+    j.inner = 49;
+    j.outer = 1;
+    j.settings.shift = 6;
+    j.settings.lo = a.y_min();
+    j.settings.hi = a.y_max();
+    j.dst = 0x8000000 + static_cast<std::uint64_t>(i) * 0x1000;
+    j.param = 0x2000000;
+    const bool chain = chains && i % 2 == 1;
+    j.src = chain ? k.jobs.back().dst : 0x4000000 + static_cast<std::uint64_t>(i) * 0x1000;
+    for (int c = 0; i == 0 && c < channels; ++c) {
+      j.scale.push_back(std::uniform_int_distribution<std::int64_t>(-300, 300)(rng));
+      j.shift.push_back(std::uniform_int_distribution<std::int64_t>(-2000, 2000)(rng));
+    }
+    if (i > 0) {
+      j.scale = k.jobs[0].scale;
+      j.shift = k.jobs[0].shift;
+    }
+    if (chain) {
+      j.x = golden(k.jobs.back());
+    } else {
+      std::uniform_int_distribution<std::int64_t> xd(a.x_min(), a.x_max());
+      for (std::uint64_t e = 0; e < j.elements(); ++e) j.x.push_back(xd(rng));
+    }
+    k.jobs.push_back(std::move(j));
+    k.chained.push_back(chain);
+  }
+  d.mem().clear_regions();
+  for (std::size_t i = 0; i < k.jobs.size(); ++i) {
+    const AccelJob& j = k.jobs[i];
+    const std::uint64_t out = j.elements() * static_cast<std::uint64_t>(a.yw) / 8;
+    if (k.chained[i]) {  // its input: the predecessor's output
+      d.mem().allow_write(j.dst, out);
+    } else {
+      d.stage_data(j);
+    }
+    d.mem().allow_read(j.dst, (out + 63) / 64 * 64);  // a chained input
+  }
+  return k;
+}
+
+constexpr std::uint64_t kTestRing = 0x100000;  // 16 slots
+
+// Writes descriptors [from, to) of `k` (same_params after the first) and opens the ring.
+inline void ring_describe(AccelDriver& d, const KeptJobs& k, int from, int to) {
+  for (int i = from; i < to; ++i) {
+    d.mem().write_bytes(
+        kTestRing + 64 * static_cast<std::uint64_t>(i % 16),
+        descriptor(k.jobs[static_cast<std::size_t>(i)], d.shape(), i > 0 ? 1u << 17 : 0u));
+  }
+}
+inline void ring_open(AccelDriver& d) {
+  d.mem().allow_read(kTestRing, 64ULL << 4);
+  d.mem().allow_write(kTestRing, 64ULL << 4);
+  d.wr(R::RING_BASE_LO_OFFSET, static_cast<std::uint32_t>(kTestRing));
+  d.wr(R::RING_BASE_HI_OFFSET, 0);
+  d.wr(R::RING_SIZE_OFFSET, 4);
+  d.wr(R::CTRL_OFFSET, R::CTRL_IRQ_EN_RING_MASK | R::CTRL_IRQ_EN_ERROR_MASK);
+  d.wr(R::RING_CTRL_OFFSET, R::RING_CTRL_ENABLE_MASK);
+}
+inline std::vector<std::uint8_t> ring_status(AccelDriver& d, int i) {
+  return d.mem().read_bytes(kTestRing + 64 * static_cast<std::uint64_t>(i % 16) + 48, 16);
+}
+
+// A chain of layers on the ring: every other descriptor reads its predecessor's output. The
+// writes crawl (WREADY low 90 % of the cycles) while reads are fast, so an input read started
+// before the predecessor's output is written would see stale bytes: the early read must not
+// start for them (docs/architecture.md "Early read"). Every output against the golden model.
+TEST(Accel, RingChainReadsThePredecessorsOutputNotStaleBytes) {
+  AxiMemConfig mc = mem_config(5, 4, 0.0);
+  mc.p_wready_low = 0.9;
+  AccelDriver d(mc, 5);
+  d.reset();
+  const ArithSpec a = d.shape().arith();
+  if (a.xw != a.yw || a.x_signed != a.y_signed) GTEST_SKIP() << "output is no input here";
+  std::mt19937_64 rng(23);
+  constexpr int kJobs = 12;
+  const KeptJobs k = kept_jobs(d, rng, kJobs, true);
+  ring_describe(d, k, 0, kJobs);
+  ring_open(d);
+  d.wr(R::RING_HEAD_OFFSET, kJobs);
+  ASSERT_TRUE(d.wait_irq(10'000'000));
+  EXPECT_EQ(d.rd(R::RING_TAIL_OFFSET), static_cast<std::uint32_t>(kJobs));
+  for (int i = 0; i < kJobs; ++i) {
+    const AccelJob& j = k.jobs[static_cast<std::size_t>(i)];
+    EXPECT_EQ(ring_status(d, i)[0], 1) << "descriptor " << i;
+    EXPECT_EQ(d.read_output(j), golden(j)) << "descriptor " << i << " chained " << k.chained[i];
+  }
+}
+
+// Bus errors on ring jobs (kept tables: the early read and the overlapped prefetch run): a read
+// error in a job's input (met by the early read), a write error in a job's output and a write
+// error of a status each stop the ring at that descriptor with IRQ_STATUS.error, ERR_CODE and
+// ERR_ADDR; a failed job's status is written (code, ELEMS 0 for the read error, ERR_ADDR), a
+// failed status write leaves none; nothing after the stop runs; resume and skip go on. The
+// `ref:` model's semantics (runtime/src/ref_ring.cpp).
+TEST(Accel, RingBusErrorsStopTheRingWithStatusThenResumeOrSkip) {
+  AccelDriver d(mem_config(6, 24, 0.05), 6);
+  d.reset();
+  std::mt19937_64 rng(29);
+  constexpr int kJobs = 10;
+  const KeptJobs k = kept_jobs(d, rng, kJobs, false);
+  const std::uint64_t bb = static_cast<std::uint64_t>(d.shape().bus_bytes());
+  const auto err_addr = [&] {
+    return static_cast<std::uint64_t>(d.rd(R::ERR_ADDR_HI_OFFSET)) << 32 |
+           d.rd(R::ERR_ADDR_LO_OFFSET);
+  };
+  const auto le = [](const std::vector<std::uint8_t>& b, std::size_t at, int n) {
+    std::uint64_t v = 0;
+    for (int i = n - 1; i >= 0; --i) v = v << 8 | b[at + static_cast<std::size_t>(i)];
+    return v;
+  };
+  // A stop at descriptor `at` with `code` / `addr`; the interrupt cleared.
+  const auto stopped_at = [&](int at, std::uint32_t code, std::uint64_t addr) {
+    ASSERT_TRUE(d.wait_irq(10'000'000));
+    EXPECT_EQ(d.rd(R::RING_TAIL_OFFSET), static_cast<std::uint32_t>(at));
+    EXPECT_NE(d.rd(R::RING_STATUS_OFFSET) & R::RING_STATUS_STOPPED_MASK, 0u);
+    EXPECT_NE(d.rd(R::IRQ_STATUS_OFFSET) & R::IRQ_STATUS_ERROR_MASK, 0u);
+    EXPECT_EQ(d.rd(R::ERR_CODE_OFFSET), code);
+    EXPECT_EQ(err_addr(), addr);
+    d.wr(R::IRQ_STATUS_OFFSET, ~0U);
+  };
+  const auto good = [&](int i) {
+    const AccelJob& j = k.jobs[static_cast<std::size_t>(i)];
+    const auto st = ring_status(d, i);
+    EXPECT_EQ(le(st, 0, 4), 1u) << "descriptor " << i;
+    EXPECT_EQ(le(st, 4, 4), j.elements()) << "descriptor " << i;
+    EXPECT_EQ(d.read_output(j), golden(j)) << "descriptor " << i;
+  };
+  const std::vector<std::uint8_t> unwritten(16, 0xA5);  // the memory's fill: never written
+  std::vector<std::uint8_t> no_status(16, 0);           // as descriptor() leaves bytes 48..63
+  for (int i = 0; i < 4; ++i) no_status[static_cast<std::size_t>(i)] = 0xFF;
+  ring_describe(d, k, 0, 8);
+  ring_open(d);
+  // 1. A read error in descriptor 3's input: its status says so, nothing of it is written.
+  const AccelJob& j3 = k.jobs[3];
+  d.mem().add_read_error({j3.src, bb, AxiResp::slverr});
+  d.wr(R::RING_HEAD_OFFSET, 8);
+  stopped_at(3, 7, j3.src);
+  for (int i = 0; i < 3; ++i) good(i);
+  auto st = ring_status(d, 3);
+  EXPECT_EQ(le(st, 0, 4), 2u | 7u << 8);
+  EXPECT_EQ(le(st, 4, 4), 0u);
+  EXPECT_EQ(le(st, 8, 8), j3.src);
+  EXPECT_EQ(d.mem().read_bytes(j3.dst, 16), unwritten) << "nothing of the failed job";
+  EXPECT_EQ(ring_status(d, 4), no_status) << "nothing after the stop";
+  // 2. Resume (the fault gone) with a write error in descriptor 5's output.
+  d.mem().clear_read_errors();
+  const AccelJob& j5 = k.jobs[5];
+  d.mem().add_write_error({j5.dst, bb, AxiResp::slverr});
+  d.wr(R::RING_CTRL_OFFSET, R::RING_CTRL_ENABLE_MASK | R::RING_CTRL_RESUME_MASK);
+  stopped_at(5, 8, j5.dst);
+  good(3);
+  good(4);
+  st = ring_status(d, 5);
+  EXPECT_EQ(le(st, 0, 4), 2u | 8u << 8);
+  EXPECT_EQ(le(st, 8, 8), j5.dst);
+  EXPECT_EQ(ring_status(d, 6), no_status) << "nothing after the stop";
+  // 3. Skip it; then a write error of descriptor 8's status: no status, TAIL stays at it.
+  d.mem().clear_write_errors();
+  ring_describe(d, k, 8, kJobs);
+  const std::uint64_t st8 = kTestRing + 64 * 8 + 48;
+  d.mem().add_write_error({st8, 16, AxiResp::slverr});
+  d.wr(R::RING_HEAD_OFFSET, kJobs);
+  d.wr(R::RING_CTRL_OFFSET, R::RING_CTRL_ENABLE_MASK | R::RING_CTRL_SKIP_MASK);
+  stopped_at(8, 8, st8 / bb * bb);
+  good(6);
+  good(7);
+  EXPECT_EQ(ring_status(d, 8), no_status) << "a failed status write leaves no status";
+  EXPECT_EQ(ring_status(d, 9), no_status) << "nothing after the stop";
+  // 4. Resume: descriptors 8 and 9 run, the ring drains.
+  d.mem().clear_write_errors();
+  d.wr(R::RING_CTRL_OFFSET, R::RING_CTRL_ENABLE_MASK | R::RING_CTRL_RESUME_MASK);
+  ASSERT_TRUE(d.wait_irq(10'000'000));
+  EXPECT_EQ(d.rd(R::RING_TAIL_OFFSET), static_cast<std::uint32_t>(kJobs));
+  EXPECT_EQ(d.rd(R::RING_STATUS_OFFSET) & R::RING_STATUS_STOPPED_MASK, 0u);
+  good(8);
+  good(9);
+  EXPECT_EQ(le(ring_status(d, 5), 0, 4), 2u | 8u << 8) << "the skipped one keeps its status";
+  EXPECT_TRUE(d.mem().idle());
+  for (const auto& v : d.mem().violations()) ADD_FAILURE() << v;
+}
+
+// RING_CTRL.enable cleared while the ring runs, at several points of a job (so also while the
+// next input is read early: that read is drained and dropped): the device goes idle, a START
+// job beside the ring is exact (no stale words left in the read FIFO), and enabling the ring
+// again runs the rest; every output against the golden model.
+TEST(Accel, RingDisabledMidRunDropsTheEarlyReadThenStartAndResumeAreExact) {
+  AccelDriver d(mem_config(7, 24, 0.0), 7);
+  d.reset();
+  std::mt19937_64 rng(31);
+  constexpr int kTrials = 6, kPer = 4;
+  const KeptJobs k = kept_jobs(d, rng, kTrials * kPer, false);
+  AccelJob solo = k.jobs[0];  // START: its own input and output
+  solo.src = 0x6000000;
+  solo.dst = 0x7000000;
+  for (auto& v : solo.x) v = std::uniform_int_distribution<std::int64_t>(-128, 127)(rng);
+  d.stage_data(solo);
+  ring_open(d);
+  int head = 0;
+  for (int t = 0; t < kTrials && !HasFailure(); ++t) {
+    ring_describe(d, k, head, head + kPer);
+    head += kPer;
+    d.wr(R::RING_CTRL_OFFSET, R::RING_CTRL_ENABLE_MASK);
+    d.wr(R::RING_HEAD_OFFSET, static_cast<std::uint32_t>(head));
+    for (int c = 0; c < 150 + 53 * t; ++c) d.tick();
+    d.wr(R::RING_CTRL_OFFSET, 0);  // disabled mid-run
+    int waited = 0;
+    while ((d.rd(R::STATUS_OFFSET) & R::STATUS_BUSY_MASK) != 0 && waited++ < 100000) d.tick();
+    ASSERT_LT(waited, 100000) << "trial " << t << ": still busy after the ring was disabled";
+    d.program(solo);
+    const auto o = run_started(d, 1'000'000);
+    ASSERT_TRUE(o.irq) << "trial " << t;
+    EXPECT_EQ(o.err_code, 0u) << "trial " << t;
+    EXPECT_EQ(d.read_output(solo), golden(solo)) << "trial " << t << ": START beside the ring";
+    d.mem().write_bytes(solo.dst, std::vector<std::uint8_t>(solo.elements(), 0));
+    d.wr(R::CTRL_OFFSET, R::CTRL_IRQ_EN_RING_MASK | R::CTRL_IRQ_EN_ERROR_MASK);  // START's gone
+    d.wr(R::RING_CTRL_OFFSET, R::RING_CTRL_ENABLE_MASK);
+    ASSERT_TRUE(d.wait_irq(10'000'000)) << "trial " << t;
+    EXPECT_EQ(d.rd(R::RING_TAIL_OFFSET), static_cast<std::uint32_t>(head)) << "trial " << t;
+    d.wr(R::IRQ_STATUS_OFFSET, ~0U);
+  }
+  for (int i = 0; i < head; ++i) {
+    const AccelJob& j = k.jobs[static_cast<std::size_t>(i)];
+    EXPECT_EQ(ring_status(d, i)[0], 1) << "descriptor " << i;
+    EXPECT_EQ(d.read_output(j), golden(j)) << "descriptor " << i;
+  }
+  EXPECT_TRUE(d.mem().idle());
+  for (const auto& v : d.mem().violations()) ADD_FAILURE() << v;
+}

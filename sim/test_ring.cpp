@@ -324,6 +324,54 @@ TEST_P(Ring, FailingDescriptorStopsTheRingThenSkipOrResume) {
   EXPECT_EQ(jobs[2].result(), std::vector<std::int8_t>(jobs[2].x.size(), 0));
 }
 
+// Descriptors sharing one table, shape and settings (the RTL keeps the table and may read the
+// next input early), where some read their predecessor's output (a chain of layers: the RTL
+// must not read that input before the predecessor's output is written) and the others have
+// their own input; one RING_HEAD write, every result against the golden model.
+TEST_P(Ring, KeptTableChainsReadThePredecessorsOutput) {
+  setup(4);
+  std::vector<MemJob> jobs;
+  std::vector<bool> chained;
+  jobs.push_back(make_job());
+  chained.push_back(false);
+  for (int i = 1; i < 14; ++i) {
+    const MemJob& prev = jobs.back();
+    MemJob j = make_job(&prev, true);
+    j.n = prev.n;  // the same shape: the sizes are kept too
+    const bool chain = uni(0, 1) == 1;
+    j.x.clear();
+    if (chain) {
+      for (const std::int8_t y : prev.golden()) j.x.push_back(y);
+    } else {
+      for (std::size_t e = 0; e < prev.x.size(); ++e) j.x.push_back(uni(-128, 127));
+    }
+    j.in = d->alloc(j.x.size(), 64);
+    j.out = d->alloc(j.x.size(), 64);
+    for (std::size_t e = 0; e < j.x.size(); ++e) j.in->map()[e] = static_cast<std::uint8_t>(j.x[e]);
+    std::memset(j.out->map().data(), 0, j.out->size());
+    j.in->sync_to_device();
+    j.out->sync_to_device();
+    jobs.push_back(std::move(j));
+    chained.push_back(chain);
+  }
+  for (std::uint32_t i = 0; i < jobs.size(); ++i) {
+    describe(i, jobs[i], i > 0 ? kSameParams : 0);
+    if (chained[i]) {  // SRC: the predecessor's output
+      put_le(slot(i), 0, jobs[i - 1].out->device_address(), 8);
+      sync_slot(i);
+    }
+  }
+  const auto n = static_cast<std::uint32_t>(jobs.size());
+  wr("RING_HEAD", n);
+  EXPECT_EQ(run_until(n), n);
+  EXPECT_EQ(get("RING_STATUS", "stopped"), 0u);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    EXPECT_EQ(status_of(i), 1u) << "descriptor " << i;
+    EXPECT_EQ(jobs[i].result(), jobs[i].golden())
+        << "descriptor " << i << " chained " << chained[i];
+  }
+}
+
 TEST_P(Ring, CoalescingAndTheIrqFlag) {
   setup(3, 0);
   std::vector<MemJob> jobs;

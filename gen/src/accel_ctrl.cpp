@@ -12,13 +12,6 @@ namespace {
 
 using ex::lit;
 
-std::uint64_t u(long long v) {
-  return static_cast<std::uint64_t>(v);
-}
-Expr code(AccelError e) {
-  return lit(8, u(static_cast<int>(e)));
-}
-
 void job_ports(Module& m, const AccelConfig& c) {
   const auto& core = c.core;
   const int yw = core.arith.yw;
@@ -112,7 +105,8 @@ void snapshot_regs(Ctx& x) {
   m.reg("sr_q", 1, "the current stop is a soft reset");
   if (x.c.ring) {
     ring_state_regs(x);  // busy while a descriptor prefetch is still reading
-    m.assign(m.wire("busy", 1), ex::ne(x.r("st_q"), x.s(IDLE)) | x.r("pf_q") | x.r("wbpend_q"));
+    m.assign(m.wire("busy", 1),
+             ex::ne(x.r("st_q"), x.s(IDLE)) | x.r("pf_q") | x.r("wbpend_q") | x.r("nx_q"));
   } else {
     m.assign(m.wire("busy", 1), ex::ne(x.r("st_q"), x.s(IDLE)));
   }
@@ -241,7 +235,8 @@ void stop_and_pulses(Ctx& x) {
   Expr rerr = x.r("rd_err_i");
   if (x.c.ring) {  // a failed descriptor prefetch is the next descriptor's error, not this job's
     rerr = m.wire("rd_err_job", 1);
-    m.assign(rerr, x.r("rd_err_i") & ~x.r("pf_q") & ~x.r("pferr_q"));
+    m.assign(rerr, x.r("rd_err_i") & ~(x.r("pf_q") & x.r("rd_err_new_i")) & ~x.r("pferr_q") &
+                       ~x.r("nx_q"));
   }
   m.assign(m.wire("dma_err", 1), rerr | x.r("wr_err_i"));
   m.assign(m.wire("dma_code", 8), ex::mux(rerr, code(AccelError::read), code(AccelError::write)));
@@ -279,9 +274,11 @@ CaseArm idle_arm(const Ctx& x) {
   for (const char* q : {"ring_q", "keep_q", "tot_ok_q", "pfok_q"}) {
     snap.push_back(x.a(q, lit(1, 0)));
   }
+  // An early read whose descriptor is no longer runnable (ring disabled) is drained and dropped.
   return {{x.s(IDLE)},
-          {if_(x.r("start_i") & ~x.r("pf_q") & ~x.r("wbpend_q"), std::move(snap),
-               {if_(x.r("ring_launch"), ring_launch(x))})}};
+          {if_(x.r("start_i") & ~x.r("pf_q") & ~x.r("wbpend_q") & ~x.r("nx_q"), std::move(snap),
+               {if_(x.r("ring_launch"), ring_launch(x),
+                    {if_(x.r("nx_q") & ~x.r("ring_go") & ~x.r("start_i"), {x.to(ABORT)})})})}};
 }
 
 // The job's DMA: the input read, the output write, the input gearbox; then RUN.
@@ -289,13 +286,16 @@ Block run_entry(const Ctx& x) {
   const int aw = x.c.addr_bits;
   const Expr one = lit(1, 1);
   // With the ring the write DMA starts once the last status write is answered (wrwait_q).
-  Block b = {x.a("rd_start_q", one),
-             x.a("rd_addr_q", ex::fit(x.r("src_q"), aw)),
-             x.a("rd_words_q", x.r("in_words_q")),
-             x.a(x.c.ring ? "wrwait_q" : "wr_start_q", one),
-             x.a("ig_start_q", one),
-             x.to(RUN)};
-  if (x.c.ring) b.push_back(x.a("loaded_q", one));  // the core holds the table from now on
+  Block rd = {x.a("rd_start_q", one), x.a("rd_addr_q", ex::fit(x.r("src_q"), aw)),
+              x.a("rd_words_q", x.r("in_words_q"))};
+  Block b = {x.a(x.c.ring ? "wrwait_q" : "wr_start_q", one), x.a("ig_start_q", one), x.to(RUN)};
+  if (!x.c.ring) {
+    rd.insert(rd.end(), b.begin(), b.end());
+    return rd;
+  }
+  b.push_back(x.a("loaded_q", one));  // the core holds the table from now on
+  // The input already read ahead (early read): it is this job's read from now on.
+  b.push_back(if_(x.r("nx_q"), {x.a("nx_q", lit(1, 0))}, std::move(rd)));
   return b;
 }
 
@@ -308,6 +308,9 @@ CaseArm check_arm(const Ctx& x) {
   if (x.c.ring) {
     Block wb = ring_wb_entry(x);
     wb.push_back(x.a("code_q", x.r("check_code")));
+    // After an early read (the window registers changed since its pre-check) the read is
+    // drained and the datapath flushed first (ABORT, FLUSH, then the status).
+    wb = {if_(x.r("nx_q"), {x.a("code_q", x.r("check_code")), x.to(ABORT)}, std::move(wb))};
     fail = {if_(x.r("ring_q"), std::move(wb), std::move(fail))};
     pass = {if_(x.r("keep_q"), run_entry(x), std::move(pass))};
   }
@@ -391,8 +394,8 @@ std::vector<CaseArm> run_arms(const Ctx& x) {
                        {if_(params_in, run_entry(x))})}});
   Expr all_done = x.r("wr_done_i") & x.r("rd_done_i") & ~x.r("wr_start_q") & ~x.r("rd_start_q");
   if (x.c.ring) {  // and a descriptor prefetch finished (or failed: the read DMA stopped)
-    all_done = x.r("wr_done_i") & (x.r("rd_done_i") | x.r("pferr_q")) & ~x.r("wr_start_q") &
-               ~x.r("wrwait_q") & ~x.r("rd_start_q") & ~x.r("pf_q");
+    all_done = x.r("wr_done_i") & (x.r("rd_done_i") | x.r("pferr_q") | x.r("nx_q")) &
+               ~x.r("wr_start_q") & ~x.r("wrwait_q") & ~x.r("rd_start_q") & ~x.r("pf_q");
   }
   Block done = {a("done_q", one), a("irq_done_q", one), to(FLUSH)};
   if (x.c.ring) done = {if_(x.r("ring_q"), ring_wb_entry(x), std::move(done))};
@@ -420,14 +423,14 @@ void fsm(Ctx& x) {
   p.resets.emplace_back(x.r("prm_cnt_q"), lit(cw, 0));
   if (x.c.ring) {
     for (const char* q : {"ring_q", "keep_q", "loaded_q", "tot_ok_q", "nowb_q", "pf_q", "pfok_q",
-                          "pferr_q", "wbpend_q", "wrwait_q"}) {
+                          "pferr_q", "wbpend_q", "wrwait_q", "nx_q"}) {
       p.resets.emplace_back(x.r(q), lit(1, 0));
     }
   }
   for (const char* q : pulses) p.body.push_back(assign(x.r(q), lit(1, 0)));  // pulses low
   if (x.c.ring) {  // a datapath reset: no table, no prefetch
     Block clr;
-    for (const char* q : {"loaded_q", "pf_q", "pfok_q", "pferr_q", "wrwait_q"})
+    for (const char* q : {"loaded_q", "pf_q", "pfok_q", "pferr_q", "wrwait_q", "nx_q"})
       clr.push_back(x.a(q, lit(1, 0)));
     p.body.push_back(if_(x.r("flush_now"), std::move(clr)));
   }
@@ -441,7 +444,8 @@ void fsm(Ctx& x) {
   // SOFT RESET from anywhere: drain in the DMA states, else flush at once.
   Expr draining = x.in_state(PARAM) | x.in_state(RUN) | x.in_state(ABORT);
   if (x.c.ring) {  // also a prefetch or the last status write still in flight
-    draining = draining | x.in_state(FETCH) | x.in_state(WB) | x.r("pf_q") | x.r("wbpend_q");
+    draining =
+        draining | x.in_state(FETCH) | x.in_state(WB) | x.r("pf_q") | x.r("wbpend_q") | x.r("nx_q");
   }
   Block reset = {
       assign(x.r("sr_q"), lit(1, 1)), assign(x.r("done_q"), lit(1, 0)),
@@ -507,7 +511,8 @@ void outputs(Ctx& x) {
   const Expr dma_go = m.wire("dma_go", 1);
   Expr go = x.in_state(PARAM) | x.in_state(RUN);
   if (x.c.ring) {  // the descriptor (fetched, or prefetched past the job's end), its status
-    go = go | x.in_state(FETCH) | x.in_state(WB) | (x.in_state(IDLE) & x.r("pf_q"));
+    go = go | x.in_state(FETCH) | x.in_state(WB) | (x.in_state(IDLE) & x.r("pf_q")) |
+         (x.r("nx_q") & ~x.in_state(ABORT) & ~x.in_state(FLUSH));
   }
   m.assign(dma_go, go);
   m.assign(x.r("rd_abort_o"), ~dma_go);

@@ -2,12 +2,21 @@
 // descriptor ring of a `--ring` configuration). Private to the generator library.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "accel_internal.hpp"
 
 namespace normcore::gen::accel_detail {
+
+inline std::uint64_t u(long long v) {
+  return static_cast<std::uint64_t>(v);
+}
+// An error code as the 8-bit ERR_CODE value.
+inline Expr code(AccelError e) {
+  return ex::lit(8, u(static_cast<int>(e)));
+}
 
 // The job FSM's states, in encoding order (IDLE = 0). FETCH, DSNAP and WB exist only with
 // --ring (the descriptor fetch, its snapshot, the status write-back).

@@ -36,6 +36,47 @@ void rdma_ports(Module& m, const AccelConfig& c, int wb, int crb) {
   m.out("done_o", 1, "idle and every word requested");
   m.out("err_o", 1, "a read returned SLVERR/DECERR");
   m.out("err_addr_o", aw, "bus word of the first error");
+  if (c.ring) {  // rdma_overlap
+    m.out("next_ok_o", 1, "a new request may start: this one issued, no older beats in flight");
+    m.out("rx_new_o", 1, "a beat now belongs to the newest request");
+    m.out("err_new_o", 1, "the error was in the newest request's beats");
+  }
+}
+
+// With the ring a request may start once the previous one is issued (its beats still in
+// flight: next_ok_o), so a descriptor prefetch follows the job's input with no gap. The
+// address of the next beat to arrive (for the error address) steps through the older
+// request's remaining beats, then jumps to the newest request's base.
+void rdma_overlap(Module& m, const AccelConfig& c, const prim::BurstIssuer& b, int crb) {
+  const int aw = c.addr_bits, wb = b.left_q.width(), bl = clog2(c.bus_bytes());
+  const Expr cur = m.reg("cur_q", aw, "address of the next beat to arrive");
+  const Expr old = m.reg("old_q", crb, "beats of the older request still to arrive");
+  const Expr nb = m.reg("nb_q", aw, "the newest request's base (while old_q != 0)");
+  const Expr enew = m.reg("enew_q", 1, "the error was in the newest request");
+  const Expr err = m.ref("err_q"), infl = m.ref("infl_q"), rfire = m.ref("rfire");
+  const Expr start = m.ref("start_i");
+  const Expr left = m.wire("infl_left", crb, "beats in flight after this cycle's beat");
+  m.assign(left, infl - ex::zext(rfire, crb));
+  const Expr step = m.wire("cur_step", aw);
+  m.assign(step, cur + lit(aw, u(c.bus_bytes())));
+  const Expr zero = lit(crb, 0);
+  rtl::Process p;
+  p.resets = {{old, zero}, {enew, lit(1, 0)}};
+  p.body = {
+      if_(start,
+          {if_(ex::eq(left, zero), {assign(cur, m.ref("addr_i")), assign(old, zero)},
+               {assign(old, left), assign(nb, m.ref("addr_i")), if_(rfire, {assign(cur, step)})})},
+          {if_(rfire, {if_(ex::eq(old, lit(crb, 1)), {assign(cur, nb), assign(old, zero)},
+                           {assign(cur, step),
+                            if_(ex::ne(old, zero), {assign(old, old - lit(crb, 1))})})})}),
+      if_(m.ref("rerr") & ~err, {assign(m.ref("eaddr_q"), cur), assign(enew, m.ref("rx_new_o"))})};
+  p.comment = "The beat's address across overlapping requests";
+  rtl::process(m, p);
+  m.assign(m.ref("rx_new_o"), ex::eq(old, zero) & ~start);
+  m.assign(m.ref("err_new_o"), enew);
+  m.assign(m.ref("next_ok_o"),
+           ~b.valid_q & ex::eq(b.left_q, lit(wb, 0)) & ex::eq(old, zero) & ~err & ~start);
+  (void)bl;
 }
 
 void wdma_ports(Module& m, const AccelConfig& c, int wb, int fcb) {
@@ -104,8 +145,8 @@ Module build_rdma(const AccelConfig& c, const std::string& name, int wb, int crb
   const prim::BurstIssuer b = prim::burst_issuer(m, c, "ar", wb, "words not yet requested");
   const Expr infl_q = m.reg("infl_q", crb, "beats requested, not yet received");
   const Expr out_q = m.reg("out_q", ob, "bursts outstanding");
-  const Expr rbase_q = m.reg("rbase_q", aw);
-  const Expr rcnt_q = m.reg("rcnt_q", wb, "beats received");
+  const Expr rbase_q = c.ring ? Expr{} : m.reg("rbase_q", aw);
+  const Expr rcnt_q = c.ring ? Expr{} : m.reg("rcnt_q", wb, "beats received");
   const Expr err_q = m.reg("err_q", 1);
   const Expr eaddr_q = m.reg("eaddr_q", aw);
   const Expr room = m.wire("room", 1, "consumer can take this burst on top of the beats in flight");
@@ -121,17 +162,24 @@ Module build_rdma(const AccelConfig& c, const std::string& name, int wb, int crb
   prim::burst_logic(m, c, b, issue);
   rtl::Process p;
   p.resets = {{infl_q, lit(crb, 0)}, {out_q, lit(ob, 0)}, {err_q, lit(1, 0)}};
-  p.body = {
-      if_(m.ref("start_i"),
-          {assign(rbase_q, m.ref("addr_i")), assign(rcnt_q, lit(wb, 0)), assign(err_q, lit(1, 0))},
-          {if_(rfire, {assign(rcnt_q, rcnt_q + lit(wb, 1))}),
-           if_(rerr & ~err_q, {assign(err_q, lit(1, 1)),
-                               assign(eaddr_q, rbase_q + rtl::shl_by(ex::fit(rcnt_q, aw), bl))})}),
-      assign(infl_q,
-             infl_q + ex::mux(issue, ex::fit(b.len, crb), lit(crb, 0)) - ex::zext(rfire, crb)),
-      assign(out_q, out_q + ex::zext(issue, ob) - ex::zext(rfire & m.ref("m_axi_rlast"), ob))};
+  if (c.ring) {  // the error address from rdma_overlap; an error wins over a START
+    p.body = {if_(m.ref("start_i"), {assign(err_q, lit(1, 0))}),
+              if_(rerr & ~err_q, {assign(err_q, lit(1, 1))})};
+  } else {
+    p.body = {if_(
+        m.ref("start_i"),
+        {assign(rbase_q, m.ref("addr_i")), assign(rcnt_q, lit(wb, 0)), assign(err_q, lit(1, 0))},
+        {if_(rfire, {assign(rcnt_q, rcnt_q + lit(wb, 1))}),
+         if_(rerr & ~err_q, {assign(err_q, lit(1, 1)),
+                             assign(eaddr_q, rbase_q + rtl::shl_by(ex::fit(rcnt_q, aw), bl))})})};
+  }
+  p.body.push_back(assign(
+      infl_q, infl_q + ex::mux(issue, ex::fit(b.len, crb), lit(crb, 0)) - ex::zext(rfire, crb)));
+  p.body.push_back(
+      assign(out_q, out_q + ex::zext(issue, ob) - ex::zext(rfire & m.ref("m_axi_rlast"), ob)));
   p.comment = "Beats in flight, bursts outstanding, the first error";
   rtl::process(m, p);
+  if (c.ring) rdma_overlap(m, c, b, crb);
   m.assign(m.ref("m_axi_rready"), lit(1, 1), "credits guarantee room");
   m.assign(m.ref("data_valid_o"), rfire & ~err_q & ~rerr);
   m.assign(m.ref("data_o"), m.ref("m_axi_rdata"));

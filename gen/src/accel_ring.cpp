@@ -16,13 +16,6 @@ namespace {
 
 using ex::lit;
 
-std::uint64_t u(long long v) {
-  return static_cast<std::uint64_t>(v);
-}
-Expr code(AccelError e) {
-  return lit(8, u(static_cast<int>(e)));
-}
-
 // Bytes of the descriptor (the register reference's table) and bit positions of MODE's fields
 // (regs_map.cpp: layout bit 0, rounding 5:4, shift from bit 8; the irq flag 16, same_params 17).
 constexpr int kSrc = 0, kDst = 8, kParam = 16, kChannels = 24, kInner = 28, kOuter = 32;
@@ -114,14 +107,18 @@ void ring_wires(Ctx& x) {
   Module& m = x.m;
   const RingSizes rs = ring_sizes(x.c);
   m.assign(m.wire("desc_rd", 1, "read DMA words are descriptor words"),
-           x.in_state(FETCH) | x.r("pf_q"));
+           (x.in_state(FETCH) | x.r("pf_q")) & x.r("rd_rx_new_i"));
   m.assign(m.wire("desc_take", 1), x.r("desc_rd") & x.r("rd_valid_i"));
-  // The prefetch: once the job's input is read, while the next descriptor is runnable; only
+  // The prefetch: once the job's input read is issued (its beats may be in flight: the read DMA
+  // overlaps the two), while the next descriptor is runnable; only
   // when the status words come from the status alone (bus <= 128 bits: desc_q is overwritten).
-  Expr pf_go = x.in_state(RUN) & x.r("ring_q") & x.r("rd_done_i") & ~x.r("rd_start_q") &
+  Expr pf_go = x.in_state(RUN) & x.r("ring_q") & x.r("rd_next_ok_i") & ~x.r("rd_start_q") &
                ~x.r("pf_q") & ~x.r("pfok_q") & ~x.r("pferr_q") & x.r("ring_enable_i") &
                ~x.r("stopped_q") & ex::ne(x.r("tail_eff_next"), x.r("ring_head_i"));
-  if (x.c.bus_bytes() > 16) pf_go = lit(1, 0);
+  if (x.c.bus_bytes() > 16) {
+    pf_go = lit(1, 0);
+    rtl::sink(m, "unused_next_ok", {x.r("rd_next_ok_i")});  // no prefetch: no overlap
+  }
   m.assign(m.wire("pf_go", 1), pf_go);
   const int wcb = bits_for(rs.wbw);
   m.assign(m.wire("wb_push", 1),
@@ -140,6 +137,67 @@ void ring_wires(Ctx& x) {
            x.in_state(FLUSH) | (x.in_state(CHECK) & ~x.r("keep_q") & ~x.r("wbpend_q")));
 }
 
+// start..end (ew bits) inside job k's window (base_q, last_q) and the address space.
+Expr nx_window(const Ctx& x, const Expr& start, const Expr& end) {
+  const int ew = accel_sizes(x.c).ew, aw = x.c.addr_bits;
+  Expr e = ex::ge(ex::zext(start, ew), ex::zext(x.r("base_q"), ew)) &
+           ex::le(end, ex::zext(x.r("last_q"), ew));
+  if (aw < 64) e = e & ex::lt(end, rtl::shl_by(lit(ew, 1), aw));
+  return e;
+}
+
+// The early read (docs/architecture.md "Descriptor ring"): the prefetched descriptor's input is
+// read while the current job drains when the descriptor keeps the table and the sizes
+// (keep_w, mul_skip: every check but those of SRC and DST is the current job's) and a
+// pre-check, two registered stages from desc_q, finds its SRC and DST valid (aligned, in the
+// window, not overlapping) and its input clear of the current job's output and status bytes
+// (so the read sees what the ref: model's later read sees).
+void early_read(Ctx& x) {
+  Module& m = x.m;
+  const int ew = accel_sizes(x.c).ew, bl = clog2(x.c.bus_bytes());
+  const RingSizes rs = ring_sizes(x.c);
+  auto end = [&](const char* start, const char* bytes) {
+    return ex::zext(x.r(start), ew) + ex::zext(x.r(bytes), ew) - lit(ew, 1);
+  };
+  m.assign(m.wire("nx_in_end", ew), end("d_src", "in_bytes"));
+  m.assign(m.wire("nx_out_end", ew), end("d_dst", "out_bytes"));
+  const Expr in_end = m.reg("nxin_q", ew, "the prefetched descriptor's input end");
+  const Expr out_end = m.reg("nxout_q", ew, "its output end");
+  m.reg("nxv_q", 2, "nxin_q / nxout_q, then nxok_q hold the prefetched descriptor's values");
+  m.reg("nxok_q", 1, "the pre-check passed");
+  const Expr src = ex::zext(x.r("d_src"), ew), dst = ex::zext(x.r("d_dst"), ew);
+  Expr ov = ex::le(src, out_end) & ex::le(dst, in_end);
+  if (x.c.core.arith.yw <= x.c.core.arith.xw) ov = ov & ex::ne(x.r("d_src"), x.r("d_dst"));
+  const Expr at = ex::zext(x.r("at_q"), ew);
+  const Expr clear_out = ex::lt(in_end, ex::zext(x.r("dst_q"), ew)) | ex::gt(src, x.r("out_end_q"));
+  const Expr clear_st = ex::lt(in_end, at + lit(ew, u(rs.wb_off))) | ex::gt(src, at + lit(ew, 63));
+  const Expr aligned = ex::eq(ex::slice(x.r("d_src"), 0, bl), lit(bl, 0)) &
+                       ex::eq(ex::slice(x.r("d_dst"), 0, bl), lit(bl, 0));
+  m.assign(m.wire("nx_check", 1, "the pre-check of the prefetched descriptor"),
+           aligned & nx_window(x, x.r("d_src"), in_end) & nx_window(x, x.r("d_dst"), out_end) &
+               ~ov & clear_out & clear_st & ex::eq(x.r("win_base_i"), x.r("base_q")) &
+               ex::eq(x.r("win_last_i"), x.r("last_q")));
+  m.assign(m.wire("nx_go", 1, "start the early read"),
+           x.in_state(RUN) & x.r("ring_q") & x.r("pfok_q") & ex::bit(x.r("nxv_q"), 1) &
+               x.r("nxok_q") & x.r("keep_w") & x.r("mul_skip") & ~x.r("nx_q") & x.r("rd_done_i") &
+               ~x.r("rd_start_q") & ~x.r("pf_q") & ~x.r("rd_err_i") & ~x.r("wbpend_q") &
+               ~x.r("wrwait_q") & x.r("ring_enable_i") & ~x.r("stopped_q") &
+               ex::ne(x.r("tail_eff_next"), x.r("ring_head_i")));
+  const int wb = accel_sizes(x.c).wb;
+  const Expr igw = m.reg("igw_q", wb, "read FIFO words the input gearbox may still take");
+  rtl::Process p;
+  p.resets = {{igw, lit(wb, 0)}, {x.r("nxv_q"), lit(2, 0)}, {x.r("nxok_q"), lit(1, 0)}};
+  p.body = {x.a("nxin_q", x.r("nx_in_end")),
+            x.a("nxout_q", x.r("nx_out_end")),
+            x.a("nxok_q", x.r("nx_check")),
+            x.a("nxv_q", ex::cat({ex::bit(x.r("nxv_q"), 0) & x.r("pfok_q"), x.r("pfok_q")})),
+            if_(x.r("ig_start_q"), {x.a("igw_q", x.r("in_words_q"))},
+                {if_(x.r("ig_take_i"), {x.a("igw_q", igw - lit(wb, 1))})}),
+            if_(x.r("flush_now"), {x.a("igw_q", lit(wb, 0))})};
+  p.comment = "The early read's pre-check; the input gearbox's words (a job's words only)";
+  rtl::process(m, p);
+}
+
 }  // namespace
 
 void ring_ports(Module& m, const AccelConfig& c) {
@@ -154,6 +212,11 @@ void ring_ports(Module& m, const AccelConfig& c) {
   m.in("rd_data_i", c.bus_bits);
   m.in("wf_space_i", 1, "the write FIFO takes a word");
   m.in("wr_sent_i", 1, "the write DMA sent every word (only responses outstanding)");
+  m.in("ig_take_i", 1, "the input gearbox takes a read FIFO word");
+  m.in("rd_next_ok_i", 1, "the read DMA takes a request (the last one issued)");
+  m.in("rd_rx_new_i", 1, "a read beat belongs to the newest request");
+  m.in("rd_err_new_i", 1, "the read error is the newest request's");
+  m.out("ig_open_o", 1, "the input gearbox may take words (the job's words not all taken)");
   m.out("desc_rd_o", 1, "read DMA words go to the descriptor capture, not the read FIFO");
   m.out("phase_wb_o", 1, "the write FIFO takes the status words");
   m.out("wb_valid_o", 1);
@@ -169,6 +232,7 @@ void ring_state_regs(Ctx& x) {
   x.m.reg("pfok_q", 1, "desc_q holds the descriptor at TAIL (prefetched)");
   x.m.reg("pferr_q", 1, "the prefetch read failed: the descriptor at TAIL is unreadable");
   x.m.reg("wbpend_q", 1, "a good descriptor's status is sent, its write response not yet in");
+  x.m.reg("nx_q", 1, "the read DMA reads the prefetched descriptor's input (early read)");
 }
 
 void ring_regs(Ctx& x) {
@@ -210,6 +274,7 @@ void ring_regs(Ctx& x) {
   desc_fields(x);
   reuse(x);
   ring_wires(x);
+  early_read(x);
 }
 
 // IDLE, a runnable descriptor at TAIL: prefetched (DSNAP), its prefetch failed (the read error
@@ -258,7 +323,9 @@ Block ring_prefetch(const Ctx& x) {
       if_(x.r("pf_go"), {x.a("rd_start_q", one), x.a("rd_addr_q", ex::fit(x.r("slot_addr"), aw)),
                          x.a("rd_words_q", lit(accel_sizes(x.c).wb, u(rs.dw))),
                          x.a("dcnt_q", lit(dcb, 0)), x.a("pf_q", one)}),
-      if_(x.r("pf_q") & x.r("rd_err_i"),
+      if_(x.r("nx_go"), {x.a("rd_start_q", one), x.a("rd_addr_q", ex::fit(x.r("d_src"), aw)),
+                         x.a("rd_words_q", x.r("in_words_q")), x.a("nx_q", one)}),
+      if_(x.r("pf_q") & x.r("rd_err_i") & x.r("rd_err_new_i"),
           {x.a("pf_q", zero), x.a("pferr_q", one), x.a("pfaddr_q", x.r("rd_err_addr_i"))},
           {if_(complete, {x.a("pf_q", zero), x.a("pfok_q", one)})}),
       if_(x.r("ring_fail") | x.r("soft_reset_i") | x.r("stopped_q"),
@@ -372,6 +439,7 @@ void ring_outputs(Ctx& x) {
   m.assign(x.r("wb_data_o"), word);
   m.assign(x.r("wb_valid_o"), x.r("wb_push"));
   m.assign(x.r("desc_rd_o"), x.r("desc_rd"));
+  m.assign(x.r("ig_open_o"), ex::ne(x.r("igw_q"), lit(wb, 0)));
   m.assign(x.r("phase_wb_o"), wb_st);
   m.assign(x.r("wr_addr_o"),
            ex::mux(wb_st, x.r("at_q") + lit(aw, u(rs.wb_off)), ex::fit(x.r("dst_q"), aw)));

@@ -147,7 +147,12 @@ void datapath_wires(Module& m, const AccelConfig& c) {
                                {"rd_dv", 1},
                                {"phase_wb", 1},
                                {"wb_valid", 1},
-                               {"wb_data", bus}}) {
+                               {"wb_data", bus},
+                               {"ig_open", 1},
+                               {"ig_take", 1},
+                               {"rd_next_ok", 1},
+                               {"rd_rx_new", 1},
+                               {"rd_err_new", 1}}) {
       m.wire(n, w);
     }
   }
@@ -172,7 +177,12 @@ void ring_conns(Module& m, Conns& cc) {
                                    {"desc_rd_o", "desc_rd"},
                                    {"phase_wb_o", "phase_wb"},
                                    {"wb_valid_o", "wb_valid"},
-                                   {"wb_data_o", "wb_data"}})) {
+                                   {"wb_data_o", "wb_data"},
+                                   {"ig_take_i", "ig_take"},
+                                   {"rd_next_ok_i", "rd_next_ok"},
+                                   {"rd_rx_new_i", "rd_rx_new"},
+                                   {"rd_err_new_i", "rd_err_new"},
+                                   {"ig_open_o", "ig_open"}})) {
     cc.push_back(x);
   }
 }
@@ -230,6 +240,9 @@ void ctrl_instance(Module& m, const std::string& n, bool ring) {
   m.instance(Instance{n + "_ctrl", "u_ctrl", cc, {}});
 }
 
+const Names rdma_ring_outs = {
+    {"next_ok_o", "rd_next_ok"}, {"rx_new_o", "rd_rx_new"}, {"err_new_o", "rd_err_new"}};
+
 void read_path(Module& m, const AccelConfig& c) {
   const auto& core = c.core;
   const std::string n = core.name;
@@ -258,6 +271,9 @@ void read_path(Module& m, const AccelConfig& c) {
                                    {"err_addr_o", "rd_err_addr"}})) {
     rc.push_back(x);
   }
+  if (c.ring) {  // overlapping requests (accel_dma.cpp, rdma_overlap)
+    for (const auto& x : by_name(m, rdma_ring_outs)) rc.push_back(x);
+  }
   m.instance(Instance{n + "_rdma", "u_rdma", rc, {}});
   m.instance(Instance{n + "_rfifo",
                       "u_rfifo",
@@ -270,8 +286,12 @@ void read_path(Module& m, const AccelConfig& c) {
                                   {"valid_o", "rf_valid"},
                                   {"count_o", "rf_count"}}),
                       {}});
-  m.assign(m.ref("rf_rd"),
-           m.ref("rf_valid") & ex::mux(phase, m.ref("pg_in_ready"), m.ref("ig_in_ready")));
+  // With the ring the input gearbox takes only its job's words (ig_open): the next job's input
+  // may already wait in the read FIFO behind them (the early read).
+  const Expr ig_open = c.ring ? m.ref("ig_open") : ex::lit(1, 1);
+  const Expr ig_ready = c.ring ? m.ref("ig_in_ready") & ig_open : m.ref("ig_in_ready");
+  m.assign(m.ref("rf_rd"), m.ref("rf_valid") & ex::mux(phase, m.ref("pg_in_ready"), ig_ready));
+  if (c.ring) m.assign(m.ref("ig_take"), m.ref("rf_rd") & ~phase);
   auto gear = [&](const char* g, const char* start, const char* total, const Expr& valid,
                   const char* pre, const std::string& cmt) {
     Conns gc = by_name(
@@ -296,7 +316,8 @@ void read_path(Module& m, const AccelConfig& c) {
     unused_pg.push_back(ex::slice(m.ref("pg_data"), core.param_bits(), pbits - core.param_bits()));
   }
   rtl::sink(m, "unused_pg", unused_pg);
-  gear("igear", "ig_start", "total", m.ref("rf_valid") & ~phase, "ig",
+  gear("igear", "ig_start", "total",
+       c.ring ? m.ref("rf_valid") & ~phase & ig_open : m.ref("rf_valid") & ~phase, "ig",
        "bus words -> beats of " + std::to_string(core.lanes) + " elements");
 }
 
