@@ -128,8 +128,11 @@ Expr lane_d(Module& md, const SmallWidths& w, int i, const Expr& ix, Block& load
   const Expr th = md.reg(idx("th", i) + "_q", n, "bit v: S < L and v - 1 >= t_" + s);
   const U kx = static_cast<U>(w.L) + 1 + static_cast<U>(i);
   const Expr s_lo = w.hw >= lw ? slice(md.ref("stride_i"), 0, lw) : zext(md.ref("stride_i"), lw);
-  const Expr xs = md.wire(idx("xs", i), lw + 1, "i + L + 1 - S (S < 2L): top bit set when < 0");
-  md.assign(xs, lit(lw + 1, kx) - zext(s_lo, lw + 1));
+  // Registered (stride_i holds from the check cycle on, small_i / s2l_i settle at check + 3):
+  // the chain and the select into nx_i in different cycles.
+  const Expr xs =
+      md.reg(idx("xs", i) + "_q", lw + 1, "i + L + 1 - S (S < 2L): top bit set when < 0");
+  consts.push_back(assign(xs, lit(lw + 1, kx) - zext(s_lo, lw + 1)));
   std::vector<Expr> ent;  // entry n - 1 first
   for (int v = n - 1; v >= 0; --v)
     ent.push_back(v == 0 ? lit(1, 0) : small & ~le_bits(wm, (U{1} << W) - 1 - static_cast<U>(v)));
