@@ -225,7 +225,10 @@ void top_beat_consts(Module& m, const CoreConfig& c) {
              ex::red_xor(cat({lstep_r, lstep_c})));
   }
   kff.push_back(assign(kc0, kcs));
-  kff.push_back(assign(kw0, zext(kcs, cw + 1) - zext(m.ref("ch_q"), cw + 1)));
+  // --target ecp5: kw0 from the register kc0_q (the select and the subtract in different cycles;
+  // kw0_q is first read by a beat, at arm + 3 or later).
+  const Expr kcw = c.target == "ecp5" ? kc0 : kcs;
+  kff.push_back(assign(kw0, zext(kcw, cw + 1) - zext(m.ref("ch_q"), cw + 1)));
   m.seq(kff);
 }
 
