@@ -19,8 +19,11 @@ namespace {
 // The RAM buffer of `d` words: writes `wr`, pops `rd` (only while valid_q); its head is returned
 // (mux(byp_q, wd_q, ram_q)), valid_q says it has one. The RAM itself is written at wptr_q on
 // `we` (wr, or more: a word written to the free slot at wptr_q without `wr` is never read).
+// split (--target ecp5, behind the head register): no count register and no address select in
+// front of the RAM: the flags above two words are a thermometer (one LUT a bit, no carry chain),
+// and both candidate heads are read from registered addresses, the select after the RAM.
 Expr fifo_body(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, const Expr& rd,
-               const Expr& we) {
+               const Expr& we, bool split = false) {
   using U = std::uint64_t;
   const int pt = clog2(d);
   const Expr mem = m.memory("mem_q", fw, d);
@@ -28,7 +31,7 @@ Expr fifo_body(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, cons
   const Expr wptr = m.reg("wptr_q", pt), wnx = m.reg("wnx_q", pt, "wptr_q + 1 mod depth");
   const Expr rptr = m.reg("rptr_q", pt), rnx = m.reg("rnx_q", pt, "rptr_q + 1 mod depth");
   const int cn = bits_for(d);
-  const Expr cnt = m.reg("cnt_q", cn, "words held");
+  const Expr cnt = split ? Expr{} : m.reg("cnt_q", cn, "words held");
   const Expr valid = m.reg("valid_q", 1, "cnt_q >= 1");
   const Expr ge2 = m.reg("ge2_q", 1, "cnt_q >= 2");
   const Expr ram = m.reg("ram_q", fw, "mem_q[raddr] (the word before this cycle's write)");
@@ -40,27 +43,57 @@ Expr fifo_body(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, cons
   // The flags next: wr ? (rd ? same : one more) : (rd ? one fewer : same). cnt_q >= 3 is one LUT
   // of the count register; the step (+1, 0, -1) one LUT in front of the count's carry chain.
   const Expr ge3 = m.wire("ge3", 1, "cnt_q >= 3");
-  m.assign(ge3, ex::ge(cnt, lit(cn, 3)));
-  const Expr up = m.wire("cnt_up", 1), dn = m.wire("cnt_dn", 1);
-  m.assign(up, wr & ~rd);
-  m.assign(dn, rd & ~wr);
-  const Expr raddr = m.wire("raddr", pt, "the next cycle's head (rptr_q after this cycle)");
-  m.assign(raddr, mux(rd, rnx, rptr));
+  Block count;  // the count's update (one statement)
+  if (split) {
+    // thr_q[k] = (held >= k + 3); held <= d.
+    const int tn = std::max(1, d - 2);
+    const Expr thr = m.reg("thr_q", tn, "thermometer: bit k = at least k + 3 words held");
+    const auto th = [&](int k) {
+      return k < 0 ? m.ref("ge2_q") : k >= tn ? lit(1, 0) : ex::bit(thr, k);
+    };
+    std::vector<Expr> bits;
+    for (int k = tn - 1; k >= 0; --k)
+      bits.push_back(mux(wr, mux(rd, th(k), th(k - 1)), mux(rd, th(k + 1), th(k))));
+    m.assign(ge3, ex::bit(thr, 0));
+    count.push_back(assign(thr, ex::cat(bits)));
+  } else {
+    m.assign(ge3, ex::ge(cnt, lit(cn, 3)));
+    const Expr up = m.wire("cnt_up", 1), dn = m.wire("cnt_dn", 1);
+    m.assign(up, wr & ~rd);
+    m.assign(dn, rd & ~wr);
+    count.push_back(assign(cnt, cnt + mux(dn, ex::ones(cn), ex::zext(up, cn))));
+  }
+  Expr rdw;    // the next cycle's head word
+  Block wr_b;  // split: the copy's write
+  if (split) {
+    // Two copies of the RAM (one read port each: Yosys merges two reads of one memory under a
+    // select back into one read at a selected address).
+    const Expr mem_b = m.memory("mem_b_q", fw, d);
+    m.attr_last("no_rw_check");
+    wr_b.push_back(if_(we, {assign(ex::index(mem_b, wptr), wdata)}));
+    rdw = mux(rd, ex::index(mem_b, rnx), ex::index(mem, rptr));
+  } else {
+    const Expr raddr = m.wire("raddr", pt, "the next cycle's head (rptr_q after this cycle)");
+    m.assign(raddr, mux(rd, rnx, rptr));
+    rdw = ex::index(mem, raddr);
+  }
   // The word written now is the head of the next cycle when nothing else is left: held == rd.
   const Expr byp_d = wr & (~valid | (~ge2 & rd));
   m.seq({if_(ex::lnot(m.ref("rst_ni")),
              {assign(wptr, lit(pt, 0)), assign(wnx, lit(pt, 1)), assign(rptr, lit(pt, 0)),
-              assign(rnx, lit(pt, 1)), assign(cnt, lit(cn, 0)), assign(valid, lit(1, 0)),
-              assign(ge2, lit(1, 0)), assign(byp, lit(1, 0))},
+              assign(rnx, lit(pt, 1)),
+              split ? assign(m.ref("thr_q"), lit(std::max(1, d - 2), 0)) : assign(cnt, lit(cn, 0)),
+              assign(valid, lit(1, 0)), assign(ge2, lit(1, 0)), assign(byp, lit(1, 0))},
              {if_(wr, {assign(wptr, wnx), assign(wnx, next(wnx))}),
-              if_(rd, {assign(rptr, rnx), assign(rnx, next(rnx))}),
-              assign(cnt, cnt + mux(dn, ex::ones(cn), ex::zext(up, cn))),
+              if_(rd, {assign(rptr, rnx), assign(rnx, next(rnx))}), std::move(count.front()),
               assign(valid, mux(wr, mux(rd, valid, lit(1, 1)), mux(rd, ge2, valid))),
               assign(ge2, mux(wr, mux(rd, ge2, valid), mux(rd, ge3, ge2))), assign(byp, byp_d)}),
          assign(wd, wdata)});
   // The storage (no reset) and its registered read in the RAM template's clocked block: the read
   // sees the word before this cycle's write (the bypass register has the new one).
-  m.always_ff({if_(we, {assign(ex::index(mem, wptr), wdata)}), assign(ram, ex::index(mem, raddr))});
+  Block ram_ff{if_(we, {assign(ex::index(mem, wptr), wdata)}), assign(ram, rdw)};
+  for (auto& st : wr_b) ram_ff.push_back(std::move(st));
+  m.always_ff(std::move(ram_ff));
   return mux(byp, wd, ram);
 }
 
@@ -78,7 +111,7 @@ void fifo_head(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, cons
   // The RAM holds the rest, d - 1 words (17 beats at pipeline 11 leave 16: one DPR16X4 deep).
   // The RAM is written on every wr_i (a register: its write enables need no logic); a word that
   // goes to head_q finds the RAM empty, so the slot at wptr_q it lands in is free.
-  const Expr bhead = fifo_body(m, std::max(2, d - 1), fw, bwr, wdata, bpop, wr);
+  const Expr bhead = fifo_body(m, std::max(2, d - 1), fw, bwr, wdata, bpop, wr, true);
   const Expr bval = m.ref("valid_q");
   m.assign(bwr, wr & ~(take & ~bval));
   m.assign(bpop, take & bval);

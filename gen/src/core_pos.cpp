@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core_internal.hpp"
+#include "core_pos_lut.hpp"
 #include "rtl_util.hpp"
 #include "specialise.hpp"
 
@@ -198,8 +199,10 @@ void chan_ports(Module& md, const ChanWidths& w) {
     md.in("kr_i", w.ml, "k_r = L mod S (S < L)");
     md.in("sk_i", w.ml, "S - k_r (S < L)");
     md.in("nsk_i", w.ml, "-(S - k_r) mod 2^ml");
-    md.in("nsk2_i", w.ml + 1, "2^(ml+1) - 1 - 2(S - k_r)");
-    md.in("nskr_i", w.ml + 1, "2^(ml+1) - 1 - max(0, S - 2k_r)");
+    if (!w.lut_cmp) {  // --target ecp5: lane 0's next carry from a table made of sk_i, kr_i
+      md.in("nsk2_i", w.ml + 1, "2^(ml+1) - 1 - 2(S - k_r)");
+      md.in("nskr_i", w.ml + 1, "2^(ml+1) - 1 - max(0, S - 2k_r)");
+    }
     md.in("s2l_i", 1, "S < 2L");
   }
   md.in("stride_i", w.hw, "S");
@@ -309,8 +312,7 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always) {
   md.section("S >= L: rem, the elements left in lane 0's channel, as rem = (h - pb) * 2^" +
              std::to_string(lw) + " + lo:");
   md.section("the borrow of a step's low part waits a beat in pb (no wide carry chain into a mux)");
-  const Expr lo = md.reg("lo_q", lw);
-  const Expr pb = md.reg("pb_q", 1, "borrow pending: h is one too high");
+  const Expr lo = md.reg("lo_q", lw), pb = md.reg("pb_q", 1, "borrow pending: h is one too high");
   const Expr neg = md.reg("neg_q", 1, "rem <= L: c0 moves on with this beat");
   const Expr remw = md.ref("remw_i"), stride = md.ref("stride_i");
   // One adder: lo + op, op_q = (S - L)_low before a wrap, 2^lw - L before a step (a register
@@ -320,10 +322,13 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always) {
   const Expr op0 = md.reg("op0_q", lw, "op_q at the packet start (per job)");
   const Expr op_w = slice(remw, 0, lw), op_s = lit(lw, (1ULL << lw) - static_cast<U>(w.L));
   always.push_back(assign(op0, mux(md.ref("sle_i"), op_w, op_s)));
-  const Expr lo_sum = md.wire("lo_sum", lw + 1, "lo + op: top bit the carry");
-  md.assign(lo_sum, zext(lo, lw + 1) + zext(op, lw + 1));
+  const bool sum_cy = !w.lut_cmp || hb <= 2;  // lo_sum's carry is read (lo_bw or the wrap's)
+  const Expr lo_sum = md.wire("lo_sum", sum_cy ? lw + 1 : lw,
+                              sum_cy ? "lo + op: top bit the carry" : "lo + op (mod 2^lw)");
+  md.assign(lo_sum, sum_cy ? zext(lo, lw + 1) + zext(op, lw + 1) : lo + op);
+  // --target ecp5: a step's op_q is 2^lw - L (op_q follows neg_q): its borrow is lo < L, LUT logic
   const Expr lo_bw = md.wire("lo_bw", 1, "a step's lo - L borrows");
-  md.assign(lo_bw, ~bit(lo_sum, lw));
+  md.assign(lo_bw, w.lut_cmp ? le_bits(lo, static_cast<U>(w.L) - 1) : ~bit(lo_sum, lw));
   const Expr lo_nx = slice(lo_sum, 0, lw);
   const Expr s_lo = hw >= lw ? slice(stride, 0, lw) : zext(stride, lw);
   const Expr c_q = ex::ref("c_q", w.cw);
@@ -375,7 +380,7 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always) {
   wrap.push_back(assign(nle, le("le_t4", md.ref("t4p_i"))));
   dec.push_back(assign(nle, le("le_t2l", md.ref("t2lp_i"))));
   const Expr neg_nx = md.wire("neg_nx", 1, "the next rem <= L");
-  const Expr le2 = w.lut_cmp ? ex::le(lo, lit(lw, 2ULL * static_cast<U>(w.L)))
+  const Expr le2 = w.lut_cmp ? le_bits(lo, 2ULL * static_cast<U>(w.L))
                              : le("le_2l", lit(lw + 1, 2ULL * static_cast<U>(w.L) + 1));
   md.assign(neg_nx, mux(neg, nle, hi_zero & le2));
   return if_(md.ref("ld_i"), std::move(ld),
@@ -474,21 +479,12 @@ std::vector<Expr> chan_small(Module& md, const ChanWidths& w, Block& upd, Block&
     const Expr gb = md.wire(idx("gb", i), 1, "after no carry / a step: d_i = dp_i");
     md.assign(gb, ~cyc & (fb | (hz & fl)));
     // d_i = g_i ? dp_i : db_i with g_i a register (the table registers d_i as it comes: the
-    // select is the only LUT on that path; dp_i and db_i hold for the job). --target ecp5: g_i
-    // as two registers ga_i | gb_i (each one LUT after its compares; the select, a LUT4 a bit,
-    // takes both).
-    if (w.lut_cmp) {
-      const Expr gaq = md.reg(idx("ga", i) + "_q", 1, "d_i is dp_i (with gb_i)");
-      const Expr gbq = md.reg(idx("gb", i) + "_q", 1, "d_i is dp_i (with ga_i)");
-      load.insert(load.end(), {assign(gaq, lit(1, 0)), assign(gbq, lit(1, 0))});
-      step.insert(step.end(), {assign(gaq, ga), assign(gbq, gb)});
-      md.assign(md.wire(idx("d", i), p, "g_i ? dp_i : db_i"), mux(gaq | gbq, dp, db));
-    } else {
-      const Expr g = md.reg(idx("g", i) + "_q", 1, "d_i is dp_i (else db_i)");
-      load.push_back(assign(g, lit(1, 0)));
-      step.push_back(assign(g, ga | gb));
-      md.assign(md.wire(idx("d", i), p, "g_i ? dp_i : db_i"), mux(g, dp, db));
-    }
+    // select is the only LUT on that path; dp_i and db_i hold for the job). --target ecp5:
+    // chan_small_lut (core_pos_lut.cpp).
+    const Expr g = md.reg(idx("g", i) + "_q", 1, "d_i is dp_i (else db_i)");
+    load.push_back(assign(g, lit(1, 0)));
+    step.push_back(assign(g, ga | gb));
+    md.assign(md.wire(idx("d", i), p, "g_i ? dp_i : db_i"), mux(g, dp, db));
     const Expr d = md.ref(idx("d", i));
     dcat.insert(dcat.begin(), d);
   }
@@ -527,7 +523,8 @@ Module build_chan(const CoreConfig& c) {
     // c0's carry as a register of its own (no select in front of c0's adders): cy_0 or neg.
     const Expr small = md.ref("small_i");
     const Expr cyc = md.reg("cyc_q", 1, "c0's carry: cy_0_q when S < L, else neg_q");
-    dcat = chan_small(md, w, upd, save);
+    dcat = w.lut_cmp ? chan_small_lut(md, {w.L, w.ml, w.p, w.lw, w.hw}, upd, save)
+                     : chan_small(md, w, upd, save);
     upd.push_back(if_(md.ref("ld_i"), {assign(cyc, ~small & md.ref("sle_i"))},
                       {assign(cyc, mux(small, md.ref("cy0_nx"), md.ref("neg_nx")))}));
     cy0 = cyc;

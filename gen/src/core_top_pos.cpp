@@ -153,15 +153,25 @@ void top_walker(Module& m, const CoreConfig& c, const Expr& check) {
   const int L = c.lanes, ml = c.chan_low_bits();
   const int p = c.bank_sel_bits();
   const Expr wr = m.reg("wr_q", ml, "walker: r (< L: the walker stops at element L - 1)");
-  // r == S - 1 as the carry of r + 2^ml + 1 - S (r <= S - 1 when S < L; S >= L: don't care).
-  const Expr nsm = m.reg("nsm_q", ml + 1, "2^ml + 1 - S (low bits; the walker's end)");
-  m.seq(
-      {assign(nsm, lit(ml + 1, (U{1} << ml) + 1) - zext(slice(m.ref("stride_q"), 0, ml), ml + 1))});
-  const Expr w_sum = m.wire("w_sum", ml + 1, "r + 2^ml + 1 - S: top bit r == S - 1");
-  m.assign(w_sum, zext(wr, ml + 1) + nsm);
-  rtl::sink(m, "unused_w_sum", {slice(w_sum, 0, ml)});
-  const Expr w_end = m.wire("w_end", 1, "r == S - 1");
-  m.assign(w_end, bit(w_sum, ml));
+  Expr w_end;
+  if (c.target == "ecp5") {
+    // --target ecp5: an equality with a register, LUT logic (no carry chain in the walker's loop;
+    // S >= L: don't care).
+    const Expr sm1 = m.reg("sm1_q", ml, "S - 1 (low bits; the walker's end)");
+    m.seq({assign(sm1, slice(m.ref("stride_q"), 0, ml) - lit(ml, 1))});
+    w_end = m.wire("w_end", 1, "r == S - 1");
+    m.assign(w_end, ex::eq(wr, sm1));
+  } else {
+    // r == S - 1 as the carry of r + 2^ml + 1 - S (r <= S - 1 when S < L; S >= L: don't care).
+    const Expr nsm = m.reg("nsm_q", ml + 1, "2^ml + 1 - S (low bits; the walker's end)");
+    m.seq({assign(nsm,
+                  lit(ml + 1, (U{1} << ml) + 1) - zext(slice(m.ref("stride_q"), 0, ml), ml + 1))});
+    const Expr w_sum = m.wire("w_sum", ml + 1, "r + 2^ml + 1 - S: top bit r == S - 1");
+    m.assign(w_sum, zext(wr, ml + 1) + nsm);
+    rtl::sink(m, "unused_w_sum", {slice(w_sum, 0, ml)});
+    w_end = m.wire("w_end", 1, "r == S - 1");
+    m.assign(w_end, bit(w_sum, ml));
+  }
   Block walk_reset{assign(wr, lit(ml, 0))};
   Block walk_step{assign(wr, mux(w_end, lit(ml, 0), wr + lit(ml, 1)))};
   if (L > 1) {
@@ -201,18 +211,24 @@ void top_beat_consts(Module& m, const CoreConfig& c) {
     const int tw = ml + 1;
     kff.push_back(assign(m.reg("nsk_q", ml, "-(S - k_r) = k_r - S"),
                          lstep_r - slice(m.ref("stride_q"), 0, ml)));
-    kff.push_back(assign(m.reg("nsk2_q", tw, "2^(ml+1) - 1 - 2(S - k_r)"), ~cat({sk, lit(1, 0)})));
-    const Expr d1 = m.reg("krsk_q", tw + 1, "k_r - (S - k_r), two's complement");
-    kff.push_back(assign(d1, zext(kr, tw + 1) - zext(sk, tw + 1)));
-    kff.push_back(assign(m.reg("nskr_q", tw, "2^(ml+1) - 1 - max(0, S - 2k_r) (after krsk)"),
-                         mux(bit(d1, tw), slice(d1, 0, tw) - lit(tw, 1), ex::ones(tw))));
+    if (c.target != "ecp5") {  // --target ecp5: <n>_chan's carry table instead
+      kff.push_back(
+          assign(m.reg("nsk2_q", tw, "2^(ml+1) - 1 - 2(S - k_r)"), ~cat({sk, lit(1, 0)})));
+      const Expr d1 = m.reg("krsk_q", tw + 1, "k_r - (S - k_r), two's complement");
+      kff.push_back(assign(d1, zext(kr, tw + 1) - zext(sk, tw + 1)));
+      kff.push_back(assign(m.reg("nskr_q", tw, "2^(ml+1) - 1 - max(0, S - 2k_r) (after krsk)"),
+                           mux(bit(d1, tw), slice(d1, 0, tw) - lit(tw, 1), ex::ones(tw))));
+    }
   } else {
     m.assign(kcs, lit(cw, 0));
     m.assign(m.wire("unused_lstep", 1, "one lane: S >= L always, the step is 0 or 1 channel"),
              ex::red_xor(cat({lstep_r, lstep_c})));
   }
   kff.push_back(assign(kc0, kcs));
-  kff.push_back(assign(kw0, zext(kcs, cw + 1) - zext(m.ref("ch_q"), cw + 1)));
+  // --target ecp5: kw0 from the register kc0_q (the select and the subtract in different cycles;
+  // kw0_q is first read by a beat, at arm + 3 or later).
+  const Expr kcw = c.target == "ecp5" ? kc0 : kcs;
+  kff.push_back(assign(kw0, zext(kcw, cw + 1) - zext(m.ref("ch_q"), cw + 1)));
   m.seq(kff);
 }
 
@@ -243,6 +259,8 @@ void top_chan(Module& m, const CoreConfig& c) {
     cc.emplace_back("small_i", m.ref("small_q"));
     cc.emplace_back("sv_i", slice(m.ref("wsave_q"), 1, L - 1));
     for (const char* n : {"wm", "wd", "kr", "sk", "nsk", "nsk2", "nskr", "s2l"}) {
+      if (c.target == "ecp5" && std::string(n).rfind("nsk", 0) == 0 && std::string(n) != "nsk")
+        continue;  // <n>_chan's carry table (core_pos_lut.cpp) replaces nsk2 / nskr
       cc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
     }
   }

@@ -1,0 +1,172 @@
+// --target ecp5 parts of <n>_chan (core_pos_lut.hpp).
+#include "core_pos_lut.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "rtl_util.hpp"
+
+namespace normcore::gen::core {
+
+using ex::bit;
+using ex::cat;
+using ex::lit;
+using ex::mux;
+using ex::slice;
+using ex::zext;
+using U = std::uint64_t;
+
+Expr le_bits(const Expr& v, U k) {
+  const int n = v.width();
+  if (n < 64 && k >= (U{1} << n) - 1) return lit(1, 1);
+  Expr e;  // v's bits below the current one compare <= k's (empty, or k's low bits all 1: true)
+  for (int i = 0; i < n; ++i) {
+    const Expr b = bit(v, i);
+    if (((k >> i) & 1) != 0) {
+      if (e.valid()) e = ~b | e;
+    } else {
+      e = e.valid() ? ~b & e : ~b;
+    }
+  }
+  return e.valid() ? e : lit(1, 1);
+}
+
+namespace {
+// Bit of t[lo + n - 1:lo] selected by idx's k low bits (t, idx names; n == 2^k).
+Expr pick_from(const Expr& t, int lo, int n, const Expr& idx, int k) {
+  if (n == 1) return bit(t, lo);
+  return mux(bit(idx, k - 1), pick_from(t, lo + n / 2, n / 2, idx, k - 1),
+             pick_from(t, lo, n / 2, idx, k - 1));
+}
+}  // namespace
+
+Expr pick_bit(const Expr& t, const Expr& idx) {
+  return pick_from(t, 0, t.width(), idx, idx.width());
+}
+
+int u_index_bits(int lanes) {
+  return std::max(1, bits_for(static_cast<long long>(lanes) - 1));
+}
+
+Expr carry_table(Module& md, int lanes, int ml, Block& consts) {
+  const int n = 1 << u_index_bits(lanes);
+  const Expr sk = md.ref("sk_i"), kr = md.ref("kr_i");
+  // (S - k_r) - k_r, two's complement: a carry chain of its own, registered (the table a cycle
+  // later: sk_i, kr_i settle at arm + 1, this at arm + 2, cyt_q at arm + 3, the first beat).
+  const Expr dk = md.reg("skr_q", ml + 1, "(S - k_r) - k_r, two's complement");
+  consts.push_back(assign(dk, zext(sk, ml + 1) - zext(kr, ml + 1)));
+  const Expr dlo = md.wire("skr_lo", ml, "skr_q's magnitude bits (skr_q >= 0)");
+  md.assign(dlo, slice(dk, 0, ml));
+  std::vector<Expr> ent;  // entry n - 1 first (the high bit)
+  for (int v = n - 1; v >= 0; --v) {
+    if (v == 0) {  // u_0 >= 1
+      ent.push_back(lit(1, 0));
+      continue;
+    }
+    const U q = static_cast<U>(v) - 1;  // q_0
+    // This beat carries (q_0 >= S - k_r): the next q_0 is q_0 - (S - k_r), which carries when
+    // q_0 >= 2(S - k_r); else it is q_0 + k_r, which carries when q_0 + k_r >= S - k_r.
+    const Expr now = le_bits(sk, q), after = le_bits(sk, q >> 1);
+    const Expr plain = bit(dk, ml) | le_bits(dlo, q);
+    ent.push_back(mux(now, after, plain));
+  }
+  const Expr t = md.reg("cyt_q", n, "lane 0's next carry when u_0 = v (bit v; S < L)");
+  consts.push_back(assign(t, cat(ent)));
+  return t;
+}
+
+namespace {
+
+// v >= t + 1 as the carry out of v + nt, nt = 2^vw - 1 - t a register (core_pos.cpp's ge).
+Expr carry_ge(Module& md, const std::string& name, const Expr& v, int vw, const Expr& nt) {
+  const Expr sum = md.wire(name, vw + 1, "top bit: the carry, v + nt >= 2^" + std::to_string(vw));
+  md.assign(sum, zext(v, vw + 1) + zext(nt, vw + 1));
+  rtl::sink(md, "unused_" + name, {slice(sum, 0, vw)});
+  return bit(sum, vw);
+}
+
+// Lane 0 a beat ahead: with u_n lane 0's u_0 at beat n and c(u) = (u - 1 >= S - k_r) its carry,
+// un_q = u_(n+1) and cyn_q = c(u_(n+1)) before beat n; a beat steps un_q by its carry and takes
+// cyn_q from carry_table (bit v: c(step(v))). At the packet start u_0 = 1 (no carry): un_q =
+// 1 + k_r, cyn_q = (k_r >= S - k_r). Returns the wire of un_q's index bits.
+Expr lane0_ahead(Module& md, const SmallWidths& w, Block& load, Block& step, Block& consts) {
+  const int ml = w.ml, tb = u_index_bits(w.L);
+  const Expr kr = md.ref("kr_i");
+  const Expr un = md.reg("un_q", ml, "u_0 = q_0 + 1 of the next beat (1..S when S < L)");
+  const Expr cyn = md.reg("cyn_q", 1, "the next beat's carry: its q_0 >= S - k_r");
+  const Expr kr1 = md.reg("kr1_q", ml, "1 + k_r: un_q at the packet start");
+  consts.push_back(assign(kr1, kr + lit(ml, 1)));
+  const Expr cyt = carry_table(md, w.L, ml, consts);
+  const Expr skr = md.ref("skr_q");
+  const Expr ix = md.wire("u_ix", tb, "un_q's bits that index the per-job tables");
+  md.assign(ix, ml >= tb ? slice(un, 0, tb) : zext(un, tb));
+  md.assign(md.wire("cy0_nx", 1, "lane 0's next carry (the beat ahead's, a register)"), cyn);
+  load.push_back(assign(un, kr1));
+  load.push_back(assign(cyn, bit(skr, ml) | ex::eq(skr, lit(ml + 1, 0))));
+  step.push_back(assign(un, mux(cyn, un + md.ref("nsk_i"), un + kr)));
+  step.push_back(assign(cyn, pick_bit(cyt, ix)));
+  return ix;
+}
+
+// Lane i's d_i = (gs_i | gl_i) ? dp_i : db_i. gs_i (S < L): q_0 >= t_i at the next beat, bit
+// un_q of the per-job table th_i_q (bit v: v - 1 >= t_i, t_i = 2^(ml+1) - 1 - wm_i; 0 when
+// S >= L). gl_i (S >= L): the next rem <= i, after a wrap lo <= i + L - S (a carry of ~lo + nx_i),
+// after a step h - pb == 0 and lo <= L + i (LUT logic; 0 when S < L).
+Expr lane_d(Module& md, const SmallWidths& w, int i, const Expr& ix, Block& load, Block& step,
+            Block& save, Block& consts) {
+  const int p = w.p, lw = w.lw, W = w.ml + 1, n = 1 << ix.width();
+  const std::string s = std::to_string(i);
+  const Expr small = md.ref("small_i"), cyc = md.ref("cyc_q");
+  const Expr wm = md.reg(idx("wm", i) + "_q", W, "start: 2^(ml+1) - 1 - t_" + s);
+  const Expr d0 = md.reg(idx("d0", i) + "_q", p, "start: b_" + s + " = i div S");
+  save.push_back(
+      if_(bit(md.ref("sv_i"), i - 1), {assign(wm, md.ref("wm_i")), assign(d0, md.ref("wd_i"))}));
+  const Expr nx = md.reg(idx("nx", i) + "_q", lw, "max(0, i + L + 1 - S); S < L: 0");
+  const Expr db = md.reg(idx("db", i) + "_q", p, "d_i unless g_i: b_i (S < L) or 0");
+  const Expr dp = md.reg(idx("dp", i) + "_q", p, "d_i when g_i: b_i + 1 (S < L) or 1");
+  const Expr th = md.reg(idx("th", i) + "_q", n, "bit v: S < L and v - 1 >= t_" + s);
+  const U kx = static_cast<U>(w.L) + 1 + static_cast<U>(i);
+  const Expr s_lo = w.hw >= lw ? slice(md.ref("stride_i"), 0, lw) : zext(md.ref("stride_i"), lw);
+  // Registered (stride_i holds from the check cycle on, small_i / s2l_i settle at check + 3):
+  // the chain and the select into nx_i in different cycles.
+  const Expr xs =
+      md.reg(idx("xs", i) + "_q", lw + 1, "i + L + 1 - S (S < 2L): top bit set when < 0");
+  consts.push_back(assign(xs, lit(lw + 1, kx) - zext(s_lo, lw + 1)));
+  std::vector<Expr> ent;  // entry n - 1 first
+  for (int v = n - 1; v >= 0; --v)
+    ent.push_back(v == 0 ? lit(1, 0) : small & ~le_bits(wm, (U{1} << W) - 1 - static_cast<U>(v)));
+  consts.push_back(assign(th, cat(ent)));
+  consts.push_back(
+      assign(nx, mux(small | ~md.ref("s2l_i") | bit(xs, lw), lit(lw, 0), slice(xs, 0, lw))));
+  consts.push_back(assign(db, mux(small, d0, lit(p, 0))));
+  consts.push_back(assign(dp, mux(small, d0 + lit(p, 1), lit(p, 1))));
+  const Expr fw = carry_ge(md, idx("fw_s", i), md.ref("nlo_q"), lw, nx);
+  const Expr fl = ~small & le_bits(md.ref("lo_q"), kx - 1);
+  const Expr gs = md.reg(idx("gs", i) + "_q", 1, "S < L: d_i is dp_i");
+  const Expr gl = md.reg(idx("gl", i) + "_q", 1, "S >= L: d_i is dp_i");
+  load.insert(load.end(), {assign(gs, lit(1, 0)), assign(gl, lit(1, 0))});
+  step.insert(step.end(),
+              {assign(gs, pick_bit(th, ix)), assign(gl, mux(cyc, fw, md.ref("hi_zero") & fl))});
+  const Expr d = md.wire(idx("d", i), p, "g_i ? dp_i : db_i");
+  md.assign(d, mux(gs | gl, dp, db));
+  return d;
+}
+
+}  // namespace
+
+std::vector<Expr> chan_small_lut(Module& md, const SmallWidths& w, Block& upd, Block& save) {
+  md.section(
+      "S < L: lane 0's u_0 = (r0 mod S) + 1 a beat ahead; every lane's d_i (a select by "
+      "registers gs_i | gl_i, both cases)");
+  Block load, step, consts;
+  const Expr ix = lane0_ahead(md, w, load, step, consts);
+  std::vector<Expr> dcat;
+  for (int i = 1; i < w.L; ++i)
+    dcat.insert(dcat.begin(), lane_d(md, w, i, ix, load, step, save, consts));
+  upd.push_back(if_(md.ref("ld_i"), std::move(load), std::move(step)));
+  md.seq(consts);
+  return dcat;
+}
+
+}  // namespace normcore::gen::core

@@ -1,0 +1,39 @@
+// --target ecp5 parts of <n>_chan: compares and per-job tables as LUT logic, no carry chains.
+#pragma once
+
+#include <cstdint>
+
+#include "core_internal.hpp"
+
+namespace normcore::gen::core {
+
+// v <= k (k a constant) as and / or terms of v's bits: LUT logic that synthesis cannot map to a
+// carry chain (Yosys maps a compare, even with a constant, to CCU2C on ECP5).
+Expr le_bits(const Expr& v, std::uint64_t k);
+
+// Bit idx of t (names; t.width() == 2^idx.width()): a tree of 2:1 selects, LUTs and ECP5's PFUMX /
+// L6MUX, no carry chain.
+Expr pick_bit(const Expr& t, const Expr& idx);
+
+// Bits of u_0 (<= L - 1 when S < L) that index the per-job tables.
+int u_index_bits(int lanes);
+
+// Lane 0's next carry as a per-job table (S < L): bit v of cyt_q is the carry of the beat after
+// the one with u_0 = v (v = q_0 + 1), made from sk_i and kr_i every cycle in two register stages
+// (skr_q = sk - kr, then cyt_q: LUT logic; valid two cycles after them). Adds the registers'
+// updates to `consts`; returns cyt_q.
+Expr carry_table(Module& md, int lanes, int ml, Block& consts);
+
+// <n>_chan's widths that chan_small_lut reads (core_pos.cpp's ChanWidths).
+struct SmallWidths {
+  int L, ml, p, lw, hw;
+};
+
+// --target ecp5, L > 1: lane 0 tracked a beat ahead (un_q = u_0 of the next beat, cyn_q its
+// carry), so that every lane's flag for the next beat (S < L) is a per-job table's bit selected
+// by un_q's bits, and lane 0's next carry is carry_table's; the S >= L flags as in core_pos.cpp
+// (lo <= L + i as LUT logic). Adds the load-or-step statement to `upd` and the start saves to
+// `save`; returns the lanes' d outputs (lane L-1 first). Drives the wire cy0_nx.
+std::vector<Expr> chan_small_lut(Module& md, const SmallWidths& w, Block& upd, Block& save);
+
+}  // namespace normcore::gen::core
