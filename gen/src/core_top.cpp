@@ -400,6 +400,10 @@ void top_flow(Module& m, const CoreConfig& c, const Variant& v) {
   // cycle's delivery (the buffer has one slot more for it): no path from m_axis_tready to tready.
   const Expr occ = m.reg("occ_q", d, "thermometer: bit k = more than k beats held");
   const auto th = [&](int k) { return k < 0 ? lit(1, 1) : k >= d ? lit(1, 0) : bit(occ, k); };
+  if (reg_counts(c)) {
+    top_flow_lagged(m, d, occ);
+    return;
+  }
   std::vector<Expr> occ_bits;
   // in_fire ? (out_fire ? same : one more) : (out_fire ? one fewer : same): each side one LUT.
   for (int k = d - 1; k >= 0; --k)
@@ -515,7 +519,7 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
                        {"rst_ni", m.ref("rst_ni")},
                        {"wr_i", m.ref(idx("v", ns) + "_q")},
                        {"wdata_i", wdata},
-                       {"rd_i", m.ref("out_fire")},
+                       {"rd_i", reg_counts(c) ? m.ref("m_axis_tready") : m.ref("out_fire")},
                        {"rdata_o", rdata},
                        {"valid_o", m.ref("m_axis_tvalid")}}});
   m.assign(m.ref("m_axis_tdata"), slice(rdata, 0, L * yw));
