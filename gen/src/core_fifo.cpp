@@ -164,13 +164,15 @@ void top_flow_lagged(Module& m, int d, const Expr& occ) {
   const Expr tready_d = m.wire("trdy_nx", 1, "s_axis_tready's next value");
   m.assign(tready_d, m.ref("run_nx") & room & m.ref("ld_done"));
   const Expr ntr = m.ref("ntr_q");  // declared with the positions' enable (chan_control)
-  m.seq({if_(ex::lnot(m.ref("rst_ni")),
-             {assign(occ, lit(d, 0)), assign(inq, lit(1, 0)), assign(tready, lit(1, 0)),
-              assign(ntr, lit(1, 1)), assign(ready, lit(1, 0))},
-             {if_(mv, {assign(occ, mux(inq, up, dn))}), assign(inq, in_fire),
-              assign(tready, tready_d), assign(ntr, ~tready_d),
-              assign(ready, m.ref("ist_q") & ~th(0) & ~inq & ~m.ref("ld_busy") & ~in_fire &
-                                ~prm_fire & ~m.ref("start_fire"))})});
+  const Expr ready_d = m.wire("ready_nx", 1, "ready_o's next value");
+  m.assign(ready_d, m.ref("ist_q") & ~th(0) & ~inq & ~m.ref("ld_busy") & ~in_fire & ~prm_fire &
+                        ~m.ref("start_fire"));
+  m.seq({if_(
+      ex::lnot(m.ref("rst_ni")),
+      {assign(occ, lit(d, 0)), assign(inq, lit(1, 0)), assign(tready, lit(1, 0)),
+       assign(ntr, lit(1, 1)), assign(ready, lit(1, 0)), assign(m.ref("nrdy_q"), lit(1, 1))},
+      {if_(mv, {assign(occ, mux(inq, up, dn))}), assign(inq, in_fire), assign(tready, tready_d),
+       assign(ntr, ~tready_d), assign(ready, ready_d), assign(m.ref("nrdy_q"), ~ready_d)})});
   m.assign(m.ref("s_axis_tready"), tready);
 }
 

@@ -57,6 +57,13 @@ inline bool reg_counts(const CoreConfig& c) {
 }
 // The flow control of reg_counts (core_fifo.cpp): occ_q (d bits), in_q, tready_q, ntr_q, ready_q.
 void top_flow_lagged(Module& m, int d, const Expr& occ);
+// --target ice40: the per-job clamp constants' set-up chains without inverters or long carries
+// (lo > hi over two stages, -lo from a register holding ~lo; core_top_consts.cpp).
+inline bool split_consts(const CoreConfig& c) {
+  return c.target == "ice40";
+}
+// The per-job lane constants from lo_q / hi_q / shift_q (core_top_consts.cpp).
+void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v);
 int pos_group_bits(const CoreConfig& c);
 // The core top's position part: step divider, walker, beat constants, the <n>_chan instance.
 // `check`: the set-up FSM is in its check state.
