@@ -207,7 +207,8 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
     return m;
   }
   if (reg_counts(c)) {
-    fifo_formal(m, d, fifo_body_therm(m, d, fw, wr, wdata, rd), true);
+    const Expr held = fifo_body_therm(m, d, fw, wr, wdata, rd);
+    fifo_formal_ready(m, d, held, m.ref("rd"));
     return m;
   }
   m.assign(rdata, fifo_body(m, d, fw, wr, wdata, rd, wr));
