@@ -36,6 +36,9 @@ CONFIGS = {
     "core_l1": (f"--lanes 1 {CORE_ARGS}", "core"),
     "core_l2": (f"--lanes 2 {CORE_ARGS}", "core"),
     "core_l4": (f"--lanes 4 {CORE_ARGS}", "core"),
+    # --target ice40: the thermometer output buffer read by m_axis_tready, the flow control
+    # counting from in_q (core_internal.hpp reg_counts).
+    "core_i40": (f"--lanes 1 --target ice40 --pipeline 3 {CORE_ARGS}", "core"),
     "accel_small": ("--accel --lanes 1 --in-bits 4 --out-bits 4 --scale-bits 4 --offset-bits 6 "
                     "--max-channels 4 --inner-bits 3 --bus-bits 32 --max-burst 4 --outstanding 2",
                     "accel"),
@@ -67,6 +70,7 @@ ACCEL_MODULES = [
 # The fast subset (ctest formal.props): (config, module) -> methods, BMC depth (None: as above).
 # The core top's and the write DMA's pdr take minutes: BMC only there.
 QUICK = {("core_l1", "fifo"): (("bmc", "pdr"), None), ("core_l1", "core"): (("bmc",), 16),
+         ("core_i40", "fifo"): (("bmc", "pdr"), None), ("core_i40", "core"): (("bmc",), 24),
          ("accel_small", "skid"): (("bmc", "pdr"), None),
          ("accel_small", "wdma_lenq"): (("bmc", "pdr"), None),
          ("accel_small", "regs"): (("bmc", "pdr"), None),
@@ -89,6 +93,12 @@ PLANTS = {
                  "assign b_cap = 11'd4;", "read bursts ignore the 4 KiB boundary"),
     "err_no_stop": ("accel_small", "rdma", r"& ~abort_i & ~err_q &", "& ~abort_i &",
                     "read DMA keeps issuing after an error response"),
+    "therm_move": ("core_i40", "fifo", r"assign occ_mv = wr_i \^ rd;", "assign occ_mv = wr_i | rd;",
+                   "--target ice40 buffer: the thermometer moves on a write and read together"),
+    "therm_raddr": ("core_i40", "fifo", r"assign raddr = \(rd_i & ~nvl_q\)",
+                    "assign raddr = (rd_i & nvl_q)", "--target ice40 buffer: the read address's valid copy inverted"),
+    "lag_room": ("core_i40", "core", r"assign room = ~occ_q\[4\] \| \(~in_q & ~occ_q\[5\]\);",
+                 "assign room = ~occ_q[4] | ~occ_q[5];", "--target ice40 admission ignores in_q (overfills)"),
     "core_last": ("core_l1", "core", r"assign m_axis_tlast = fifo_rdata\[5\];",
                   "assign m_axis_tlast = ~fifo_rdata[5];", "the core inverts m_axis_tlast"),
     "axil_double_b": ("accel_small", "regs", r"assign wr_en = aw_full_q & w_full_q & ~b_valid_q;",

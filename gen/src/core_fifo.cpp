@@ -11,8 +11,11 @@
 
 namespace normcore::gen::core {
 
+using ex::bit;
+using ex::cat;
 using ex::lit;
 using ex::mux;
+using ex::slice;
 
 namespace {
 
@@ -97,6 +100,55 @@ Expr fifo_body(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, cons
   return mux(byp, wd, ram);
 }
 
+// --target ice40 (core_internal.hpp's reg_counts): the same buffer with its words held as a
+// thermometer (`occ_q[k]`: more than k words; valid_q / ge2_q are its bits 0 / 1) instead of a
+// count, so that every flip-flop is one LUT from registers and the ports: the thermometer moves
+// when wr ^ rd (its enable, with the reset: rst, wr, occ_q[0], m_axis_tready, one LUT) towards
+// wr's side (then rd is ~wr: one LUT of rst, wr and two neighbours); the read address reads a
+// copy of ~valid (`nvl_q`, so that its AND with rd_i is not the shared rd LUT), and byp_q needs
+// no reset (wr_i is low in reset, so it is 0 a cycle later). Cycle for cycle fifo_body.
+Expr fifo_body_therm(Module& m, int d, int fw, const Expr& wr, const Expr& wdata,
+                     const Expr& rd_en) {
+  using U = std::uint64_t;
+  const int pt = clog2(d);
+  const Expr mem = m.memory("mem_q", fw, d);
+  m.attr_last("no_rw_check");
+  const Expr wptr = m.reg("wptr_q", pt), wnx = m.reg("wnx_q", pt, "wptr_q + 1 mod depth");
+  const Expr rptr = m.reg("rptr_q", pt), rnx = m.reg("rnx_q", pt, "rptr_q + 1 mod depth");
+  const Expr occ = m.reg("occ_q", d, "thermometer: bit k = more than k words held");
+  const Expr nvl = m.reg("nvl_q", 1, "~occ_q[0] (the read address's copy)");
+  const Expr ram = m.reg("ram_q", fw, "mem_q[raddr] (the word before this cycle's write)");
+  const Expr byp = m.reg("byp_q", 1, "the head is the word written in the previous cycle");
+  const Expr wd = m.reg("wd_q", fw, "wdata_i of the previous cycle");
+  const Expr valid = bit(occ, 0), ge2 = d > 1 ? bit(occ, 1) : lit(1, 0);
+  const Expr rd = m.wire("rd", 1, "a word leaves");
+  m.assign(rd, valid & rd_en);
+  const auto next = [&](const Expr& p) {
+    return mux(ex::eq(p, lit(pt, static_cast<U>(d - 1))), lit(pt, 0), p + lit(pt, 1));
+  };
+  const Expr mv = m.wire("occ_mv", 1, "the count changes (wr ^ rd)");
+  m.assign(mv, wr ^ rd);
+  const Expr up = d > 1 ? cat({slice(occ, 0, d - 1), lit(1, 1)}) : lit(1, 1);
+  const Expr dn = d > 1 ? cat({lit(1, 0), slice(occ, 1, d - 1)}) : lit(1, 0);
+  const Expr raddr = m.wire("raddr", pt, "the next cycle's head (rptr_q after this cycle)");
+  m.assign(raddr, mux(rd_en & ~nvl, rnx, rptr));
+  m.seq({if_(ex::lnot(m.ref("rst_ni")),
+             {assign(wptr, lit(pt, 0)), assign(wnx, lit(pt, 1)), assign(rptr, lit(pt, 0)),
+              assign(rnx, lit(pt, 1)), assign(occ, lit(d, 0)), assign(nvl, lit(1, 1))},
+             {if_(wr, {assign(wptr, wnx), assign(wnx, next(wnx))}),
+              if_(rd, {assign(rptr, rnx), assign(rnx, next(rnx))}),
+              if_(mv, {assign(occ, mux(wr, up, dn)), assign(nvl, ~(wr | ge2))})}),
+         assign(byp, wr & (~valid | (~ge2 & rd_en))), assign(wd, wdata)});
+  m.always_ff({if_(wr, {assign(ex::index(mem, wptr), wdata)}), assign(ram, ex::index(mem, raddr))});
+  m.assign(m.ref("rdata_o"), mux(byp, wd, ram));
+  m.assign(m.ref("valid_o"), valid);
+  // The words held (for the formal channel's count): the thermometer's ones.
+  const int cn = bits_for(d);
+  Expr held = lit(cn, 0);
+  for (int k = 0; k < d; ++k) held = held + ex::zext(bit(occ, k), cn);
+  return held;
+}
+
 // --target ecp5: head_q / hv_q in front of the RAM buffer. The head is free when empty or read
 // (`take`); it then takes the buffer's head, or else the word written now (which then bypasses the
 // buffer). hv_q is low only while the buffer is empty, so valid_o is "at least one word" and the
@@ -124,6 +176,39 @@ void fifo_head(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, cons
 
 }  // namespace
 
+// reg_counts (--target ice40): occ_q counts the accepted beats a cycle late, from in_q (in_fire
+// registered), so the beats held are occ_q + in_q. Its enable in_q ^ out_fire (with the reset:
+// rst, in_q, m_axis_tvalid, m_axis_tready) and its next value (in_q ? up : down, as the two
+// differ when it moves) are one LUT each. Admission assumes a beat is taken now: held + 1 < d,
+// ~occ_q[d-3] | (~in_q & ~occ_q[d-2]), registers only. Unstalled, pipeline + 2 beats are held, as
+// with top_flow's rule (which also admits at d - 1 held when no beat is taken now).
+void top_flow_lagged(Module& m, int d, const Expr& occ) {
+  const Expr tready = m.ref("tready_q"), out_fire = m.ref("out_fire"), in_fire = m.ref("in_fire");
+  const Expr inq = m.reg("in_q", 1, "in_fire of the previous cycle (not yet in occ_q)");
+  const auto th = [&](int k) { return k < 0 ? lit(1, 1) : k >= d ? lit(1, 0) : bit(occ, k); };
+  const Expr room = m.wire("room", 1, "held + 1 < " + std::to_string(d) + " (held = occ_q + in_q)");
+  m.assign(room, ~th(d - 3) | (~inq & ~th(d - 2)));
+  const Expr up = d > 1 ? cat({slice(occ, 0, d - 1), lit(1, 1)}) : lit(1, 1);
+  const Expr dn = d > 1 ? cat({lit(1, 0), slice(occ, 1, d - 1)}) : lit(1, 0);
+  const Expr mv = m.wire("occ_mv", 1, "occ_q moves (in_q ^ out_fire)");
+  m.assign(mv, inq ^ out_fire);
+  const Expr prm_fire = m.ref("prm_valid_i") & m.ref("prm_ready_o");
+  const Expr ready = m.ref("ready_q");
+  const Expr tready_d = m.wire("trdy_nx", 1, "s_axis_tready's next value");
+  m.assign(tready_d, m.ref("run_nx") & room & m.ref("ld_done"));
+  const Expr ntr = m.ref("ntr_q");  // declared with the positions' enable (chan_control)
+  const Expr ready_d = m.wire("ready_nx", 1, "ready_o's next value");
+  m.assign(ready_d, m.ref("ist_q") & ~th(0) & ~inq & ~m.ref("ld_busy") & ~in_fire & ~prm_fire &
+                        ~m.ref("start_fire"));
+  m.seq({if_(
+      ex::lnot(m.ref("rst_ni")),
+      {assign(occ, lit(d, 0)), assign(inq, lit(1, 0)), assign(tready, lit(1, 0)),
+       assign(ntr, lit(1, 1)), assign(ready, lit(1, 0)), assign(m.ref("nrdy_q"), lit(1, 1))},
+      {if_(mv, {assign(occ, mux(inq, up, dn))}), assign(inq, in_fire), assign(tready, tready_d),
+       assign(ntr, ~tready_d), assign(ready, ready_d), assign(m.ref("nrdy_q"), ~ready_d)})});
+  m.assign(m.ref("s_axis_tready"), tready);
+}
+
 Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   const int d = v.fifo_depth(c);
   const int fw = c.lanes * c.arith.yw + c.lanes + 1;
@@ -144,12 +229,19 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   m.in("rst_ni", 1);
   const Expr wr = m.in("wr_i", 1);
   const Expr wdata = m.in("wdata_i", fw);
-  const Expr rd = m.in("rd_i", 1, "only while valid_o");
+  const Expr rd = m.in(
+      "rd_i", 1,
+      reg_counts(c) ? "the reader's ready (a word leaves when valid_o too)" : "only while valid_o");
   const Expr rdata = m.out("rdata_o", fw);
   const Expr valid_o = m.out("valid_o", 1, "a register");
   if (head) {
     fifo_head(m, d, fw, wr, wdata, rd);
     fifo_formal(m, d, {}, true);
+    return m;
+  }
+  if (reg_counts(c)) {
+    const Expr held = fifo_body_therm(m, d, fw, wr, wdata, rd);
+    fifo_formal_ready(m, d, held, m.ref("rd"));
     return m;
   }
   m.assign(rdata, fifo_body(m, d, fw, wr, wdata, rd, wr));

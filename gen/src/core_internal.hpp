@@ -49,6 +49,21 @@ Variant variant(const CoreConfig& c, LaneArith arith);
 // Positions (core_pos.cpp, core_top_pos.cpp). A fixed nhwc layout (S = 1) has its own, much
 // smaller <n>_step and <n>_chan; with lanes_divide_channels and L = 2^a they count c0 / L.
 bool pos_fixed_nhwc(const CoreConfig& c);
+// --target ice40: the flow control counts the accepted beats a cycle late (from in_q, a register)
+// and the output buffer holds its count as a thermometer read by m_axis_tready directly, so that
+// no port handshake is more than one LUT from a flip-flop (core_top.cpp top_flow, core_fifo.cpp).
+inline bool reg_counts(const CoreConfig& c) {
+  return c.target == "ice40";
+}
+// The flow control of reg_counts (core_fifo.cpp): occ_q (d bits), in_q, tready_q, ntr_q, ready_q.
+void top_flow_lagged(Module& m, int d, const Expr& occ);
+// --target ice40: the per-job clamp constants' set-up chains without inverters or long carries
+// (lo > hi over two stages, -lo from a register holding ~lo; core_top_consts.cpp).
+inline bool split_consts(const CoreConfig& c) {
+  return c.target == "ice40";
+}
+// The per-job lane constants from lo_q / hi_q / shift_q (core_top_consts.cpp).
+void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v);
 int pos_group_bits(const CoreConfig& c);
 // The core top's position part: step divider, walker, beat constants, the <n>_chan instance.
 // `check`: the set-up FSM is in its check state.

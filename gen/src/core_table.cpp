@@ -20,6 +20,7 @@ struct TableWidths {
   bool direct;  // no crossbar, no wrap-around copies (CoreConfig::table_direct)
   bool copies;  // one whole table per lane, no crossbar, no wrap-around copies
   bool staged;  // --target ecp5: the per-job k registers in two stages (difference, then clamp)
+  bool nrd;     // --target ice40 (split_consts): the word counter's enable from ld_nrd_q
   TableWidths(const CoreConfig& c, const Variant& v)
       : L(c.lanes),
         P(c.table_copies() ? 1 : c.banks()),
@@ -34,7 +35,8 @@ struct TableWidths {
         ts(c.table_stages()),
         direct(c.table_direct()),
         copies(c.table_copies()),
-        staged(c.target == "ecp5") {}
+        staged(c.target == "ecp5"),
+        nrd(split_consts(c)) {}
   // The loader writes the wrap-around copies T[u] (C <= u < C + L - 1).
   [[nodiscard]] bool wraps() const { return L > 1 && !direct && !copies; }
 };
@@ -248,9 +250,20 @@ void table_loader(Module& m, const TableWidths& w, const Variant& v) {
           assign(l.cpy, mux(l.ready, l.valid & l.small, l.cpy & l.more))};
   }
   bank_write_enables(m, w, l, rst, go, on_accept, on_load, always);
+  // --target ice40, no copies: the counters' accept from a copy of ~ld_ready_q (ld_nrd_q): an
+  // AND of their own, so their enable is one LUT of load_i, prm_valid_i and ld_nrd_q, not a LUT
+  // after the shared ld_accept LUT (as ntr_q for the positions' enable).
+  Expr cnt_accept = l.accept;
+  if (!cp && w.nrd) {
+    const Expr nrd = m.reg("ld_nrd_q", 1, "~ld_ready_q (the word counter's copy)");
+    rst.push_back(assign(nrd, lit(1, 1)));
+    go.push_back(assign(nrd, ~(~abort & (l.load | (l.ready & ~(l.valid & lastw))))));
+    cnt_accept = l.valid & ~nrd;
+  }
   Block body{if_(ex::lnot(m.ref("rst_ni")), std::move(rst), std::move(go))};
-  if (!on_accept.empty() || !on_load.empty())
-    body.push_back(if_(l.load, std::move(on_load), {if_(l.accept, std::move(on_accept))}));
+  if (!on_accept.empty() || !on_load.empty()) {
+    body.push_back(if_(l.load, std::move(on_load), {if_(cnt_accept, std::move(on_accept))}));
+  }
   for (auto& st : always) body.push_back(std::move(st));
   m.seq(body);
   m.seq(consts);

@@ -244,6 +244,17 @@ void job_settings(Module& m, const CoreConfig& c, const Variant& v) {
   m.reg("round_q", 2, c.has_fixed_rounding() ? "rounding: fixed " + c.fixed_rounding : "");
 }
 
+// err_q's next value: err_d, or (split_consts) the same from a start seen through nrdy_q, a copy
+// of ~ready_q (top_flow_lagged), so that err_q's enable and reset are one LUT of start_i, nrdy_q,
+// chk_q (and ok_q), not a LUT after the start_fire LUT that the other readers share (lat_q and
+// chk_q are never both set, so the latch state needs no term).
+Expr err_nx(Module& m, const CoreConfig& c) {
+  if (!split_consts(c)) return {};
+  const Expr sf = m.wire("start_err", 1, "start_fire for err_q (from nrdy_q)");
+  m.assign(sf, m.ref("start_i") & ~m.reg("nrdy_q", 1, "~ready_q (err_q's copy)"));
+  return mux(sf, lit(1, 0), mux(m.ref("chk_q"), ~m.ref("ok_q"), m.ref("err_q")));
+}
+
 void top_config(Module& m, const CoreConfig& c, const Variant& v) {
   const int L = c.lanes, cw = c.chan_bits(), yw = c.arith.yw;
   m.section("Job configuration and set-up");
@@ -289,14 +300,16 @@ void top_config(Module& m, const CoreConfig& c, const Variant& v) {
   //   arm + 2         the lanes load their start (reb_q); then run.
   m.assign(arm, wait & sdone & step_done);
   m.assign(run_nx, (run & ~start_fire) | reb);
-  m.always_comb({
+  Block fsm{
       assign(st_d, st),
       assign(err_d, err),
       if_(start_fire, {assign(st_d, s.latch), assign(err_d, lit(1, 0))},
           {if_(lat, {assign(st_d, s.check)},
                {if_(chk, {assign(st_d, mux(ok, s.setup, s.unconf)), assign(err_d, ~ok)},
                     {if_(reb, {assign(st_d, s.run)})})})}),
-  });
+  };
+  if (const Expr e = err_nx(m, c); e.valid()) fsm.push_back(assign(err_d, e));
+  m.always_comb(std::move(fsm));
   config_stage(m, c, v);
   Block latch = config_latch(m, c, v);
   m.seq({if_(ex::lnot(m.ref("rst_ni")),
@@ -313,57 +326,6 @@ void top_config(Module& m, const CoreConfig& c, const Variant& v) {
   config_derive(m, c, v);
   m.assign(m.ref("configured_o"), run, "run_q: st_q == S_RUN");
   m.assign(m.ref("cfg_error_o"), err);
-}
-
-// Per-job lane constants in set-up register stages from the latched lo_q / hi_q, so that no
-// set-up path is longer than a beat path: lgt_q (one compare carry chain), then loe_q (one LUT per
-// bit), then the negated bounds the lanes' clamp compares add (one carry chain each from a
-// register, or inverters; two of them at pipeline >= 8, four below). The job's set-up and table
-// load take many more cycles than these stages (docs/architecture.md, "Per-job constants").
-void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
-  const auto& a = c.arith;
-  const int yw = a.yw;
-  m.section("Per-job lane constants, in set-up register stages from the latched configuration");
-  m.section("(valid long before the first beat)");
-  if (a.is_float()) {  // lo / hi as latched, compared in the lanes; R unused (and the mode: float
-                       // y)
-    if (a.y_type == NumType::integer) {
-      m.assign(m.wire("unused_job", 1), ex::red_xor(m.ref("shift_q")), "float lanes: no R");
-    } else {
-      m.assign(m.wire("unused_job", 1), ex::red_xor(cat({m.ref("shift_q"), m.ref("round_q")})),
-               "float lanes: no R, no integer rounding mode");
-    }
-    return;
-  }
-  const Expr lo = m.ref("lo_q"), hi = m.ref("hi_q");
-  // lo > hi: the carry out of cmpa + cmpb = lo' + ~hi' (latched at start), one carry chain.
-  const Expr lgt = m.reg("lgt_q", 1, "lo > hi (set-up stage 1)");
-  const Expr loe =
-      m.reg("loe_q", yw, "min(lo, hi): the clamp's lower bound (hi wins if lo > hi; stage 2)");
-  const Expr gsum = m.wire("lgt_sum", yw + 1, "cmpa_q + cmpb_q: bit yw is lo > hi");
-  m.assign(gsum, zext(m.ref("cmpa_q"), yw + 1) + zext(m.ref("cmpb_q"), yw + 1));
-  m.assign(m.wire("unused_lgt_sum", 1), ex::red_xor(slice(gsum, 0, yw)), "only the carry is used");
-  m.seq({assign(lgt, bit(gsum, yw)), assign(loe, mux(lgt, hi, lo))});
-  lane_job_consts(m, c, v);
-  const int xw2 = yw + 2;
-  const auto ext = [&](const Expr& n) {
-    return a.y_signed ? ex::sext(n, xw2 + 1) : zext(n, xw2 + 1);
-  };
-  // The lanes compare their signed quotient q with k by one add each: the sign of the
-  // (xw2 + 1)-bit sum q + (-k) is q < k. So the constants are -k, (xw2 + 1)-bit two's complement,
-  // each one subtraction from a register (-(hi + 1) = ~hi: no adder). pipeline >= 8: only -lo
-  // and -(hi + 1) (the lanes compare q + inc itself).
-  const std::string cw = std::to_string(xw2 + 1) + "-bit: -";
-  const Expr lox = m.reg("lox_q", xw2 + 1, cw + "lo (lo = min(lo, hi); stage 3)");
-  const Expr hip1 = m.reg("hip1_q", xw2 + 1, cw + "(hi + 1) = ~hi");
-  Block b{assign(lox, lit(xw2 + 1, 0) - ext(loe)), assign(hip1, ~ext(hi))};
-  if (!c.pipe_sat()) {
-    const Expr lom1 = m.reg("lom1_q", xw2 + 1, cw + "(lo - 1) (stage 3)");
-    const Expr hix = m.reg("hix_q", xw2 + 1, cw + "hi");
-    b.push_back(assign(lom1, lit(xw2 + 1, 1) - ext(loe)));
-    b.push_back(assign(hix, lit(xw2 + 1, 0) - ext(hi)));
-  }
-  m.seq(b);
 }
 
 void top_table(Module& m, const CoreConfig& c, const Variant& v) {
@@ -400,6 +362,10 @@ void top_flow(Module& m, const CoreConfig& c, const Variant& v) {
   // cycle's delivery (the buffer has one slot more for it): no path from m_axis_tready to tready.
   const Expr occ = m.reg("occ_q", d, "thermometer: bit k = more than k beats held");
   const auto th = [&](int k) { return k < 0 ? lit(1, 1) : k >= d ? lit(1, 0) : bit(occ, k); };
+  if (reg_counts(c)) {
+    top_flow_lagged(m, d, occ);
+    return;
+  }
   std::vector<Expr> occ_bits;
   // in_fire ? (out_fire ? same : one more) : (out_fire ? one fewer : same): each side one LUT.
   for (int k = d - 1; k >= 0; --k)
@@ -515,7 +481,7 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
                        {"rst_ni", m.ref("rst_ni")},
                        {"wr_i", m.ref(idx("v", ns) + "_q")},
                        {"wdata_i", wdata},
-                       {"rd_i", m.ref("out_fire")},
+                       {"rd_i", reg_counts(c) ? m.ref("m_axis_tready") : m.ref("out_fire")},
                        {"rdata_o", rdata},
                        {"valid_o", m.ref("m_axis_tvalid")}}});
   m.assign(m.ref("m_axis_tdata"), slice(rdata, 0, L * yw));

@@ -291,8 +291,14 @@ void top_nhwc(Module& m, const CoreConfig& c, const Expr& check) {
   const Expr kc0 = m.reg("kc0_q", gw, "k" + unit);
   const Expr kw0 = m.reg("kw0_q", gw + 1, "(k - C)" + unit);
   // kw0 from the register kc0_q: the step's compares and the subtract in different cycles.
-  m.seq({assign(kc0, kc),
-         assign(kw0, zext(kc0, gw + 1) - zext(a > 0 ? slice(ch, a, gw) : ch, gw + 1))});
+  const Expr chg = a > 0 ? slice(ch, a, gw) : ch;
+  if (split_consts(c)) {  // - C / L = ~(C / L) + 1 from a register: no inverters before the chain
+    const Expr nch = m.reg("nchg_q", gw, "~(C" + unit + ")");
+    m.seq({assign(kc0, kc), assign(nch, ~chg),
+           assign(kw0, zext(kc0, gw + 1) + cat({lit(1, 1), nch}) + lit(gw + 1, 1))});
+  } else {
+    m.seq({assign(kc0, kc), assign(kw0, zext(kc0, gw + 1) - zext(chg, gw + 1))});
+  }
   Conns cc = chan_control(m);
   cc.emplace_back("kc0_i", kc0);
   cc.emplace_back("kw0_i", kw0);

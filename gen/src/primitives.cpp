@@ -121,15 +121,27 @@ Module fifo_module(const FifoSpec& spec) {
 
 // The writer never writes a full FIFO, the reader pops only a valid head; the head is held
 // until popped; the FIFO itself neither loses, duplicates nor reorders words.
-void fifo_formal(Module& m, int cap, const Expr& held, bool eager_valid) {
+namespace {
+void fifo_formal_body(Module& m, int cap, const Expr& held, bool eager_valid, const Expr& rd,
+                      bool rd_only_valid) {
   fv::Formal f(m);
-  const Expr wr = m.ref("wr_i"), rd = m.ref("rd_i"), valid = m.ref("valid_o");
-  f.add(if_(rd, {assume(valid)}));
-  fv::stream_rules(f, {"head", valid, rd, {m.ref("rdata_o")}}, false);
+  const Expr wr = m.ref("wr_i"), valid = m.ref("valid_o");
+  if (rd_only_valid) f.add(if_(rd, {assume(valid)}));
+  fv::stream_rules(f, {"head", valid, rd_only_valid ? rd : m.ref("rd_i"), {m.ref("rdata_o")}},
+                   false);
   const Expr cnt = fv::channel(f, {"q", wr, m.ref("wdata_i"), rd, m.ref("rdata_o"), cap, held,
                                    eager_valid ? valid : Expr{}});
   f.add(if_(wr, {assume(ex::lt(cnt, lit(cnt.width(), static_cast<std::uint64_t>(cap))))}));
   f.done();
+}
+}  // namespace
+
+void fifo_formal(Module& m, int cap, const Expr& held, bool eager_valid) {
+  fifo_formal_body(m, cap, held, eager_valid, m.ref("rd_i"), true);
+}
+
+void fifo_formal_ready(Module& m, int cap, const Expr& held, const Expr& pop) {
+  fifo_formal_body(m, cap, held, true, pop, false);
 }
 
 // out_q is the output register, skid_q catches the beat accepted while the output stalls (the

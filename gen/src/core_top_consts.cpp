@@ -1,0 +1,102 @@
+// The core top's per-job lane constants (<n>_core): set-up register stages from the latched
+// clamp bounds (and the lanes' shift constants, core_lane.cpp's lane_job_consts).
+#include "core_internal.hpp"
+
+namespace normcore::gen::core {
+
+using ex::bit;
+using ex::cat;
+using ex::lit;
+using ex::mux;
+using ex::slice;
+using ex::zext;
+
+namespace {
+
+// split_consts: lo > hi over two stages, each a carry chain of half the bits: lgl_q the low
+// half's carry, then the high half's with lgl_q carried in (the chain from registers, half as
+// long; one set-up cycle more).
+void split_lgt(Module& m, int yw, const Expr& lgt) {
+  const int h = yw / 2;
+  const Expr a = m.ref("cmpa_q"), b = m.ref("cmpb_q");
+  const Expr lgl =
+      m.reg("lgl_q", 1,
+            "the carry of cmpa_q + cmpb_q's low " + std::to_string(h) + " bits (set-up stage 1a)");
+  const Expr lsum = m.wire("lgl_sum", h + 1, "low halves' sum: bit h is the carry");
+  m.assign(lsum, zext(slice(a, 0, h), h + 1) + zext(slice(b, 0, h), h + 1));
+  const Expr hsum =
+      m.wire("lgt_sum", yw - h + 1, "high halves' sum + lgl_q: the top bit is lo > hi");
+  m.assign(hsum, zext(slice(a, h, yw - h), yw - h + 1) + zext(slice(b, h, yw - h), yw - h + 1) +
+                     zext(lgl, yw - h + 1));
+  m.assign(m.wire("unused_lgt_sum", 1),
+           ex::red_xor(cat({slice(lsum, 0, h), slice(hsum, 0, yw - h)})), "only the carries");
+  m.seq({assign(lgl, bit(lsum, h)), assign(lgt, bit(hsum, yw - h))});
+}
+
+}  // namespace
+
+// Per-job lane constants in set-up register stages from the latched lo_q / hi_q, so that no
+// set-up path is longer than a beat path: lgt_q (one compare carry chain), then loe_q (one LUT per
+// bit), then the negated bounds the lanes' clamp compares add (one carry chain each from a
+// register, or inverters; two of them at pipeline >= 8, four below). The job's set-up and table
+// load take many more cycles than these stages (docs/architecture.md, "Per-job constants").
+void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
+  const auto& a = c.arith;
+  const int yw = a.yw;
+  m.section("Per-job lane constants, in set-up register stages from the latched configuration");
+  m.section("(valid long before the first beat)");
+  if (a.is_float()) {  // lo / hi as latched, compared in the lanes; R unused (and the mode: float
+                       // y)
+    if (a.y_type == NumType::integer) {
+      m.assign(m.wire("unused_job", 1), ex::red_xor(m.ref("shift_q")), "float lanes: no R");
+    } else {
+      m.assign(m.wire("unused_job", 1), ex::red_xor(cat({m.ref("shift_q"), m.ref("round_q")})),
+               "float lanes: no R, no integer rounding mode");
+    }
+    return;
+  }
+  const Expr lo = m.ref("lo_q"), hi = m.ref("hi_q");
+  // lo > hi: the carry out of cmpa + cmpb = lo' + ~hi' (latched at start), one carry chain.
+  const Expr lgt = m.reg("lgt_q", 1, "lo > hi (set-up stage 1)");
+  const Expr loe =
+      m.reg("loe_q", yw, "min(lo, hi): the clamp's lower bound (hi wins if lo > hi; stage 2)");
+  if (split_consts(c) && yw >= 4) {
+    split_lgt(m, yw, lgt);
+    const Expr nloe = m.reg("nloe_q", yw, "~loe_q (the negation's chain without inverters)");
+    m.seq({assign(loe, mux(lgt, hi, lo)), assign(nloe, mux(lgt, ~hi, ~lo))});
+  } else {
+    const Expr gsum = m.wire("lgt_sum", yw + 1, "cmpa_q + cmpb_q: bit yw is lo > hi");
+    m.assign(gsum, zext(m.ref("cmpa_q"), yw + 1) + zext(m.ref("cmpb_q"), yw + 1));
+    m.assign(m.wire("unused_lgt_sum", 1), ex::red_xor(slice(gsum, 0, yw)),
+             "only the carry is used");
+    m.seq({assign(lgt, bit(gsum, yw)), assign(loe, mux(lgt, hi, lo))});
+  }
+  lane_job_consts(m, c, v);
+  const int xw2 = yw + 2;
+  const auto ext = [&](const Expr& n) {
+    return a.y_signed ? ex::sext(n, xw2 + 1) : zext(n, xw2 + 1);
+  };
+  // The lanes compare their signed quotient q with k by one add each: the sign of the
+  // (xw2 + 1)-bit sum q + (-k) is q < k. So the constants are -k, (xw2 + 1)-bit two's complement,
+  // each one subtraction from a register (-(hi + 1) = ~hi: no adder). pipeline >= 8: only -lo
+  // and -(hi + 1) (the lanes compare q + inc itself).
+  const std::string cw = std::to_string(xw2 + 1) + "-bit: -";
+  const Expr lox = m.reg("lox_q", xw2 + 1, cw + "lo (lo = min(lo, hi); stage 3)");
+  const Expr hip1 = m.reg("hip1_q", xw2 + 1, cw + "(hi + 1) = ~hi");
+  // -lo = ~ext(lo) + 1: with nloe_q the chain adds a constant to a register (no inverters).
+  const bool sp = split_consts(c) && yw >= 4;
+  const Expr nlx = !sp          ? Expr{}
+                   : a.y_signed ? ex::sext(m.ref("nloe_q"), xw2 + 1)
+                                : cat({ex::ones(xw2 + 1 - yw), m.ref("nloe_q")});
+  Block b{assign(lox, sp ? nlx + lit(xw2 + 1, 1) : lit(xw2 + 1, 0) - ext(loe)),
+          assign(hip1, ~ext(hi))};
+  if (!c.pipe_sat()) {
+    const Expr lom1 = m.reg("lom1_q", xw2 + 1, cw + "(lo - 1) (stage 3)");
+    const Expr hix = m.reg("hix_q", xw2 + 1, cw + "hi");
+    b.push_back(assign(lom1, sp ? nlx + lit(xw2 + 1, 2) : lit(xw2 + 1, 1) - ext(loe)));
+    b.push_back(assign(hix, lit(xw2 + 1, 0) - ext(hi)));
+  }
+  m.seq(b);
+}
+
+}  // namespace normcore::gen::core
