@@ -47,7 +47,7 @@ check(len(planted) == 1 and planted[0]["status"] == "survived",
 
 out2 = scratch / "equiv.json"
 subprocess.run(mutate + ["--sample", "2", "--seed", "1", "--equiv-cmd", "true",
-                         "--skip-baseline", "--work",
+                         "--equiv-stage", "before", "--skip-baseline", "--work",
                          str(scratch / "equiv"), "--json", str(out2)], check=True)
 res2 = json.loads(out2.read_text())["total"]
 check(res2["equivalent"] + res2["invalid"] == 2 and res2["killed"] == 0,
