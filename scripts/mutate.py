@@ -37,7 +37,7 @@ Score = killed / (killed + survived).
 Usage: scripts/mutate.py [--build-dir build] [--config l3_x4_y8_u | --target cosim_x]
          [--gen-extra "OPTS"] [--sample N --seed S] [--jobs J] [--timeout SEC]
          [--markdown FILE] [--json FILE] [--equiv | --equiv-cmd CMD [--equiv-stage before]]
-         [--plant-equivalent] [--list]
+         [--plant-equivalent] [--list] [--ids I,J,...]
 """
 import argparse
 import json
@@ -559,6 +559,7 @@ def main():
     ap.add_argument("--work", help="scratch folder (default <build>/mutate/<config>)")
     ap.add_argument("--keep", action="store_true", help="keep each mutant's folder")
     ap.add_argument("--list", action="store_true", help="list the mutants and stop")
+    ap.add_argument("--ids", help="only these mutant ids (comma separated; the ids of --list)")
     ap.add_argument("--skip-baseline", action="store_true",
                     help="do not build and run the unmutated RTL first (tests of the hook only)")
     ap.add_argument("--markdown")
@@ -578,6 +579,9 @@ def main():
     recipe.generate(base)
     muts = sample(enumerate_mutants(recipe.module_files(base), args.plant_equivalent),
                   args.sample, args.seed)
+    if args.ids:
+        want = {int(i) for i in args.ids.split(",")}
+        muts = [m for m in muts if m["id"] in want]
     if args.list:
         for m in muts:
             print(f"{m['id']:4d} {m['file']}:{m['line']} {m['kind']}: "
