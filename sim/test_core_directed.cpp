@@ -1,7 +1,8 @@
 // Directed co-simulation jobs of one generated core (beside test_core.cpp's random ones), each
 // aimed at logic the random jobs reach rarely or never (issue 20, item 5: the mutation
-// survivors): the shifter's sticky bits, every channel count near the table's edges, stalled and
-// abandoned parameter loads, a reset in the middle of a job, random initial register state.
+// survivors): the shifter's sticky bits and its fit test at every R, every channel count near
+// the table's edges, stalled and abandoned parameter loads, a reset in the middle of a job,
+// random initial register state.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -185,6 +186,43 @@ TEST(Directed, ShifterStickyBits) {
     }
   }
   ran("sticky bits", jobs0, elems0, 1);
+}
+
+// The accumulator's extremes at every R (RoundingTiesAndExtremes takes R in 0, 1, 2, sw, aw):
+// s and b at their limits, x over its range, so q = acc >> R crosses the output's range and the
+// shifter's "q fits" test decides the saturation at each R (a fit term dropped at one R only).
+TEST(Directed, ExtremesAtEveryShift) {
+  const int jobs0 = g_jobs;
+  const std::size_t elems0 = g_elems;
+  if (kA.is_float()) GTEST_SKIP() << "integer accumulator";
+  CoreDriver drv(NC_SEED + 25);
+  drv.reset();
+  const std::int64_t span = kA.x_max() - kA.x_min() + 1;
+  const std::int64_t step = std::max<std::int64_t>(1, span / 128);
+  const std::int64_t sb[4][2] = {{kA.s_max(), kA.b_max()},
+                                 {kA.s_min(), kA.b_max()},
+                                 {kA.s_max(), kA.b_min()},
+                                 {kA.s_min(), kA.b_min()}};
+  const int chans = static_cast<int>(conform_channels(std::min(4, drv.shape().max_channels),
+                                                      drv.shape().lanes, drv.shape().max_channels));
+  for (int r = 0; r <= kA.acc_bits() && !HasFailure(); ++r) {
+    if (kFixedShift >= 0 && r != kFixedShift) continue;
+    Job j;
+    j.job.channels = chans;
+    j.job.inner = 1;
+    j.job.layout = layouts().front();
+    j.job.settings = {r, static_cast<Rounding>(r % 4), kA.y_min(), kA.y_max()};
+    conform_settings(j.job);
+    for (int c = 0; c < chans; ++c) {
+      j.s.push_back(sb[c % 4][0]);
+      j.b.push_back(sb[c % 4][1]);
+    }
+    for (std::int64_t x = kA.x_min(); x <= kA.x_max(); x += step) {
+      for (int c = 0; c < chans; ++c) j.x.push_back(x);
+    }
+    run(drv, j, 0.0, 0.1, 0.1);
+  }
+  ran("extremes at every R", jobs0, elems0, 1);
 }
 
 // Parameter loads with prm_valid_i gaps at every word, and loads abandoned by a new start
