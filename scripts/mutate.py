@@ -25,14 +25,19 @@ Mutant kinds (deterministic enumeration in file, offset order; comments are neve
   planted-equiv (--plant-equivalent)                            a comment edited: equivalent by
                                                                 construction, must survive
 Per mutant: `verilator --lint-only` without -Wall must pass (else "invalid", not a survivor);
---equiv-cmd CMD ORIG MUTANT MODULE exiting 0 marks it "equivalent" (the hook for the formal
-filter of scripts/prove.sh, not wired yet); else the harness is built and run with a timeout:
-nonzero exit = killed, timeout = "timeout" (listed apart), exit 0 = survived.
+then the harness is built and run with a timeout: nonzero exit = killed, timeout = "timeout"
+(listed apart), exit 0 = survived. `ifdef FORMAL blocks (protocol properties, never simulated)
+are not mutated. A survivor goes to --equiv-cmd CMD ORIG MUTANT MODULE (`--equiv-stage before`:
+every valid mutant, before the simulation); exit 0 marks it "equivalent" (proven harmless), its
+first output line is kept (e.g. "DIFFERENT contract": a real test gap). `--equiv` is
+--equiv-cmd scripts/mutant_equiv.py (the lane's contract proof of scripts/prove.sh, Yosys
+equivalence of the module and of the core) with `normcore gen --formal`.
 Score = killed / (killed + survived).
 
 Usage: scripts/mutate.py [--build-dir build] [--config l3_x4_y8_u | --target cosim_x]
          [--gen-extra "OPTS"] [--sample N --seed S] [--jobs J] [--timeout SEC]
-         [--markdown FILE] [--json FILE] [--equiv-cmd CMD] [--plant-equivalent] [--list]
+         [--markdown FILE] [--json FILE] [--equiv | --equiv-cmd CMD [--equiv-stage before]]
+         [--plant-equivalent] [--list] [--ids I,J,...]
 """
 import argparse
 import json
@@ -153,7 +158,27 @@ def code_mask(text: str):
             if out[k] != "\n":
                 out[k] = " "
         i = j
-    return "".join(out), spans
+    return blank_formal("".join(out)), spans
+
+
+def blank_formal(code: str):
+    """code with every `ifdef FORMAL ... `endif block blanked (same offsets): the protocol
+    properties are read by the proofs only (scripts/prove_props.py), never simulated, so a fault
+    there is not a fault of the design."""
+    out = list(code)
+    for m in re.finditer(r"`ifdef\s+FORMAL\b", code):
+        depth, k = 0, m.start()
+        for d in re.finditer(r"`(ifdef|ifndef|endif)\b", code[m.start():]):
+            depth += -1 if d.group(1) == "endif" else 1
+            if depth == 0:
+                k = m.start() + d.end()
+                break
+        else:
+            k = len(code)
+        for j in range(m.start(), k):
+            if out[j] != "\n":
+                out[j] = " "
+    return "".join(out)
 
 
 IDENT_END = re.compile(r"[\w\)\]\}']$")
@@ -280,17 +305,20 @@ def cond_mutants(text, code, depth):
             yield (o, c, "(1'b0)", "stuck-0")
     for m in re.finditer(r"\?", code):
         q = m.start()
-        a_end = ternary_colon(code, q + 1)
+        a_end = ternary_scan(code, q + 1, colon=True)
         if a_end is None:
             continue
-        b_end = ternary_end(code, a_end + 1)
+        b_end = ternary_scan(code, a_end + 1, colon=False)
         a, b = text[q + 1:a_end], text[a_end + 1:b_end]
         if a.strip() and b.strip():
             yield (q + 1, b_end, f" ({b.strip()}) : ({a.strip()})" + b[len(b.rstrip()):],
                    "ternary-swap")
 
 
-def ternary_colon(code, i):
+def ternary_scan(code, i, colon):
+    """From i, at bracket depth 0: the ':' of this ternary (colon=True; None when a ';' or ','
+    or a closing bracket comes first; a nested '?' takes the next ':'), else the end of its
+    else-arm (the first ';' or ',' or unmatched closing bracket, or the end of the text)."""
     d, nest = 0, 0
     for k in range(i, len(code)):
         c = code[k]
@@ -299,31 +327,16 @@ def ternary_colon(code, i):
         elif c in ")]}":
             d -= 1
             if d < 0:
-                return None
-        elif d == 0 and c == "?":
+                return None if colon else k
+        elif d == 0 and c in ";,":
+            return None if colon else k
+        elif d == 0 and colon and c == "?":
             nest += 1
-        elif d == 0 and c == ":":
+        elif d == 0 and colon and c == ":":
             if nest == 0:
                 return k
             nest -= 1
-        elif d == 0 and c in ";,":
-            return None
-    return None
-
-
-def ternary_end(code, i):
-    d = 0
-    for k in range(i, len(code)):
-        c = code[k]
-        if c in "([{":
-            d += 1
-        elif c in ")]}":
-            d -= 1
-            if d < 0:
-                return k
-        elif d == 0 and c in ";,":
-            return k
-    return len(code)
+    return None if colon else len(code)
 
 
 def enumerate_mutants(files, plant_equivalent):
@@ -399,13 +412,8 @@ def judge(m, recipe, base, work, args, env):
         return finish(m, mdir, t0, args)
     rc, _ = run(recipe.lint_cmd(mdir / "rtl", wall=True), timeout=120)
     m["lint_warns"] = rc != 0
-    if args.equiv_cmd:
-        cmd = shlex.split(args.equiv_cmd) + [str(base / "rtl" / m["file"]),
-                                             str(mdir / "rtl" / m["file"]), m["file"][:-2]]
-        rc, _ = run(cmd, timeout=args.equiv_timeout)
-        if rc == 0:
-            m["status"] = "equivalent"
-            return finish(m, mdir, t0, args)
+    if args.equiv_cmd and args.equiv_stage == "before" and equiv(m, base, mdir, args):
+        return finish(m, mdir, t0, args)
     rc, out = run(recipe.verilate_cmd(base, mdir / "rtl", mdir / "obj"), cwd=recipe.cwd, env=env)
     exe = mdir / "obj" / recipe.exe_name
     if rc != 0 or not exe.exists():
@@ -418,7 +426,25 @@ def judge(m, recipe, base, work, args, env):
         m["status"], m["detail"] = "killed", first_failure(out)
     else:
         m["status"] = "survived"
+        if args.equiv_cmd and args.equiv_stage == "survivors":
+            equiv(m, base, mdir, args)
     return finish(m, mdir, t0, args)
+
+
+def equiv(m, base, mdir, args):
+    """Runs --equiv-cmd ORIG MUTANT MODULE: exit 0 moves the mutant to "equivalent"; its first
+    line of output (e.g. scripts/mutant_equiv.py's "DIFFERENT contract ...") is kept."""
+    cmd = shlex.split(args.equiv_cmd) + [str(base / "rtl" / m["file"]),
+                                         str(mdir / "rtl" / m["file"]), m["file"][:-2]]
+    rc, out = run(cmd, timeout=args.equiv_timeout)
+    lines = (out or "").strip().splitlines()
+    m["equiv"] = lines[0][:120] if lines else f"exit {rc}"
+    if rc == 0:
+        m["status"] = "equivalent"
+        return True
+    if rc is None:
+        m["equiv"] = f"UNPROVEN (timeout {args.equiv_timeout:.0f} s)"
+    return False
 
 
 def finish(m, mdir, t0, args):
@@ -458,13 +484,16 @@ def table(muts):
         for k in total:
             total[k] += r[k]
     rows["**total**"] = total
-    head = "| module | " + " | ".join(COLS) + " | -Wall warns | score |"
-    lines = [head, "|" + "---|" * (len(COLS) + 3)]
+    head = ("| module | " + " | ".join(COLS)
+            + " | -Wall warns | score without the filter | score |")
+    lines = [head, "|" + "---|" * (len(COLS) + 4)]
+
+    def pct(num, den):
+        return f"{100.0 * num / den:.1f}%" if den else "n/a"
     for name, r in rows.items():
-        den = r["killed"] + r["survived"]
-        score = f"{100.0 * r['killed'] / den:.1f}%" if den else "n/a"
+        raw = pct(r["killed"], r["killed"] + r["survived"] + r["equivalent"])
         lines.append(f"| {name} | " + " | ".join(str(r[c]) for c in COLS)
-                     + f" | {r['lint']} | {score} |")
+                     + f" | {r['lint']} | {raw} | {pct(r['killed'], r['killed'] + r['survived'])} |")
     return "\n".join(lines), total
 
 
@@ -473,12 +502,15 @@ def report(muts, args, header):
     planted = [m for m in muts if m["kind"] == "planted-equiv"]
     if planted:
         tab += ("\n\nPlanted equivalent mutant (a comment edited; not in the table): "
-                + ", ".join(m["status"] for m in planted) + " (must be: survived)")
-    out = [header, "", tab, "", "score = killed / (killed + survived); timeouts (hangs) are "
+                + ", ".join(m["status"] for m in planted)
+                + " (must be: survived; equivalent when the filter ran on it)")
+    out = [header, "", tab, "", "score = killed / (killed + survived); without the filter = "
+           "killed / (killed + survived + equivalent); timeouts (hangs) are "
            "listed apart, not in the score; invalid = verilator cannot parse/elaborate the mutant; "
            "-Wall warns = mutants that also trip verilator -Wall (the rtl.* lint gate).", ""]
     muts = [m for m in muts if m["kind"] != "planted-equiv"]
-    for title, st in (("Survivors", "survived"), ("Timeouts", "timeout"),
+    for title, st in (("Survivors", "survived"), ("Proven equivalent", "equivalent"),
+                      ("Timeouts", "timeout"),
                       ("Build failures", "build-failed")):
         sel = [m for m in muts if m["status"] == st]
         if not sel:
@@ -488,11 +520,12 @@ def report(muts, args, header):
         for m in sel:
             o = " ".join(m["orig"].split())[:70]
             n = " ".join(m["new"].split())[:70]
-            out.append(f"- `{m['file']}:{m['line']}` {m['kind']}: `{o}` -> `{n}`")
+            why = f" — {m['equiv']}" if m.get("equiv") else ""
+            out.append(f"- `{m['file']}:{m['line']}` {m['kind']}: `{o}` -> `{n}`{why}")
         out.append("")
     if not args.equiv_cmd:
-        out.append("Equivalent mutants are not filtered yet (no --equiv-cmd): some survivors may "
-                   "be harmless; the formal filter (scripts/prove.sh) plugs in via --equiv-cmd.")
+        out.append("Equivalent mutants are not filtered (no --equiv / --equiv-cmd): some "
+                   "survivors may be harmless.")
     text = "\n".join(out)
     print(text)
     if args.markdown:
@@ -514,12 +547,19 @@ def main():
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=120, help="seconds per simulation run")
     ap.add_argument("--equiv-cmd", help="CMD ORIG MUTANT MODULE; exit 0 = proven equivalent")
+    ap.add_argument("--equiv", action="store_true",
+                    help="--equiv-cmd scripts/mutant_equiv.py (the lane's contract proof, Yosys "
+                    "equivalence of the module and of the core), with gen --formal")
+    ap.add_argument("--equiv-stage", choices=("survivors", "before"), default="survivors",
+                    help="run the equivalence check on the survivors of the simulation (default) "
+                    "or on every valid mutant before it")
     ap.add_argument("--equiv-timeout", type=float, default=300)
     ap.add_argument("--plant-equivalent", action="store_true",
                     help="add a comment-only mutant (equivalent: must survive)")
     ap.add_argument("--work", help="scratch folder (default <build>/mutate/<config>)")
     ap.add_argument("--keep", action="store_true", help="keep each mutant's folder")
     ap.add_argument("--list", action="store_true", help="list the mutants and stop")
+    ap.add_argument("--ids", help="only these mutant ids (comma separated; the ids of --list)")
     ap.add_argument("--skip-baseline", action="store_true",
                     help="do not build and run the unmutated RTL first (tests of the hook only)")
     ap.add_argument("--markdown")
@@ -527,7 +567,11 @@ def main():
     args = ap.parse_args()
     build = Path(args.build_dir).resolve()
     target = args.target or f"cosim_{args.config}"
-    recipe = Recipe(build, target, shlex.split(args.gen_extra))
+    gen_extra = shlex.split(args.gen_extra)
+    if args.equiv:
+        args.equiv_cmd = f"{shlex.quote(sys.executable)} {ROOT / 'scripts' / 'mutant_equiv.py'}"
+        gen_extra.append("--formal")  # formal/<n>_lane_ref.v, _lane_fv.v: the contract proof
+    recipe = Recipe(build, target, gen_extra)
     work = Path(args.work or build / "mutate" / target).resolve()
     base = work / "base"
     shutil.rmtree(work, ignore_errors=True)
@@ -535,6 +579,9 @@ def main():
     recipe.generate(base)
     muts = sample(enumerate_mutants(recipe.module_files(base), args.plant_equivalent),
                   args.sample, args.seed)
+    if args.ids:
+        want = {int(i) for i in args.ids.split(",")}
+        muts = [m for m in muts if m["id"] in want]
     if args.list:
         for m in muts:
             print(f"{m['id']:4d} {m['file']}:{m['line']} {m['kind']}: "

@@ -70,7 +70,9 @@ struct StreamResult {
 
 class CoreDriver {
  public:
-  explicit CoreDriver(std::uint64_t seed = 1) : rng_(seed) {
+  // rand_init != 0: the registers start at random values (seed rand_init), not 0 (VHarness).
+  explicit CoreDriver(std::uint64_t seed = 1, int rand_init = 0)
+      : h_(false, rand_init), rng_(seed) {
     top_->start_i = 0;
     top_->prm_valid_i = 0;
     top_->s_axis_tvalid = 0;

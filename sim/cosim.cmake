@@ -25,7 +25,9 @@ function(normcore_coverage_run name dir exe)
   set_property(GLOBAL APPEND PROPERTY NORMCORE_COVERAGE_DIRS ${dir}/coverage)
 endfunction()
 
-set(_harness ${CMAKE_CURRENT_SOURCE_DIR}/test_core.cpp)
+# test_core.cpp: random jobs; test_core_directed.cpp: directed ones (the mutation survivors)
+set(_harness ${CMAKE_CURRENT_SOURCE_DIR}/test_core.cpp
+             ${CMAKE_CURRENT_SOURCE_DIR}/test_core_directed.cpp)
 set(_harness_deps ${_harness} ${CMAKE_CURRENT_SOURCE_DIR}/core_driver.hpp
                   ${CMAKE_CURRENT_SOURCE_DIR}/float_jobs.hpp
                   ${CMAKE_CURRENT_SOURCE_DIR}/verilated_bits.hpp

@@ -1,10 +1,11 @@
 # Writes the co-simulation harness's view of a generated core from its manifest.json (the
 # generator's CoreConfig::latency() and table mode), so the harness repeats no rule of CoreConfig:
 #   cmake -DMANIFEST=<dir>/manifest.json -DOUT=<header> -P manifest_header.cmake
+# (The manifest is quoted: a "formal" entry of `normcore gen --formal` has a ";" in a string.)
 cmake_policy(SET CMP0054 NEW)
 file(READ ${MANIFEST} man)
-string(JSON latency GET ${man} latency)
-string(JSON mode GET ${man} derived table_mode)
+string(JSON latency GET "${man}" latency)
+string(JSON mode GET "${man}" derived table_mode)
 set(is_direct 0)
 set(is_copies 0)
 if(mode STREQUAL "direct")

@@ -58,8 +58,16 @@ template <class Top>
 class VHarness {
  public:
   // `traced`: the model may be traced (open_trace()); Verilator needs to know before it is built.
-  explicit VHarness(bool traced = false) : ctx_(std::make_unique<VerilatedContext>()) {
+  // `rand_seed` != 0: every register (and memory word) starts at a random value drawn from that
+  // seed (a model verilated with --x-initial unique: randReset(2)) instead of 0. Verilator draws
+  // them from the thread's context, which a new VerilatedContext becomes.
+  explicit VHarness(bool traced = false, int rand_seed = 0)
+      : ctx_(std::make_unique<VerilatedContext>()) {
     if (traced) ctx_->traceEverOn(true);
+    if (rand_seed != 0) {
+      ctx_->randReset(2);
+      ctx_->randSeed(rand_seed);
+    }
     top_ = std::make_unique<Top>(ctx_.get(), "TOP");
     top_->clk_i = 0;
     top_->rst_ni = 0;

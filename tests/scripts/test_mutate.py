@@ -5,8 +5,14 @@
 Asserts: the enumeration is deterministic (two --list runs agree, every mutant kind appears); a
 --sample 4 --plant-equivalent run judges every mutant exactly once, kills at least one, and keeps
 the planted comment-only mutant as a survivor (a harness that "killed" it would be broken); the
-per-module table adds up to the totals; --equiv-cmd true moves every valid mutant to "equivalent".
+per-module table adds up to the totals; --equiv-cmd true moves every valid mutant to "equivalent";
+no mutant inside an `ifdef FORMAL block; scripts/mutant_equiv.py proves an unread-signal mutant
+of the lane equal to the contract and finds a rounding fault (yices from the project venv; skipped
+without it), proves an unread-signal mutant of the step divider equal to the original module and
+does not prove a real fault there.
 """
+import os
+import re
 import json
 import subprocess
 import sys
@@ -47,8 +53,67 @@ check(len(planted) == 1 and planted[0]["status"] == "survived",
 
 out2 = scratch / "equiv.json"
 subprocess.run(mutate + ["--sample", "2", "--seed", "1", "--equiv-cmd", "true",
-                         "--skip-baseline", "--work",
+                         "--equiv-stage", "before", "--skip-baseline", "--work",
                          str(scratch / "equiv"), "--json", str(out2)], check=True)
 res2 = json.loads(out2.read_text())["total"]
 check(res2["equivalent"] + res2["invalid"] == 2 and res2["killed"] == 0,
       "--equiv-cmd exiting 0 filters the mutants before simulation")
+
+# No mutant in the protocol properties (`ifdef FORMAL ... `endif: never simulated).
+base = scratch / "list" / "base" / "rtl"
+spans = {}
+for f in base.glob("*.v"):
+    lines = f.read_text().splitlines()
+    inside, rows = False, set()
+    for i, line in enumerate(lines, 1):
+        if line.startswith("`ifdef FORMAL"):
+            inside = True
+        if inside:
+            rows.add(i)
+        if line.startswith("`endif"):
+            inside = False
+    spans[f.name] = rows
+hits = [ln for ln in lists[0].splitlines()
+        if int(ln.split()[1].split(":")[1]) in spans.get(ln.split()[1].split(":")[0], set())]
+check(sum(len(r) for r in spans.values()) > 20 and not hits,
+      "no mutant inside an `ifdef FORMAL block")
+
+# The equivalence filter itself (scripts/mutant_equiv.py) on hand-made mutants.
+fv = scratch / "fv"
+subprocess.run(mutate + ["--list", "--equiv", "--work", str(fv)], check=True, capture_output=True)
+rtl = fv / "base" / "rtl"
+equiv = [sys.executable, str(ROOT / "scripts" / "mutant_equiv.py")]
+
+
+def verdict(module, old, new, methods):
+    d = scratch / "fvm" / module
+    d.mkdir(parents=True, exist_ok=True)
+    text = (rtl / f"{module}.v").read_text()
+    check(old in text, f"{module}: the text to mutate is there")
+    (d / f"{module}.v").write_text(text.replace(old, new, 1))
+    p = subprocess.run(equiv + [str(rtl / f"{module}.v"), str(d / f"{module}.v"), module],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, MUTANT_EQUIV_METHODS=methods))
+    print(f"  {module}: {old!r} -> {new!r}: exit {p.returncode}: {p.stdout.strip()}")
+    return p.returncode, p.stdout
+
+
+step = "nc_l3_x4_y8_u_step"
+m = re.search(r"assign (unused_\w+) = \^(\w+)\[(\d+):0\];", (rtl / f"{step}.v").read_text())
+rc, _ = verdict(step, m.group(0), m.group(0).replace(":0]", ":1]"), "module")
+check(rc == 0, "an unread-signal mutant of the step divider is proven equivalent (module)")
+rc, _ = verdict(step, "q_q + 2'd1", "q_q + 2'd2", "module")
+check(rc == 2, "a quotient fault in the step divider is not proven equivalent")
+venv = os.environ.get("NORMCORE_VENV", str(ROOT / ".venv"))
+if subprocess.run(["bash", str(ROOT / "scripts" / "venv.sh"), venv, "formal"],
+                  capture_output=True).returncode != 0:
+    print("note: no project venv with yices: the lane contract checks are skipped")
+    sys.exit(0)
+lane = "nc_l3_x4_y8_u_lane"
+rc, out = verdict(lane, "assign unused_qf = ^qf[20:9];", "assign unused_qf = ^qf[20:8];",
+                  "contract")
+check(rc == 0 and out.startswith("EQUIVALENT contract"),
+      "an unread-signal mutant of the lane is proven equal to the contract")
+rc, out = verdict(lane, "assign h = z_q[0];", "assign h = z_q[1];", "contract")
+check(rc == 1 and out.startswith("DIFFERENT contract"),
+      "a rounding fault in the lane is shown different from the contract")

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""The equivalence filter of scripts/mutate.py (`--equiv-cmd`; issue 20, item 5).
+
+Usage: scripts/mutant_equiv.py ORIG.v MUTANT.v MODULE
+
+ORIG.v and MUTANT.v are one generated module before and after a planted fault; the other modules
+of the design are the *.v files beside each (mutate.py copies the whole RTL folder per mutant).
+Prints one line, `EQUIVALENT <method>`, `DIFFERENT <method>` or `UNPROVEN <methods tried>`, and
+exits 0, 1 or 2 (3: a tool error). "EQUIVALENT" only when a proof says so:
+
+1. contract (MODULE ends in `_lane` and ORIG's folder has formal/<prefix>_lane_fv.v, i.e. the
+   design was generated with `normcore gen --formal`): the lane proof of scripts/prove.sh run on
+   the mutated lane: yosys-smtbmc with the pinned Yices (scripts/venv.sh "" formal), BMC to
+   latency + 2 (an assertion failure = DIFFERENT: a job and inputs on which the mutated lane
+   breaks the contract), then k-induction with k = latency + 1 (PASS = EQUIVALENT: the mutant
+   equals the contract for every input, job and cycle, as the generated lane does).
+2. module: Yosys equivalence of the original and the mutated module alone: each side `prep;
+   flatten; opt_clean -purge` (logic that reaches no output is dropped: an unread signal),
+   `equiv_make` (outputs and same-named signals, registers included, paired), `equiv_simple
+   -seq N`, `equiv_induct -seq N`, `equiv_status -assert`: every output equal in every cycle from
+   any common register state (a reset change that shows in a register is not proven).
+3. core: the same for the whole flattened `<prefix>_core` with the original vs the mutated
+   module: also proves faults in outputs or cases the core never reads or reaches through
+   same-named state.
+`ifdef FORMAL blocks are not read (read_verilog without -formal). Env: NORMCORE_VENV (default
+.venv in the repository), MUTANT_EQUIV_SEQ (N, default 4), MUTANT_EQUIV_KEEP (a folder: keep the
+scripts and logs there), MUTANT_EQUIV_METHODS (default "contract,module,core": which to try).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(cmd, cwd, timeout=600):
+    try:
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        return None, "timeout"
+
+
+def lane_contract(orig: Path, mutant: Path, module: str, work: Path):
+    """'EQUIVALENT' / 'DIFFERENT' / None (no harness, or the proof did not decide)."""
+    prefix = module[:-len("_lane")]
+    fv = orig.parent / "formal" / f"{prefix}_lane_fv.v"
+    ref = orig.parent / "formal" / f"{prefix}_lane_ref.v"
+    manifest = orig.parent / "manifest.json"
+    if not fv.exists() or not ref.exists() or not manifest.exists():
+        return None
+    lat = json.loads(manifest.read_text())["formal"]["lane"]["latency"]
+    if not solver_path():
+        return None
+    smt = work / "lane.smt2"
+    rc, out = run(["yosys", "-q", "-p",
+                   f"read_verilog -formal {ref} {fv} {mutant}; prep -top {prefix}_lane_fv; "
+                   f"flatten; async2sync; dffunmap; opt_clean; write_smt2 -wires {smt}"], work)
+    if rc != 0:
+        return None
+    rc, out = run(["yosys-smtbmc", "-s", "yices", "-t", str(lat + 2), str(smt)], work)
+    (work / "bmc.log").write_text(out)
+    if rc is None:
+        return None
+    if rc != 0:
+        return "DIFFERENT" if "Assert failed" in out or "BMC failed" in out else None
+    rc, out = run(["yosys-smtbmc", "-s", "yices", "-i", "-t", str(lat + 1), str(smt)], work)
+    (work / "ind.log").write_text(out)
+    return "EQUIVALENT" if rc == 0 else None
+
+
+def side(files, top, name):
+    reads = "\n".join(f"read_verilog {f}" for f in files)
+    return (f"{reads}\nhierarchy -top {top}\nprep -top {top}\nflatten\nopt_clean -purge\n"
+            f"rename {top} {name}\ndesign -stash {name}\n")
+
+
+def equiv_script(gold_files, gate_files, top, blacklist: Path):
+    return (side(gold_files, top, "gold") + side(gate_files, top, "gate")
+            + "design -copy-from gold -as gold gold\ndesign -copy-from gate -as gate gate\n"
+            f"equiv_make -blacklist {blacklist} gold gate equiv\nhierarchy -top equiv\n")
+
+
+def yosys_equiv(gold_files, gate_files, top, work: Path, tag: str):
+    """True when Yosys proves every output of `top` equal (see the file comment).
+
+    Step: equiv_make pairs the same-named signals (outputs, registers, wires) of the two sides;
+    equiv_simple + equiv_induct prove the pairs for any state in which they held the previous N
+    cycles. A pair that does not hold (the mutated signal itself, a register it feeds that the
+    outputs never see) is put on the blacklist (no longer assumed equal) and the step is run
+    again, until every remaining pair is proven or an output is not. Base: equiv_induct alone
+    does not check the first N cycles, so a BMC (yosys-smtbmc) of every remaining pair runs from
+    the all-zero register state (the co-simulation's start) of both sides, N + 1 cycles with free
+    inputs (resets included)."""
+    seq = int(os.environ.get("MUTANT_EQUIV_SEQ", "4"))
+    bl = work / f"{tag}.blacklist"
+    bl.write_text("")
+    for it in range(8):
+        ys = work / f"{tag}_{it}.ys"
+        ys.write_text(equiv_script(gold_files, gate_files, top, bl) + "async2sync\n"
+                      f"equiv_simple -seq {seq}\nequiv_induct -seq {seq}\nequiv_status\n")
+        rc, out = run(["yosys", "-q", "-l", str(work / f"{tag}_{it}.log"), str(ys)], work)
+        log = (work / f"{tag}_{it}.log").read_text() if (work / f"{tag}_{it}.log").exists() else ""
+        if rc != 0:
+            return False
+        bad = set(re.findall(r"Unproven \$equiv \S+ \\(\S+)_gold ", log))
+        if not bad:
+            return base_case(gold_files, gate_files, top, bl, seq, work, tag)
+        outputs = set(re.findall(r"output\s+(?:wire\s+|reg\s+)?(?:\[[^]]*\]\s*)?(\w+)",
+                                 "\n".join(Path(f).read_text() for f in gold_files
+                                           if Path(f).stem == top)))
+        known = set(bl.read_text().split())
+        if bad & outputs or bad <= known:
+            return False
+        bl.write_text("\n".join(sorted(known | bad)) + "\n")
+    return False
+
+
+def base_case(gold_files, gate_files, top, bl: Path, seq: int, work: Path, tag: str):
+    smt = work / f"{tag}_base.smt2"
+    ys = work / f"{tag}_base.ys"
+    ys.write_text(equiv_script(gold_files, gate_files, top, bl)
+                  + "equiv_miter -assert mit\nhierarchy -top mit\nequiv_remove -gold\n"
+                  "async2sync\nsetundef -zero -init\ndffunmap\nopt_clean\n"
+                  f"write_smt2 -wires {smt}\n")
+    rc, _ = run(["yosys", "-q", "-l", str(work / f"{tag}_base.log"), str(ys)], work)
+    if rc != 0 or not solver_path():
+        return False
+    rc, out = run(["yosys-smtbmc", "-s", "yices", "-t", str(seq + 1), str(smt)], work)
+    (work / f"{tag}_base.bmc.log").write_text(out or "")
+    return rc == 0 and "PASSED" in out
+
+
+def solver_path():
+    """Puts the project venv (yices-smt2) on PATH; False when the solver is missing."""
+    venv = Path(os.environ.get("NORMCORE_VENV", ROOT / ".venv"))
+    os.environ["PATH"] = f"{venv / 'bin'}:{os.environ.get('PATH', '')}"
+    return shutil.which("yices-smt2") is not None
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__.split("\n\n")[1])
+    orig, mutant, module = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve(), sys.argv[3]
+    keep = os.environ.get("MUTANT_EQUIV_KEEP")
+    work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="mutant_equiv_"))
+    work.mkdir(parents=True, exist_ok=True)
+    tried = []
+    methods = os.environ.get("MUTANT_EQUIV_METHODS", "contract,module,core").split(",")
+    try:
+        if module.endswith("_lane") and "contract" in methods:
+            r = lane_contract(orig, mutant, module, work)
+            if r:
+                print(f"{r} contract (lane == contract: BMC + k-induction)")
+                return 0 if r == "EQUIVALENT" else 1
+            tried.append("contract")
+        # (the core alone cannot be read without its sub-modules: the core method does it)
+        if "module" in methods and not module.endswith("_core"):
+            if yosys_equiv([orig], [mutant], module, work, "module"):
+                print("EQUIVALENT module (yosys equiv_simple + equiv_induct)")
+                return 0
+            tried.append("module")
+        if "core" not in methods:
+            print("UNPROVEN " + ", ".join(tried))
+            return 2
+        m = re.match(r"(.*)_[a-z]+$", module)
+        core = f"{m.group(1)}_core" if m else None
+        core_v = orig.parent / f"{core}.v"
+        if core and core_v.exists():
+            gold = sorted(orig.parent.glob("*.v"))
+            gate = [mutant if f.name == orig.name else f for f in gold]
+            if yosys_equiv(gold, gate, core, work, "core"):
+                print(f"EQUIVALENT core (yosys equiv of {core})")
+                return 0
+            tried.append("core")
+        print("UNPROVEN " + ", ".join(tried))
+        return 2
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
