@@ -85,6 +85,14 @@ full=(
   "x4s6b8y4_p7|--in-bits 4 --scale-bits 6 --offset-bits 8 --out-bits 4 --pipeline 7"
   "x4s4b4y9_nosat_p8|--in-bits 4 --scale-bits 4 --offset-bits 4 --out-bits 9 --pipeline 8"
   "x6s5b12y5u_p11|--in-bits 6 --in-unsigned --scale-bits 5 --offset-bits 12 --out-bits 5 --out-unsigned --pipeline 11"
+  "x16s16_p3_cut|--in-bits 16 --out-bits 16"
+  "x16s16_ice40_p10_cut|--in-bits 16 --out-bits 16 --target ice40"
+  "x16s16_ecp5_p11_cut|--in-bits 16 --out-bits 16 --target ecp5"
+  "x16s16_xilinx_p4_cut|--in-bits 16 --out-bits 16 --target xilinx"
+  "x16s8_p3_cut|--in-bits 16 --scale-bits 8 --out-bits 16"
+  "x16s8_ice40_p10_cut|--in-bits 16 --scale-bits 8 --out-bits 16 --target ice40"
+  "x16s8_ecp5_p11_cut|--in-bits 16 --scale-bits 8 --out-bits 16 --target ecp5"
+  "x16s8_xilinx_p4_cut|--in-bits 16 --scale-bits 8 --out-bits 16 --target xilinx"
 )
 small=(
   "b31_fold_normax_p3|--offset-bits 31"
@@ -140,6 +148,122 @@ mutate() {
   diff "$2/orig.v" "$f" | sed 's/^/  planted: /' >&2 || true
 }
 
+# The product cut (configurations named *_cut, e.g. 16-bit x: a multiplier miter that wide does
+# not finish bit-blasted). Three proofs, which together give lane == contract:
+#  1. cec: the reference with x * s written at its exact width XW + SW, as the lane writes it
+#     (NORMCORE_FV_SHARED_MUL), equals the plain reference (the W-bit product): ABC `cec` on the
+#     two combinational references (the multipliers hash / sweep together).
+#  2. the product lemma (Yices, integer arithmetic, not bit-blasted): for every A, B of the
+#     multiplier's signed widths the exact product fits Y_WIDTH bits and is 0 or has the sign
+#     A's sign xor B's (the one fact about x * s the lane's sign recovery uses).
+#  3. lane == reference (BMC + k-induction) with both $mul cells cut out (`expose -evert`: their
+#     operands become outputs, their products free inputs) and tied back by functional
+#     consistency (Ackermann): the lane's product equals the reference's product of any of the
+#     last `latency` cycles whose operands equal the lane's operands, plus the lemma on both.
+#     Every real multiplier satisfies these constraints (2), so the cut only adds behaviours:
+#     sound; a lane that multiplies the wrong operands, pairs them from different cycles or
+#     mishandles the product's sign fails (tests/formal/planted_fault.sh).
+# Writes $d.smt2 (the cut harness) and appends the rows of 1 and 2.
+cut_model() {
+  local name=$1 d=$2 lat=$3 g=$2/rtl
+  local sel_d='nc_lane_fv/t:$mul nc_lane_fv/c:*u_dut* %i' sel_r='nc_lane_fv/t:$mul nc_lane_fv/c:*u_ref* %i'
+  local rd="read_verilog -formal -DNORMCORE_FV_SHARED_MUL $g/formal/nc_lane_ref.v \
+      $g/formal/nc_lane_fv.v $g/nc_lane.v; prep -top nc_lane_fv; flatten"
+  yosys -q -l "$d.mul.log" -p "$rd; select -assert-count 2 t:\$mul; \
+      select -assert-count 1 $sel_d; select -assert-count 1 $sel_r; \
+      tee -q -o $d.dmul.txt dump $sel_d; tee -q -o $d.rmul.txt dump $sel_r" > /dev/null 2>&1 \
+    || { tail -n 20 "$d.mul.log" >&2; echo "prove.sh: $name: not one \$mul in the lane and one in the reference" >&2; exit 2; }
+  local prm
+  prm() { grep -E "^ *parameter" "$1" | sort; }
+  cmp -s <(prm "$d.dmul.txt") <(prm "$d.rmul.txt") \
+    || { echo "prove.sh: $name: the lane's and the reference's \$mul differ" >&2; exit 2; }
+  local aw bw yw
+  aw=$(awk '$2 == "\\A_WIDTH" { print $3 }' "$d.dmul.txt")
+  bw=$(awk '$2 == "\\B_WIDTH" { print $3 }' "$d.dmul.txt")
+  yw=$(awk '$2 == "\\Y_WIDTH" { print $3 }' "$d.dmul.txt")
+  [ "$(awk '$2 ~ /_SIGNED$/ { printf "%s", $3 }' "$d.dmul.txt")" = 11 ] \
+    || { echo "prove.sh: $name: the cut needs a signed x signed \$mul" >&2; exit 2; }
+  # 1. The exact-width product in the reference is the contract's W-bit product.
+  local t0 t1 r def
+  for def in "" -DNORMCORE_FV_SHARED_MUL; do
+    yosys -q -p "read_verilog $def $g/formal/nc_lane_ref.v; prep -top nc_lane_ref; flatten; \
+        techmap; opt -fast; abc -g AND -fast; opt_clean; write_aiger $d.ref$def.aig" > /dev/null 2>&1 \
+      || { echo "prove.sh: yosys (reference aiger) failed for $name" >&2; exit 2; }
+  done
+  t0=$(now)
+  yosys-abc -c "cec $d.ref.aig $d.ref-DNORMCORE_FV_SHARED_MUL.aig" > "$d.cec.log" 2>&1 || true
+  t1=$(now)
+  r=FAIL
+  grep -q "Networks are equivalent" "$d.cec.log" && r=PASS
+  rows+=("$name|x*s: exact-width product == W-bit product (reference)|cec (yosys-abc)|combinational|$(secs "$t0" "$t1")|$r")
+  [ $r = PASS ] || failed=1
+  # 2. The product lemma, over the integers.
+  local lo_a=$((1 << (aw - 1))) lo_b=$((1 << (bw - 1))) lo_y=$((1 << (yw - 1)))
+  cat > "$d.lemma.smt2" << SMT
+(set-logic QF_NIA)
+(declare-fun a () Int)
+(declare-fun b () Int)
+(assert (and (>= a (- $lo_a)) (< a $lo_a) (>= b (- $lo_b)) (< b $lo_b)))
+(assert (not (and (or (= (* a b) 0) (= (< (* a b) 0) (xor (< a 0) (< b 0))))
+                  (>= (* a b) (- $lo_y)) (< (* a b) $lo_y))))
+(check-sat)
+SMT
+  t0=$(now)
+  r=$(yices-smt2 "$d.lemma.smt2" 2>&1 || true)
+  t1=$(now)
+  [ "$r" = unsat ] && r=PASS || r="FAIL ($r)"
+  rows+=("$name|x*s ($aw x $bw bits): fits $yw bits, 0 or sign = xor|yices (QF_NIA)|all operands|$(secs "$t0" "$t1")|$r")
+  [ "$r" = PASS ] || failed=1
+  # 3. The cut harness: the lane and the reference with their products free and tied back.
+  cat > "$d.box.v" << V
+(* blackbox *)
+module nc_fv_mulbox (input wire [$((aw - 1)):0] A, input wire [$((bw - 1)):0] B,
+  output wire [$((yw - 1)):0] Y);
+endmodule
+V
+  cat > "$d.cut_fv.v" << V
+module nc_lane_cut_fv (input wire clk_i);
+  localparam integer AW = $aw, BW = $bw, YW = $yw, D = $lat;
+  wire [AW-1:0] da, ra;  // the lane's and the reference's multiplier operands
+  wire [BW-1:0] db, rb;
+  wire [YW-1:0] dy = \$anyseq;  // their products: free, constrained below
+  wire [YW-1:0] ry = \$anyseq;
+  nc_lane_cut u_cut (
+    .clk_i(clk_i),
+    .\\fv_dut_mul0.A (da), .\\fv_dut_mul0.B (db), .\\fv_dut_mul0.Y (dy),
+    .\\fv_ref_mul0.A (ra), .\\fv_ref_mul0.B (rb), .\\fv_ref_mul0.Y (ry)
+  );
+  reg [D*AW-1:0] ha = 0;  // the reference's operands and products, k + 1 cycles old at k
+  reg [D*BW-1:0] hb = 0;  // (zero at the start: 0 * 0 = 0 is a product)
+  reg [D*YW-1:0] hy = 0;
+  always @(posedge clk_i) begin
+    ha <= {ha, ra};
+    hb <= {hb, rb};
+    hy <= {hy, ry};
+  end
+  always @* begin  // the lemma (proof 2), and one function: equal operands, equal products
+    assume (ry == 0 || ry[YW-1] == (ra[AW-1] ^ rb[BW-1]));
+    assume (dy == 0 || dy[YW-1] == (da[AW-1] ^ db[BW-1]));
+    if (da == ra && db == rb) assume (dy == ry);
+  end
+  genvar k;
+  for (k = 0; k < D; k = k + 1) begin : G
+    always @* if (da == ha[k*AW +: AW] && db == hb[k*BW +: BW]) assume (dy == hy[k*YW +: YW]);
+  end
+endmodule
+V
+  yosys -q -l "$d.yosys.log" -p "$rd; read_verilog -lib $d.box.v; \
+      rename -enumerate -pattern fv_dut_mul% $sel_d; rename -enumerate -pattern fv_ref_mul% $sel_r; \
+      chtype -set nc_fv_mulbox t:\$mul; \
+      setparam -unset A_SIGNED,B_SIGNED,A_WIDTH,B_WIDTH,Y_WIDTH t:nc_fv_mulbox; \
+      hierarchy -top nc_lane_fv; expose -evert t:nc_fv_mulbox %m t:nc_fv_mulbox %i; \
+      select -assert-count 0 t:nc_fv_mulbox; rename nc_lane_fv nc_lane_cut; \
+      read_verilog -formal $d.cut_fv.v; hierarchy -top nc_lane_cut_fv; proc; flatten; \
+      select -assert-count 0 t:\$mul; async2sync; dffunmap; opt_clean; \
+      write_smt2 -wires $d.smt2" > /dev/null 2>&1 \
+    || { tail -n 20 "$d.yosys.log" >&2; echo "prove.sh: yosys (product cut) failed for $name" >&2; exit 2; }
+}
+
 prove_lane() {
   local name=$1 opts=$2 d=$work/$1
   # shellcheck disable=SC2086  # the options are words
@@ -151,10 +275,15 @@ prove_lane() {
   mutate "$name" "$d"
   local def="" how=""
   if [[ $name == *_smul ]]; then def="-DNORMCORE_FV_SHARED_MUL" how=", x*s shared"; fi
-  yosys -q -l "$d.yosys.log" -p "read_verilog -formal $def $d/rtl/formal/nc_lane_ref.v \
-      $d/rtl/formal/nc_lane_fv.v $d/rtl/nc_lane.v; prep -top nc_lane_fv; flatten; \
-      async2sync; dffunmap; opt_clean; write_smt2 -wires $d.smt2" > /dev/null 2>&1 \
-    || { tail -n 20 "$d.yosys.log" >&2; echo "prove.sh: yosys failed for $name" >&2; exit 2; }
+  if [[ $name == *_cut ]]; then
+    cut_model "$name" "$d" "$lat"
+    how=", x*s cut"
+  else
+    yosys -q -l "$d.yosys.log" -p "read_verilog -formal $def $d/rtl/formal/nc_lane_ref.v \
+        $d/rtl/formal/nc_lane_fv.v $d/rtl/nc_lane.v; prep -top nc_lane_fv; flatten; \
+        async2sync; dffunmap; opt_clean; write_smt2 -wires $d.smt2" > /dev/null 2>&1 \
+      || { tail -n 20 "$d.yosys.log" >&2; echo "prove.sh: yosys failed for $name" >&2; exit 2; }
+  fi
   local t0 t1 r
   t0=$(now)
   r=$(smtbmc "$d.smt2" "$d.bmc.log" -t $((lat + 2)))
