@@ -85,6 +85,7 @@ full=(
   "x4s6b8y4_p7|--in-bits 4 --scale-bits 6 --offset-bits 8 --out-bits 4 --pipeline 7"
   "x4s4b4y9_nosat_p8|--in-bits 4 --scale-bits 4 --offset-bits 4 --out-bits 9 --pipeline 8"
   "x6s5b12y5u_p11|--in-bits 6 --in-unsigned --scale-bits 5 --offset-bits 12 --out-bits 5 --out-unsigned --pipeline 11"
+  "x4s4b8y4_p3_cut|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4"
   "x16s16_p3_cut|--in-bits 16 --out-bits 16"
   "x16s16_ice40_p10_cut|--in-bits 16 --out-bits 16 --target ice40"
   "x16s16_ecp5_p11_cut|--in-bits 16 --out-bits 16 --target ecp5"
@@ -100,6 +101,7 @@ small=(
   "x4s6b8y4_p8|--in-bits 4 --scale-bits 6 --offset-bits 8 --out-bits 4 --pipeline 8"
   "x5s4b10y4u_p11|--in-bits 5 --in-unsigned --scale-bits 4 --offset-bits 10 --out-bits 4 --out-unsigned --pipeline 11 --target ecp5"
   "x4s4b8y4_fixR3_p10|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4 --fixed-shift 3 --pipeline 10"
+  "x4s4b8y4_p3_cut|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4"
 )
 # Stream bookkeeping (formal/<n>_pos_fv.v, the whole core): name | BMC depth | gen options.
 # Small tables, HW and widths (b[c] = c tags the channel: offset / out bits > chan bits).

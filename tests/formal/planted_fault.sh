@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The proofs can fail: a planted off-by-one in the lane's rounding (the half bit h read one
-# position too high: bit R of acc instead of bit R-1), and in the channel tracker lane 1's channel
+# position too high: bit R of acc instead of bit R-1), the product's sign read from the wrong bit
+# of s under the product cut, and in the channel tracker lane 1's channel
 # offset with its two candidates swapped, must each make scripts/prove.sh report FAIL and exit 1
 # for a small configuration (the unmodified ones pass in ctest formal.quick). Skips (77) when
 # the solver's venv cannot be made.
@@ -20,6 +21,18 @@ grep -q "planted: > *assign h = z\[1\];" <<< "$out" || { echo "FAIL: the fault w
 grep -Eq "^$cfg +lane == contract +BMC.* FAIL" <<< "$out" \
   || { echo "FAIL: the BMC row of $cfg does not say FAIL"; exit 1; }
 echo "ok: the planted rounding fault fails the lane proof"
+# The product cut (the *_cut proofs of 16-bit lanes, here on a small lane): the sign of x * s
+# that the lane recovers from x's and s's signs, read from the wrong bit of s, must fail the cut
+# proof (the cut keeps only the product lemma, not the product: a sign bug cannot hide there).
+cfg=x4s4b8y4_p3_cut
+out=$(PROVE_MUTATE='s/assign psg_d = x_i\[3\] ^ s_i\[3\];/assign psg_d = x_i[3] ^ s_i[2];/' \
+  bash "$root/scripts/prove.sh" --quick --only "^$cfg\$" --no-hooks 2>&1)
+rc=$?
+echo "$out"
+[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted product-sign fault exited $rc, not 1"; exit 1; }
+grep -Eq "^$cfg +lane == contract +BMC.* FAIL" <<< "$out" \
+  || { echo "FAIL: the cut BMC row of $cfg does not say FAIL"; exit 1; }
+echo "ok: the planted product-sign fault fails the cut lane proof"
 # The stream proof: lane 1's channel offset with its two candidates swapped in <n>_chan.
 cfg=pos_l2_c3_hw3
 out=$(PROVE_MUTATE_FILE=nc_chan.v \
