@@ -94,6 +94,8 @@ full=(
   "x16s8_ice40_p10_cut|--in-bits 16 --scale-bits 8 --out-bits 16 --target ice40"
   "x16s8_ecp5_p11_cut|--in-bits 16 --scale-bits 8 --out-bits 16 --target ecp5"
   "x16s8_xilinx_p4_cut|--in-bits 16 --scale-bits 8 --out-bits 16 --target xilinx"
+  "x4u_s4b8y4_p3_cut|--in-bits 4 --in-unsigned --scale-bits 4 --offset-bits 8 --out-bits 4"
+  "x16u_s16_p3_cut|--in-bits 16 --in-unsigned --out-bits 16"
 )
 small=(
   "b31_fold_normax_p3|--offset-bits 31"
@@ -199,13 +201,20 @@ cut_model() {
   grep -q "Networks are equivalent" "$d.cec.log" && r=PASS
   rows+=("$name|x*s: exact-width product == W-bit product (reference)|cec (yosys-abc)|combinational|$(secs "$t0" "$t1")|$r")
   [ $r = PASS ] || failed=1
-  # 2. The product lemma, over the integers.
-  local lo_a=$((1 << (aw - 1))) lo_b=$((1 << (bw - 1))) lo_y=$((1 << (yw - 1)))
+  # 2. The product lemma, over the integers. An operand whose top bit is the constant 0 on both
+  # sides (an unsigned x, zero-extended: `{1'b0, x}`) ranges over 0..2^(width-1) - 1 only.
+  local lo_a=$((1 << (aw - 1))) lo_b=$((1 << (bw - 1))) lo_y=$((1 << (yw - 1))) p
+  local min_a="(- $lo_a)" min_b="(- $lo_b)"
+  for p in A B; do
+    if grep -q "connect .$p { 1'0 " "$d.dmul.txt" && grep -q "connect .$p { 1'0 " "$d.rmul.txt"; then
+      if [ $p = A ]; then min_a=0; else min_b=0; fi
+    fi
+  done
   cat > "$d.lemma.smt2" << SMT
 (set-logic QF_NIA)
 (declare-fun a () Int)
 (declare-fun b () Int)
-(assert (and (>= a (- $lo_a)) (< a $lo_a) (>= b (- $lo_b)) (< b $lo_b)))
+(assert (and (>= a $min_a) (< a $lo_a) (>= b $min_b) (< b $lo_b)))
 (assert (not (and (or (= (* a b) 0) (= (< (* a b) 0) (xor (< a 0) (< b 0))))
                   (>= (* a b) (- $lo_y)) (< (* a b) $lo_y))))
 (check-sat)
@@ -214,7 +223,7 @@ SMT
   r=$(yices-smt2 "$d.lemma.smt2" 2>&1 || true)
   t1=$(now)
   [ "$r" = unsat ] && r=PASS || r="FAIL ($r)"
-  rows+=("$name|x*s ($aw x $bw bits): fits $yw bits, 0 or sign = xor|yices (QF_NIA)|all operands|$(secs "$t0" "$t1")|$r")
+  rows+=("$name|x*s ($aw x $bw bits$([ "$min_a" != 0 ] || echo ", A >= 0")): fits $yw bits, 0 or sign = xor|yices (QF_NIA)|all operands|$(secs "$t0" "$t1")|$r")
   [ "$r" = PASS ] || failed=1
   # 3. The cut harness: the lane and the reference with their products free and tied back.
   cat > "$d.box.v" << V
