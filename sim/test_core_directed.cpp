@@ -188,9 +188,13 @@ TEST(Directed, StartTogetherWithAParameterWord) {
       ASSERT_TRUE(drv.load_params({first.s.begin(), first.s.begin() + cut},
                                   {first.b.begin(), first.b.begin() + cut}))
           << describe(first);
-      for (int i = 0; i < 4; ++i) drv.tick();  // the load stalls: ready_o and prm_ready_o high
-      top.clk_i = 0;
-      top.eval();
+      // The load stalls: once the copies of the last word are written, ready_o and prm_ready_o
+      // are both high (a start and a word can be taken in one cycle).
+      for (int i = 0; i < 4 || (!(top.ready_o && top.prm_ready_o) && i < 4 * L + 64); ++i) {
+        drv.tick();
+        top.clk_i = 0;
+        top.eval();
+      }
       ASSERT_TRUE(top.ready_o && top.prm_ready_o) << describe(first);
       const int c2 = static_cast<int>(conform_channels(std::min(c1 == 1 ? 2 : c1, cmax), L, cmax));
       auto j = random_job(drv.rng(), c2, 3, layouts().back(), 400);
