@@ -331,7 +331,8 @@ TEST(Directed, StalledAndAbandonedParameterLoads) {
 }
 
 // A reset in the middle of a job (set-up, a partial load, beats in flight with the output
-// stalled), then a fresh job: nothing of the old one may come out.
+// stalled), then a fresh job: nothing of the old one may come out, and nothing opens (set-up,
+// load, input) and no error shows until the next start.
 TEST(Directed, ResetInTheMiddleOfAJob) {
   const int jobs0 = g_jobs;
   const std::size_t elems0 = g_elems;
@@ -364,6 +365,14 @@ TEST(Directed, ResetInTheMiddleOfAJob) {
       top.eval();
       EXPECT_FALSE(top.m_axis_tvalid) << "phase " << phase;
       EXPECT_FALSE(top.configured_o) << "phase " << phase;
+      for (int i = 0; i < drv.shape().latency + 16; ++i) {  // nothing starts without a start
+        drv.tick();
+        top.clk_i = 0;
+        top.eval();
+        ASSERT_FALSE(top.configured_o || top.cfg_error_o || top.prm_ready_o || top.s_axis_tready ||
+                     top.m_axis_tvalid)
+            << "phase " << phase << ", " << i + 1 << " cycles after the reset";
+      }
       auto k = random_job(drv.rng(), c, 2, layouts().back(), 400);
       run(drv, k, 0.2, 0.2, 0.2);
     }
