@@ -559,7 +559,9 @@ def main():
     ap.add_argument("--work", help="scratch folder (default <build>/mutate/<config>)")
     ap.add_argument("--keep", action="store_true", help="keep each mutant's folder")
     ap.add_argument("--list", action="store_true", help="list the mutants and stop")
-    ap.add_argument("--ids", help="only these mutant ids (comma separated; the ids of --list)")
+    ap.add_argument("--ids", help="only these mutant ids (comma separated; the ids of --list, "
+                    "which count the planted mutant only with --plant-equivalent: give the "
+                    "same flag)")
     ap.add_argument("--skip-baseline", action="store_true",
                     help="do not build and run the unmutated RTL first (tests of the hook only)")
     ap.add_argument("--markdown")

@@ -140,6 +140,85 @@ TEST(Directed, EveryChannelCountNearTheEdges) {
   ran("channel counts", jobs0, elems0, static_cast<int>(edge_channels(drv.shape()).size()));
 }
 
+// Every stride S = HW (nchw) near the tracker's regimes (1 .. 4L + 4: S < L, S < 2L, 2S <= 3L)
+// and around every power of two 2^k +- (2L + 2) (the low / high split of rem = S - r0 and the
+// chunked compares of S - L's high part), at least three channel boundaries per job.
+TEST(Directed, StridesNearPowersOfTwo) {
+  const int jobs0 = g_jobs;
+  const std::size_t elems0 = g_elems;
+  if (kFixedLayout == static_cast<int>(Layout::nhwc)) GTEST_SKIP() << "S = 1 only (nhwc)";
+  CoreDriver drv(NC_SEED + 26);
+  drv.reset();
+  const int L = drv.shape().lanes;
+  const std::int64_t hw_max = (1LL << std::min(drv.shape().inner_bits, 40)) - 1;
+  std::set<std::int64_t> strides;
+  for (std::int64_t s = 1; s <= 4 * L + 4; ++s) strides.insert(s);
+  for (std::int64_t p = 2; p <= std::min<std::int64_t>(hw_max + 1, 1 << 12); p *= 2) {
+    for (std::int64_t d = -2 * L - 2; d <= 2 * L + 2; ++d) strides.insert(p + d);
+  }
+  const int cmax = drv.shape().max_channels;
+  for (std::int64_t s : strides) {
+    if (s < 1 || s > hw_max || HasFailure()) continue;
+    const int c = static_cast<int>(
+        conform_channels(std::min<std::int64_t>(2 + s % 3, cmax), L, cmax));  // 2..4 channels
+    auto j = random_job(drv.rng(), c, s, Layout::nchw, static_cast<std::size_t>(3 * s + 4 * L));
+    run(drv, j, 0.1, 0.1, 0.1);
+  }
+  ran("strides", jobs0, elems0, 1);
+}
+
+// A start taken in the same cycle as a parameter word of a stalled load (a word with a table
+// copy): the new job must hold s_axis_tready low until its own C words are in, then stream
+// right (the abandoned load's copy writes must not mark the new table complete).
+TEST(Directed, StartTogetherWithAParameterWord) {
+  const int jobs0 = g_jobs;
+  const std::size_t elems0 = g_elems;
+  CoreDriver drv(NC_SEED + 27);
+  drv.reset();
+  auto& top = drv.top();
+  const int L = drv.shape().lanes;
+  const int cmax = drv.shape().max_channels;
+  for (int ca : {1, 2, L + 1, cmax}) {
+    for (int cut : {0, 1, 2}) {
+      if (HasFailure()) return;
+      const int c1 = static_cast<int>(conform_channels(std::min(ca, cmax), L, cmax));
+      if (cut >= c1) continue;
+      auto first = random_job(drv.rng(), c1, 2, layouts().front(), 200);
+      ASSERT_GE(drv.configure(first.job), 0) << describe(first);
+      ASSERT_TRUE(drv.load_params({first.s.begin(), first.s.begin() + cut},
+                                  {first.b.begin(), first.b.begin() + cut}))
+          << describe(first);
+      // The load stalls: once the copies of the last word are written, ready_o and prm_ready_o
+      // are both high (a start and a word can be taken in one cycle).
+      for (int i = 0; i < 4 || (!(top.ready_o && top.prm_ready_o) && i < 4 * L + 64); ++i) {
+        drv.tick();
+        top.clk_i = 0;
+        top.eval();
+      }
+      ASSERT_TRUE(top.ready_o && top.prm_ready_o) << describe(first);
+      const int c2 = static_cast<int>(conform_channels(std::min(c1 == 1 ? 2 : c1, cmax), L, cmax));
+      auto j = random_job(drv.rng(), c2, 3, layouts().back(), 400);
+      drv.present_param(first.s[static_cast<std::size_t>(cut)],
+                        first.b[static_cast<std::size_t>(cut)]);  // taken with the start
+      ASSERT_GE(drv.configure(j.job), 0) << describe(j);
+      top.prm_valid_i = 0;
+      for (std::size_t w = 0; w < j.s.size() && !HasFailure(); ++w) {
+        for (int i = 0; i < 3; ++i) {  // the table is incomplete: no beat may be taken
+          top.clk_i = 0;
+          top.eval();
+          EXPECT_FALSE(top.s_axis_tready) << describe(j) << " after " << w << " words";
+          drv.tick();
+        }
+        ASSERT_TRUE(drv.load_params({j.s[w]}, {j.b[w]})) << describe(j);
+      }
+      expect_result(j, drv.stream(j.x, 0.1, 0.1));
+      ++g_jobs;
+      g_elems += j.x.size();
+    }
+  }
+  ran("start with a parameter word", jobs0, elems0, 4);
+}
+
 // The sticky bit t (a bit below R - 1 is set) decides half_even at a tie with q even and
 // half_away at a tie with acc < 0: acc = base + 2^(R-1) + 2^k with exactly bit k below R - 1
 // (or none), for every R and k, q = base / 2^R in {0, 1, -1, -2}. One channel per acc, made as
@@ -252,7 +331,8 @@ TEST(Directed, StalledAndAbandonedParameterLoads) {
 }
 
 // A reset in the middle of a job (set-up, a partial load, beats in flight with the output
-// stalled), then a fresh job: nothing of the old one may come out.
+// stalled), then a fresh job: nothing of the old one may come out, and nothing opens (set-up,
+// load, input) and no error shows until the next start.
 TEST(Directed, ResetInTheMiddleOfAJob) {
   const int jobs0 = g_jobs;
   const std::size_t elems0 = g_elems;
@@ -285,6 +365,14 @@ TEST(Directed, ResetInTheMiddleOfAJob) {
       top.eval();
       EXPECT_FALSE(top.m_axis_tvalid) << "phase " << phase;
       EXPECT_FALSE(top.configured_o) << "phase " << phase;
+      for (int i = 0; i < drv.shape().latency + 16; ++i) {  // nothing starts without a start
+        drv.tick();
+        top.clk_i = 0;
+        top.eval();
+        ASSERT_FALSE(top.configured_o || top.cfg_error_o || top.prm_ready_o || top.s_axis_tready ||
+                     top.m_axis_tvalid)
+            << "phase " << phase << ", " << i + 1 << " cycles after the reset";
+      }
       auto k = random_job(drv.rng(), c, 2, layouts().back(), 400);
       run(drv, k, 0.2, 0.2, 0.2);
     }
