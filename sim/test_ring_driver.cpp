@@ -2,7 +2,7 @@
 // tests as tests/runtime/test_driver_ring.cpp, smaller): many small jobs sharing one table or
 // each with its own, zero-copy and host tensors, byte-identical with at most one register access
 // per job on average; tiles of one tensor and converted tensors on nc_small_ring identical to
-// ref:.
+// ref:; the fault injection (fail_job, hang_job) on ring jobs as on ref:.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -130,6 +130,19 @@ TEST_P(RingDriver, TilesAndConvertedTensorsIdenticalToRef) {
     tiles += r1.stats().tiles;
   }
   EXPECT_GT(tiles, 12u) << "tensors split into tiles";
+}
+
+// The fault injection reaches ring jobs as on ref: (device_options.hpp: the count): the same
+// run fails with the same error and the runs after it complete, on sim: / tlm: as on ref:.
+TEST_P(RingDriver, FailingJobFailsOnlyItsRunAndAHungOneTimesOutAsOnRef) {
+  std::mt19937_64 rng(3);
+  for (const std::string fault : {",fail_job=3", ",fail_job=3,fail=write", ",hang_job=2"}) {
+    DriverOptions opt;
+    opt.job_timeout = std::chrono::milliseconds(500);
+    auto ring = Accelerator::open(dev(GetParam(), "nc_ring") + fault, opt);
+    auto ref = Accelerator::open(dev("ref", "nc_ring") + fault, opt);
+    test::fault_runs_match(ring, ref, fault, rng);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, RingDriver, ::testing::Values("sim", "tlm"),

@@ -1,9 +1,14 @@
 // Random jobs of the descriptor-ring driver tests (tests/runtime/test_driver_ring.cpp on ref:,
-// sim/test_ring_driver.cpp on sim: and tlm:): one parameter image and random inputs.
+// sim/test_ring_driver.cpp on sim: and tlm:): one parameter image and random inputs, and the
+// fault scenario both run.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <chrono>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "normcore/contract.hpp"
@@ -36,6 +41,47 @@ std::vector<T> random_x(std::uint64_t n, std::int64_t lo, std::int64_t hi, std::
   std::vector<T> x(n);
   for (auto& v : x) v = static_cast<T>(d(rng));
   return x;
+}
+
+// The driver's fault scenario (`fault`: the fault options both devices were opened with): five
+// 2x16x20 runs queued at once on `a` (a ring device) and on `b` (ref:, with or without a ring);
+// each run ends alike on both, the completed ones with identical outputs, the failed one with an
+// error naming the fault ("read", "write", or "timed out" for a hang), and the runs after it
+// complete (the driver skips the failed descriptor; after the timeout it soft-resets the device).
+inline void fault_runs_match(Accelerator& a, Accelerator& b, const std::string& fault,
+                             std::mt19937_64& rng) {
+  const ParamImage im = ring_image(a.manifest().config.arith(), 16, rng);
+  const Params pa = a.upload(im), pb = b.upload(im);
+  const JobShape s{.n = 2, .c = 16, .hw = 20};
+  std::vector<std::vector<std::int8_t>> xs, ya, yb;
+  std::vector<Run> ra, rb;
+  for (int i = 0; i < 5; ++i) {
+    xs.push_back(random_x<std::int8_t>(s.elements(), -128, 127, rng));
+    ya.emplace_back(s.elements());
+    yb.emplace_back(s.elements());
+  }
+  for (std::size_t i = 0; i < 5; ++i) {
+    ra.push_back(a.submit(pa, view(xs[i]), view(ya[i]), s));
+    rb.push_back(b.submit(pb, view(xs[i]), view(yb[i]), s));
+  }
+  int failed = 0;
+  for (std::size_t i = 0; i < 5; ++i) {
+    (void)ra[i].wait(std::chrono::seconds(30));
+    (void)rb[i].wait(std::chrono::seconds(30));
+    EXPECT_EQ(ra[i].state(), rb[i].state()) << fault << " run " << i;
+    if (ra[i].state() == RunState::completed) {
+      EXPECT_EQ(ya[i], yb[i]) << fault << " run " << i;
+      continue;
+    }
+    ++failed;
+    const std::string want = fault.find("hang") != std::string::npos    ? "timed out"
+                             : fault.find("write") != std::string::npos ? "write"
+                                                                        : "read";
+    EXPECT_NE(ra[i].error().find(want), std::string::npos) << ra[i].error();
+    EXPECT_NE(rb[i].error().find(want), std::string::npos) << rb[i].error();
+  }
+  EXPECT_EQ(failed, 1) << fault;
+  EXPECT_EQ(ra[4].state(), RunState::completed) << fault << ": the runs after the fault";
 }
 
 }  // namespace normcore::test

@@ -132,33 +132,7 @@ TEST(DriverRing, FailingJobFailsOnlyItsRunAndAHungOneTimesOut) {
     opt.job_timeout = 200ms;
     auto ring = Accelerator::open(ref("nc_ring", fault), opt);
     auto plain = Accelerator::open(ref("normcore", fault), opt);
-    const ParamImage im = image(ring.manifest().config.arith(), 16, rng);
-    const Params pr = ring.upload(im), pp = plain.upload(im);
-    const JobShape s{.n = 2, .c = 16, .hw = 20};
-    std::vector<std::vector<std::int8_t>> xs, y1, y2;
-    std::vector<normcore::Run> rr, rp;
-    for (int i = 0; i < 5; ++i) {
-      xs.push_back(random_x<std::int8_t>(s.elements(), -128, 127, rng));
-      y1.emplace_back(s.elements());
-      y2.emplace_back(s.elements());
-    }
-    for (std::size_t i = 0; i < 5; ++i) {
-      rr.push_back(ring.submit(pr, view(xs[i]), view(y1[i]), s));
-      rp.push_back(plain.submit(pp, view(xs[i]), view(y2[i]), s));
-    }
-    for (std::size_t i = 0; i < 5; ++i) {
-      (void)rr[i].wait(10s);
-      (void)rp[i].wait(10s);
-      EXPECT_EQ(rr[i].state(), rp[i].state()) << fault << " run " << i;
-      if (rr[i].state() == RunState::completed) {
-        EXPECT_EQ(y1[i], y2[i]) << fault << " run " << i;
-      } else {
-        const std::string want = fault.find("hang") != std::string::npos    ? "timed out"
-                                 : fault.find("write") != std::string::npos ? "write"
-                                                                            : "read";
-        EXPECT_NE(rr[i].error().find(want), std::string::npos) << rr[i].error();
-      }
-    }
+    test::fault_runs_match(ring, plain, fault, rng);
   }
 }
 
