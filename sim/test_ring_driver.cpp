@@ -99,37 +99,7 @@ TEST_P(RingDriver, TilesAndConvertedTensorsIdenticalToRef) {
   opt.max_tile_elements = 300;  // several staged groups
   auto ring = Accelerator::open(dev(GetParam(), "nc_small_ring"), opt);
   auto ref = Accelerator::open(dev("ref", "nc_small_ring"), opt);
-  const ArithSpec a = ring.manifest().config.arith();
-  std::uint64_t tiles = 0;
-  for (int t = 0; t < 6; ++t) {
-    const std::uint64_t c =
-        static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 12)(rng));
-    const JobShape s{
-        .n = static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 4)(rng)),
-        .c = c,
-        .hw = static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 40)(rng)),
-        .layout = t % 2 ? Layout::nhwc : Layout::nchw};
-    ParamImage im = image(a, c, rng);
-    im.job.lo = 0;
-    im.job.hi = 255;
-    const Params pr = ring.upload(im), pf = ref.upload(im);
-    const auto x = random_x<std::int16_t>(s.elements(), -30000, 30000, rng);
-    std::vector<std::uint8_t> y1(x.size()), y2(x.size());
-    std::vector<float> f1(x.size()), f2(x.size());
-    RunOptions fo;
-    fo.out_quant = Quant{0.5, 3};
-    normcore::Run r1 = ring.submit(pr, view(x), view(y1), s);
-    normcore::Run r2 = ring.submit(pr, view(x), view(f1), s, fo);
-    normcore::Run q1 = ref.submit(pf, view(x), view(y2), s);
-    ref.run(pf, view(x), view(f2), s, fo);
-    r1.get();
-    r2.get();
-    q1.get();
-    EXPECT_EQ(y1, y2) << "N=" << s.n << " C=" << c << " HW=" << s.hw;
-    EXPECT_EQ(0, std::memcmp(f1.data(), f2.data(), f1.size() * sizeof(float)));
-    tiles += r1.stats().tiles;
-  }
-  EXPECT_GT(tiles, 12u) << "tensors split into tiles";
+  EXPECT_GT(test::tiles_match(ring, ref, rng), 12u) << "tensors split into tiles";
 }
 
 // The fault injection reaches ring jobs as on ref: (device_options.hpp: the count): the same

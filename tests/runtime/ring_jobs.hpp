@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -41,6 +42,44 @@ std::vector<T> random_x(std::uint64_t n, std::int64_t lo, std::int64_t hi, std::
   std::vector<T> x(n);
   for (auto& v : x) v = static_cast<T>(d(rng));
   return x;
+}
+
+// Tiles of one tensor and converted tensors (int16 in, uint8 and float out) on `a` and `b`
+// (DriverOptions.max_tile_elements 300 on both: several staged groups): six random shapes and
+// layouts, byte-identical outputs and the same tile counts; returns the tiles of `a`.
+inline std::uint64_t tiles_match(Accelerator& a, Accelerator& b, std::mt19937_64& rng) {
+  const ArithSpec spec = a.manifest().config.arith();
+  std::uint64_t tiles = 0;
+  for (int t = 0; t < 6; ++t) {
+    const std::uint64_t c =
+        static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 12)(rng));
+    const JobShape s{
+        .n = static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 4)(rng)),
+        .c = c,
+        .hw = static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 40)(rng)),
+        .layout = t % 2 ? Layout::nhwc : Layout::nchw};
+    ParamImage im = ring_image(spec, c, rng);
+    im.job.lo = 0;
+    im.job.hi = 255;
+    const Params pa = a.upload(im), pb = b.upload(im);
+    const auto x = random_x<std::int16_t>(s.elements(), -30000, 30000, rng);
+    std::vector<std::uint8_t> y1(x.size()), y2(x.size());
+    std::vector<float> f1(x.size()), f2(x.size());
+    RunOptions fo;
+    fo.out_quant = Quant{0.5, 3};
+    Run r1 = a.submit(pa, view(x), view(y1), s);
+    Run r2 = a.submit(pa, view(x), view(f1), s, fo);
+    Run q1 = b.submit(pb, view(x), view(y2), s);
+    b.run(pb, view(x), view(f2), s, fo);
+    r1.get();
+    r2.get();
+    q1.get();
+    EXPECT_EQ(y1, y2) << "N=" << s.n << " C=" << c << " HW=" << s.hw;
+    EXPECT_EQ(0, std::memcmp(f1.data(), f2.data(), f1.size() * sizeof(float)));
+    EXPECT_EQ(r1.stats().tiles, q1.stats().tiles);
+    tiles += r1.stats().tiles;
+  }
+  return tiles;
 }
 
 // The driver's fault scenario (`fault`: the fault options both devices were opened with): five
