@@ -108,7 +108,7 @@ TEST_P(RingDriver, FailingJobFailsOnlyItsRunAndAHungOneTimesOutAsOnRef) {
   std::mt19937_64 rng(3);
   for (const std::string fault : {",fail_job=3", ",fail_job=3,fail=write", ",hang_job=2"}) {
     DriverOptions opt;
-    opt.job_timeout = std::chrono::milliseconds(500);
+    opt.job_timeout = std::chrono::seconds(1);  // a loaded machine: no false time-outs
     auto ring = Accelerator::open(dev(GetParam(), "nc_ring") + fault, opt);
     auto ref = Accelerator::open(dev("ref", "nc_ring") + fault, opt);
     test::fault_runs_match(ring, ref, fault, rng);
