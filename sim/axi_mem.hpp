@@ -300,8 +300,18 @@ class AxiMemory {
   // ---- Hang (fault injection): while on, the memory stops answering: every READY is low and
   // no new R beat or B response is presented (one already presented stays until accepted, as
   // AXI requires). Accepted bursts keep their place and resume when it is turned off. ----
-  void set_hang(bool on) { hang_ = on; }
+  void set_hang(bool on) {
+    hang_ = on;
+    if (!on) {
+      hang_read_at_.reset();
+      hang_reads_ = false;
+    }
+  }
   bool hung() const { return hang_; }
+  // Hang from a read (a ring job's hang): once an AR burst touching byte `addr` is accepted, the
+  // read side stops answering (ARREADY low, no new R beat) while writes go on, so the jobs
+  // before it finish. Cleared by set_hang(false).
+  void hang_from_read(std::uint64_t addr) { hang_read_at_ = addr; }
 
   // ---- Per cycle ----
   // Sets the slave outputs for this cycle. Calling it again in the same cycle repeats them.
@@ -311,13 +321,14 @@ class AxiMemory {
       if (hang_) {
         ar_ready_ = aw_ready_ = w_ready_ = false;
       } else {
-        ar_ready_ = reads_.size() < cfg_.max_outstanding_reads && !chance(cfg_.p_arready_low);
+        ar_ready_ = !hang_reads_ && reads_.size() < cfg_.max_outstanding_reads &&
+                    !chance(cfg_.p_arready_low);
         aw_ready_ =
             outstanding_writes() < cfg_.max_outstanding_writes && !chance(cfg_.p_awready_low);
         w_ready_ = w_ahead_.size() < cfg_.max_w_ahead && !chance(cfg_.p_wready_low);
       }
-      if (!hang_ && !r_valid_ && !reads_.empty() && cycle_ >= reads_.front().first_cycle &&
-          !chance(cfg_.p_r_idle)) {
+      if (!hang_ && !hang_reads_ && !r_valid_ && !reads_.empty() &&
+          cycle_ >= reads_.front().first_cycle && !chance(cfg_.p_r_idle)) {
         const ReadBurst& rb = reads_.front();
         r_valid_ = true;
         const std::uint64_t a = beat_addr(rb.addr, rb.size, rb.beat);
@@ -607,6 +618,7 @@ class AxiMemory {
     }
     const AxiResp resp = error_for(cfg_.read_errors, c.addr, last);
     if (resp != AxiResp::okay) ++stats_.read_error_bursts;
+    if (hang_read_at_ && *hang_read_at_ >= c.addr && *hang_read_at_ <= last) hang_reads_ = true;
     reads_.push_back(ReadBurst{c.id, c.addr, c.len, size, cycle_ + cfg_.read_latency, resp});
     ++stats_.read_bursts;
   }
@@ -767,6 +779,8 @@ class AxiMemory {
   bool prev_arready_ = false, prev_awready_ = false, prev_wready_ = false;
   bool have_prev_ = false;
   bool hang_ = false;
+  std::optional<std::uint64_t> hang_read_at_;
+  bool hang_reads_ = false;
 
   std::vector<std::string> messages_;
   std::array<std::size_t, static_cast<std::size_t>(AxiCheck::count_)> counts_{};

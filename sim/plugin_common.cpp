@@ -3,6 +3,7 @@
 #include "plugin_common.hpp"
 
 #include <algorithm>
+#include <array>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -122,44 +123,124 @@ PluginDevice::PluginDevice(const DeviceSpec& spec, const Manifest& manifest,
       status_(manifest.offset("STATUS")),
       start_(manifest.field("CTRL", "start")),
       soft_reset_(manifest.field("CTRL", "soft_reset")),
-      busy_(manifest.field("STATUS", "busy")),
-      src_lo_(find_offset(manifest, "SRC_LO")),
-      src_hi_(find_offset(manifest, "SRC_HI")),
-      dst_lo_(find_offset(manifest, "DST_LO")),
-      dst_hi_(find_offset(manifest, "DST_HI")) {}
+      busy_(manifest.field("STATUS", "busy")) {
+  if (!faults_.any()) return;
+  rules_.emplace(this->manifest());
+  shadow_.assign(manifest.window_bytes() / 4, 0);
+  for (const auto& r : manifest.registers) shadow_.at(r.offset / 4) = r.reset;
+  if (!find_offset(manifest, "RING_BASE_LO")) return;
+  has_ring_ = true;
+  ring_ctrl_ = manifest.offset("RING_CTRL");
+  ring_base_lo_ = manifest.field("RING_BASE_LO", "addr");
+  ring_base_hi_ = manifest.field("RING_BASE_HI", "value");
+  ring_size_ = manifest.field("RING_SIZE", "log2_entries");
+  ring_head_ = manifest.field("RING_HEAD", "index");
+  ring_enable_ = manifest.field("RING_CTRL", "enable");
+  ring_resume_ = manifest.field("RING_CTRL", "resume");
+  ring_skip_ = manifest.field("RING_CTRL", "skip");
+  ring_stopped_ =
+      manifest.field("RING_STATUS", "stopped").get(manifest.reg("RING_STATUS").reset) != 0;
+}
 
 void PluginDevice::do_write32(std::uint32_t offset, std::uint32_t value) {
   if (offset == ctrl_) before_ctrl_write(value);
+  if (has_ring_ && offset == ring_ctrl_) ring_control(value);
   write_register(offset, value);
-  auto set = [&](std::uint64_t& reg, bool high) {
-    const unsigned sh = high ? 32U : 0U;
-    reg = (reg & ~(std::uint64_t{0xFFFFFFFFu} << sh)) | (std::uint64_t{value} << sh);
-  };
-  if (offset == src_lo_) set(src_, false);
-  if (offset == src_hi_) set(src_, true);
-  if (offset == dst_lo_) set(dst_, false);
-  if (offset == dst_hi_) set(dst_, true);
+  if (!faults_.any()) return;
+  shadow_.at(offset / 4) = value;
+  if (has_ring_) ring_plan();
 }
 
-// Watches CTRL writes. A soft reset ends a hang (and wins over a START in the same write); a
-// START accepted while idle is counted, clears the faults of the previous job and arms the ones
-// of this job.
-void PluginDevice::before_ctrl_write(std::uint32_t value) {
-  if (!faults_.any()) return;
-  if (soft_reset_.get(value) != 0) {
-    end_hang();
-    return;
-  }
-  if (start_.get(value) == 0) return;
-  const auto st = read_status_before_start(status_);
-  if (!st || busy_.get(*st) != 0) return;  // START ignored while busy
+std::uint64_t PluginDevice::win_base() const {
+  return rules_->win_base([this](std::uint32_t o) { return reg(o); });
+}
+std::uint64_t PluginDevice::win_last() const {
+  return rules_->win_last([this](std::uint32_t o) { return reg(o); });
+}
+
+bool PluginDevice::count_job(std::uint64_t src, std::uint64_t dst, bool ring) {
   ++jobs_;
   JobFaults f;
   f.fail = jobs_ == faults_.fail_job;
   f.fail_write = faults_.fail_write;
-  f.addr = faults_.fail_write ? dst_ : src_;
-  f.hang = jobs_ == faults_.hang_job;
-  arm(f);
+  f.addr = faults_.fail_write ? dst : src;
+  const bool hang = jobs_ == faults_.hang_job;
+  if (hang && ring) f.hang_read = src;
+  f.hang = hang && !ring;
+  if (f.fail || hang || armed_) arm(f);
+  armed_ = f.fail || hang;
+  return armed_;
+}
+
+// Watches CTRL writes. A soft reset ends a hang (and wins over a START in the same write) and
+// resets the ring mirror as the device resets the ring; a START accepted while idle whose job
+// passes validation is counted (its faults armed, the previous job's cleared).
+void PluginDevice::before_ctrl_write(std::uint32_t value) {
+  if (!faults_.any()) return;
+  if (soft_reset_.get(value) != 0) {
+    end_hang();
+    armed_ = false;
+    ring_pos_ = 0;
+    ring_stopped_ = true;
+    return;
+  }
+  if (start_.get(value) == 0) return;
+  const auto st = peek_register(status_);
+  if (!st || busy_.get(*st) != 0) return;  // START ignored while busy
+  const detail::JobRegs j = rules_->sized(
+      rules_->from_registers([this](std::uint32_t o) { return reg(o); }), win_base(), win_last());
+  if (rules_->check(j) == 0) {
+    (void)count_job(j.src, j.dst, false);
+  } else if (armed_) {
+    arm(JobFaults{});
+    armed_ = false;
+  }
+}
+
+// RING_CTRL.resume / skip act on a stopped, idle ring: the mirror takes TAIL from the device
+// then (so a stop it did not predict, e.g. a bus error put into the memory model, is followed).
+void PluginDevice::ring_control(std::uint32_t value) {
+  if (!faults_.any() || (ring_resume_.get(value) == 0 && ring_skip_.get(value) == 0)) return;
+  const Manifest& m = manifest();
+  const auto st = peek_register(status_);
+  const auto rs = peek_register(m.offset("RING_STATUS"));
+  const auto tail = peek_register(m.offset("RING_TAIL"));
+  if (!st || !rs || !tail || busy_.get(*st) != 0 ||
+      m.field("RING_STATUS", "stopped").get(*rs) == 0) {
+    return;
+  }
+  const std::uint32_t index = m.field("RING_TAIL", "index").get(*tail);
+  ring_pos_ = (index + (ring_skip_.get(value) != 0 ? 1U : 0U)) & ring_head_.get(0xFFFFFFFFu);
+  ring_stopped_ = false;
+}
+
+// The descriptors the ring runs from the mirror's position to HEAD, in order, as ref_ring.cpp
+// runs them: each one that passes validation is counted; one that fails it, or meets a fault,
+// stops the ring (a hang: until soft reset).
+void PluginDevice::ring_plan() {
+  const Manifest& m = manifest();
+  auto field_of = [&](const char* r, const FieldDesc& f) -> std::uint64_t {
+    return f.get(reg(m.offset(r)));
+  };
+  while (!ring_stopped_ && field_of("RING_CTRL", ring_enable_) != 0 &&
+         ring_pos_ != field_of("RING_HEAD", ring_head_)) {
+    const std::uint64_t base = field_of("RING_BASE_LO", ring_base_lo_) << ring_base_lo_.lsb |
+                               field_of("RING_BASE_HI", ring_base_hi_) << 32;
+    const std::uint64_t slots = std::uint64_t{1} << field_of("RING_SIZE", ring_size_);
+    std::array<std::uint8_t, 64> d{};
+    read_memory(base + (ring_pos_ & (slots - 1)) * 64, d);
+    const detail::JobRegs j =
+        rules_->sized(rules_->from_descriptor(d.data()), win_base(), win_last());
+    if (rules_->check(j) != 0) {
+      ring_stopped_ = true;
+      return;
+    }
+    if (count_job(j.src, j.dst, true)) {
+      ring_stopped_ = true;
+      return;
+    }
+    ring_pos_ = (ring_pos_ + 1) & ring_head_.get(0xFFFFFFFFu);
+  }
 }
 
 }  // namespace normcore::plugin

@@ -1,9 +1,9 @@
 // The many-small-jobs bench on the descriptor ring (issue 19), part of test_accel.cpp for a
-// `--ring` configuration (NC_RING): included inside its namespace after bench_job(), golden()
-// and mem_config(), which it uses. `n` jobs of 1xCx7x7 (NCHW) written as descriptors into a ring
-// of 1024 slots, one RING_HEAD write, cycles from that write to the drain interrupt; all jobs
-// share one table (same_params: the loaded table is kept) or each has its own. Every output is
-// checked against the golden model and every status word read back.
+// `--ring` configuration (NC_RING): included inside its namespace after bench_job(),
+// large_job_rate(), golden() and mem_config(), which it uses. `n` jobs of 1xCx7x7 (NCHW) written as
+// descriptors into a ring of 1024 slots, one RING_HEAD write, cycles from that write to the drain
+// interrupt; all jobs share one table (same_params: the loaded table is kept) or each has its own.
+// Every output is checked against the golden model and every status word read back.
 #pragma once
 
 struct RingBench {
@@ -132,9 +132,7 @@ inline bool bench_ring_table() {
       "small / large rate | host accesses a job |\n|---|---|---|---|---|---|---|\n");
   bool ok = true;
   for (unsigned lat : {16U, 64U, 128U}) {
-    const std::uint64_t nb = 64 / static_cast<std::uint64_t>(c);
-    const double big = static_cast<double>(nb) * c * 56 * 56;
-    const double rate = big / static_cast<double>(bench_job(lat, c, 56 * 56, nb, ok));
+    const double rate = large_job_rate(lat, c, ok);
     for (const bool same : {true, false}) {
       const RingBench r = bench_ring(lat, c, hw, n, same);
       ok = ok && r.ok;

@@ -20,9 +20,11 @@
 //             (clk_i low, inputs settled) and k*P + P/2 (after the rising edge)
 //   trace_from, trace_to  dump only clocks trace_from..trace_to (defaults: all)
 //   mem       bytes of the DMA region at 0x4000_0000 (default 1 GiB, clipped to the address width)
-//   fail_job  the N-th START accepted while idle (counted from 1 since open) meets a bus error:
+//   fail_job  the N-th job (START jobs and ring descriptors that pass validation, counted from 1
+//             since open: runtime/src/device_options.hpp states the rule) meets a bus error:
 //   fail      ... SLVERR on bursts touching SRC (read, default) or DST (write)
-//   hang_job  during the N-th such job the memory stops answering until CTRL.soft_reset is written
+//   hang_job  during the N-th job the memory stops answering until CTRL.soft_reset is written
+//             (a ring job: its read side, from the job's input read on)
 //
 // DMA buffers are carved from the region with the shared AddressAllocator; each keeps a host
 // shadow (map()) that sync_to_device()/sync_from_device() copy into/out of the memory model. The
@@ -210,10 +212,10 @@ class SimDevice final : public plugin::PluginDevice {
     }
   }
 
-  std::optional<std::uint32_t> read_status_before_start(std::uint32_t status) override {
+  std::optional<std::uint32_t> peek_register(std::uint32_t offset) override {
     AxilResp resp = AxilResp::okay;
     const std::uint32_t st =
-        lite([&] { return axil_->read(status, &resp); }, "read (STATUS before START)", status);
+        lite([&] { return axil_->read(offset, &resp); }, "read (fault injection)", offset);
     if (resp != AxilResp::okay) return std::nullopt;
     return st;
   }
@@ -231,6 +233,11 @@ class SimDevice final : public plugin::PluginDevice {
       }
     }
     mem_->axi.set_hang(f.hang);
+    if (f.hang_read) mem_->axi.hang_from_read(*f.hang_read);
+  }
+
+  void read_memory(std::uint64_t addr, std::span<std::uint8_t> bytes) override {
+    mem_->axi.memory().read_into(addr, bytes);
   }
 
  private:

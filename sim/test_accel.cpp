@@ -500,6 +500,14 @@ std::uint64_t bench_job(unsigned latency, int channels, std::uint64_t inner, std
   return o.cycles;
 }
 
+// The large job's rate (elements/cycle) the small-job tables compare with: 64 / C images of
+// Cx56x56 (64 channels' worth), NCHW, through START, at read latency `latency`.
+double large_job_rate(unsigned latency, int channels, bool& ok) {
+  const std::uint64_t n = 64 / static_cast<std::uint64_t>(channels);
+  const double elems = static_cast<double>(n) * channels * 56 * 56;
+  return elems / static_cast<double>(bench_job(latency, channels, 56 * 56, n, ok));
+}
+
 double rate_bound(const AccelShape& s) {
   return std::min({static_cast<double>(s.lanes), static_cast<double>(s.bus_bits) / s.xw,
                    static_cast<double>(s.bus_bits) / s.yw});
@@ -539,9 +547,7 @@ bool bench_small(double bound) {
       "small / large rate |\n|---|---|---|---|---|\n");
   bool ok = true;
   for (unsigned lat : {16U, 64U, 128U}) {
-    const std::uint64_t n = 64 / static_cast<std::uint64_t>(c);
-    const double big = static_cast<double>(n) * c * 56 * 56;
-    const double rate = big / static_cast<double>(bench_job(lat, c, 56 * 56, n, ok));
+    const double rate = large_job_rate(lat, c, ok);
     const std::uint64_t cyc = bench_job(lat, c, hw, 1, ok);
     const double elems = static_cast<double>(c) * static_cast<double>(hw);
     std::printf("| %u | %llu | %.3f | %.0f | %.3f |\n", lat, static_cast<unsigned long long>(cyc),

@@ -2,7 +2,7 @@
 // tests as tests/runtime/test_driver_ring.cpp, smaller): many small jobs sharing one table or
 // each with its own, zero-copy and host tensors, byte-identical with at most one register access
 // per job on average; tiles of one tensor and converted tensors on nc_small_ring identical to
-// ref:.
+// ref:; the fault injection (fail_job, hang_job) on ring jobs as on ref:.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -99,37 +99,20 @@ TEST_P(RingDriver, TilesAndConvertedTensorsIdenticalToRef) {
   opt.max_tile_elements = 300;  // several staged groups
   auto ring = Accelerator::open(dev(GetParam(), "nc_small_ring"), opt);
   auto ref = Accelerator::open(dev("ref", "nc_small_ring"), opt);
-  const ArithSpec a = ring.manifest().config.arith();
-  std::uint64_t tiles = 0;
-  for (int t = 0; t < 6; ++t) {
-    const std::uint64_t c =
-        static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 12)(rng));
-    const JobShape s{
-        .n = static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 4)(rng)),
-        .c = c,
-        .hw = static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 40)(rng)),
-        .layout = t % 2 ? Layout::nhwc : Layout::nchw};
-    ParamImage im = image(a, c, rng);
-    im.job.lo = 0;
-    im.job.hi = 255;
-    const Params pr = ring.upload(im), pf = ref.upload(im);
-    const auto x = random_x<std::int16_t>(s.elements(), -30000, 30000, rng);
-    std::vector<std::uint8_t> y1(x.size()), y2(x.size());
-    std::vector<float> f1(x.size()), f2(x.size());
-    RunOptions fo;
-    fo.out_quant = Quant{0.5, 3};
-    normcore::Run r1 = ring.submit(pr, view(x), view(y1), s);
-    normcore::Run r2 = ring.submit(pr, view(x), view(f1), s, fo);
-    normcore::Run q1 = ref.submit(pf, view(x), view(y2), s);
-    ref.run(pf, view(x), view(f2), s, fo);
-    r1.get();
-    r2.get();
-    q1.get();
-    EXPECT_EQ(y1, y2) << "N=" << s.n << " C=" << c << " HW=" << s.hw;
-    EXPECT_EQ(0, std::memcmp(f1.data(), f2.data(), f1.size() * sizeof(float)));
-    tiles += r1.stats().tiles;
+  EXPECT_GT(test::tiles_match(ring, ref, rng), 12u) << "tensors split into tiles";
+}
+
+// The fault injection reaches ring jobs as on ref: (device_options.hpp: the count): the same
+// run fails with the same error and the runs after it complete, on sim: / tlm: as on ref:.
+TEST_P(RingDriver, FailingJobFailsOnlyItsRunAndAHungOneTimesOutAsOnRef) {
+  std::mt19937_64 rng(3);
+  for (const std::string fault : {",fail_job=3", ",fail_job=3,fail=write", ",hang_job=2"}) {
+    DriverOptions opt;
+    opt.job_timeout = std::chrono::seconds(1);  // a loaded machine: no false time-outs
+    auto ring = Accelerator::open(dev(GetParam(), "nc_ring") + fault, opt);
+    auto ref = Accelerator::open(dev("ref", "nc_ring") + fault, opt);
+    test::fault_runs_match(ring, ref, fault, rng);
   }
-  EXPECT_GT(tiles, 12u) << "tensors split into tiles";
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, RingDriver, ::testing::Values("sim", "tlm"),

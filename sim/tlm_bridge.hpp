@@ -936,8 +936,15 @@ class TlmMemory : public sc_core::sc_module {
   void set_fault(std::optional<Fault> f) { fault_ = f; }
   void set_hang(bool on) {
     hang_ = on;
-    if (!on) resume_.notify(sc_core::SC_ZERO_TIME);
+    if (!on) {
+      hang_read_at_.reset();
+      hang_reads_ = false;
+      resume_.notify(sc_core::SC_ZERO_TIME);
+    }
   }
+  // Hang from a read (a ring job's hang): from the first read touching byte `addr` on, reads wait
+  // (that one included) while writes go on. Cleared by set_hang(false).
+  void hang_from_read(std::uint64_t addr) { hang_read_at_ = addr; }
   [[nodiscard]] bool hanging() const { return hang_; }
   [[nodiscard]] std::uint64_t base() const { return base_; }
   [[nodiscard]] std::uint64_t size() const { return size_; }
@@ -956,7 +963,12 @@ class TlmMemory : public sc_core::sc_module {
   }
 
   void b_transport(::tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
-    while (hang_) wait(resume_);
+    if (gp.get_command() == ::tlm::TLM_READ_COMMAND && hang_read_at_ &&
+        *hang_read_at_ >= gp.get_address() &&
+        *hang_read_at_ - gp.get_address() < gp.get_data_length()) {
+      hang_reads_ = true;
+    }
+    while (hang_ || (hang_reads_ && gp.get_command() == ::tlm::TLM_READ_COMMAND)) wait(resume_);
     gp.set_dmi_allowed(false);
     delay += latency_;
     const ::tlm::tlm_command cmd = gp.get_command();
@@ -1021,6 +1033,8 @@ class TlmMemory : public sc_core::sc_module {
   sc_core::sc_time latency_;
   std::optional<Fault> fault_;
   bool hang_ = false;
+  std::optional<std::uint64_t> hang_read_at_;
+  bool hang_reads_ = false;
   sc_core::sc_event resume_;
   Stats stats_;
   sim::SparseMemory store_;

@@ -10,10 +10,12 @@
 //                [,lib=<path>  (read by the loader)]
 //   latency   annotated delay of every memory transaction, in clock cycles (default 8)
 //   mem       bytes of the DMA region at 0x4000_0000 (default 1 GiB, clipped to the address width)
-//   fail_job  the N-th START accepted while idle (counted from 1 since open) meets a bus error:
+//   fail_job  the N-th job (START jobs and ring descriptors that pass validation, counted from 1
+//             since open: runtime/src/device_options.hpp states the rule) meets a bus error:
 //   fail      ... the TLM memory answers TLM_GENERIC_ERROR_RESPONSE to the transaction touching
 //             SRC (read, default) or DST (write); the bridge turns it into SLVERR
-//   hang_job  during the N-th such job the memory's b_transport blocks until CTRL.soft_reset
+//   hang_job  during the N-th job the memory's b_transport blocks until CTRL.soft_reset (a ring
+//             job: its reads, from the job's input read on)
 //   trace     VCD of every signal of the RTL (verilator --sc --trace; VCD only: a .fst name is
 //             refused), dumped one delta after each clock edge, time in ps of the SystemC
 //             kernel (timescale 1 ps, clock period P as above); the kernel's time runs on across
@@ -277,9 +279,9 @@ class TlmDevice final : public plugin::PluginDevice {
     }
   }
 
-  std::optional<std::uint32_t> read_status_before_start(std::uint32_t status) override {
+  std::optional<std::uint32_t> peek_register(std::uint32_t offset) override {
     std::uint32_t st = 0;
-    if (access(::tlm::TLM_READ_COMMAND, status, &st, "read (STATUS before START)") !=
+    if (access(::tlm::TLM_READ_COMMAND, offset, &st, "read (fault injection)") !=
         ::tlm::TLM_OK_RESPONSE) {
       return std::nullopt;
     }
@@ -295,6 +297,11 @@ class TlmDevice final : public plugin::PluginDevice {
           vp::TlmMemory<32>::Fault{f.fail_write, f.addr, ::tlm::TLM_GENERIC_ERROR_RESPONSE});
     }
     p_.mem.set_hang(f.hang);
+    if (f.hang_read) p_.mem.hang_from_read(*f.hang_read);
+  }
+
+  void read_memory(std::uint64_t addr, std::span<std::uint8_t> bytes) override {
+    p_.mem.read(addr, bytes);
   }
 
  private:

@@ -7,9 +7,10 @@
 //
 //   mem       size of the synthetic device address region DMA buffers are carved from (default
 //             1 GiB at 0x4000_0000, clipped to the manifest's address width)
-//   fail_job  the N-th job (1-based, counting jobs that passed validation since open) gets an
-//             SLVERR on its first input read (fail=read, the default: ERR_ADDR = SRC) or on its
-//             first write burst (fail=write: ERR_ADDR = DST); nothing is written
+//   fail_job  the N-th job (START jobs and ring descriptors that passed validation, from 1
+//             since open: device_options.hpp states the rule) gets an SLVERR on its first input
+//             read (fail=read, the default: ERR_ADDR = SRC) or on its first write burst
+//             (fail=write: ERR_ADDR = DST); nothing is written
 //   hang_job  the N-th job never finishes: STATUS.busy stays 1, no interrupt, until
 //             CTRL.soft_reset aborts it
 //   threads   worker threads for large jobs (default: NORMCORE_THREADS, else the machine's)
@@ -120,6 +121,7 @@ void RefDevice::build_register_file() {
 
 // The fields and error codes the model uses, by name (Error naming what is missing).
 void RefDevice::resolve_fields() {
+  rules_.emplace(manifest());
   start_ = field("CTRL", "start");
   soft_reset_ = field("CTRL", "soft_reset");
   en_done_ = field("CTRL", "irq_en_done");

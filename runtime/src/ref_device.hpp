@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "device_options.hpp"
+#include "job_rules.hpp"
 #include "normcore/device.hpp"
 #include "normcore/util/hex.hpp"
 #include "ref_kernel.hpp"
@@ -119,22 +121,10 @@ class RefDevice final : public Device {
   }
   [[nodiscard]] bool busy() const { return get(busy_) != 0; }
 
-  // The job registers as START took them, and the sizes they give (ref_job.cpp).
-  struct JobRegs {
-    std::uint64_t channels = 0, inner = 0, outer = 0;
-    Layout layout = Layout::nchw;
-    Rounding rounding = Rounding::half_up;
-    int shift = 0;
-    std::int64_t lo = 0, hi = 0;
-    std::uint64_t src = 0, dst = 0, param = 0, win_base = 0, win_last = 0;
-    u128 total = 0, in_bytes = 0, out_bytes = 0, prm_bytes = 0;
-  };
-
-  // Field values as the job registers (or a descriptor, ref_ring.cpp) hold them.
-  struct RawJob {
-    std::uint64_t channels = 0, inner = 0, outer = 0, layout = 0, rounding = 0, shift = 0;
-    std::uint64_t lo = 0, hi = 0, src = 0, dst = 0, param = 0;
-  };
+  // The job registers as START took them (or a descriptor held them) and the sizes they give:
+  // job_rules.hpp, shared with the sim: / tlm: plugins' fault injection.
+  using JobRegs = detail::JobRegs;
+  using RawJob = detail::RawJob;
   // How a validated (or failed) job ended.
   struct Outcome {
     bool ok = false;
@@ -147,7 +137,6 @@ class RefDevice final : public Device {
   [[nodiscard]] JobRegs snapshot() const;
   [[nodiscard]] JobRegs sized(const RawJob& r) const;
   Outcome run_checked(const JobRegs& j);
-  [[nodiscard]] int check(const JobRegs& j) const;
   [[nodiscard]] std::uint64_t ideal_cycles(const JobRegs& j) const;
   void read_params(const JobRegs& j, std::vector<std::int64_t>& scale,
                    std::vector<std::int64_t>& shift) const;
@@ -163,7 +152,6 @@ class RefDevice final : public Device {
   void ring_soft_reset();
   void ring_run();   // runs descriptors while enabled, not stopped, idle and TAIL != HEAD
   void ring_step();  // the descriptor at TAIL
-  [[nodiscard]] RawJob ring_raw_job(const std::uint8_t* d) const;
   void ring_stop(int code, std::uint64_t addr);
   bool has_ring_ = false;
   std::uint64_t ring_done_ = 0;  // completed descriptors since the last IRQ_STATUS.ring by count
@@ -172,6 +160,7 @@ class RefDevice final : public Device {
   Field en_ring_, irq_ring_;
 
   Options opt_;
+  std::optional<JobRules> rules_;  // set by resolve_fields
   std::shared_ptr<Memory> mem_;
   std::vector<Slot> slots_;
   std::uint64_t jobs_ = 0;  // jobs that passed validation

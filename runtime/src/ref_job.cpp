@@ -65,68 +65,14 @@ RefDevice::JobRegs RefDevice::snapshot() const {
 
 // The job of raw field values (as the registers hold them), with WIN_BASE/WIN_LAST and the sizes.
 RefDevice::JobRegs RefDevice::sized(const RawJob& r) const {
-  const DeviceConfig& cfg = manifest().config;
-  const int yw = cfg.out_bits;
-  JobRegs j;
-  j.channels = r.channels;
-  j.inner = r.inner;
-  j.outer = r.outer;
-  j.layout = r.layout != 0 ? Layout::nhwc : Layout::nchw;
-  j.rounding = static_cast<Rounding>(r.rounding & 3);
-  j.shift = static_cast<int>(r.shift);
-  j.lo = cfg.out_signed ? bits::sign_extend(r.lo, yw) : static_cast<std::int64_t>(r.lo);
-  j.hi = cfg.out_signed ? bits::sign_extend(r.hi, yw) : static_cast<std::int64_t>(r.hi);
-  j.src = r.src;
-  j.dst = r.dst;
-  j.param = r.param;
-  j.win_base = win_base_lo_ ? get64(win_base_lo_, win_base_hi_) : 0;
-  j.win_last = win_last_lo_ ? get64(win_last_lo_, win_last_hi_) : ~std::uint64_t{0};
-
-  // Sizes (exact: C * HW * N needs up to 11 + 24 + 32 bits; 128-bit arithmetic throughout).
-  j.total = static_cast<u128>(j.channels) * j.inner * j.outer;
-  j.in_bytes = (j.total * static_cast<unsigned>(cfg.in_bits) + 7) / 8;
-  j.out_bytes = (j.total * static_cast<unsigned>(yw) + 7) / 8;
-  j.prm_bytes = static_cast<u128>(j.channels) * static_cast<unsigned>(cfg.param_entry_bytes());
-  return j;
-}
-
-// The RTL's checks, in its priority order; 0 when the job is valid.
-int RefDevice::check(const JobRegs& j) const {
-  const DeviceConfig& cfg = manifest().config;
-  const std::uint64_t bus = static_cast<std::uint64_t>(cfg.bus_bytes());
-  const u128 in_end = static_cast<u128>(j.src) + j.in_bytes - 1;
-  const u128 out_end = static_cast<u128>(j.dst) + j.out_bytes - 1;
-  const u128 prm_end = static_cast<u128>(j.param) + j.prm_bytes - 1;
-  const u128 addr_limit = u128{1} << cfg.addr_bits;
-  auto in_window = [&](std::uint64_t start, u128 end) {
-    return start >= j.win_base && end <= j.win_last && end < addr_limit;
-  };
-  if (j.channels == 0 || j.channels > static_cast<std::uint64_t>(cfg.max_channels)) {
-    return code_channels_;
-  }
-  if (j.inner == 0 || j.outer == 0) return code_zero_;
-  if (j.shift > cfg.arith().acc_bits() || (cfg.arith().is_float() && j.shift != 0)) {
-    return code_shift_;
-  }
-  // A specialised core: exactly CoreConfig::check_job, which the RTL's checks are built from.
-  if (!cfg.accel.core.check_job(j.shift, j.rounding, j.layout, static_cast<long long>(j.channels))
-           .empty()) {
-    return code_unsupported_;
-  }
-  if (j.src % bus != 0 || j.dst % bus != 0 || j.param % bus != 0) return code_misaligned_;
-  if (!in_window(j.src, in_end) || !in_window(j.dst, out_end) || !in_window(j.param, prm_end)) {
-    return code_window_;
-  }
-  if (static_cast<u128>(j.src) <= out_end && static_cast<u128>(j.dst) <= in_end &&
-      !(cfg.out_bits <= cfg.in_bits && j.src == j.dst)) {
-    return code_overlap_;
-  }
-  return 0;
+  const std::uint64_t base = win_base_lo_ ? get64(win_base_lo_, win_base_hi_) : 0;
+  const std::uint64_t last = win_last_lo_ ? get64(win_last_lo_, win_last_hi_) : ~std::uint64_t{0};
+  return rules_->sized(r, base, last);
 }
 
 // Validation (no memory access on failure), the configured faults, then the job (ring jobs too).
 RefDevice::Outcome RefDevice::run_checked(const JobRegs& j) {
-  if (const int fail = check(j); fail != 0) {
+  if (const int fail = rules_->check(j); fail != 0) {
     set_perf(kSizingCycles, 0);
     return {false, fail, 0, 0, false};
   }

@@ -25,11 +25,6 @@ void put_le(std::uint8_t* p, std::uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
 
-// A raw value of a whole-register field (bit 0 up) as writing it to the register would keep it.
-std::uint64_t as_field(Field f, std::uint64_t raw) {
-  return f ? f.desc->get(f.desc->put(0, raw)) : 0;
-}
-
 }  // namespace
 
 void RefDevice::resolve_ring_fields() {
@@ -74,24 +69,6 @@ void RefDevice::ring_run() {
   }
 }
 
-RefDevice::RawJob RefDevice::ring_raw_job(const std::uint8_t* d) const {
-  RawJob r;
-  r.src = le(d + 0, 8);
-  r.dst = le(d + 8, 8);
-  r.param = le(d + 16, 8);
-  r.channels = as_field(channels_, le(d + 24, 4));
-  r.inner = as_field(inner_, le(d + 28, 4));
-  r.outer = as_field(outer_, le(d + 32, 4));
-  // MODE's fields in place (bits 15:0 as the register holds them; 16 and up are flags).
-  const auto mode = static_cast<std::uint32_t>(le(d + 36, 4) & 0xFFFFu);
-  r.layout = layout_.desc->get(mode);
-  r.rounding = rounding_.desc->get(mode);
-  r.shift = shift_.desc->get(mode);
-  r.lo = as_field(clamp_lo_, le(d + 40, 4));
-  r.hi = as_field(clamp_hi_, le(d + 44, 4));
-  return r;
-}
-
 // Stops the ring at TAIL with an error: ERR_CODE, ERR_ADDR, STATUS.error, IRQ_STATUS.error.
 void RefDevice::ring_stop(int code, std::uint64_t addr) {
   set(ring_active_, 0);
@@ -121,7 +98,7 @@ void RefDevice::ring_step() {
   }
   const auto flags = static_cast<std::uint32_t>(le(d.data() + 36, 4));
   (void)kFlagSameParams;  // a hint: the ref model reloads nothing it could not reuse anyway
-  const Outcome o = run_checked(sized(ring_raw_job(d.data())));
+  const Outcome o = run_checked(sized(rules_->from_descriptor(d.data())));
   if (o.hang) {
     set(busy_, 1);  // until CTRL.soft_reset (ring_soft_reset)
     return;

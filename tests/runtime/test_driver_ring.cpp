@@ -90,39 +90,7 @@ TEST(DriverRing, TilesAndConvertedTensorsIdenticalToTheDeviceWithoutARing) {
   opt.max_tile_elements = 300;  // several staged groups
   auto ring = Accelerator::open(ref("nc_small_ring"), opt);
   auto plain = Accelerator::open(ref("nc_small"), opt);
-  const ArithSpec a = ring.manifest().config.arith();
-  std::uint64_t tiles = 0;
-  for (int t = 0; t < 6; ++t) {
-    const std::uint64_t c =
-        static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 12)(rng));
-    const JobShape s{
-        .n = static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 4)(rng)),
-        .c = c,
-        .hw = static_cast<std::uint64_t>(std::uniform_int_distribution<int>(1, 40)(rng)),
-        .layout = t % 2 ? Layout::nhwc : Layout::nchw};
-    const ParamImage im = image(a, c, rng);
-    ParamImage clamp = im;
-    clamp.job.lo = 0;
-    clamp.job.hi = 255;
-    const Params pr = ring.upload(clamp), pp = plain.upload(clamp);
-    const auto x = random_x<std::int16_t>(s.elements(), -30000, 30000, rng);
-    std::vector<std::uint8_t> y1(x.size()), y2(x.size());
-    std::vector<float> f1(x.size()), f2(x.size());
-    RunOptions fo;
-    fo.out_quant = Quant{0.5, 3};
-    normcore::Run r1 = ring.submit(pr, view(x), view(y1), s);
-    normcore::Run r2 = ring.submit(pr, view(x), view(f1), s, fo);
-    normcore::Run q1 = plain.submit(pp, view(x), view(y2), s);
-    plain.run(pp, view(x), view(f2), s, fo);
-    r1.get();
-    r2.get();
-    q1.get();
-    EXPECT_EQ(y1, y2) << "N=" << s.n << " C=" << c << " HW=" << s.hw;
-    EXPECT_EQ(0, std::memcmp(f1.data(), f2.data(), f1.size() * sizeof(float)));
-    EXPECT_EQ(r1.stats().tiles, q1.stats().tiles);
-    tiles += r1.stats().tiles;
-  }
-  EXPECT_GT(tiles, 12u) << "tensors split into tiles";
+  EXPECT_GT(test::tiles_match(ring, plain, rng), 12u) << "tensors split into tiles";
 }
 
 TEST(DriverRing, FailingJobFailsOnlyItsRunAndAHungOneTimesOut) {
@@ -132,33 +100,7 @@ TEST(DriverRing, FailingJobFailsOnlyItsRunAndAHungOneTimesOut) {
     opt.job_timeout = 200ms;
     auto ring = Accelerator::open(ref("nc_ring", fault), opt);
     auto plain = Accelerator::open(ref("normcore", fault), opt);
-    const ParamImage im = image(ring.manifest().config.arith(), 16, rng);
-    const Params pr = ring.upload(im), pp = plain.upload(im);
-    const JobShape s{.n = 2, .c = 16, .hw = 20};
-    std::vector<std::vector<std::int8_t>> xs, y1, y2;
-    std::vector<normcore::Run> rr, rp;
-    for (int i = 0; i < 5; ++i) {
-      xs.push_back(random_x<std::int8_t>(s.elements(), -128, 127, rng));
-      y1.emplace_back(s.elements());
-      y2.emplace_back(s.elements());
-    }
-    for (std::size_t i = 0; i < 5; ++i) {
-      rr.push_back(ring.submit(pr, view(xs[i]), view(y1[i]), s));
-      rp.push_back(plain.submit(pp, view(xs[i]), view(y2[i]), s));
-    }
-    for (std::size_t i = 0; i < 5; ++i) {
-      (void)rr[i].wait(10s);
-      (void)rp[i].wait(10s);
-      EXPECT_EQ(rr[i].state(), rp[i].state()) << fault << " run " << i;
-      if (rr[i].state() == RunState::completed) {
-        EXPECT_EQ(y1[i], y2[i]) << fault << " run " << i;
-      } else {
-        const std::string want = fault.find("hang") != std::string::npos    ? "timed out"
-                                 : fault.find("write") != std::string::npos ? "write"
-                                                                            : "read";
-        EXPECT_NE(rr[i].error().find(want), std::string::npos) << rr[i].error();
-      }
-    }
+    test::fault_runs_match(ring, plain, fault, rng);
   }
 }
 
