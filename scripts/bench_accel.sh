@@ -29,7 +29,9 @@ done
 # rate | fixed overhead | small / large |": their lowest ratio separately.
 # On the ring ("descriptor ring" until the next config) rows are "| latency | large rate | tables
 # | cycles a job | fixed overhead | small / large | accesses a job |".
+# The ring's breakdown ("where a shared-table job's cycles go") has no ratios: skipped.
 awk -F'|' '/^config/ { small = 0 } /many small jobs, START/ { small = 1 } /descriptor ring/ { small = 2 }
+  /where a shared-table job/ { small = 3 }
   $2 ~ /^ *[0-9]+ *$/ && small == 0 { r = $6 + 0; if (n == 0 || r < lo) lo = r; n++ }
   $2 ~ /^ *[0-9]+ *$/ && small == 1 { r = $6 + 0; if (m == 0 || r < slo) slo = r; m++ }
   $2 ~ /^ *[0-9]+ *$/ && small == 2 && $4 ~ /shared/ { r = $7 + 0; if (k == 0 || r < rlo) rlo = r; k++ }

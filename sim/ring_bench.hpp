@@ -12,6 +12,73 @@ struct RingBench {
   bool ok = true;
 };
 
+// Where a job's cycles go, from the AXI ports only (no internal signal): in the steady state
+// (descriptors 100 .. 899 by their status writes) per job, the R beats of inputs and descriptors
+// and the R channel's idle cycles, the gap from a job's last input beat to the next job's first
+// (across the descriptor's beats); the W beats of outputs and statuses and W idle cycles; and
+// the write chain from a job's last output beat to its status's address, from the status's last
+// beat to its response, from that response to the next job's first output address.
+struct RingTrace {
+  std::uint64_t ring_lo = 0, ring_hi = 0;
+  std::deque<std::pair<bool, int>> rq, wq;  // bursts: (descriptor / status, beats left)
+  std::deque<bool> bq;                      // responses awaited: status?
+  std::uint64_t nst = 0, jobs = 0, cyc = 0, r_in = 0, r_desc = 0, w_out = 0, w_st = 0;
+  std::uint64_t last_in = 0, last_out = 0, st_w = 0, st_b = 0;
+  std::uint64_t s_rgap = 0, s_towb = 0, s_resp = 0, s_next = 0;
+  bool saw_desc = false, next_pending = false;
+
+  bool ring(std::uint64_t a) const { return a >= ring_lo && a < ring_hi; }
+  bool on() const { return nst >= 100 && nst < 900; }
+  void observe(const Vtop& t, std::uint64_t cy) {
+    if (on()) ++cyc;
+    if (t.m_axi_arvalid && t.m_axi_arready)
+      rq.emplace_back(ring(t.m_axi_araddr), t.m_axi_arlen + 1);
+    if (t.m_axi_rvalid && !rq.empty()) {
+      const bool desc = rq.front().first;
+      if (--rq.front().second == 0) rq.pop_front();
+      if (on()) ++(desc ? r_desc : r_in);
+      if (desc) saw_desc = true;
+      if (!desc && saw_desc && on()) s_rgap += cy - last_in;
+      if (!desc) last_in = cy, saw_desc = false;
+    }
+    if (t.m_axi_awvalid && t.m_axi_awready) {
+      const bool st = ring(t.m_axi_awaddr);
+      wq.emplace_back(st, t.m_axi_awlen + 1);
+      bq.push_back(st);
+      if (st) {
+        if (on()) s_towb += cy - last_out, ++jobs;
+        ++nst;
+      } else if (next_pending) {
+        if (on()) s_next += cy - st_b;
+        next_pending = false;
+      }
+    }
+    if (t.m_axi_wvalid && t.m_axi_wready && !wq.empty()) {
+      const bool st = wq.front().first;
+      if (--wq.front().second == 0) wq.pop_front();
+      if (on()) ++(st ? w_st : w_out);
+      (st ? st_w : last_out) = cy;
+    }
+    if (t.m_axi_bvalid && !bq.empty()) {
+      if (bq.front()) {
+        if (on()) s_resp += cy - st_w;
+        st_b = cy;
+        next_pending = true;
+      }
+      bq.pop_front();
+    }
+  }
+  void print(unsigned latency) const {
+    const double n = static_cast<double>(std::max<std::uint64_t>(jobs, 1));
+    auto f = [&](std::uint64_t v) { return static_cast<double>(v) / n; };
+    std::printf(
+        "| %u | %.1f | %.1f + %.1f + %.1f idle (input gap %.1f) | %.1f + %.1f + %.1f idle | "
+        "%.1f / %.1f / %.1f |\n",
+        latency, f(cyc), f(r_in), f(r_desc), f(cyc - r_in - r_desc), f(s_rgap), f(w_out), f(w_st),
+        f(cyc - w_out - w_st), f(s_towb), f(s_resp), f(s_next));
+  }
+};
+
 inline void put_le(std::vector<std::uint8_t>& b, std::size_t at, std::uint64_t v, int n) {
   for (int i = 0; i < n; ++i)
     b[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v >> (8 * i));
@@ -40,7 +107,8 @@ inline std::vector<std::uint8_t> descriptor(const AccelJob& j, const AccelShape&
   return b;
 }
 
-inline RingBench bench_ring(unsigned latency, int channels, std::uint64_t hw, int n, bool same) {
+inline RingBench bench_ring(unsigned latency, int channels, std::uint64_t hw, int n, bool same,
+                            RingTrace* trace = nullptr) {
   RingBench r;
   AccelDriver d(mem_config(9, latency, 0.0), 9);
   d.reset();
@@ -99,7 +167,18 @@ inline RingBench bench_ring(unsigned latency, int channels, std::uint64_t hw, in
   wr(R::RING_CTRL_OFFSET, R::RING_CTRL_ENABLE_MASK);
   const std::uint64_t t0 = d.cycle();
   wr(R::RING_HEAD_OFFSET, static_cast<std::uint32_t>(n));
-  const bool irq = d.wait_irq(100'000'000);
+  bool irq = false;
+  if (trace != nullptr) {
+    trace->ring_lo = kRing;
+    trace->ring_hi = kRing + (64ULL << kRingLog2);
+    for (std::uint64_t k = 0; k < 100'000'000 && !d.top().irq_o; ++k) {
+      trace->observe(d.top(), d.cycle());
+      d.tick();
+    }
+    irq = d.top().irq_o != 0;
+  } else {
+    irq = d.wait_irq(100'000'000);
+  }
   r.cycles = d.cycle() - t0;
   ++r.accesses;
   const std::uint32_t tail = d.rd(R::RING_TAIL_OFFSET);
@@ -131,18 +210,28 @@ inline bool bench_ring_table() {
       "| read latency | large-job elements/cycle | tables | cycles a job | fixed overhead a job | "
       "small / large rate | host accesses a job |\n|---|---|---|---|---|---|---|\n");
   bool ok = true;
+  RingTrace traces[3];
+  int ti = 0;
   for (unsigned lat : {16U, 64U, 128U}) {
     const double rate = large_job_rate(lat, c, ok);
     for (const bool same : {true, false}) {
-      const RingBench r = bench_ring(lat, c, hw, n, same);
+      const RingBench r = bench_ring(lat, c, hw, n, same, same ? &traces[ti] : nullptr);
       ok = ok && r.ok;
       const double per = static_cast<double>(r.cycles) / n;
       std::printf("| %u | %.3f | %s | %.1f | %.1f | %.3f | %.3f |\n", lat, rate,
                   same ? "shared" : "one per job", per, per - elems / rate, elems / per / rate,
                   static_cast<double>(r.accesses) / n);
     }
+    ++ti;
   }
   std::printf("(ring target: shared-table small / large >= 0.8)\n");
+  std::printf(
+      "\nwhere a shared-table job's cycles go (AXI ports, descriptors 100..899, per job): R beats "
+      "(input + descriptor + idle), W beats (output + status + idle), the write chain (last "
+      "output beat -> status address / status beat -> its response / response -> next output "
+      "address)\n| read latency | cycles a job | R | W | write chain |\n|---|---|---|---|---|\n");
+  ti = 0;
+  for (unsigned lat : {16U, 64U, 128U}) traces[ti++].print(lat);
   if (!ok) std::printf("ring bench failed\n");
   return ok;
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 
 #include "accel_driver.hpp"
 #include "float_jobs.hpp"
