@@ -74,6 +74,7 @@ full=(
   "asic_p5|--target asic"
   "fixR14_p3|--fixed-shift 14"
   "fixR14_p10|--fixed-shift 14 --pipeline 10"
+  "fixR8_even_i40|--fixed-shift 8 --fixed-rounding half_even --target ice40"
   "fixR0_p5|--fixed-shift 0 --pipeline 5"
   "fixRnd_even_p8|--fixed-rounding half_even --pipeline 8"
   "fixRnd_floor_p3|--fixed-rounding floor"

@@ -89,6 +89,9 @@ void lane_job_consts(Module& m, const CoreConfig& c, const Variant& v);
 
 Module build_step(const CoreConfig& c);
 Module build_chan(const CoreConfig& c);
+// --target ice40, fixed nhwc, C a multiple of L = 2^a (core_pos_ice40.cpp): c0 / L a counter
+// modulo C / L, its wrap a register.
+Module build_chan_nhwc_wrap(const CoreConfig& c);
 Module build_ptable(const CoreConfig& c, const Variant& v);
 // One table bank (or lane copy) from its RAM spec: the generic RAM, or on --target ecp5 with an
 // output register and at most 512 words, DP16KD blocks with their own output register.

@@ -496,6 +496,8 @@ std::vector<Expr> chan_small(Module& md, const ChanWidths& w, Block& upd, Block&
 }  // namespace
 
 Module build_chan(const CoreConfig& c) {
+  if (pos_fixed_nhwc(c) && c.target == "ice40" && pos_group_bits(c) > 0)
+    return build_chan_nhwc_wrap(c);
   if (pos_fixed_nhwc(c)) return build_chan_nhwc(c);
   const ChanWidths w(c);
   Module md;

@@ -148,8 +148,12 @@ int fixed_fit_bits(const CoreConfig& c, const LaneWidths& w) {
   return std::max(0, w.aw - 1 - (c.fixed_shift + w.nw - 1));
 }
 
+// --target ice40 (`top`): each piece registers s ^ carry ("the piece holds a non-sign bit"), a
+// LUT on the chain's carry out that nextpnr places as the chain's next cell, with the flip-flop
+// in its logic cell (a bare carry out needs a pass-through cell and a route to fxp_q); the next
+// stage's fits is then the NOR of the pieces.
 std::vector<Expr> fixed_items(Module& m, const LaneWidths& w, int r, const Expr& acc,
-                              std::vector<Item>& stk) {
+                              std::vector<Item>& stk, bool top) {
   if (r >= 2) {
     Item s;
     for (int j = 0; j <= r - 2; ++j) s.leaves.push_back(bit(acc, j));
@@ -170,15 +174,17 @@ std::vector<Expr> fixed_items(Module& m, const LaneWidths& w, int r, const Expr&
                       cat({lit(1, 0), ex::repl(n, nsg), lit(1, 1)}));
     m.assign(m.wire("unused_" + name, 1, "only the carry is used"),
              ex::red_xor(slice(sum, 0, n + 1)));
-    co.push_back(bit(sum, n + 1));
+    co.push_back(top ? bit(sum, n + 1) ^ s : bit(sum, n + 1));
     lo += n;
   }
   return co;
 }
 
-// fits from the registered piece carries and the sign: every piece's carry equals the sign.
-Expr fixed_fits(const Expr& pq, const Expr& sg) {
+// fits from the registered piece carries and the sign: every piece's carry equals the sign
+// (`top`: the registered bits are carry ^ sign, every one 0).
+Expr fixed_fits(const Expr& pq, const Expr& sg, bool top) {
   const int n = pq.width();
+  if (top) return n == 1 ? ~pq : ~ex::red_or(pq);
   const Expr all = n == 1 ? pq : ex::red_and(pq), any = n == 1 ? pq : ex::red_or(pq);
   return (sg & all) | (~sg & ~any);
 }
@@ -277,8 +283,8 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
     std::vector<Item> si, fi;
     Expr ffit;  // the fixed-R fits term (from the registered piece carries)
     std::vector<Expr> fxp;
-    if (k == 0 && fx) fxp = fixed_items(m, w, c.fixed_shift, in.acc, si);
-    if (k == 1 && fxp_q.valid()) ffit = fixed_fits(fxp_q, bit(cur, w.ew - 1));
+    if (k == 0 && fx) fxp = fixed_items(m, w, c.fixed_shift, in.acc, si, c.target == "ice40");
+    if (k == 1 && fxp_q.valid()) ffit = fixed_fits(fxp_q, bit(cur, w.ew - 1), c.target == "ice40");
     if (k == 0 && sh.fold_top && !fx) {
       // R >= T: the select is T-1, which shifts out acc[T-3:0]; sticky also needs acc[R-2:T-2].
       const Expr hb = bit(in.acc, sh.top - 2);
@@ -305,7 +311,10 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
     if (!fxp.empty()) {
       const int n = static_cast<int>(fxp.size());
       std::reverse(fxp.begin(), fxp.end());
-      fxp_q = m.reg("fxp_q", n, "the fits pieces' carries (equal to the sign: only sign bits)");
+      fxp_q = m.reg("fxp_q", n,
+                    c.target == "ice40"
+                        ? "the fits pieces' carries ^ the sign (0: only sign bits)"
+                        : "the fits pieces' carries (equal to the sign: only sign bits)");
       ff.push_back(Flop{fxp_q, n == 1 ? fxp[0] : cat(std::move(fxp)), {}});
     }
     if (!tested && !same) {  // an empty first part: ext0 registered beside it

@@ -252,7 +252,10 @@ Expr err_nx(Module& m, const CoreConfig& c) {
   if (!split_consts(c)) return {};
   const Expr sf = m.wire("start_err", 1, "start_fire for err_q (from nrdy_q)");
   m.assign(sf, m.ref("start_i") & ~m.reg("nrdy_q", 1, "~ready_q (err_q's copy)"));
-  return mux(sf, lit(1, 0), mux(m.ref("chk_q"), ~m.ref("ok_q"), m.ref("err_q")));
+  // The reset in the next value itself, in ANDs and ORs (no select: synthesis then infers neither
+  // an enable nor a synchronous reset, each of which needs rst_ni's LUT in front of another).
+  const Expr chk = m.ref("chk_q");
+  return m.ref("rst_ni") & ~sf & ((chk & ~m.ref("ok_q")) | (~chk & m.ref("err_q")));
 }
 
 void top_config(Module& m, const CoreConfig& c, const Variant& v) {
@@ -312,17 +315,25 @@ void top_config(Module& m, const CoreConfig& c, const Variant& v) {
   m.always_comb(std::move(fsm));
   config_stage(m, c, v);
   Block latch = config_latch(m, c, v);
-  m.seq({if_(ex::lnot(m.ref("rst_ni")),
-             {assign(st, s.unconf), assign(lat, lit(1, 0)), assign(chk, lit(1, 0)),
-              assign(run, lit(1, 0)), assign(ist, lit(1, 1)), assign(err, lit(1, 0)),
-              assign(wait, lit(1, 0)), assign(rbk, lit(1, 0)), assign(reb, lit(1, 0))},
-             {assign(st, st_d), assign(lat, start_fire), assign(chk, lat), assign(run, run_nx),
-              assign(ist, (ist & ~start_fire) | (chk & ~ok) | reb), assign(err, err_d),
-              assign(wait, (chk & ok) | (wait & ~(sdone & step_done))), assign(rbk, arm),
-              assign(reb, rbk)}),
+  // split_consts: err_q's reset is in its next value (err_nx), outside this block.
+  const bool err_free = split_consts(c);
+  Block on_rst{assign(st, s.unconf), assign(lat, lit(1, 0)), assign(chk, lit(1, 0)),
+               assign(run, lit(1, 0)), assign(ist, lit(1, 1))};
+  Block on_run{assign(st, st_d), assign(lat, start_fire), assign(chk, lat), assign(run, run_nx),
+               assign(ist, (ist & ~start_fire) | (chk & ~ok) | reb)};
+  if (!err_free) {
+    on_rst.push_back(assign(err, lit(1, 0)));
+    on_run.push_back(assign(err, err_d));
+  }
+  on_rst.insert(on_rst.end(),
+                {assign(wait, lit(1, 0)), assign(rbk, lit(1, 0)), assign(reb, lit(1, 0))});
+  on_run.insert(on_run.end(), {assign(wait, (chk & ok) | (wait & ~(sdone & step_done))),
+                               assign(rbk, arm), assign(reb, rbk)});
+  m.seq({if_(ex::lnot(m.ref("rst_ni")), std::move(on_rst), std::move(on_run)),
          // No reset and no enable (one LUT): read only through arm, i.e. with wait_q, which
          // is set in the check cycle that clears this.
          assign(sdone, ~chk & (sdone | bit(wsave, ws - 1))), if_(lat, std::move(latch))});
+  if (err_free) m.seq({assign(err, err_d)});
   config_derive(m, c, v);
   m.assign(m.ref("configured_o"), run, "run_q: st_q == S_RUN");
   m.assign(m.ref("cfg_error_o"), err);

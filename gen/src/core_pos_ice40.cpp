@@ -1,0 +1,61 @@
+// --target ice40's <n>_chan for a fixed nhwc layout with C a multiple of L = 2^a (core_pos.cpp
+// dispatches to it): c0 / L as a counter modulo C / L with a registered wrap.
+#include <string>
+#include <vector>
+
+#include "core_internal.hpp"
+#include "rtl_util.hpp"
+
+namespace normcore::gen::core {
+
+using ex::bit;
+using ex::cat;
+using ex::lit;
+using ex::slice;
+using ex::zext;
+
+// --target ice40, fixed nhwc, C a multiple of L = 2^a: c0 / L is a counter modulo C / L whose
+// wrap is a register (`w_q`: c_q is C / L - 1), so the counter's next value is its increment chain
+// alone and the wrap and the packet restart clear it on the flip-flops' synchronous reset (one LUT
+// of ld_i and w_q): no compare chain and no select in the loop. w_q is loaded with c_q == C/L - 2
+// (an equality with ~kw0_i = C/L - 2: two LUT levels of registers) and cleared with c_q. k / L is
+// 0 (C = L: c_q stays 0, w_q is not read) or 1.
+Module build_chan_nhwc_wrap(const CoreConfig& c) {
+  const int L = c.lanes, cw = c.chan_bits(), a = pos_group_bits(c), gw = cw - a;
+  const int p = c.bank_sel_bits();
+  Module m;
+  m.name = c.name + "_chan";
+  m.description = {
+      "Positions of the lanes' elements for the next beat, fixed nhwc layout (S = 1): lane i's",
+      "channel is c0 + i (d_i = i, constants). C is a multiple of L = 2^" + std::to_string(a) +
+          ": the register holds c0 / L,",
+      "a counter modulo C / L (step k / L = 0 or 1) whose wrap is a register (w_q: the count is",
+      "C / L - 1, set a beat ahead by an equality with C / L - 2 = ~kw0_i); the wrap and the",
+      "packet restart clear both (no compare or select in the counter's loop)."};
+  m.in("clk_i", 1);
+  const Expr en = m.in("en_i", 1, "a beat, or the load");
+  const Expr ld = m.in("ld_i", 1, "with en_i: load the packet start (c0 = 0) instead of a step");
+  const Expr kc = m.in("kc0_i", gw, "k / L: 0 (C = L) or 1");
+  const Expr kw = m.in("kw0_i", gw + 1, "(k - C) / L: its complement is C / L - 2 when C > L");
+  const Expr c0 = m.out("c0_o", cw);
+  const Expr c_q = m.reg("c_q", gw, "c0 / L");
+  const Expr w_q = m.reg("w_q", 1, "c_q is C / L - 1 (C > L): the next step wraps");
+  rtl::sink(m, "unused_k",
+            gw > 1 ? std::vector<Expr>{slice(kc, 1, gw - 1), bit(kw, gw)}
+                   : std::vector<Expr>{bit(kw, gw)});
+  const Expr clr = m.wire("c_clr", 1, "c_q and w_q restart (the flip-flops' synchronous reset)");
+  m.assign(clr, ld | w_q);
+  const Expr last = m.wire("c_last", 1, "c_q + 1 is C / L - 1");
+  m.assign(last, ex::eq(c_q ^ slice(kw, 0, gw), ex::ones(gw)));
+  m.seq({if_(en, {if_(clr, {assign(c_q, lit(gw, 0)), assign(w_q, lit(1, 0))},
+                      {assign(c_q, c_q + zext(bit(kc, 0), gw)), assign(w_q, last)})})});
+  m.assign(c0, cat({c_q, lit(a, 0)}));
+  if (L > 1) {
+    std::vector<Expr> d;
+    for (int i = L - 1; i >= 1; --i) d.push_back(lit(p, static_cast<std::uint64_t>(i)));
+    m.assign(m.out("d_o", (L - 1) * p, "d_i = i of lanes 1..L-1, lane 1 in the low bits"), cat(d));
+  }
+  return m;
+}
+
+}  // namespace normcore::gen::core
