@@ -180,8 +180,10 @@ void loader_counters(Module& m, const TableWidths& w, const Variant& v, Loader& 
   // is then `open`, the select's own input, so synthesis (opt_lut -dlogic) folds the reload
   // select into the chain cell's sum LUT (left_k, open, the carry, chm2_k): no route from the
   // chain to a separate select LUT (4.2 ns on one UP5K placement) on the path.
-  always.push_back(
-      if_(~l.open | l.accept, {assign(left, mux(l.open, left + ex::repl(cw + 1, l.open), chm2))}));
+  // --target ecp5 (CCU2C keeps the select out of the chain): left - 1, a chain of left's bits
+  // alone, open only into the select LUT after it (no route from open to every chain cell).
+  const Expr dec = w.staged ? left - lit(cw + 1, 1) : left + ex::repl(cw + 1, l.open);
+  always.push_back(if_(~l.open | l.accept, {assign(left, mux(l.open, dec, chm2))}));
   l.cnt = m.reg("ld_cnt_q", cw, "words taken: the channel of the next one");
   on_accept.push_back(assign(l.cnt, l.cnt + lit(cw, 1)));
   on_load.push_back(assign(l.cnt, lit(cw, 0)));
