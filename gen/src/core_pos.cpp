@@ -355,8 +355,7 @@ Expr rem_high(Module& md, const ChanWidths& w, const Expr& lo_sum, Block& ld, Bl
 // S (read only when S <= L: sle), after a wrap lo + S - L <= 2L - S is lo <= 3L - 2S (t4; no
 // overflow: lo <= L, S - L < L), after a step lo - L <= 2L - S is lo <= 3L - S (t2l; S >= 2L:
 // 0 and L, never true at a wrap, where lo = rem >= 1). Otherwise rem - L <= L when h - pb = 0
-// and lo <= 2L. --target ecp5: the threshold chosen a beat ahead in tp_q (one chain, no select
-// after it; the step updates it from neg_nx): returns tp_q (else an empty Expr).
+// and lo <= 2L. --target ecp5: the threshold chosen a beat ahead, tp_q (returned; else empty).
 Expr rem_nle(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& dec) {
   const int lw = w.lw;
   const Expr nle = md.reg("nle_q", 1, "lo <= 2L - S (read at a wrap)");
@@ -378,9 +377,8 @@ Expr rem_nle(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& dec
 
 // S >= L: rem as a narrow low part and a high part with a pending borrow. Returns the update of
 // lo, h, pb, neg and c (the c0 register) for one beat or the load; per-cycle updates to `always`.
-// --target ecp5: the registers that load a constant (pb, c, wc) to `beat` (a beat or the load,
-// after the returned statement) as an AND with ~ld_i, no select of the constant: synthesis makes
-// such a select a synchronous reset, en_i & ld_i through a LUT into the flip-flops' LSR.
+// --target ecp5: pb, c, wc (loaded with 0) in `beat` as ANDs with ~ld_i: a select of a constant
+// becomes a synchronous reset, en_i & ld_i through a LUT into the flip-flops' LSR.
 Stmt chan_rem(Module& md, const ChanWidths& w, Block& always, Block& beat) {
   const int lw = w.lw, hb = w.hb, hw = w.hw;
   md.section("S >= L: rem, the elements left in lane 0's channel, as rem = (h - pb) * 2^" +
@@ -578,10 +576,17 @@ Module build_chan(const CoreConfig& c) {
   const Expr c_q = md.reg("c_q", w.cw);
   md.wire("cy0", 1, "c0 takes the step with a carry (a register either way)");
   md.assign(cy0w, cy0);
+  Expr kc = md.ref("kc0_i"), kw = md.ref("kw0_i");
+  if (w.lut_cmp) {  // --target ecp5: copies beside c0's adders, valid at arm + 3 (first beat)
+    kc = md.reg("kcc_q", w.cw, "kc0_i a cycle late");
+    kw = md.reg("kwc_q", w.cw + 1, "kw0_i a cycle late");
+    save.push_back(assign(kc, md.ref("kc0_i")));
+    save.push_back(assign(kw, md.ref("kw0_i")));
+  }
   const Expr add = md.wire("c_add", w.cw, "c0 + k_c + cy");
-  md.assign(add, c_q + md.ref("kc0_i") + zext(cy0w, w.cw));
+  md.assign(add, c_q + kc + zext(cy0w, w.cw));
   const Expr sub = md.wire("c_sub", w.cw + 1, "c0 + k_c + cy - C: top bit set when negative");
-  md.assign(sub, zext(c_q, w.cw + 1) + md.ref("kw0_i") + zext(cy0w, w.cw + 1));
+  md.assign(sub, zext(c_q, w.cw + 1) + kw + zext(cy0w, w.cw + 1));
   md.assign(md.wire("c_nx", w.cw), mux(~bit(sub, w.cw), slice(sub, 0, w.cw), add));
   for (auto& s : beat) upd.push_back(std::move(s));
   Block ff{if_(md.ref("en_i"), std::move(upd))};

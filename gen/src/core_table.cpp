@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core_internal.hpp"
+#include "rtl_util.hpp"
 
 namespace normcore::gen::core {
 
@@ -405,7 +406,16 @@ void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const 
     const Expr cm = m.reg("cm_q", cw, "max(0, C + 1 - 2^" + std::to_string(nb) + ") (per job)");
     m.seq({assign(cm, mux(bit(cmw, cw), lit(cw, 0), slice(cmw, 0, cw)))});
     esmall = m.wire("e_small", 1, "C - c0 < 2^" + std::to_string(nb));
-    m.assign(esmall, ex::ge(c0, cm));
+    if (w.staged) {  // --target ecp5: the carry of c0 + (2^cw - cm), straight into es_q
+      const Expr ncm = m.reg("ncm_q", cw + 1, "2^cw - cm_q (per job)");
+      m.seq({assign(ncm, lit(cw + 1, U{1} << cw) - zext(cm, cw + 1))});
+      const Expr ges = m.wire("es_s", cw + 1, "c0 + 2^cw - cm: top bit c0 >= cm");
+      m.assign(ges, zext(c0, cw + 1) + ncm);
+      m.assign(esmall, bit(ges, cw));
+      rtl::sink(m, "unused_es_s", {slice(ges, 0, cw)});
+    } else {
+      m.assign(esmall, ex::ge(c0, cm));
+    }
   }
   // t0: c0, e and d_i registered as they come (no adder after the tracker's outputs).
   std::vector<Flop> ff;
