@@ -248,13 +248,13 @@ Expr hseg(const Expr& v, int base, const ChanWidths& w, int k) {
 // registers: hiz_q = (h - pb == 0) and hone_q = (h == 1, exact while pb = 0), reloaded with
 // per-job constants, and on a decrement beat: pb -> hone_q = h2_q; a borrow -> hiz_q = hone_q.
 // Adds the updates to ld / wrap / dec / always; returns hiz_q.
-Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& dec,
-                Block& always) {
+Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& dec, Block& always,
+                Block& beat) {
   const int n = hsegs(w), lw = w.lw;
   const Expr stride = md.ref("stride_i"), wc = md.ref("wc_q"), pb = md.ref("pb_q");
   const Expr remw = md.ref("remw_i"), r1 = md.ref("remw1_i");
-  std::vector<Expr> segz;  // segment k == 0 (of the registers)
-  if (w.lut_cmp) {
+  std::vector<Expr> segz;    // segment k == 0 (of the registers)
+  if (w.lut_cmp && n > 1) {  // read by pbz_k (k >= 1)
     const Expr ld_i = md.ref("ld_i"), neg = md.ref("neg_q");
     md.assign(md.wire("pb_nx", 1, "pb_q after this cycle"),
               mux(md.ref("en_i"), mux(ld_i | neg, lit(1, 0), md.ref("lo_bw")), pb));
@@ -264,8 +264,11 @@ Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& 
     const Expr sg = md.reg(idx("h", k) + "_q", sw,
                            "rem's high part, bits " + std::to_string(k * kSeg) + ".." +
                                std::to_string(k * kSeg + sw - 1));
-    ld.push_back(assign(sg, hseg(stride, lw, w, k)));
-    wrap.push_back(assign(sg, mux(wc, hseg(r1, 0, w, k), hseg(remw, lw, w, k))));
+    const int base = lw + k * kSeg, have = std::max(0, std::min(sw, stride.width() - base));
+    const bool split = w.lut_cmp && have < sw;  // --target ecp5: bits loaded with 0 (load_or_zero)
+    const Expr wrv = mux(wc, hseg(r1, 0, w, k), hseg(remw, lw, w, k));
+    if (!split) ld.push_back(assign(sg, hseg(stride, lw, w, k)));
+    if (!split) wrap.push_back(assign(sg, wrv));
     Expr en = pb;
     if (k > 0) {
       const std::string below = k == 1 ? "h_0" : "h_0 .. h_" + std::to_string(k - 1);
@@ -286,7 +289,12 @@ Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& 
     }
     // sg - en as an add of en's copies: no hold branch, so the flops' enable stays en_i alone
     // (a hold would make synthesis fold pb and dz into the enable, deep behind ld_i).
-    dec.push_back(assign(sg, sg + ex::repl(sw, en)));
+    const Expr dcv = sg + ex::repl(sw, en), ldv = have > 0 ? slice(stride, base, have) : Expr{};
+    if (split)
+      beat.push_back(
+          load_or_zero(md, sg, idx("h", k) + "_nx", ldv, have, mux(md.ref("neg_q"), wrv, dcv)));
+    else
+      dec.push_back(assign(sg, dcv));
     segz.push_back(ex::eq(sg, lit(sw, 0)));
   }
   const int w0 = std::min(kSeg, w.hb);
@@ -303,14 +311,6 @@ Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& 
   dec.push_back(if_(pb, {assign(hone, h2)}));
   dec.push_back(if_(md.ref("lo_bw"), {assign(hiz, hone)}));
   return hiz;
-}
-
-// lo <= t as the carry of {1, ~lo} + (t + 1) (lw + 1 bits): no inverter in front of the chain.
-Expr le_lo(Module& md, int lw, const std::string& name, const Expr& tp) {
-  const Expr sum = md.wire(name, lw + 2, "top bit: lo <= the threshold");
-  md.assign(sum, zext(cat({lit(1, 1), md.ref("nlo_q")}), lw + 2) + zext(tp, lw + 2));
-  rtl::sink(md, "unused_" + name, {slice(sum, 0, lw + 1)});
-  return bit(sum, lw + 1);
 }
 
 // rem's high part h (S >= L) and its flags; returns hi_zero (h - pb == 0). Updates as chan_rem's.
@@ -345,7 +345,7 @@ Expr rem_high(Module& md, const ChanWidths& w, const Expr& lo_sum, Block& ld, Bl
       wrap.push_back(assign(wc, lit(1, 0)));
       dec.push_back(assign(wc, bit(wc_s, lw + 1)));
     }
-    md.assign(hi_zero, chan_hsegs(md, w, ld, wrap, dec, always));
+    md.assign(hi_zero, chan_hsegs(md, w, ld, wrap, dec, always, beat));
   }
   return hi_zero;
 }

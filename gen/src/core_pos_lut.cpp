@@ -32,6 +32,23 @@ Expr le_bits(const Expr& v, U k) {
   return e.valid() ? e : lit(1, 1);
 }
 
+Expr le_lo(Module& md, int lw, const std::string& name, const Expr& tp) {
+  const Expr sum = md.wire(name, lw + 2, "top bit: lo <= the threshold");
+  md.assign(sum, zext(cat({lit(1, 1), md.ref("nlo_q")}), lw + 2) + zext(tp, lw + 2));
+  rtl::sink(md, "unused_" + name, {slice(sum, 0, lw + 1)});
+  return bit(sum, lw + 1);
+}
+
+Stmt load_or_zero(Module& md, const Expr& r, const std::string& name, const Expr& ld_lo, int have,
+                  const Expr& nx_v) {
+  const int n = r.width();
+  const Expr ldi = md.ref("ld_i");
+  const Expr nx = md.wire(name, n, "the value after a beat (not the load)");
+  md.assign(nx, nx_v);
+  const Expr hi = slice(nx, have, n - have) & ex::repl(n - have, ~ldi);
+  return assign(r, have > 0 ? cat({hi, mux(ldi, ld_lo, slice(nx, 0, have))}) : hi);
+}
+
 namespace {
 // Bit of t[lo + n - 1:lo] selected by idx's k low bits (t, idx names; n == 2^k).
 Expr pick_from(const Expr& t, int lo, int n, const Expr& idx, int k) {
