@@ -248,13 +248,13 @@ Expr hseg(const Expr& v, int base, const ChanWidths& w, int k) {
 // registers: hiz_q = (h - pb == 0) and hone_q = (h == 1, exact while pb = 0), reloaded with
 // per-job constants, and on a decrement beat: pb -> hone_q = h2_q; a borrow -> hiz_q = hone_q.
 // Adds the updates to ld / wrap / dec / always; returns hiz_q.
-Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& dec,
-                Block& always) {
+Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& dec, Block& always,
+                Block& beat) {
   const int n = hsegs(w), lw = w.lw;
   const Expr stride = md.ref("stride_i"), wc = md.ref("wc_q"), pb = md.ref("pb_q");
   const Expr remw = md.ref("remw_i"), r1 = md.ref("remw1_i");
-  std::vector<Expr> segz;  // segment k == 0 (of the registers)
-  if (w.lut_cmp) {
+  std::vector<Expr> segz;    // segment k == 0 (of the registers)
+  if (w.lut_cmp && n > 1) {  // read by pbz_k (k >= 1)
     const Expr ld_i = md.ref("ld_i"), neg = md.ref("neg_q");
     md.assign(md.wire("pb_nx", 1, "pb_q after this cycle"),
               mux(md.ref("en_i"), mux(ld_i | neg, lit(1, 0), md.ref("lo_bw")), pb));
@@ -264,8 +264,11 @@ Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& 
     const Expr sg = md.reg(idx("h", k) + "_q", sw,
                            "rem's high part, bits " + std::to_string(k * kSeg) + ".." +
                                std::to_string(k * kSeg + sw - 1));
-    ld.push_back(assign(sg, hseg(stride, lw, w, k)));
-    wrap.push_back(assign(sg, mux(wc, hseg(r1, 0, w, k), hseg(remw, lw, w, k))));
+    const int base = lw + k * kSeg, have = std::max(0, std::min(sw, stride.width() - base));
+    const bool split = w.lut_cmp && have < sw;  // --target ecp5: bits loaded with 0 (load_or_zero)
+    const Expr wrv = mux(wc, hseg(r1, 0, w, k), hseg(remw, lw, w, k));
+    if (!split) ld.push_back(assign(sg, hseg(stride, lw, w, k)));
+    if (!split) wrap.push_back(assign(sg, wrv));
     Expr en = pb;
     if (k > 0) {
       const std::string below = k == 1 ? "h_0" : "h_0 .. h_" + std::to_string(k - 1);
@@ -286,7 +289,12 @@ Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& 
     }
     // sg - en as an add of en's copies: no hold branch, so the flops' enable stays en_i alone
     // (a hold would make synthesis fold pb and dz into the enable, deep behind ld_i).
-    dec.push_back(assign(sg, sg + ex::repl(sw, en)));
+    const Expr dcv = sg + ex::repl(sw, en), ldv = have > 0 ? slice(stride, base, have) : Expr{};
+    if (split)
+      beat.push_back(
+          load_or_zero(md, sg, idx("h", k) + "_nx", ldv, have, mux(md.ref("neg_q"), wrv, dcv)));
+    else
+      dec.push_back(assign(sg, dcv));
     segz.push_back(ex::eq(sg, lit(sw, 0)));
   }
   const int w0 = std::min(kSeg, w.hb);
@@ -305,9 +313,73 @@ Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& 
   return hiz;
 }
 
+// rem's high part h (S >= L) and its flags; returns hi_zero (h - pb == 0). Updates as chan_rem's.
+Expr rem_high(Module& md, const ChanWidths& w, const Expr& lo_sum, Block& ld, Block& wrap,
+              Block& dec, Block& beat, Block& always) {
+  const int lw = w.lw, hb = w.hb, hw = w.hw;
+  const Expr pb = md.ref("pb_q"), lo = md.ref("lo_q"), neg = md.ref("neg_q");
+  const Expr remw = md.ref("remw_i"), stride = md.ref("stride_i");
+  const Expr hi_zero = md.wire("hi_zero", 1, "h - pb == 0: rem < 2^" + std::to_string(lw));
+  if (hb <= 2) {
+    const Expr wrap_cy = bit(lo_sum, lw);
+    const Expr h = md.reg("h_q", hb);
+    md.assign(hi_zero,
+              hb == 1 ? ex::eq(h, pb) : mux(pb, ex::eq(h, lit(hb, 1)), ex::eq(h, lit(hb, 0))));
+    const Expr h_dec = md.wire("h_dec", hb);
+    md.assign(h_dec, h - zext(pb, hb));
+    ld.push_back(assign(h, hw > lw ? zext(slice(stride, lw, hw - lw), hb) : lit(hb, 0)));
+    wrap.push_back(assign(h, mux(wrap_cy, md.ref("remw1_i"), slice(remw, lw, hb))));
+    dec.push_back(assign(h, h_dec));
+  } else {
+    // The wrap's carry into h, a beat ahead: the beat before a wrap has no wrap itself (else
+    // S < 2L and the wrap's lo + S - L < 2^lw: no carry) and lo - L there without a borrow, so
+    // the carry is lo >= t3 = 2^lw + L - (S - L)_low.
+    const Expr wc = md.reg("wc_q", 1, "the next wrap carries into h");
+    const Expr wc_s = md.wire("wc_s", lw + 2, "lo + 2^(lw+1) - t3: top bit lo >= t3");
+    md.assign(wc_s, zext(lo, lw + 2) + zext(md.ref("nt3_i"), lw + 2));
+    rtl::sink(md, "unused_wc_s", {slice(wc_s, 0, lw + 1)});
+    if (w.lut_cmp) {
+      beat.push_back(assign(wc, ~(md.ref("ld_i") | neg) & bit(wc_s, lw + 1)));
+    } else {
+      ld.push_back(assign(wc, lit(1, 0)));
+      wrap.push_back(assign(wc, lit(1, 0)));
+      dec.push_back(assign(wc, bit(wc_s, lw + 1)));
+    }
+    md.assign(hi_zero, chan_hsegs(md, w, ld, wrap, dec, always, beat));
+  }
+  return hi_zero;
+}
+
+// After a wrap (rem <= L, so rem = lo) the next rem is rem + S - L: <= L when rem <= 2L - S.
+// That compare is a register too (nle_q), made a beat ahead on the new lo: after the load lo =
+// S (read only when S <= L: sle), after a wrap lo + S - L <= 2L - S is lo <= 3L - 2S (t4; no
+// overflow: lo <= L, S - L < L), after a step lo - L <= 2L - S is lo <= 3L - S (t2l; S >= 2L:
+// 0 and L, never true at a wrap, where lo = rem >= 1). Otherwise rem - L <= L when h - pb = 0
+// and lo <= 2L. --target ecp5: the threshold chosen a beat ahead, tp_q (returned; else empty).
+Expr rem_nle(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& dec) {
+  const int lw = w.lw;
+  const Expr nle = md.reg("nle_q", 1, "lo <= 2L - S (read at a wrap)");
+  ld.push_back(assign(nle, md.ref("sle_i")));
+  const Expr t4p = md.ref("t4p_i"), t2lp = md.ref("t2lp_i");
+  if (!w.lut_cmp) {
+    wrap.push_back(assign(nle, le_lo(md, lw, "le_t4", t4p)));
+    dec.push_back(assign(nle, le_lo(md, lw, "le_t2l", t2lp)));
+    return Expr{};
+  }
+  const Expr tp =
+      md.reg("tp_q", lw + 1, "nle's threshold + 1 at the next beat: t4p_i if neg_q, else t2lp_i");
+  ld.push_back(assign(tp, mux(md.ref("sle_i"), t4p, t2lp)));  // t4p_i, t2lp_i settled by then
+  const Expr le_tp = le_lo(md, lw, "le_tp", tp);
+  wrap.push_back(assign(nle, le_tp));
+  dec.push_back(assign(nle, le_tp));
+  return tp;
+}
+
 // S >= L: rem as a narrow low part and a high part with a pending borrow. Returns the update of
 // lo, h, pb, neg and c (the c0 register) for one beat or the load; per-cycle updates to `always`.
-Stmt chan_rem(Module& md, const ChanWidths& w, Block& always) {
+// --target ecp5: pb, c, wc (loaded with 0) in `beat` as ANDs with ~ld_i: a select of a constant
+// becomes a synchronous reset, en_i & ld_i through a LUT into the flip-flops' LSR.
+Stmt chan_rem(Module& md, const ChanWidths& w, Block& always, Block& beat) {
   const int lw = w.lw, hb = w.hb, hw = w.hw;
   md.section("S >= L: rem, the elements left in lane 0's channel, as rem = (h - pb) * 2^" +
              std::to_string(lw) + " + lo:");
@@ -333,59 +405,30 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always) {
   const Expr s_lo = hw >= lw ? slice(stride, 0, lw) : zext(stride, lw);
   const Expr c_q = ex::ref("c_q", w.cw);
   const Expr nlo = md.reg("nlo_q", lw, "~lo (its compares are carries of ~lo + x)");
-  Block ld{assign(lo, s_lo),          assign(nlo, ~s_lo),
-           assign(pb, lit(1, 0)),     assign(neg, md.ref("sle_i")),
-           assign(c_q, lit(w.cw, 0)), assign(op, op0)};
-  Block wrap{assign(lo, lo_nx), assign(nlo, ~lo_nx), assign(pb, lit(1, 0))};
-  Block dec{assign(lo, lo_nx), assign(nlo, ~lo_nx), assign(pb, lo_bw)};
-  // lo <= t as the carry of {1, ~lo} + (t + 1) (lw + 1 bits): no inverter in front of the chain.
-  const auto le = [&](const std::string& name, const Expr& tp) {
-    const Expr sum = md.wire(name, lw + 2, "top bit: lo <= the threshold");
-    md.assign(sum, zext(cat({lit(1, 1), nlo}), lw + 2) + zext(tp, lw + 2));
-    rtl::sink(md, "unused_" + name, {slice(sum, 0, lw + 1)});
-    return bit(sum, lw + 1);
-  };
-  const Expr hi_zero = md.wire("hi_zero", 1, "h - pb == 0: rem < 2^" + std::to_string(lw));
-  if (hb <= 2) {
-    const Expr wrap_cy = bit(lo_sum, lw);
-    const Expr h = md.reg("h_q", hb);
-    md.assign(hi_zero,
-              hb == 1 ? ex::eq(h, pb) : mux(pb, ex::eq(h, lit(hb, 1)), ex::eq(h, lit(hb, 0))));
-    const Expr h_dec = md.wire("h_dec", hb);
-    md.assign(h_dec, h - zext(pb, hb));
-    ld.push_back(assign(h, hw > lw ? zext(slice(stride, lw, hw - lw), hb) : lit(hb, 0)));
-    wrap.push_back(assign(h, mux(wrap_cy, md.ref("remw1_i"), slice(remw, lw, hb))));
-    dec.push_back(assign(h, h_dec));
+  Block ld{assign(lo, s_lo), assign(nlo, ~s_lo)};
+  Block wrap{assign(lo, lo_nx), assign(nlo, ~lo_nx)};
+  Block dec{assign(lo, lo_nx), assign(nlo, ~lo_nx)};
+  if (w.lut_cmp) {
+    beat.push_back(assign(pb, ~(md.ref("ld_i") | neg) & lo_bw));
+    beat.push_back(assign(c_q, ex::ref("c_nx", w.cw) & ex::repl(w.cw, ~md.ref("ld_i"))));
+    ld.insert(ld.end(), {assign(neg, md.ref("sle_i")), assign(op, op0)});
   } else {
-    // The wrap's carry into h, a beat ahead: the beat before a wrap has no wrap itself (else
-    // S < 2L and the wrap's lo + S - L < 2^lw: no carry) and lo - L there without a borrow, so
-    // the carry is lo >= t3 = 2^lw + L - (S - L)_low.
-    const Expr wc = md.reg("wc_q", 1, "the next wrap carries into h");
-    ld.push_back(assign(wc, lit(1, 0)));
-    wrap.push_back(assign(wc, lit(1, 0)));
-    const Expr wc_s = md.wire("wc_s", lw + 2, "lo + 2^(lw+1) - t3: top bit lo >= t3");
-    md.assign(wc_s, zext(lo, lw + 2) + zext(md.ref("nt3_i"), lw + 2));
-    rtl::sink(md, "unused_wc_s", {slice(wc_s, 0, lw + 1)});
-    dec.push_back(assign(wc, bit(wc_s, lw + 1)));
-    md.assign(hi_zero, chan_hsegs(md, w, ld, wrap, dec, always));
+    ld.insert(ld.end(), {assign(pb, lit(1, 0)), assign(neg, md.ref("sle_i")),
+                         assign(c_q, lit(w.cw, 0)), assign(op, op0)});
+    wrap.push_back(assign(pb, lit(1, 0)));
+    dec.push_back(assign(pb, lo_bw));
   }
-  // After a wrap (rem <= L, so rem = lo) the next rem is rem + S - L: <= L when rem <= 2L - S.
-  // That compare is a register too (nle_q), made a beat ahead on the new lo: after the load lo =
-  // S (read only when S <= L: sle), after a wrap lo + S - L <= 2L - S is lo <= 3L - 2S (t4; no
-  // overflow: lo <= L, S - L < L), after a step lo - L <= 2L - S is lo <= 3L - S (t2l; S >= 2L:
-  // 0 and L, never true at a wrap, where lo = rem >= 1). Otherwise rem - L <= L when h - pb = 0
-  // and lo <= 2L.
-  const Expr nle = md.reg("nle_q", 1, "lo <= 2L - S (read at a wrap)");
-  ld.push_back(assign(nle, md.ref("sle_i")));
-  wrap.push_back(assign(nle, le("le_t4", md.ref("t4p_i"))));
-  dec.push_back(assign(nle, le("le_t2l", md.ref("t2lp_i"))));
+  const Expr hi_zero = rem_high(md, w, lo_sum, ld, wrap, dec, beat, always);
+  const Expr tp = rem_nle(md, w, ld, wrap, dec);
   const Expr neg_nx = md.wire("neg_nx", 1, "the next rem <= L");
   const Expr le2 = w.lut_cmp ? le_bits(lo, 2ULL * static_cast<U>(w.L))
-                             : le("le_2l", lit(lw + 1, 2ULL * static_cast<U>(w.L) + 1));
-  md.assign(neg_nx, mux(neg, nle, hi_zero & le2));
-  return if_(md.ref("ld_i"), std::move(ld),
-             {if_(neg, std::move(wrap), std::move(dec)), assign(neg, neg_nx),
-              assign(op, mux(neg_nx, op_w, op_s)), assign(c_q, ex::ref("c_nx", w.cw))});
+                             : le_lo(md, lw, "le_2l", lit(lw + 1, 2ULL * static_cast<U>(w.L) + 1));
+  md.assign(neg_nx, mux(neg, md.ref("nle_q"), hi_zero & le2));
+  Block step{if_(neg, std::move(wrap), std::move(dec)), assign(neg, neg_nx),
+             assign(op, mux(neg_nx, op_w, op_s))};
+  if (!w.lut_cmp) step.push_back(assign(c_q, ex::ref("c_nx", w.cw)));
+  if (w.lut_cmp) step.push_back(assign(tp, mux(neg_nx, md.ref("t4p_i"), md.ref("t2lp_i"))));
+  return if_(md.ref("ld_i"), std::move(ld), std::move(step));
 }
 
 // Lane i's per-job thresholds and d values (registers, every cycle from registers: valid before
@@ -517,8 +560,8 @@ Module build_chan(const CoreConfig& c) {
       "A packet starts at element 0 (c0 = 0, rem = S, q_i and d_i saved from the core's walker)."};
   chan_ports(md, w);
   const Expr cy0w = ex::ref("cy0", 1);
-  Block save;
-  Block upd{chan_rem(md, w, save)};
+  Block save, beat;
+  Block upd{chan_rem(md, w, save, beat)};
   Expr cy0 = md.ref("neg_q");
   std::vector<Expr> dcat;
   if (w.L > 1) {
@@ -535,11 +578,19 @@ Module build_chan(const CoreConfig& c) {
   const Expr c_q = md.reg("c_q", w.cw);
   md.wire("cy0", 1, "c0 takes the step with a carry (a register either way)");
   md.assign(cy0w, cy0);
+  Expr kc = md.ref("kc0_i"), kw = md.ref("kw0_i");
+  if (w.lut_cmp) {  // --target ecp5: copies beside c0's adders, valid at arm + 3 (first beat)
+    kc = md.reg("kcc_q", w.cw, "kc0_i a cycle late");
+    kw = md.reg("kwc_q", w.cw + 1, "kw0_i a cycle late");
+    save.push_back(assign(kc, md.ref("kc0_i")));
+    save.push_back(assign(kw, md.ref("kw0_i")));
+  }
   const Expr add = md.wire("c_add", w.cw, "c0 + k_c + cy");
-  md.assign(add, c_q + md.ref("kc0_i") + zext(cy0w, w.cw));
+  md.assign(add, c_q + kc + zext(cy0w, w.cw));
   const Expr sub = md.wire("c_sub", w.cw + 1, "c0 + k_c + cy - C: top bit set when negative");
-  md.assign(sub, zext(c_q, w.cw + 1) + md.ref("kw0_i") + zext(cy0w, w.cw + 1));
+  md.assign(sub, zext(c_q, w.cw + 1) + kw + zext(cy0w, w.cw + 1));
   md.assign(md.wire("c_nx", w.cw), mux(~bit(sub, w.cw), slice(sub, 0, w.cw), add));
+  for (auto& s : beat) upd.push_back(std::move(s));
   Block ff{if_(md.ref("en_i"), std::move(upd))};
   for (auto& s : save) ff.push_back(std::move(s));
   md.seq(ff);

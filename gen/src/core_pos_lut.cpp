@@ -32,6 +32,23 @@ Expr le_bits(const Expr& v, U k) {
   return e.valid() ? e : lit(1, 1);
 }
 
+Expr le_lo(Module& md, int lw, const std::string& name, const Expr& tp) {
+  const Expr sum = md.wire(name, lw + 2, "top bit: lo <= the threshold");
+  md.assign(sum, zext(cat({lit(1, 1), md.ref("nlo_q")}), lw + 2) + zext(tp, lw + 2));
+  rtl::sink(md, "unused_" + name, {slice(sum, 0, lw + 1)});
+  return bit(sum, lw + 1);
+}
+
+Stmt load_or_zero(Module& md, const Expr& r, const std::string& name, const Expr& ld_lo, int have,
+                  const Expr& nx_v) {
+  const int n = r.width();
+  const Expr ldi = md.ref("ld_i");
+  const Expr nx = md.wire(name, n, "the value after a beat (not the load)");
+  md.assign(nx, nx_v);
+  const Expr hi = slice(nx, have, n - have) & ex::repl(n - have, ~ldi);
+  return assign(r, have > 0 ? cat({hi, mux(ldi, ld_lo, slice(nx, 0, have))}) : hi);
+}
+
 namespace {
 // Bit of t[lo + n - 1:lo] selected by idx's k low bits (t, idx names; n == 2^k).
 Expr pick_from(const Expr& t, int lo, int n, const Expr& idx, int k) {
@@ -111,10 +128,10 @@ Expr lane0_ahead(Module& md, const SmallWidths& w, Block& load, Block& step, Blo
 
 // Lane i's d_i = (gs_i | gl_i) ? dp_i : db_i. gs_i (S < L): q_0 >= t_i at the next beat, bit
 // un_q of the per-job table th_i_q (bit v: v - 1 >= t_i, t_i = 2^(ml+1) - 1 - wm_i; 0 when
-// S >= L). gl_i (S >= L): the next rem <= i, after a wrap lo <= i + L - S (a carry of ~lo + nx_i),
-// after a step h - pb == 0 and lo <= L + i (LUT logic; 0 when S < L).
+// S >= L). gl_i (S >= L): the next rem <= i, after a wrap lo <= i + L - S, after a step h - pb
+// == 0 and lo <= L + i (0 when S < L): lo < thr_i (a carry of {1, ~lo} + thr_i) and one LUT.
 Expr lane_d(Module& md, const SmallWidths& w, int i, const Expr& ix, Block& load, Block& step,
-            Block& save, Block& consts) {
+            Block& beat, Block& save, Block& consts) {
   const int p = w.p, lw = w.lw, W = w.ml + 1, n = 1 << ix.width();
   const std::string s = std::to_string(i);
   const Expr small = md.ref("small_i"), cyc = md.ref("cyc_q");
@@ -141,13 +158,23 @@ Expr lane_d(Module& md, const SmallWidths& w, int i, const Expr& ix, Block& load
       assign(nx, mux(small | ~md.ref("s2l_i") | bit(xs, lw), lit(lw, 0), slice(xs, 0, lw))));
   consts.push_back(assign(db, mux(small, d0, lit(p, 0))));
   consts.push_back(assign(dp, mux(small, d0 + lit(p, 1), lit(p, 1))));
-  const Expr fw = carry_ge(md, idx("fw_s", i), md.ref("nlo_q"), lw, nx);
-  const Expr fl = ~small & le_bits(md.ref("lo_q"), kx - 1);
+  // gl_i's threshold chosen a beat ahead (the next cyc_q: neg's next value when S >= L, sle_i at
+  // the load): lo < nx_i after a wrap, lo < L + i + 1 (kxs_i, 0 when S < L) after a step, so
+  // one chain of lo and a register, then one LUT (cyc_q | hi_zero, ~ld_i).
+  const Expr kxs = md.reg(idx("kxs", i) + "_q", lw + 1, "L + i + 1; S < L: 0");
+  consts.push_back(assign(kxs, mux(small, lit(lw + 1, 0), lit(lw + 1, kx))));
+  const Expr thr =
+      md.reg(idx("thr", i) + "_q", lw + 1, "gl_i's threshold: nx_i if cyc_q, else kxs_i");
+  load.push_back(assign(thr, mux(md.ref("sle_i"), zext(nx, lw + 1), kxs)));
+  step.push_back(assign(thr, mux(md.ref("neg_nx"), zext(nx, lw + 1), kxs)));
+  const Expr lt = carry_ge(md, idx("lt_s", i), cat({lit(1, 1), md.ref("nlo_q")}), lw + 1, thr);
   const Expr gs = md.reg(idx("gs", i) + "_q", 1, "S < L: d_i is dp_i");
   const Expr gl = md.reg(idx("gl", i) + "_q", 1, "S >= L: d_i is dp_i");
-  load.insert(load.end(), {assign(gs, lit(1, 0)), assign(gl, lit(1, 0))});
-  step.insert(step.end(),
-              {assign(gs, pick_bit(th, ix)), assign(gl, mux(cyc, fw, md.ref("hi_zero") & fl))});
+  // 0 at the load as an AND with ~ld_i (not a select of the constant: synthesis would make the
+  // load a synchronous reset, en_i & ld_i through a LUT into the flip-flops' LSR).
+  const Expr nld = ~md.ref("ld_i");
+  beat.insert(beat.end(), {assign(gs, nld & pick_bit(th, ix)),
+                           assign(gl, nld & lt & (cyc | md.ref("hi_zero")))});
   const Expr d = md.wire(idx("d", i), p, "g_i ? dp_i : db_i");
   md.assign(d, mux(gs | gl, dp, db));
   return d;
@@ -159,12 +186,13 @@ std::vector<Expr> chan_small_lut(Module& md, const SmallWidths& w, Block& upd, B
   md.section(
       "S < L: lane 0's u_0 = (r0 mod S) + 1 a beat ahead; every lane's d_i (a select by "
       "registers gs_i | gl_i, both cases)");
-  Block load, step, consts;
+  Block load, step, beat, consts;
   const Expr ix = lane0_ahead(md, w, load, step, consts);
   std::vector<Expr> dcat;
   for (int i = 1; i < w.L; ++i)
-    dcat.insert(dcat.begin(), lane_d(md, w, i, ix, load, step, save, consts));
+    dcat.insert(dcat.begin(), lane_d(md, w, i, ix, load, step, beat, save, consts));
   upd.push_back(if_(md.ref("ld_i"), std::move(load), std::move(step)));
+  for (auto& st : beat) upd.push_back(std::move(st));
   md.seq(consts);
   return dcat;
 }

@@ -15,6 +15,17 @@ Expr le_bits(const Expr& v, std::uint64_t k);
 // L6MUX, no carry chain.
 Expr pick_bit(const Expr& t, const Expr& idx);
 
+// <n>_chan's lo <= t as the carry of {1, ~lo} + (t + 1) (tp, lw + 1 bits; nlo_q = ~lo): no
+// inverter in front of the chain.
+Expr le_lo(Module& md, int lw, const std::string& name, const Expr& tp);
+
+// r's update under en_i when the load (ld_i) gives r = {0, ld_lo} (ld_lo: r's `have` low bits,
+// 0 <= have < r's width) and a beat nx: the zero bits as ANDs with ~ld_i, not a select of a
+// constant (synthesis makes that a synchronous reset: en_i & ld_i through a LUT into LSR).
+// (nx: a wire `name`).
+Stmt load_or_zero(Module& md, const Expr& r, const std::string& name, const Expr& ld_lo, int have,
+                  const Expr& nx);
+
 // Bits of u_0 (<= L - 1 when S < L) that index the per-job tables.
 int u_index_bits(int lanes);
 

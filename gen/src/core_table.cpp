@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core_internal.hpp"
+#include "rtl_util.hpp"
 
 namespace normcore::gen::core {
 
@@ -180,8 +181,10 @@ void loader_counters(Module& m, const TableWidths& w, const Variant& v, Loader& 
   // is then `open`, the select's own input, so synthesis (opt_lut -dlogic) folds the reload
   // select into the chain cell's sum LUT (left_k, open, the carry, chm2_k): no route from the
   // chain to a separate select LUT (4.2 ns on one UP5K placement) on the path.
-  always.push_back(
-      if_(~l.open | l.accept, {assign(left, mux(l.open, left + ex::repl(cw + 1, l.open), chm2))}));
+  // --target ecp5 (CCU2C keeps the select out of the chain): left - 1, a chain of left's bits
+  // alone, open only into the select LUT after it (no route from open to every chain cell).
+  const Expr dec = w.staged ? left - lit(cw + 1, 1) : left + ex::repl(cw + 1, l.open);
+  always.push_back(if_(~l.open | l.accept, {assign(left, mux(l.open, dec, chm2))}));
   l.cnt = m.reg("ld_cnt_q", cw, "words taken: the channel of the next one");
   on_accept.push_back(assign(l.cnt, l.cnt + lit(cw, 1)));
   on_load.push_back(assign(l.cnt, lit(cw, 0)));
@@ -403,7 +406,16 @@ void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const 
     const Expr cm = m.reg("cm_q", cw, "max(0, C + 1 - 2^" + std::to_string(nb) + ") (per job)");
     m.seq({assign(cm, mux(bit(cmw, cw), lit(cw, 0), slice(cmw, 0, cw)))});
     esmall = m.wire("e_small", 1, "C - c0 < 2^" + std::to_string(nb));
-    m.assign(esmall, ex::ge(c0, cm));
+    if (w.staged) {  // --target ecp5: the carry of c0 + (2^cw - cm), straight into es_q
+      const Expr ncm = m.reg("ncm_q", cw + 1, "2^cw - cm_q (per job)");
+      m.seq({assign(ncm, lit(cw + 1, U{1} << cw) - zext(cm, cw + 1))});
+      const Expr ges = m.wire("es_s", cw + 1, "c0 + 2^cw - cm: top bit c0 >= cm");
+      m.assign(ges, zext(c0, cw + 1) + ncm);
+      m.assign(esmall, bit(ges, cw));
+      rtl::sink(m, "unused_es_s", {slice(ges, 0, cw)});
+    } else {
+      m.assign(esmall, ex::ge(c0, cm));
+    }
   }
   // t0: c0, e and d_i registered as they come (no adder after the tracker's outputs).
   std::vector<Flop> ff;
