@@ -89,6 +89,9 @@ void lane_job_consts(Module& m, const CoreConfig& c, const Variant& v);
 
 Module build_step(const CoreConfig& c);
 Module build_chan(const CoreConfig& c);
+// Fixed nhwc (core_pos_ice40.cpp): <n>_step as L mod C, <n>_chan with c0 a counter.
+Module build_step_nhwc(const CoreConfig& c);
+Module build_chan_nhwc(const CoreConfig& c);
 // --target ice40, fixed nhwc, C a multiple of L = 2^a (core_pos_ice40.cpp): c0 / L a counter
 // modulo C / L, its wrap a register.
 Module build_chan_nhwc_wrap(const CoreConfig& c);

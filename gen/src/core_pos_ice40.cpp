@@ -1,18 +1,96 @@
-// --target ice40's <n>_chan for a fixed nhwc layout with C a multiple of L = 2^a (core_pos.cpp
-// dispatches to it): c0 / L as a counter modulo C / L with a registered wrap.
+// The position modules of a fixed nhwc layout (core_pos.cpp dispatches to them): <n>_step as
+// L mod C, <n>_chan as a counter, and --target ice40's <n>_chan with C a multiple of L = 2^a
+// (c0 / L as a counter modulo C / L with a registered wrap).
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "core_internal.hpp"
 #include "rtl_util.hpp"
+#include "specialise.hpp"
 
 namespace normcore::gen::core {
 
 using ex::bit;
 using ex::cat;
 using ex::lit;
+using ex::mux;
 using ex::slice;
 using ex::zext;
+
+using U = std::uint64_t;
+
+bool pos_fixed_nhwc(const CoreConfig& c) {
+  return c.has_fixed_layout() && spec::layout_code(c) == 1;
+}
+
+int pos_group_bits(const CoreConfig& c) {
+  const int L = c.lanes;
+  if (!pos_fixed_nhwc(c) || !c.lanes_divide_channels || L < 2 || (L & (L - 1)) != 0) return 0;
+  int a = 0;
+  while ((1 << a) < L) ++a;
+  return a;
+}
+
+// Fixed nhwc: <n>_step is L mod C (in units of 2^pos_group_bits), a function of C alone.
+Module build_step_nhwc(const CoreConfig& c) {
+  const int cw = c.chan_bits(), a = pos_group_bits(c), gw = cw - a;
+  const long long L = c.lanes;
+  Module m;
+  m.name = c.name + "_step";
+  m.description = {"Set-up step of a fixed nhwc layout (S = 1): c0 moves by L mod C = " +
+                       std::string(a > 0 ? "(L mod C) / L" : "L mod C") + " per beat,",
+                   "a function of C alone (no divider)."};
+  const Expr ch = m.in("chans_i", cw, "C");
+  const Expr quo = m.out("quo_o", gw, a > 0 ? "(L mod C) / L" : "L mod C");
+  const long long top = (1LL << cw) - 1;                    // C <= top
+  Expr e = lit(gw, L <= top ? static_cast<U>(L >> a) : 0);  // C > L: L (C > top: unreachable)
+  if (c.lanes_divide_channels) {  // C is a multiple of L: L mod C = 0 only at C = L
+    e = mux(ex::eq(ch, lit(cw, static_cast<U>(L))), lit(gw, 0), e);
+  } else {
+    for (long long k = std::min(L, top); k >= 1; --k)
+      e = mux(ex::eq(ch, lit(cw, static_cast<U>(k))), lit(gw, static_cast<U>((L % k) >> a)), e);
+  }
+  m.assign(quo, e);
+  return m;
+}
+
+// Fixed nhwc: d_i = i on every beat, c0 a counter (in units of 2^pos_group_bits).
+Module build_chan_nhwc(const CoreConfig& c) {
+  const int L = c.lanes, cw = c.chan_bits(), a = pos_group_bits(c), gw = cw - a;
+  const int p = c.bank_sel_bits();
+  Module m;
+  m.name = c.name + "_chan";
+  m.description = {
+      "Positions of the lanes' elements for the next beat, fixed nhwc layout (S = 1): lane i's",
+      "channel is c0 + i (d_i = i, constants), and a beat moves c0 by k = L mod C with a wrap",
+      "at C: c0 + k or c0 + k - C (two adders off the register, one select)."};
+  if (a > 0) {
+    m.description.push_back("C is a multiple of L = 2^" + std::to_string(a) +
+                            ": so is c0, whose low bits are 0 (the register holds c0 / L).");
+  }
+  m.in("clk_i", 1);
+  const Expr en = m.in("en_i", 1, "a beat, or the load");
+  const Expr ld = m.in("ld_i", 1, "with en_i: load the packet start (c0 = 0) instead of a step");
+  const Expr kc = m.in("kc0_i", gw, a > 0 ? "k / L" : "k = L mod C");
+  const Expr kw = m.in("kw0_i", gw + 1, a > 0 ? "(k - C) / L" : "k - C");
+  const Expr c0 = m.out("c0_o", cw);
+  const Expr c_q = m.reg("c_q", gw, a > 0 ? "c0 / L" : "c0");
+  const Expr add = m.wire("c_add", gw);
+  m.assign(add, c_q + kc);
+  const Expr sub = m.wire("c_sub", gw + 1, "c0 + k - C: top bit set when negative");
+  m.assign(sub, zext(c_q, gw + 1) + kw);
+  const Expr nx = m.wire("c_nx", gw);
+  m.assign(nx, mux(~bit(sub, gw), slice(sub, 0, gw), add));
+  m.seq({if_(en, {assign(c_q, mux(ld, lit(gw, 0), nx))})});
+  m.assign(c0, a > 0 ? cat({c_q, lit(a, 0)}) : c_q);
+  if (L > 1) {
+    std::vector<Expr> d;
+    for (int i = L - 1; i >= 1; --i) d.push_back(lit(p, static_cast<U>(i)));
+    m.assign(m.out("d_o", (L - 1) * p, "d_i = i of lanes 1..L-1, lane 1 in the low bits"), cat(d));
+  }
+  return m;
+}
 
 // --target ice40, fixed nhwc, C a multiple of L = 2^a: c0 / L is a counter modulo C / L whose
 // wrap is a register (`w_q`: c_q is C / L - 1), so the counter's next value is its increment chain

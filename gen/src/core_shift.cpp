@@ -309,13 +309,13 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
       fit = carry_terms(m, ff, "fit" + n, fit, std::move(now), true);
     }
     if (!fxp.empty()) {
-      const int n = static_cast<int>(fxp.size());
+      const int nf = static_cast<int>(fxp.size());
       std::reverse(fxp.begin(), fxp.end());
-      fxp_q = m.reg("fxp_q", n,
+      fxp_q = m.reg("fxp_q", nf,
                     c.target == "ice40"
                         ? "the fits pieces' carries ^ the sign (0: only sign bits)"
                         : "the fits pieces' carries (equal to the sign: only sign bits)");
-      ff.push_back(Flop{fxp_q, n == 1 ? fxp[0] : cat(std::move(fxp)), {}});
+      ff.push_back(Flop{fxp_q, nf == 1 ? fxp[0] : cat(std::move(fxp)), {}});
     }
     if (!tested && !same) {  // an empty first part: ext0 registered beside it
       const Expr tq = m.reg("ext0_" + n + "_q", w.ew, "", true);

@@ -59,7 +59,7 @@ std::string pos_job(const CoreConfig& c, const core::Variant& v, std::string& po
   return o.str();
 }
 
-std::string pos_drive(const CoreConfig& c, const core::Variant& v) {
+std::string pos_drive(const CoreConfig& c) {
   const auto& a = c.arith;
   const int cw = c.chan_bits(), L = c.lanes, yw = a.yw;
   std::ostringstream o;
@@ -141,7 +141,7 @@ std::string render_pos_fv(const CoreConfig& cfg) {
     << "  input wire [" << cfg.lanes * a.xw - 1 << ":0] s_data_i\n);\n"
     << "  reg rst_n = 1'b0;  // the core's reset in cycle 0\n"
     << "  always @(posedge clk_i) rst_n <= 1'b1;\n";
-  o << job << pos_drive(cfg, v) << pos_check(cfg) << "endmodule\n";
+  o << job << pos_drive(cfg) << pos_check(cfg) << "endmodule\n";
   return o.str();
 }
 
