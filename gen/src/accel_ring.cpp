@@ -280,12 +280,14 @@ void ring_regs(Ctx& x) {
   if (aw < 64) rtl::sink(m, "unused_slot", {ex::slice(slot, aw, 64 - aw)});
   // A prefetch reads TAIL + 1 and TAIL + 2 together when both are runnable and their slots
   // follow each other in one burst (not across 4 KiB; bus <= 128 bits).
-  const Expr after = m.wire("tail_eff_next2", 16);
-  m.assign(after, x.r("tail_eff_next") + lit(16, 1));
-  Expr pair = ex::ne(after, x.r("ring_head_i")) &
-              ex::ne(after & ~ex::shl(ex::ones(16), x.r("ring_log2_i")), lit(16, 0)) &
-              ex::ne(ex::slice(x.r("slot_addr"), 6, 6), ex::ones(6));
-  if (2 * rs.dw > x.c.max_burst) pair = lit(1, 0);
+  Expr pair = lit(1, 0);
+  if (2 * rs.dw <= x.c.max_burst) {
+    const Expr after = m.wire("tail_eff_next2", 16);
+    m.assign(after, x.r("tail_eff_next") + lit(16, 1));
+    pair = ex::ne(after, x.r("ring_head_i")) &
+           ex::ne(after & ~ex::shl(ex::ones(16), x.r("ring_log2_i")), lit(16, 0)) &
+           ex::ne(ex::slice(x.r("slot_addr"), 6, 6), ex::ones(6));
+  }
   m.assign(m.wire("pf_pair", 1, "the prefetch reads two descriptors"), pair);
   desc_fields(x);
   reuse(x);
