@@ -17,19 +17,33 @@ struct RingBench {
 // and the R channel's idle cycles, the gap from a job's last input beat to the next job's first
 // (across the descriptor's beats); the W beats of outputs and statuses and W idle cycles; and
 // the write chain from a job's last output beat to its status's address, from the status's last
-// beat to its response, from that response to the next job's first output address.
+// beat to its response, and from that beat to the next job's first output address (which may
+// come before the response).
 struct RingTrace {
   std::uint64_t ring_lo = 0, ring_hi = 0;
   std::deque<std::pair<bool, int>> rq, wq;  // bursts: (descriptor / status, beats left)
   std::deque<bool> bq;                      // responses awaited: status?
   std::uint64_t nst = 0, jobs = 0, cyc = 0, r_in = 0, r_desc = 0, w_out = 0, w_st = 0;
-  std::uint64_t last_in = 0, last_out = 0, st_w = 0, st_b = 0;
+  std::uint64_t last_in = 0, last_out = 0, st_w = 0;
   std::uint64_t s_rgap = 0, s_towb = 0, s_resp = 0, s_next = 0;
   bool saw_desc = false, next_pending = false;
 
   bool ring(std::uint64_t a) const { return a >= ring_lo && a < ring_hi; }
   bool on() const { return nst >= 100 && nst < 900; }
   void observe(const Vtop& t, std::uint64_t cy) {
+    const bool dbg = std::getenv("RTRACE") && nst >= 500 && nst < 504;
+    if (dbg && t.m_axi_arvalid && t.m_axi_arready)
+      std::printf("%lu AR %s %lx len %d\n", (unsigned long)cy, ring(t.m_axi_araddr) ? "D" : "I",
+                  (unsigned long)t.m_axi_araddr, t.m_axi_arlen + 1);
+    if (dbg && t.m_axi_rvalid && !rq.empty() && t.m_axi_rlast)
+      std::printf("%lu Rlast %s\n", (unsigned long)cy, rq.front().first ? "D" : "I");
+    if (dbg && t.m_axi_awvalid && t.m_axi_awready)
+      std::printf("%lu AW %s %lx len %d\n", (unsigned long)cy, ring(t.m_axi_awaddr) ? "S" : "O",
+                  (unsigned long)t.m_axi_awaddr, t.m_axi_awlen + 1);
+    if (dbg && t.m_axi_wvalid && t.m_axi_wready && !wq.empty() && t.m_axi_wlast)
+      std::printf("%lu Wlast %s\n", (unsigned long)cy, wq.front().first ? "S" : "O");
+    if (dbg && t.m_axi_bvalid && !bq.empty())
+      std::printf("%lu B %s\n", (unsigned long)cy, bq.front() ? "S" : "O");
     if (on()) ++cyc;
     if (t.m_axi_arvalid && t.m_axi_arready)
       rq.emplace_back(ring(t.m_axi_araddr), t.m_axi_arlen + 1);
@@ -49,21 +63,20 @@ struct RingTrace {
         if (on()) s_towb += cy - last_out, ++jobs;
         ++nst;
       } else if (next_pending) {
-        if (on()) s_next += cy - st_b;
+        if (on()) s_next += cy - st_w;
         next_pending = false;
       }
     }
     if (t.m_axi_wvalid && t.m_axi_wready && !wq.empty()) {
-      const bool st = wq.front().first;
-      if (--wq.front().second == 0) wq.pop_front();
+      const bool st = wq.front().first, end = --wq.front().second == 0;
+      if (end) wq.pop_front();
       if (on()) ++(st ? w_st : w_out);
       (st ? st_w : last_out) = cy;
+      if (st && end) next_pending = true;
     }
     if (t.m_axi_bvalid && !bq.empty()) {
       if (bq.front()) {
         if (on()) s_resp += cy - st_w;
-        st_b = cy;
-        next_pending = true;
       }
       bq.pop_front();
     }
@@ -228,7 +241,7 @@ inline bool bench_ring_table() {
   std::printf(
       "\nwhere a shared-table job's cycles go (AXI ports, descriptors 100..899, per job): R beats "
       "(input + descriptor + idle), W beats (output + status + idle), the write chain (last "
-      "output beat -> status address / status beat -> its response / response -> next output "
+      "output beat -> status address / status beat -> its response / status beat -> next output "
       "address)\n| read latency | cycles a job | R | W | write chain |\n|---|---|---|---|---|\n");
   ti = 0;
   for (unsigned lat : {16U, 64U, 128U}) traces[ti++].print(lat);
@@ -344,13 +357,16 @@ TEST(Accel, RingChainReadsThePredecessorsOutputNotStaleBytes) {
 // error in a job's input (met by the early read), a write error in a job's output and a write
 // error of a status each stop the ring at that descriptor with IRQ_STATUS.error, ERR_CODE and
 // ERR_ADDR; a failed job's status is written (code, ELEMS 0 for the read error, ERR_ADDR), a
-// failed status write leaves none; nothing after the stop runs; resume and skip go on. The
-// `ref:` model's semantics (runtime/src/ref_ring.cpp).
+// failed status write leaves none (nor a status after it); nothing after the stop runs but
+// (a failed status write only) the next job's output; resume and skip go on. Then an
+// unreadable descriptor read as the second of a two-descriptor prefetch: the first runs, the
+// ring stops at it with a read error and no status. The `ref:` model's semantics
+// (runtime/src/ref_ring.cpp).
 TEST(Accel, RingBusErrorsStopTheRingWithStatusThenResumeOrSkip) {
   AccelDriver d(mem_config(6, 24, 0.05), 6);
   d.reset();
   std::mt19937_64 rng(29);
-  constexpr int kJobs = 10;
+  constexpr int kJobs = 14;
   const KeptJobs k = kept_jobs(d, rng, kJobs, false);
   const std::uint64_t bb = static_cast<std::uint64_t>(d.shape().bus_bytes());
   const auto err_addr = [&] {
@@ -410,10 +426,10 @@ TEST(Accel, RingBusErrorsStopTheRingWithStatusThenResumeOrSkip) {
   EXPECT_EQ(ring_status(d, 6), no_status) << "nothing after the stop";
   // 3. Skip it; then a write error of descriptor 8's status: no status, TAIL stays at it.
   d.mem().clear_write_errors();
-  ring_describe(d, k, 8, kJobs);
+  ring_describe(d, k, 8, 10);
   const std::uint64_t st8 = kTestRing + 64 * 8 + 48;
   d.mem().add_write_error({st8, 16, AxiResp::slverr});
-  d.wr(R::RING_HEAD_OFFSET, kJobs);
+  d.wr(R::RING_HEAD_OFFSET, 10);
   d.wr(R::RING_CTRL_OFFSET, R::RING_CTRL_ENABLE_MASK | R::RING_CTRL_SKIP_MASK);
   stopped_at(8, 8, st8 / bb * bb);
   good(6);
@@ -424,11 +440,29 @@ TEST(Accel, RingBusErrorsStopTheRingWithStatusThenResumeOrSkip) {
   d.mem().clear_write_errors();
   d.wr(R::RING_CTRL_OFFSET, R::RING_CTRL_ENABLE_MASK | R::RING_CTRL_RESUME_MASK);
   ASSERT_TRUE(d.wait_irq(10'000'000));
-  EXPECT_EQ(d.rd(R::RING_TAIL_OFFSET), static_cast<std::uint32_t>(kJobs));
+  EXPECT_EQ(d.rd(R::RING_TAIL_OFFSET), 10u);
   EXPECT_EQ(d.rd(R::RING_STATUS_OFFSET) & R::RING_STATUS_STOPPED_MASK, 0u);
+  d.wr(R::IRQ_STATUS_OFFSET, ~0U);
   good(8);
   good(9);
   EXPECT_EQ(le(ring_status(d, 5), 0, 4), 2u | 8u << 8) << "the skipped one keeps its status";
+  // 5. Descriptor 12 unreadable (its last bus word; the memory fails every beat of a burst
+  // touching it; prefetched with 11 while 10 runs): 10 and 11 run, the ring stops at 12 with a
+  // read error at its first word and no status; resume runs it.
+  ring_describe(d, k, 10, kJobs);
+  const std::uint64_t d12 = kTestRing + 64 * 12;
+  d.mem().add_read_error({d12 + 64 - bb, bb, AxiResp::slverr});
+  d.wr(R::RING_HEAD_OFFSET, kJobs);
+  stopped_at(12, 7, d12);
+  good(10);
+  good(11);
+  EXPECT_EQ(ring_status(d, 12), no_status) << "an unreadable descriptor gets no status";
+  d.mem().clear_read_errors();
+  d.wr(R::RING_CTRL_OFFSET, R::RING_CTRL_ENABLE_MASK | R::RING_CTRL_RESUME_MASK);
+  ASSERT_TRUE(d.wait_irq(10'000'000));
+  EXPECT_EQ(d.rd(R::RING_TAIL_OFFSET), static_cast<std::uint32_t>(kJobs));
+  good(12);
+  good(13);
   EXPECT_TRUE(d.mem().idle());
   for (const auto& v : d.mem().violations()) ADD_FAILURE() << v;
 }

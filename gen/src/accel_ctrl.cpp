@@ -235,8 +235,8 @@ void stop_and_pulses(Ctx& x) {
   Expr rerr = x.r("rd_err_i");
   if (x.c.ring) {  // a failed descriptor prefetch is the next descriptor's error, not this job's
     rerr = m.wire("rd_err_job", 1);
-    m.assign(rerr, x.r("rd_err_i") & ~(x.r("pf_q") & x.r("rd_err_new_i")) & ~x.r("pferr_q") &
-                       ~x.r("nx_q"));
+    m.assign(rerr, x.r("rd_err_i") & ~((x.r("pf_q") | x.r("nx_q")) & x.r("rd_err_new_i")) &
+                       ~x.r("pferr_q") & ~x.r("pfdrop_q"));
   }
   m.assign(m.wire("dma_err", 1), rerr | x.r("wr_err_i"));
   m.assign(m.wire("dma_code", 8), ex::mux(rerr, code(AccelError::read), code(AccelError::write)));
@@ -271,7 +271,7 @@ CaseArm idle_arm(const Ctx& x) {
     snap.push_back(s);
   }
   if (!x.c.ring) return {{x.s(IDLE)}, {if_(x.r("start_i"), std::move(snap))}};
-  for (const char* q : {"ring_q", "keep_q", "tot_ok_q", "pfok_q"}) {
+  for (const char* q : {"ring_q", "keep_q", "tot_ok_q", "pfok_q", "pf2_q"}) {
     snap.push_back(x.a(q, lit(1, 0)));
   }
   // An early read whose descriptor is no longer runnable (ring disabled) is drained and dropped.
@@ -394,8 +394,10 @@ std::vector<CaseArm> run_arms(const Ctx& x) {
                        {if_(params_in, run_entry(x))})}});
   Expr all_done = x.r("wr_done_i") & x.r("rd_done_i") & ~x.r("wr_start_q") & ~x.r("rd_start_q");
   if (x.c.ring) {  // and a descriptor prefetch finished (or failed: the read DMA stopped)
-    all_done = x.r("wr_done_i") & (x.r("rd_done_i") | x.r("pferr_q") | x.r("nx_q")) &
-               ~x.r("wr_start_q") & ~x.r("wrwait_q") & ~x.r("rd_start_q") & ~x.r("pf_q");
+    all_done =
+        x.r("wr_done_i") &
+        (x.r("rd_done_i") | x.r("pferr_q") | (x.r("pfdrop_q") & x.r("rd_idle_i")) | x.r("nx_q")) &
+        ~x.r("wr_start_q") & ~x.r("wrwait_q") & ~x.r("rd_start_q") & ~x.r("pf_q");
   }
   Block done = {a("done_q", one), a("irq_done_q", one), to(FLUSH)};
   if (x.c.ring) done = {if_(x.r("ring_q"), ring_wb_entry(x), std::move(done))};
@@ -422,15 +424,17 @@ void fsm(Ctx& x) {
   for (const char* q : pulses) p.resets.emplace_back(x.r(q), lit(1, 0));
   p.resets.emplace_back(x.r("prm_cnt_q"), lit(cw, 0));
   if (x.c.ring) {
-    for (const char* q : {"ring_q", "keep_q", "loaded_q", "tot_ok_q", "nowb_q", "pf_q", "pfok_q",
-                          "pferr_q", "wbpend_q", "wrwait_q", "nx_q"}) {
+    for (const char* q :
+         {"ring_q", "keep_q", "loaded_q", "tot_ok_q", "nowb_q", "pf_q", "pfok_q", "pferr_q",
+          "wbpend_q", "wrwait_q", "nx_q", "pf2_q", "pfn_q", "pfdrop_q"}) {
       p.resets.emplace_back(x.r(q), lit(1, 0));
     }
   }
   for (const char* q : pulses) p.body.push_back(assign(x.r(q), lit(1, 0)));  // pulses low
   if (x.c.ring) {  // a datapath reset: no table, no prefetch
     Block clr;
-    for (const char* q : {"loaded_q", "pf_q", "pfok_q", "pferr_q", "wrwait_q", "nx_q"})
+    for (const char* q :
+         {"loaded_q", "pf_q", "pfok_q", "pferr_q", "wrwait_q", "nx_q", "pf2_q", "pfdrop_q"})
       clr.push_back(x.a(q, lit(1, 0)));
     p.body.push_back(if_(x.r("flush_now"), std::move(clr)));
   }

@@ -106,7 +106,10 @@ void wdma_ports(Module& m, const AccelConfig& c, int wb, int fcb) {
   m.out("done_o", 1);
   m.out("err_o", 1);
   m.out("err_addr_o", aw, "start of the burst that failed");
-  if (c.ring) m.out("sent_o", 1, "every word sent: only write responses outstanding");
+  if (c.ring) {
+    m.out("sent_o", 1, "every word sent: only write responses outstanding");
+    m.out("bok_o", 1, "a write response without error");
+  }
 }
 
 // A flop FIFO instance of the write DMA (u_lenq / u_adrq).
@@ -237,15 +240,18 @@ Module build_wdma(const AccelConfig& c, const std::string& name, int wb, int fcb
   prim::burst_logic(m, c, b, issue);
   rtl::Process p;
   p.resets = {{owed_q, lit(fcb, 0)}, {beat_q, lit(8, 0)}, {err_q, lit(1, 0)}};
-  p.body = {
-      if_(m.ref("start_i"),
-          {assign(words_q, m.ref("words_i")), assign(sent_q, lit(wb, 0)), assign(err_q, lit(1, 0))},
-          {if_(wfire, {assign(sent_q, sent_q + lit(wb, 1)),
-                       assign(beat_q, ex::mux(wlast, lit(8, 0), beat_q + lit(8, 1)))}),
-           if_(bfire & ex::bit(m.ref("m_axi_bresp"), 1) & ~err_q,
-               {assign(err_q, lit(1, 1)), assign(eaddr_q, adrq_head)})}),
-      assign(owed_q,
-             owed_q + ex::mux(issue, ex::fit(b.len, fcb), lit(fcb, 0)) - ex::zext(wfire, fcb))};
+  // With the ring a request may start while the last one's responses are outstanding (once it
+  // is sent): an error stays until the datapath reset (FLUSH), whichever request it hit.
+  const Stmt wbeat = if_(wfire, {assign(sent_q, sent_q + lit(wb, 1)),
+                                 assign(beat_q, ex::mux(wlast, lit(8, 0), beat_q + lit(8, 1)))});
+  const Stmt berr = if_(bfire & ex::bit(m.ref("m_axi_bresp"), 1) & ~err_q,
+                        {assign(err_q, lit(1, 1)), assign(eaddr_q, adrq_head)});
+  Block init = {assign(words_q, m.ref("words_i")), assign(sent_q, lit(wb, 0))};
+  if (!c.ring) init.push_back(assign(err_q, lit(1, 0)));
+  p.body = c.ring ? Block{if_(m.ref("start_i"), std::move(init), {wbeat}), berr}
+                  : Block{if_(m.ref("start_i"), std::move(init), {wbeat, berr})};
+  p.body.push_back(assign(
+      owed_q, owed_q + ex::mux(issue, ex::fit(b.len, fcb), lit(fcb, 0)) - ex::zext(wfire, fcb)));
   p.comment = "Words owed to issued bursts, beats, the first error";
   rtl::process(m, p);
   wdma_queue(m, name + "_lenq", "lenq", ex::fit(b.len, 8) - lit(8, 1), wfire & wlast,
@@ -258,6 +264,7 @@ Module build_wdma(const AccelConfig& c, const std::string& name, int wb, int fcb
   if (c.ring) {
     m.assign(m.ref("sent_o"),
              ~b.valid_q & ex::eq(b.left_q, lit(wb, 0)) & ex::eq(owed_q, lit(fcb, 0)));
+    m.assign(m.ref("bok_o"), bfire & ~ex::bit(m.ref("m_axi_bresp"), 1));
   }
   m.assign(m.ref("err_o"), err_q);
   m.assign(m.ref("err_addr_o"), eaddr_q);

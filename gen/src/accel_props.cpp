@@ -23,11 +23,15 @@ std::uint64_t u(int v) {
 void job_assumptions(fv::Formal& f, const AccelConfig& c) {
   Module& m = f.mod();
   const int bl = clog2(c.bus_bytes());
-  // A ring configuration's read DMA also takes a request once the last one is issued.
-  const bool overlap = c.ring && std::any_of(m.ports.begin(), m.ports.end(),
-                                             [](const Port& p) { return p.name == "next_ok_o"; });
+  // A ring configuration's read DMA also takes a request once the last one is issued, its
+  // write DMA once the last one is sent (responses outstanding).
+  const auto has = [&](const char* n) {
+    return c.ring &&
+           std::any_of(m.ports.begin(), m.ports.end(), [&](const Port& p) { return p.name == n; });
+  };
+  const char* more = has("next_ok_o") ? "next_ok_o" : has("sent_o") ? "sent_o" : nullptr;
   f.add(if_(m.ref("start_i"),
-            {assume(overlap ? m.ref("done_o") | m.ref("next_ok_o") : m.ref("done_o"))}));
+            {assume(more != nullptr ? m.ref("done_o") | m.ref(more) : m.ref("done_o"))}));
   if (bl > 0) {
     f.add(if_(m.ref("start_i"), {assume(ex::eq(ex::slice(m.ref("addr_i"), 0, bl), lit(bl, 0)))}));
   }

@@ -129,8 +129,10 @@ void ring_wires(Ctx& x) {
   m.assign(m.wire("wb_sent", 1, "the status is sent (its response may be outstanding)"),
            pushed & x.r("wr_sent_i"));
   const Expr ok = ex::eq(x.r("code_q"), lit(8, 0));
+  // The status's response is the first after it is sent (the output's are in): the next job's
+  // write DMA may start meanwhile.
   m.assign(m.wire("ring_ok", 1, "a good descriptor's status write answered: TAIL + 1"),
-           x.r("wbpend_q") & x.r("wr_idle_i") & ~x.r("wr_err_i"));
+           x.r("wbpend_q") & (x.r("wr_idle_i") | x.r("wr_bok_i")) & ~x.r("wr_err_i"));
   m.assign(m.wire("ring_fail", 1), (x.r("wb_fin") & ~ok) | (x.in_state(FLUSH) & x.r("ring_q") &
                                                             ~x.r("sr_q") & x.r("nowb_q") & ~ok));
   m.assign(m.wire("flush_now", 1, "datapath reset: FLUSH, or CHECK unless the table is kept"),
@@ -179,9 +181,9 @@ void early_read(Ctx& x) {
                ex::eq(x.r("win_last_i"), x.r("last_q")));
   m.assign(m.wire("nx_go", 1, "start the early read"),
            x.in_state(RUN) & x.r("ring_q") & x.r("pfok_q") & ex::bit(x.r("nxv_q"), 1) &
-               x.r("nxok_q") & x.r("keep_w") & x.r("mul_skip") & ~x.r("nx_q") & x.r("rd_done_i") &
-               ~x.r("rd_start_q") & ~x.r("pf_q") & ~x.r("rd_err_i") & ~x.r("wbpend_q") &
-               ~x.r("wrwait_q") & x.r("ring_enable_i") & ~x.r("stopped_q") &
+               x.r("nxok_q") & x.r("keep_w") & x.r("mul_skip") & ~x.r("nx_q") &
+               x.r("rd_next_ok_i") & ~x.r("rd_start_q") & ~x.r("pf_q") & ~x.r("rd_err_i") &
+               ~x.r("wbpend_q") & ~x.r("wrwait_q") & x.r("ring_enable_i") & ~x.r("stopped_q") &
                ex::ne(x.r("tail_eff_next"), x.r("ring_head_i")));
   const int wb = accel_sizes(x.c).wb;
   const Expr igw = m.reg("igw_q", wb, "read FIFO words the input gearbox may still take");
@@ -212,6 +214,7 @@ void ring_ports(Module& m, const AccelConfig& c) {
   m.in("rd_data_i", c.bus_bits);
   m.in("wf_space_i", 1, "the write FIFO takes a word");
   m.in("wr_sent_i", 1, "the write DMA sent every word (only responses outstanding)");
+  m.in("wr_bok_i", 1, "a write response without error");
   m.in("ig_take_i", 1, "the input gearbox takes a read FIFO word");
   m.in("rd_next_ok_i", 1, "the read DMA takes a request (the last one issued)");
   m.in("rd_rx_new_i", 1, "a read beat belongs to the newest request");
@@ -233,6 +236,9 @@ void ring_state_regs(Ctx& x) {
   x.m.reg("pferr_q", 1, "the prefetch read failed: the descriptor at TAIL is unreadable");
   x.m.reg("wbpend_q", 1, "a good descriptor's status is sent, its write response not yet in");
   x.m.reg("nx_q", 1, "the read DMA reads the prefetched descriptor's input (early read)");
+  x.m.reg("pf2_q", 1, "desc2_q holds the descriptor after the prefetched one (read with it)");
+  x.m.reg("pfn_q", 1, "the prefetch reads two descriptors");
+  x.m.reg("pfdrop_q", 1, "the read DMA stopped on the second descriptor of a prefetch (dropped)");
 }
 
 void ring_regs(Ctx& x) {
@@ -247,7 +253,8 @@ void ring_regs(Ctx& x) {
   m.reg("nowb_q", 1, "stop without a status (the fetch or the write-back failed)");
   m.reg("dirq_q", 1, "the descriptor's irq flag");
   m.reg("desc_q", 512, "the descriptor, word 0 at the bottom");
-  m.reg("dcnt_q", bits_for(rs.dw), "descriptor words taken");
+  m.reg("desc2_q", 512, "the second descriptor of a two-descriptor prefetch");
+  m.reg("dcnt_q", bits_for(2 * rs.dw), "descriptor words taken");
   m.reg("at_q", aw, "the descriptor's address");
   m.reg("pfaddr_q", aw, "the prefetch's failing read");
   m.reg("wbcnt_q", bits_for(rs.wbw), "status words pushed");
@@ -271,6 +278,17 @@ void ring_regs(Ctx& x) {
   const Expr slot = m.wire("slot_addr", 64);
   m.assign(slot, x.r("ring_base_i") + rtl::shl_by(ex::zext(idx, 64), 6));
   if (aw < 64) rtl::sink(m, "unused_slot", {ex::slice(slot, aw, 64 - aw)});
+  // A prefetch reads TAIL + 1 and TAIL + 2 together when both are runnable and their slots
+  // follow each other in one burst (not across 4 KiB; bus <= 128 bits).
+  Expr pair = lit(1, 0);
+  if (2 * rs.dw <= x.c.max_burst) {
+    const Expr after = m.wire("tail_eff_next2", 16);
+    m.assign(after, x.r("tail_eff_next") + lit(16, 1));
+    pair = ex::ne(after, x.r("ring_head_i")) &
+           ex::ne(after & ~ex::shl(ex::ones(16), x.r("ring_log2_i")), lit(16, 0)) &
+           ex::ne(ex::slice(x.r("slot_addr"), 6, 6), ex::ones(6));
+  }
+  m.assign(m.wire("pf_pair", 1, "the prefetch reads two descriptors"), pair);
   desc_fields(x);
   reuse(x);
   ring_wires(x);
@@ -288,7 +306,7 @@ Block ring_launch(const Ctx& x) {
              x.a("done_q", zero),        x.a("error_q", zero), x.a("code_q", lit(8, 0)),
              x.a("eaddr_q", lit(64, 0)), x.a("sr_q", zero),    x.a("at_q", at),
              x.a("pfok_q", zero),        x.a("pferr_q", zero)};
-  Block fetch = {x.a("dcnt_q", lit(bits_for(rs.dw), 0)), x.a("rd_start_q", one),
+  Block fetch = {x.a("dcnt_q", lit(bits_for(2 * rs.dw), 0)), x.a("rd_start_q", one),
                  x.a("rd_addr_q", at), x.a("rd_words_q", lit(accel_sizes(x.c).wb, u(rs.dw))),
                  x.to(FETCH)};
   Block failed = {x.a("code_q", code(AccelError::read)),
@@ -301,12 +319,18 @@ Block ring_launch(const Ctx& x) {
 // Descriptor words from the read DMA (FETCH or the prefetch) shift into desc_q.
 Stmt ring_capture(const Ctx& x) {
   const int bus = x.c.bus_bits;
-  const int dcb = bits_for(ring_sizes(x.c).dw);
-  const Expr d = x.r("desc_q");
-  const Expr shifted =
-      bus == 512 ? x.r("rd_data_i") : ex::cat({x.r("rd_data_i"), ex::slice(d, bus, 512 - bus)});
+  const int dw = ring_sizes(x.c).dw, dcb = bits_for(2 * dw);
+  auto shifted = [&](const char* q) {
+    const Expr d = x.r(q);
+    return bus == 512 ? x.r("rd_data_i")
+                      : ex::cat({x.r("rd_data_i"), ex::slice(d, bus, 512 - bus)});
+  };
+  // Words 0 .. dw - 1 into desc_q, the second descriptor's (a two-descriptor prefetch) into
+  // desc2_q.
   return if_(x.r("desc_take"),
-             {x.a("desc_q", shifted), x.a("dcnt_q", x.r("dcnt_q") + lit(dcb, 1))});
+             {if_(ex::lt(x.r("dcnt_q"), lit(dcb, u(dw))), {x.a("desc_q", shifted("desc_q"))},
+                  {x.a("desc2_q", shifted("desc2_q"))}),
+              x.a("dcnt_q", x.r("dcnt_q") + lit(dcb, 1))});
 }
 
 // After the case: the prefetch (its start in RUN, its end: the descriptor complete, or a read
@@ -315,23 +339,32 @@ Stmt ring_capture(const Ctx& x) {
 Block ring_prefetch(const Ctx& x) {
   const int aw = x.c.addr_bits;
   const RingSizes rs = ring_sizes(x.c);
-  const int dcb = bits_for(rs.dw);
+  const int dcb = bits_for(2 * rs.dw), wb = accel_sizes(x.c).wb;
   const Expr one = lit(1, 1), zero = lit(1, 0);
-  const Expr complete = x.r("pf_q") & ex::eq(x.r("dcnt_q"), lit(dcb, u(rs.dw))) & x.r("rd_done_i") &
-                        ~x.r("rd_start_q");
+  const Expr words = ex::mux(x.r("pfn_q"), lit(dcb, u(2 * rs.dw)), lit(dcb, u(rs.dw)));
+  const Expr complete =
+      x.r("pf_q") & ex::eq(x.r("dcnt_q"), words) & x.r("rd_done_i") & ~x.r("rd_start_q");
   return {
-      if_(x.r("pf_go"), {x.a("rd_start_q", one), x.a("rd_addr_q", ex::fit(x.r("slot_addr"), aw)),
-                         x.a("rd_words_q", lit(accel_sizes(x.c).wb, u(rs.dw))),
-                         x.a("dcnt_q", lit(dcb, 0)), x.a("pf_q", one)}),
+      if_(x.r("pf_go"),
+          {x.a("rd_start_q", one), x.a("rd_addr_q", ex::fit(x.r("slot_addr"), aw)),
+           x.a("rd_words_q", ex::mux(x.r("pf_pair"), lit(wb, u(2 * rs.dw)), lit(wb, u(rs.dw)))),
+           x.a("dcnt_q", lit(dcb, 0)), x.a("pf_q", one), x.a("pfn_q", x.r("pf_pair"))}),
+      if_(x.r("rd_start_q"), {x.a("pfdrop_q", zero)}),  // the read DMA's error cleared
       if_(x.r("nx_go"), {x.a("rd_start_q", one), x.a("rd_addr_q", ex::fit(x.r("d_src"), aw)),
                          x.a("rd_words_q", x.r("in_words_q")), x.a("nx_q", one)}),
+      // A read error in a two-descriptor prefetch (the burst's response: either may be the
+      // unreadable one) drops both: each is fetched again alone, so an error comes as in the
+      // ref: model. Of one descriptor: its fetch error, reported when it is due.
       if_(x.r("pf_q") & x.r("rd_err_i") & x.r("rd_err_new_i"),
-          {x.a("pf_q", zero), x.a("pferr_q", one), x.a("pfaddr_q", x.r("rd_err_addr_i"))},
-          {if_(complete, {x.a("pf_q", zero), x.a("pfok_q", one)})}),
+          {if_(x.r("pfn_q"), {x.a("pf_q", zero), x.a("pfdrop_q", one)},
+               {x.a("pf_q", zero), x.a("pferr_q", one), x.a("pfaddr_q", x.r("rd_err_addr_i"))})},
+          {if_(complete, {x.a("pf_q", zero), x.a("pfok_q", one), x.a("pf2_q", x.r("pfn_q"))})}),
       if_(x.r("ring_fail") | x.r("soft_reset_i") | x.r("stopped_q"),
-          {x.a("pfok_q", zero), x.a("pferr_q", zero)}),
-      // The write DMA of a job or a status starts once the last status write is answered.
-      if_(x.r("wrwait_q") & ~x.r("wbpend_q") & (x.in_state(RUN) | x.in_state(WB)),
+          {x.a("pfok_q", zero), x.a("pferr_q", zero), x.a("pf2_q", zero)}),
+      // A job's write DMA starts once the last status write is sent (its response may be
+      // outstanding: a failing one stops the ring with this job's output perhaps partly
+      // written), a status write once the last one is answered.
+      if_(x.r("wrwait_q") & (x.in_state(RUN) | (x.in_state(WB) & ~x.r("wbpend_q"))),
           {x.a("wr_start_q", one), x.a("wrwait_q", zero)}),
       if_(x.r("ring_ok"), {x.a("wbpend_q", zero)}),
       // That status write failed: the descriptor after it (if any) is abandoned with no status
@@ -351,7 +384,7 @@ std::vector<CaseArm> ring_arms(const Ctx& x) {
   const int tw = accel_sizes(x.c).tw;
   const RingSizes rs = ring_sizes(x.c);
   const Expr one = lit(1, 1);
-  const int dcb = bits_for(rs.dw), wcb = bits_for(rs.wbw);
+  const int dcb = bits_for(2 * rs.dw), wcb = bits_for(rs.wbw);
   auto stop = [&](AccelError e) {
     return Block{x.a("code_q", code(e)), x.a("eaddr_q", x.r("dma_addr")), x.a("nowb_q", one),
                  x.to(ABORT)};
@@ -359,7 +392,7 @@ std::vector<CaseArm> ring_arms(const Ctx& x) {
   std::vector<CaseArm> arms;
   arms.push_back(
       {{x.s(FETCH)},
-       {if_(x.r("rd_err_i"), stop(AccelError::read),
+       {if_(x.r("rd_err_i") & ~x.r("pfdrop_q"), stop(AccelError::read),
             {if_(ex::eq(x.r("dcnt_q"), lit(dcb, u(rs.dw))) & x.r("rd_done_i") & ~x.r("rd_start_q"),
                  {x.to(DSNAP)})})}});
   const std::pair<const char*, const char*> from[] = {
@@ -370,6 +403,8 @@ std::vector<CaseArm> ring_arms(const Ctx& x) {
       {"last_q", "win_last_i"}, {"dirq_q", "d_irq"},    {"keep_q", "keep_w"}};
   Block snap;
   for (const auto& [q, w] : from) snap.push_back(x.a(q, x.r(w)));
+  snap.push_back(if_(x.r("pf2_q"),
+                     {x.a("desc_q", x.r("desc2_q")), x.a("pfok_q", one), x.a("pf2_q", lit(1, 0))}));
   snap.push_back(if_(x.r("mul_skip"), {x.to(SIZES)},
                      {x.a("ma_q", ex::zext(x.r("d_ch"), tw)),
                       x.a("mb_q", ex::zext(x.r("d_inner"), 32)), x.a("macc_q", lit(tw, 0)),

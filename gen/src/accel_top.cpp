@@ -144,6 +144,7 @@ void datapath_wires(Module& m, const AccelConfig& c) {
   if (c.ring) {
     for (const auto& [n, w] : {std::pair<const char*, int>{"desc_rd", 1},
                                {"wr_sent", 1},
+                               {"wr_bok", 1},
                                {"rd_dv", 1},
                                {"phase_wb", 1},
                                {"wb_valid", 1},
@@ -174,6 +175,7 @@ void ring_conns(Module& m, Conns& cc) {
                                    {"rd_data_i", "rf_wdata"},
                                    {"wf_space_i", "wf_space"},
                                    {"wr_sent_i", "wr_sent"},
+                                   {"wr_bok_i", "wr_bok"},
                                    {"desc_rd_o", "desc_rd"},
                                    {"phase_wb_o", "phase_wb"},
                                    {"wb_valid_o", "wb_valid"},
@@ -436,7 +438,10 @@ void write_path(Module& m, const AccelConfig& c) {
                                    {"err_addr_o", "wr_err_addr"}})) {
     wc.push_back(x);
   }
-  if (c.ring) wc.emplace_back("sent_o", m.ref("wr_sent"));
+  if (c.ring) {
+    wc.emplace_back("sent_o", m.ref("wr_sent"));
+    wc.emplace_back("bok_o", m.ref("wr_bok"));
+  }
   m.instance(Instance{n + "_wdma", "u_wdma", wc, {}});
 }
 
