@@ -75,7 +75,9 @@ QUICK = {("core_l1", "fifo"): (("bmc", "pdr"), None), ("core_l1", "core"): (("bm
          ("accel_small", "wdma_lenq"): (("bmc", "pdr"), None),
          ("accel_small", "regs"): (("bmc", "pdr"), None),
          ("accel_small", "rdma"): (("bmc", "pdr"), None),
-         ("accel_small", "wdma"): (("bmc",), 8)}
+         ("accel_small", "wdma"): (("bmc",), 8),
+         # The ring's streaming write DMA (bursts issued before their data; padding after a stop).
+         ("accel_small_ring", "wdma"): (("bmc",), 8)}
 
 # pdr not attempted (state too large for it within minutes; BMC still runs): (config, module).
 NO_PDR = {("accel_default", "rfifo"): "256 x 64-bit RAM", ("accel_default", "wfifo"): "64 x 64-bit RAM",
@@ -87,6 +89,8 @@ PLANTS = {
                   "assign in_ready_o = 1'b1;", "skid buffer accepts a beat while full (drops one)"),
     "wlast_early": ("accel_small", "wdma", r"assign m_axi_wlast = beat_q == lenq_head;",
                     "assign m_axi_wlast = beat_q + 8'd1 == lenq_head;", "WLAST one beat early"),
+    "pad_writes": ("accel_small_ring", "wdma", r"assign m_axi_wstrb = pad_q \? \S+ : ",
+                   "assign m_axi_wstrb = ", "ring write DMA: the padding beats after a stop write"),
     "fifo_dup": ("accel_small", "wdma_lenq", r"if \(rd_i\) begin\n(\s*)rptr_d = ",
                  r"if (rd_i && 1'b0) begin\n\1rptr_d = ", "FIFO pops without advancing (dup)"),
     "burst_4k": ("accel_small", "rdma", r"assign b_cap = \(b_to4k < 11'd4\) \? b_to4k : 11'd4;",

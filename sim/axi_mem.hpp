@@ -240,6 +240,7 @@ struct AxiMemStats {
   std::uint64_t read_bursts = 0, read_beats = 0, read_bytes = 0;     // bytes: active lanes
   std::uint64_t write_bursts = 0, write_beats = 0, write_bytes = 0;  // bytes: strobed lanes
   std::uint64_t read_error_bursts = 0, write_error_bursts = 0;       // answered SLVERR/DECERR
+  std::uint64_t null_write_beats = 0;  // W beats with WSTRB 0 (the ring's padding after a stop)
   unsigned max_outstanding_reads = 0, max_outstanding_writes = 0;
   std::uint64_t r_valid_cycles = 0;  // RVALID high
   std::uint64_t r_stall_cycles = 0;  // RVALID && !RREADY
@@ -692,6 +693,7 @@ class AxiMemory {
         if (wb.resp == AxiResp::okay) mem_.write_byte(byte_addr, w.data[lane]);
       }
       ++stats_.write_beats;
+      if (w.strb == 0) ++stats_.null_write_beats;
       w_ahead_.pop_front();
       if (wb.beat++ == wb.len) {
         bresps_.push_back(BResp{wb.id, wb.resp, cycle_ + cfg_.write_latency});

@@ -128,6 +128,48 @@ void wdma_queue(Module& m, const std::string& module, const std::string& q, cons
                       comment});
 }
 
+// With the ring a burst's address goes out once a word beyond those owed to earlier bursts
+// waits in the FIFO, so its beats stream out as the core makes them (WVALID may drop inside a
+// burst) and a job pays no burst fill before its first or after its last beat. When the
+// job stops (abort_i: a read error, a write error, a soft reset) while the FIFO lacks data
+// for bursts already issued (`short`), the data may never come: once W holds no beat, every
+// beat still owed is sent with no strobes (`pad_q`: it writes nothing; the FIFO is not popped
+// and the datapath reset empties it), so the bursts end and ABORT's wait for idle ends.
+void wdma_pad(Module& m, const AccelConfig& c, const Expr& owed_q, const Expr& strb,
+              const Expr& short_w) {
+  const int fcb = owed_q.width(), bb = c.bus_bytes();
+  const Expr pad = m.reg("pad_q", 1, "the owed beats are sent with no strobes");
+  const Expr sh = m.wire("short_w", 1, "the FIFO lacks data for issued bursts");
+  m.assign(sh, short_w);
+  const Expr wv = m.ref("m_axi_wvalid");
+  rtl::Process p;
+  p.resets = {{pad, lit(1, 0)}};
+  p.body = {if_(pad, {if_(ex::eq(owed_q, lit(fcb, 0)), {assign(pad, lit(1, 0))})},
+                {if_(m.ref("abort_i") & sh & ~wv, {assign(pad, lit(1, 1))})})};
+  p.comment = "Padding the owed beats after a stop";
+  rtl::process(m, p);
+  m.assign(wv, (m.ref("fifo_valid_i") | pad) & m.ref("lenq_valid"));
+  m.assign(m.ref("m_axi_wdata"), ex::mux(pad, lit(c.bus_bits, 0), m.ref("fifo_data_i")));
+  m.assign(m.ref("m_axi_wstrb"), ex::mux(pad, lit(bb, 0), strb));
+  m.assign(m.ref("fifo_pop_o"), m.ref("wfire") & ~pad);
+}
+
+std::vector<std::string> wdma_description(const AccelConfig& c) {
+  const std::string n = std::to_string(std::max(2, c.outstanding));
+  if (c.ring) {
+    return {"Write DMA: writes `words` bus words to `addr` in INCR bursts that never cross 4 KiB.",
+            "A burst's address goes out once a word beyond those owed to issued bursts waits in",
+            "the FIFO, so the beats stream as they come (after a stop the owed beats go with no",
+            "strobes); up to " + n + " bursts await their response. WSTRB of the last word covers",
+            "exactly the job's bytes. A SLVERR/DECERR stops new bursts; issued ones complete."};
+  }
+  return {"Write DMA: writes `words` bus words to `addr` in INCR bursts that never cross 4 KiB.",
+          "A burst's address goes out only once all its data waits in the FIFO, so W never stalls",
+          "the interconnect; up to " + n +
+              " bursts await their response. WSTRB of the last word covers",
+          "exactly the job's bytes. A SLVERR/DECERR stops new bursts; issued ones complete."};
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -200,12 +242,7 @@ Module build_wdma(const AccelConfig& c, const std::string& name, int wb, int fcb
   const int aw = c.addr_bits, bb = c.bus_bytes();
   Module m;
   m.name = name;
-  m.description = {
-      "Write DMA: writes `words` bus words to `addr` in INCR bursts that never cross 4 KiB.",
-      "A burst's address goes out only once all its data waits in the FIFO, so W never stalls",
-      "the interconnect; up to " + std::to_string(std::max(2, c.outstanding)) +
-          " bursts await their response. WSTRB of the last word covers",
-      "exactly the job's bytes. A SLVERR/DECERR stops new bursts; issued ones complete."};
+  m.description = wdma_description(c);
   wdma_ports(m, c, wb, fcb);
   const prim::BurstIssuer b =
       prim::burst_issuer(m, c, "aw", wb, "words not yet covered by a burst");
@@ -223,20 +260,29 @@ Module build_wdma(const AccelConfig& c, const std::string& name, int wb, int fcb
   const Expr adrq_full = m.wire("adrq_full", 1);
   const Expr have = m.wire("have", 1, "the FIFO holds the next burst's data");
   const int hw = std::max(fcb, b.len_bits) + 1;
-  m.assign(have,
-           ex::ge(ex::zext(m.ref("fifo_count_i"), hw), ex::zext(owed_q, hw) + ex::zext(b.len, hw)));
+  const Expr cnt = ex::zext(m.ref("fifo_count_i"), hw), owed = ex::zext(owed_q, hw);
+  if (c.ring) {  // streaming: a word beyond those owed (wdma_pad)
+    m.assign(have, ex::gt(cnt, owed));
+  } else {
+    m.assign(have, ex::ge(cnt, owed + ex::zext(b.len, hw)));
+  }
   const Expr issue = prim::burst_issue(m, b, err_q, {~adrq_full, ~lenq_full, have});
   const Expr wfire = m.wire("wfire", 1);
   const Expr wlast = m.ref("m_axi_wlast");
   m.assign(wfire, m.ref("m_axi_wvalid") & m.ref("m_axi_wready"));
   const Expr bfire = m.wire("bfire", 1);
   m.assign(bfire, m.ref("m_axi_bvalid"));
-  m.assign(m.ref("m_axi_wvalid"), m.ref("fifo_valid_i") & lenq_valid);
+  const Expr strb =
+      ex::mux(ex::eq(sent_q, words_q - lit(wb, 1)), m.ref("last_strb_i"), ex::ones(bb));
   m.assign(wlast, ex::eq(beat_q, lenq_head));
-  m.assign(m.ref("m_axi_wdata"), m.ref("fifo_data_i"));
-  m.assign(m.ref("m_axi_wstrb"),
-           ex::mux(ex::eq(sent_q, words_q - lit(wb, 1)), m.ref("last_strb_i"), ex::ones(bb)));
-  m.assign(m.ref("fifo_pop_o"), wfire);
+  if (c.ring) {
+    wdma_pad(m, c, owed_q, strb, ex::lt(cnt, owed));
+  } else {
+    m.assign(m.ref("m_axi_wvalid"), m.ref("fifo_valid_i") & lenq_valid);
+    m.assign(m.ref("m_axi_wdata"), m.ref("fifo_data_i"));
+    m.assign(m.ref("m_axi_wstrb"), strb);
+    m.assign(m.ref("fifo_pop_o"), wfire);
+  }
   prim::burst_logic(m, c, b, issue);
   rtl::Process p;
   p.resets = {{owed_q, lit(fcb, 0)}, {beat_q, lit(8, 0)}, {err_q, lit(1, 0)}};

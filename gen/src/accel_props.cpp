@@ -165,6 +165,12 @@ void wdma_formal(Module& m, const AccelConfig& c) {
   f.add(if_(r("m_axi_bvalid"), {assume(ex::ne(awn, bn) & ex::ne(wn, bn))}));
   f.add(assert_(ex::le(awn - bn, lit(5, u(lim)))));
   wlast_rule(f, awn, wn);
+  f.add(
+      note("W: a beat without FIFO data writes nothing (padding after a stop); a FIFO word "
+           "is popped only by a W handshake"));
+  f.add(if_(r("m_axi_wvalid") & ~r("fifo_valid_i"),
+            {assert_(ex::eq(r("m_axi_wstrb"), lit(c.bus_bytes(), 0)))}));
+  f.add(if_(r("fifo_pop_o"), {assert_(r("m_axi_wvalid") & r("m_axi_wready"))}));
   f.add(cover(bfire & ex::eq(awn - bn, lit(5, 1)) & ex::eq(bn, lit(5, 2))));
   f.done();
 }
