@@ -9,7 +9,9 @@ per-module table adds up to the totals; --equiv-cmd true moves every valid mutan
 no mutant inside an `ifdef FORMAL block; scripts/mutant_equiv.py proves an unread-signal mutant
 of the lane equal to the contract and finds a rounding fault (yices from the project venv; skipped
 without it), proves an unread-signal mutant of the step divider equal to the original module and
-does not prove a real fault there.
+does not prove a real fault there; the context proof (ABC pdr, the mutated module in the core)
+proves a chan mutant that is equal only under the core's job-register invariants and does not
+prove a chan fault that the co-simulation kills.
 """
 import os
 import re
@@ -104,6 +106,16 @@ rc, _ = verdict(step, m.group(0), m.group(0).replace(":0]", ":1]"), "module")
 check(rc == 0, "an unread-signal mutant of the step divider is proven equivalent (module)")
 rc, _ = verdict(step, "q_q + 2'd1", "q_q + 2'd2", "module")
 check(rc == 2, "a quotient fault in the step divider is not proven equivalent")
+# The context proof (ABC pdr of the mutated module beside the original in the core): a survivor
+# that needs the core's job-register invariants (S >= 8 never meets s2l) is proven; a fault the
+# co-simulation kills (the same line, i + L + 1 - S off by one) is not.
+chan = "nc_l3_x4_y8_u_chan"
+xs2 = "assign xs_2 = 4'd6 - {1'b0, stride_i[2:0]};"
+rc, out = verdict(chan, xs2, xs2.replace("[2:0]", "[3:0]"), "module,context")
+check(rc == 0 and out.startswith("EQUIVALENT context"),
+      "a chan mutant equal only under the core's job-register invariants is proven (context)")
+rc, out = verdict(chan, xs2, xs2.replace("4'd6", "4'd5"), "module,context")
+check(rc == 2, "a chan fault that the co-simulation kills is not proven equivalent (context)")
 venv = os.environ.get("NORMCORE_VENV", str(ROOT / ".venv"))
 if subprocess.run(["bash", str(ROOT / "scripts" / "venv.sh"), venv, "formal"],
                   capture_output=True).returncode != 0:
