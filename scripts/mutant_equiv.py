@@ -32,10 +32,13 @@ exits 0, 1 or 2 (3: a tool error). "EQUIVALENT" only when a proof says so:
 4. core: the same as 2. for the whole flattened `<prefix>_core` with the original vs the mutated
    module: also proves faults in outputs or cases the core never reads or reaches through
    same-named state.
+5. core-pdr (after 4. fails): the pairing 4.'s blacklist loop reached, proven by ABC `pdr`
+   instead of equiv_induct (pair_pdr): every remaining pair, the outputs included, equal in
+   every cycle from the all-zero state with free inputs.
 `ifdef FORMAL blocks are not read (read_verilog without -formal). Env: NORMCORE_VENV (default
 .venv in the repository), MUTANT_EQUIV_SEQ (N, default 4), MUTANT_EQUIV_KEEP (a folder: keep the
-scripts and logs there), MUTANT_EQUIV_METHODS (default "contract,module,context,core": which to
-try).
+scripts and logs there), MUTANT_EQUIV_METHODS (default "contract,module,context,core,core-pdr":
+which to try), MUTANT_EQUIV_PDR_TIME (ABC pdr's limit in s, default 60).
 """
 import json
 import os
@@ -85,20 +88,22 @@ def lane_contract(orig: Path, mutant: Path, module: str, work: Path):
     return "EQUIVALENT" if rc == 0 else None
 
 
-def side(files, top, name):
+def side(files, top, name, mapmem=False):
     reads = "\n".join(f"read_verilog {f}" for f in files)
-    return (f"{reads}\nhierarchy -top {top}\nprep -top {top}\nflatten\nopt_clean -purge\n"
+    mem = "memory_map\n" if mapmem else ""
+    return (f"{reads}\nhierarchy -top {top}\nprep -top {top}\nflatten\n{mem}opt_clean -purge\n"
             f"rename {top} {name}\ndesign -stash {name}\n")
 
 
-def equiv_script(gold_files, gate_files, top, blacklist: Path):
-    return (side(gold_files, top, "gold") + side(gate_files, top, "gate")
+def equiv_script(gold_files, gate_files, top, blacklist: Path, mapmem=False):
+    return (side(gold_files, top, "gold", mapmem) + side(gate_files, top, "gate", mapmem)
             + "design -copy-from gold -as gold gold\ndesign -copy-from gate -as gate gate\n"
             f"equiv_make -blacklist {blacklist} gold gate equiv\nhierarchy -top equiv\n")
 
 
-def yosys_equiv(gold_files, gate_files, top, work: Path, tag: str):
-    """True when Yosys proves every output of `top` equal (see the file comment).
+def yosys_equiv(gold_files, gate_files, top, work: Path, tag: str, pdr=False):
+    """"induct" when Yosys proves every output of `top` equal (see the file comment), "pdr" when
+    (pdr=True) ABC pdr proves the pairing the loop reached (pair_pdr), else False.
 
     Step: equiv_make pairs the same-named signals (outputs, registers, wires) of the two sides;
     equiv_simple + equiv_induct prove the pairs for any state in which they held the previous N
@@ -121,15 +126,49 @@ def yosys_equiv(gold_files, gate_files, top, work: Path, tag: str):
             return False
         bad = set(re.findall(r"Unproven \$equiv \S+ \\(\S+)_gold ", log))
         if not bad:
-            return base_case(gold_files, gate_files, top, bl, seq, work, tag)
+            proven = base_case(gold_files, gate_files, top, bl, seq, work, tag)
+            return "induct" if proven else False
         outputs = set(re.findall(r"output\s+(?:wire\s+|reg\s+)?(?:\[[^]]*\]\s*)?(\w+)",
                                  "\n".join(Path(f).read_text() for f in gold_files
                                            if Path(f).stem == top)))
         known = set(bl.read_text().split())
         if bad & outputs or bad <= known:
-            return False
+            break
         bl.write_text("\n".join(sorted(known | bad)) + "\n")
-    return False
+    return "pdr" if pdr and pair_pdr(gold_files, gate_files, top, bl, work, tag) else False
+
+
+def abc_pdr(aig: Path, work: Path, tag: str):
+    """ABC pdr on a one-output AIG (output 1 = failure): True when it says "Property proved"."""
+    limit = int(os.environ.get("MUTANT_EQUIV_PDR_TIME", "60"))
+    rc, out = run(["yosys-abc", "-c", f"read_aiger {aig}; print_stats; pdr -T {limit}"], work,
+                  timeout=limit + 30)
+    (work / f"{tag}.abc.log").write_text(out or "")
+    return (rc == 0 and out is not None and "Property proved" in out
+            and re.search(r"i/o =\s*\d+/\s*1\s", out) is not None)
+
+
+AIG_FLOW = ("async2sync\ndffunmap\nsetundef -zero -init\nmemory_map\nopt_clean -purge\n"
+            "techmap\nopt -fast\ndffunmap\naigmap\nopt_clean -purge\n"
+            # x bits (out-of-range selects and memory reads) read as 0, as in Verilator
+            "setundef -zero\n")
+
+
+def pair_pdr(gold_files, gate_files, top, bl: Path, work: Path, tag: str):
+    """The pairing of yosys_equiv with its final blacklist, proven by ABC pdr instead of
+    equiv_induct: `equiv_miter -trigger` (no pair proven before, so every pair, the outputs
+    included, is in the trigger) with the gate's readers of a paired signal reading the gold
+    one (`equiv_remove -gold`), from the all-zero state with free inputs. Proved = every pair
+    equal in every cycle (by induction over time: while the pairs held, the gate's unpaired
+    logic computed from the gold values is the real gate's), so the outputs are."""
+    aig = work / f"{tag}_pdr.aig"
+    ys = work / f"{tag}_pdr.ys"
+    ys.write_text(equiv_script(gold_files, gate_files, top, bl, mapmem=True)
+                  + "equiv_miter -trigger mit\nhierarchy -top mit\n"
+                  + "delete -port o:* w:trigger %d\n"
+                  + "equiv_remove -gold\n" + AIG_FLOW + f"write_aiger -zinit {aig}\n")
+    rc, _ = run(["yosys", "-q", "-l", str(work / f"{tag}_pdr.log"), str(ys)], work)
+    return rc == 0 and abc_pdr(aig, work, f"{tag}_pdr")
 
 
 def base_case(gold_files, gate_files, top, bl: Path, seq: int, work: Path, tag: str):
@@ -201,18 +240,9 @@ def context_proof(orig: Path, mutant: Path, module: str, core: str, work: Path):
     (work / "ctx.ys").write_text(
         f"{reads}\nhierarchy -top {core}\nprep -top {core}\nflatten\n"
         "delete -port o:*\nselect -assert-count 1 w:*shadow_bad_w\nexpose w:*shadow_bad_w\n"
-        "async2sync\ndffunmap\nsetundef -zero -init\nmemory_map\nopt_clean -purge\n"
-        "techmap\nopt -fast\ndffunmap\naigmap\nopt_clean -purge\n"
-        # x bits (out-of-range selects after techmap) read as 0, as in Verilator
-        f"setundef -zero\nwrite_aiger -zinit {aig}\n")
+        + AIG_FLOW + f"write_aiger -zinit {aig}\n")
     rc, _ = run(["yosys", "-q", "-l", str(work / "ctx.log"), str(work / "ctx.ys")], work)
-    if rc != 0:
-        return False
-    limit = int(os.environ.get("MUTANT_EQUIV_PDR_TIME", "60"))
-    rc, out = run(["yosys-abc", "-c", f"read_aiger {aig}; print_stats; pdr -T {limit}"], work,
-                  timeout=limit + 30)
-    (work / "ctx.abc.log").write_text(out or "")
-    return rc == 0 and "Property proved" in out and "i/o =" in out and "/    1 " in out
+    return rc == 0 and abc_pdr(aig, work, "ctx")
 
 
 def solver_path():
@@ -230,7 +260,8 @@ def main():
     work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="mutant_equiv_"))
     work.mkdir(parents=True, exist_ok=True)
     tried = []
-    methods = os.environ.get("MUTANT_EQUIV_METHODS", "contract,module,context,core").split(",")
+    methods = os.environ.get("MUTANT_EQUIV_METHODS",
+                             "contract,module,context,core,core-pdr").split(",")
     try:
         if module.endswith("_lane") and "contract" in methods:
             r = lane_contract(orig, mutant, module, work)
@@ -259,10 +290,14 @@ def main():
         if core and core_v.exists() and "core" in methods:
             gold = sorted(orig.parent.glob("*.v"))
             gate = [mutant if f.name == orig.name else f for f in gold]
-            if yosys_equiv(gold, gate, core, work, "core"):
+            how = yosys_equiv(gold, gate, core, work, "core", pdr="core-pdr" in methods)
+            if how == "induct":
                 print(f"EQUIVALENT core (yosys equiv of {core})")
                 return 0
-            tried.append("core")
+            if how == "pdr":
+                print(f"EQUIVALENT core-pdr (the pairs of {core}'s equiv, ABC pdr)")
+                return 0
+            tried += ["core", "core-pdr"] if "core-pdr" in methods else ["core"]
         print("UNPROVEN " + ", ".join(tried))
         return 2
     finally:
