@@ -9,7 +9,10 @@ per-module table adds up to the totals; --equiv-cmd true moves every valid mutan
 no mutant inside an `ifdef FORMAL block; scripts/mutant_equiv.py proves an unread-signal mutant
 of the lane equal to the contract and finds a rounding fault (yices from the project venv; skipped
 without it), proves an unread-signal mutant of the step divider equal to the original module and
-does not prove a real fault there.
+does not prove a real fault there; the context proof (ABC pdr, the mutated module in the core)
+proves a chan mutant that is equal only under the core's job-register invariants and does not
+prove a chan fault that the co-simulation kills; core-pdr (ABC pdr of a pairing of the core's
+equivalence) proves a core set-up mutant and does not prove a core fault the co-simulation kills.
 """
 import os
 import re
@@ -104,6 +107,47 @@ rc, _ = verdict(step, m.group(0), m.group(0).replace(":0]", ":1]"), "module")
 check(rc == 0, "an unread-signal mutant of the step divider is proven equivalent (module)")
 rc, _ = verdict(step, "q_q + 2'd1", "q_q + 2'd2", "module")
 check(rc == 2, "a quotient fault in the step divider is not proven equivalent")
+# The context proof (ABC pdr of the mutated module beside the original in the core): a survivor
+# that needs the core's job-register invariants (S >= 8 never meets s2l) is proven; a fault the
+# co-simulation kills (the same line, i + L + 1 - S off by one) is not.
+chan = "nc_l3_x4_y8_u_chan"
+xs2 = "assign xs_2 = 4'd6 - {1'b0, stride_i[2:0]};"
+rc, out = verdict(chan, xs2, xs2.replace("[2:0]", "[3:0]"), "module,context")
+check(rc == 0 and out.startswith("EQUIVALENT context"),
+      "a chan mutant equal only under the core's job-register invariants is proven (context)")
+rc, out = verdict(chan, xs2, xs2.replace("4'd6", "4'd5"), "module,context")
+check(rc == 2, "a chan fault that the co-simulation kills is not proven equivalent (context)")
+# core-pdr (ABC pdr of the pairing that the core's blacklist loop reaches), called with fixed
+# blacklists: a survivor of the core's set-up (krsk < 0 only at S = 1, where nskr's carry is 0
+# either way) is proven with the pairs its loop keeps; a fault the co-simulation kills (the
+# compare of S's bits 6..3 with 0 losing bit 6) is not, with its own signals off the pairing.
+sys.path.insert(0, str(ROOT / "scripts"))
+import mutant_equiv  # noqa: E402
+
+core = "nc_l3_x4_y8_u_core"
+
+
+def pair_pdr(old, new, blacklist, tag):
+    d = scratch / "pdr" / tag
+    d.mkdir(parents=True, exist_ok=True)
+    text = (rtl / f"{core}.v").read_text()
+    check(old in text, f"{core}: the text to mutate is there")
+    (d / f"{core}.v").write_text(text.replace(old, new, 1))
+    (d / "bl").write_text("\n".join(blacklist) + "\n")
+    gold = sorted(rtl.glob("*.v"))
+    gate = [d / f"{core}.v" if f.name == f"{core}.v" else f for f in gold]
+    return mutant_equiv.pair_pdr(gold, gate, core, d / "bl", d, tag)
+
+
+nskr = "nskr_d = krsk_q[3] ? krsk_q[2:0] - 3'd1"
+chan_regs = ["c_add", "c_nx", "c_sub", "cy0", "cy0_b", "cy0_nx", "cy_0_d", "cy_0_q", "cyc_d",
+             "g_1_d", "g_2_d", "ga_1", "ga_2", "gb_1", "gb_2", "nskr_i", "u_0_d", "u_nx_0"]
+check(pair_pdr(nskr, nskr.replace("[2:0]", "[1:0]"),
+               ["nskr_d"] + [f"u_chan.{r}" for r in chan_regs], "nskr"),
+      "core-pdr proves a core mutant equal only under the job registers' invariants")
+shz = "stride_q[6:3] == 4'd0"
+check(not pair_pdr(shz, shz.replace("[6:3]", "[5:3]"), ["shz_d", "shz_q"], "shz"),
+      "core-pdr does not prove a core fault that the co-simulation kills")
 venv = os.environ.get("NORMCORE_VENV", str(ROOT / ".venv"))
 if subprocess.run(["bash", str(ROOT / "scripts" / "venv.sh"), venv, "formal"],
                   capture_output=True).returncode != 0:
