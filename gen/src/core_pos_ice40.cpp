@@ -55,6 +55,34 @@ Module build_step_nhwc(const CoreConfig& c) {
   return m;
 }
 
+namespace {
+
+// The ports of both fixed-nhwc trackers (kc0_i / kw0_i documented by the caller).
+struct NhwcPorts {
+  Expr en, ld, kc, kw, c0;
+};
+NhwcPorts nhwc_ports(Module& m, int gw, int cw, const std::string& kc_doc,
+                     const std::string& kw_doc) {
+  m.in("clk_i", 1);
+  NhwcPorts r;
+  r.en = m.in("en_i", 1, "a beat, or the load");
+  r.ld = m.in("ld_i", 1, "with en_i: load the packet start (c0 = 0) instead of a step");
+  r.kc = m.in("kc0_i", gw, kc_doc);
+  r.kw = m.in("kw0_i", gw + 1, kw_doc);
+  r.c0 = m.out("c0_o", cw);
+  return r;
+}
+
+// d_i = i of lanes 1..L-1 (constants: S = 1).
+void lane_offsets(Module& m, int L, int p) {
+  if (L < 2) return;
+  std::vector<Expr> d;
+  for (int i = L - 1; i >= 1; --i) d.push_back(lit(p, static_cast<std::uint64_t>(i)));
+  m.assign(m.out("d_o", (L - 1) * p, "d_i = i of lanes 1..L-1, lane 1 in the low bits"), cat(d));
+}
+
+}  // namespace
+
 // Fixed nhwc: d_i = i on every beat, c0 a counter (in units of 2^pos_group_bits).
 Module build_chan_nhwc(const CoreConfig& c) {
   const int L = c.lanes, cw = c.chan_bits(), a = pos_group_bits(c), gw = cw - a;
@@ -69,12 +97,8 @@ Module build_chan_nhwc(const CoreConfig& c) {
     m.description.push_back("C is a multiple of L = 2^" + std::to_string(a) +
                             ": so is c0, whose low bits are 0 (the register holds c0 / L).");
   }
-  m.in("clk_i", 1);
-  const Expr en = m.in("en_i", 1, "a beat, or the load");
-  const Expr ld = m.in("ld_i", 1, "with en_i: load the packet start (c0 = 0) instead of a step");
-  const Expr kc = m.in("kc0_i", gw, a > 0 ? "k / L" : "k = L mod C");
-  const Expr kw = m.in("kw0_i", gw + 1, a > 0 ? "(k - C) / L" : "k - C");
-  const Expr c0 = m.out("c0_o", cw);
+  const auto [en, ld, kc, kw, c0] =
+      nhwc_ports(m, gw, cw, a > 0 ? "k / L" : "k = L mod C", a > 0 ? "(k - C) / L" : "k - C");
   const Expr c_q = m.reg("c_q", gw, a > 0 ? "c0 / L" : "c0");
   const Expr add = m.wire("c_add", gw);
   m.assign(add, c_q + kc);
@@ -84,11 +108,7 @@ Module build_chan_nhwc(const CoreConfig& c) {
   m.assign(nx, mux(~bit(sub, gw), slice(sub, 0, gw), add));
   m.seq({if_(en, {assign(c_q, mux(ld, lit(gw, 0), nx))})});
   m.assign(c0, a > 0 ? cat({c_q, lit(a, 0)}) : c_q);
-  if (L > 1) {
-    std::vector<Expr> d;
-    for (int i = L - 1; i >= 1; --i) d.push_back(lit(p, static_cast<U>(i)));
-    m.assign(m.out("d_o", (L - 1) * p, "d_i = i of lanes 1..L-1, lane 1 in the low bits"), cat(d));
-  }
+  lane_offsets(m, L, p);
   return m;
 }
 
@@ -110,12 +130,8 @@ Module build_chan_nhwc_wrap(const CoreConfig& c) {
       "a counter modulo C / L (step k / L = 0 or 1) whose wrap is a register (w_q: the count is",
       "C / L - 1, set a beat ahead by an equality with C / L - 2 = ~kw0_i); the wrap and the",
       "packet restart clear both (no compare or select in the counter's loop)."};
-  m.in("clk_i", 1);
-  const Expr en = m.in("en_i", 1, "a beat, or the load");
-  const Expr ld = m.in("ld_i", 1, "with en_i: load the packet start (c0 = 0) instead of a step");
-  const Expr kc = m.in("kc0_i", gw, "k / L: 0 (C = L) or 1");
-  const Expr kw = m.in("kw0_i", gw + 1, "(k - C) / L: its complement is C / L - 2 when C > L");
-  const Expr c0 = m.out("c0_o", cw);
+  const auto [en, ld, kc, kw, c0] = nhwc_ports(
+      m, gw, cw, "k / L: 0 (C = L) or 1", "(k - C) / L: its complement is C / L - 2 when C > L");
   const Expr c_q = m.reg("c_q", gw, "c0 / L");
   const Expr w_q = m.reg("w_q", 1, "c_q is C / L - 1 (C > L): the next step wraps");
   rtl::sink(m, "unused_k",
@@ -128,11 +144,7 @@ Module build_chan_nhwc_wrap(const CoreConfig& c) {
   m.seq({if_(en, {if_(clr, {assign(c_q, lit(gw, 0)), assign(w_q, lit(1, 0))},
                       {assign(c_q, c_q + zext(bit(kc, 0), gw)), assign(w_q, last)})})});
   m.assign(c0, cat({c_q, lit(a, 0)}));
-  if (L > 1) {
-    std::vector<Expr> d;
-    for (int i = L - 1; i >= 1; --i) d.push_back(lit(p, static_cast<std::uint64_t>(i)));
-    m.assign(m.out("d_o", (L - 1) * p, "d_i = i of lanes 1..L-1, lane 1 in the low bits"), cat(d));
-  }
+  lane_offsets(m, L, p);
   return m;
 }
 

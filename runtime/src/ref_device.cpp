@@ -135,39 +135,13 @@ void RefDevice::resolve_fields() {
   err_code_ = field("ERR_CODE", "code");
   err_lo_ = field("ERR_ADDR_LO", "value");
   err_hi_ = field("ERR_ADDR_HI", "value");
-  channels_ = field("CHANNELS", "value");
-  inner_ = field("INNER", "value");
-  outer_ = field("OUTER", "value");
-  layout_ = field("MODE", "layout");
-  rounding_ = field("MODE", "rounding");
-  shift_ = field("MODE", "shift");
-  clamp_lo_ = field("CLAMP_LO", "value");
-  clamp_hi_ = field("CLAMP_HI", "value");
-  src_lo_ = field("SRC_LO", "value");
-  src_hi_ = field("SRC_HI", "value");
-  dst_lo_ = field("DST_LO", "value");
-  dst_hi_ = field("DST_HI", "value");
-  param_lo_ = field("PARAM_LO", "value");
-  param_hi_ = field("PARAM_HI", "value");
-  // Optional: without a window every address is allowed; without counters none is kept.
-  win_base_lo_ = field("WIN_BASE_LO", "value", false);
-  win_base_hi_ = field("WIN_BASE_HI", "value", false);
-  win_last_lo_ = field("WIN_LAST_LO", "value", false);
-  win_last_hi_ = field("WIN_LAST_HI", "value", false);
   perf_active_ = field("PERF_ACTIVE", "value", false);
   perf_rd_stall_ = field("PERF_RD_STALL", "value", false);
   perf_wr_stall_ = field("PERF_WR_STALL", "value", false);
   perf_elems_lo_ = field("PERF_ELEMS_LO", "value", false);
   perf_elems_hi_ = field("PERF_ELEMS_HI", "value", false);
-  code_channels_ = code("bad_channels");
-  code_zero_ = code("zero_length");
-  code_shift_ = code("bad_shift");
-  code_misaligned_ = code("misaligned");
-  code_window_ = code("window");
-  code_overlap_ = code("overlap");
   code_read_ = code("read");
   code_write_ = code("write");
-  if (manifest().error_codes.count("unsupported") != 0) code_unsupported_ = code("unsupported");
   resolve_ring_fields();
 }
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -110,6 +111,10 @@ class RefDevice final : public Device {
     if (f) slots_[f.slot].value = f.desc->put(slots_[f.slot].value, v);
   }
   [[nodiscard]] std::uint64_t get64(Field lo, Field hi) const { return get(lo) | get(hi) << 32; }
+  // A register's value by offset, as JobRules reads the job registers.
+  [[nodiscard]] std::function<std::uint32_t(std::uint32_t)> reg_value() const {
+    return [this](std::uint32_t offset) { return slots_.at(offset / 4).value; };
+  }
   void set64(Field lo, Field hi, std::uint64_t v) {
     set(lo, v & 0xFFFFFFFFu);
     set(hi, v >> 32);
@@ -169,13 +174,8 @@ class RefDevice final : public Device {
   Field start_, soft_reset_, en_done_, en_error_;
   Field busy_, done_, error_, start_ignored_, irq_done_, irq_error_;
   Field err_code_, err_lo_, err_hi_;
-  Field channels_, inner_, outer_, layout_, rounding_, shift_, clamp_lo_, clamp_hi_;
-  Field src_lo_, src_hi_, dst_lo_, dst_hi_, param_lo_, param_hi_;
-  Field win_base_lo_, win_base_hi_, win_last_lo_, win_last_hi_;
   Field perf_active_, perf_rd_stall_, perf_wr_stall_, perf_elems_lo_, perf_elems_hi_;
-  int code_channels_ = 0, code_zero_ = 0, code_shift_ = 0, code_misaligned_ = 0;
-  int code_window_ = 0, code_overlap_ = 0, code_read_ = 0, code_write_ = 0;
-  int code_unsupported_ = 0;  // a specialised core's ERR_UNSUPPORTED (0: not in the manifest)
+  int code_read_ = 0, code_write_ = 0;  // the job's own checks and codes: rules_
 };
 
 }  // namespace normcore::detail::ref

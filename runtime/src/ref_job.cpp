@@ -47,27 +47,15 @@ std::uint64_t stride_of(const Job& j) {
 
 }  // namespace
 
+// The job registers' fields are JobRules' (one resolution of the register description).
 RefDevice::JobRegs RefDevice::snapshot() const {
-  RawJob r;
-  r.channels = get(channels_);
-  r.inner = get(inner_);
-  r.outer = get(outer_);
-  r.layout = get(layout_);
-  r.rounding = get(rounding_);
-  r.shift = get(shift_);
-  r.lo = get(clamp_lo_);
-  r.hi = get(clamp_hi_);
-  r.src = get64(src_lo_, src_hi_);
-  r.dst = get64(dst_lo_, dst_hi_);
-  r.param = get64(param_lo_, param_hi_);
-  return sized(r);
+  return sized(rules_->from_registers(reg_value()));
 }
 
 // The job of raw field values (as the registers hold them), with WIN_BASE/WIN_LAST and the sizes.
 RefDevice::JobRegs RefDevice::sized(const RawJob& r) const {
-  const std::uint64_t base = win_base_lo_ ? get64(win_base_lo_, win_base_hi_) : 0;
-  const std::uint64_t last = win_last_lo_ ? get64(win_last_lo_, win_last_hi_) : ~std::uint64_t{0};
-  return rules_->sized(r, base, last);
+  const auto reg = reg_value();
+  return rules_->sized(r, rules_->win_base(reg), rules_->win_last(reg));
 }
 
 // Validation (no memory access on failure), the configured faults, then the job (ring jobs too).
