@@ -120,10 +120,26 @@ pos_full=(
 pos_small=(
   "pos_l2_c3_hw3|21|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
 )
+# Lane positions (formal/<n>_trk_fv.v: the channel tracker and what feeds it, any sequence of
+# jobs; unbounded, ABC pdr): name | gen options. Small MAX_CHANNELS, LANES, INNER widths.
+trk_full=(
+  "trk_l2_c3_hw3|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
+  "trk_l3_c5_hw7|--lanes 3 --max-channels 5 --inner-bits 3 $posw"
+  "trk_l2_c4_hw7_i40|--lanes 2 --max-channels 4 --inner-bits 3 --target ice40 $posw"
+  "trk_l3_c4_hw3_i40|--lanes 3 --max-channels 4 --inner-bits 2 --target ice40 $posw"
+  "trk_l4_c8_nhwc_div|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels $posw"
+  "trk_l4_c8_nhwc_div_i40|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels --target ice40 --pipeline 3 $posw"
+  "trk_l3_c5_nhwc|--lanes 3 --max-channels 5 --inner-bits 2 --fixed-layout nhwc $posw"
+  "trk_l2_c3_hw3_nchw|--lanes 2 --max-channels 3 --inner-bits 2 --fixed-layout nchw $posw"
+  "trk_l2_c3_hw3_ecp5|--lanes 2 --max-channels 3 --inner-bits 2 --target ecp5 --pipeline 8 $posw"
+)
+trk_small=(
+  "trk_l2_c3_hw3|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
+)
 if [ $quick = 1 ]; then
-  configs=("${small[@]}") pconfigs=("${pos_small[@]}")
+  configs=("${small[@]}") pconfigs=("${pos_small[@]}") tconfigs=("${trk_small[@]}")
 else
-  configs=("${full[@]}") pconfigs=("${pos_full[@]}")
+  configs=("${full[@]}") pconfigs=("${pos_full[@]}") tconfigs=("${trk_full[@]}")
 fi
 
 work=${keep:-$(mktemp -d)}
@@ -387,6 +403,66 @@ for entry in "${pconfigs[@]}"; do
   depth=${rest%%|*} opts=${rest#*|}
   if [ -n "$only" ] && ! grep -Eq -- "$only" <<< "$name"; then continue; fi
   prove_pos "$name" "$depth" "$opts"
+done
+
+# The lane positions, unbounded: formal/<n>_trk_fv.v around <n>_core, whose wires in_fire (a
+# beat), pos_c0 and pos_d (the tracker's outputs) `expose` makes ports. Only the harness's
+# assertions are proven here: the core's own (and its submodules' assumptions, which inside the
+# core are assertions) are other property sets (scripts/prove_props.py) and are removed; the
+# core's assumptions on its ports (AXI-Stream and parameter stability, the reset) stay. ABC pdr
+# on the AIGER model (-zinit: uninitialised registers start free); then the same model with
+# `assert (!reach_<x>)` (x = beat, wrap) must fail (ABC bmc3): the frame of the first such beat.
+trk_aig() {  # $1 output dir, $2 harness file, $3 aiger
+  local d=$1 mods=() f m
+  for f in "$d"/rtl/*.v; do m=$(basename "$f" .v); [ "$m" = nc_core ] || mods+=("$m"); done
+  yosys -q -l "$3.log" -p "read_verilog -formal $(echo "$d"/rtl/*.v); prep -top nc_core -nordff; \
+      expose nc_core/w:in_fire nc_core/w:pos_c0 nc_core/w:pos_d; read_verilog -formal $2; \
+      prep -top nc_trk_fv -nordff; chformal -assert -remove ${mods[*]} nc_core; flatten; \
+      memory_map; opt -fast; async2sync; setundef -undriven -expose; opt_clean; techmap; \
+      opt -fast; dffunmap; abc -g AND -fast; opt_clean; write_aiger -zinit -map $3.aim $3" \
+    > /dev/null 2>&1
+}
+abc_check() {  # $1 aiger, $2 log, $3 timeout, $4 engine: PASS, FAIL <frame> or UNDECIDED
+  timeout "$3" yosys-abc -c "read_aiger $1; fold; strash; $4 -T $3" > "$2" 2>&1 || true
+  if grep -q "Property proved" "$2"; then echo PASS
+  elif grep -q "was asserted in frame" "$2"; then
+    echo "FAIL $(grep -o "asserted in frame [0-9]*" "$2" | grep -o "[0-9]*$")"
+  else echo "UNDECIDED (${3} s)"
+  fi
+}
+prove_trk() {
+  local name=$1 opts=$2 d=$work/$1
+  # shellcheck disable=SC2086
+  "$bin" gen --formal --name nc --force $opts -o "$d/rtl" > "$d.gen.log" 2>&1 \
+    || { cat "$d.gen.log" >&2; echo "prove.sh: normcore gen failed for $name" >&2; exit 2; }
+  mutate "$name" "$d"
+  trk_aig "$d" "$d/rtl/formal/nc_trk_fv.v" "$d.trk.aig" \
+    || { tail -n 20 "$d.trk.aig.log" >&2; echo "prove.sh: yosys (aiger) failed for $name" >&2; exit 2; }
+  local t0 t1 r tmo=${PROVE_TRK_TIMEOUT:-600} x reach=""
+  t0=$(now)
+  r=$(abc_check "$d.trk.aig" "$d.trk.pdr.log" "$tmo" pdr)
+  t1=$(now)
+  [[ $r == FAIL* ]] && r="FAIL (frame ${r#FAIL })"
+  if [ "$r" = PASS ]; then
+    for x in beat wrap; do
+      sed "s|^endmodule|  always @* assert (!reach_$x);\n&|" "$d/rtl/formal/nc_trk_fv.v" > "$d/reach_$x.v"
+      trk_aig "$d" "$d/reach_$x.v" "$d.reach_$x.aig" \
+        || { echo "prove.sh: yosys (reach aiger) failed for $name" >&2; exit 2; }
+      local f
+      f=$(abc_check "$d.reach_$x.aig" "$d.reach_$x.log" 300 "bmc3 -F 64")
+      if [[ $f == FAIL* ]]; then reach+="${reach:+, }$x at frame ${f#FAIL }"
+      else r="VACUOUS (no $x: $f)"
+      fi
+    done
+  fi
+  rows+=("$name|positions: c0, d_i == channel(element) by division|PDR (yosys-abc)|unbounded${reach:+ ($reach)}|$(secs "$t0" "$t1")|$r")
+  [ "$r" = PASS ] || failed=1
+  echo "  $name: PDR: $r${reach:+ ($reach)}" >&2
+}
+for entry in "${tconfigs[@]}"; do
+  name=${entry%%|*} opts=${entry#*|}
+  if [ -n "$only" ] && ! grep -Eq -- "$only" <<< "$name"; then continue; fi
+  prove_trk "$name" "$opts"
 done
 
 # Other property sets: every scripts/prove_*.sh (see the header).
