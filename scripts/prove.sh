@@ -124,22 +124,39 @@ pos_small=(
 # jobs; unbounded, ABC pdr): name | gen options. Small MAX_CHANNELS, LANES, INNER widths.
 trk_full=(
   "trk_l2_c3_hw3|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
-  "trk_l3_c5_hw7|--lanes 3 --max-channels 5 --inner-bits 3 $posw"
-  "trk_l2_c4_hw7_i40|--lanes 2 --max-channels 4 --inner-bits 3 --target ice40 $posw"
+  "trk_l3_c5_hw3|--lanes 3 --max-channels 5 --inner-bits 2 $posw"
+  "trk_l4_c4_hw3|--lanes 4 --max-channels 4 --inner-bits 2 $posw"
+  "trk_l2_c3_hw3_nchw|--lanes 2 --max-channels 3 --inner-bits 2 --fixed-layout nchw $posw"
+  "trk_l2_c3_hw3_i40|--lanes 2 --max-channels 3 --inner-bits 2 --target ice40 $posw"
   "trk_l3_c4_hw3_i40|--lanes 3 --max-channels 4 --inner-bits 2 --target ice40 $posw"
+  "trk_l3_c5_nhwc|--lanes 3 --max-channels 5 --inner-bits 2 --fixed-layout nhwc $posw"
   "trk_l4_c8_nhwc_div|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels $posw"
   "trk_l4_c8_nhwc_div_i40|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels --target ice40 --pipeline 3 $posw"
-  "trk_l3_c5_nhwc|--lanes 3 --max-channels 5 --inner-bits 2 --fixed-layout nhwc $posw"
-  "trk_l2_c3_hw3_nchw|--lanes 2 --max-channels 3 --inner-bits 2 --fixed-layout nchw $posw"
   "trk_l2_c3_hw3_ecp5|--lanes 2 --max-channels 3 --inner-bits 2 --target ecp5 --pipeline 8 $posw"
+  "trk_l3_c5_hw7|--lanes 3 --max-channels 5 --inner-bits 3 $posw"
+  "trk_l2_c4_hw7_i40|--lanes 2 --max-channels 4 --inner-bits 3 --target ice40 $posw"
+  "trk_l2_c2_hw7|--lanes 2 --max-channels 2 --inner-bits 3 $posw"
+)
+# The parameter table alone (formal/<n>_tab_fv.v, unbounded, ABC pdr): the table kinds.
+tab_full=(
+  "tab_l2_c3|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
+  "tab_l3_c5|--lanes 3 --max-channels 5 --inner-bits 2 $posw"
+  "tab_l4_c4_copies|--lanes 4 --max-channels 4 --inner-bits 2 --table copies $posw"
+  "tab_l3_c5_copies|--lanes 3 --max-channels 5 --inner-bits 2 --table copies $posw"
+  "tab_l4_c8_nhwc_div|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels $posw"
+  "tab_l4_c8_nhwc_div_i40|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels --target ice40 --pipeline 3 $posw"
+  "tab_l2_c3_i40|--lanes 2 --max-channels 3 --inner-bits 2 --target ice40 $posw"
+  "tab_l2_c3_ecp5|--lanes 2 --max-channels 3 --inner-bits 2 --target ecp5 --pipeline 8 $posw"
+  "tab_l4_c6_ecp5|--lanes 4 --max-channels 6 --inner-bits 2 --target ecp5 --pipeline 8 $posw"
 )
 trk_small=(
   "trk_l2_c3_hw3|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
+  "tab_l2_c3|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
 )
 if [ $quick = 1 ]; then
   configs=("${small[@]}") pconfigs=("${pos_small[@]}") tconfigs=("${trk_small[@]}")
 else
-  configs=("${full[@]}") pconfigs=("${pos_full[@]}") tconfigs=("${trk_full[@]}")
+  configs=("${full[@]}") pconfigs=("${pos_full[@]}") tconfigs=("${trk_full[@]}" "${tab_full[@]}")
 fi
 
 work=${keep:-$(mktemp -d)}
@@ -410,14 +427,18 @@ done
 # assertions are proven here: the core's own (and its submodules' assumptions, which inside the
 # core are assertions) are other property sets (scripts/prove_props.py) and are removed; the
 # core's assumptions on its ports (AXI-Stream and parameter stability, the reset) stay. ABC pdr
-# on the AIGER model (-zinit: uninitialised registers start free); then the same model with
+# on the AIGER model (-zinit: uninitialised registers start free), after ABC's scorr (registers
+# proven equivalent by induction merged) and dc2 (combinational rewriting), both of which keep
+# the property; then the same model with
 # `assert (!reach_<x>)` (x = beat, wrap) must fail (ABC bmc3): the frame of the first such beat.
-trk_aig() {  # $1 output dir, $2 harness file, $3 aiger
-  local d=$1 mods=() f m
+trk_aig() {  # $1 output dir, $2 harness file, $3 aiger, $4 the harness's module (nc_trk_fv)
+  local d=$1 top=${4:-nc_trk_fv} mods=() f m pre=""
   for f in "$d"/rtl/*.v; do m=$(basename "$f" .v); [ "$m" = nc_core ] || mods+=("$m"); done
-  yosys -q -l "$3.log" -p "read_verilog -formal $(echo "$d"/rtl/*.v); prep -top nc_core -nordff; \
-      expose nc_core/w:in_fire nc_core/w:pos_c0 nc_core/w:pos_d; read_verilog -formal $2; \
-      prep -top nc_trk_fv -nordff; chformal -assert -remove ${mods[*]} nc_core; flatten; \
+  [ "$top" != nc_trk_fv ] || pre="prep -top nc_core -nordff; \
+      expose nc_core/w:in_fire nc_core/w:pos_c0 nc_core/w:pos_d;"
+  yosys -q -l "$3.log" -p "read_verilog -formal $(echo "$d"/rtl/*.v); $pre read_verilog -formal $2; \
+      prep -top $top -nordff; chformal -assume -assume2assert ${mods[*]}; \
+      chformal -assert -remove ${mods[*]} nc_core; flatten; \
       memory_map; opt -fast; async2sync; setundef -undriven -expose; opt_clean; techmap; \
       opt -fast; dffunmap; abc -g AND -fast; opt_clean; write_aiger -zinit -map $3.aim $3" \
     > /dev/null 2>&1
@@ -430,23 +451,31 @@ abc_check() {  # $1 aiger, $2 log, $3 timeout, $4 engine: PASS, FAIL <frame> or 
   else echo "UNDECIDED (${3} s)"
   fi
 }
-prove_trk() {
-  local name=$1 opts=$2 d=$work/$1
+# $1 name, $2 gen options, $3 kind: trk (formal/nc_trk_fv.v: reach beat, wrap) or tab
+# (formal/nc_tab_fv.v: reach read).
+prove_unb() {
+  local name=$1 opts=$2 kind=$3 d=$work/$1 what targets
+  if [ "$kind" = trk ]; then
+    what="positions: c0, d_i == channel(element) by division" targets="beat wrap"
+  else
+    what="table: lane i's fields == channel (c0 + d_i) mod C's" targets="read"
+  fi
   # shellcheck disable=SC2086
   "$bin" gen --formal --name nc --force $opts -o "$d/rtl" > "$d.gen.log" 2>&1 \
     || { cat "$d.gen.log" >&2; echo "prove.sh: normcore gen failed for $name" >&2; exit 2; }
   mutate "$name" "$d"
-  trk_aig "$d" "$d/rtl/formal/nc_trk_fv.v" "$d.trk.aig" \
-    || { tail -n 20 "$d.trk.aig.log" >&2; echo "prove.sh: yosys (aiger) failed for $name" >&2; exit 2; }
+  local fv=$d/rtl/formal/nc_${kind}_fv.v
+  trk_aig "$d" "$fv" "$d.$kind.aig" "nc_${kind}_fv" \
+    || { tail -n 20 "$d.$kind.aig.log" >&2; echo "prove.sh: yosys (aiger) failed for $name" >&2; exit 2; }
   local t0 t1 r tmo=${PROVE_TRK_TIMEOUT:-600} x reach=""
   t0=$(now)
-  r=$(abc_check "$d.trk.aig" "$d.trk.pdr.log" "$tmo" pdr)
+  r=$(abc_check "$d.$kind.aig" "$d.$kind.pdr.log" "$tmo" "scorr; dc2; pdr")
   t1=$(now)
   [[ $r == FAIL* ]] && r="FAIL (frame ${r#FAIL })"
   if [ "$r" = PASS ]; then
-    for x in beat wrap; do
-      sed "s|^endmodule|  always @* assert (!reach_$x);\n&|" "$d/rtl/formal/nc_trk_fv.v" > "$d/reach_$x.v"
-      trk_aig "$d" "$d/reach_$x.v" "$d.reach_$x.aig" \
+    for x in $targets; do
+      sed "s|^endmodule|  always @* assert (!reach_$x);\n&|" "$fv" > "$d/reach_$x.v"
+      trk_aig "$d" "$d/reach_$x.v" "$d.reach_$x.aig" "nc_${kind}_fv" \
         || { echo "prove.sh: yosys (reach aiger) failed for $name" >&2; exit 2; }
       local f
       f=$(abc_check "$d.reach_$x.aig" "$d.reach_$x.log" 300 "bmc3 -F 64")
@@ -455,14 +484,14 @@ prove_trk() {
       fi
     done
   fi
-  rows+=("$name|positions: c0, d_i == channel(element) by division|PDR (yosys-abc)|unbounded${reach:+ ($reach)}|$(secs "$t0" "$t1")|$r")
+  rows+=("$name|$what|PDR (yosys-abc)|unbounded${reach:+ ($reach)}|$(secs "$t0" "$t1")|$r")
   [ "$r" = PASS ] || failed=1
   echo "  $name: PDR: $r${reach:+ ($reach)}" >&2
 }
 for entry in "${tconfigs[@]}"; do
   name=${entry%%|*} opts=${entry#*|}
   if [ -n "$only" ] && ! grep -Eq -- "$only" <<< "$name"; then continue; fi
-  prove_trk "$name" "$opts"
+  prove_unb "$name" "$opts" "${name%%_*}"
 done
 
 # Other property sets: every scripts/prove_*.sh (see the header).

@@ -27,6 +27,11 @@ std::string render_pos_fv(const CoreConfig& cfg);
 // `expose` (scripts/prove.sh).
 std::string render_trk_fv(const CoreConfig& cfg);
 
+// formal/<name>_tab_fv.v: the parameter table <n>_ptable alone, loaded with per-channel tags and
+// read at free windows (c0 < C, d_i < L): every lane's fields are channel (c0 + d_i) mod C's
+// (gen/src/formal_tab.cpp).
+std::string render_tab_fv(const CoreConfig& cfg);
+
 // The manifest's "formal" entry for those files (harness, reference, dut, latency).
 nlohmann::json formal_manifest(const CoreConfig& cfg);
 
