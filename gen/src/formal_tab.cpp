@@ -1,5 +1,6 @@
 // Verification only (`normcore gen --formal`): formal/<n>_tab_fv.v, the parameter table <n>_ptable
-// alone: loaded once with word k = channel k's tag (every field = k, truncated or zero-extended),
+// alone, for any sequence of jobs (the reset or abort_i begins one, with a free valid C): each
+// loaded once with word k = channel k's tag (every field = k, truncated or zero-extended),
 // then read every cycle at a free window (c0 < C, d_i < L: what the lane-position proof shows the
 // tracker gives; the direct table: c0 a multiple of L, d_i = i) and every lane's field must be the
 // tag of channel (c0 + d_i) mod C, table_stages cycles later. With formal/<n>_trk_fv.v (c0 and d_i
@@ -22,26 +23,33 @@ std::string tab_drive(const CoreConfig& c, const core::Variant& v) {
   std::ostringstream o;
   o << "  reg rst_n = 1'b0;  // the table's reset in cycle 0\n"
     << "  always @(posedge clk_i) rst_n <= 1'b1;\n"
-    << "  reg [" << cw - 1 << ":0] chans_q;  // the job's C: chans_i in cycle 0, held\n"
+    << "  // Jobs: the reset or a start (abort_i: a load under way is abandoned) begins one; its\n"
+    << "  // C is chans_i then, the table's chans_i from the next cycle on (the core's ch_q).\n"
+    << "  wire abort = rst_n && abort_i;\n"
+    << "  wire job = !rst_n || abort;\n"
+    << "  reg [" << cw - 1 << ":0] chans_q;\n"
+    << "  always @(posedge clk_i) if (job) chans_q <= chans_i;\n"
     << "  wire [" << cw - 1 << ":0] chans = rst_n ? chans_q : chans_i;\n"
-    << "  always @(posedge clk_i) if (!rst_n) chans_q <= chans_i;\n"
-    << "  always @* begin\n"
-    << "    assume (chans >= 1 && chans <= " << c.max_channels << ");\n";
-  if (c.lanes_divide_channels) o << "    assume (chans % " << L << " == 0);\n";
+    << "  always @* if (job) begin  // a valid job\n"
+    << "    assume (chans_i >= 1 && chans_i <= " << c.max_channels << ");\n";
+  if (c.lanes_divide_channels) o << "    assume (chans_i % " << L << " == 0);\n";
   o << "  end\n"
-    << "  // One load, at least 6 cycles after the reset (the core latches C well before its\n"
-    << "  // set-up opens the load: the table's per-job registers settle in 2 cycles).\n"
+    << "  // One load a job, at least 6 cycles after its start (the core's set-up opens the load\n"
+    << "  // later than that; the table's per-job registers settle in 2 cycles).\n"
     << "  reg [2:0] age = 3'd0;\n"
-    << "  always @(posedge clk_i) if (age != 3'd6) age <= age + 3'd1;\n"
+    << "  always @(posedge clk_i) age <= job ? 3'd0 : age + {2'd0, age != 3'd6};\n"
     << "  reg loaded = 1'b0;\n"
-    << "  wire load = load_i && !loaded && age == 3'd6;\n"
-    << "  always @(posedge clk_i) if (load) loaded <= 1'b1;\n"
-    << "  reg [" << cw << ":0] words = 0;  // parameter words taken: the next is channel `words`\n"
+    << "  wire load = load_i && !loaded && !abort && age == 3'd6;\n"
+    << "  always @(posedge clk_i) loaded <= !job && (loaded || load);\n"
+    << "  reg [" << cw
+    << ":0] words = 0;  // words taken in this load: the next is channel `words`\n"
     << "  wire prm_ready, busy, done;\n"
-    << "  always @(posedge clk_i) if (rst_n && prm_valid_i && prm_ready) words <= words + 1'b1;\n"
-    << "  // The table is complete from the cycle after done_o, once the load has begun.\n"
+    << "  always @(posedge clk_i)\n"
+    << "    if (load) words <= 0;\n"
+    << "    else if (rst_n && prm_valid_i && prm_ready) words <= words + 1'b1;\n"
+    << "  // The table is complete from the cycle after done_o, once this job's load has begun.\n"
     << "  reg complete = 1'b0;\n"
-    << "  always @(posedge clk_i) if (loaded && done) complete <= 1'b1;\n"
+    << "  always @(posedge clk_i) complete <= !job && (complete || (loaded && done));\n"
     << "  always @* begin  // a read window as the tracker makes it\n"
     << "    assume (c0_i < chans);\n";
   if (c.table_direct()) o << "    assume (c0_i % " << L << " == 0);\n";
@@ -54,7 +62,7 @@ std::string tab_drive(const CoreConfig& c, const core::Variant& v) {
   }
   for (const auto& f : v.fields) o << "  wire [" << L * f.width - 1 << ":0] " << f.prm << "_q;\n";
   o << "  " << c.name << "_ptable u_dut (\n"
-    << "    .clk_i(clk_i), .rst_ni(rst_n), .load_i(load), .abort_i(1'b0), .chans_i(chans),\n"
+    << "    .clk_i(clk_i), .rst_ni(rst_n), .load_i(load), .abort_i(abort), .chans_i(chans),\n"
     << "    .c0_i(c0_i)," << (dports ? " .lane_d_i(d_i)," : "")
     << " .prm_valid_i(prm_valid_i), .prm_ready_o(prm_ready),\n";
   for (const auto& f : v.fields) {
@@ -119,11 +127,11 @@ std::string render_tab_fv(const CoreConfig& cfg) {
   o << "// Verification only: the parameter table <n>_ptable, channel (c0 + d_i) mod C to every\n"
        "// lane's parameters (gen/src/formal_tab.cpp). scripts/prove.sh.\n";
   o << "module " << cfg.name << "_tab_fv (  // every input free\n"
-    << "  input wire [" << cw - 1 << ":0] chans_i,  // job: read in cycle 0 only\n"
+    << "  input wire [" << cw - 1 << ":0] chans_i,  // a job's C: read in cycle 0 and at abort_i\n"
     << "  input wire [" << cw - 1 << ":0] c0_i,  // the read window, every cycle\n";
   if (L > 1 && !cfg.table_direct())
     o << "  input wire [" << (L - 1) * dp - 1 << ":0] d_i,  // lanes 1..L-1, lane 1 low\n";
-  o << "  input wire clk_i, load_i, prm_valid_i\n);\n";
+  o << "  input wire clk_i, abort_i, load_i, prm_valid_i\n);\n";
   o << tab_drive(cfg, v) << tab_check(cfg, v) << "endmodule\n";
   return o.str();
 }
