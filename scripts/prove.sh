@@ -9,7 +9,9 @@
 #   k-induction with k = latency + 1: the lane and the delay line are feed-forward, so every state
 #   k cycles into any run is fixed by the last k inputs and the step holds with no invariant:
 #   the property is then proven for every cycle of every run ("unbounded").
-# Then every scripts/prove_*.sh / prove_*.py (other property sets, e.g. the RTL's protocol
+# Then the stream bookkeeping: the whole core bounded (BMC, formal/<n>_pos_fv.v) and, unbounded
+# with ABC pdr, the lane positions (formal/<n>_trk_fv.v) and the parameter table
+# (formal/<n>_tab_fv.v). Then every scripts/prove_*.sh / prove_*.py (other property sets, e.g. the RTL's protocol
 # properties; bash / python3) runs with
 # --quick (if given) and NORMCORE / NORMCORE_VENV set; each prints its table rows on stdout as
 #   ROW|<config>|<property set>|<method>|<depth>|<seconds>|<PASS or FAIL>
@@ -23,6 +25,7 @@
 # Env: NORMCORE (the CLI; default $BUILD_DIR/cli/normcore, else build/cli/normcore),
 #      NORMCORE_VENV (the venv with yices-smt2; default .venv in the repository),
 #      PROVE_PDR=1 (also try ABC pdr on each stream harness, PROVE_PDR_TIMEOUT seconds, default 300),
+#      PROVE_TRK_TIMEOUT (seconds for ABC pdr on each trk_* / tab_* row, default 600),
 #      PROVE_MUTATE (a sed expression applied to the generated PROVE_MUTATE_FILE, default
 #      nc_lane.v, of every configuration before proving: a planted fault; the script exits 2 if
 #      it changes nothing. ctest formal.planted_fault).
