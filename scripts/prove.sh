@@ -136,9 +136,11 @@ trk_full=(
   "trk_l4_c8_nhwc_div|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels $posw"
   "trk_l4_c8_nhwc_div_i40|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels --target ice40 --pipeline 3 $posw"
   "trk_l2_c3_hw3_ecp5|--lanes 2 --max-channels 3 --inner-bits 2 --target ecp5 --pipeline 8 $posw"
+  "trk_l1_c2_hw3|--lanes 1 --max-channels 2 --inner-bits 2 $posw"
   "trk_l3_c5_hw7|--lanes 3 --max-channels 5 --inner-bits 3 $posw"
   "trk_l2_c4_hw7_i40|--lanes 2 --max-channels 4 --inner-bits 3 --target ice40 $posw"
   "trk_l2_c2_hw7|--lanes 2 --max-channels 2 --inner-bits 3 $posw"
+  "trk_l2_c2_hw15|--lanes 2 --max-channels 2 --inner-bits 4 $posw"
 )
 # The parameter table alone (formal/<n>_tab_fv.v, unbounded, ABC pdr): the table kinds.
 tab_full=(
