@@ -9,7 +9,9 @@
 #   k-induction with k = latency + 1: the lane and the delay line are feed-forward, so every state
 #   k cycles into any run is fixed by the last k inputs and the step holds with no invariant:
 #   the property is then proven for every cycle of every run ("unbounded").
-# Then every scripts/prove_*.sh / prove_*.py (other property sets, e.g. the RTL's protocol
+# Then the stream bookkeeping: the whole core bounded (BMC, formal/<n>_pos_fv.v) and, unbounded
+# with ABC pdr, the lane positions (formal/<n>_trk_fv.v) and the parameter table
+# (formal/<n>_tab_fv.v). Then every scripts/prove_*.sh / prove_*.py (other property sets, e.g. the RTL's protocol
 # properties; bash / python3) runs with
 # --quick (if given) and NORMCORE / NORMCORE_VENV set; each prints its table rows on stdout as
 #   ROW|<config>|<property set>|<method>|<depth>|<seconds>|<PASS or FAIL>
@@ -23,6 +25,7 @@
 # Env: NORMCORE (the CLI; default $BUILD_DIR/cli/normcore, else build/cli/normcore),
 #      NORMCORE_VENV (the venv with yices-smt2; default .venv in the repository),
 #      PROVE_PDR=1 (also try ABC pdr on each stream harness, PROVE_PDR_TIMEOUT seconds, default 300),
+#      PROVE_TRK_TIMEOUT (seconds for ABC pdr on each trk_* / tab_* row, default 600),
 #      PROVE_MUTATE (a sed expression applied to the generated PROVE_MUTATE_FILE, default
 #      nc_lane.v, of every configuration before proving: a planted fault; the script exits 2 if
 #      it changes nothing. ctest formal.planted_fault).
@@ -120,10 +123,45 @@ pos_full=(
 pos_small=(
   "pos_l2_c3_hw3|21|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
 )
+# Lane positions (formal/<n>_trk_fv.v: the channel tracker and what feeds it, any sequence of
+# jobs; unbounded, ABC pdr): name | gen options. Small MAX_CHANNELS, LANES, INNER widths.
+trk_full=(
+  "trk_l2_c3_hw3|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
+  "trk_l3_c5_hw3|--lanes 3 --max-channels 5 --inner-bits 2 $posw"
+  "trk_l4_c4_hw3|--lanes 4 --max-channels 4 --inner-bits 2 $posw"
+  "trk_l2_c3_hw3_nchw|--lanes 2 --max-channels 3 --inner-bits 2 --fixed-layout nchw $posw"
+  "trk_l2_c3_hw3_i40|--lanes 2 --max-channels 3 --inner-bits 2 --target ice40 $posw"
+  "trk_l3_c4_hw3_i40|--lanes 3 --max-channels 4 --inner-bits 2 --target ice40 $posw"
+  "trk_l3_c5_nhwc|--lanes 3 --max-channels 5 --inner-bits 2 --fixed-layout nhwc $posw"
+  "trk_l4_c8_nhwc_div|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels $posw"
+  "trk_l4_c8_nhwc_div_i40|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels --target ice40 --pipeline 3 $posw"
+  "trk_l2_c3_hw3_ecp5|--lanes 2 --max-channels 3 --inner-bits 2 --target ecp5 --pipeline 8 $posw"
+  "trk_l1_c2_hw3|--lanes 1 --max-channels 2 --inner-bits 2 $posw"
+  "trk_l3_c5_hw7|--lanes 3 --max-channels 5 --inner-bits 3 $posw"
+  "trk_l2_c4_hw7_i40|--lanes 2 --max-channels 4 --inner-bits 3 --target ice40 $posw"
+  "trk_l2_c2_hw7|--lanes 2 --max-channels 2 --inner-bits 3 $posw"
+  "trk_l2_c2_hw15|--lanes 2 --max-channels 2 --inner-bits 4 $posw"
+)
+# The parameter table alone (formal/<n>_tab_fv.v, unbounded, ABC pdr): the table kinds.
+tab_full=(
+  "tab_l2_c3|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
+  "tab_l3_c5|--lanes 3 --max-channels 5 --inner-bits 2 $posw"
+  "tab_l4_c4_copies|--lanes 4 --max-channels 4 --inner-bits 2 --table copies $posw"
+  "tab_l3_c5_copies|--lanes 3 --max-channels 5 --inner-bits 2 --table copies $posw"
+  "tab_l4_c8_nhwc_div|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels $posw"
+  "tab_l4_c8_nhwc_div_i40|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels --target ice40 --pipeline 3 $posw"
+  "tab_l2_c3_i40|--lanes 2 --max-channels 3 --inner-bits 2 --target ice40 $posw"
+  "tab_l2_c3_ecp5|--lanes 2 --max-channels 3 --inner-bits 2 --target ecp5 --pipeline 8 $posw"
+  "tab_l4_c6_ecp5|--lanes 4 --max-channels 6 --inner-bits 2 --target ecp5 --pipeline 8 $posw"
+)
+trk_small=(
+  "trk_l2_c3_hw3|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
+  "tab_l2_c3|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
+)
 if [ $quick = 1 ]; then
-  configs=("${small[@]}") pconfigs=("${pos_small[@]}")
+  configs=("${small[@]}") pconfigs=("${pos_small[@]}") tconfigs=("${trk_small[@]}")
 else
-  configs=("${full[@]}") pconfigs=("${pos_full[@]}")
+  configs=("${full[@]}") pconfigs=("${pos_full[@]}") tconfigs=("${trk_full[@]}" "${tab_full[@]}")
 fi
 
 work=${keep:-$(mktemp -d)}
@@ -387,6 +425,78 @@ for entry in "${pconfigs[@]}"; do
   depth=${rest%%|*} opts=${rest#*|}
   if [ -n "$only" ] && ! grep -Eq -- "$only" <<< "$name"; then continue; fi
   prove_pos "$name" "$depth" "$opts"
+done
+
+# The lane positions, unbounded: formal/<n>_trk_fv.v around <n>_core, whose wires in_fire (a
+# beat), pos_c0 and pos_d (the tracker's outputs) `expose` makes ports. Only the harness's
+# assertions are proven here: the core's own (and its submodules' assumptions, which inside the
+# core are assertions) are other property sets (scripts/prove_props.py) and are removed; the
+# core's assumptions on its ports (AXI-Stream and parameter stability, the reset) stay. ABC pdr
+# on the AIGER model (-zinit: uninitialised registers start free), after ABC's scorr (registers
+# proven equivalent by induction merged) and dc2 (combinational rewriting), both of which keep
+# the property; then the same model with
+# `assert (!reach_<x>)` (x = beat, wrap) must fail (ABC bmc3): the frame of the first such beat.
+trk_aig() {  # $1 output dir, $2 harness file, $3 aiger, $4 the harness's module (nc_trk_fv)
+  local d=$1 top=${4:-nc_trk_fv} mods=() f m pre=""
+  for f in "$d"/rtl/*.v; do m=$(basename "$f" .v); [ "$m" = nc_core ] || mods+=("$m"); done
+  [ "$top" != nc_trk_fv ] || pre="prep -top nc_core -nordff; \
+      expose nc_core/w:in_fire nc_core/w:pos_c0 nc_core/w:pos_d;"
+  yosys -q -l "$3.log" -p "read_verilog -formal $(echo "$d"/rtl/*.v); $pre read_verilog -formal $2; \
+      prep -top $top -nordff; chformal -assume -assume2assert ${mods[*]}; \
+      chformal -assert -remove ${mods[*]} nc_core; flatten; \
+      memory_map; opt -fast; async2sync; setundef -undriven -expose; opt_clean; techmap; \
+      opt -fast; dffunmap; abc -g AND -fast; opt_clean; write_aiger -zinit -map $3.aim $3" \
+    > /dev/null 2>&1
+}
+abc_check() {  # $1 aiger, $2 log, $3 timeout, $4 engine: PASS, FAIL <frame> or UNDECIDED
+  timeout "$3" yosys-abc -c "read_aiger $1; fold; strash; $4 -T $3" > "$2" 2>&1 || true
+  if grep -q "Property proved" "$2"; then echo PASS
+  elif grep -q "was asserted in frame" "$2"; then
+    echo "FAIL $(grep -o "asserted in frame [0-9]*" "$2" | grep -o "[0-9]*$")"
+  else echo "UNDECIDED (${3} s)"
+  fi
+}
+# $1 name, $2 gen options, $3 kind: trk (formal/nc_trk_fv.v: reach beat, wrap) or tab
+# (formal/nc_tab_fv.v: reach read).
+prove_unb() {
+  local name=$1 opts=$2 kind=$3 d=$work/$1 what targets
+  if [ "$kind" = trk ]; then
+    what="positions: c0, d_i == channel(element) by division" targets="beat wrap"
+  else
+    what="table: lane i's fields == channel (c0 + d_i) mod C's" targets="read"
+  fi
+  # shellcheck disable=SC2086
+  "$bin" gen --formal --name nc --force $opts -o "$d/rtl" > "$d.gen.log" 2>&1 \
+    || { cat "$d.gen.log" >&2; echo "prove.sh: normcore gen failed for $name" >&2; exit 2; }
+  mutate "$name" "$d"
+  local fv=$d/rtl/formal/nc_${kind}_fv.v
+  trk_aig "$d" "$fv" "$d.$kind.aig" "nc_${kind}_fv" \
+    || { tail -n 20 "$d.$kind.aig.log" >&2; echo "prove.sh: yosys (aiger) failed for $name" >&2; exit 2; }
+  local t0 t1 r tmo=${PROVE_TRK_TIMEOUT:-600} x reach=""
+  t0=$(now)
+  r=$(abc_check "$d.$kind.aig" "$d.$kind.pdr.log" "$tmo" "scorr; dc2; pdr")
+  t1=$(now)
+  [[ $r == FAIL* ]] && r="FAIL (frame ${r#FAIL })"
+  if [ "$r" = PASS ]; then
+    for x in $targets; do
+      sed "s|^endmodule|  always @* assert (!reach_$x);\n&|" "$fv" > "$d/reach_$x.v"
+      trk_aig "$d" "$d/reach_$x.v" "$d.reach_$x.aig" "nc_${kind}_fv" \
+        || { echo "prove.sh: yosys (reach aiger) failed for $name" >&2; exit 2; }
+      local f
+      f=$(abc_check "$d.reach_$x.aig" "$d.reach_$x.log" 300 "bmc3 -F 64")
+      if [[ $f == FAIL* ]]; then reach+="${reach:+, }$x at frame ${f#FAIL }"
+      else r="VACUOUS (no $x: $f)"
+      fi
+    done
+  fi
+  rows+=("$name|$what|PDR (yosys-abc)|unbounded${reach:+ ($reach)}|$(secs "$t0" "$t1")|$r")
+  [ "$r" = PASS ] || failed=1
+  echo "  $name: PDR: $r${reach:+ ($reach)}" >&2
+}
+for entry in "${tconfigs[@]}"; do
+  name=${entry%%|*} opts=${entry#*|}
+  if [ -n "$only" ] && ! grep -Eq -- "$only" <<< "$name"; then continue; fi
+  prove_unb "$name" "$opts" "${name%%_*}"
 done
 
 # Other property sets: every scripts/prove_*.sh (see the header).

@@ -186,18 +186,26 @@ std::vector<GeneratedFile> render_formal(const CoreConfig& cfg) {
   const core::Variant v = core::variant(cfg, LaneArith::folded);
   return {{"formal/" + cfg.name + "_lane_ref.v", lane_ref(cfg, v)},
           {"formal/" + cfg.name + "_lane_fv.v", lane_fv(cfg, v)},
-          {"formal/" + cfg.name + "_pos_fv.v", render_pos_fv(cfg)}};
+          {"formal/" + cfg.name + "_pos_fv.v", render_pos_fv(cfg)},
+          {"formal/" + cfg.name + "_trk_fv.v", render_trk_fv(cfg)},
+          {"formal/" + cfg.name + "_tab_fv.v", render_tab_fv(cfg)}};
 }
 
 nlohmann::json formal_manifest(const CoreConfig& cfg) {
   const core::Variant v = core::variant(cfg, LaneArith::folded);
   return {{"files",
            {"formal/" + cfg.name + "_lane_ref.v", "formal/" + cfg.name + "_lane_fv.v",
-            "formal/" + cfg.name + "_pos_fv.v"}},
+            "formal/" + cfg.name + "_pos_fv.v", "formal/" + cfg.name + "_trk_fv.v",
+            "formal/" + cfg.name + "_tab_fv.v"}},
           {"pos",
            {{"harness", cfg.name + "_pos_fv"},
             {"dut", cfg.top_name()},
             {"generated", cfg.arith.bw > cfg.chan_bits() && cfg.arith.yw > cfg.chan_bits()}}},
+          {"trk",
+           {{"harness", cfg.name + "_trk_fv"},
+            {"dut", cfg.top_name()},
+            {"exposed", {"in_fire", "pos_c0", "pos_d"}}}},
+          {"tab", {{"harness", cfg.name + "_tab_fv"}, {"dut", cfg.name + "_ptable"}}},
           {"lane",
            {{"harness", cfg.name + "_lane_fv"},
             {"reference", cfg.name + "_lane_ref"},

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The proofs can fail: a planted off-by-one in the lane's rounding (the half bit h read one
 # position too high: bit R of acc instead of bit R-1), the product's sign read from the wrong bit
-# of s under the product cut, and in the channel tracker lane 1's channel
-# offset with its two candidates swapped, must each make scripts/prove.sh report FAIL and exit 1
-# for a small configuration (the unmodified ones pass in ctest formal.quick). Skips (77) when
-# the solver's venv cannot be made.
+# of s under the product cut, in the channel tracker lane 1's channel offset with its two
+# candidates swapped (bounded stream proof) and an off-by-one in the channel wrap (unbounded
+# position proof), and lane 0's bank address off by one in the parameter table (unbounded table
+# proof) must each make scripts/prove.sh report FAIL and exit 1 for a small configuration (the
+# unmodified ones pass in ctest formal.quick). Skips (77) when the solver's venv cannot be made.
 # Usage: planted_fault.sh <normcore> <source root>
 set -uo pipefail
 bin=$1
@@ -43,3 +44,24 @@ echo "$out"
 [ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted tracker fault exited $rc, not 1"; exit 1; }
 grep -Eq "^$cfg +stream.* FAIL" <<< "$out" || { echo "FAIL: the row of $cfg does not say FAIL"; exit 1; }
 echo "ok: the planted tracker fault fails the stream proof"
+# The unbounded lane-position proof (ABC pdr): an off-by-one in the tracker's channel wrap (c0 + k +
+# cy - C computed one too high: c0 wraps a channel early, to one too low) must give FAIL.
+cfg=trk_l2_c3_hw3
+out=$(PROVE_MUTATE_FILE=nc_chan.v PROVE_MUTATE='s/+ kw0_i + /+ kw0_i + 1 + /' \
+  bash "$root/scripts/prove.sh" --quick --only "^$cfg\$" --no-hooks 2>&1)
+rc=$?
+echo "$out"
+[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted wrap fault exited $rc, not 1"; exit 1; }
+grep -q "planted: > .*kw0_i + 1 + " <<< "$out" || { echo "FAIL: the wrap fault was not planted"; exit 1; }
+grep -Eq "^$cfg +positions.*PDR.* FAIL" <<< "$out" || { echo "FAIL: the row of $cfg does not say FAIL"; exit 1; }
+echo "ok: the planted wrap fault fails the unbounded position proof"
+# The parameter table alone (unbounded): lane 0's bank address off by one (c0 mod 2 >= 0
+# instead of > 0: every read of an even c0 one word too far) must give FAIL.
+cfg=tab_l2_c3
+out=$(PROVE_MUTATE_FILE=nc_ptable.v PROVE_MUTATE="s/(c0_lo > 1'b0)/(c0_lo >= 1'b0)/" \
+  bash "$root/scripts/prove.sh" --quick --only "^$cfg\$" --no-hooks 2>&1)
+rc=$?
+echo "$out"
+[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted table fault exited $rc, not 1"; exit 1; }
+grep -Eq "^$cfg +table.*PDR.* FAIL" <<< "$out" || { echo "FAIL: the row of $cfg does not say FAIL"; exit 1; }
+echo "ok: the planted bank-address fault fails the unbounded table proof"

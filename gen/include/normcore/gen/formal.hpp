@@ -21,6 +21,17 @@ std::vector<GeneratedFile> render_formal(const CoreConfig& cfg);
 // channel).
 std::string render_pos_fv(const CoreConfig& cfg);
 
+// formal/<name>_trk_fv.v: the core's lane positions (channel tracker <n>_chan and what feeds it)
+// against an element counter and position -> channel by division, for any sequence of valid jobs
+// (gen/src/formal_trk.cpp); the core's wires in_fire, pos_c0, pos_d are made ports by Yosys
+// `expose` (scripts/prove.sh).
+std::string render_trk_fv(const CoreConfig& cfg);
+
+// formal/<name>_tab_fv.v: the parameter table <n>_ptable alone, loaded with per-channel tags and
+// read at free windows (c0 < C, d_i < L): every lane's fields are channel (c0 + d_i) mod C's
+// (gen/src/formal_tab.cpp).
+std::string render_tab_fv(const CoreConfig& cfg);
+
 // The manifest's "formal" entry for those files (harness, reference, dut, latency).
 nlohmann::json formal_manifest(const CoreConfig& cfg);
 
