@@ -39,6 +39,9 @@ CONFIGS = {
     # --target ice40: the thermometer output buffer read by m_axis_tready, the flow control
     # counting from in_q (core_internal.hpp reg_counts).
     "core_i40": (f"--lanes 1 --target ice40 --pipeline 3 {CORE_ARGS}", "core"),
+    # --target ecp5: the head register in front of the RAM buffer, its flags' write strobe from
+    # a register of its own (nwr_i, assumed ~wr_i).
+    "core_e5": (f"--lanes 1 --target ecp5 --pipeline 4 {CORE_ARGS}", "core"),
     "accel_small": ("--accel --lanes 1 --in-bits 4 --out-bits 4 --scale-bits 4 --offset-bits 6 "
                     "--max-channels 4 --inner-bits 3 --bus-bits 32 --max-burst 4 --outstanding 2",
                     "accel"),

@@ -152,8 +152,12 @@ Expr fifo_body_therm(Module& m, int d, int fw, const Expr& wr, const Expr& wdata
 // --target ecp5: head_q / hv_q in front of the RAM buffer. The head is free when empty or read
 // (`take`); it then takes the buffer's head, or else the word written now (which then bypasses the
 // buffer). hv_q is low only while the buffer is empty, so valid_o is "at least one word" and the
-// whole is cycle for cycle the plain buffer of d words.
+// whole is cycle for cycle the plain buffer of d words. wr writes the RAMs only; the flags,
+// pointers and head take `wrf`, the same strobe from a register of its own (~nwr_i: a fan-out
+// of the flags' LUTs alone, not of the RAMs' write enables too).
 void fifo_head(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, const Expr& rd) {
+  const Expr wrf = m.wire("wrf", 1, "wr_i from its copy (~nwr_i): the flags' write strobe");
+  m.assign(wrf, ~m.ref("nwr_i"));
   const Expr head = m.reg("head_q", fw, "the oldest word (rdata_o)");
   const Expr hv = m.reg("hv_q", 1, "head_q holds a word (valid_o)");
   const Expr take = m.wire("take", 1, "head_q is free this cycle (empty or read)");
@@ -165,10 +169,10 @@ void fifo_head(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, cons
   // goes to head_q finds the RAM empty, so the slot at wptr_q it lands in is free.
   const Expr bhead = fifo_body(m, std::max(2, d - 1), fw, bwr, wdata, bpop, wr, true);
   const Expr bval = m.ref("valid_q");
-  m.assign(bwr, wr & ~(take & ~bval));
+  m.assign(bwr, wrf & ~(take & ~bval));
   m.assign(bpop, take & bval);
   m.seq({if_(ex::lnot(m.ref("rst_ni")), {assign(hv, lit(1, 0))},
-             {if_(take, {assign(hv, bval | wr)})}),
+             {if_(take, {assign(hv, bval | wrf)})}),
          if_(take, {assign(head, mux(bval, bhead, wdata))})});
   m.assign(m.ref("rdata_o"), head);
   m.assign(m.ref("valid_o"), hv);
@@ -228,6 +232,7 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   m.in("clk_i", 1);
   m.in("rst_ni", 1);
   const Expr wr = m.in("wr_i", 1);
+  if (head) m.in("nwr_i", 1, "~wr_i from a register of its own (the flags' copy)");
   const Expr wdata = m.in("wdata_i", fw);
   const Expr rd = m.in(
       "rd_i", 1,
@@ -236,7 +241,7 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   const Expr valid_o = m.out("valid_o", 1, "a register");
   if (head) {
     fifo_head(m, d, fw, wr, wdata, rd);
-    fifo_formal(m, d, {}, true);
+    fifo_formal(m, d, {}, true, ex::eq(m.ref("nwr_i"), ~wr));
     return m;
   }
   if (reg_counts(c)) {

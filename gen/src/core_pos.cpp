@@ -498,6 +498,7 @@ Module build_chan(const CoreConfig& c) {
     upd.push_back(if_(md.ref("ld_i"), {assign(cyc, ~small & md.ref("sle_i"))},
                       {assign(cyc, mux(small, md.ref("cy0_nx"), md.ref("neg_nx")))}));
     cy0 = cyc;
+    if (w.lut_cmp) cy0 = chan_cyc_copy(md, upd);
   }
   md.section("c0");
   const Expr c_q = md.reg("c_q", w.cw);

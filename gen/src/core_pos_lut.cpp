@@ -197,4 +197,13 @@ std::vector<Expr> chan_small_lut(Module& md, const SmallWidths& w, Block& upd, B
   return dcat;
 }
 
+Expr chan_cyc_copy(Module& md, Block& upd) {
+  const Expr small = md.ref("small_i"), ld = md.ref("ld_i");
+  const Expr ccy = md.reg("ccy_q", 1, "cyc_q's copy for c0's adders");
+  upd.push_back(
+      assign(ccy, (ld & ~small & md.ref("sle_i")) |
+                      (~ld & ((small & md.ref("cy0_nx")) | (~small & md.ref("neg_nx"))))));
+  return ccy;
+}
+
 }  // namespace normcore::gen::core

@@ -47,4 +47,9 @@ struct SmallWidths {
 // `save`; returns the lanes' d outputs (lane L-1 first). Drives the wire cy0_nx.
 std::vector<Expr> chan_small_lut(Module& md, const SmallWidths& w, Block& upd, Block& save);
 
+// --target ecp5: c0's carry for its adders from a copy of cyc_q of its own (`ccy_q`, placed
+// beside the chains; its next value in ANDs and ORs, not cyc_q's select, so that synthesis does
+// not merge the two). Adds its update to `upd`; returns it.
+Expr chan_cyc_copy(Module& md, Block& upd);
+
 }  // namespace normcore::gen::core

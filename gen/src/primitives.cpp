@@ -123,9 +123,10 @@ Module fifo_module(const FifoSpec& spec) {
 // until popped; the FIFO itself neither loses, duplicates nor reorders words.
 namespace {
 void fifo_formal_body(Module& m, int cap, const Expr& held, bool eager_valid, const Expr& rd,
-                      bool rd_only_valid) {
+                      bool rd_only_valid, const Expr& also = {}) {
   fv::Formal f(m);
   const Expr wr = m.ref("wr_i"), valid = m.ref("valid_o");
+  if (also.valid()) f.add(assume(also));
   if (rd_only_valid) f.add(if_(rd, {assume(valid)}));
   fv::stream_rules(f, {"head", valid, rd_only_valid ? rd : m.ref("rd_i"), {m.ref("rdata_o")}},
                    false);
@@ -136,8 +137,8 @@ void fifo_formal_body(Module& m, int cap, const Expr& held, bool eager_valid, co
 }
 }  // namespace
 
-void fifo_formal(Module& m, int cap, const Expr& held, bool eager_valid) {
-  fifo_formal_body(m, cap, held, eager_valid, m.ref("rd_i"), true);
+void fifo_formal(Module& m, int cap, const Expr& held, bool eager_valid, const Expr& also) {
+  fifo_formal_body(m, cap, held, eager_valid, m.ref("rd_i"), true, also);
 }
 
 void fifo_formal_ready(Module& m, int cap, const Expr& held, const Expr& pop) {

@@ -50,7 +50,8 @@ Module fifo_module(const FifoSpec& spec);
 // valid head (assumed); the head is held until popped, no word is lost, duplicated or reordered,
 // `held` (optional: the design's count) is the number of words held (asserted); with
 // `eager_valid` valid_o is (words held != 0) (a RAM with a registered read shows a word later).
-void fifo_formal(Module& m, int capacity, const Expr& held, bool eager_valid);
+void fifo_formal(Module& m, int capacity, const Expr& held, bool eager_valid,
+                 const Expr& also = {});
 // The same for a buffer whose rd_i is the reader's ready and whose pop is `pop` (valid_o & rd_i):
 // rd_i is not assumed to come only with valid_o.
 void fifo_formal_ready(Module& m, int capacity, const Expr& held, const Expr& pop);
