@@ -97,6 +97,12 @@ full=(
   "x16s8_xilinx_p4_cut|--in-bits 16 --scale-bits 8 --out-bits 16 --target xilinx"
   "x4u_s4b8y4_p3_cut|--in-bits 4 --in-unsigned --scale-bits 4 --offset-bits 8 --out-bits 4"
   "x16u_s16_p3_cut|--in-bits 16 --in-unsigned --out-bits 16"
+  "fp16_fp16_cut|--in-type fp16 --out-type fp16"
+  "bf16_bf16_cut|--in-type bf16 --out-type bf16"
+  "fp16_fp32_cut|--in-type fp16 --out-type fp32"
+  "bf16_fp16_flush_cut|--in-type bf16 --out-type fp16 --flush-subnormals"
+  "fp16_int8_cut|--in-type fp16 --out-type int --out-bits 8"
+  "bf16_uint8_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
 )
 small=(
   "b31_fold_normax_p3|--offset-bits 31"
@@ -186,10 +192,45 @@ cut_model() {
   aw=$(awk '$2 == "\\A_WIDTH" { print $3 }' "$d.dmul.txt")
   bw=$(awk '$2 == "\\B_WIDTH" { print $3 }' "$d.dmul.txt")
   yw=$(awk '$2 == "\\Y_WIDTH" { print $3 }' "$d.dmul.txt")
-  [ "$(awk '$2 ~ /_SIGNED$/ { printf "%s", $3 }' "$d.dmul.txt")" = 11 ] \
-    || { echo "prove.sh: $name: the cut needs a signed x signed \$mul" >&2; exit 2; }
-  # 1. The exact-width product in the reference is the contract's W-bit product.
+  local sg
+  sg=$(awk '$2 ~ /_SIGNED$/ { printf "%s", $3 }' "$d.dmul.txt")
+  [ "$sg" = 11 ] || [ "$sg" = 00 ] \
+    || { echo "prove.sh: $name: the cut needs a signed x signed or unsigned x unsigned \$mul" >&2; exit 2; }
   local t0 t1 r def
+  if [ "$sg" = 00 ]; then
+    float_cut "$name" "$d" "$aw" "$bw" "$yw"
+  else
+    int_cut "$name" "$d" "$aw" "$bw" "$yw"
+  fi
+  cut_harness "$name" "$d" "$lat" "$aw" "$bw" "$yw" "$sg"
+}
+
+# The lemma of an unsigned significand product (a float lane, configurations *_cut with
+# --in-type): for every A, B of the cell's widths the exact product fits Y_WIDTH bits and is 0
+# exactly when A or B is. No cec row: the float reference has one product only, written as
+# the lane writes it.
+float_cut() {
+  local name=$1 d=$2 aw=$3 bw=$4 yw=$5 t0 t1 r
+  cat > "$d.lemma.smt2" << SMT
+(set-logic QF_NIA)
+(declare-fun a () Int)
+(declare-fun b () Int)
+(assert (and (>= a 0) (< a $((1 << aw))) (>= b 0) (< b $((1 << bw)))))
+(assert (not (and (= (= (* a b) 0) (or (= a 0) (= b 0))) (< (* a b) $((1 << yw))))))
+(check-sat)
+SMT
+  t0=$(now)
+  r=$(yices-smt2 "$d.lemma.smt2" 2>&1 || true)
+  t1=$(now)
+  [ "$r" = unsat ] && r=PASS || r="FAIL ($r)"
+  rows+=("$name|xsig*ssig ($aw x $bw bits, unsigned): fits $yw bits, 0 iff an operand is 0|yices (QF_NIA)|all operands|$(secs "$t0" "$t1")|$r")
+  [ "$r" = PASS ] || failed=1
+}
+
+# Rows 1 and 2 of a signed integer product (above).
+int_cut() {
+  local name=$1 d=$2 aw=$3 bw=$4 yw=$5 g=$2/rtl t0 t1 r def
+  # 1. The exact-width product in the reference is the contract's W-bit product.
   for def in "" -DNORMCORE_FV_SHARED_MUL; do
     yosys -q -p "read_verilog $def $g/formal/nc_lane_ref.v; prep -top nc_lane_ref; flatten; \
         techmap; opt -fast; abc -g AND -fast; opt_clean; write_aiger $d.ref$def.aig" > /dev/null 2>&1 \
@@ -226,7 +267,21 @@ SMT
   [ "$r" = unsat ] && r=PASS || r="FAIL ($r)"
   rows+=("$name|x*s ($aw x $bw bits$([ "$min_a" != 0 ] || echo ", A >= 0")): fits $yw bits, 0 or sign = xor|yices (QF_NIA)|all operands|$(secs "$t0" "$t1")|$r")
   [ "$r" = PASS ] || failed=1
-  # 3. The cut harness: the lane and the reference with their products free and tied back.
+}
+
+# 3. The cut harness: the lane and the reference with their products free and tied back.
+cut_harness() {
+  local name=$1 d=$2 lat=$3 aw=$4 bw=$5 yw=$6 sg=$7 g=$2/rtl lemma
+  local sel_d='nc_lane_fv/t:$mul nc_lane_fv/c:*u_dut* %i' sel_r='nc_lane_fv/t:$mul nc_lane_fv/c:*u_ref* %i'
+  local rd="read_verilog -formal -DNORMCORE_FV_SHARED_MUL $g/formal/nc_lane_ref.v \
+      $g/formal/nc_lane_fv.v $g/nc_lane.v; prep -top nc_lane_fv; flatten"
+  if [ "$sg" = 00 ]; then
+    lemma="assume ((ry == 0) == (ra == 0 || rb == 0));
+    assume ((dy == 0) == (da == 0 || db == 0));"
+  else
+    lemma="assume (ry == 0 || ry[YW-1] == (ra[AW-1] ^ rb[BW-1]));
+    assume (dy == 0 || dy[YW-1] == (da[AW-1] ^ db[BW-1]));"
+  fi
   cat > "$d.box.v" << V
 (* blackbox *)
 module nc_fv_mulbox (input wire [$((aw - 1)):0] A, input wire [$((bw - 1)):0] B,
@@ -254,8 +309,7 @@ module nc_lane_cut_fv (input wire clk_i);
     hy <= {hy, ry};
   end
   always @* begin  // the lemma (proof 2), and one function: equal operands, equal products
-    assume (ry == 0 || ry[YW-1] == (ra[AW-1] ^ rb[BW-1]));
-    assume (dy == 0 || dy[YW-1] == (da[AW-1] ^ db[BW-1]));
+    $lemma
     if (da == ra && db == rb) assume (dy == ry);
   end
   genvar k;
