@@ -216,6 +216,53 @@ std::string flane_ref(const CoreConfig& c) {
   return o.str();
 }
 
+// The case split (scripts/prove.sh, configurations named *_case_<c>_cut): with
+// NORMCORE_FV_CASE_<C> the assertion is checked only for the elements whose own x, s, b are in
+// case C (cd: the flag delayed with the element); the other elements stay free inputs. SPECIAL
+// (a NaN / Inf among x, s, b); else ZEROS (x or s a zero, and b), ZEROP (x or s a zero, b
+// not: v = b), ZEROB (b a zero, x and s not: v = x * s); for three finite non-zero operands by
+// the distance of the leading bits' exponents (as if normal) of the product and b: NEAR
+// (|dist| <= NORMCORE_FV_NEAR, default 4), ABOVE (> N), BELOW (< -N). The seven cover every
+// element.
+std::string cases(const CoreConfig& c, int lat) {
+  const FloatFormat fx = float_format(c.arith.x_type);
+  const int m = fx.man_bits;
+  const bool fl = c.arith.flush_subnormals;
+  auto field = [](const std::string& v, int hi, int lo) {
+    return v + "[" + to_string(hi) + ":" + to_string(lo) + "]";
+  };
+  auto zero = [&](const std::string& v, int top, int mb) {
+    return "(!(|" + field(v, top - 1, mb) + ") && " +
+           (fl ? std::string("1'b1") : "!(|" + field(v, mb - 1, 0) + ")") + ")";
+  };
+  auto emax1 = [&](const std::string& v, int top, int mb) {
+    const std::string e = field(v, top - 1, mb);
+    return "(|" + e + " ? $signed({4'd0, " + e + "}) : 12'sd1)";
+  };
+  std::ostringstream o;
+  o << "  // Case split (`ifdef NORMCORE_FV_CASE_*; gen/src/formal_float.cpp): the assertion "
+       "covers\n  // the elements of one case only; the seven cases cover every element.\n"
+    << "`ifndef NORMCORE_FV_NEAR\n`define NORMCORE_FV_NEAR 4\n`endif\n"
+    << "  wire c_special = &x[14:" << m << "] || &s[30:23] || &b[30:23];\n"
+    << "  wire pz = " << zero("x", 15, m) << " || " << zero("s", 31, 23) << ";\n"
+    << "  wire bz = " << zero("b", 31, 23) << ";\n"
+    << "  wire c_fin = !c_special && !pz && !bz;\n"
+    << "  wire signed [11:0] dist = " << emax1("x", 15, m) << " + " << emax1("s", 31, 23) << " - "
+    << emax1("b", 31, 23) << " - 12'sd" << fx.bias() << ";\n"
+    << "  wire c_near = c_fin && dist <= `NORMCORE_FV_NEAR && dist >= -`NORMCORE_FV_NEAR;\n"
+    << "`ifdef NORMCORE_FV_CASE_SPECIAL\n  wire in_case = c_special;\n"
+    << "`elsif NORMCORE_FV_CASE_ZEROS\n  wire in_case = !c_special && pz && bz;\n"
+    << "`elsif NORMCORE_FV_CASE_ZEROP\n  wire in_case = !c_special && pz && !bz;  // v = b\n"
+    << "`elsif NORMCORE_FV_CASE_ZEROB\n  wire in_case = !c_special && !pz && bz;  // v = x * s\n"
+    << "`elsif NORMCORE_FV_CASE_NEAR\n  wire in_case = c_near;\n"
+    << "`elsif NORMCORE_FV_CASE_ABOVE\n  wire in_case = c_fin && dist > `NORMCORE_FV_NEAR;\n"
+    << "`elsif NORMCORE_FV_CASE_BELOW\n  wire in_case = c_fin && dist < -`NORMCORE_FV_NEAR;\n"
+    << "`else\n  wire in_case = 1'b1;\n`endif\n"
+    << "  reg [" << lat - 1 << ":0] cd;  // in_case, delayed with the element\n"
+    << "  always @(posedge clk_i) cd <= {cd[" << lat - 2 << ":0], in_case};\n";
+  return o.str();
+}
+
 std::string flane_fv(const CoreConfig& c) {
   const auto& a = c.arith;
   const bool iy = a.y_type == NumType::integer;
@@ -244,6 +291,7 @@ std::string flane_fv(const CoreConfig& c) {
       << "    assume (!((hi & " << em << ") == " << em << " && (hi & " << mm << ") != 0));\n"
       << "    assume (key(lo) <= key(hi));\n  end\n";
   }
+  o << cases(c, lat);
   const std::string rnd = iy ? ".round_i(mode), " : "";
   o << "  wire [" << yw - 1 << ":0] y_lane, y_ref;\n";
   o << "  " << c.name << "_lane u_dut (\n    .clk_i(clk_i), .x_i(x), .s_i(s), .b_i(b), " << rnd
@@ -256,7 +304,8 @@ std::string flane_fv(const CoreConfig& c) {
     << "  always @(posedge clk_i) d <= {d[(L-1)*" << yw << "-1:0], y_ref};\n"
     << "  reg [7:0] filled = 0;  // cycles run, saturating at L\n"
     << "  always @(posedge clk_i) if (filled < L) filled <= filled + 1;\n"
-    << "  always @* if (filled >= L) assert (y_lane == d[L*" << yw << "-1 -: " << yw << "]);\n"
+    << "  always @* if (filled >= L && cd[L-1]) assert (y_lane == d[L*" << yw << "-1 -: " << yw
+    << "]);\n"
     << "endmodule\n";
   return o.str();
 }
