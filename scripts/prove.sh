@@ -121,6 +121,8 @@ open_rows=(
   "fp16_fp16_case_above_cut|$f16"
   "fp16_fp16_case_below_cut|$f16"
   "bf16_bf16_cut|$b16"
+  "fp16_fp16_case_zerop_be112_119_cut|$f16"
+  "fp16_fp16_case_zerop_be120_120_cut|$f16"
 )
 small=(
   "b31_fold_normax_p3|--offset-bits 31"
@@ -362,9 +364,16 @@ V
 
 # A float configuration named *_case_<c>_* proves one case of the harness's case split
 # (NORMCORE_FV_CASE_<C>: special, zero, near, above, below; gen/src/formal_float.cpp).
+# A band inside the case: *_be<lo>_<hi>_* (b's exponent, max(e, 1)), *_pe<lo>_<hi>_* (the
+# product's, max(xe, 1) + max(se, 1)).
 fv_case() {
   [[ $1 =~ _case_([a-z]+) ]] || return 0
-  echo "-DNORMCORE_FV_CASE_${BASH_REMATCH[1]^^}"
+  local o="-DNORMCORE_FV_CASE_${BASH_REMATCH[1]^^}" k
+  for k in be pe; do
+    [[ $1 =~ _${k}([0-9]+)_([0-9]+) ]] \
+      && o+=" -DNORMCORE_FV_${k^^}_LO=${BASH_REMATCH[1]} -DNORMCORE_FV_${k^^}_HI=${BASH_REMATCH[2]}"
+  done
+  echo "$o"
 }
 
 is_open() {
@@ -396,7 +405,7 @@ prove_lane() {
   local t0 t1 r tmo="" prop="lane == contract"
   local c
   c=$(fv_case "$name")
-  [ -z "$c" ] || prop="lane == contract, case ${c#-DNORMCORE_FV_CASE_}"
+  [ -z "$c" ] || prop="lane == contract, case $(sed 's/-DNORMCORE_FV_CASE_//; s/ -DNORMCORE_FV_\(..\)_LO=\([0-9]*\) -DNORMCORE_FV_.._HI=\([0-9]*\)/, \1 \2..\3/g' <<< "$c")"
   is_open "$name" && tmo=${PROVE_TIMEOUT:-600}
   t0=$(now)
   r=$(smtbmc "$d.smt2" "$d.bmc.log" -t $((lat + 2)))

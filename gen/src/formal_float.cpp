@@ -190,7 +190,8 @@ std::string round_int(const CoreConfig& c, const Window& w) {
     << "  wire signed [IW-1:0] vi = nan || zsum ? 0 : neg ? -ri : ri;\n"
     << "  wire signed [IW-1:0] lo = " << ext << ";\n"
     << "  wire signed [IW-1:0] hi = " << exh << ";\n"
-    << "  wire signed [IW-1:0] yc = vi < lo ? lo : vi > hi ? hi : vi;  // min(max(v, lo), hi)\n"
+    << "  wire signed [IW-1:0] mx = vi < lo ? lo : vi;  // max(v, lo)\n"
+    << "  wire signed [IW-1:0] yc = mx > hi ? hi : mx;  // min(max(v, lo), hi): hi when lo > hi\n"
     << "  assign y_o = inf ? (inf_neg ? lo_i : hi_i) : yc[" << yw - 1 << ":0];\n";
   return o.str();
 }
@@ -258,8 +259,18 @@ std::string cases(const CoreConfig& c, int lat) {
     << "`elsif NORMCORE_FV_CASE_ABOVE\n  wire in_case = c_fin && dist > `NORMCORE_FV_NEAR;\n"
     << "`elsif NORMCORE_FV_CASE_BELOW\n  wire in_case = c_fin && dist < -`NORMCORE_FV_NEAR;\n"
     << "`else\n  wire in_case = 1'b1;\n`endif\n"
+    << "  // Bands (optional, inside a case): b's exponent, max(e, 1), in [BE_LO, BE_HI]; the\n"
+    << "  // product's, max(xe, 1) + max(se, 1), in [PE_LO, PE_HI].\n"
+    << "  wire signed [11:0] be1 = " << emax1("b", 31, 23) << ";\n"
+    << "  wire signed [11:0] pe1 = " << emax1("x", 15, m) << " + " << emax1("s", 31, 23) << ";\n"
+    << "`ifdef NORMCORE_FV_BE_LO\n"
+    << "  wire in_be = be1 >= `NORMCORE_FV_BE_LO && be1 <= `NORMCORE_FV_BE_HI;\n"
+    << "`else\n  wire in_be = 1'b1;\n`endif\n"
+    << "`ifdef NORMCORE_FV_PE_LO\n"
+    << "  wire in_pe = pe1 >= `NORMCORE_FV_PE_LO && pe1 <= `NORMCORE_FV_PE_HI;\n"
+    << "`else\n  wire in_pe = 1'b1;\n`endif\n"
     << "  reg [" << lat - 1 << ":0] cd;  // in_case, delayed with the element\n"
-    << "  always @(posedge clk_i) cd <= {cd[" << lat - 2 << ":0], in_case};\n";
+    << "  always @(posedge clk_i) cd <= {cd[" << lat - 2 << ":0], in_case && in_be && in_pe};\n";
   return o.str();
 }
 
