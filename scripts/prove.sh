@@ -106,9 +106,14 @@ full=(
   "bf16_bf16_case_special_cut|$b16"
   "bf16_bf16_case_zeros_cut|$b16"
   "fp16_fp32_case_special_cut|--in-type fp16 --out-type fp32"
+  "fp16_fp32_case_zeros_cut|--in-type fp16 --out-type fp32"
   "bf16_fp16_flush_case_special_cut|--in-type bf16 --out-type fp16 --flush-subnormals"
+  "bf16_fp16_flush_case_zeros_cut|--in-type bf16 --out-type fp16 --flush-subnormals"
   "fp16_int8_case_special_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_zeros_cut|--in-type fp16 --out-type int --out-bits 8"
   "bf16_uint8_case_special_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
+  "bf16_uint8_case_zeros_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
+  "bf16_int16_case_special_cut|--in-type bf16 --out-type int --out-bits 16"
 )
 # Float lanes, the rest of the case split and the whole harness (no case): not proven yet, each
 # smtbmc run stopped after PROVE_TIMEOUT seconds (default 600) and reported UNDECIDED (not a
