@@ -111,6 +111,11 @@ full=(
   "bf16_fp16_flush_case_zeros_cut|--in-type bf16 --out-type fp16 --flush-subnormals"
   "fp16_int8_case_special_cut|--in-type fp16 --out-type int --out-bits 8"
   "fp16_int8_case_zeros_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_zerop_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_zerob_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_near_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_below_cut|--in-type fp16 --out-type int --out-bits 8"
   "bf16_uint8_case_special_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_uint8_case_zeros_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_int16_case_special_cut|--in-type bf16 --out-type int --out-bits 16"
@@ -233,7 +238,6 @@ cut_model() {
   sg=$(awk '$2 ~ /_SIGNED$/ { printf "%s", $3 }' "$d.dmul.txt")
   [ "$sg" = 11 ] || [ "$sg" = 00 ] \
     || { echo "prove.sh: $name: the cut needs a signed x signed or unsigned x unsigned \$mul" >&2; exit 2; }
-  local t0 t1 r def
   if [ "$sg" = 00 ]; then
     float_cut "$name" "$d" "$aw" "$bw" "$yw"
   else
