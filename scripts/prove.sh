@@ -112,10 +112,6 @@ full=(
   "fp16_int8_case_special_cut|--in-type fp16 --out-type int --out-bits 8"
   "fp16_int8_case_zeros_cut|--in-type fp16 --out-type int --out-bits 8"
   "fp16_int8_case_zerop_cut|--in-type fp16 --out-type int --out-bits 8"
-  "fp16_int8_case_zerob_cut|--in-type fp16 --out-type int --out-bits 8"
-  "fp16_int8_case_near_cut|--in-type fp16 --out-type int --out-bits 8"
-  "fp16_int8_case_above_cut|--in-type fp16 --out-type int --out-bits 8"
-  "fp16_int8_case_below_cut|--in-type fp16 --out-type int --out-bits 8"
   "bf16_uint8_case_special_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_uint8_case_zeros_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_int16_case_special_cut|--in-type bf16 --out-type int --out-bits 16"
@@ -133,6 +129,10 @@ open_rows=(
   "bf16_bf16_cut|$b16"
   "fp16_fp16_case_zerop_be112_119_cut|$f16"
   "fp16_fp16_case_zerop_be120_120_cut|$f16"
+  "fp16_int8_case_zerob_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_near_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_below_cut|--in-type fp16 --out-type int --out-bits 8"
 )
 small=(
   "b31_fold_normax_p3|--offset-bits 31"
