@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The proofs can fail: a planted off-by-one in the lane's rounding (the half bit h read one
 # position too high: bit R of acc instead of bit R-1), the product's sign read from the wrong bit
-# of s under the product cut, and in the channel tracker lane 1's channel
-# offset with its two candidates swapped, must each make scripts/prove.sh report FAIL and exit 1
+# of s under the product cut, in the fp16 float lane an inverted sign of an infinite b (the
+# special-value case) and ties-to-odd rounding (the whole float harness's BMC), and in the channel
+# tracker lane 1's channel offset with its two candidates swapped, must each make
+# scripts/prove.sh report FAIL and exit 1
 # for a small configuration (the unmodified ones pass in ctest formal.quick). Skips (77) when
 # the solver's venv cannot be made.
 # Usage: planted_fault.sh <normcore> <source root>
