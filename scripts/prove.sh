@@ -114,6 +114,7 @@ full=(
   "fp16_int8_case_zerop_cut|--in-type fp16 --out-type int --out-bits 8"
   "bf16_uint8_case_special_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_uint8_case_zeros_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
+  "bf16_uint8_case_zerop_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_int16_case_special_cut|--in-type bf16 --out-type int --out-bits 16"
 )
 # Float lanes, the rest of the case split and the whole harness (no case): not proven yet, each
