@@ -191,11 +191,10 @@ std::string read_config(const CLI::App* sub, const GenOptions& o, AccelConfig& a
   return {};
 }
 
-// --formal: the formal/ files and the manifest's "formal" entry (the core only, integer lanes).
+// --formal: the formal/ files and the manifest's "formal" entry (the core only).
 std::string add_formal(const CoreConfig& cfg, bool not_core,
                        std::vector<gen::GeneratedFile>& files) {
   if (not_core) return "--formal: only for the core (not --accel or --design)";
-  if (cfg.is_float()) return "--formal: float lanes have no formal reference yet";
   for (auto& f : gen::render_formal(cfg)) files.push_back(std::move(f));
   for (auto& f : files) {
     if (f.name != "manifest.json") continue;

@@ -181,8 +181,7 @@ std::string lane_fv(const CoreConfig& c, const core::Variant& v) {
 }  // namespace
 
 std::vector<GeneratedFile> render_formal(const CoreConfig& cfg) {
-  if (cfg.arith.is_float())
-    throw std::invalid_argument("--formal: float lanes have no formal reference yet");
+  if (cfg.arith.is_float()) return render_formal_float(cfg);
   const core::Variant v = core::variant(cfg, LaneArith::folded);
   return {{"formal/" + cfg.name + "_lane_ref.v", lane_ref(cfg, v)},
           {"formal/" + cfg.name + "_lane_fv.v", lane_fv(cfg, v)},
@@ -192,6 +191,7 @@ std::vector<GeneratedFile> render_formal(const CoreConfig& cfg) {
 }
 
 nlohmann::json formal_manifest(const CoreConfig& cfg) {
+  if (cfg.arith.is_float()) return formal_float_manifest(cfg);
   const core::Variant v = core::variant(cfg, LaneArith::folded);
   return {{"files",
            {"formal/" + cfg.name + "_lane_ref.v", "formal/" + cfg.name + "_lane_fv.v",

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The proofs can fail: a planted off-by-one in the lane's rounding (the half bit h read one
 # position too high: bit R of acc instead of bit R-1), the product's sign read from the wrong bit
-# of s under the product cut, in the channel tracker lane 1's channel offset with its two
-# candidates swapped (bounded stream proof) and an off-by-one in the channel wrap (unbounded
-# position proof), and lane 0's bank address off by one in the parameter table (unbounded table
-# proof) must each make scripts/prove.sh report FAIL and exit 1 for a small configuration (the
-# unmodified ones pass in ctest formal.quick). Skips (77) when the solver's venv cannot be made.
+# of s under the product cut, in the fp16 float lane an inverted sign of an infinite b (the
+# special-value case) and ties-to-odd rounding (the whole float harness's BMC), in the channel
+# tracker lane 1's channel offset with its two candidates swapped (bounded stream proof) and an
+# off-by-one in the channel wrap (unbounded position proof), and lane 0's bank address off by one
+# in the parameter table (unbounded table proof) must each make scripts/prove.sh report FAIL and
+# exit 1 for a small configuration (the unmodified ones pass in ctest formal.quick). Skips (77)
+# when the solver's venv cannot be made.
 # Usage: planted_fault.sh <normcore> <source root>
 set -uo pipefail
 bin=$1
@@ -34,6 +36,30 @@ echo "$out"
 grep -Eq "^$cfg +lane == contract +BMC.* FAIL" <<< "$out" \
   || { echo "FAIL: the cut BMC row of $cfg does not say FAIL"; exit 1; }
 echo "ok: the planted product-sign fault fails the cut lane proof"
+# The float lane (fp16 x, fp16 y): the sign of an infinite b read inverted in the special
+# values (-Inf for +Inf) must fail the proof of the special-value case, and round to nearest
+# with ties to odd must fail the BMC of the whole float harness (a proof that does not finish
+# unplanted: prove.sh --open; the counterexample is found in seconds).
+cfg=fp16_fp16_case_special_cut
+out=$(PROVE_MUTATE='s/assign inf_neg = pinf ? psign_d : b_i\[31\];/assign inf_neg = pinf ? psign_d : ~b_i[31];/' \
+  bash "$root/scripts/prove.sh" --quick --only "^$cfg\$" --no-hooks 2>&1)
+rc=$?
+echo "$out"
+[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted float special-value fault exited $rc, not 1"; exit 1; }
+grep -Eq "^$cfg +lane == contract.* +BMC.* FAIL" <<< "$out" \
+  || { echo "FAIL: the BMC row of $cfg does not say FAIL"; exit 1; }
+echo "ok: the planted float special-value fault fails the special-case proof"
+cfg=fp16_fp16_cut
+out=$(PROVE_MUTATE='s/assign inc = g & (st | q\[0\]);/assign inc = g \& (st | ~q[0]);/' \
+  bash "$root/scripts/prove.sh" --open --only "^$cfg\$" --no-hooks 2>&1)
+rc=$?
+echo "$out"
+[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted float rounding fault exited $rc, not 1"; exit 1; }
+grep -q "planted: > *assign inc = g & (st | ~q\[0\]);" <<< "$out" \
+  || { echo "FAIL: the float rounding fault was not planted"; exit 1; }
+grep -Eq "^$cfg +lane == contract +BMC.* FAIL" <<< "$out" \
+  || { echo "FAIL: the BMC row of $cfg does not say FAIL"; exit 1; }
+echo "ok: the planted float rounding fault (ties to odd) fails the float lane's BMC"
 # The stream proof: lane 1's channel offset with its two candidates swapped in <n>_chan.
 cfg=pos_l2_c3_hw3
 out=$(PROVE_MUTATE_FILE=nc_chan.v \

@@ -12,8 +12,15 @@ namespace normcore::gen {
 
 // formal/<name>_lane_ref.v (the contract for one element, plain behavioural Verilog) and
 // formal/<name>_lane_fv.v (harness: lane == reference delayed by the lane's latency, for free
-// inputs and a free job). Integer lanes only: throws std::invalid_argument for a float config.
+// inputs and a free job), and formal/<name>_pos_fv.v for an integer lane; a float config gives
+// render_formal_float's two files.
 std::vector<GeneratedFile> render_formal(const CoreConfig& cfg);
+
+// The float lane's formal/<name>_lane_ref.v (the float contract, docs/contract.md section 9,
+// exact in a wide fixed-point window, rounded once) and formal/<name>_lane_fv.v
+// (gen/src/formal_float.cpp). No stream harness.
+std::vector<GeneratedFile> render_formal_float(const CoreConfig& cfg);
+nlohmann::json formal_float_manifest(const CoreConfig& cfg);
 
 // formal/<name>_pos_fv.v: the core's stream bookkeeping (channel tracker, table addressing)
 // against position -> channel by division, for one free valid job (gen/src/formal_pos.cpp). A
