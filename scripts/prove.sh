@@ -156,6 +156,7 @@ pos_full=(
   "pos_l4_c4_hw3_copies|25|--lanes 4 --max-channels 4 --inner-bits 2 --table copies $posw"
   "pos_l4_c8_nhwc_div|22|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels $posw"
   "pos_l2_c3_hw3_p8_ecp5|26|--lanes 2 --max-channels 3 --inner-bits 2 --pipeline 8 --target ecp5 $posw"
+  "pos_l2_c3_hw3_p8_i40|26|--lanes 2 --max-channels 3 --inner-bits 2 --pipeline 8 --target ice40 $posw"
   "pos_l4_c8_nhwc_div_i40|24|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels --target ice40 --pipeline 3 $posw"
 )
 pos_small=(

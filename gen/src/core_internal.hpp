@@ -49,6 +49,16 @@ Variant variant(const CoreConfig& c, LaneArith arith);
 // Positions (core_pos.cpp, core_top_pos.cpp). A fixed nhwc layout (S = 1) has its own, much
 // smaller <n>_step and <n>_chan; with lanes_divide_channels and L = 2^a they count c0 / L.
 bool pos_fixed_nhwc(const CoreConfig& c);
+// --target ecp5 and ice40: the general tracker's compares of lo as LUT logic, lane 0's carry
+// from a per-job table, the loads without a synchronous reset behind en_i, the walker's end as an
+// equality, kw0 from the register kc0 (core_pos.cpp, core_pos_lut.cpp, core_top_pos.cpp), and the
+// table's per-job k registers in two stages (core_table.cpp).
+inline bool lut_tracker(const CoreConfig& c) {
+  return c.target == "ecp5" || c.target == "ice40";
+}
+// --target ice40, banked table: bank j's read word (c0 + P - 1 - j) / P (P = 2^p, c0_i cw bits,
+// ab address bits), one carry chain from c0_i with a constant addend (core_table_addr.cpp).
+Expr table_read_word(Module& m, int cw, int p, int ab, int j);
 // --target ice40: the flow control counts the accepted beats a cycle late (from in_q, a register)
 // and the output buffer holds its count as a thermometer read by m_axis_tready directly, so that
 // no port handshake is more than one LUT from a flip-flop (core_top.cpp top_flow, core_fifo.cpp).

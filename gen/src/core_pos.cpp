@@ -96,8 +96,9 @@ struct ChanWidths {
   int lw;  // low part of rem: holds 2L
   int W;   // rem and its steps
   int hb;  // high part of rem
-  // --target ecp5: a compare of lo (lw bits) with a constant is LUT logic, not a carry chain
-  // (a short chain and its routes cost more than the LUT it folds into); g_i is two registers.
+  // --target ecp5 / ice40: a compare of lo (lw bits) with a constant is LUT logic, not a carry
+  // chain (a short chain and its routes cost more than the LUT it folds into); g_i is two
+  // registers.
   bool lut_cmp;
   explicit ChanWidths(const CoreConfig& c)
       : L(c.lanes),
@@ -109,7 +110,7 @@ struct ChanWidths {
         lw(nb + 1),
         W(std::max(hw, nb + 1) + 1),
         hb(W - lw),
-        lut_cmp(c.target == "ecp5") {}
+        lut_cmp(lut_tracker(c)) {}
 };
 
 void chan_ports(Module& md, const ChanWidths& w) {

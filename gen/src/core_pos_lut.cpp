@@ -1,4 +1,4 @@
-// --target ecp5 parts of <n>_chan (core_pos_lut.hpp).
+// --target ecp5 / ice40 (lut_tracker) parts of <n>_chan (core_pos_lut.hpp).
 #include "core_pos_lut.hpp"
 
 #include <algorithm>

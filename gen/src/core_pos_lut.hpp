@@ -1,4 +1,5 @@
-// --target ecp5 parts of <n>_chan: compares and per-job tables as LUT logic, no carry chains.
+// --target ecp5 / ice40 (lut_tracker) parts of <n>_chan: compares and per-job tables as LUT
+// logic, no carry chains.
 #pragma once
 
 #include <cstdint>

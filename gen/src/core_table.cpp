@@ -20,8 +20,10 @@ struct TableWidths {
   int L, P, p, dp, cw, pw, ab, uw, nb, ts;
   bool direct;  // no crossbar, no wrap-around copies (CoreConfig::table_direct)
   bool copies;  // one whole table per lane, no crossbar, no wrap-around copies
-  bool staged;  // --target ecp5: the per-job k registers in two stages (difference, then clamp)
-  bool nrd;     // --target ice40 (split_consts): the word counter's enable from ld_nrd_q
+  bool staged;  // --target ecp5 / ice40: the per-job k registers in two stages (difference, clamp)
+  bool left_dec;  // --target ecp5: the loader's left - 1 a chain of left alone
+  bool radd;      // --target ice40: read_word
+  bool nrd;       // --target ice40 (split_consts): the word counter's enable from ld_nrd_q
   TableWidths(const CoreConfig& c, const Variant& v)
       : L(c.lanes),
         P(c.table_copies() ? 1 : c.banks()),
@@ -36,7 +38,9 @@ struct TableWidths {
         ts(c.table_stages()),
         direct(c.table_direct()),
         copies(c.table_copies()),
-        staged(c.target == "ecp5"),
+        staged(lut_tracker(c)),
+        left_dec(c.target == "ecp5"),
+        radd(c.target == "ice40"),
         nrd(split_consts(c)) {}
   // The loader writes the wrap-around copies T[u] (C <= u < C + L - 1).
   [[nodiscard]] bool wraps() const { return L > 1 && !direct && !copies; }
@@ -183,7 +187,7 @@ void loader_counters(Module& m, const TableWidths& w, const Variant& v, Loader& 
   // chain to a separate select LUT (4.2 ns on one UP5K placement) on the path.
   // --target ecp5 (CCU2C keeps the select out of the chain): left - 1, a chain of left's bits
   // alone, open only into the select LUT after it (no route from open to every chain cell).
-  const Expr dec = w.staged ? left - lit(cw + 1, 1) : left + ex::repl(cw + 1, l.open);
+  const Expr dec = w.left_dec ? left - lit(cw + 1, 1) : left + ex::repl(cw + 1, l.open);
   always.push_back(if_(~l.open | l.accept, {assign(left, mux(l.open, dec, chm2))}));
   l.cnt = m.reg("ld_cnt_q", cw, "words taken: the channel of the next one");
   on_accept.push_back(assign(l.cnt, l.cnt + lit(cw, 1)));
@@ -312,7 +316,8 @@ Expr table_banks(Module& m, const TableWidths& w, const std::string& name) {
     const Expr raddr = m.wire(idx("raddr", j), ab);
     Expr a = c0_hi;
     if (p > 0 && j < w.P - 1 && !w.direct)
-      a = a + zext(ex::gt(c0_lo, lit(p, static_cast<U>(j))), ab);
+      a = w.radd ? table_read_word(m, cw, p, ab, j)
+                 : a + zext(ex::gt(c0_lo, lit(p, static_cast<U>(j))), ab);
     m.assign(raddr, a);
     const Expr we = m.wire(idx("we", j), 1);
     m.assign(we, p > 0 ? bit(m.ref("ld_wen_q"), j) : m.ref("ld_we_q"));
@@ -406,7 +411,7 @@ void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const 
     const Expr cm = m.reg("cm_q", cw, "max(0, C + 1 - 2^" + std::to_string(nb) + ") (per job)");
     m.seq({assign(cm, mux(bit(cmw, cw), lit(cw, 0), slice(cmw, 0, cw)))});
     esmall = m.wire("e_small", 1, "C - c0 < 2^" + std::to_string(nb));
-    if (w.staged) {  // --target ecp5: the carry of c0 + (2^cw - cm), straight into es_q
+    if (w.staged) {  // --target ecp5 / ice40: the carry of c0 + (2^cw - cm), straight into es_q
       const Expr ncm = m.reg("ncm_q", cw + 1, "2^cw - cm_q (per job)");
       m.seq({assign(ncm, lit(cw + 1, U{1} << cw) - zext(cm, cw + 1))});
       const Expr ges = m.wire("es_s", cw + 1, "c0 + 2^cw - cm: top bit c0 >= cm");

@@ -154,9 +154,9 @@ void top_walker(Module& m, const CoreConfig& c, const Expr& check) {
   const int p = c.bank_sel_bits();
   const Expr wr = m.reg("wr_q", ml, "walker: r (< L: the walker stops at element L - 1)");
   Expr w_end;
-  if (c.target == "ecp5") {
-    // --target ecp5: an equality with a register, LUT logic (no carry chain in the walker's loop;
-    // S >= L: don't care).
+  if (lut_tracker(c)) {
+    // --target ecp5 / ice40: an equality with a register, LUT logic (no carry chain in the walker's
+    // loop; S >= L: don't care).
     const Expr sm1 = m.reg("sm1_q", ml, "S - 1 (low bits; the walker's end)");
     m.seq({assign(sm1, slice(m.ref("stride_q"), 0, ml) - lit(ml, 1))});
     w_end = m.wire("w_end", 1, "r == S - 1");
@@ -211,7 +211,7 @@ void top_beat_consts(Module& m, const CoreConfig& c) {
     const int tw = ml + 1;
     kff.push_back(assign(m.reg("nsk_q", ml, "-(S - k_r) = k_r - S"),
                          lstep_r - slice(m.ref("stride_q"), 0, ml)));
-    if (c.target != "ecp5") {  // --target ecp5: <n>_chan's carry table instead
+    if (!lut_tracker(c)) {  // ecp5 / ice40: <n>_chan's carry table instead
       kff.push_back(
           assign(m.reg("nsk2_q", tw, "2^(ml+1) - 1 - 2(S - k_r)"), ~cat({sk, lit(1, 0)})));
       const Expr d1 = m.reg("krsk_q", tw + 1, "k_r - (S - k_r), two's complement");
@@ -225,9 +225,9 @@ void top_beat_consts(Module& m, const CoreConfig& c) {
              ex::red_xor(cat({lstep_r, lstep_c})));
   }
   kff.push_back(assign(kc0, kcs));
-  // --target ecp5: kw0 from the register kc0_q (the select and the subtract in different cycles;
-  // kw0_q is first read by a beat, at arm + 3 or later).
-  const Expr kcw = c.target == "ecp5" ? kc0 : kcs;
+  // --target ecp5 / ice40: kw0 from the register kc0_q (the select and the subtract in different
+  // cycles; kw0_q is first read by a beat, at arm + 3 or later).
+  const Expr kcw = lut_tracker(c) ? kc0 : kcs;
   kff.push_back(assign(kw0, zext(kcw, cw + 1) - zext(m.ref("ch_q"), cw + 1)));
   m.seq(kff);
 }
@@ -259,7 +259,7 @@ void top_chan(Module& m, const CoreConfig& c) {
     cc.emplace_back("small_i", m.ref("small_q"));
     cc.emplace_back("sv_i", slice(m.ref("wsave_q"), 1, L - 1));
     for (const char* n : {"wm", "wd", "kr", "sk", "nsk", "nsk2", "nskr", "s2l"}) {
-      if (c.target == "ecp5" && std::string(n).rfind("nsk", 0) == 0 && std::string(n) != "nsk")
+      if (lut_tracker(c) && std::string(n).rfind("nsk", 0) == 0 && std::string(n) != "nsk")
         continue;  // <n>_chan's carry table (core_pos_lut.cpp) replaces nsk2 / nskr
       cc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
     }
