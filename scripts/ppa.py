@@ -89,6 +89,10 @@ XILINX_AREA = {"core_l1", "core_l2", "core_l4", "core_l8", "core_l4_ice40", "cor
 # Area-only designs: no place and route (the decomposed cores take ~110 s per nextpnr seed; their
 # fmax is not a target).
 NO_PNR = {"dcore_l4", "dcore_l4_ice40"}
+# The --target ecp5 cores are placed and routed on their own family only (their iCE40 synthesis
+# area is still reported): nextpnr-ice40's router did not finish core_l4_ecp5 in 30 minutes
+# (seed 1, 2026-12-03), and an ECP5-tuned core on the UP5K answers no question of issue 14.
+NO_ICE40_PNR = {"core_l4_ecp5", "core_l8_ecp5"}
 # Placed and routed on ECP5 too (besides the hard-mac-ecp5 reference).
 ECP5_PNR_DESIGNS = ("core", "bare-mac", "trivial")
 # Not in the default run (time budget); measured with --only, e.g.
@@ -365,6 +369,9 @@ def place_and_route(results, args, runner):
     tasks = []
     for r in results:
         for tgt, wj in r.get("_wrapped", {}).items():
+            if tgt == "ice40" and r["id"] in NO_ICE40_PNR:
+                r["pnr_skipped"] = "a --target ecp5 core: placed and routed on ECP5 only"
+                continue
             if tgt == "ice40" and r["ice40"]["lut4"] > UP5K_LCS:
                 r["pnr_skipped"] = f"{r['ice40']['lut4']} LUT4 > {UP5K_LCS} logic cells of the UP5K"
                 continue
@@ -372,7 +379,7 @@ def place_and_route(results, args, runner):
             for seed in range(1, args.seeds + 1):
                 tasks.append((size, (r["id"], tgt, seed), ppa_jobs.nextpnr,
                               (tools[tgt], PNR_DEVICE[tgt], wj, seed, str(Path(args.work) / r["id"]),
-                               NEXTPNR_FREQ[tgt])))
+                               NEXTPNR_FREQ[tgt], args.pnr_timeout)))
     done = runner.map("place and route", tasks)
     for r in results:
         wrapped = r.pop("_wrapped", {})
@@ -386,6 +393,8 @@ def place_and_route(results, args, runner):
                 secs += s
                 if f is None:
                     r.setdefault("pnr_errors", []).append(f"{tgt} seed {seed}: {u}")
+                    print(f"[ppa] {r['id']}: {tgt} seed {seed} has no result: {str(u)[-300:]}",
+                          flush=True)
                 else:
                     fmax.append(round(f, 2))
                     util = u
@@ -563,6 +572,9 @@ def main():
     ap.add_argument("--work", default=str(Path(os_tmp()) / "normcore_ppa"), help="scratch directory")
     ap.add_argument("--jobs", type=int, default=2, help="designs measured in parallel")
     ap.add_argument("--seeds", type=int, default=3, help="nextpnr seeds per design (median reported)")
+    ap.add_argument("--pnr-timeout", type=int, default=900,
+                    help="seconds one nextpnr run may take; a run stopped at the limit is listed "
+                         "as a P&R failure on the page and the median is over the other seeds")
     ap.add_argument("--icarus-reps", type=int, default=600, help="repetitions of the smoke job for Icarus")
     ap.add_argument("--only", help="comma-separated config ids (default: all); docs are still written")
     ap.add_argument("--no-sim", action="store_true", help="skip the simulation-speed measurement")

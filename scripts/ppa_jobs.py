@@ -96,8 +96,10 @@ def timed(fn, args):
     return out, round(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, 1)
 
 
-def nextpnr(tool, device_args, netlist, seed, workdir, freq):
-    """One place-and-route run; returns (fmax MHz or None, seconds, utilisation or error text)."""
+def nextpnr(tool, device_args, netlist, seed, workdir, freq, timeout=1800):
+    """One place-and-route run; returns (fmax MHz or None, seconds, utilisation or error text).
+    A run longer than `timeout` seconds is stopped and reported as an error (the other seeds and
+    designs go on: one router that does not converge must not lose the whole run)."""
     workdir = Path(workdir)
     fam = "ecp5" if "ecp5" in Path(tool).name else "ice40"
     rep = workdir / f"nextpnr_{fam}_s{seed}.json"
@@ -106,7 +108,10 @@ def nextpnr(tool, device_args, netlist, seed, workdir, freq):
     net = Path(netlist).resolve().relative_to(workdir.resolve())
     cmd = [tool, *device_args, "--json", str(net), "--freq", str(freq), "--timing-allow-fail",
            "--seed", str(seed), "--report", rep.name, "-q", "--log", f"nextpnr_{fam}_s{seed}.log"]
-    rc, log, secs = run(cmd, cwd=workdir, timeout=1800)
+    try:
+        rc, log, secs = run(cmd, cwd=workdir, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, float(timeout), f"timed out after {timeout} s (stopped)"
     if rc != 0 or not rep.exists():
         return None, round(secs, 1), log[-2000:]
     r = json.loads(rep.read_text())

@@ -227,6 +227,11 @@ def write_docs(results, sim, args, elapsed, tools=None, extra_md=None):
             .replace("@TOOLS@", ", ".join(f"{k} {v}" for k, v in doc["tools"].items())))
     for k, v in (extra_md or {}).items():
         md = md.replace(k, v)
+    fails = [f"* `{r['id']}` " + " ".join(str(e).split()) for r in results
+             for e in r.get("pnr_errors", [])]
+    if fails:  # a seed without a result (a router stopped at --pnr-timeout, a tool error)
+        md += ("\n## Place-and-route runs without a result\n\nThe medians above are over the "
+               "other seeds of these designs:\n\n" + "\n".join(f[:300] for f in fails) + "\n")
     md = md.replace("@CPU_NOTE@ ", "")  # a ppa.json from before the CPU accounting
     (ROOT / "docs" / "ppa.md").write_text(md)
     print("\n" + hard + "\n\n" + target_table(targets) + "\n\n" + t_ice + "\n\n" + t_other + "\n\n" + t_wrap + "\n\n" + t_ratio + "\n\n" + t_sim)

@@ -499,7 +499,8 @@ Module build_chan(const CoreConfig& c) {
     upd.push_back(if_(md.ref("ld_i"), {assign(cyc, ~small & md.ref("sle_i"))},
                       {assign(cyc, mux(small, md.ref("cy0_nx"), md.ref("neg_nx")))}));
     cy0 = cyc;
-    if (w.lut_cmp) cy0 = chan_cyc_copy(md, upd);
+    // ECP5 only: measured there (ecp16); the ice40 LUT tracker (ice14t) was measured without it.
+    if (w.lut_cmp && c.target == "ecp5") cy0 = chan_cyc_copy(md, upd);
   }
   md.section("c0");
   const Expr c_q = md.reg("c_q", w.cw);
