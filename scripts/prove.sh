@@ -291,7 +291,7 @@ cut_model() {
 # exactly when A or B is. No cec row: the float reference has one product only, written as
 # the lane writes it.
 float_cut() {
-  local name=$1 d=$2 aw=$3 bw=$4 yw=$5 t0 t1 r
+  local name=$1 d=$2 aw=$3 bw=$4 yw=$5
   cat > "$d.lemma.smt2" << SMT
 (set-logic QF_NIA)
 (declare-fun a () Int)
@@ -300,11 +300,17 @@ float_cut() {
 (assert (not (and (= (= (* a b) 0) (or (= a 0) (= b 0))) (< (* a b) $((1 << yw))))))
 (check-sat)
 SMT
+  lemma_row "$name" "$d" "xsig*ssig ($aw x $bw bits, unsigned): fits $yw bits, 0 iff an operand is 0"
+}
+
+# Runs $d.lemma.smt2 (a negated lemma: unsat = proven) with Yices and adds its row.
+lemma_row() {
+  local name=$1 d=$2 what=$3 t0 t1 r
   t0=$(now)
   r=$(yices-smt2 "$d.lemma.smt2" 2>&1 || true)
   t1=$(now)
   [ "$r" = unsat ] && r=PASS || r="FAIL ($r)"
-  rows+=("$name|xsig*ssig ($aw x $bw bits, unsigned): fits $yw bits, 0 iff an operand is 0|yices (QF_NIA)|all operands|$(secs "$t0" "$t1")|$r")
+  rows+=("$name|$what|yices (QF_NIA)|all operands|$(secs "$t0" "$t1")|$r")
   [ "$r" = PASS ] || failed=1
 }
 
@@ -342,12 +348,8 @@ int_cut() {
                   (>= (* a b) (- $lo_y)) (< (* a b) $lo_y))))
 (check-sat)
 SMT
-  t0=$(now)
-  r=$(yices-smt2 "$d.lemma.smt2" 2>&1 || true)
-  t1=$(now)
-  [ "$r" = unsat ] && r=PASS || r="FAIL ($r)"
-  rows+=("$name|x*s ($aw x $bw bits$([ "$min_a" != 0 ] || echo ", A >= 0")): fits $yw bits, 0 or sign = xor|yices (QF_NIA)|all operands|$(secs "$t0" "$t1")|$r")
-  [ "$r" = PASS ] || failed=1
+  lemma_row "$name" "$d" \
+    "x*s ($aw x $bw bits$([ "$min_a" != 0 ] || echo ", A >= 0")): fits $yw bits, 0 or sign = xor"
 }
 
 # 3. The cut harness: the lane and the reference with their products free and tied back.

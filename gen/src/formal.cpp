@@ -18,12 +18,6 @@ namespace {
 
 using std::to_string;
 
-std::string header(const CoreConfig& c, const std::string& file) {
-  std::string h;
-  for (const auto& l : generated_header(c.to_json(), file)) h += "// " + l + "\n";
-  return h;
-}
-
 // Sign or zero extension of an n-bit net to `w` bits (Verilog text: a number or a parameter).
 std::string ext(const std::string& v, int n, bool sgn, const std::string& w = "W") {
   return "{{(" + w + "-" + to_string(n) + "){" +
@@ -34,7 +28,7 @@ std::string lane_ref(const CoreConfig& c, const core::Variant& v) {
   const auto& a = c.arith;
   const std::string n = c.name + "_lane_ref";
   std::ostringstream o;
-  o << header(c, "formal/" + n + ".v");
+  o << formal_header(c, "formal/" + n + ".v");
   o << "// Verification only (not synthesised): the normcore contract for one element, the "
        "obvious\n"
        "// way, every value exact in W = AW + 2 signed bits (docs/contract.md sections 1-3):\n"
@@ -134,7 +128,7 @@ std::string lane_fv(const CoreConfig& c, const core::Variant& v) {
   const int lat = v.ns(c) - 1;
   const std::string n = c.name + "_lane_fv";
   std::ostringstream o;
-  o << header(c, "formal/" + n + ".v");
+  o << formal_header(c, "formal/" + n + ".v");
   o << "// Verification only: the lane " << c.name << "_lane equals " << c.name
     << "_lane_ref delayed by the lane's\n"
     << "// latency (" << lat
@@ -179,6 +173,12 @@ std::string lane_fv(const CoreConfig& c, const core::Variant& v) {
 }
 
 }  // namespace
+
+std::string formal_header(const CoreConfig& cfg, const std::string& file) {
+  std::string h;
+  for (const auto& l : generated_header(cfg.to_json(), file)) h += "// " + l + "\n";
+  return h;
+}
 
 std::vector<GeneratedFile> render_formal(const CoreConfig& cfg) {
   if (cfg.arith.is_float()) return render_formal_float(cfg);

@@ -23,12 +23,6 @@ namespace {
 
 using std::to_string;
 
-std::string header(const CoreConfig& c, const std::string& file) {
-  std::string h;
-  for (const auto& l : generated_header(c.to_json(), file)) h += "// " + l + "\n";
-  return h;
-}
-
 // The exact window: EMIN (exponent of its LSB), MW (bits of |v|), XOFF (b's LSB position).
 struct Window {
   int px = 0;     // x's precision (hidden bit included)
@@ -202,7 +196,7 @@ std::string flane_ref(const CoreConfig& c) {
   const Window w = float_window(float_format(a.x_type));
   const std::string n = c.name + "_lane_ref";
   std::ostringstream o;
-  o << header(c, "formal/" + n + ".v");
+  o << formal_header(c, "formal/" + n + ".v");
   o << "// Verification only (not synthesised): the float contract (docs/contract.md section 9)\n"
        "// for one element, the obvious way: v = x * s + b exactly, as an integer times 2^EMIN\n"
        "// in MW bits (EMIN: x's smallest LSB exponent + s's; MW: the largest finite product "
@@ -280,7 +274,7 @@ std::string flane_fv(const CoreConfig& c) {
   const int yw = iy ? a.yw : float_bits(a.y_type), lat = kFloatLanePipeline - 1;
   const std::string n = c.name + "_lane_fv";
   std::ostringstream o;
-  o << header(c, "formal/" + n + ".v");
+  o << formal_header(c, "formal/" + n + ".v");
   o << "// Verification only: the float lane " << c.name << "_lane equals " << c.name
     << "_lane_ref delayed by the lane's\n// latency (" << lat
     << " cycles), for free x, s, b every cycle and free job constants ("

@@ -129,8 +129,7 @@ std::string render_pos_fv(const CoreConfig& cfg) {
            "(b[c] = c is the channel's tag)\n";
   }
   std::ostringstream o;
-  for (const auto& l : generated_header(cfg.to_json(), "formal/" + cfg.name + "_pos_fv.v"))
-    o << "// " << l << "\n";
+  o << formal_header(cfg, "formal/" + cfg.name + "_pos_fv.v");
   o << "// Verification only: the core's stream bookkeeping against position -> channel by\n"
        "// division (gen/src/formal_pos.cpp). Read with `read_verilog -formal`; "
        "scripts/prove.sh.\n";

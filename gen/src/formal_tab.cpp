@@ -122,8 +122,7 @@ std::string render_tab_fv(const CoreConfig& cfg) {
   const core::Variant v = core::variant(cfg, LaneArith::folded);
   const int cw = cfg.chan_bits(), L = cfg.lanes, dp = cfg.bank_sel_bits();
   std::ostringstream o;
-  for (const auto& l : generated_header(cfg.to_json(), "formal/" + cfg.name + "_tab_fv.v"))
-    o << "// " << l << "\n";
+  o << formal_header(cfg, "formal/" + cfg.name + "_tab_fv.v");
   o << "// Verification only: the parameter table <n>_ptable, channel (c0 + d_i) mod C to every\n"
        "// lane's parameters (gen/src/formal_tab.cpp). scripts/prove.sh.\n";
   o << "module " << cfg.name << "_tab_fv (  // every input free\n"

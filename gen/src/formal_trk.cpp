@@ -127,8 +127,7 @@ std::string trk_check(const CoreConfig& c) {
 std::string render_trk_fv(const CoreConfig& cfg) {
   const core::Variant v = core::variant(cfg, LaneArith::folded);
   std::ostringstream o;
-  for (const auto& l : generated_header(cfg.to_json(), "formal/" + cfg.name + "_trk_fv.v"))
-    o << "// " << l << "\n";
+  o << formal_header(cfg, "formal/" + cfg.name + "_trk_fv.v");
   o << "// Verification only: the core's lane positions (channel tracker and what feeds it)\n"
        "// against an element counter and position -> channel by division\n"
        "// (gen/src/formal_trk.cpp). The core's ports in_fire, pos_c0, pos_d are its wires of\n"

@@ -16,6 +16,9 @@ namespace normcore::gen {
 // render_formal_float's two files.
 std::vector<GeneratedFile> render_formal(const CoreConfig& cfg);
 
+// The generated-file header (generator version, config) of formal/<file> as Verilog comments.
+std::string formal_header(const CoreConfig& cfg, const std::string& file);
+
 // The float lane's formal/<name>_lane_ref.v (the float contract, docs/contract.md section 9,
 // exact in a wide fixed-point window, rounded once) and formal/<name>_lane_fv.v
 // (gen/src/formal_float.cpp). No stream harness.
