@@ -12,82 +12,56 @@
 set -uo pipefail
 bin=$1
 root=$2
-cfg=x4s4b8y4_p3
 export NORMCORE=$bin
-out=$(PROVE_MUTATE='s/assign h = z\[0\];/assign h = z[1];/' \
-  bash "$root/scripts/prove.sh" --quick --only "^$cfg\$" --no-hooks 2>&1)
-rc=$?
-echo "$out"
-[ $rc -ne 77 ] || exit 77
-[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted fault exited $rc, not 1"; exit 1; }
-grep -q "planted: > *assign h = z\[1\];" <<< "$out" || { echo "FAIL: the fault was not planted"; exit 1; }
-grep -Eq "^$cfg +lane == contract +BMC.* FAIL" <<< "$out" \
-  || { echo "FAIL: the BMC row of $cfg does not say FAIL"; exit 1; }
-echo "ok: the planted rounding fault fails the lane proof"
+
+# expect_fail <what> <config> <prove.sh mode> <file or -> <sed expression> <row regex> [<planted
+# regex>]: plants the fault (into <file> of the generated RTL, or the lane when -), runs prove.sh
+# for the one configuration and requires exit 1, a row of the configuration matching <row regex>
+# that says FAIL and, when given, the "planted:" line. Exit 77 (the solver's venv cannot be made)
+# skips the whole test.
+expect_fail() {
+  local what=$1 cfg=$2 mode=$3 file=$4 expr=$5 row=$6 planted=${7:-} out rc
+  local vars=(PROVE_MUTATE="$expr")
+  [ "$file" = - ] || vars+=(PROVE_MUTATE_FILE="$file")
+  out=$(env "${vars[@]}" bash "$root/scripts/prove.sh" "$mode" --only "^$cfg\$" --no-hooks 2>&1)
+  rc=$?
+  echo "$out"
+  [ $rc -ne 77 ] || exit 77
+  [ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted $what exited $rc, not 1"; exit 1; }
+  if [ -n "$planted" ]; then
+    grep -q "planted: > *$planted" <<< "$out" || { echo "FAIL: the $what was not planted"; exit 1; }
+  fi
+  grep -Eq "^$cfg +$row.* FAIL" <<< "$out" \
+    || { echo "FAIL: the row of $cfg for the $what does not say FAIL"; exit 1; }
+  echo "ok: the planted $what fails $cfg"
+}
+
+expect_fail "rounding fault" x4s4b8y4_p3 --quick - \
+  's/assign h = z\[0\];/assign h = z[1];/' 'lane == contract +BMC' 'assign h = z\[1\];'
 # The product cut (the *_cut proofs of 16-bit lanes, here on a small lane): the sign of x * s
 # that the lane recovers from x's and s's signs, read from the wrong bit of s, must fail the cut
 # proof (the cut keeps only the product lemma, not the product: a sign bug cannot hide there).
-cfg=x4s4b8y4_p3_cut
-out=$(PROVE_MUTATE='s/assign psg_d = x_i\[3\] ^ s_i\[3\];/assign psg_d = x_i[3] ^ s_i[2];/' \
-  bash "$root/scripts/prove.sh" --quick --only "^$cfg\$" --no-hooks 2>&1)
-rc=$?
-echo "$out"
-[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted product-sign fault exited $rc, not 1"; exit 1; }
-grep -Eq "^$cfg +lane == contract +BMC.* FAIL" <<< "$out" \
-  || { echo "FAIL: the cut BMC row of $cfg does not say FAIL"; exit 1; }
-echo "ok: the planted product-sign fault fails the cut lane proof"
+expect_fail "product-sign fault" x4s4b8y4_p3_cut --quick - \
+  's/assign psg_d = x_i\[3\] ^ s_i\[3\];/assign psg_d = x_i[3] ^ s_i[2];/' \
+  'lane == contract +BMC'
 # The float lane (fp16 x, fp16 y): the sign of an infinite b read inverted in the special
 # values (-Inf for +Inf) must fail the proof of the special-value case, and round to nearest
 # with ties to odd must fail the BMC of the whole float harness (a proof that does not finish
 # unplanted: prove.sh --open; the counterexample is found in seconds).
-cfg=fp16_fp16_case_special_cut
-out=$(PROVE_MUTATE='s/assign inf_neg = pinf ? psign_d : b_i\[31\];/assign inf_neg = pinf ? psign_d : ~b_i[31];/' \
-  bash "$root/scripts/prove.sh" --quick --only "^$cfg\$" --no-hooks 2>&1)
-rc=$?
-echo "$out"
-[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted float special-value fault exited $rc, not 1"; exit 1; }
-grep -Eq "^$cfg +lane == contract.* +BMC.* FAIL" <<< "$out" \
-  || { echo "FAIL: the BMC row of $cfg does not say FAIL"; exit 1; }
-echo "ok: the planted float special-value fault fails the special-case proof"
-cfg=fp16_fp16_cut
-out=$(PROVE_MUTATE='s/assign inc = g & (st | q\[0\]);/assign inc = g \& (st | ~q[0]);/' \
-  bash "$root/scripts/prove.sh" --open --only "^$cfg\$" --no-hooks 2>&1)
-rc=$?
-echo "$out"
-[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted float rounding fault exited $rc, not 1"; exit 1; }
-grep -q "planted: > *assign inc = g & (st | ~q\[0\]);" <<< "$out" \
-  || { echo "FAIL: the float rounding fault was not planted"; exit 1; }
-grep -Eq "^$cfg +lane == contract +BMC.* FAIL" <<< "$out" \
-  || { echo "FAIL: the BMC row of $cfg does not say FAIL"; exit 1; }
-echo "ok: the planted float rounding fault (ties to odd) fails the float lane's BMC"
+expect_fail "float special-value fault" fp16_fp16_case_special_cut --quick - \
+  's/assign inf_neg = pinf ? psign_d : b_i\[31\];/assign inf_neg = pinf ? psign_d : ~b_i[31];/' \
+  'lane == contract.* +BMC'
+expect_fail "float rounding fault (ties to odd)" fp16_fp16_cut --open - \
+  's/assign inc = g & (st | q\[0\]);/assign inc = g \& (st | ~q[0]);/' \
+  'lane == contract +BMC' 'assign inc = g & (st | ~q\[0\]);'
 # The stream proof: lane 1's channel offset with its two candidates swapped in <n>_chan.
-cfg=pos_l2_c3_hw3
-out=$(PROVE_MUTATE_FILE=nc_chan.v \
-  PROVE_MUTATE='s/assign d_1 = g_1_q ? dp_1_q : db_1_q;/assign d_1 = g_1_q ? db_1_q : dp_1_q;/' \
-  bash "$root/scripts/prove.sh" --quick --only "^$cfg\$" --no-hooks 2>&1)
-rc=$?
-echo "$out"
-[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted tracker fault exited $rc, not 1"; exit 1; }
-grep -Eq "^$cfg +stream.* FAIL" <<< "$out" || { echo "FAIL: the row of $cfg does not say FAIL"; exit 1; }
-echo "ok: the planted tracker fault fails the stream proof"
+expect_fail "tracker fault" pos_l2_c3_hw3 --quick nc_chan.v \
+  's/assign d_1 = g_1_q ? dp_1_q : db_1_q;/assign d_1 = g_1_q ? db_1_q : dp_1_q;/' 'stream'
 # The unbounded lane-position proof (ABC pdr): an off-by-one in the tracker's channel wrap (c0 + k +
 # cy - C computed one too high: c0 wraps a channel early, to one too low) must give FAIL.
-cfg=trk_l2_c3_hw3
-out=$(PROVE_MUTATE_FILE=nc_chan.v PROVE_MUTATE='s/+ kw0_i + /+ kw0_i + 1 + /' \
-  bash "$root/scripts/prove.sh" --quick --only "^$cfg\$" --no-hooks 2>&1)
-rc=$?
-echo "$out"
-[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted wrap fault exited $rc, not 1"; exit 1; }
-grep -q "planted: > .*kw0_i + 1 + " <<< "$out" || { echo "FAIL: the wrap fault was not planted"; exit 1; }
-grep -Eq "^$cfg +positions.*PDR.* FAIL" <<< "$out" || { echo "FAIL: the row of $cfg does not say FAIL"; exit 1; }
-echo "ok: the planted wrap fault fails the unbounded position proof"
+expect_fail "wrap fault" trk_l2_c3_hw3 --quick nc_chan.v 's/+ kw0_i + /+ kw0_i + 1 + /' \
+  'positions.*PDR' '.*kw0_i + 1 + '
 # The parameter table alone (unbounded): lane 0's bank address off by one (c0 mod 2 >= 0
 # instead of > 0: every read of an even c0 one word too far) must give FAIL.
-cfg=tab_l2_c3
-out=$(PROVE_MUTATE_FILE=nc_ptable.v PROVE_MUTATE="s/(c0_lo > 1'b0)/(c0_lo >= 1'b0)/" \
-  bash "$root/scripts/prove.sh" --quick --only "^$cfg\$" --no-hooks 2>&1)
-rc=$?
-echo "$out"
-[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted table fault exited $rc, not 1"; exit 1; }
-grep -Eq "^$cfg +table.*PDR.* FAIL" <<< "$out" || { echo "FAIL: the row of $cfg does not say FAIL"; exit 1; }
-echo "ok: the planted bank-address fault fails the unbounded table proof"
+expect_fail "bank-address fault" tab_l2_c3 --quick nc_ptable.v \
+  "s/(c0_lo > 1'b0)/(c0_lo >= 1'b0)/" 'table.*PDR'
