@@ -88,12 +88,17 @@ rtl = fv / "base" / "rtl"
 equiv = [sys.executable, str(ROOT / "scripts" / "mutant_equiv.py")]
 
 
-def verdict(module, old, new, methods):
-    d = scratch / "fvm" / module
+def plant(module, old, new, d):
+    """Writes <module>.v of the base RTL with its first `old` replaced by `new` into scratch dir d."""
     d.mkdir(parents=True, exist_ok=True)
     text = (rtl / f"{module}.v").read_text()
     check(old in text, f"{module}: the text to mutate is there")
     (d / f"{module}.v").write_text(text.replace(old, new, 1))
+    return d
+
+
+def verdict(module, old, new, methods):
+    d = plant(module, old, new, scratch / "fvm" / module)
     p = subprocess.run(equiv + [str(rtl / f"{module}.v"), str(d / f"{module}.v"), module],
                        capture_output=True, text=True,
                        env=dict(os.environ, MUTANT_EQUIV_METHODS=methods))
@@ -128,11 +133,7 @@ core = "nc_l3_x4_y8_u_core"
 
 
 def pair_pdr(old, new, blacklist, tag):
-    d = scratch / "pdr" / tag
-    d.mkdir(parents=True, exist_ok=True)
-    text = (rtl / f"{core}.v").read_text()
-    check(old in text, f"{core}: the text to mutate is there")
-    (d / f"{core}.v").write_text(text.replace(old, new, 1))
+    d = plant(core, old, new, scratch / "pdr" / tag)
     (d / "bl").write_text("\n".join(blacklist) + "\n")
     gold = sorted(rtl.glob("*.v"))
     gate = [d / f"{core}.v" if f.name == f"{core}.v" else f for f in gold]
