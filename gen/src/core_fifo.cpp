@@ -234,14 +234,15 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   const Expr wr = m.in("wr_i", 1);
   if (head) m.in("nwr_i", 1, "~wr_i from a register of its own (the flags' copy)");
   const Expr wdata = m.in("wdata_i", fw);
-  const Expr rd = m.in(
-      "rd_i", 1,
-      reg_counts(c) ? "the reader's ready (a word leaves when valid_o too)" : "only while valid_o");
+  const Expr rd = m.in("rd_i", 1,
+                       reg_counts(c) || head ? "the reader's ready (a word leaves when valid_o too)"
+                                             : "only while valid_o");
   const Expr rdata = m.out("rdata_o", fw);
   const Expr valid_o = m.out("valid_o", 1, "a register");
   if (head) {
     fifo_head(m, d, fw, wr, wdata, rd);
-    fifo_formal(m, d, {}, true, ex::eq(m.ref("nwr_i"), ~wr));
+    // rd_i is the reader's ready: take = ~hv_q | rd_i is the same with or without hv_q in rd_i.
+    fifo_formal_ready(m, d, {}, m.ref("hv_q") & rd, ex::eq(m.ref("nwr_i"), ~wr));
     return m;
   }
   if (reg_counts(c)) {

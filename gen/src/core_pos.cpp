@@ -100,6 +100,7 @@ struct ChanWidths {
   // chain (a short chain and its routes cost more than the LUT it folds into); g_i is two
   // registers.
   bool lut_cmp;
+  bool e5;  // --target ecp5 only (costs flip-flops): h's segment decrements precomputed
   explicit ChanWidths(const CoreConfig& c)
       : L(c.lanes),
         hw(c.inner_bits),
@@ -110,7 +111,8 @@ struct ChanWidths {
         lw(nb + 1),
         W(std::max(hw, nb + 1) + 1),
         hb(W - lw),
-        lut_cmp(lut_tracker(c)) {}
+        lut_cmp(lut_tracker(c)),
+        e5(lut_cmp && c.target == "ecp5") {}
 };
 
 void chan_ports(Module& md, const ChanWidths& w) {
@@ -215,7 +217,16 @@ Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& 
     }
     // sg - en as an add of en's copies: no hold branch, so the flops' enable stays en_i alone
     // (a hold would make synthesis fold pb and dz into the enable, deep behind ld_i).
-    const Expr dcv = sg + ex::repl(sw, en), ldv = have > 0 ? slice(stride, base, have) : Expr{};
+    Expr dcv = sg + ex::repl(sw, en);
+    if (w.e5) {
+      // --target ecp5: h_k - 1 registered every cycle, a select instead of a chain behind en. It
+      // is fresh when en is set: the beat that set pb left h unchanged (see above), and a load
+      // clears pb.
+      const Expr hd = md.reg(idx("hd", k) + "_q", sw, idx("h", k) + "_q - 1, a cycle late");
+      always.push_back(assign(hd, sg - lit(sw, 1)));
+      dcv = mux(en, hd, sg);
+    }
+    const Expr ldv = have > 0 ? slice(stride, base, have) : Expr{};
     if (split)
       beat.push_back(
           load_or_zero(md, sg, idx("h", k) + "_nx", ldv, have, mux(md.ref("neg_q"), wrv, dcv)));
@@ -518,11 +529,21 @@ Module build_chan(const CoreConfig& c) {
   const Expr sub = md.wire("c_sub", w.cw + 1, "c0 + k_c + cy - C: top bit set when negative");
   md.assign(sub, zext(c_q, w.cw + 1) + kw + zext(cy0w, w.cw + 1));
   md.assign(md.wire("c_nx", w.cw), mux(~bit(sub, w.cw), slice(sub, 0, w.cw), add));
+  Expr c0_out = c_q;
+  if (w.e5) {
+    // --target ecp5: the table reads a copy (c_q stays beside its own adders). Its next value
+    // in ANDs and ORs (c_nx is a select): synthesis would merge a register of the same cell.
+    const Expr ct = md.reg("ct_q", w.cw, "c_q's copy for the table (c0_o)");
+    const Expr sg = ex::repl(w.cw, bit(sub, w.cw));
+    beat.push_back(
+        assign(ct, ((slice(sub, 0, w.cw) & ~sg) | (add & sg)) & ex::repl(w.cw, ~md.ref("ld_i"))));
+    c0_out = ct;
+  }
   for (auto& s : beat) upd.push_back(std::move(s));
   Block ff{if_(md.ref("en_i"), std::move(upd))};
   for (auto& s : save) ff.push_back(std::move(s));
   md.seq(ff);
-  md.assign(md.ref("c0_o"), c_q);
+  md.assign(md.ref("c0_o"), c0_out);
   if (w.L > 1) md.assign(md.ref("d_o"), cat(dcat));
   return md;
 }

@@ -21,7 +21,7 @@ struct TableWidths {
   bool direct;  // no crossbar, no wrap-around copies (CoreConfig::table_direct)
   bool copies;  // one whole table per lane, no crossbar, no wrap-around copies
   bool staged;  // --target ecp5 / ice40: the per-job k registers in two stages (difference, clamp)
-  bool left_dec;  // --target ecp5: the loader's left - 1 a chain of left alone
+  bool e5_table;  // --target ecp5: the loader's left - 1 a chain of left alone; copies' t1 address
   bool radd;      // --target ice40: read_word
   bool nrd;       // --target ice40 (split_consts): the word counter's enable from ld_nrd_q
   TableWidths(const CoreConfig& c, const Variant& v)
@@ -39,7 +39,7 @@ struct TableWidths {
         direct(c.table_direct()),
         copies(c.table_copies()),
         staged(lut_tracker(c)),
-        left_dec(c.target == "ecp5"),
+        e5_table(c.target == "ecp5"),
         radd(c.target == "ice40"),
         nrd(split_consts(c)) {}
   // The loader writes the wrap-around copies T[u] (C <= u < C + L - 1).
@@ -181,13 +181,11 @@ void loader_counters(Module& m, const TableWidths& w, const Variant& v, Loader& 
   const Expr left = m.reg("ld_left_q", cw + 1, "words left - 2, signed: < 0 for the last one");
   const Expr chm2 = m.reg("ld_chm2_q", cw + 1, "C - 2, signed (per job)");
   consts.push_back(assign(chm2, zext(l.chans, cw + 1) - lit(cw + 1, 2)));
-  // The decrement adds open to every bit (left - 1 while open): its carry chain's second operand
-  // is then `open`, the select's own input, so synthesis (opt_lut -dlogic) folds the reload
-  // select into the chain cell's sum LUT (left_k, open, the carry, chm2_k): no route from the
-  // chain to a separate select LUT (4.2 ns on one UP5K placement) on the path.
-  // --target ecp5 (CCU2C keeps the select out of the chain): left - 1, a chain of left's bits
-  // alone, open only into the select LUT after it (no route from open to every chain cell).
-  const Expr dec = w.left_dec ? left - lit(cw + 1, 1) : left + ex::repl(cw + 1, l.open);
+  // The decrement adds open to every bit (left - 1 while open): synthesis (opt_lut -dlogic) folds
+  // the reload select into the chain cell's sum LUT (left_k, open, the carry, chm2_k): no route
+  // from the chain to a separate select LUT (4.2 ns on one UP5K placement). --target ecp5 (CCU2C
+  // keeps the select out of the chain): left - 1, open only into the select LUT after it.
+  const Expr dec = w.e5_table ? left - lit(cw + 1, 1) : left + ex::repl(cw + 1, l.open);
   always.push_back(if_(~l.open | l.accept, {assign(left, mux(l.open, dec, chm2))}));
   l.cnt = m.reg("ld_cnt_q", cw, "words taken: the channel of the next one");
   on_accept.push_back(assign(l.cnt, l.cnt + lit(cw, 1)));
@@ -389,14 +387,13 @@ void table_xbar(Module& m, const TableWidths& w, const Variant& v, const Expr& c
   lane_fields_out(m, v, L);
 }
 
-// Per-lane copies: lane i's RAM holds T[c] = param[c] for every c < C (the loader writes all
-// copies at once) and is read at u_i = (c0 + d_i) mod C. With e = C - c0 (1 <= e <= C) lane i
-// wraps exactly when e <= d_i, which needs e < 2^nb, i.e. c0 >= C + 1 - 2^nb (a compare with a
-// per-job register): u_i is then (c0 + d_i - C) mod 2^k (< L - 1), else c0 + d_i (< C). Stage
-// t0 registers c0, d_i, e mod 2^nb and e < 2^nb (the last two one short carry chain from c0_i);
-// t1 both candidates and the wrap flag (one short carry chain and a LUT from t0); the RAM's read
-// address is their select (one LUT); t2 is the RAM's read register, t3 its output register
-// (DP16KD's OUTREG, BRAM's DOB_REG; on iCE40 flip-flops beside the EBR).
+// Per-lane copies: lane i's RAM holds T[c] = param[c], c < C (the loader writes every copy), read
+// at u_i = (c0 + d_i) mod C. With e = C - c0 (1..C) lane i wraps exactly when e <= d_i, which
+// needs e < 2^nb, i.e. c0 >= C + 1 - 2^nb (a compare with a per-job register): u_i is then (c0 +
+// d_i - C) mod 2^k (< L - 1), else c0 + d_i (< C). t0 registers c0, d_i, e mod 2^nb and e < 2^nb
+// (one short chain each from c0_i); t1 both candidates and the wrap flag, the read address their
+// select (one LUT; --target ecp5: the select registered at t1, the address straight from flops);
+// t2 the RAM's read register, t3 its output register (DP16KD's OUTREG, BRAM's DOB_REG; iCE40: FFs).
 void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const std::string& name) {
   const int L = w.L, cw = w.cw, ab = w.ab, dp = w.dp, nb = w.nb, k = std::min(nb, ab);
   m.section("Read side: lane i reads its own copy at (c0 + d_i) mod C");
@@ -405,8 +402,7 @@ void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const 
   m.assign(elo, ex::fit(chans, nb) - ex::fit(c0, nb));
   Expr esmall = lit(1, 1);
   if (cw > nb) {
-    // C + 1 - 2^nb, or 0 when C < 2^nb (then e < 2^nb always).
-    const Expr cmw = m.wire("cm_w", cw + 1, "C + 1 - 2^" + std::to_string(nb));
+    const Expr cmw = m.wire("cm_w", cw + 1, "C + 1 - 2^" + std::to_string(nb));  // < 0: C < 2^nb
     m.assign(cmw, zext(chans, cw + 1) - lit(cw + 1, (U{1} << nb) - 1));
     const Expr cm = m.reg("cm_q", cw, "max(0, C + 1 - 2^" + std::to_string(nb) + ") (per job)");
     m.seq({assign(cm, mux(bit(cmw, cw), lit(cw, 0), slice(cmw, 0, cw)))});
@@ -423,27 +419,32 @@ void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const 
     }
   }
   // t0: c0, e and d_i registered as they come (no adder after the tracker's outputs).
-  std::vector<Flop> ff;
   const Expr c0q = m.reg("c0_q", ab, "c0 (t0)"), eq = m.reg("e_q", nb, "(C - c0) mod 2^nb (t0)");
   const Expr esq = m.reg("es_q", 1, "C - c0 < 2^nb (t0)");
-  ff.push_back(Flop{c0q, ex::fit(c0, ab), {}});
-  ff.push_back(Flop{eq, elo, {}});
-  ff.push_back(Flop{esq, esmall, {}});
+  std::vector<Flop> ff{{c0q, ex::fit(c0, ab), {}}, {eq, elo, {}}, {esq, esmall, {}}};
   for (int i = 0; i < L; ++i) {
     const Expr raddr = m.wire(idx("raddr", i), ab);
-    const Expr sq = m.reg(idx("s", i) + "_q", ab, i == 0 ? "c0 (t1)" : "c0 + d_i (when < C; t1)");
+    const Expr sq = w.e5_table && i > 0 ? Expr{}
+                                        : m.reg(idx("s", i) + "_q", ab,
+                                                i == 0 ? "c0 (t1)" : "c0 + d_i (when < C; t1)");
     if (i == 0) {
       ff.push_back(Flop{sq, c0q, {}});
       m.assign(raddr, sq, "c0 < C <= MAX_CHANNELS <= 2^ab");
     } else {
       const Expr d = m.reg(idx("d", i) + "_q", dp, "d_i (t0)");
       ff.push_back(Flop{d, slice(m.ref("lane_d_i"), (i - 1) * dp, dp), {}});
-      const Expr wq = m.reg(idx("wrap", i) + "_q", 1, "c0 + d_i >= C (t1)");
-      const Expr tq = m.reg(idx("t", i) + "_q", k, "c0 + d_i - C (when >= C; t1)");
-      ff.push_back(Flop{sq, c0q + ex::fit(d, ab), {}});
-      ff.push_back(Flop{wq, esq & ex::le(eq, zext(d, nb)), {}});
-      ff.push_back(Flop{tq, ex::fit(d, k) - ex::fit(eq, k), {}});
-      m.assign(raddr, mux(wq, zext(tq, ab), sq));
+      const Expr wrap = esq & ex::le(eq, zext(d, nb)), sum = c0q + ex::fit(d, ab);
+      const Expr dif = ex::fit(d, k) - ex::fit(eq, k);
+      if (w.e5_table) {  // --target ecp5: the address a register (t1), no LUT in front of DP16KD
+        const Expr ra = m.reg(idx("ra", i) + "_q", ab, "(c0 + d_i) mod C (t1)");
+        ff.push_back(Flop{ra, mux(wrap, zext(dif, ab), sum), {}});
+        m.assign(raddr, ra);
+      } else {
+        const Expr wq = m.reg(idx("wrap", i) + "_q", 1, "c0 + d_i >= C (t1)");
+        const Expr tq = m.reg(idx("t", i) + "_q", k, "c0 + d_i - C (when >= C; t1)");
+        ff.insert(ff.end(), {Flop{sq, sum, {}}, Flop{wq, wrap, {}}, Flop{tq, dif, {}}});
+        m.assign(raddr, mux(wq, zext(tq, ab), sq));
+      }
     }
     m.wire(idx("word", i), w.pw, "four cycles after c0_i");
     m.instance(Instance{name + "_bank",
@@ -480,10 +481,9 @@ void dp16kd(Module& m, const std::string& name, const Expr& di, const Expr& dout
   in.comment = "512 x 36, its read and output registers (REGMODE OUTREG)";
   for (const char* n : {"DATA_WIDTH_A", "DATA_WIDTH_B"}) in.parameters.push_back({n, 32, 36, {}});
   for (const char* n : {"REGMODE_A", "REGMODE_B"}) in.parameters.push_back({n, 0, 0, "OUTREG"});
-  in.parameters.push_back({"RESETMODE", 0, 0, "SYNC"});
-  in.parameters.push_back({"ASYNC_RESET_RELEASE", 0, 0, "SYNC"});
-  in.parameters.push_back({"CSDECODE_A", 0, 0, "0b000"});
-  in.parameters.push_back({"CSDECODE_B", 0, 0, "0b000"});
+  for (const char* n : {"RESETMODE", "ASYNC_RESET_RELEASE"})
+    in.parameters.push_back({n, 0, 0, "SYNC"});
+  for (const char* n : {"CSDECODE_A", "CSDECODE_B"}) in.parameters.push_back({n, 0, 0, "0b000"});
   in.parameters.push_back({"GSR", 0, 0, "AUTO"});
   const Expr wa = m.wire(name + "_wa", 9), ra = m.wire(name + "_ra", 9);
   m.assign(wa, ab >= 9 ? m.ref("waddr_i") : zext(m.ref("waddr_i"), 9));

@@ -491,13 +491,14 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
   ycat.insert(ycat.begin(), m.ref(idx("last", ns) + "_q"));
   m.assign(wdata, cat(std::move(ycat)));
   const Expr rdata = m.wire("fifo_rdata", fw);
-  Conns fc{{"clk_i", m.ref("clk_i")},
-           {"rst_ni", m.ref("rst_ni")},
-           {"wr_i", m.ref(idx("v", ns) + "_q")},
-           {"wdata_i", wdata},
-           {"rd_i", reg_counts(c) ? m.ref("m_axis_tready") : m.ref("out_fire")},
-           {"rdata_o", rdata},
-           {"valid_o", m.ref("m_axis_tvalid")}};
+  Conns fc{
+      {"clk_i", m.ref("clk_i")},
+      {"rst_ni", m.ref("rst_ni")},
+      {"wr_i", m.ref(idx("v", ns) + "_q")},
+      {"wdata_i", wdata},
+      {"rd_i", reg_counts(c) || c.target == "ecp5" ? m.ref("m_axis_tready") : m.ref("out_fire")},
+      {"rdata_o", rdata},
+      {"valid_o", m.ref("m_axis_tvalid")}};
   if (c.target == "ecp5") fc.insert(fc.begin() + 3, {"nwr_i", m.ref("nwc_q")});
   m.instance(Instance{c.name + "_fifo", "u_fifo", std::move(fc)});
   m.assign(m.ref("m_axis_tdata"), slice(rdata, 0, L * yw));

@@ -141,8 +141,8 @@ void fifo_formal(Module& m, int cap, const Expr& held, bool eager_valid, const E
   fifo_formal_body(m, cap, held, eager_valid, m.ref("rd_i"), true, also);
 }
 
-void fifo_formal_ready(Module& m, int cap, const Expr& held, const Expr& pop) {
-  fifo_formal_body(m, cap, held, true, pop, false);
+void fifo_formal_ready(Module& m, int cap, const Expr& held, const Expr& pop, const Expr& also) {
+  fifo_formal_body(m, cap, held, true, pop, false, also);
 }
 
 // out_q is the output register, skid_q catches the beat accepted while the output stalls (the

@@ -54,7 +54,8 @@ void fifo_formal(Module& m, int capacity, const Expr& held, bool eager_valid,
                  const Expr& also = {});
 // The same for a buffer whose rd_i is the reader's ready and whose pop is `pop` (valid_o & rd_i):
 // rd_i is not assumed to come only with valid_o.
-void fifo_formal_ready(Module& m, int capacity, const Expr& held, const Expr& pop);
+void fifo_formal_ready(Module& m, int capacity, const Expr& held, const Expr& pop,
+                       const Expr& also = {});
 
 struct SkidSpec {
   std::string name;
