@@ -76,7 +76,8 @@ inline bool reg_counts(const CoreConfig& c) {
   return c.target == "ice40";
 }
 // The flow control of reg_counts (core_fifo.cpp): occ_q (d bits), in_q, tready_q, ntr_q, ready_q.
-void top_flow_lagged(Module& m, int d, const Expr& occ);
+// split (a specialised core, narrow_checks): ready_nx in two keep wires and the stream port.
+void top_flow_lagged(Module& m, int d, const Expr& occ, bool split);
 // --target ice40: the per-job clamp constants' set-up chains without inverters or long carries
 // (lo > hi over two stages, -lo from a register holding ~lo; core_top_consts.cpp).
 inline bool split_consts(const CoreConfig& c) {

@@ -381,7 +381,7 @@ void top_flow(Module& m, const CoreConfig& c, const Variant& v) {
   const Expr occ = m.reg("occ_q", d, "thermometer: bit k = more than k beats held");
   const auto th = [&](int k) { return k < 0 ? lit(1, 1) : k >= d ? lit(1, 0) : bit(occ, k); };
   if (reg_counts(c)) {
-    top_flow_lagged(m, d, occ);
+    top_flow_lagged(m, d, occ, narrow_checks(c, v));
     return;
   }
   std::vector<Expr> occ_bits;
