@@ -186,7 +186,7 @@ void fifo_head(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, cons
 // differ when it moves) are one LUT each. Admission assumes a beat is taken now: held + 1 < d,
 // ~occ_q[d-3] | (~in_q & ~occ_q[d-2]), registers only. Unstalled, pipeline + 2 beats are held, as
 // with top_flow's rule (which also admits at d - 1 held when no beat is taken now).
-void top_flow_lagged(Module& m, int d, const Expr& occ, bool split) {
+void top_flow_lagged(Module& m, int d, const Expr& occ) {
   const Expr tready = m.ref("tready_q"), out_fire = m.ref("out_fire"), in_fire = m.ref("in_fire");
   const Expr inq = m.reg("in_q", 1, "in_fire of the previous cycle (not yet in occ_q)");
   const auto th = [&](int k) { return k < 0 ? lit(1, 1) : k >= d ? lit(1, 0) : bit(occ, k); };
@@ -202,16 +202,8 @@ void top_flow_lagged(Module& m, int d, const Expr& occ, bool split) {
   m.assign(tready_d, m.ref("run_nx") & room & m.ref("ld_done"));
   const Expr ntr = m.ref("ntr_q");  // declared with the positions' enable (chan_control)
   const Expr ready_d = m.wire("ready_nx", 1, "ready_o's next value");
-  if (split) {  // specialised: registers and ports in two keep wires, the stream port last
-    const Expr ra = m.wire("rdy_a", 1, "nothing held or written");
-    m.attr_last("keep"), m.assign(ra, m.ref("ist_q") & ~th(0) & ~inq & ~m.ref("ld_busy"));
-    const Expr rb = m.wire("rdy_b", 1, "no parameter word or start taken");
-    m.attr_last("keep"), m.assign(rb, ~prm_fire & ~m.ref("start_fire"));
-    m.assign(ready_d, ra & rb & ~(m.ref("s_axis_tvalid") & ~ntr));  // ~in_fire, from ntr_q
-  } else {
-    m.assign(ready_d, m.ref("ist_q") & ~th(0) & ~inq & ~m.ref("ld_busy") & ~in_fire & ~prm_fire &
-                          ~m.ref("start_fire"));
-  }
+  m.assign(ready_d, m.ref("ist_q") & ~th(0) & ~inq & ~m.ref("ld_busy") & ~in_fire & ~prm_fire &
+                        ~m.ref("start_fire"));
   m.seq({if_(
       ex::lnot(m.ref("rst_ni")),
       {assign(occ, lit(d, 0)), assign(inq, lit(1, 0)), assign(tready, lit(1, 0)),

@@ -59,16 +59,6 @@ inline bool lut_tracker(const CoreConfig& c) {
 // --target ice40, banked table: bank j's read word (c0 + P - 1 - j) / P (P = 2^p, c0_i cw bits,
 // ab address bits), one carry chain from c0_i with a constant addend (core_table_addr.cpp).
 Expr table_read_word(Module& m, int cw, int p, int ab, int j);
-// A specialised core on --target ice40 checks cfg_* in flags of one LUT4 each
-// (core_top_checks.cpp): the fixed settings (pk_q), C's top bit and low-bit chunks (cnz_q),
-// HW != 0 in 4-bit chunks (inz_q); ok_q is then two LUT levels of them.
-bool narrow_checks(const CoreConfig& c, const Variant& v);
-std::vector<Expr> narrow_config_checks(const Module& m, const CoreConfig& c, const Variant& v);
-std::vector<Expr> narrow_chan_flags(const Module& m, const CoreConfig& c);
-Expr narrow_chan_ok(const Expr& flags);
-// The direct table's loader on --target ice40: ld_ready_q's next value (core_table_direct.cpp).
-Expr direct_ready_next(Module& m, const Expr& abort, const Expr& ready, const Expr& load,
-                       const Expr& valid, const Expr& lastw);
 // --target ice40: the flow control counts the accepted beats a cycle late (from in_q, a register)
 // and the output buffer holds its count as a thermometer read by m_axis_tready directly, so that
 // no port handshake is more than one LUT from a flip-flop (core_top.cpp top_flow, core_fifo.cpp).
@@ -76,8 +66,7 @@ inline bool reg_counts(const CoreConfig& c) {
   return c.target == "ice40";
 }
 // The flow control of reg_counts (core_fifo.cpp): occ_q (d bits), in_q, tready_q, ntr_q, ready_q.
-// split (a specialised core, narrow_checks): ready_nx in two keep wires and the stream port.
-void top_flow_lagged(Module& m, int d, const Expr& occ, bool split);
+void top_flow_lagged(Module& m, int d, const Expr& occ);
 // --target ice40: the per-job clamp constants' set-up chains without inverters or long carries
 // (lo > hi over two stages, -lo from a register holding ~lo; core_top_consts.cpp).
 inline bool split_consts(const CoreConfig& c) {

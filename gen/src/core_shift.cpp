@@ -148,12 +148,10 @@ int fixed_fit_bits(const CoreConfig& c, const LaneWidths& w) {
   return std::max(0, w.aw - 1 - (c.fixed_shift + w.nw - 1));
 }
 
-// --target ice40 (`top`): no chains; the data bits in groups of kFitGroup, each group one LUT4
-// (its bits and the sign s: "every bit equals s", a keep wire) registered in fxp_q, so the stage
-// from accr_q is one LUT level (the chains' carry out needed a pass-through cell and a route);
-// the next two stages AND the groups in fours (fixed_fits, then carry_terms).
-constexpr int kFitGroup = 3;
-
+// --target ice40 (`top`): each piece registers s ^ carry ("the piece holds a non-sign bit"), a
+// LUT on the chain's carry out that nextpnr places as the chain's next cell, with the flip-flop
+// in its logic cell (a bare carry out needs a pass-through cell and a route to fxp_q); the next
+// stage's fits is then the NOR of the pieces.
 std::vector<Expr> fixed_items(Module& m, const LaneWidths& w, int r, const Expr& acc,
                               std::vector<Item>& stk, bool top) {
   if (r >= 2) {
@@ -163,23 +161,9 @@ std::vector<Expr> fixed_items(Module& m, const LaneWidths& w, int r, const Expr&
   }
   const int p = r + w.nw - 1, nd = w.aw - 1 - p;
   if (!w.sat() || nd < 1) return {};  // as fixed_fit_bits
-  const Expr s = bit(acc, w.aw - 1);
-  std::vector<Expr> co;
-  if (top) {
-    for (int lo = p; lo < p + nd; lo += kFitGroup) {
-      std::vector<Expr> eq;
-      for (int j = lo; j < std::min(p + nd, lo + kFitGroup); ++j) eq.push_back(~(bit(acc, j) ^ s));
-      const Expr g = m.wire("fxg" + std::to_string(co.size()), 1,
-                            "acc[" + std::to_string(lo + static_cast<int>(eq.size()) - 1) + ":" +
-                                std::to_string(lo) + "] all equal the sign");
-      m.attr_last("keep");
-      m.assign(g, ex::all_and(eq));
-      co.push_back(g);
-    }
-    return co;
-  }
   const int np = std::min(3, (nd + kFitPiece - 1) / kFitPiece);
-  const Expr nsg = m.ref("nsg_q");
+  const Expr s = bit(acc, w.aw - 1), nsg = m.ref("nsg_q");
+  std::vector<Expr> co;
   for (int k = 0, lo = p; k < np; ++k) {
     const int n = (nd - (lo - p) + (np - k) - 1) / (np - k);  // the rest, evenly
     const std::string name = "fit_p" + std::to_string(k);
@@ -190,27 +174,19 @@ std::vector<Expr> fixed_items(Module& m, const LaneWidths& w, int r, const Expr&
                       cat({lit(1, 0), ex::repl(n, nsg), lit(1, 1)}));
     m.assign(m.wire("unused_" + name, 1, "only the carry is used"),
              ex::red_xor(slice(sum, 0, n + 1)));
-    co.push_back(bit(sum, n + 1));
+    co.push_back(top ? bit(sum, n + 1) ^ s : bit(sum, n + 1));
     lo += n;
   }
   return co;
 }
 
 // fits from the registered piece carries and the sign: every piece's carry equals the sign
-// (`top`: the registered bits are the groups' "all equal the sign", ANDed in fours: one LUT level,
-// the rest in the next stage).
-std::vector<Expr> fixed_fits(const Expr& pq, const Expr& sg, bool top) {
+// (`top`: the registered bits are carry ^ sign, every one 0).
+Expr fixed_fits(const Expr& pq, const Expr& sg, bool top) {
   const int n = pq.width();
-  if (top) {
-    std::vector<Expr> out;
-    for (int i = 0; i < n; i += 4) {
-      const Expr p = slice(pq, i, std::min(4, n - i));
-      out.push_back(p.width() == 1 ? p : ex::red_and(p));
-    }
-    return out;
-  }
+  if (top) return n == 1 ? ~pq : ~ex::red_or(pq);
   const Expr all = n == 1 ? pq : ex::red_and(pq), any = n == 1 ? pq : ex::red_or(pq);
-  return {(sg & all) | (~sg & ~any)};
+  return (sg & all) | (~sg & ~any);
 }
 
 // Registers the groups carried from earlier parts reduced by one LUT level (chunks of four)
@@ -257,7 +233,7 @@ ShiftIn shift_input(Module& m, const CoreConfig& c, const Variant& v, const Lane
       pb.clear();
       for (int i = n - 1; i >= 0; --i) pb.push_back(n == 1 ? pq : bit(pq, i));
     }
-    if (fixed_fit_bits(c, w) >= 1 && c.target != "ice40") {  // the pieces' addend (fixed_items)
+    if (fixed_fit_bits(c, w) >= 1) {  // the fits pieces' addend (fixed_items)
       const Expr nq = m.reg("nsg_q", 1, "~acc's sign: every data bit's addend in the fits chains");
       ff.push_back(Flop{nq, ~bit(acc, w.aw - 1), {}});
     }
@@ -305,7 +281,7 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
     const Expr z = m.wire(last ? "z" : "z" + n, w.ew, "", true);
     shift_stages(m, w, sel, cur, hi, lo, z);
     std::vector<Item> si, fi;
-    std::vector<Expr> ffit;  // the fixed-R fits terms (from the registered pieces / groups)
+    Expr ffit;  // the fixed-R fits term (from the registered piece carries)
     std::vector<Expr> fxp;
     if (k == 0 && fx) fxp = fixed_items(m, w, c.fixed_shift, in.acc, si, c.target == "ice40");
     if (k == 1 && fxp_q.valid()) ffit = fixed_fits(fxp_q, bit(cur, w.ew - 1), c.target == "ice40");
@@ -329,7 +305,7 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
     stk = carry_terms(m, ff, "stk" + n, stk, pack(m, "stk" + n, si, false, 4), false);
     if (w.sat()) {
       std::vector<Expr> now = pack(m, "fit" + n, fi, true, 3);
-      for (auto& e : ffit) now.push_back(std::move(e));
+      if (ffit.valid()) now.push_back(ffit);
       fit = carry_terms(m, ff, "fit" + n, fit, std::move(now), true);
     }
     if (!fxp.empty()) {
@@ -337,7 +313,7 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
       std::reverse(fxp.begin(), fxp.end());
       fxp_q = m.reg("fxp_q", nf,
                     c.target == "ice40"
-                        ? "the fits groups (1: only sign bits)"
+                        ? "the fits pieces' carries ^ the sign (0: only sign bits)"
                         : "the fits pieces' carries (equal to the sign: only sign bits)");
       ff.push_back(Flop{fxp_q, nf == 1 ? fxp[0] : cat(std::move(fxp)), {}});
     }

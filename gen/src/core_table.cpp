@@ -107,9 +107,10 @@ struct Loader {
   Expr accept, ready, valid, cpy, more, small, u, cnt, chans, load, open;
 };
 
-// Per-bank write enables, registers (the RAMs' write enables from flip-flops), two LUT levels at
-// most: bank j is written next cycle when a word is taken now with the counter's low bits j, or a
-// wrap-around copy is issued now with its index mod P (ld_nu_q, beside u) j.
+// Per-bank write enables, registers (the block RAMs' write enables come straight from flip-flops),
+// each at most two LUT levels from registers: bank j is written next cycle when a word is taken
+// now and the word counter's low bits are j, or (wrap-around copies) a copy is issued now and its
+// index mod P (ld_nu_q, kept beside u) is j.
 void bank_write_enables(Module& m, const TableWidths& w, const Loader& l, Block& rst, Block& run,
                         Block& on_accept, Block& on_load, Block& always) {
   if (w.p == 0) return;
@@ -134,9 +135,9 @@ void bank_write_enables(Module& m, const TableWidths& w, const Loader& l, Block&
   run.push_back(assign(wen, ex::cat(std::move(bits))));
 }
 
-// The copy flags: ld_cpy_q (a copy T[u + C] issued now), ld_small_q (the next word has a copy),
-// ld_more_q (the copy issued now has another after it). Banked: word c < L - 1 has copies
-// T[c + C], T[c + 2C], ... below C + L - 1; per-lane copies: only C .. L - 2 hold copies.
+// The copy flags: ld_cpy_q (a copy T[u + C] is issued this cycle), ld_small_q (the next word
+// has a copy), ld_more_q (the copy issued now has another after it). Banked: word c < L - 1 has
+// copies T[c + C], T[c + 2C], ... below C + L - 1; per-lane copies: only C .. L - 2 hold copies.
 // ld_more_q is registered a cycle ahead: on a word (u becomes cnt) cnt < Ka, on a copy (u
 // becomes u + C) u < Kb, with Ka, Kb = L - 1 - C, L - 1 - 2C (copies: L - 1 - 2C, L - 1 - 3C),
 // clamped at 0 (per job); each a short compare of registers and a select.
@@ -207,12 +208,13 @@ void loader_counters(Module& m, const TableWidths& w, const Variant& v, Loader& 
 }
 
 // Loader: exactly C words in channel order, one per cycle. Word c is written to T[c] one cycle
-// after it is taken; its copies (banked: c < L - 1 at T[c + C], ... below C + L - 1; per-lane
-// copies: C .. L - 2; direct: none) in the following cycles, prm_ready_o low meanwhile. Every
-// register's next state is at most two LUT levels (and a short carry chain) from registers and
-// prm_valid_i / abort_i: prm_ready_o, the write enables and the copy flags are registers computed a
-// cycle ahead, "the next word is the last" is the sign of a down counter of the words left, and
-// done_o is set by the final write's issue and cleared by a start.
+// after it is taken; a word with copies (banked: c < L - 1 at T[c + C], T[c + 2C], ... below
+// C + L - 1; per-lane copies: at C .. L - 2) has them written in the following cycles,
+// prm_ready_o low meanwhile (the direct table has no copies). Every register's next state is at
+// most two LUT levels (and a short carry chain) from registers and prm_valid_i / abort_i:
+// prm_ready_o, the write enables and the copy flags are registers computed a cycle ahead, "the
+// next word is the last" is the sign of a down counter of the words left, and done_o is set by
+// the final write's issue and cleared by a start.
 void table_loader(Module& m, const TableWidths& w, const Variant& v) {
   const bool cp = w.wraps() || w.copies;
   m.section("Loader");
@@ -234,12 +236,9 @@ void table_loader(Module& m, const TableWidths& w, const Variant& v) {
   const Expr lastw = m.wire("ld_lastw", 1, "the next word is channel C - 1");
   m.assign(lastw, bit(m.ref("ld_left_q"), w.cw));
   Block rst{assign(l.ready, lit(1, 0)), assign(we, lit(1, 0)), assign(fin, lit(1, 0))};
-  Block go;  // ready's next value: direct_ready_next's keep wires on ice40's direct table
-  const Expr rdy_nx = !cp && w.nrd && w.direct
-                          ? direct_ready_next(m, abort, l.ready, l.load, l.valid, lastw)
-                          : ~abort & (l.load | (l.ready & ~(l.valid & lastw)));
+  Block go;
   if (!cp) {
-    go = {assign(l.ready, rdy_nx), assign(we, l.accept),
+    go = {assign(l.ready, ~abort & (l.load | (l.ready & ~(l.valid & lastw)))), assign(we, l.accept),
           assign(fin, ~abort & (fin | (l.accept & lastw)))};
   } else {
     l.cpy = l.more = l.small = lit(1, 0);
@@ -265,7 +264,7 @@ void table_loader(Module& m, const TableWidths& w, const Variant& v) {
   if (!cp && w.nrd) {
     const Expr nrd = m.reg("ld_nrd_q", 1, "~ld_ready_q (the word counter's copy)");
     rst.push_back(assign(nrd, lit(1, 1)));
-    go.push_back(assign(nrd, ~rdy_nx));
+    go.push_back(assign(nrd, ~(~abort & (l.load | (l.ready & ~(l.valid & lastw))))));
     cnt_accept = l.valid & ~nrd;
   }
   Block body{if_(ex::lnot(m.ref("rst_ni")), std::move(rst), std::move(go))};
@@ -290,7 +289,8 @@ void table_loader(Module& m, const TableWidths& w, const Variant& v) {
   }
 }
 
-// Read addressing from c0 (lane 0's channel) and the banks; returns c0_lo (none with one bank).
+// Read addressing from the window start c0 = channel of lane 0, and the banks. Returns c0_lo
+// (empty with one bank).
 Expr table_banks(Module& m, const TableWidths& w, const std::string& name) {
   const int p = w.p, cw = w.cw, ab = w.ab;
   m.section("Read side: bank j serves the u = j (mod " + std::to_string(w.P) + ") of the window");

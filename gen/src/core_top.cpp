@@ -69,10 +69,10 @@ bool fixed_nchw(const CoreConfig& c) {
 constexpr int kChunk = 12;
 
 // e[hi-1:lo] != 0 as one flag per chunk of at most kChunk bits (their OR is that != 0).
-std::vector<Expr> nonzero_chunks(const Expr& e, int lo, int hi, int chunk = kChunk) {
+std::vector<Expr> nonzero_chunks(const Expr& e, int lo, int hi) {
   std::vector<Expr> out;
-  for (int b = lo; b < hi; b += chunk) {
-    const int n = std::min(chunk, hi - b);
+  for (int b = lo; b < hi; b += kChunk) {
+    const int n = std::min(kChunk, hi - b);
     out.push_back(ex::ne(slice(e, b, n), lit(n, 0)));
   }
   return out;
@@ -118,25 +118,21 @@ Expr flag_reg(Module& m, const std::string& name, const std::vector<Expr>& bits,
 void config_stage(Module& m, const CoreConfig& c, const Variant& v) {
   const int hw = c.inner_bits, nb = c.lane_count_bits(), yw = c.arith.yw;
   const Expr inner = m.ref("cfg_inner_i");
-  const bool pos = !fixed_nhwc(c);       // fixed nhwc (S = 1): no stride, divider or walker
-  const bool nar = narrow_checks(c, v);  // one LUT4 per flag (core_top_checks.cpp)
-  const auto checks = nar ? narrow_config_checks(m, c, v) : config_checks(m, c, v);
+  const bool pos = !fixed_nhwc(c);  // fixed nhwc (S = 1): no stride, divider or walker
+  const auto checks = config_checks(m, c, v);
   Block st{
       assign(m.reg("chs_q", c.chan_bits(), "cfg_channels_i (staged)"), m.ref("cfg_channels_i"))};
   if (!checks.empty()) {
     st.push_back(assign(flag_reg(m, "pk_q", checks, "the checks of config_checks"),
                         cat(std::vector<Expr>(checks.rbegin(), checks.rend()))));
   }
-  const auto cnz =
-      nar ? narrow_chan_flags(m, c) : nonzero_chunks(m.ref("cfg_channels_i"), 0, c.chan_bits());
-  st.push_back(assign(flag_reg(m, "cnz_q", cnz,
-                               nar ? "{chunks of cfg_channels_i[hi-1:0] == 0, its top bit}"
-                                   : "cfg_channels_i != 0, per chunk"),
+  const auto cnz = nonzero_chunks(m.ref("cfg_channels_i"), 0, c.chan_bits());
+  st.push_back(assign(flag_reg(m, "cnz_q", cnz, "cfg_channels_i != 0, per chunk"),
                       cat(std::vector<Expr>(cnz.rbegin(), cnz.rend()))));
   // HW: bits [lb, hw) != 0 per chunk; with the positions and HW wider than L's bits the low
   // bits apart (lnz_q, lle_q), so that the chunks also give S >= 2^nb (s_big_q, ge0_q).
   const int lb = pos && hw > nb ? nb : 0;
-  const auto inz = nonzero_chunks(inner, lb, hw, nar ? 4 : kChunk);
+  const auto inz = nonzero_chunks(inner, lb, hw);
   st.push_back(assign(flag_reg(m, "inz_q", inz,
                                "cfg_inner_i[" + std::to_string(hw - 1) + ":" + std::to_string(lb) +
                                    "] != 0, per chunk"),
@@ -227,11 +223,8 @@ void config_derive(Module& m, const CoreConfig& c, const Variant& v) {
   const bool pos = !fixed_nhwc(c);
   const int lb = pos && hw > nb ? nb : 0;
   const Expr hnz = ex::red_or(m.ref("inz_q"));
-  const bool nar = narrow_checks(c, v);
-  const Expr cnz = m.ref("cnz_q");
-  Expr ok = (nar ? narrow_chan_ok(cnz) : ex::red_or(cnz)) & (lb > 0 ? hnz | m.ref("lnz_q") : hnz);
-  if (!(nar ? narrow_config_checks(m, c, v) : config_checks(m, c, v)).empty())
-    ok = ex::red_and(m.ref("pk_q")) & ok;
+  Expr ok = ex::red_or(m.ref("cnz_q")) & (lb > 0 ? hnz | m.ref("lnz_q") : hnz);
+  if (!config_checks(m, c, v).empty()) ok = ex::red_and(m.ref("pk_q")) & ok;
   if (c.lanes_divide_channels && c.lanes > 1 && (c.lanes & (c.lanes - 1)) != 0)
     ok = ok & spec::multiple_of(m.ref("chs_q"), c.lanes);
   m.seq({assign(m.ref("ok_q"), ok)});
@@ -381,7 +374,7 @@ void top_flow(Module& m, const CoreConfig& c, const Variant& v) {
   const Expr occ = m.reg("occ_q", d, "thermometer: bit k = more than k beats held");
   const auto th = [&](int k) { return k < 0 ? lit(1, 1) : k >= d ? lit(1, 0) : bit(occ, k); };
   if (reg_counts(c)) {
-    top_flow_lagged(m, d, occ, narrow_checks(c, v));
+    top_flow_lagged(m, d, occ);
     return;
   }
   std::vector<Expr> occ_bits;
