@@ -179,7 +179,8 @@ void chain_tests(Module& m, const LaneWidths& w, int nt, const Expr& in, int c0,
                          const std::string& what) {
     const int n = a.width();
     const Expr sum = m.wire(name + "_s", n + 1, "the chain: its carry out is " + what);
-    m.assign(sum, zext(a, n + 1) + zext(b, n + 1) + lit(n + 1, static_cast<std::uint64_t>(cin)));
+    const Expr ab = zext(a, n + 1) + zext(b, n + 1);
+    m.assign(sum, cin != 0 ? ab + lit(n + 1, 1) : ab);
     m.assign(m.wire("unused_" + name, 1, "the sum itself"), ex::red_xor(slice(sum, 0, n)));
     const Expr e = m.wire(name, 1, what);
     m.assign(e, bit(sum, n));

@@ -4,10 +4,11 @@
 # of s under the product cut, in the fp16 float lane an inverted sign of an infinite b (the
 # special-value case) and ties-to-odd rounding (the whole float harness's BMC), in the channel
 # tracker lane 1's channel offset with its two candidates swapped (bounded stream proof) and an
-# off-by-one in the channel wrap (unbounded position proof), and lane 0's bank address off by one
-# in the parameter table (unbounded table proof) must each make scripts/prove.sh report FAIL and
-# exit 1 for a small configuration (the unmodified ones pass in ctest formal.quick). Skips (77)
-# when the solver's venv cannot be made.
+# off-by-one in the channel wrap (unbounded position proof), lane 0's bank address off by one
+# in the parameter table (unbounded table proof) and the carry-in of the lane's fits chain
+# (pipeline 3) must each make scripts/prove.sh report FAIL and exit 1 for a small configuration
+# (the unmodified ones pass in ctest formal.quick). Skips (77) when the solver's venv cannot be
+# made.
 # Usage: planted_fault.sh <normcore> <source root>
 set -uo pipefail
 bin=$1
@@ -91,3 +92,15 @@ echo "$out"
 [ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted table fault exited $rc, not 1"; exit 1; }
 grep -Eq "^$cfg +table.*PDR.* FAIL" <<< "$out" || { echo "FAIL: the row of $cfg does not say FAIL"; exit 1; }
 echo "ok: the planted bank-address fault fails the unbounded table proof"
+# The fits test as carry chains (pipeline 3-4, R per job): the AND chain's carry-in 0 instead of
+# 1 (an exempt bit then passes its own value instead of the 1) must fail the lane proof.
+cfg=x4s4b8y4_p3
+out=$(PROVE_MUTATE="s/+ {1'b0, tq0_i\[3:0\]} + 5'd1;/+ {1'b0, tq0_i[3:0]} + 5'd0;/" \
+  bash "$root/scripts/prove.sh" --quick --only "^$cfg\$" --no-hooks 2>&1)
+rc=$?
+echo "$out"
+[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted fits fault exited $rc, not 1"; exit 1; }
+grep -q "planted: > .*tq0_i\[3:0\]} + 5'd0;" <<< "$out" || { echo "FAIL: the fits fault was not planted"; exit 1; }
+grep -Eq "^$cfg +lane == contract +BMC.* FAIL" <<< "$out" \
+  || { echo "FAIL: the BMC row of $cfg does not say FAIL"; exit 1; }
+echo "ok: the planted fits-chain fault fails the lane proof"

@@ -98,7 +98,7 @@ module normcore_l8_i8_lane (
       {tq0_i[0], tq0_i[1], tq0_i[2], tq0_i[3], tq0_i[4], tq0_i[5], tq0_i[6], tq0_i[7], tq0_i[8],
       tq0_i[9], tq0_i[10], tq0_i[11], tq0_i[12], tq0_i[13], tq0_i[14], tq0_i[15], tq0_i[16],
       tq0_i[17], tq0_i[18], tq0_i[19], tq0_i[20], tq0_i[21], tq0_i[22], tq0_i[23], tq0_i[24],
-      tq0_i[25], tq0_i[26], tq0_i[27], tq0_i[28], tq0_i[29], tq0_i[30]}} + 32'd0;
+      tq0_i[25], tq0_i[26], tq0_i[27], tq0_i[28], tq0_i[29], tq0_i[30]}};
   wire unused_stk_p0;  // the sum itself
   assign unused_stk_p0 = ^stk_p0_s[30:0];
   wire stk_p0;  // shifted out at the bottom (any in[j], j < sel)
@@ -110,7 +110,7 @@ module normcore_l8_i8_lane (
   wire fit_all1;  // every checked bit is 1
   assign fit_all1 = fit_all1_s[24];
   wire [24:0] fit_any1_s;  // the chain: its carry out is a checked bit is 1
-  assign fit_any1_s = {1'b0, ext0[32:9]} + {1'b0, ntq0_i} + 25'd0;
+  assign fit_any1_s = {1'b0, ext0[32:9]} + {1'b0, ntq0_i};
   wire unused_fit_any1;  // the sum itself
   assign unused_fit_any1 = ^fit_any1_s[23:0];
   wire fit_any1;  // a checked bit is 1
