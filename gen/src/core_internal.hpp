@@ -96,6 +96,11 @@ struct LaneShape {
 LaneShape lane_shape(const Variant& v);
 // The top's registers for LaneShape (lsh_q, rmax_q, the thermometers tq<lo>_q), from shift_q.
 void lane_job_consts(Module& m, const CoreConfig& c, const Variant& v);
+// The single-part shifter's sticky / fits tests as carry chains (lane_chain_tests, no pipe_shift:
+// the tests share a stage with the shifter, rounding and clamp) need the inverted thermometer
+// ntq0 = ~tq0's low bits as a per-job constant: its width, 0 when not used.
+bool lane_chain_tests(const CoreConfig& c);
+int lane_ntq_bits(const CoreConfig& c, const Variant& v);
 
 Module build_step(const CoreConfig& c);
 Module build_chan(const CoreConfig& c);

@@ -100,6 +100,8 @@ void lane_ports(Module& m, const CoreConfig& c, const Variant& v, const LaneWidt
                "] (job constant)");
     }
   }
+  if (const int k = lane_ntq_bits(c, v); k > 0)
+    m.in("ntq0_i", k, "~tq0_i's low bits (job constant; the fits chain)");
   m.in("round_i", 2, "0 floor, 1 half_up, 2 half_even, 3 half_away");
   m.in("lo_i", w.yw, "min(lo, hi)");
   m.in("hi_i", w.yw);
@@ -159,6 +161,54 @@ void part_tests(Module& m, const LaneWidths& w, const Expr& in, std::pair<int, i
   m.assign(f, ex::all_and(ft));
   t.fit.push_back(f);
   unused();
+}
+
+// lane_chain_tests: the single part's tests (select bits lsw-1..0) as carry chains straight from
+// `in`, no LUT but each chain's exit: a chain cell's carry is MAJ(a, t, cin), so a cell with
+// t = 1 ORs its bit a in, with t = 0 ANDs it in.
+// * sticky = OR of in[j], j < sel: the bits from the top down, t = tq[j] (0 above sel, so the
+//   carry stays 0 there; below, the cells OR).
+// * fits: every in[j] for j = c0 + sel .. ce equals the sign in[aw]: all1 = AND of those bits
+//   (the bits from the bottom up, carry-in 1, t = tq[j - c0]: the exempt bits below keep it 1)
+//   and any1 = OR of them (carry-in 0, t = ntq[j - c0] = ~tq: the exempt bits keep it 0);
+//   fits = sign ? all1 : ~any1.
+void chain_tests(Module& m, const LaneWidths& w, int nt, const Expr& in, int c0, int ce, Tests& t) {
+  const Expr tq = m.ref("tq0_i");
+  const auto tb = [&](int i) { return nt == 1 ? tq : bit(tq, i); };
+  const auto carry = [&](const std::string& name, const Expr& a, const Expr& b, int cin,
+                         const std::string& what) {
+    const int n = a.width();
+    const Expr sum = m.wire(name + "_s", n + 1, "the chain: its carry out is " + what);
+    const Expr ab = zext(a, n + 1) + zext(b, n + 1);
+    m.assign(sum, cin != 0 ? ab + lit(n + 1, 1) : ab);
+    m.assign(m.wire("unused_" + name, 1, "the sum itself"), ex::red_xor(slice(sum, 0, n)));
+    const Expr e = m.wire(name, 1, what);
+    m.assign(e, bit(sum, n));
+    return e;
+  };
+  const int ns = std::min(nt, w.ew);
+  std::vector<Expr> sa, st;  // bit j at position ns - 1 - j: the top bit enters the chain first
+  for (int j = 0; j < ns; ++j) sa.push_back(bit(in, j)), st.push_back(tb(j));
+  t.stk.push_back(carry("stk_p0", cat(std::move(sa)), cat(std::move(st)), 0,
+                        "shifted out at the bottom (any in[j], j < sel)"));
+  int used = ns;
+  if (w.sat() && c0 <= ce) {
+    const int nf = ce - c0 + 1, k = std::min(nt, nf);
+    used = std::max(used, k);
+    const Expr a = slice(in, c0, nf), tk = k == nt && nt == 1 ? tq : slice(tq, 0, k);
+    const Expr ntq = m.ref("ntq0_i");
+    const Expr t1 = k == nf ? tk : zext(tk, nf);
+    const Expr t0 = k == nf ? ntq : cat({ex::ones(nf - k), ntq});
+    const Expr all1 = carry("fit_all1", a, t1, 1, "every checked bit is 1");
+    const Expr any1 = carry("fit_any1", a, t0, 0, "a checked bit is 1");
+    const Expr f = m.wire("fit_p0", 1, "this part drops only sign bits");
+    m.assign(f, mux(bit(in, w.aw), all1, ~any1));
+    t.fit.push_back(f);
+  }
+  if (used < nt) {
+    m.assign(m.wire("unused_tq0", 1, "beyond the accumulator"),
+             ex::red_xor(slice(tq, used, nt - used)));
+  }
 }
 
 // R fixed (a specialised core): the tests straight on acc's fixed bits, sticky = acc[R-2:0] has
@@ -237,7 +287,11 @@ std::vector<Expr> lane_shift(Module& m, const CoreConfig& c, const Variant& v,
     if (!fx) part_tests(m, w, z1s, parts[1], w.nw, ce, t2);
   } else {
     shift_stages(m, w, sel, ext, parts[0].first, 0, z);
-    if (!fx) part_tests(m, w, ext0, parts[0], w.nw, w.aw - 1, t2);
+    if (lane_chain_tests(c)) {
+      chain_tests(m, w, (1 << sh.lsw) - 1, ext0, w.nw, w.aw - 1, t2);
+    } else if (!fx) {
+      part_tests(m, w, ext0, parts[0], w.nw, w.aw - 1, t2);
+    }
   }
   for (auto& e : t1.stk) t2.stk.push_back(e.width() == 1 ? e : ex::red_or(e));
   for (auto& e : t1.fit) t2.fit.push_back(e.width() == 1 ? e : ex::red_and(e));
@@ -448,6 +502,16 @@ std::vector<std::pair<int, int>> LaneShape::parts(int n) const {
   return {{lsw - 1, r}, {r - 1, 0}};
 }
 
+bool lane_chain_tests(const CoreConfig& c) {
+  return !c.pipe_shift() && !c.has_fixed_shift();
+}
+
+int lane_ntq_bits(const CoreConfig& c, const Variant& v) {
+  const LaneWidths w(c, v);
+  if (!lane_chain_tests(c) || !w.sat() || w.nw > w.aw - 1) return 0;
+  return std::min((1 << lane_shape(v).lsw) - 1, w.aw - w.nw);
+}
+
 // In the top, from its shift_q: the lanes' shifter select (LaneShape::fold_top: R >= 2^(rw-1)
 // is one case, select 2^(rw-1) - 1 with the shifter's input patched) and R = aw.
 void lane_job_consts(Module& m, const CoreConfig& c, const Variant& v) {
@@ -479,6 +543,12 @@ void lane_job_consts(Module& m, const CoreConfig& c, const Variant& v) {
     const Expr tq = m.reg(
         "tq" + std::to_string(lo) + "_q", nt,
         "bit i: i < the lanes' select[" + std::to_string(hi) + ":" + std::to_string(lo) + "]");
+    if (const int k = lane_ntq_bits(c, v); k > 0) {
+      std::vector<Expr> nb;  // bit i: i >= the select (bits[nt - 1 - i] is bit i)
+      for (int i = k - 1; i >= 0; --i) nb.push_back(~bits[static_cast<std::size_t>(nt - 1 - i)]);
+      const Expr ntq = m.reg("ntq0_q", k, "~tq0_q's low bits (the lanes' fits chains)");
+      b.push_back(assign(ntq, nb.size() == 1 ? nb[0] : cat(std::move(nb))));
+    }
     b.push_back(assign(tq, cat(std::move(bits))));
   }
   m.seq(b);

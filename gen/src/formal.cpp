@@ -114,6 +114,8 @@ std::string lane_job_inputs(const CoreConfig& c, const core::Variant& v, std::st
       conns += "    ." + t + "_i(" + t + "),\n";
     }
   }
+  if (const int k = core::lane_ntq_bits(c, v); k > 0)
+    conns += "    .ntq0_i(~tq0[" + to_string(k - 1) + ":0]),\n";
   for (const char* b : {"lo", "hi"}) {
     o << "  wire signed [" << kw - 1 << ":0] " << b
       << "_e = " << ext(b, a.yw, a.y_signed, to_string(kw)) << ";\n";

@@ -4,10 +4,11 @@
 # of s under the product cut, in the fp16 float lane an inverted sign of an infinite b (the
 # special-value case) and ties-to-odd rounding (the whole float harness's BMC), in the channel
 # tracker lane 1's channel offset with its two candidates swapped (bounded stream proof) and an
-# off-by-one in the channel wrap (unbounded position proof), and lane 0's bank address off by one
-# in the parameter table (unbounded table proof) must each make scripts/prove.sh report FAIL and
-# exit 1 for a small configuration (the unmodified ones pass in ctest formal.quick). Skips (77)
-# when the solver's venv cannot be made.
+# off-by-one in the channel wrap (unbounded position proof), lane 0's bank address off by one
+# in the parameter table (unbounded table proof) and the carry-in of the lane's fits chain
+# (pipeline 3) must each make scripts/prove.sh report FAIL and exit 1 for a small configuration
+# (the unmodified ones pass in ctest formal.quick). Skips (77) when the solver's venv cannot be
+# made.
 # Usage: planted_fault.sh <normcore> <source root>
 set -uo pipefail
 bin=$1
@@ -65,3 +66,8 @@ expect_fail "wrap fault" trk_l2_c3_hw3 --quick nc_chan.v 's/+ kw0_i + /+ kw0_i +
 # instead of > 0: every read of an even c0 one word too far) must give FAIL.
 expect_fail "bank-address fault" tab_l2_c3 --quick nc_ptable.v \
   "s/(c0_lo > 1'b0)/(c0_lo >= 1'b0)/" 'table.*PDR'
+# The fits test as carry chains (pipeline 3-4, R per job): the AND chain's carry-in 0 instead of
+# 1 (an exempt bit then passes its own value instead of the 1) must fail the lane proof.
+expect_fail "fits-chain fault" x4s4b8y4_p3 --quick - \
+  "s/+ {1'b0, tq0_i\\[3:0\\]} + 5'd1;/+ {1'b0, tq0_i[3:0]} + 5'd0;/" 'lane == contract +BMC' \
+  ".*tq0_i\\[3:0\\]} + 5'd0;"

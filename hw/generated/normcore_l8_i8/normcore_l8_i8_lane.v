@@ -27,6 +27,7 @@ module normcore_l8_i8_lane (
   input  wire        rtop_i,  // R >= 32: q is the sign
   input  wire        rmax_i,  // R = 33
   input  wire [30:0] tq0_i,  // bit i: i < select[4:0] (job constant)
+  input  wire [23:0] ntq0_i,  // ~tq0_i's low bits (job constant; the fits chain)
   input  wire [1:0]  round_i,  // 0 floor, 1 half_up, 2 half_even, 3 half_away
   input  wire [7:0]  lo_i,  // min(lo, hi)
   input  wire [7:0]  hi_i,
@@ -86,30 +87,36 @@ module normcore_l8_i8_lane (
   wire signed [33:0] zr1;
   assign zr1 = zr2 >>> {lsh_i[1], 1'b0};
   assign z = zr1 >>> lsh_i[0];
-  wire stk_p0;  // shifted out at the bottom by this part
-  assign stk_p0 = (ext0[0] & tq0_i[0]) | (ext0[1] & tq0_i[1]) | (ext0[2] & tq0_i[2]) |
-      (ext0[3] & tq0_i[3]) | (ext0[4] & tq0_i[4]) | (ext0[5] & tq0_i[5]) | (ext0[6] & tq0_i[6]) |
-      (ext0[7] & tq0_i[7]) | (ext0[8] & tq0_i[8]) | (ext0[9] & tq0_i[9]) | (ext0[10] & tq0_i[10]) |
-      (ext0[11] & tq0_i[11]) | (ext0[12] & tq0_i[12]) | (ext0[13] & tq0_i[13]) |
-      (ext0[14] & tq0_i[14]) | (ext0[15] & tq0_i[15]) | (ext0[16] & tq0_i[16]) |
-      (ext0[17] & tq0_i[17]) | (ext0[18] & tq0_i[18]) | (ext0[19] & tq0_i[19]) |
-      (ext0[20] & tq0_i[20]) | (ext0[21] & tq0_i[21]) | (ext0[22] & tq0_i[22]) |
-      (ext0[23] & tq0_i[23]) | (ext0[24] & tq0_i[24]) | (ext0[25] & tq0_i[25]) |
-      (ext0[26] & tq0_i[26]) | (ext0[27] & tq0_i[27]) | (ext0[28] & tq0_i[28]) |
-      (ext0[29] & tq0_i[29]) | (ext0[30] & tq0_i[30]);
+  // the chain: its carry out is shifted out at the bottom (any in[j], j < sel)
+  wire [31:0] stk_p0_s;
+  assign stk_p0_s = {1'b0,
+      {ext0[0], ext0[1], ext0[2], ext0[3], ext0[4], ext0[5], ext0[6], ext0[7], ext0[8], ext0[9],
+      ext0[10], ext0[11], ext0[12], ext0[13], ext0[14], ext0[15], ext0[16], ext0[17], ext0[18],
+      ext0[19], ext0[20], ext0[21], ext0[22], ext0[23], ext0[24], ext0[25], ext0[26], ext0[27],
+      ext0[28], ext0[29], ext0[30]}} +
+      {1'b0,
+      {tq0_i[0], tq0_i[1], tq0_i[2], tq0_i[3], tq0_i[4], tq0_i[5], tq0_i[6], tq0_i[7], tq0_i[8],
+      tq0_i[9], tq0_i[10], tq0_i[11], tq0_i[12], tq0_i[13], tq0_i[14], tq0_i[15], tq0_i[16],
+      tq0_i[17], tq0_i[18], tq0_i[19], tq0_i[20], tq0_i[21], tq0_i[22], tq0_i[23], tq0_i[24],
+      tq0_i[25], tq0_i[26], tq0_i[27], tq0_i[28], tq0_i[29], tq0_i[30]}};
+  wire unused_stk_p0;  // the sum itself
+  assign unused_stk_p0 = ^stk_p0_s[30:0];
+  wire stk_p0;  // shifted out at the bottom (any in[j], j < sel)
+  assign stk_p0 = stk_p0_s[31];
+  wire [24:0] fit_all1_s;  // the chain: its carry out is every checked bit is 1
+  assign fit_all1_s = {1'b0, ext0[32:9]} + {1'b0, tq0_i[23:0]} + 25'd1;
+  wire unused_fit_all1;  // the sum itself
+  assign unused_fit_all1 = ^fit_all1_s[23:0];
+  wire fit_all1;  // every checked bit is 1
+  assign fit_all1 = fit_all1_s[24];
+  wire [24:0] fit_any1_s;  // the chain: its carry out is a checked bit is 1
+  assign fit_any1_s = {1'b0, ext0[32:9]} + {1'b0, ntq0_i};
+  wire unused_fit_any1;  // the sum itself
+  assign unused_fit_any1 = ^fit_any1_s[23:0];
+  wire fit_any1;  // a checked bit is 1
+  assign fit_any1 = fit_any1_s[24];
   wire fit_p0;  // this part drops only sign bits
-  assign fit_p0 = (~(ext0[9] ^ ext0[32]) | tq0_i[0]) & (~(ext0[10] ^ ext0[32]) | tq0_i[1]) &
-      (~(ext0[11] ^ ext0[32]) | tq0_i[2]) & (~(ext0[12] ^ ext0[32]) | tq0_i[3]) &
-      (~(ext0[13] ^ ext0[32]) | tq0_i[4]) & (~(ext0[14] ^ ext0[32]) | tq0_i[5]) &
-      (~(ext0[15] ^ ext0[32]) | tq0_i[6]) & (~(ext0[16] ^ ext0[32]) | tq0_i[7]) &
-      (~(ext0[17] ^ ext0[32]) | tq0_i[8]) & (~(ext0[18] ^ ext0[32]) | tq0_i[9]) &
-      (~(ext0[19] ^ ext0[32]) | tq0_i[10]) & (~(ext0[20] ^ ext0[32]) | tq0_i[11]) &
-      (~(ext0[21] ^ ext0[32]) | tq0_i[12]) & (~(ext0[22] ^ ext0[32]) | tq0_i[13]) &
-      (~(ext0[23] ^ ext0[32]) | tq0_i[14]) & (~(ext0[24] ^ ext0[32]) | tq0_i[15]) &
-      (~(ext0[25] ^ ext0[32]) | tq0_i[16]) & (~(ext0[26] ^ ext0[32]) | tq0_i[17]) &
-      (~(ext0[27] ^ ext0[32]) | tq0_i[18]) & (~(ext0[28] ^ ext0[32]) | tq0_i[19]) &
-      (~(ext0[29] ^ ext0[32]) | tq0_i[20]) & (~(ext0[30] ^ ext0[32]) | tq0_i[21]) &
-      (~(ext0[31] ^ ext0[32]) | tq0_i[22]) & (~(ext0[32] ^ ext0[33]) | tq0_i[23]);
+  assign fit_p0 = ext0[33] ? fit_all1 : ~fit_any1;
   wire sticky;  // a bit below R-1 is set
   assign sticky = stk_p0 | stk_top;
   wire fits;  // the quotient fits 9 signed bits
