@@ -68,7 +68,11 @@ Module build_step(const CoreConfig& c) {
   // start_i on); S >= 2^nb (s_big_i) is masked after the carry.
   const Expr n2s = m.reg("n2s_q", nb + 2, "2^(nb+1) - 2S (S's low bits)");
   const Expr two_s = cat({zext(stride, nb + 1), lit(1, 0)});
-  m.seq({assign(n2s, lit(nb + 2, U{1} << (nb + 1)) - two_s)});
+  if (c.target == "ice40" && sb <= 6)  // a table of S's low bits: one LUT level, no chain
+    m.seq({assign(
+        n2s, const_table(stride, sb, nb + 2, [nb](U v) { return (U{1} << (nb + 1)) - 2 * v; }))});
+  else
+    m.seq({assign(n2s, lit(nb + 2, U{1} << (nb + 1)) - two_s)});
   const Expr ge2s = m.wire("ge2_s", nb + 2, "r + 2^(nb+1) - 2S: bit nb+1 r >= 2S");
   m.assign(ge2s, zext(r, nb + 2) + n2s);
   rtl::sink(m, "unused_ge2_s", {slice(ge2s, 0, nb + 1)});
@@ -505,13 +509,15 @@ Module build_chan(const CoreConfig& c) {
     // c0's carry as a register of its own (no select in front of c0's adders): cy_0 or neg.
     const Expr small = md.ref("small_i");
     const Expr cyc = md.reg("cyc_q", 1, "c0's carry: cy_0_q when S < L, else neg_q");
-    dcat = w.lut_cmp ? chan_small_lut(md, {w.L, w.ml, w.p, w.lw, w.hw}, upd, save)
-                     : chan_small(md, w, upd, save);
+    dcat = w.lut_cmp
+               ? chan_small_lut(md, {w.L, w.ml, w.p, w.lw, w.hw, c.target == "ice40"}, upd, save)
+               : chan_small(md, w, upd, save);
     upd.push_back(if_(md.ref("ld_i"), {assign(cyc, ~small & md.ref("sle_i"))},
                       {assign(cyc, mux(small, md.ref("cy0_nx"), md.ref("neg_nx")))}));
     cy0 = cyc;
-    // ECP5 only: measured there (ecp16); the ice40 LUT tracker (ice14t) was measured without it.
-    if (w.lut_cmp && c.target == "ecp5") cy0 = chan_cyc_copy(md, upd);
+    // ecp16 (ECP5), ice15 (iCE40): a copy placed beside c0's chains (cyc_q's route to their
+    // carry-in was 1.4 ns on ECP5, 3.0-3.6 ns on the UP5K).
+    if (w.lut_cmp) cy0 = chan_cyc_copy(md, upd);
   }
   md.section("c0");
   const Expr c_q = md.reg("c_q", w.cw);

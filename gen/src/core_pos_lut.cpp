@@ -58,6 +58,18 @@ Expr pick_from(const Expr& t, int lo, int n, const Expr& idx, int k) {
 }
 }  // namespace
 
+namespace {
+Expr table_from(const Expr& idx, int k, U base, int width, const std::function<U(U)>& f) {
+  if (k == 0) return lit(width, f(base) & ((width >= 64 ? 0 : U{1} << width) - 1));
+  return mux(bit(idx, k - 1), table_from(idx, k - 1, base | (U{1} << (k - 1)), width, f),
+             table_from(idx, k - 1, base, width, f));
+}
+}  // namespace
+
+Expr const_table(const Expr& idx, int bits, int width, const std::function<U(U)>& f) {
+  return table_from(idx, bits, 0, width, f);
+}
+
 Expr pick_bit(const Expr& t, const Expr& idx) {
   return pick_from(t, 0, t.width(), idx, idx.width());
 }
@@ -149,10 +161,17 @@ Expr lane_d(Module& md, const SmallWidths& w, int i, const Expr& ix, Block& load
   // the chain and the select into nx_i in different cycles.
   const Expr xs =
       md.reg(idx("xs", i) + "_q", lw + 1, "i + L + 1 - S (S < 2L): top bit set when < 0");
-  consts.push_back(assign(xs, lit(lw + 1, kx) - zext(s_lo, lw + 1)));
+  if (w.ice40 && lw <= 6)  // a table of S's low bits: one LUT level, no shared chains
+    consts.push_back(assign(xs, const_table(md.ref("slo_q"), std::min(w.hw, lw), lw + 1,
+                                            [kx](U v) { return kx - v; })));
+  else
+    consts.push_back(assign(xs, lit(lw + 1, kx) - zext(s_lo, lw + 1)));
+  // th_i from smt_q (ice40: small_i a cycle late, valid at check + 4, th_i at check + 5; first
+  // read by the beat after the load, check + L + 4 >= check + 6) or small_i.
+  const Expr sth = w.ice40 ? md.ref("smt_q") : small;
   std::vector<Expr> ent;  // entry n - 1 first
   for (int v = n - 1; v >= 0; --v)
-    ent.push_back(v == 0 ? lit(1, 0) : small & ~le_bits(wm, (U{1} << W) - 1 - static_cast<U>(v)));
+    ent.push_back(v == 0 ? lit(1, 0) : sth & ~le_bits(wm, (U{1} << W) - 1 - static_cast<U>(v)));
   consts.push_back(assign(th, cat(ent)));
   consts.push_back(
       assign(nx, mux(small | ~md.ref("s2l_i") | bit(xs, lw), lit(lw, 0), slice(xs, 0, lw))));
@@ -187,6 +206,16 @@ std::vector<Expr> chan_small_lut(Module& md, const SmallWidths& w, Block& upd, B
       "S < L: lane 0's u_0 = (r0 mod S) + 1 a beat ahead; every lane's d_i (a select by "
       "registers gs_i | gl_i, both cases)");
   Block load, step, beat, consts;
+  if (w.ice40) {  // placed beside the th_i LUTs (small_q's route from the top was the path)
+    const Expr smt = md.reg("smt_q", 1, "small_i a cycle late, for the th_i tables");
+    consts.push_back(assign(smt, md.ref("small_i")));
+    // S's low bits a cycle late (valid at check + 1, xs_i at check + 2, nx_i at check + 4 as
+    // before: small_i, s2l_i settle at check + 3): xs_i's tables read a register of their own,
+    // so that synthesis does not share their LUTs with the top's tables of stride_q.
+    const int sl = std::min(w.hw, w.lw);
+    const Expr slo = md.reg("slo_q", sl, "stride_i's low bits a cycle late (xs_i's tables)");
+    consts.push_back(assign(slo, slice(md.ref("stride_i"), 0, sl)));
+  }
   const Expr ix = lane0_ahead(md, w, load, step, consts);
   std::vector<Expr> dcat;
   for (int i = 1; i < w.L; ++i)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "core_internal.hpp"
 
@@ -27,6 +28,13 @@ Expr le_lo(Module& md, int lw, const std::string& name, const Expr& tp);
 Stmt load_or_zero(Module& md, const Expr& r, const std::string& name, const Expr& ld_lo, int have,
                   const Expr& nx);
 
+// f(v) for v = idx's `bits` low bits (idx a name, bits <= 6) as a tree of selects of constants
+// (`width` bits): one LUT4 an output bit for up to 4 index bits, no carry chain (a subtract of a
+// register from a constant is a carry chain and its routes in Yosys' mapping, shared between
+// the constants).
+Expr const_table(const Expr& idx, int bits, int width,
+                 const std::function<std::uint64_t(std::uint64_t)>& f);
+
 // Bits of u_0 (<= L - 1 when S < L) that index the per-job tables.
 int u_index_bits(int lanes);
 
@@ -39,6 +47,9 @@ Expr carry_table(Module& md, int lanes, int ml, Block& consts);
 // <n>_chan's widths that chan_small_lut reads (core_pos.cpp's ChanWidths).
 struct SmallWidths {
   int L, ml, p, lw, hw;
+  // --target ice40: the lanes' th_i_q read a copy of small_i of their own (`smt_q`, a cycle late),
+  // and xs_i (i + L + 1 - S) is a constant table of S's low bits (const_table), not a subtract.
+  bool ice40 = false;
 };
 
 // --target ecp5, L > 1: lane 0 tracked a beat ahead (un_q = u_0 of the next beat, cyn_q its

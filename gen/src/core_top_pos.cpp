@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core_internal.hpp"
+#include "core_pos_lut.hpp"
 #include "rtl_util.hpp"
 
 namespace normcore::gen::core {
@@ -92,13 +93,15 @@ void top_step_consts(Module& m, const CoreConfig& c) {
                       slice(remw, lw, W - lw) + lit(W - lw, 1)));
   const Expr t2l = m.reg("t2lp_q", nb + 2, "1 + (3L - S when S < 2L, else L)");
   const Expr t4 = m.reg("t4p_q", nb + 2, "1 + (3L - 2S when 2S <= 3L, else 0)");
-  s4.push_back(
-      assign(t2l, mux(s2l, lit(nb + 2, 3ULL * static_cast<U>(L) + 1) - ex::fit(stride, nb + 2),
-                      lit(nb + 2, static_cast<U>(L) + 1))));
-  s4.push_back(assign(
-      t4, mux(s3l,
-              lit(nb + 2, 3ULL * static_cast<U>(L) + 1) - cat({ex::fit(stride, nb + 1), lit(1, 0)}),
-              lit(nb + 2, 1))));
+  const U l3 = 3ULL * static_cast<U>(L) + 1;
+  Expr t2d = lit(nb + 2, l3) - ex::fit(stride, nb + 2);
+  Expr t4d = lit(nb + 2, l3) - cat({ex::fit(stride, nb + 1), lit(1, 0)});
+  if (c.target == "ice40") {  // S < 2L where read: tables of S's lw low bits (no shared chains)
+    t2d = const_table(stride, sl, nb + 2, [l3](U v) { return l3 - v; });
+    t4d = const_table(stride, sl, nb + 2, [l3](U v) { return l3 - 2 * v; });
+  }
+  s4.push_back(assign(t2l, mux(s2l, t2d, lit(nb + 2, static_cast<U>(L) + 1))));
+  s4.push_back(assign(t4, mux(s3l, t4d, lit(nb + 2, 1))));
   if (hb > 2) {  // <n>_chan's reload values of rem's high part: their zero flags; t3
     s2.push_back(
         assign(m.reg("nt3_q", lw + 1, "2^(lw+1) - t3, t3 = 2^lw + L - (S - L)_low"),
