@@ -137,6 +137,10 @@ open_rows=(
   "fp16_int8_case_near_cut|--in-type fp16 --out-type int --out-bits 8"
   "fp16_int8_case_above_cut|--in-type fp16 --out-type int --out-bits 8"
   "fp16_int8_case_below_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_cls_sat|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_cls_tiny|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_plm3_m3_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_pl8_8_cut|--in-type fp16 --out-type int --out-bits 8"
 )
 small=(
   "b31_fold_normax_p3|--offset-bits 31"
@@ -420,10 +424,11 @@ V
 fv_case() {
   [[ $1 =~ _case_([a-z]+) ]] || return 0
   local o="-DNORMCORE_FV_CASE_${BASH_REMATCH[1]^^}" k
-  for k in be pe; do
-    [[ $1 =~ _${k}([0-9]+)_([0-9]+) ]] \
-      && o+=" -DNORMCORE_FV_${k^^}_LO=${BASH_REMATCH[1]} -DNORMCORE_FV_${k^^}_HI=${BASH_REMATCH[2]}"
+  for k in be pe pl bl; do
+    [[ $1 =~ _${k}(m?[0-9]+)_(m?[0-9]+) ]] \
+      && o+=" -DNORMCORE_FV_${k^^}_LO=${BASH_REMATCH[1]/m/-} -DNORMCORE_FV_${k^^}_HI=${BASH_REMATCH[2]/m/-}"
   done
+  [[ $1 =~ _cls_([a-z]+) ]] && o+=" -DNORMCORE_FV_CLASS_${BASH_REMATCH[1]^^}"
   echo "$o"
 }
 
@@ -448,7 +453,7 @@ prove_lane() {
     cut_model "$name" "$d" "$lat"
     how=", x*s cut"
   else
-    yosys -q -l "$d.yosys.log" -p "read_verilog -formal $def $d/rtl/formal/nc_lane_ref.v \
+    yosys -q -l "$d.yosys.log" -p "read_verilog -formal $def $(fv_case "$name") $d/rtl/formal/nc_lane_ref.v \
         $d/rtl/formal/nc_lane_fv.v $d/rtl/nc_lane.v; prep -top nc_lane_fv; flatten; \
         async2sync; dffunmap; opt_clean; write_smt2 -wires $d.smt2" > /dev/null 2>&1 \
       || { tail -n 20 "$d.yosys.log" >&2; echo "prove.sh: yosys failed for $name" >&2; exit 2; }
@@ -456,7 +461,7 @@ prove_lane() {
   local t0 t1 r tmo="" prop="lane == contract"
   local c
   c=$(fv_case "$name")
-  [ -z "$c" ] || prop="lane == contract, case $(sed 's/-DNORMCORE_FV_CASE_//; s/ -DNORMCORE_FV_\(..\)_LO=\([0-9]*\) -DNORMCORE_FV_.._HI=\([0-9]*\)/, \1 \2..\3/g' <<< "$c")"
+  [ -z "$c" ] || prop="lane == contract, case $(sed 's/-DNORMCORE_FV_CASE_//; s/ -DNORMCORE_FV_\(..\)_LO=\(-\?[0-9]*\) -DNORMCORE_FV_.._HI=\(-\?[0-9]*\)/, \1 \2..\3/g; s/ -DNORMCORE_FV_CLASS_\([A-Z]*\)/, class \1 (closed form)/' <<< "$c")"
   is_open "$name" && tmo=${PROVE_TIMEOUT:-600}
   t0=$(now)
   r=$(smtbmc "$d.smt2" "$d.bmc.log" -t $((lat + 2)))
