@@ -65,6 +65,7 @@ done
 # the lane writes it, one multiplier term on both sides (a 16 x 16 product bit-blasted twice did
 # not finish in 5 minutes); the others prove the lane's multiplier against the W-bit product.
 f16="--in-type fp16 --out-type fp16" b16="--in-type bf16 --out-type bf16"
+i8="--in-type fp16 --out-type int --out-bits 8"
 full=(
   "generic_p3|--target generic"
   "p4|--pipeline 4"
@@ -120,6 +121,12 @@ full=(
   "bf16_uint8_case_zeros_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_uint8_case_zerop_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_int16_case_special_cut|--in-type bf16 --out-type int --out-bits 16"
+  # Integer y, ABOVE / BELOW: the classes with a closed form (no product cut: the multipliers
+  # are bit-blasted, the reference's and the lane's each against the closed form).
+  "fp16_int8_case_above_cls_sat|$i8"
+  "fp16_int8_case_above_cls_tiny|$i8"
+  "fp16_int8_case_below_cls_sat|$i8"
+  "fp16_int8_case_below_cls_tiny|$i8"
 )
 # Float lanes, the rest of the case split and the whole harness (no case): not proven yet, each
 # smtbmc run stopped after PROVE_TIMEOUT seconds (default 600) and reported UNDECIDED (not a
@@ -137,9 +144,17 @@ open_rows=(
   "fp16_int8_case_near_cut|--in-type fp16 --out-type int --out-bits 8"
   "fp16_int8_case_above_cut|--in-type fp16 --out-type int --out-bits 8"
   "fp16_int8_case_below_cut|--in-type fp16 --out-type int --out-bits 8"
-  "fp16_int8_case_above_cls_sat|--in-type fp16 --out-type int --out-bits 8"
-  "fp16_int8_case_above_cls_tiny|--in-type fp16 --out-type int --out-bits 8"
   "fp16_int8_case_above_plm3_m3_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_plm2_m2_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_plm1_m1_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_pl0_0_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_pl1_1_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_pl2_2_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_pl3_3_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_pl4_4_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_pl5_5_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_pl6_6_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_pl7_7_cut|--in-type fp16 --out-type int --out-bits 8"
   "fp16_int8_case_above_pl8_8_cut|--in-type fp16 --out-type int --out-bits 8"
 )
 small=(
@@ -420,7 +435,10 @@ V
 # A float configuration named *_case_<c>_* proves one case of the harness's case split
 # (NORMCORE_FV_CASE_<C>: special, zero, near, above, below; gen/src/formal_float.cpp).
 # A band inside the case: *_be<lo>_<hi>_* (b's exponent, max(e, 1)), *_pe<lo>_<hi>_* (the
-# product's, max(xe, 1) + max(se, 1)).
+# product's, max(xe, 1) + max(se, 1)), *_pl<lo>_<hi>_* / *_bl<lo>_<hi>_* (the true leading
+# exponents of x * s and b, subnormals included; m<n> is -<n>). Integer y, above / below:
+# *_cls_tiny / *_cls_sat, the class with a closed form (|v| < 1/2; |v| >= 2^YW), proven as
+# lane == closed form and reference == closed form.
 fv_case() {
   [[ $1 =~ _case_([a-z]+) ]] || return 0
   local o="-DNORMCORE_FV_CASE_${BASH_REMATCH[1]^^}" k

@@ -2,7 +2,8 @@
 # The proofs can fail: a planted off-by-one in the lane's rounding (the half bit h read one
 # position too high: bit R of acc instead of bit R-1), the product's sign read from the wrong bit
 # of s under the product cut, in the fp16 float lane an inverted sign of an infinite b (the
-# special-value case) and ties-to-odd rounding (the whole float harness's BMC), in the channel
+# special-value case) and ties-to-odd rounding (the whole float harness's BMC), in the fp16 ->
+# int8 float lane floor rounding without the sticky bit (case ABOVE, class TINY), in the channel
 # tracker lane 1's channel offset with its two candidates swapped (bounded stream proof) and an
 # off-by-one in the channel wrap (unbounded position proof), and lane 0's bank address off by one
 # in the parameter table (unbounded table proof) must each make scripts/prove.sh report FAIL and
@@ -60,6 +61,19 @@ grep -q "planted: > *assign inc = g & (st | ~q\[0\]);" <<< "$out" \
 grep -Eq "^$cfg +lane == contract +BMC.* FAIL" <<< "$out" \
   || { echo "FAIL: the BMC row of $cfg does not say FAIL"; exit 1; }
 echo "ok: the planted float rounding fault (ties to odd) fails the float lane's BMC"
+# The float lane with an integer y (fp16 -> int8), finite non-zero x, s, b (case ABOVE, class
+# TINY: |v| < 1/2, proven against its closed form): floor without the sticky bit (a negative v
+# above -1/2 whose half bit is 0 truncates to 0 instead of -1) must fail it.
+cfg=fp16_int8_case_above_cls_tiny
+out=$(PROVE_MUTATE='s/neg6_q & (g | st);/neg6_q \& g;/' \
+  bash "$root/scripts/prove.sh" --only "^$cfg\$" --no-hooks 2>&1)
+rc=$?
+echo "$out"
+[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted floor-sticky fault exited $rc, not 1"; exit 1; }
+grep -q "planted: > *neg6_q & g;" <<< "$out" || { echo "FAIL: the floor-sticky fault was not planted"; exit 1; }
+grep -Eq "^$cfg +lane == contract.* +BMC.* FAIL" <<< "$out" \
+  || { echo "FAIL: the BMC row of $cfg does not say FAIL"; exit 1; }
+echo "ok: the planted floor-sticky fault fails the ABOVE / TINY closed-form proof"
 # The stream proof: lane 1's channel offset with its two candidates swapped in <n>_chan.
 cfg=pos_l2_c3_hw3
 out=$(PROVE_MUTATE_FILE=nc_chan.v \
