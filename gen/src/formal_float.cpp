@@ -369,10 +369,8 @@ std::string flane_fv(const CoreConfig& c) {
     << "  always @(posedge clk_i) if (filled < L) filled <= filled + 1;\n"
     << "  wire [" << yw - 1 << ":0] y_refd = d[L*" << yw << "-1 -: " << yw << "];\n";
   if (iy) {  // a class with a closed form: lane == closed form and reference == closed form
-    o << "`ifdef NORMCORE_FV_CLASS_"
-      << "TINY\n`define NORMCORE_FV_CLOSED\n`endif\n"
-      << "`ifdef NORMCORE_FV_CLASS_"
-      << "SAT\n`define NORMCORE_FV_CLOSED\n`endif\n"
+    o << "`ifdef NORMCORE_FV_CLASS_TINY\n`define NORMCORE_FV_CLOSED\n`endif\n"
+      << "`ifdef NORMCORE_FV_CLASS_SAT\n`define NORMCORE_FV_CLOSED\n`endif\n"
       << "`ifdef NORMCORE_FV_CLOSED\n"
       << "  reg [L*" << yw << "-1:0] dcf;  // the closed form, delayed as d\n"
       << "  always @(posedge clk_i) dcf <= {dcf[(L-1)*" << yw << "-1:0], y_cf};\n"
