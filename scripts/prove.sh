@@ -121,8 +121,8 @@ full=(
   "bf16_uint8_case_zeros_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_uint8_case_zerop_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_int16_case_special_cut|--in-type bf16 --out-type int --out-bits 16"
-  # Integer y, ABOVE / BELOW: the classes with a closed form (no product cut: the multipliers
-  # are bit-blasted, the reference's and the lane's each against the closed form).
+  # ABOVE / BELOW: the classes with a closed form (no product cut: the multipliers are
+  # bit-blasted, the reference's and the lane's each against the closed form).
   "fp16_int8_case_above_cls_sat|$i8"
   "fp16_int8_case_above_cls_tiny|$i8"
   "fp16_int8_case_below_cls_sat|$i8"
@@ -131,6 +131,10 @@ full=(
   "bf16_uint8_case_above_cls_tiny|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_uint8_case_below_cls_sat|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_uint8_case_below_cls_tiny|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
+  "fp16_fp16_case_above_cls_sat|$f16"
+  "fp16_fp16_case_above_cls_tiny|$f16"
+  "fp16_fp16_case_below_cls_sat|$f16"
+  "fp16_fp16_case_below_cls_tiny|$f16"
   # ABOVE, the middle (-3 <= pl <= 8): one sub-band, pl = 3 with b far below (bl <= -41: b
   # under the product's LSB); the rest (each pl's bl > -41 part, the other pl) in open_rows.
   "fp16_int8_case_above_pl3_3_blm200_m41_cut|$i8"
@@ -433,9 +437,9 @@ V
 # (NORMCORE_FV_CASE_<C>: special, zero, near, above, below; gen/src/formal_float.cpp).
 # A band inside the case: *_be<lo>_<hi>_* (b's exponent, max(e, 1)), *_pe<lo>_<hi>_* (the
 # product's, max(xe, 1) + max(se, 1)), *_pl<lo>_<hi>_* / *_bl<lo>_<hi>_* (the true leading
-# exponents of x * s and b, subnormals included; m<n> is -<n>). Integer y, above / below:
-# *_cls_tiny / *_cls_sat, the class with a closed form (|v| < 1/2; |v| >= 2^YW), proven as
-# lane == closed form and reference == closed form.
+# exponents of x * s and b, subnormals included; m<n> is -<n>). Above / below: *_cls_tiny /
+# *_cls_sat, the class with a closed form (integer y |v| < 1/2 or |v| >= 2^YW; float y a signed
+# zero or Inf), proven as lane == closed form and reference == closed form.
 fv_case() {
   [[ $1 =~ _case_([a-z]+) ]] || return 0
   local o="-DNORMCORE_FV_CASE_${BASH_REMATCH[1]^^}" k

@@ -233,35 +233,52 @@ std::string leads(const FloatFormat& fx) {
   return o.str();
 }
 
-// Integer y: the closed forms of two classes of ABOVE / BELOW (|dist| > 4; the dominant operand
-// (the product for ABOVE, b for BELOW) decides the sign, and |v| is in [2^(dl - 1), 2^(dl + 3))
-// for its leading exponent dl): SAT (dl > YW: |v| >= 2^YW, beyond every y) and TINY (|v| < 1/2:
-// dl <= -4 for ABOVE, <= -3 for BELOW; y = -1 with floor for a negative v, else 0), then
-// min(max(., lo), hi). NORMCORE_FV_CLASS_TINY / _SAT: only that class, and the harness asserts
-// lane == closed form and reference == closed form (a cut: both proven, lane == reference).
+// The closed forms of two classes of ABOVE / BELOW (|dist| > 4; the dominant operand (the
+// product for ABOVE, b for BELOW) decides the sign, and |v| is in [2^(dl - 1), 2^(dl + 3)) for
+// its leading exponent dl): SAT (|v| beyond every y: integer y dl > YW, |v| >= 2^YW; float y
+// dl >= emax + 2, |v| >= 2^(emax + 1): Inf) and TINY (integer y |v| < 1/2: dl <= -4 for ABOVE,
+// <= -3 for BELOW; y = -1 with floor for a negative v, else 0; float y |v| < half the smallest
+// subnormal: a signed zero), then the clamp. NORMCORE_FV_CLASS_TINY / _SAT: only that class, and
+// the harness asserts lane == closed form and reference == closed form (a cut: both proven, so
+// lane == reference there).
 std::string closed_forms(const CoreConfig& c) {
-  const int yw = c.arith.yw, cw = yw + 3;
-  const std::string cs = to_string(cw), big = to_string(1L << (yw + 1));
-  auto ext = [&](const std::string& v) {
-    return c.arith.y_signed ? "$signed({{3{" + v + "[" + to_string(yw - 1) + "]}}, " + v + "})"
-                            : "$signed({3'd0, " + v + "})";
-  };
+  const bool iy = c.arith.y_type == NumType::integer;
   std::ostringstream o;
   o << "  wire c_far = c_fin && (dist > 12'sd4 || dist < -12'sd4);\n"
     << "  wire dom_p = dist > 0;  // the product dominates (ABOVE), else b (BELOW)\n"
     << "  wire signed [11:0] dl = dom_p ? pl : bl;\n"
-    << "  wire dneg = dom_p ? x[15] ^ s[31] : b[31];  // the sign of v\n"
-    << "  wire c_sat = c_far && dl >= 12'sd" << yw + 1 << ";  // |v| >= 2^" << yw << "\n"
-    << "  wire c_tiny = c_far && dl <= (dom_p ? -12'sd4 : -12'sd3);  // |v| < 1/2\n"
-    << "  wire signed [" << cw - 1 << ":0] r_cf = c_sat ? (dneg ? -" << cs << "'sd" << big << " : "
-    << cs << "'sd" << big << ")\n      : (mode == 2'd0 && dneg) ? -" << cs << "'sd1 : " << cs
-    << "'sd0;\n"
-    << "  wire signed [" << cw - 1 << ":0] lo_cf = " << ext("lo") << ", hi_cf = " << ext("hi")
-    << ";\n"
-    << "  wire signed [" << cw - 1 << ":0] mx_cf = r_cf < lo_cf ? lo_cf : r_cf;\n"
-    << "  wire signed [" << cw - 1 << ":0] yc_cf = mx_cf > hi_cf ? hi_cf : mx_cf;\n"
-    << "  wire [" << yw - 1 << ":0] y_cf = yc_cf[" << yw - 1 << ":0];  // the closed form\n"
-    << "`ifdef NORMCORE_FV_CLASS_TINY\n  wire in_cls = c_tiny;\n"
+    << "  wire dneg = dom_p ? x[15] ^ s[31] : b[31];  // the sign of v\n";
+  if (iy) {
+    const int yw = c.arith.yw, cw = yw + 3;
+    const std::string cs = to_string(cw), big = to_string(1L << (yw + 1));
+    auto ext = [&](const std::string& v) {
+      return c.arith.y_signed ? "$signed({{3{" + v + "[" + to_string(yw - 1) + "]}}, " + v + "})"
+                              : "$signed({3'd0, " + v + "})";
+    };
+    o << "  wire c_sat = c_far && dl >= 12'sd" << yw + 1 << ";  // |v| >= 2^" << yw << "\n"
+      << "  wire c_tiny = c_far && dl <= (dom_p ? -12'sd4 : -12'sd3);  // |v| < 1/2\n"
+      << "  wire signed [" << cw - 1 << ":0] r_cf = c_sat ? (dneg ? -" << cs << "'sd" << big
+      << " : " << cs << "'sd" << big << ")\n      : (mode == 2'd0 && dneg) ? -" << cs
+      << "'sd1 : " << cs << "'sd0;\n"
+      << "  wire signed [" << cw - 1 << ":0] lo_cf = " << ext("lo") << ", hi_cf = " << ext("hi")
+      << ";\n"
+      << "  wire signed [" << cw - 1 << ":0] mx_cf = r_cf < lo_cf ? lo_cf : r_cf;\n"
+      << "  wire signed [" << cw - 1 << ":0] yc_cf = mx_cf > hi_cf ? hi_cf : mx_cf;\n"
+      << "  wire [" << yw - 1 << ":0] y_cf = yc_cf[" << yw - 1 << ":0];  // the closed form\n";
+  } else {
+    const FloatFormat fy = float_format(c.arith.y_type);
+    const int yw = fy.bits, half = fy.emin() - fy.man_bits - 1;  // half the smallest subnormal
+    o << "  wire c_sat = c_far && dl >= 12'sd" << fy.emax() + 2 << ";  // |v| >= 2^"
+      << fy.emax() + 1 << ": Inf\n"
+      << "  wire c_tiny = c_far && dl <= (dom_p ? -12'sd" << 3 - half << " : -12'sd" << 2 - half
+      << ");  // |v| < 2^" << half << ": a signed zero\n"
+      << "  wire [" << yw - 1 << ":0] yv_cf = c_sat ? {dneg, " << yw - 1 << "'d" << fy.exp_mask()
+      << "} : {dneg, " << yw - 1 << "'d0};\n"
+      << "  wire [" << yw - 1
+      << ":0] y_cf = key(yv_cf) < key(lo) ? lo : key(yv_cf) > key(hi) ? "
+         "hi : yv_cf;\n";
+  }
+  o << "`ifdef NORMCORE_FV_CLASS_TINY\n  wire in_cls = c_tiny;\n"
     << "`elsif NORMCORE_FV_CLASS_SAT\n  wire in_cls = c_sat;\n"
     << "`else\n  wire in_cls = 1'b1;\n`endif\n";
   return o.str();
@@ -278,7 +295,7 @@ std::string closed_forms(const CoreConfig& c) {
 std::string cases(const CoreConfig& c, int lat) {
   const FloatFormat fx = float_format(c.arith.x_type);
   const int m = fx.man_bits;
-  const bool fl = c.arith.flush_subnormals, iy = c.arith.y_type == NumType::integer;
+  const bool fl = c.arith.flush_subnormals;
   auto field = [](const std::string& v, int hi, int lo) {
     return v + "[" + to_string(hi) + ":" + to_string(lo) + "]";
   };
@@ -319,8 +336,7 @@ std::string cases(const CoreConfig& c, int lat) {
     << "  wire signed [11:0] be1 = " << emax1("b", 31, 23) << ";\n"
     << "  wire signed [11:0] pe1 = " << emax1("x", 15, m) << " + " << emax1("s", 31, 23) << ";\n"
     << band("BE", "be1") << band("PE", "pe1") << band("PL", "pl") << band("BL", "bl")
-    << (iy ? closed_forms(c) : "  wire in_cls = 1'b1;\n") << "  reg [" << lat - 1
-    << ":0] cd;  // in_case, delayed with the element\n"
+    << closed_forms(c) << "  reg [" << lat - 1 << ":0] cd;  // in_case, delayed with the element\n"
     << "  always @(posedge clk_i) cd <= {cd[" << lat - 2
     << ":0], in_case && in_BE && in_PE && in_PL && in_BL && in_cls};\n";
   return o.str();
@@ -368,18 +384,16 @@ std::string flane_fv(const CoreConfig& c) {
     << "  reg [7:0] filled = 0;  // cycles run, saturating at L\n"
     << "  always @(posedge clk_i) if (filled < L) filled <= filled + 1;\n"
     << "  wire [" << yw - 1 << ":0] y_refd = d[L*" << yw << "-1 -: " << yw << "];\n";
-  if (iy) {  // a class with a closed form: lane == closed form and reference == closed form
-    o << "`ifdef NORMCORE_FV_CLASS_TINY\n`define NORMCORE_FV_CLOSED\n`endif\n"
-      << "`ifdef NORMCORE_FV_CLASS_SAT\n`define NORMCORE_FV_CLOSED\n`endif\n"
-      << "`ifdef NORMCORE_FV_CLOSED\n"
-      << "  reg [L*" << yw << "-1:0] dcf;  // the closed form, delayed as d\n"
-      << "  always @(posedge clk_i) dcf <= {dcf[(L-1)*" << yw << "-1:0], y_cf};\n"
-      << "  wire [" << yw - 1 << ":0] y_cfd = dcf[L*" << yw << "-1 -: " << yw << "];\n"
-      << "  always @* if (filled >= L && cd[L-1]) assert (y_lane == y_cfd && y_refd == y_cfd);\n"
-      << "`else\n";
-  }
-  o << "  always @* if (filled >= L && cd[L-1]) assert (y_lane == y_refd);\n"
-    << (iy ? "`endif\n" : "");
+  // A class with a closed form: lane == closed form and reference == closed form.
+  o << "`ifdef NORMCORE_FV_CLASS_TINY\n`define NORMCORE_FV_CLOSED\n`endif\n"
+    << "`ifdef NORMCORE_FV_CLASS_SAT\n`define NORMCORE_FV_CLOSED\n`endif\n"
+    << "`ifdef NORMCORE_FV_CLOSED\n"
+    << "  reg [L*" << yw << "-1:0] dcf;  // the closed form, delayed as d\n"
+    << "  always @(posedge clk_i) dcf <= {dcf[(L-1)*" << yw << "-1:0], y_cf};\n"
+    << "  wire [" << yw - 1 << ":0] y_cfd = dcf[L*" << yw << "-1 -: " << yw << "];\n"
+    << "  always @* if (filled >= L && cd[L-1]) assert (y_lane == y_cfd && y_refd == y_cfd);\n"
+    << "`else\n"
+    << "  always @* if (filled >= L && cd[L-1]) assert (y_lane == y_refd);\n`endif\n";
   o << "endmodule\n";
   return o.str();
 }
