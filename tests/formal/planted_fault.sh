@@ -3,7 +3,8 @@
 # position too high: bit R of acc instead of bit R-1), the product's sign read from the wrong bit
 # of s under the product cut, in the fp16 float lane an inverted sign of an infinite b (the
 # special-value case) and ties-to-odd rounding (the whole float harness's BMC), in the fp16 ->
-# int8 float lane floor rounding without the sticky bit (case ABOVE, class TINY), in the channel
+# int8 float lane floor rounding without the sticky bit (case ABOVE, class TINY) and in the
+# fp16 -> fp16 one an overflow with the wrong sign (case ABOVE, class SAT), in the channel
 # tracker lane 1's channel offset with its two candidates swapped (bounded stream proof) and an
 # off-by-one in the channel wrap (unbounded position proof), and lane 0's bank address off by one
 # in the parameter table (unbounded table proof) must each make scripts/prove.sh report FAIL and
@@ -74,6 +75,19 @@ grep -q "planted: > *neg6_q & g;" <<< "$out" || { echo "FAIL: the floor-sticky f
 grep -Eq "^$cfg +lane == contract.* +BMC.* FAIL" <<< "$out" \
   || { echo "FAIL: the BMC row of $cfg does not say FAIL"; exit 1; }
 echo "ok: the planted floor-sticky fault fails the ABOVE / TINY closed-form proof"
+# fp16 -> fp16, case ABOVE, class SAT (|v| >= 2^16: Inf, then the clamp): an overflow packed
+# as the Inf of the other sign must fail it.
+cfg=fp16_fp16_case_above_cls_sat
+out=$(PROVE_MUTATE="s/assign ypack = ovf ? {neg6_q, 15'd31744}/assign ypack = ovf ? {~neg6_q, 15'd31744}/" \
+  bash "$root/scripts/prove.sh" --only "^$cfg\$" --no-hooks 2>&1)
+rc=$?
+echo "$out"
+[ $rc -eq 1 ] || { echo "FAIL: prove.sh with the planted overflow-sign fault exited $rc, not 1"; exit 1; }
+grep -q "planted: > *assign ypack = ovf ? {~neg6_q" <<< "$out" \
+  || { echo "FAIL: the overflow-sign fault was not planted"; exit 1; }
+grep -Eq "^$cfg +lane == contract.* +BMC.* FAIL" <<< "$out" \
+  || { echo "FAIL: the BMC row of $cfg does not say FAIL"; exit 1; }
+echo "ok: the planted overflow-sign fault fails the fp16 ABOVE / SAT closed-form proof"
 # The stream proof: lane 1's channel offset with its two candidates swapped in <n>_chan.
 cfg=pos_l2_c3_hw3
 out=$(PROVE_MUTATE_FILE=nc_chan.v \
