@@ -166,6 +166,7 @@ small=(
   "x4s4b8y4_fixR3_p10|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4 --fixed-shift 3 --pipeline 10"
   "x4s4b8y4_p3_cut|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4"
   "fp16_fp16_case_special_cut|$f16"
+  "bf16_uint8_case_above_cls_tiny|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
 )
 # Stream bookkeeping (formal/<n>_pos_fv.v, the whole core): name | BMC depth | gen options.
 # Small tables, HW and widths (b[c] = c tags the channel: offset / out bits > chan bits).
