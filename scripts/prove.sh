@@ -65,6 +65,7 @@ done
 # the lane writes it, one multiplier term on both sides (a 16 x 16 product bit-blasted twice did
 # not finish in 5 minutes); the others prove the lane's multiplier against the W-bit product.
 f16="--in-type fp16 --out-type fp16" b16="--in-type bf16 --out-type bf16"
+i8="--in-type fp16 --out-type int --out-bits 8"
 full=(
   "generic_p3|--target generic"
   "p4|--pipeline 4"
@@ -120,6 +121,23 @@ full=(
   "bf16_uint8_case_zeros_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_uint8_case_zerop_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_int16_case_special_cut|--in-type bf16 --out-type int --out-bits 16"
+  # ABOVE / BELOW: the classes with a closed form (no product cut: the multipliers are
+  # bit-blasted, the reference's and the lane's each against the closed form).
+  "fp16_int8_case_above_cls_sat|$i8"
+  "fp16_int8_case_above_cls_tiny|$i8"
+  "fp16_int8_case_below_cls_sat|$i8"
+  "fp16_int8_case_below_cls_tiny|$i8"
+  "bf16_uint8_case_above_cls_sat|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
+  "bf16_uint8_case_above_cls_tiny|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
+  "bf16_uint8_case_below_cls_sat|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
+  "bf16_uint8_case_below_cls_tiny|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
+  "fp16_fp16_case_above_cls_sat|$f16"
+  "fp16_fp16_case_above_cls_tiny|$f16"
+  "fp16_fp16_case_below_cls_sat|$f16"
+  "fp16_fp16_case_below_cls_tiny|$f16"
+  # ABOVE, the middle (-3 <= pl <= 8): one sub-band, pl = 3 with b far below (bl <= -41: b
+  # under the product's LSB); the rest (each pl's bl > -41 part, the other pl) in open_rows.
+  "fp16_int8_case_above_pl3_3_blm200_m41_cut|$i8"
 )
 # Float lanes, the rest of the case split and the whole harness (no case): not proven yet, each
 # smtbmc run stopped after PROVE_TIMEOUT seconds (default 600) and reported UNDECIDED (not a
@@ -137,6 +155,8 @@ open_rows=(
   "fp16_int8_case_near_cut|--in-type fp16 --out-type int --out-bits 8"
   "fp16_int8_case_above_cut|--in-type fp16 --out-type int --out-bits 8"
   "fp16_int8_case_below_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_above_pl3_3_cut|$i8"
+  "fp16_int8_case_above_pl3_3_blm40_m2_cut|$i8"
 )
 small=(
   "b31_fold_normax_p3|--offset-bits 31"
@@ -146,6 +166,7 @@ small=(
   "x4s4b8y4_fixR3_p10|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4 --fixed-shift 3 --pipeline 10"
   "x4s4b8y4_p3_cut|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4"
   "fp16_fp16_case_special_cut|$f16"
+  "bf16_uint8_case_above_cls_tiny|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
 )
 # Stream bookkeeping (formal/<n>_pos_fv.v, the whole core): name | BMC depth | gen options.
 # Small tables, HW and widths (b[c] = c tags the channel: offset / out bits > chan bits).
@@ -416,14 +437,18 @@ V
 # A float configuration named *_case_<c>_* proves one case of the harness's case split
 # (NORMCORE_FV_CASE_<C>: special, zero, near, above, below; gen/src/formal_float.cpp).
 # A band inside the case: *_be<lo>_<hi>_* (b's exponent, max(e, 1)), *_pe<lo>_<hi>_* (the
-# product's, max(xe, 1) + max(se, 1)).
+# product's, max(xe, 1) + max(se, 1)), *_pl<lo>_<hi>_* / *_bl<lo>_<hi>_* (the true leading
+# exponents of x * s and b, subnormals included; m<n> is -<n>). Above / below: *_cls_tiny /
+# *_cls_sat, the class with a closed form (integer y |v| < 1/2 or |v| >= 2^YW; float y a signed
+# zero or Inf), proven as lane == closed form and reference == closed form.
 fv_case() {
   [[ $1 =~ _case_([a-z]+) ]] || return 0
   local o="-DNORMCORE_FV_CASE_${BASH_REMATCH[1]^^}" k
-  for k in be pe; do
-    [[ $1 =~ _${k}([0-9]+)_([0-9]+) ]] \
-      && o+=" -DNORMCORE_FV_${k^^}_LO=${BASH_REMATCH[1]} -DNORMCORE_FV_${k^^}_HI=${BASH_REMATCH[2]}"
+  for k in be pe pl bl; do
+    [[ $1 =~ _${k}(m?[0-9]+)_(m?[0-9]+) ]] \
+      && o+=" -DNORMCORE_FV_${k^^}_LO=${BASH_REMATCH[1]/m/-} -DNORMCORE_FV_${k^^}_HI=${BASH_REMATCH[2]/m/-}"
   done
+  [[ $1 =~ _cls_([a-z]+) ]] && o+=" -DNORMCORE_FV_CLASS_${BASH_REMATCH[1]^^}"
   echo "$o"
 }
 
@@ -448,7 +473,7 @@ prove_lane() {
     cut_model "$name" "$d" "$lat"
     how=", x*s cut"
   else
-    yosys -q -l "$d.yosys.log" -p "read_verilog -formal $def $d/rtl/formal/nc_lane_ref.v \
+    yosys -q -l "$d.yosys.log" -p "read_verilog -formal $def $(fv_case "$name") $d/rtl/formal/nc_lane_ref.v \
         $d/rtl/formal/nc_lane_fv.v $d/rtl/nc_lane.v; prep -top nc_lane_fv; flatten; \
         async2sync; dffunmap; opt_clean; write_smt2 -wires $d.smt2" > /dev/null 2>&1 \
       || { tail -n 20 "$d.yosys.log" >&2; echo "prove.sh: yosys failed for $name" >&2; exit 2; }
@@ -456,7 +481,7 @@ prove_lane() {
   local t0 t1 r tmo="" prop="lane == contract"
   local c
   c=$(fv_case "$name")
-  [ -z "$c" ] || prop="lane == contract, case $(sed 's/-DNORMCORE_FV_CASE_//; s/ -DNORMCORE_FV_\(..\)_LO=\([0-9]*\) -DNORMCORE_FV_.._HI=\([0-9]*\)/, \1 \2..\3/g' <<< "$c")"
+  [ -z "$c" ] || prop="lane == contract, case $(sed 's/-DNORMCORE_FV_CASE_//; s/ -DNORMCORE_FV_\(..\)_LO=\(-\?[0-9]*\) -DNORMCORE_FV_.._HI=\(-\?[0-9]*\)/, \1 \2..\3/g; s/ -DNORMCORE_FV_CLASS_\([A-Z]*\)/, class \1 (closed form)/' <<< "$c")"
   is_open "$name" && tmo=${PROVE_TIMEOUT:-600}
   t0=$(now)
   r=$(smtbmc "$d.smt2" "$d.bmc.log" -t $((lat + 2)))

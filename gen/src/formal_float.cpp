@@ -211,14 +211,87 @@ std::string flane_ref(const CoreConfig& c) {
   return o.str();
 }
 
+// True leading-bit exponents (unbiased, subnormals included) of x, s, b: xl, sl, bl; the product's
+// leading bit is at pl = xl + sl or pl + 1. hb: the index of the highest 1 of a 24-bit value.
+std::string leads(const FloatFormat& fx) {
+  const int m = fx.man_bits;
+  auto lead = [](const std::string& n, const std::string& v, int top, int mb, int off) {
+    const std::string e = v + "[" + to_string(top - 1) + ":" + to_string(mb) + "]";
+    return "  wire signed [11:0] " + n + " = (|" + e + " ? $signed({4'd0, " + e +
+           "}) : 12'sd1) - 12'sd" + to_string(off) + " + $signed({7'd0, hb({" +
+           (mb < 23 ? to_string(23 - mb) + "'d0, " : std::string()) + "|" + e + ", " + v + "[" +
+           to_string(mb - 1) + ":0]})});\n";
+  };
+  std::ostringstream o;
+  o << "  function [4:0] hb(input [23:0] v);  // the index of the highest 1 (0 for 0)\n"
+    << "    integer i;\n    begin\n      hb = 5'd0;\n"
+    << "      for (i = 0; i < 24; i = i + 1) if (v[i]) hb = i[4:0];\n    end\n  endfunction\n"
+    << "  // True leading-bit exponents (unbiased; subnormals included): x * s's leading bit is\n"
+    << "  // at pl or pl + 1, b's at bl.\n"
+    << lead("xl", "x", 15, m, fx.bias() + m) << lead("sl", "s", 31, 23, 150)
+    << lead("bl", "b", 31, 23, 150) << "  wire signed [11:0] pl = xl + sl;\n";
+  return o.str();
+}
+
+// The closed forms of two classes of ABOVE / BELOW (|dist| > 4; the dominant operand (the
+// product for ABOVE, b for BELOW) decides the sign, and |v| is in [2^(dl - 1), 2^(dl + 3)) for
+// its leading exponent dl): SAT (|v| beyond every y: integer y dl > YW, |v| >= 2^YW; float y
+// dl >= emax + 2, |v| >= 2^(emax + 1): Inf) and TINY (integer y |v| < 1/2: dl <= -4 for ABOVE,
+// <= -3 for BELOW; y = -1 with floor for a negative v, else 0; float y |v| < half the smallest
+// subnormal: a signed zero), then the clamp. NORMCORE_FV_CLASS_TINY / _SAT: only that class, and
+// the harness asserts lane == closed form and reference == closed form (a cut: both proven, so
+// lane == reference there).
+std::string closed_forms(const CoreConfig& c) {
+  const bool iy = c.arith.y_type == NumType::integer;
+  std::ostringstream o;
+  o << "  wire c_far = c_fin && (dist > 12'sd4 || dist < -12'sd4);\n"
+    << "  wire dom_p = dist > 0;  // the product dominates (ABOVE), else b (BELOW)\n"
+    << "  wire signed [11:0] dl = dom_p ? pl : bl;\n"
+    << "  wire dneg = dom_p ? x[15] ^ s[31] : b[31];  // the sign of v\n";
+  if (iy) {
+    const int yw = c.arith.yw, cw = yw + 3;
+    const std::string cs = to_string(cw), big = to_string(1L << (yw + 1));
+    auto ext = [&](const std::string& v) {
+      return c.arith.y_signed ? "$signed({{3{" + v + "[" + to_string(yw - 1) + "]}}, " + v + "})"
+                              : "$signed({3'd0, " + v + "})";
+    };
+    o << "  wire c_sat = c_far && dl >= 12'sd" << yw + 1 << ";  // |v| >= 2^" << yw << "\n"
+      << "  wire c_tiny = c_far && dl <= (dom_p ? -12'sd4 : -12'sd3);  // |v| < 1/2\n"
+      << "  wire signed [" << cw - 1 << ":0] r_cf = c_sat ? (dneg ? -" << cs << "'sd" << big
+      << " : " << cs << "'sd" << big << ")\n      : (mode == 2'd0 && dneg) ? -" << cs
+      << "'sd1 : " << cs << "'sd0;\n"
+      << "  wire signed [" << cw - 1 << ":0] lo_cf = " << ext("lo") << ", hi_cf = " << ext("hi")
+      << ";\n"
+      << "  wire signed [" << cw - 1 << ":0] mx_cf = r_cf < lo_cf ? lo_cf : r_cf;\n"
+      << "  wire signed [" << cw - 1 << ":0] yc_cf = mx_cf > hi_cf ? hi_cf : mx_cf;\n"
+      << "  wire [" << yw - 1 << ":0] y_cf = yc_cf[" << yw - 1 << ":0];  // the closed form\n";
+  } else {
+    const FloatFormat fy = float_format(c.arith.y_type);
+    const int yw = fy.bits, half = fy.emin() - fy.man_bits - 1;  // half the smallest subnormal
+    o << "  wire c_sat = c_far && dl >= 12'sd" << fy.emax() + 2 << ";  // |v| >= 2^"
+      << fy.emax() + 1 << ": Inf\n"
+      << "  wire c_tiny = c_far && dl <= (dom_p ? -12'sd" << 3 - half << " : -12'sd" << 2 - half
+      << ");  // |v| < 2^" << half << ": a signed zero\n"
+      << "  wire [" << yw - 1 << ":0] yv_cf = c_sat ? {dneg, " << yw - 1 << "'d" << fy.exp_mask()
+      << "} : {dneg, " << yw - 1 << "'d0};\n"
+      << "  wire [" << yw - 1
+      << ":0] y_cf = key(yv_cf) < key(lo) ? lo : key(yv_cf) > key(hi) ? "
+         "hi : yv_cf;\n";
+  }
+  o << "`ifdef NORMCORE_FV_CLASS_TINY\n  wire in_cls = c_tiny;\n"
+    << "`elsif NORMCORE_FV_CLASS_SAT\n  wire in_cls = c_sat;\n"
+    << "`else\n  wire in_cls = 1'b1;\n`endif\n";
+  return o.str();
+}
+
 // The case split (scripts/prove.sh, configurations named *_case_<c>_cut): with
 // NORMCORE_FV_CASE_<C> the assertion is checked only for the elements whose own x, s, b are in
 // case C (cd: the flag delayed with the element); the other elements stay free inputs. SPECIAL
 // (a NaN / Inf among x, s, b); else ZEROS (x or s a zero, and b), ZEROP (x or s a zero, b
 // not: v = b), ZEROB (b a zero, x and s not: v = x * s); for three finite non-zero operands by
-// the distance of the leading bits' exponents (as if normal) of the product and b: NEAR
-// (|dist| <= NORMCORE_FV_NEAR, default 4), ABOVE (> N), BELOW (< -N). The seven cover every
-// element.
+// dist = pl - bl, the distance of the true leading exponents of the product (pl: its leading
+// bit at pl or pl + 1) and b: NEAR (|dist| <= NORMCORE_FV_NEAR, default 4), ABOVE (> N),
+// BELOW (< -N). The seven cover every element.
 std::string cases(const CoreConfig& c, int lat) {
   const FloatFormat fx = float_format(c.arith.x_type);
   const int m = fx.man_bits;
@@ -234,6 +307,11 @@ std::string cases(const CoreConfig& c, int lat) {
     const std::string e = field(v, top - 1, mb);
     return "(|" + e + " ? $signed({4'd0, " + e + "}) : 12'sd1)";
   };
+  auto band = [](const std::string& k, const std::string& v) {
+    return "`ifdef NORMCORE_FV_" + k + "_LO\n  wire in_" + k + " = " + v + " >= `NORMCORE_FV_" + k +
+           "_LO && " + v + " <= `NORMCORE_FV_" + k + "_HI;\n`else\n  wire in_" + k +
+           " = 1'b1;\n`endif\n";
+  };
   std::ostringstream o;
   o << "  // Case split (`ifdef NORMCORE_FV_CASE_*; gen/src/formal_float.cpp): the assertion "
        "covers\n  // the elements of one case only; the seven cases cover every element.\n"
@@ -242,8 +320,7 @@ std::string cases(const CoreConfig& c, int lat) {
     << "  wire pz = " << zero("x", 15, m) << " || " << zero("s", 31, 23) << ";\n"
     << "  wire bz = " << zero("b", 31, 23) << ";\n"
     << "  wire c_fin = !c_special && !pz && !bz;\n"
-    << "  wire signed [11:0] dist = " << emax1("x", 15, m) << " + " << emax1("s", 31, 23) << " - "
-    << emax1("b", 31, 23) << " - 12'sd" << fx.bias() << ";\n"
+    << leads(fx) << "  wire signed [11:0] dist = pl - bl;\n"
     << "  wire c_near = c_fin && dist <= `NORMCORE_FV_NEAR && dist >= -`NORMCORE_FV_NEAR;\n"
     << "`ifdef NORMCORE_FV_CASE_SPECIAL\n  wire in_case = c_special;\n"
     << "`elsif NORMCORE_FV_CASE_ZEROS\n  wire in_case = !c_special && pz && bz;\n"
@@ -253,18 +330,15 @@ std::string cases(const CoreConfig& c, int lat) {
     << "`elsif NORMCORE_FV_CASE_ABOVE\n  wire in_case = c_fin && dist > `NORMCORE_FV_NEAR;\n"
     << "`elsif NORMCORE_FV_CASE_BELOW\n  wire in_case = c_fin && dist < -`NORMCORE_FV_NEAR;\n"
     << "`else\n  wire in_case = 1'b1;\n`endif\n"
-    << "  // Bands (optional, inside a case): b's exponent, max(e, 1), in [BE_LO, BE_HI]; the\n"
-    << "  // product's, max(xe, 1) + max(se, 1), in [PE_LO, PE_HI].\n"
+    << "  // Bands (optional, inside a case): b's exponent field, max(e, 1), in [BE_LO, BE_HI];\n"
+    << "  // the product's, max(xe, 1) + max(se, 1), in [PE_LO, PE_HI]; the true leading\n"
+    << "  // exponents pl in [PL_LO, PL_HI], bl in [BL_LO, BL_HI].\n"
     << "  wire signed [11:0] be1 = " << emax1("b", 31, 23) << ";\n"
     << "  wire signed [11:0] pe1 = " << emax1("x", 15, m) << " + " << emax1("s", 31, 23) << ";\n"
-    << "`ifdef NORMCORE_FV_BE_LO\n"
-    << "  wire in_be = be1 >= `NORMCORE_FV_BE_LO && be1 <= `NORMCORE_FV_BE_HI;\n"
-    << "`else\n  wire in_be = 1'b1;\n`endif\n"
-    << "`ifdef NORMCORE_FV_PE_LO\n"
-    << "  wire in_pe = pe1 >= `NORMCORE_FV_PE_LO && pe1 <= `NORMCORE_FV_PE_HI;\n"
-    << "`else\n  wire in_pe = 1'b1;\n`endif\n"
-    << "  reg [" << lat - 1 << ":0] cd;  // in_case, delayed with the element\n"
-    << "  always @(posedge clk_i) cd <= {cd[" << lat - 2 << ":0], in_case && in_be && in_pe};\n";
+    << band("BE", "be1") << band("PE", "pe1") << band("PL", "pl") << band("BL", "bl")
+    << closed_forms(c) << "  reg [" << lat - 1 << ":0] cd;  // in_case, delayed with the element\n"
+    << "  always @(posedge clk_i) cd <= {cd[" << lat - 2
+    << ":0], in_case && in_BE && in_PE && in_PL && in_BL && in_cls};\n";
   return o.str();
 }
 
@@ -309,9 +383,18 @@ std::string flane_fv(const CoreConfig& c) {
     << "  always @(posedge clk_i) d <= {d[(L-1)*" << yw << "-1:0], y_ref};\n"
     << "  reg [7:0] filled = 0;  // cycles run, saturating at L\n"
     << "  always @(posedge clk_i) if (filled < L) filled <= filled + 1;\n"
-    << "  always @* if (filled >= L && cd[L-1]) assert (y_lane == d[L*" << yw << "-1 -: " << yw
-    << "]);\n"
-    << "endmodule\n";
+    << "  wire [" << yw - 1 << ":0] y_refd = d[L*" << yw << "-1 -: " << yw << "];\n";
+  // A class with a closed form: lane == closed form and reference == closed form.
+  o << "`ifdef NORMCORE_FV_CLASS_TINY\n`define NORMCORE_FV_CLOSED\n`endif\n"
+    << "`ifdef NORMCORE_FV_CLASS_SAT\n`define NORMCORE_FV_CLOSED\n`endif\n"
+    << "`ifdef NORMCORE_FV_CLOSED\n"
+    << "  reg [L*" << yw << "-1:0] dcf;  // the closed form, delayed as d\n"
+    << "  always @(posedge clk_i) dcf <= {dcf[(L-1)*" << yw << "-1:0], y_cf};\n"
+    << "  wire [" << yw - 1 << ":0] y_cfd = dcf[L*" << yw << "-1 -: " << yw << "];\n"
+    << "  always @* if (filled >= L && cd[L-1]) assert (y_lane == y_cfd && y_refd == y_cfd);\n"
+    << "`else\n"
+    << "  always @* if (filled >= L && cd[L-1]) assert (y_lane == y_refd);\n`endif\n";
+  o << "endmodule\n";
   return o.str();
 }
 

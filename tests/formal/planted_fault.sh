@@ -2,7 +2,9 @@
 # The proofs can fail: a planted off-by-one in the lane's rounding (the half bit h read one
 # position too high: bit R of acc instead of bit R-1), the product's sign read from the wrong bit
 # of s under the product cut, in the fp16 float lane an inverted sign of an infinite b (the
-# special-value case) and ties-to-odd rounding (the whole float harness's BMC), in the channel
+# special-value case) and ties-to-odd rounding (the whole float harness's BMC), in the fp16 ->
+# int8 float lane floor rounding without the sticky bit (case ABOVE, class TINY) and in the
+# fp16 -> fp16 one an overflow with the wrong sign (case ABOVE, class SAT), in the channel
 # tracker lane 1's channel offset with its two candidates swapped (bounded stream proof) and an
 # off-by-one in the channel wrap (unbounded position proof), lane 0's bank address off by one
 # in the parameter table (unbounded table proof) and the carry-in of the lane's fits chain
@@ -15,16 +17,18 @@ bin=$1
 root=$2
 export NORMCORE=$bin
 
-# expect_fail <what> <config> <prove.sh mode> <file or -> <sed expression> <row regex> [<planted
-# regex>]: plants the fault (into <file> of the generated RTL, or the lane when -), runs prove.sh
-# for the one configuration and requires exit 1, a row of the configuration matching <row regex>
-# that says FAIL and, when given, the "planted:" line. Exit 77 (the solver's venv cannot be made)
+# expect_fail <what> <config> <prove.sh mode or -> <file or -> <sed expression> <row regex>
+# [<planted regex>]: plants the fault (into <file> of the generated RTL, or the lane when -),
+# runs prove.sh for the one configuration and requires exit 1, a row of the configuration
+# matching <row regex> that says FAIL and, when given, the "planted:" line. Exit 77 (the solver's venv cannot be made)
 # skips the whole test.
 expect_fail() {
   local what=$1 cfg=$2 mode=$3 file=$4 expr=$5 row=$6 planted=${7:-} out rc
-  local vars=(PROVE_MUTATE="$expr")
+  local vars=(PROVE_MUTATE="$expr") modes=()
   [ "$file" = - ] || vars+=(PROVE_MUTATE_FILE="$file")
-  out=$(env "${vars[@]}" bash "$root/scripts/prove.sh" "$mode" --only "^$cfg\$" --no-hooks 2>&1)
+  [ "$mode" = - ] || modes=("$mode")
+  out=$(env "${vars[@]}" bash "$root/scripts/prove.sh" "${modes[@]}" --only "^$cfg\$" --no-hooks \
+    2>&1)
   rc=$?
   echo "$out"
   [ $rc -ne 77 ] || exit 77
@@ -55,6 +59,16 @@ expect_fail "float special-value fault" fp16_fp16_case_special_cut --quick - \
 expect_fail "float rounding fault (ties to odd)" fp16_fp16_cut --open - \
   's/assign inc = g & (st | q\[0\]);/assign inc = g \& (st | ~q[0]);/' \
   'lane == contract +BMC' 'assign inc = g & (st | ~q\[0\]);'
+# The float lane with an integer y (fp16 -> int8), finite non-zero x, s, b (case ABOVE, class
+# TINY: |v| < 1/2, proven against its closed form): floor without the sticky bit (a negative v
+# above -1/2 whose half bit is 0 truncates to 0 instead of -1) must fail it.
+expect_fail "floor-sticky fault" fp16_int8_case_above_cls_tiny - - \
+  's/neg6_q & (g | st);/neg6_q \& g;/' 'lane == contract.* +BMC' 'neg6_q & g;'
+# fp16 -> fp16, case ABOVE, class SAT (|v| >= 2^16: Inf, then the clamp): an overflow packed
+# as the Inf of the other sign must fail it.
+expect_fail "overflow-sign fault" fp16_fp16_case_above_cls_sat - - \
+  "s/assign ypack = ovf ? {neg6_q, 15'd31744}/assign ypack = ovf ? {~neg6_q, 15'd31744}/" \
+  'lane == contract.* +BMC' 'assign ypack = ovf ? {~neg6_q'
 # The stream proof: lane 1's channel offset with its two candidates swapped in <n>_chan.
 expect_fail "tracker fault" pos_l2_c3_hw3 --quick nc_chan.v \
   's/assign d_1 = g_1_q ? dp_1_q : db_1_q;/assign d_1 = g_1_q ? db_1_q : dp_1_q;/' 'stream'
