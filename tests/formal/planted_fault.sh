@@ -20,8 +20,8 @@ export NORMCORE=$bin
 # expect_fail <what> <config> <prove.sh mode or -> <file or -> <sed expression> <row regex>
 # [<planted regex>]: plants the fault (into <file> of the generated RTL, or the lane when -),
 # runs prove.sh for the one configuration and requires exit 1, a row of the configuration
-# matching <row regex> that says FAIL and, when given, the "planted:" line. Exit 77 (the solver's venv cannot be made)
-# skips the whole test.
+# matching <row regex> that says FAIL and, when given, the "planted:" line. Exit 77 (the solver's
+# venv cannot be made) skips the whole test.
 expect_fail() {
   local what=$1 cfg=$2 mode=$3 file=$4 expr=$5 row=$6 planted=${7:-} out rc
   local vars=(PROVE_MUTATE="$expr") modes=()
