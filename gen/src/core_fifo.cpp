@@ -216,7 +216,7 @@ void top_flow_lagged(Module& m, int d, const Expr& occ) {
 Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   const int d = v.fifo_depth(c);
   const int fw = c.lanes * c.arith.yw + c.lanes + 1;
-  const bool head = c.target == "ecp5";
+  const bool head = out_head(c);
   Module m;
   m.name = c.name + "_fifo";
   m.description = {
@@ -235,8 +235,8 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   if (head) m.in("nwr_i", 1, "~wr_i from a register of its own (the flags' copy)");
   const Expr wdata = m.in("wdata_i", fw);
   const Expr rd = m.in("rd_i", 1,
-                       reg_counts(c) || head ? "the reader's ready (a word leaves when valid_o too)"
-                                             : "only while valid_o");
+                       fifo_rd_ready(c) ? "the reader's ready (a word leaves when valid_o too)"
+                                        : "only while valid_o");
   const Expr rdata = m.out("rdata_o", fw);
   const Expr valid_o = m.out("valid_o", 1, "a register");
   if (head) {

@@ -65,6 +65,15 @@ Expr table_read_word(Module& m, int cw, int p, int ab, int j);
 inline bool reg_counts(const CoreConfig& c) {
   return c.target == "ice40";
 }
+// --target ecp5: the output buffer keeps its oldest word in a head register, with its flags'
+// write strobe from a register of its own (nwr_i) and rd_i the reader's ready (core_fifo.cpp).
+inline bool out_head(const CoreConfig& c) {
+  return c.target == "ecp5";
+}
+// The output buffer's rd_i is the reader's ready (not the pop) for these two.
+inline bool fifo_rd_ready(const CoreConfig& c) {
+  return reg_counts(c) || out_head(c);
+}
 // The flow control of reg_counts (core_fifo.cpp): occ_q (d bits), in_q, tready_q, ntr_q, ready_q.
 void top_flow_lagged(Module& m, int d, const Expr& occ);
 // --target ice40: the per-job clamp constants' set-up chains without inverters or long carries

@@ -426,7 +426,7 @@ void top_side(Module& m, const CoreConfig& c, const Variant& v) {
     side.push_back(assign(keep, k == 1 ? m.ref("s_axis_tkeep") : m.ref(idx("keep", k - 1) + "_q")));
     side.push_back(assign(last, k == 1 ? m.ref("s_axis_tlast") : m.ref(idx("last", k - 1) + "_q")));
   }
-  if (c.target == "ecp5" && ns >= 1) {  // the output buffer's flags' copy of ~v_ns_q
+  if (out_head(c) && ns >= 1) {  // the output buffer's flags' copy of ~v_ns_q
     const Expr nw = m.reg("nwc_q", 1, "~v_" + std::to_string(ns) + "_q (the buffer's flags)");
     reset.push_back(assign(nw, lit(1, 1)));
     run.push_back(assign(nw, ~(ns == 1 ? m.ref("in_fire") : m.ref(idx("v", ns - 1) + "_q"))));
@@ -492,15 +492,14 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
   ycat.insert(ycat.begin(), m.ref(idx("last", ns) + "_q"));
   m.assign(wdata, cat(std::move(ycat)));
   const Expr rdata = m.wire("fifo_rdata", fw);
-  Conns fc{
-      {"clk_i", m.ref("clk_i")},
-      {"rst_ni", m.ref("rst_ni")},
-      {"wr_i", m.ref(idx("v", ns) + "_q")},
-      {"wdata_i", wdata},
-      {"rd_i", reg_counts(c) || c.target == "ecp5" ? m.ref("m_axis_tready") : m.ref("out_fire")},
-      {"rdata_o", rdata},
-      {"valid_o", m.ref("m_axis_tvalid")}};
-  if (c.target == "ecp5") fc.insert(fc.begin() + 3, {"nwr_i", m.ref("nwc_q")});
+  Conns fc{{"clk_i", m.ref("clk_i")},
+           {"rst_ni", m.ref("rst_ni")},
+           {"wr_i", m.ref(idx("v", ns) + "_q")},
+           {"wdata_i", wdata},
+           {"rd_i", fifo_rd_ready(c) ? m.ref("m_axis_tready") : m.ref("out_fire")},
+           {"rdata_o", rdata},
+           {"valid_o", m.ref("m_axis_tvalid")}};
+  if (out_head(c)) fc.insert(fc.begin() + 3, {"nwr_i", m.ref("nwc_q")});
   m.instance(Instance{c.name + "_fifo", "u_fifo", std::move(fc)});
   m.assign(m.ref("m_axis_tdata"), slice(rdata, 0, L * yw));
   m.assign(m.ref("m_axis_tkeep"), slice(rdata, L * yw, L));
