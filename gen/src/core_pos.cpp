@@ -104,7 +104,9 @@ struct ChanWidths {
   // chain (a short chain and its routes cost more than the LUT it folds into); g_i is two
   // registers.
   bool lut_cmp;
-  bool e5;  // --target ecp5 only (costs flip-flops): h's segment decrements precomputed
+  bool e5;  // --target ecp5 only (costs flip-flops): c0's copy for the table
+  // --target ecp5 / ice40 (costs flip-flops): h's segment decrements precomputed (hd_k_q)
+  bool hd;
   explicit ChanWidths(const CoreConfig& c)
       : L(c.lanes),
         hw(c.inner_bits),
@@ -116,7 +118,8 @@ struct ChanWidths {
         W(std::max(hw, nb + 1) + 1),
         hb(W - lw),
         lut_cmp(lut_tracker(c)),
-        e5(lut_cmp && c.target == "ecp5") {}
+        e5(lut_cmp && c.target == "ecp5"),
+        hd(lut_cmp) {}
 };
 
 void chan_ports(Module& md, const ChanWidths& w) {
@@ -222,10 +225,10 @@ Expr chan_hsegs(Module& md, const ChanWidths& w, Block& ld, Block& wrap, Block& 
     // sg - en as an add of en's copies: no hold branch, so the flops' enable stays en_i alone
     // (a hold would make synthesis fold pb and dz into the enable, deep behind ld_i).
     Expr dcv = sg + ex::repl(sw, en);
-    if (w.e5) {
-      // --target ecp5: h_k - 1 registered every cycle, a select instead of a chain behind en. It
-      // is fresh when en is set: the beat that set pb left h unchanged (see above), and a load
-      // clears pb.
+    if (w.hd) {
+      // --target ecp5 / ice40: h_k - 1 registered every cycle, a select instead of a chain behind
+      // en. It is fresh when en is set: the beat that set pb left h unchanged (see above), and a
+      // load clears pb.
       const Expr hd = md.reg(idx("hd", k) + "_q", sw, idx("h", k) + "_q - 1, a cycle late");
       always.push_back(assign(hd, sg - lit(sw, 1)));
       dcv = mux(en, hd, sg);

@@ -45,6 +45,33 @@ Expr all_from(const Expr& r, int from) {
   return ex::red_and(slice(r, from, r.width() - from));
 }
 
+// --target ice40: S - L in two register stages (remwl_q, remwh_q; the wire remw), when its high
+// part (bits >= lw) has at least 8 bits.
+bool remw_split(const CoreConfig& c) {
+  const int lw = c.lane_count_bits() + 1, W = std::max(c.inner_bits, lw) + 1;
+  return c.target == "ice40" && W - lw >= 8;
+}
+
+// S - L: remw_q (stage 1, one carry chain) or, remw_split: remwl_q, the low part and its borrow
+// (stage 1), and remwh_q, the high part (stage 2), two chains of half the width; returns it.
+Expr remw_stages(Module& m, const CoreConfig& c, Block& s1, Block& s2) {
+  const int hw = c.inner_bits, L = c.lanes, lw = c.lane_count_bits() + 1;
+  const int W = std::max(hw, lw) + 1, rm = std::max(lw, W / 2);  // rm: the split
+  const Expr stride = m.ref("stride_q");
+  if (!remw_split(c)) {
+    const Expr remw = m.reg("remw_q", W, "S - L");
+    s1.push_back(assign(remw, zext(stride, W) - lit(W, static_cast<U>(L))));
+    return remw;
+  }
+  const Expr rl = m.reg("remwl_q", rm + 1, "(S - L) low part, top bit its borrow");
+  s1.push_back(assign(rl, zext(slice(stride, 0, rm), rm + 1) - lit(rm + 1, static_cast<U>(L))));
+  const Expr rh = m.reg("remwh_q", W - rm, "(S - L) high part (stage 2)");
+  s2.push_back(assign(rh, ex::fit(slice(stride, rm, hw - rm), W - rm) - zext(bit(rl, rm), W - rm)));
+  const Expr remw = m.wire("remw", W, "S - L");
+  m.assign(remw, cat({rh, slice(rl, 0, rm)}));
+  return remw;
+}
+
 // Per-job set-up values of the stride, in register stages of at most two LUT levels or one carry
 // chain each (stride_q is latched in the latch cycle; stage 1 is valid from the check cycle, stage
 // 2 a cycle later, and so on: stage 4 from check + 3, the lanes' per-job registers in <n>_chan
@@ -55,6 +82,8 @@ Expr all_from(const Expr& r, int from) {
 //   2: shz1_q (the AND of shz_q's upper chunks); remw1_q, nt3_q (carries of remw_q) and the
 //      chunk flags of remw_q's high part
 //   3: S <= K (small_q, s2l_q, s3l_q), sz_q, s1_q (one LUT each); rz0_q, ro0_q, rz1_q
+//   --target ice40 (W - lw >= 8): remw_q as remwl_q (stage 1) and remwh_q (stage 2); remw1_q
+//      and the chunk flags in stage 3, rz0_q, ro0_q, rz1_q in stage 4 (read at a wrap only).
 //   4: t2lp_q, t4p_q (a carry and a select).
 void top_step_consts(Module& m, const CoreConfig& c) {
   const int hw = c.inner_bits, nb = c.lane_count_bits(), L = c.lanes, W = std::max(hw, nb + 1) + 1;
@@ -87,10 +116,12 @@ void top_step_consts(Module& m, const CoreConfig& c) {
   const Expr s2l = le("s2l_q", 2LL * L - 1, "2L - 1");
   const Expr s3l = le("s3l_q", 3LL * L / 2, "3L/2 (2S <= 3L)");
   if (L > 1) le("small_q", L - 1, "L - 1: every lane tracks its offset");
-  const Expr remw = m.reg("remw_q", W, "S - L");
-  s1.push_back(assign(remw, zext(stride, W) - lit(W, static_cast<U>(L))));
-  s2.push_back(assign(m.reg("remw1_q", W - lw, "(S - L) high part + 1"),
-                      slice(remw, lw, W - lw) + lit(W - lw, 1)));
+  // --target ice40: remw_q's readers beyond its low part a stage later (remw_stages).
+  Block& rs2 = remw_split(c) ? s3 : s2;
+  Block& rs3 = remw_split(c) ? s4 : s3;
+  const Expr remw = remw_stages(m, c, s1, s2);
+  rs2.push_back(assign(m.reg("remw1_q", W - lw, "(S - L) high part + 1"),
+                       slice(remw, lw, W - lw) + lit(W - lw, 1)));
   const Expr t2l = m.reg("t2lp_q", nb + 2, "1 + (3L - S when S < 2L, else L)");
   const Expr t4 = m.reg("t4p_q", nb + 2, "1 + (3L - 2S when 2S <= 3L, else 0)");
   const U l3 = 3ULL * static_cast<U>(L) + 1;
@@ -112,18 +143,18 @@ void top_step_consts(Module& m, const CoreConfig& c) {
         assign(m.reg("sz_q", 1, "S's high part (bits >= " + std::to_string(lw) + ") is 0"), hz));
     s3.push_back(assign(m.reg("s1_q", 1, "S's high part (bits >= " + std::to_string(lw) + ") is 1"),
                         sho & hz1));
-    const Expr rzc = chunk_reg(m, s2, "rzc_q", zero_chunks(remw, lw), "(S - L) high part: 0");
+    const Expr rzc = chunk_reg(m, rs2, "rzc_q", zero_chunks(remw, lw), "(S - L) high part: 0");
     const Expr roc = m.reg("roc_q", 1, "(S - L) high part, lowest chunk: 1");
-    s2.push_back(assign(roc, zero_chunks(remw, lw, 1).front()));
+    rs2.push_back(assign(roc, zero_chunks(remw, lw, 1).front()));
     std::vector<Expr> ones;
     for (int b = 0; b < hb; b += 4) {
       const int n = std::min(4, hb - b);
       ones.push_back(ex::eq(slice(remw, lw + b, n), ex::ones(n)));
     }
-    const Expr rnc = chunk_reg(m, s2, "rnc_q", ones, "(S - L) high part: all ones");
-    s3.push_back(assign(m.reg("rz0_q", 1, "(S - L) high part is 0"), all_from(rzc, 0)));
-    s3.push_back(assign(m.reg("ro0_q", 1, "(S - L) high part is 1"), roc & all_from(rzc, 1)));
-    s3.push_back(assign(m.reg("rz1_q", 1, "(S - L) high part + 1 is 0"), all_from(rnc, 0)));
+    const Expr rnc = chunk_reg(m, rs2, "rnc_q", ones, "(S - L) high part: all ones");
+    rs3.push_back(assign(m.reg("rz0_q", 1, "(S - L) high part is 0"), all_from(rzc, 0)));
+    rs3.push_back(assign(m.reg("ro0_q", 1, "(S - L) high part is 1"), roc & all_from(rzc, 1)));
+    rs3.push_back(assign(m.reg("rz1_q", 1, "(S - L) high part + 1 is 0"), all_from(rnc, 0)));
   }
   m.seq(s1);
   m.seq(s2);
@@ -274,7 +305,10 @@ void top_chan(Module& m, const CoreConfig& c) {
     ks.insert(ks.end(),
               {"nt3", "sz", "s1", "rz0", "ro0", "rz1"});  // rem's high part has zero flags (hb > 2)
   ks.insert(ks.end(), {"kc0", "kw0"});
-  for (const char* n : ks) cc.emplace_back(std::string(n) + "_i", m.ref(std::string(n) + "_q"));
+  for (const char* n : ks) {
+    const std::string s(n);
+    cc.emplace_back(s + "_i", m.ref(s == "remw" && remw_split(c) ? s : s + "_q"));
+  }
   cc.emplace_back("c0_o", c0);
   if (L > 1) cc.emplace_back("d_o", pos_d);
   m.instance(Instance{c.name + "_chan", "u_chan", std::move(cc)});
