@@ -6,6 +6,12 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/bootstrap.sh"
+# Local state must never be committed: a tracked .venv (a worktree's symlink to a shared venv)
+# makes git replace the ignored venv directory of every checkout it is merged into.
+if git -C "$root" rev-parse --git-dir > /dev/null 2>&1; then
+  tracked=$(git -C "$root" ls-files -- .venv build 'build-*')
+  [ -z "$tracked" ] || { echo "test.sh: local state is tracked by git: $tracked" >&2; exit 1; }
+fi
 # FuseSoC + edalize for ctest gen.fusesoc (pinned, scripts/requirements-eda.txt) and the Yices
 # solver for ctest -L formal (scripts/requirements-formal.txt); a few seconds once, then a no-op.
 # If the venv cannot be made those tests skip with a message.

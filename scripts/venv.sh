@@ -12,6 +12,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${1:-${NORMCORE_VENV:-$root/.venv}}
 shift || true
+if [ -L "$venv" ] && [ ! -e "$venv" ]; then
+  echo "venv.sh: $venv is a symlink to nothing ($(readlink "$venv")); remove it first" >&2
+  exit 2
+fi
 sets=("$@")
 [ ${#sets[@]} -gt 0 ] || sets=(ppa)
 for set in "${sets[@]}"; do
