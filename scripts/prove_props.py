@@ -87,6 +87,7 @@ QUICK = {("core_l1", "fifo"): (("bmc", "pdr"), None), ("core_l1", "core"): (("bm
 # pdr not attempted (state too large for it within minutes; BMC still runs): (config, module).
 NO_PDR = {("accel_default", "rfifo"): "256 x 64-bit RAM", ("accel_default", "wfifo"): "64 x 64-bit RAM",
           ("accel_default", "core"): "8 lanes", ("core_e5_l8", "core"): "8 lanes",
+          ("core_e5_l8", "fifo"): "41-bit words in 2 x 2 RAMs (pdr > 600 s)",
           ("core_l2", "core"): "minutes", ("core_l4", "core"): "minutes"}
 
 # Planted protocol bugs: (config, module, regex on the module's file, replacement, description).
