@@ -3,7 +3,8 @@
 // in the previous cycle, and registered "at least 1 / 2 words" flags beside the count (no address
 // compare; the count's add has a one-LUT step in front of its carry chain). On --target ecp5 the
 // head is a register in front of that buffer (rdata_o straight from flip-flops; the RAM, ECP5's
-// distributed RAM with an asynchronous read, only refills it).
+// distributed RAM with an asynchronous read, only refills it); a word of 40 bits or more is two
+// such heads and buffers side by side, each with its own copies of the flags (fifo_head_parts).
 #include <algorithm>
 
 #include "core_internal.hpp"

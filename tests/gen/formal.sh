@@ -15,3 +15,7 @@ fi
 export NORMCORE_VENV=$venv
 python3 "$root/scripts/prove_props.py" --normcore "$bin" --quick
 python3 "$root/scripts/prove_props.py" --normcore "$bin" --plant wlast_early --methods pdr
+# --target ecp5's head in parts (core_e5_l8; BMC only: its pdr takes more than 10 minutes).
+if [ -x "$venv/bin/yices-smt2" ] || command -v yices-smt2 > /dev/null; then
+  python3 "$root/scripts/prove_props.py" --normcore "$bin" --plant head_part --methods bmc
+fi
