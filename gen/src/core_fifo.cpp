@@ -180,12 +180,6 @@ void fifo_head(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, cons
   m.assign(m.ref("valid_o"), hv);
 }
 
-// The parts of a wide head (fifo_head_parts): at least 40 word bits (LANES 8 at int8: 73) make
-// two, so that each part's take / pop drives half the enables and read selects.
-int head_parts(int fw) {
-  return fw >= 40 ? 2 : 1;
-}
-
 // fifo_head in parts: each part p of the word (low bits first) is a head and RAM buffer of its
 // own, with its own copies of every flag (hv_<p>_q, valid_<p>_q, ge2_<p>_q, thr_<p>_q, the
 // pointers, byp_<p>_q): the parts are one state machine in lockstep (each copy's next value reads
@@ -292,8 +286,8 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   const Expr rdata = m.out("rdata_o", fw);
   const Expr valid_o = m.out("valid_o", 1, "a register");
   if (head) {
-    if (const int parts = head_parts(fw); parts > 1)
-      fifo_head_parts(m, d, fw, wr, wdata, rd, parts);
+    if (out_head_parts(c))  // two parts: each take / pop drives half the enables and selects
+      fifo_head_parts(m, d, fw, wr, wdata, rd, 2);
     else
       fifo_head(m, d, fw, wr, wdata, rd);
     // rd_i is the reader's ready: take = ~hv_q | rd_i is the same with or without hv_q in rd_i.
