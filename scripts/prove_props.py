@@ -42,6 +42,10 @@ CONFIGS = {
     # --target ecp5: the head register in front of the RAM buffer, its flags' write strobe from
     # a register of its own (nwr_i, assumed ~wr_i).
     "core_e5": (f"--lanes 1 --target ecp5 --pipeline 4 {CORE_ARGS}", "core"),
+    # ... with a word of 41 bits (2 x 19 + 3, out_head_parts): the head in two parts, each with its own copies
+    # of the flags, and the top's occupancy thermometer under one enable (in_fire ^ out_fire).
+    "core_e5_w": ("--lanes 2 --target ecp5 --pipeline 4 --in-bits 10 --out-bits 19 --scale-bits 10 "
+                  "--offset-bits 12 --max-channels 4 --inner-bits 3", "core"),
     "accel_small": ("--accel --lanes 1 --in-bits 4 --out-bits 4 --scale-bits 4 --offset-bits 6 "
                     "--max-channels 4 --inner-bits 3 --bus-bits 32 --max-burst 4 --outstanding 2",
                     "accel"),
@@ -74,6 +78,7 @@ ACCEL_MODULES = [
 # The core top's and the write DMA's pdr take minutes: BMC only there.
 QUICK = {("core_l1", "fifo"): (("bmc", "pdr"), None), ("core_l1", "core"): (("bmc",), 16),
          ("core_i40", "fifo"): (("bmc", "pdr"), None), ("core_i40", "core"): (("bmc",), 24),
+         ("core_e5_w", "core"): (("bmc",), 24),
          ("accel_small", "skid"): (("bmc", "pdr"), None),
          ("accel_small", "wdma_lenq"): (("bmc", "pdr"), None),
          ("accel_small", "regs"): (("bmc", "pdr"), None),
@@ -84,7 +89,9 @@ QUICK = {("core_l1", "fifo"): (("bmc", "pdr"), None), ("core_l1", "core"): (("bm
 
 # pdr not attempted (state too large for it within minutes; BMC still runs): (config, module).
 NO_PDR = {("accel_default", "rfifo"): "256 x 64-bit RAM", ("accel_default", "wfifo"): "64 x 64-bit RAM",
-          ("accel_default", "core"): "8 lanes", ("core_l2", "core"): "minutes", ("core_l4", "core"): "minutes"}
+          ("accel_default", "core"): "8 lanes", ("core_e5_w", "core"): "minutes",
+          ("core_e5_w", "fifo"): "41-bit words in 2 x 2 RAMs (pdr > 600 s)",
+          ("core_l2", "core"): "minutes", ("core_l4", "core"): "minutes"}
 
 # Planted protocol bugs: (config, module, regex on the module's file, replacement, description).
 PLANTS = {
@@ -106,6 +113,12 @@ PLANTS = {
                     "assign raddr = (rd_i & nvl_q)", "--target ice40 buffer: the read address's valid copy inverted"),
     "lag_room": ("core_i40", "core", r"assign room = ~occ_q\[4\] \| \(~in_q & ~occ_q\[5\]\);",
                  "assign room = ~occ_q[4] | ~occ_q[5];", "--target ice40 admission ignores in_q (overfills)"),
+    "head_part": ("core_e5_w", "fifo", r"hv_1_d = \(hv_1_q & ~rd_i\) \| valid_1_q \| wrf;",
+                  "hv_1_d = (hv_1_q & ~rd_i) | wrf;",
+                  "--target ecp5 head in parts: part 1's hv ignores its RAM buffer's word"),
+    "occ_move": ("core_e5_w", "core", r"assign occ_mv = in_fire \^ out_fire;",
+                 "assign occ_mv = out_fire;",
+                 "--target ecp5 wide word: the occupancy does not count an accept alone"),
     "core_last": ("core_l1", "core", r"assign m_axis_tlast = fifo_rdata\[5\];",
                   "assign m_axis_tlast = ~fifo_rdata[5];", "the core inverts m_axis_tlast"),
     "axil_double_b": ("accel_small", "regs", r"assign wr_en = aw_full_q & w_full_q & ~b_valid_q;",

@@ -3,7 +3,8 @@
 // in the previous cycle, and registered "at least 1 / 2 words" flags beside the count (no address
 // compare; the count's add has a one-LUT step in front of its carry chain). On --target ecp5 the
 // head is a register in front of that buffer (rdata_o straight from flip-flops; the RAM, ECP5's
-// distributed RAM with an asynchronous read, only refills it).
+// distributed RAM with an asynchronous read, only refills it); a word of 40 bits or more is two
+// such heads and buffers side by side, each with its own copies of the flags (fifo_head_parts).
 #include <algorithm>
 
 #include "core_internal.hpp"
@@ -24,36 +25,37 @@ namespace {
 // `we` (wr, or more: a word written to the free slot at wptr_q without `wr` is never read).
 // split (--target ecp5, behind the head register): no count register and no address select in
 // front of the RAM: the flags above two words are a thermometer (one LUT a bit, no carry chain),
-// and both candidate heads are read from registered addresses, the select after the RAM.
+// and both candidate heads are read from registered addresses, the select after the RAM. `sfx`
+// names one part of a head in parts (fifo_head): its own registers <name><sfx>_q, wires
+// <name><sfx>.
 Expr fifo_body(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, const Expr& rd,
-               const Expr& we, bool split = false) {
+               const Expr& we, bool split = false, const std::string& sfx = "") {
   using U = std::uint64_t;
+  const auto q = [&](const std::string& n) { return n + sfx + "_q"; };
   const int pt = clog2(d);
-  const Expr mem = m.memory("mem_q", fw, d);
+  const Expr mem = m.memory(q("mem"), fw, d);
   m.attr_last("no_rw_check");
-  const Expr wptr = m.reg("wptr_q", pt), wnx = m.reg("wnx_q", pt, "wptr_q + 1 mod depth");
-  const Expr rptr = m.reg("rptr_q", pt), rnx = m.reg("rnx_q", pt, "rptr_q + 1 mod depth");
+  const Expr wptr = m.reg(q("wptr"), pt), wnx = m.reg(q("wnx"), pt, "wptr_q + 1 mod depth");
+  const Expr rptr = m.reg(q("rptr"), pt), rnx = m.reg(q("rnx"), pt, "rptr_q + 1 mod depth");
   const int cn = bits_for(d);
   const Expr cnt = split ? Expr{} : m.reg("cnt_q", cn, "words held");
-  const Expr valid = m.reg("valid_q", 1, "cnt_q >= 1");
-  const Expr ge2 = m.reg("ge2_q", 1, "cnt_q >= 2");
-  const Expr ram = m.reg("ram_q", fw, "mem_q[raddr] (the word before this cycle's write)");
-  const Expr byp = m.reg("byp_q", 1, "the head is the word written in the previous cycle");
-  const Expr wd = m.reg("wd_q", fw, "wdata_i of the previous cycle");
+  const Expr valid = m.reg(q("valid"), 1, "cnt_q >= 1");
+  const Expr ge2 = m.reg(q("ge2"), 1, "cnt_q >= 2");
+  const Expr ram = m.reg(q("ram"), fw, "mem_q[raddr] (the word before this cycle's write)");
+  const Expr byp = m.reg(q("byp"), 1, "the head is the word written in the previous cycle");
+  const Expr wd = m.reg(q("wd"), fw, "wdata_i of the previous cycle");
   const auto next = [&](const Expr& p) {
     return mux(ex::eq(p, lit(pt, static_cast<U>(d - 1))), lit(pt, 0), p + lit(pt, 1));
   };
   // The flags next: wr ? (rd ? same : one more) : (rd ? one fewer : same). cnt_q >= 3 is one LUT
   // of the count register; the step (+1, 0, -1) one LUT in front of the count's carry chain.
-  const Expr ge3 = m.wire("ge3", 1, "cnt_q >= 3");
+  const Expr ge3 = m.wire("ge3" + sfx, 1, "cnt_q >= 3");
   Block count;  // the count's update (one statement)
   if (split) {
     // thr_q[k] = (held >= k + 3); held <= d.
     const int tn = std::max(1, d - 2);
-    const Expr thr = m.reg("thr_q", tn, "thermometer: bit k = at least k + 3 words held");
-    const auto th = [&](int k) {
-      return k < 0 ? m.ref("ge2_q") : k >= tn ? lit(1, 0) : ex::bit(thr, k);
-    };
+    const Expr thr = m.reg(q("thr"), tn, "thermometer: bit k = at least k + 3 words held");
+    const auto th = [&](int k) { return k < 0 ? ge2 : k >= tn ? lit(1, 0) : ex::bit(thr, k); };
     std::vector<Expr> bits;
     for (int k = tn - 1; k >= 0; --k)
       bits.push_back(mux(wr, mux(rd, th(k), th(k - 1)), mux(rd, th(k + 1), th(k))));
@@ -71,7 +73,7 @@ Expr fifo_body(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, cons
   if (split) {
     // Two copies of the RAM (one read port each: Yosys merges two reads of one memory under a
     // select back into one read at a selected address).
-    const Expr mem_b = m.memory("mem_b_q", fw, d);
+    const Expr mem_b = m.memory(q("mem_b"), fw, d);
     m.attr_last("no_rw_check");
     wr_b.push_back(if_(we, {assign(ex::index(mem_b, wptr), wdata)}));
     rdw = mux(rd, ex::index(mem_b, rnx), ex::index(mem, rptr));
@@ -85,7 +87,7 @@ Expr fifo_body(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, cons
   m.seq({if_(ex::lnot(m.ref("rst_ni")),
              {assign(wptr, lit(pt, 0)), assign(wnx, lit(pt, 1)), assign(rptr, lit(pt, 0)),
               assign(rnx, lit(pt, 1)),
-              split ? assign(m.ref("thr_q"), lit(std::max(1, d - 2), 0)) : assign(cnt, lit(cn, 0)),
+              split ? assign(m.ref(q("thr")), lit(std::max(1, d - 2), 0)) : assign(cnt, lit(cn, 0)),
               assign(valid, lit(1, 0)), assign(ge2, lit(1, 0)), assign(byp, lit(1, 0))},
              {if_(wr, {assign(wptr, wnx), assign(wnx, next(wnx))}),
               if_(rd, {assign(rptr, rnx), assign(rnx, next(rnx))}), std::move(count.front()),
@@ -178,6 +180,50 @@ void fifo_head(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, cons
   m.assign(m.ref("valid_o"), hv);
 }
 
+// fifo_head in parts: each part p of the word (low bits first) is a head and RAM buffer of its
+// own, with its own copies of every flag (hv_<p>_q, valid_<p>_q, ge2_<p>_q, thr_<p>_q, the
+// pointers, byp_<p>_q): the parts are one state machine in lockstep (each copy's next value reads
+// its own register, so synthesis cannot merge them), each with half the fan-out. hv's next value
+// without an enable: take ? (bval | wrf) : hv is (hv & ~rd) | bval | wrf (not take is hv & ~rd).
+// valid_o is hv_q, one more copy of the same (the top's flow control reads it).
+void fifo_head_parts(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, const Expr& rd,
+                     int parts) {
+  const Expr wrf = m.wire("wrf", 1, "wr_i from its copy (~nwr_i): the flags' write strobe");
+  m.assign(wrf, ~m.ref("nwr_i"));
+  const Expr hv = m.reg("hv_q", 1, "the heads hold a word (valid_o; a copy of hv_<p>_q)");
+  Block reset{assign(hv, lit(1, 0))};
+  Block run;
+  Block data;
+  std::vector<Expr> heads;
+  for (int p = 0, lo = 0; p < parts; ++p) {
+    const int w = (fw - lo) / (parts - p);
+    const std::string sfx = "_" + std::to_string(p);
+    const Expr wd = slice(wdata, lo, w);
+    const Expr head =
+        m.reg("head" + sfx + "_q", w, "bits " + std::to_string(lo) + ".. of the head");
+    const Expr hvp = m.reg("hv" + sfx + "_q", 1, "head" + sfx + "_q holds a word (= hv_q)");
+    const Expr take = m.wire("take" + sfx, 1, "head" + sfx + "_q is free (empty or read)");
+    m.assign(take, ~hvp | rd);
+    const Expr bwr = m.wire("bwr" + sfx, 1, "this part's RAM buffer writes");
+    const Expr bpop = m.wire("bpop" + sfx, 1, "this part's RAM buffer's head moves to its head");
+    const Expr bhead = fifo_body(m, std::max(2, d - 1), w, bwr, wd, bpop, wr, true, sfx);
+    const Expr bval = m.ref("valid" + sfx + "_q");
+    m.assign(bwr, wrf & ~(take & ~bval));
+    m.assign(bpop, take & bval);
+    reset.push_back(assign(hvp, lit(1, 0)));
+    run.push_back(assign(hvp, (hvp & ~rd) | bval | wrf));
+    data.push_back(if_(take, {assign(head, mux(bval, bhead, wd))}));
+    heads.insert(heads.begin(), head);
+    lo += w;
+  }
+  run.push_back(assign(hv, (hv & ~rd) | m.ref("valid_0_q") | wrf));
+  Block seq{if_(ex::lnot(m.ref("rst_ni")), std::move(reset), std::move(run))};
+  for (auto& st : data) seq.push_back(std::move(st));
+  m.seq(std::move(seq));
+  m.assign(m.ref("rdata_o"), cat(std::move(heads)));
+  m.assign(m.ref("valid_o"), hv);
+}
+
 }  // namespace
 
 // reg_counts (--target ice40): occ_q counts the accepted beats a cycle late, from in_q (in_fire
@@ -240,7 +286,10 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   const Expr rdata = m.out("rdata_o", fw);
   const Expr valid_o = m.out("valid_o", 1, "a register");
   if (head) {
-    fifo_head(m, d, fw, wr, wdata, rd);
+    if (out_head_parts(c))  // two parts: each take / pop drives half the enables and selects
+      fifo_head_parts(m, d, fw, wr, wdata, rd, 2);
+    else
+      fifo_head(m, d, fw, wr, wdata, rd);
     // rd_i is the reader's ready: take = ~hv_q | rd_i is the same with or without hv_q in rd_i.
     fifo_formal_ready(m, d, {}, m.ref("hv_q") & rd, ex::eq(m.ref("nwr_i"), ~wr));
     return m;

@@ -70,6 +70,13 @@ inline bool reg_counts(const CoreConfig& c) {
 inline bool out_head(const CoreConfig& c) {
   return c.target == "ecp5";
 }
+// out_head with a buffer word (lanes x yw + keep + last) of at least 40 bits (LANES 8 at int8: 73):
+// the head in two parts, each with its own flag copies (core_fifo.cpp fifo_head_parts), and the
+// top's occupancy thermometer under one enable in_fire ^ out_fire (core_top.cpp top_flow).
+// Measured on ECP5: both help LANES 8; the thermometer's form alone cost LANES 4 (37 bits).
+inline bool out_head_parts(const CoreConfig& c) {
+  return out_head(c) && c.lanes * c.arith.yw + c.lanes + 1 >= 40;
+}
 // The output buffer's rd_i is the reader's ready (not the pop) for these two.
 inline bool fifo_rd_ready(const CoreConfig& c) {
   return reg_counts(c) || out_head(c);

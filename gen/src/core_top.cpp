@@ -379,9 +379,19 @@ void top_flow(Module& m, const CoreConfig& c, const Variant& v) {
   }
   std::vector<Expr> occ_bits;
   // in_fire ? (out_fire ? same : one more) : (out_fire ? one fewer : same): each side one LUT.
-  for (int k = d - 1; k >= 0; --k)
-    occ_bits.push_back(
-        mux(in_fire, mux(out_fire, th(k), th(k - 1)), mux(out_fire, th(k + 1), th(k))));
+  // out_head_parts (--target ecp5, a wide word): as an enable, in_fire ^ out_fire (one LUT4 of the
+  // two valid / ready pairs, into the clock enables), and in_fire ? up : down (one LUT4 a bit):
+  // m_axis_tready is one LUT from occ_q, not the out_fire LUT, then a LUT5 (LUT + PFUMX) a bit.
+  const Expr occ_mv =
+      out_head_parts(c) ? m.wire("occ_mv", 1, "occ_q moves (in_fire ^ out_fire)") : Expr{};
+  if (out_head_parts(c)) {
+    m.assign(occ_mv, in_fire ^ out_fire);
+    for (int k = d - 1; k >= 0; --k) occ_bits.push_back(mux(in_fire, th(k - 1), th(k + 1)));
+  } else {
+    for (int k = d - 1; k >= 0; --k)
+      occ_bits.push_back(
+          mux(in_fire, mux(out_fire, th(k), th(k - 1)), mux(out_fire, th(k + 1), th(k))));
+  }
   const Expr room = m.wire("room", 1, "held + in_fire < " + std::to_string(d));
   m.assign(room, ~th(d - 2) | (~in_fire & ~th(d - 1)));
   const Expr busy = m.ref("ld_busy");
@@ -390,12 +400,14 @@ void top_flow(Module& m, const CoreConfig& c, const Variant& v) {
   const Expr tready_d = m.wire("trdy_nx", 1, "s_axis_tready's next value");
   m.assign(tready_d, m.ref("run_nx") & room & m.ref("ld_done"));
   const Expr ntr = m.ref("ntr_q");  // declared with the positions' enable (chan_control)
-  m.seq({if_(ex::lnot(m.ref("rst_ni")),
-             {assign(occ, lit(d, 0)), assign(tready, lit(1, 0)), assign(ntr, lit(1, 1)),
-              assign(ready, lit(1, 0))},
-             {assign(occ, cat(occ_bits)), assign(tready, tready_d), assign(ntr, ~tready_d),
-              assign(ready, m.ref("ist_q") & ~th(0) & ~busy & ~in_fire & ~prm_fire &
-                                ~m.ref("start_fire"))})});
+  m.seq({if_(
+      ex::lnot(m.ref("rst_ni")),
+      {assign(occ, lit(d, 0)), assign(tready, lit(1, 0)), assign(ntr, lit(1, 1)),
+       assign(ready, lit(1, 0))},
+      {out_head_parts(c) ? if_(occ_mv, {assign(occ, cat(occ_bits))}) : assign(occ, cat(occ_bits)),
+       assign(tready, tready_d), assign(ntr, ~tready_d),
+       assign(ready,
+              m.ref("ist_q") & ~th(0) & ~busy & ~in_fire & ~prm_fire & ~m.ref("start_fire"))})});
   m.assign(m.ref("s_axis_tready"), tready);
 }
 

@@ -15,3 +15,9 @@ fi
 export NORMCORE_VENV=$venv
 python3 "$root/scripts/prove_props.py" --normcore "$bin" --quick
 python3 "$root/scripts/prove_props.py" --normcore "$bin" --plant wlast_early --methods pdr
+# --target ecp5 with a wide word (core_e5_w): the head in parts and the occupancy's enable (BMC
+# only: the buffer's pdr takes more than 10 minutes).
+if [ -x "$venv/bin/yices-smt2" ] || command -v yices-smt2 > /dev/null; then
+  python3 "$root/scripts/prove_props.py" --normcore "$bin" --plant head_part --methods bmc
+  python3 "$root/scripts/prove_props.py" --normcore "$bin" --plant occ_move --methods bmc
+fi
