@@ -34,7 +34,7 @@
 # Exit: 0 every proof passed, 1 a proof failed, 2 usage / tool errors, 77 the solver is missing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-quick=0 only="" keep="" hooks=1 open=0
+quick=0 only="" keep="" hooks=1 open=0 bands=0
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=1 ;;
@@ -42,6 +42,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=$2; shift ;;
     --no-hooks) hooks=0 ;;
     --open) open=1 ;;
+    --bands) bands=1 ;;
     *) echo "prove.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -138,6 +139,8 @@ full=(
   # ABOVE, the middle (-3 <= pl <= 8): one sub-band, pl = 3 with b far below (bl <= -41: b
   # under the product's LSB); the rest (each pl's bl > -41 part, the other pl) in open_rows.
   "fp16_int8_case_above_pl3_3_blm200_m41_cut|$i8"
+  # The rows of ABOVE (classes, bands of the full list, the generated band rows) cover it.
+  "fp16_int8_above_cover|$i8"
 )
 # Float lanes, the rest of the case split and the whole harness (no case): not proven yet, each
 # smtbmc run stopped after PROVE_TIMEOUT seconds (default 600) and reported UNDECIDED (not a
@@ -158,6 +161,27 @@ open_rows=(
   "fp16_int8_case_above_pl3_3_cut|$i8"
   "fp16_int8_case_above_pl3_3_blm40_m2_cut|$i8"
 )
+# The middle bands of ABOVE for fp16 -> int8 (pl in [-3, 8]: neither SAT nor TINY), generated:
+# one band per pl, split by b's leading exponent bl (ABOVE: bl <= pl - 5) into the far part
+# (bl <= pl - 44: b entirely below the product's LSB, which is at pl - 34 or above) and close
+# sub-bands of PROVE_BAND_W exponents (default 4) from pl - 43 to pl - 5. Only with --bands
+# (each smtbmc run stopped after PROVE_TIMEOUT seconds, UNDECIDED), --only selects rows. That
+# the rows of a pl cover its band, and the bands with the classes the whole case, is checked
+# by the row fp16_int8_above_cover (a SAT check on the harness's own case logic; below).
+nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
+band_rows=()
+above_bands() {  # $1 pl lo, $2 pl hi, $3 sub-band width: one row name per line
+  local pl lo hi w=$3
+  for ((pl = $1; pl <= $2; pl++)); do
+    echo "fp16_int8_case_above_pl$(nm $pl)_$(nm $pl)_blm200_$(nm $((pl - 44)))_cut"
+    for ((lo = pl - 43; lo <= pl - 5; lo += w)); do
+      hi=$((lo + w - 1))
+      [ $hi -le $((pl - 5)) ] || hi=$((pl - 5))
+      echo "fp16_int8_case_above_pl$(nm $pl)_$(nm $pl)_bl$(nm $lo)_$(nm $hi)_cut"
+    done
+  done
+}
+while IFS= read -r r; do band_rows+=("$r|$i8"); done < <(above_bands -3 8 "${PROVE_BAND_W:-4}")
 small=(
   "b31_fold_normax_p3|--offset-bits 31"
   "x4s4b8y4_p3|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4"
@@ -224,6 +248,7 @@ else
   configs=("${full[@]}") pconfigs=("${pos_full[@]}") tconfigs=("${trk_full[@]}" "${tab_full[@]}")
 fi
 [ $open = 0 ] || configs+=("${open_rows[@]}")
+[ $bands = 0 ] || configs+=("${band_rows[@]}")
 
 work=${keep:-$(mktemp -d)}
 mkdir -p "$work"
@@ -454,7 +479,7 @@ fv_case() {
 
 is_open() {
   local e
-  for e in "${open_rows[@]}"; do [ "${e%%|*}" != "$1" ] || return 0; done
+  for e in "${open_rows[@]}" "${band_rows[@]}"; do [ "${e%%|*}" != "$1" ] || return 0; done
   return 1
 }
 
@@ -499,10 +524,61 @@ prove_lane() {
   echo "  $name: lane latency $lat: ${rows[-2]##*|} / ${rows[-1]##*|}" >&2
 }
 
+# The coverage of a case split into rows (configurations named <prefix>_<case>_cover, e.g.
+# fp16_int8_above_cover): every element of case <case> (the harness's in_case, its own case
+# logic) is in the restriction of one of the rows named <prefix>_case_<case>_* in the full list
+# and the generated band rows (their bands, pl / bl / be / pe in [lo, hi], and classes, as
+# fv_case reads them from the names). The harness with NORMCORE_FV_COVER asserts
+# in_case -> covered, `covered` the disjunction written to formal/nc_fv_cover.vh; combinational,
+# so BMC of step 0 over free x, s, b proves it. A missing band fails it (planted_fault.sh).
+prove_cover() {
+  local name=$1 opts=$2 d=$work/$1 pre=${1%_*_cover} cs=${1%_cover}
+  cs=${cs##*_}
+  # shellcheck disable=SC2086
+  "$bin" gen --formal --name nc --force $opts -o "$d/rtl" > "$d.gen.log" 2>&1 \
+    || { cat "$d.gen.log" >&2; echo "prove.sh: normcore gen failed for $name" >&2; exit 2; }
+  local e r t conj terms=() n=0 k v lo hi one="1'b1"
+  for e in "${full[@]}" "${band_rows[@]}"; do
+    r=${e%%|*}
+    [[ $r == "${pre}_case_${cs}_"* ]] || continue
+    conj=""
+    for k in PL BL BE PE; do
+      v=$(fv_case "$r" | grep -o "NORMCORE_FV_${k}_LO=-\?[0-9]*" || true)
+      [ -n "$v" ] || continue
+      lo=${v#*=}
+      hi=$(fv_case "$r" | grep -o "NORMCORE_FV_${k}_HI=-\?[0-9]*")
+      hi=${hi#*=}
+      t=${k,,}
+      [[ $k == [BP]E ]] && t+=1
+      conj+="${conj:+ && }$t >= $lo && $t <= $hi"
+    done
+    v=$(fv_case "$r" | grep -o "NORMCORE_FV_CLASS_[A-Z]*" || true)
+    [ -z "$v" ] || conj+="${conj:+ && }c_$(tr 'A-Z' 'a-z' <<< "${v#NORMCORE_FV_CLASS_}")"
+    terms+=("(${conj:-$one})")
+    n=$((n + 1))
+  done
+  [ $n -gt 0 ] || { echo "prove.sh: $name: no rows of ${pre}_case_${cs}" >&2; exit 2; }
+  { echo "  assign covered = 1'b0"; printf '      || %s\n' "${terms[@]}"; echo '      ;'; } \
+    > "$d/rtl/formal/nc_fv_cover.vh"
+  mutate "$name" "$d"
+  yosys -q -l "$d.yosys.log" -p "read_verilog -formal -I$d/rtl/formal -DNORMCORE_FV_COVER \
+      -DNORMCORE_FV_CASE_${cs^^} $d/rtl/formal/nc_lane_ref.v $d/rtl/formal/nc_lane_fv.v \
+      $d/rtl/nc_lane.v; prep -top nc_lane_fv; flatten; async2sync; dffunmap; opt_clean; \
+      write_smt2 -wires $d.smt2" > /dev/null 2>&1 \
+    || { tail -n 20 "$d.yosys.log" >&2; echo "prove.sh: yosys failed for $name" >&2; exit 2; }
+  local t0 t1
+  t0=$(now)
+  r=$(smtbmc "$d.smt2" "$d.bmc.log" -t 1)
+  t1=$(now)
+  rows+=("$name|case ${cs^^} covered by the $n rows ${pre}_case_${cs}_*|BMC (smtbmc, yices), combinational|unbounded|$(secs "$t0" "$t1")|$r")
+  [ "$r" = PASS ] || failed=1
+  echo "  $name: $n rows: $r" >&2
+}
+
 for entry in "${configs[@]}"; do
   name=${entry%%|*} opts=${entry#*|}
   if [ -n "$only" ] && ! grep -Eq -- "$only" <<< "$name"; then continue; fi
-  prove_lane "$name" "$opts"
+  if [[ $name == *_cover ]]; then prove_cover "$name" "$opts"; else prove_lane "$name" "$opts"; fi
 done
 
 # The core's stream bookkeeping: BMC to the given depth (reset, set-up, the table load with

@@ -385,6 +385,10 @@ std::string flane_fv(const CoreConfig& c) {
     << "  always @(posedge clk_i) if (filled < L) filled <= filled + 1;\n"
     << "  wire [" << yw - 1 << ":0] y_refd = d[L*" << yw << "-1 -: " << yw << "];\n";
   // A class with a closed form: lane == closed form and reference == closed form.
+  // The coverage check of a case split into bands (scripts/prove.sh): every element of the case
+  // is in one of the rows' restrictions, written by prove.sh as `covered` in nc_fv_cover.vh.
+  o << "`ifdef NORMCORE_FV_COVER\n  wire covered;\n`include \"nc_fv_cover.vh\"\n"
+    << "  always @* if (in_case) assert (covered);\n`else\n";
   o << "`ifdef NORMCORE_FV_CLASS_TINY\n`define NORMCORE_FV_CLOSED\n`endif\n"
     << "`ifdef NORMCORE_FV_CLASS_SAT\n`define NORMCORE_FV_CLOSED\n`endif\n"
     << "`ifdef NORMCORE_FV_CLOSED\n"
@@ -393,7 +397,7 @@ std::string flane_fv(const CoreConfig& c) {
     << "  wire [" << yw - 1 << ":0] y_cfd = dcf[L*" << yw << "-1 -: " << yw << "];\n"
     << "  always @* if (filled >= L && cd[L-1]) assert (y_lane == y_cfd && y_refd == y_cfd);\n"
     << "`else\n"
-    << "  always @* if (filled >= L && cd[L-1]) assert (y_lane == y_refd);\n`endif\n";
+    << "  always @* if (filled >= L && cd[L-1]) assert (y_lane == y_refd);\n`endif\n`endif\n";
   o << "endmodule\n";
   return o.str();
 }
