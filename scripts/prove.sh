@@ -249,6 +249,11 @@ else
 fi
 [ $open = 0 ] || configs+=("${open_rows[@]}")
 [ $bands = 0 ] || configs+=("${band_rows[@]}")
+# PROVE_EXTRA: more float rows, by name (fp16 -> int8; e.g. a band of another split to measure),
+# space-separated; run with the timeout, as the band rows.
+extra_rows=()
+for r in ${PROVE_EXTRA:-}; do extra_rows+=("$r|$i8"); done
+configs+=("${extra_rows[@]}")
 
 work=${keep:-$(mktemp -d)}
 mkdir -p "$work"
@@ -347,6 +352,26 @@ float_cut() {
 (check-sat)
 SMT
   lemma_row "$name" "$d" "xsig*ssig ($aw x $bw bits, unsigned): fits $yw bits, 0 iff an operand is 0"
+  [[ $name == *_pl* ]] || return 0
+  # A band of the product's exponent (*_pl*): also the leading-bit lemma, as cut_harness
+  # assumes it: A's leading 1 at i and B's at j put the product's at i + j or i + j + 1
+  # (2^(i+j) <= A * B < 2^(i+j+2)), one disjunct per (i, j), all refuted.
+  local i j c=""
+  for ((i = 0; i < aw; i++)); do
+    for ((j = 0; j < bw; j++)); do
+      c+=" (and (>= a $((1 << i))) (< a $((1 << (i + 1)))) (>= b $((1 << j))) (< b $((1 << (j + 1))))"
+      c+=" (not (and (>= (* a b) $((1 << (i + j)))) (< (* a b) $((1 << (i + j + 2)))))))"
+    done
+  done
+  cat > "$d.lemma.smt2" << SMT
+(set-logic QF_NIA)
+(declare-fun a () Int)
+(declare-fun b () Int)
+(assert (and (>= a 0) (< a $((1 << aw))) (>= b 0) (< b $((1 << bw)))))
+(assert (or$c))
+(check-sat)
+SMT
+  lemma_row "$name" "$d" "xsig*ssig ($aw x $bw bits): leading 1 at i + j or i + j + 1 (A's at i, B's at j)"
 }
 
 # Runs $d.lemma.smt2 (a negated lemma: unsat = proven) with Yices and adds its row.
@@ -411,6 +436,20 @@ cut_harness() {
     lemma="assume (ry == 0 || ry[YW-1] == (ra[AW-1] ^ rb[BW-1]));
     assume (dy == 0 || dy[YW-1] == (da[AW-1] ^ db[BW-1]));"
   fi
+  local lead=""
+  if [ "$sg" = 00 ] && [[ $name == *_pl* ]]; then  # float_cut's leading-bit lemma
+    lead="genvar li, lj;
+  for (li = 0; li < AW; li = li + 1) begin : LA
+    for (lj = 0; lj < BW; lj = lj + 1) begin : LB
+      always @* begin  // the leading 1s at li, lj: the product's at li + lj or li + lj + 1
+        if (ra[li] && (ra >> (li + 1)) == 0 && rb[lj] && (rb >> (lj + 1)) == 0)
+          assume ((ry >> (li + lj)) >= 1 && (ry >> (li + lj)) <= 3);
+        if (da[li] && (da >> (li + 1)) == 0 && db[lj] && (db >> (lj + 1)) == 0)
+          assume ((dy >> (li + lj)) >= 1 && (dy >> (li + lj)) <= 3);
+      end
+    end
+  end"
+  fi
   cat > "$d.box.v" << V
 (* blackbox *)
 module nc_fv_mulbox (input wire [$((aw - 1)):0] A, input wire [$((bw - 1)):0] B,
@@ -441,6 +480,7 @@ module nc_lane_cut_fv (input wire clk_i);
     $lemma
     if (da == ra && db == rb) assume (dy == ry);
   end
+  $lead
   genvar k;
   for (k = 0; k < D; k = k + 1) begin : G
     always @* if (da == ha[k*AW +: AW] && db == hb[k*BW +: BW]) assume (dy == hy[k*YW +: YW]);
@@ -469,7 +509,7 @@ V
 fv_case() {
   [[ $1 =~ _case_([a-z]+) ]] || return 0
   local o="-DNORMCORE_FV_CASE_${BASH_REMATCH[1]^^}" k
-  for k in be pe pl bl; do
+  for k in be pe pl bl xe; do
     [[ $1 =~ _${k}(m?[0-9]+)_(m?[0-9]+) ]] \
       && o+=" -DNORMCORE_FV_${k^^}_LO=${BASH_REMATCH[1]/m/-} -DNORMCORE_FV_${k^^}_HI=${BASH_REMATCH[2]/m/-}"
   done
@@ -479,7 +519,7 @@ fv_case() {
 
 is_open() {
   local e
-  for e in "${open_rows[@]}" "${band_rows[@]}"; do [ "${e%%|*}" != "$1" ] || return 0; done
+  for e in "${open_rows[@]}" "${band_rows[@]}" "${extra_rows[@]}"; do [ "${e%%|*}" != "$1" ] || return 0; done
   return 1
 }
 
@@ -542,14 +582,14 @@ prove_cover() {
     r=${e%%|*}
     [[ $r == "${pre}_case_${cs}_"* ]] || continue
     conj=""
-    for k in PL BL BE PE; do
+    for k in PL BL BE PE XE; do
       v=$(fv_case "$r" | grep -o "NORMCORE_FV_${k}_LO=-\?[0-9]*" || true)
       [ -n "$v" ] || continue
       lo=${v#*=}
       hi=$(fv_case "$r" | grep -o "NORMCORE_FV_${k}_HI=-\?[0-9]*")
       hi=${hi#*=}
       t=${k,,}
-      [[ $k == [BP]E ]] && t+=1
+      [[ $k == [BPX]E ]] && t+=1
       conj+="${conj:+ && }$t >= $lo && $t <= $hi"
     done
     v=$(fv_case "$r" | grep -o "NORMCORE_FV_CLASS_[A-Z]*" || true)
