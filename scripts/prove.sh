@@ -136,11 +136,10 @@ full=(
   "fp16_fp16_case_above_cls_tiny|$f16"
   "fp16_fp16_case_below_cls_sat|$f16"
   "fp16_fp16_case_below_cls_tiny|$f16"
-  # ABOVE, the middle (-3 <= pl <= 8): one sub-band, pl = 3 with b far below (bl <= -41: b
-  # under the product's LSB); the rest (each pl's bl > -41 part, the other pl) in open_rows.
-  "fp16_int8_case_above_pl3_3_blm200_m41_cut|$i8"
-  # The rows of ABOVE (classes, bands of the full list, the generated band rows) cover it.
+  # The middle bands' far parts: generated below (mid_bands). The rows of ABOVE and of BELOW
+  # (classes, bands, the generated band rows) cover the case.
   "fp16_int8_above_cover|$i8"
+  "fp16_int8_below_cover|$i8"
 )
 # Float lanes, the rest of the case split and the whole harness (no case): not proven yet, each
 # smtbmc run stopped after PROVE_TIMEOUT seconds (default 600) and reported UNDECIDED (not a
@@ -161,27 +160,36 @@ open_rows=(
   "fp16_int8_case_above_pl3_3_cut|$i8"
   "fp16_int8_case_above_pl3_3_blm40_m2_cut|$i8"
 )
-# The middle bands of ABOVE for fp16 -> int8 (pl in [-3, 8]: neither SAT nor TINY), generated:
-# one band per pl, split by b's leading exponent bl (ABOVE: bl <= pl - 5) into the far part
-# (bl <= pl - 44: b entirely below the product's LSB, which is at pl - 34 or above) and close
-# sub-bands of PROVE_BAND_W exponents (default 4) from pl - 43 to pl - 5. Only with --bands
-# (each smtbmc run stopped after PROVE_TIMEOUT seconds, UNDECIDED), --only selects rows. That
-# the rows of a pl cover its band, and the bands with the classes the whole case, is checked
-# by the row fp16_int8_above_cover (a SAT check on the harness's own case logic; below).
+# The middle bands of ABOVE and BELOW for fp16 -> int8 (neither SAT nor TINY: ABOVE pl in
+# [-3, 8], BELOW bl in [-2, 8]), generated: one band per exponent of the dominant operand, split
+# by the other one's leading exponent into the far part and close sub-bands of PROVE_BAND_W
+# exponents (default 4). ABOVE pl = k: far bl <= k - 44 (b wholly below the product's LSB,
+# which is at k - 34 or above), close bl in [k - 43, k - 5]. BELOW bl = k: far pl <= k - 30
+# (|x * s| < 2^(k - 28), below b's LSB at k - 23), close pl in [k - 29, k - 5]. The far rows are
+# in the full list (proven: the product cut's leading-bit lemma makes them quick); the close
+# ones only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds, UNDECIDED). That
+# the rows cover each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
-band_rows=()
-above_bands() {  # $1 pl lo, $2 pl hi, $3 sub-band width: one row name per line
-  local pl lo hi w=$3
-  for ((pl = $1; pl <= $2; pl++)); do
-    echo "fp16_int8_case_above_pl$(nm $pl)_$(nm $pl)_blm200_$(nm $((pl - 44)))_cut"
-    for ((lo = pl - 43; lo <= pl - 5; lo += w)); do
+mid_bands() {  # $1 above / below, $2 far / close, $3 sub-band width: one row name per line
+  local k lo hi w=$3 d o far0 near0 near1
+  for ((k = -3; k <= 8; k++)); do
+    if [ "$1" = above ]; then d=pl o=bl far0=$((k - 44)) near0=$((k - 43)) near1=$((k - 5))
+    else [ $k -ge -2 ] || continue; d=bl o=pl far0=$((k - 30)) near0=$((k - 29)) near1=$((k - 5))
+    fi
+    local pre="fp16_int8_case_$1_${d}$(nm $k)_$(nm $k)_$o"
+    if [ "$2" = far ]; then echo "${pre}m200_$(nm $far0)_cut"; continue; fi
+    for ((lo = near0; lo <= near1; lo += w)); do
       hi=$((lo + w - 1))
-      [ $hi -le $((pl - 5)) ] || hi=$((pl - 5))
-      echo "fp16_int8_case_above_pl$(nm $pl)_$(nm $pl)_bl$(nm $lo)_$(nm $hi)_cut"
+      [ $hi -le $near1 ] || hi=$near1
+      echo "${pre}$(nm $lo)_$(nm $hi)_cut"
     done
   done
 }
-while IFS= read -r r; do band_rows+=("$r|$i8"); done < <(above_bands -3 8 "${PROVE_BAND_W:-4}")
+band_rows=()
+for c in above below; do
+  while IFS= read -r r; do full+=("$r|$i8"); done < <(mid_bands $c far 1)
+  while IFS= read -r r; do band_rows+=("$r|$i8"); done < <(mid_bands $c close "${PROVE_BAND_W:-4}")
+done
 small=(
   "b31_fold_normax_p3|--offset-bits 31"
   "x4s4b8y4_p3|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4"
