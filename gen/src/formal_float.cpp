@@ -332,13 +332,15 @@ std::string cases(const CoreConfig& c, int lat) {
     << "`else\n  wire in_case = 1'b1;\n`endif\n"
     << "  // Bands (optional, inside a case): b's exponent field, max(e, 1), in [BE_LO, BE_HI];\n"
     << "  // the product's, max(xe, 1) + max(se, 1), in [PE_LO, PE_HI]; the true leading\n"
-    << "  // exponents pl in [PL_LO, PL_HI], bl in [BL_LO, BL_HI].\n"
+    << "  // exponents pl in [PL_LO, PL_HI], bl in [BL_LO, BL_HI]; x's field in [XE_LO, XE_HI].\n"
     << "  wire signed [11:0] be1 = " << emax1("b", 31, 23) << ";\n"
     << "  wire signed [11:0] pe1 = " << emax1("x", 15, m) << " + " << emax1("s", 31, 23) << ";\n"
+    << "  wire signed [11:0] xe1 = " << emax1("x", 15, m) << ";  // x's field, max(e, 1)\n"
     << band("BE", "be1") << band("PE", "pe1") << band("PL", "pl") << band("BL", "bl")
-    << closed_forms(c) << "  reg [" << lat - 1 << ":0] cd;  // in_case, delayed with the element\n"
+    << band("XE", "xe1") << closed_forms(c) << "  reg [" << lat - 1
+    << ":0] cd;  // in_case, delayed with the element\n"
     << "  always @(posedge clk_i) cd <= {cd[" << lat - 2
-    << ":0], in_case && in_BE && in_PE && in_PL && in_BL && in_cls};\n";
+    << ":0], in_case && in_BE && in_PE && in_PL && in_BL && in_XE && in_cls};\n";
   return o.str();
 }
 
@@ -385,6 +387,10 @@ std::string flane_fv(const CoreConfig& c) {
     << "  always @(posedge clk_i) if (filled < L) filled <= filled + 1;\n"
     << "  wire [" << yw - 1 << ":0] y_refd = d[L*" << yw << "-1 -: " << yw << "];\n";
   // A class with a closed form: lane == closed form and reference == closed form.
+  // The coverage check of a case split into bands (scripts/prove.sh): every element of the case
+  // is in one of the rows' restrictions, written by prove.sh as `covered` in nc_fv_cover.vh.
+  o << "`ifdef NORMCORE_FV_COVER\n  wire covered;\n`include \"nc_fv_cover.vh\"\n"
+    << "  always @* if (in_case) assert (covered);\n`else\n";
   o << "`ifdef NORMCORE_FV_CLASS_TINY\n`define NORMCORE_FV_CLOSED\n`endif\n"
     << "`ifdef NORMCORE_FV_CLASS_SAT\n`define NORMCORE_FV_CLOSED\n`endif\n"
     << "`ifdef NORMCORE_FV_CLOSED\n"
@@ -393,7 +399,7 @@ std::string flane_fv(const CoreConfig& c) {
     << "  wire [" << yw - 1 << ":0] y_cfd = dcf[L*" << yw << "-1 -: " << yw << "];\n"
     << "  always @* if (filled >= L && cd[L-1]) assert (y_lane == y_cfd && y_refd == y_cfd);\n"
     << "`else\n"
-    << "  always @* if (filled >= L && cd[L-1]) assert (y_lane == y_refd);\n`endif\n";
+    << "  always @* if (filled >= L && cd[L-1]) assert (y_lane == y_refd);\n`endif\n`endif\n";
   o << "endmodule\n";
   return o.str();
 }

@@ -4,7 +4,9 @@
 # of s under the product cut, in the fp16 float lane an inverted sign of an infinite b (the
 # special-value case) and ties-to-odd rounding (the whole float harness's BMC), in the fp16 ->
 # int8 float lane floor rounding without the sticky bit (case ABOVE, class TINY) and in the
-# fp16 -> fp16 one an overflow with the wrong sign (case ABOVE, class SAT), in the channel
+# fp16 -> fp16 one an overflow with the wrong sign (case ABOVE, class SAT), in the fp16 -> int8
+# one the alignment's jam bit dropped (case ABOVE, band pl = 3, b far below), one band left out
+# of the ABOVE coverage check, in the channel
 # tracker lane 1's channel offset with its two candidates swapped (bounded stream proof) and an
 # off-by-one in the channel wrap (unbounded position proof), lane 0's bank address off by one
 # in the parameter table (unbounded table proof) and the carry-in of the lane's fits chain
@@ -69,6 +71,15 @@ expect_fail "floor-sticky fault" fp16_int8_case_above_cls_tiny - - \
 expect_fail "overflow-sign fault" fp16_fp16_case_above_cls_sat - - \
   "s/assign ypack = ovf ? {neg6_q, 15'd31744}/assign ypack = ovf ? {~neg6_q, 15'd31744}/" \
   'lane == contract.* +BMC' 'assign ypack = ovf ? {~neg6_q'
+# fp16 -> int8, case ABOVE, the far part of the band pl = 3 (b wholly below the product's LSB,
+# bl <= -41: only the alignment's jam bit carries b): the jam dropped must fail it.
+expect_fail "alignment-jam fault" fp16_int8_case_above_pl3_3_blm200_m41_cut - - \
+  "s/assign oal_lost = |(other & oal_out);/assign oal_lost = 1'b0;/" 'lane == contract.* +BMC' \
+  "assign oal_lost = 1'b0;"
+# The band rows' coverage check (prove.sh's fp16_int8_above_cover): one close sub-band of
+# ABOVE's band pl = 3 left out of the disjunction must fail it.
+expect_fail "band-coverage fault" fp16_int8_above_cover - formal/nc_fv_cover.vh \
+  '/(pl >= 3 && pl <= 3 && bl >= -12 && bl <= -9)/d' 'case ABOVE covered.* +BMC'
 # The stream proof: lane 1's channel offset with its two candidates swapped in <n>_chan.
 expect_fail "tracker fault" pos_l2_c3_hw3 --quick nc_chan.v \
   's/assign d_1 = g_1_q ? dp_1_q : db_1_q;/assign d_1 = g_1_q ? db_1_q : dp_1_q;/' 'stream'
