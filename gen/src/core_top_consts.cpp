@@ -78,8 +78,8 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   };
   // The lanes compare their signed quotient q with k by one add each: the sign of the
   // (xw2 + 1)-bit sum q + (-k) is q < k. So the constants are -k, (xw2 + 1)-bit two's complement,
-  // each one subtraction from a register (-(hi + 1) = ~hi: no adder). pipeline >= 8: only -lo
-  // and -(hi + 1) (the lanes compare q + inc itself).
+  // each one subtraction from a register (-(hi + 1) = ~hi: no adder). Only -lo and -(hi + 1):
+  // the lanes carry a 1 in for -(lo - 1) and -hi, or compare q + inc itself (pipeline >= 8).
   const std::string cw = std::to_string(xw2 + 1) + "-bit: -";
   const Expr lox = m.reg("lox_q", xw2 + 1, cw + "lo (lo = min(lo, hi); stage 3)");
   const Expr hip1 = m.reg("hip1_q", xw2 + 1, cw + "(hi + 1) = ~hi");
@@ -88,15 +88,9 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   const Expr nlx = !sp          ? Expr{}
                    : a.y_signed ? ex::sext(m.ref("nloe_q"), xw2 + 1)
                                 : cat({ex::ones(xw2 + 1 - yw), m.ref("nloe_q")});
-  Block b{assign(lox, sp ? nlx + lit(xw2 + 1, 1) : lit(xw2 + 1, 0) - ext(loe)),
-          assign(hip1, ~ext(hi))};
-  if (!c.pipe_sat()) {
-    const Expr lom1 = m.reg("lom1_q", xw2 + 1, cw + "(lo - 1) (stage 3)");
-    const Expr hix = m.reg("hix_q", xw2 + 1, cw + "hi");
-    b.push_back(assign(lom1, sp ? nlx + lit(xw2 + 1, 2) : lit(xw2 + 1, 1) - ext(loe)));
-    b.push_back(assign(hix, lit(xw2 + 1, 0) - ext(hi)));
-  }
-  m.seq(b);
+  // -(lo - 1) and -hi are these plus 1: the lanes carry the 1 in (core_lane.cpp lane_clamp).
+  m.seq({assign(lox, sp ? nlx + lit(xw2 + 1, 1) : lit(xw2 + 1, 0) - ext(loe)),
+         assign(hip1, ~ext(hi))});
 }
 
 }  // namespace normcore::gen::core

@@ -140,7 +140,6 @@ module normcore_l16_i16_core (
   wire [23:0] stride_s;  // the staged S
   assign stride_s = lay_q ? 24'd1 : ins_q;
   reg s_big_q;  // S >= 2^5 (u_step compares only the low bits)
-  reg [11:0] chm1_q;  // C - 1
   reg [7:0] cmpa_q;  // lo (sign bit flipped if signed)
   reg [7:0] cmpb_q;  // ~hi (sign bit flipped if signed)
   reg ist_d;
@@ -150,7 +149,6 @@ module normcore_l16_i16_core (
   reg [23:0] stride_d;
   reg s_big_d;
   reg ge0_d;
-  reg [11:0] chm1_d;
   reg [5:0] shift_d;
   reg [1:0] round_d;
   reg [7:0] lo_d;
@@ -162,7 +160,6 @@ module normcore_l16_i16_core (
     stride_d = stride_q;
     s_big_d = s_big_q;
     ge0_d = ge0_q;
-    chm1_d = chm1_q;
     shift_d = shift_q;
     round_d = round_q;
     lo_d = lo_q;
@@ -177,7 +174,6 @@ module normcore_l16_i16_core (
       stride_d = stride_s;
       s_big_d = ~lay_q & |inz_q;
       ge0_d = lay_q | (~(|inz_q) & lle_q);
-      chm1_d = chs_q - 12'd1;
       shift_d = shs_q;
       round_d = rds_q;
       lo_d = los_q;
@@ -213,7 +209,6 @@ module normcore_l16_i16_core (
     stride_q <= stride_d;
     s_big_q <= s_big_d;
     ge0_q <= ge0_d;
-    chm1_q <= chm1_d;
     shift_q <= shift_d;
     round_q <= round_d;
     lo_q <= lo_d;
@@ -271,23 +266,15 @@ module normcore_l16_i16_core (
   end
   reg [10:0] lox_q;  // 11-bit: -lo (lo = min(lo, hi); stage 3)
   reg [10:0] hip1_q;  // 11-bit: -(hi + 1) = ~hi
-  reg [10:0] lom1_q;  // 11-bit: -(lo - 1) (stage 3)
-  reg [10:0] hix_q;  // 11-bit: -hi
   reg [10:0] lox_d;
   reg [10:0] hip1_d;
-  reg [10:0] lom1_d;
-  reg [10:0] hix_d;
   always @* begin
     lox_d = 11'd0 - {{3{loe_q[7]}}, loe_q};
     hip1_d = ~{{3{hi_q[7]}}, hi_q};
-    lom1_d = 11'd1 - {{3{loe_q[7]}}, loe_q};
-    hix_d = 11'd0 - {{3{hi_q[7]}}, hi_q};
   end
   always @(posedge clk_i) begin
     lox_q <= lox_d;
     hip1_q <= hip1_d;
-    lom1_q <= lom1_d;
-    hix_q <= hix_d;
   end
 
   // Lane positions: S = HW (nchw) or 1 (nhwc)
@@ -299,7 +286,7 @@ module normcore_l16_i16_core (
     .start_i(chk_q),
     .stride_i(stride_q[4:0]),
     .s_big_i(s_big_q),
-    .chm1_i(chm1_q),
+    .ch_i(ch_q),
     .ge0_i(ge0_q),
     .done_o(step_done),
     .rem_o(lstep_r),
@@ -480,7 +467,7 @@ module normcore_l16_i16_core (
     nsk2_d = ~{sk_q, 1'b0};
     krsk_d = {2'd0, kr_q} - {2'd0, sk_q};
     nskr_d = krsk_q[6] ? krsk_q[5:0] - 6'd1 : {6{1'b1}};
-    kw0_d = {1'b0, kcs} - {1'b0, ch_q};
+    kw0_d = {1'b0, kc0_q} - {1'b0, ch_q};
   end
   always @(posedge clk_i) begin
     kr_q <= lstep_r;
@@ -663,9 +650,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[0]),
     .y_o(y_0)
   );
   wire [7:0] y_1;
@@ -680,9 +666,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[1]),
     .y_o(y_1)
   );
   wire [7:0] y_2;
@@ -697,9 +682,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[2]),
     .y_o(y_2)
   );
   wire [7:0] y_3;
@@ -714,9 +698,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[3]),
     .y_o(y_3)
   );
   wire [7:0] y_4;
@@ -731,9 +714,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[4]),
     .y_o(y_4)
   );
   wire [7:0] y_5;
@@ -748,9 +730,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[5]),
     .y_o(y_5)
   );
   wire [7:0] y_6;
@@ -765,9 +746,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[6]),
     .y_o(y_6)
   );
   wire [7:0] y_7;
@@ -782,9 +762,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[7]),
     .y_o(y_7)
   );
   wire [7:0] y_8;
@@ -799,9 +778,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[8]),
     .y_o(y_8)
   );
   wire [7:0] y_9;
@@ -816,9 +794,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[9]),
     .y_o(y_9)
   );
   wire [7:0] y_10;
@@ -833,9 +810,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[10]),
     .y_o(y_10)
   );
   wire [7:0] y_11;
@@ -850,9 +826,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[11]),
     .y_o(y_11)
   );
   wire [7:0] y_12;
@@ -867,9 +842,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[12]),
     .y_o(y_12)
   );
   wire [7:0] y_13;
@@ -884,9 +858,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[13]),
     .y_o(y_13)
   );
   wire [7:0] y_14;
@@ -901,9 +874,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[14]),
     .y_o(y_14)
   );
   wire [7:0] y_15;
@@ -918,20 +890,15 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[15]),
     .y_o(y_15)
   );
 
-  // Output buffer (lanes with tkeep = 0 output 0)
+  // Output buffer (the lanes output 0 where tkeep = 0)
   wire [144:0] fifo_wdata;
-  assign fifo_wdata = {last_6_q, keep_6_q, y_15 & {8{keep_6_q[15]}}, y_14 & {8{keep_6_q[14]}},
-      y_13 & {8{keep_6_q[13]}}, y_12 & {8{keep_6_q[12]}}, y_11 & {8{keep_6_q[11]}},
-      y_10 & {8{keep_6_q[10]}}, y_9 & {8{keep_6_q[9]}}, y_8 & {8{keep_6_q[8]}},
-      y_7 & {8{keep_6_q[7]}}, y_6 & {8{keep_6_q[6]}}, y_5 & {8{keep_6_q[5]}},
-      y_4 & {8{keep_6_q[4]}}, y_3 & {8{keep_6_q[3]}}, y_2 & {8{keep_6_q[2]}},
-      y_1 & {8{keep_6_q[1]}}, y_0 & {8{keep_6_q[0]}}};
+  assign fifo_wdata = {last_6_q, keep_6_q, y_15, y_14, y_13, y_12, y_11, y_10, y_9, y_8, y_7, y_6,
+      y_5, y_4, y_3, y_2, y_1, y_0};
   wire [144:0] fifo_rdata;
   normcore_l16_i16_fifo u_fifo (
     .clk_i(clk_i),
