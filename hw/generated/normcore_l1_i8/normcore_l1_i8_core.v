@@ -136,8 +136,6 @@ module normcore_l1_i8_core (
   wire [15:0] stride_s;  // the staged S
   assign stride_s = lay_q ? 16'd1 : ins_q;
   reg s_big_q;  // S >= 2^1 (u_step compares only the low bits)
-  reg [7:0] cmpa_q;  // lo (sign bit flipped if signed)
-  reg [7:0] cmpb_q;  // ~hi (sign bit flipped if signed)
   reg ist_d;
   reg wait_d;
   reg sdone_d;
@@ -149,8 +147,6 @@ module normcore_l1_i8_core (
   reg [1:0] round_d;
   reg [7:0] lo_d;
   reg [7:0] hi_d;
-  reg [7:0] cmpa_d;
-  reg [7:0] cmpb_d;
   always @* begin
     ch_d = ch_q;
     stride_d = stride_q;
@@ -160,8 +156,6 @@ module normcore_l1_i8_core (
     round_d = round_q;
     lo_d = lo_q;
     hi_d = hi_q;
-    cmpa_d = cmpa_q;
-    cmpb_d = cmpb_q;
     ist_d = (ist_q & ~start_fire) | (chk_q & ~ok_q) | reb_q;
     wait_d = (chk_q & ok_q) | (wait_q & ~(sdone_q & step_done));
     sdone_d = ~chk_q & (sdone_q | wsave_q);
@@ -174,8 +168,6 @@ module normcore_l1_i8_core (
       round_d = rds_q;
       lo_d = los_q;
       hi_d = his_q;
-      cmpa_d = los_q ^ 8'd128;
-      cmpb_d = ~his_q ^ 8'd128;
     end
   end
   always @(posedge clk_i) begin
@@ -209,8 +201,6 @@ module normcore_l1_i8_core (
     round_q <= round_d;
     lo_q <= lo_d;
     hi_q <= hi_d;
-    cmpa_q <= cmpa_d;
-    cmpb_q <= cmpb_d;
   end
   reg ok_d;
   always @* begin
@@ -224,10 +214,11 @@ module normcore_l1_i8_core (
 
   // Per-job lane constants, in set-up register stages from the latched configuration
   // (valid long before the first beat)
-  reg lgt_q;  // lo > hi (set-up stage 1)
+  reg lgt_q;  // lo > hi (set-up stage 1, or 2 from hip1_q)
   reg [7:0] loe_q;  // min(lo, hi): the clamp's lower bound (hi wins if lo > hi; stage 2)
-  wire [8:0] lgt_sum;  // cmpa_q + cmpb_q: bit yw is lo > hi
-  assign lgt_sum = {1'b0, cmpa_q} + {1'b0, cmpb_q};
+  reg [10:0] hip1_q;  // 11-bit: -(hi + 1) = ~hi
+  wire [8:0] lgt_sum;  // lo' + (~hi)': bit yw is lo > hi
+  assign lgt_sum = {1'b0, lo_q ^ 8'd128} + {1'b0, hip1_q[7:0] ^ 8'd128};
   wire unused_lgt_sum;
   assign unused_lgt_sum = ^lgt_sum[7:0];  // only the carry is used
   reg lgt_d;
@@ -274,7 +265,6 @@ module normcore_l1_i8_core (
     tq0_q <= tq0_d;
   end
   reg [10:0] lox_q;  // 11-bit: -lo (lo = min(lo, hi); stage 3)
-  reg [10:0] hip1_q;  // 11-bit: -(hi + 1) = ~hi
   reg [10:0] lox_d;
   reg [10:0] hip1_d;
   always @* begin
