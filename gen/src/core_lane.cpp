@@ -448,17 +448,23 @@ void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const std::
   // The four compares, each a carry chain straight from the stage's registers; the +1 chooses
   // between them after the register (a mux in front of one shared chain was 15 ns on UP5K).
   // Two per-job bounds: -(lo - 1) = -lo + 1 and -hi = -(hi + 1) + 1 carry a 1 in at the bottom.
+  // |qn - k| < 2^nw (k an output value): nw + 1 bits hold the difference, so a chain with the
+  // carry-in is no longer than the four chains of nw + 2 bits were.
   const auto cmp = [&](const std::string& name, const char* bound, bool ci,
                        const std::string& what) {
-    const int sw = nw + 2 + (ci ? 1 : 0);
+    const int sw = nw + 1 + (ci ? 1 : 0);
+    const Expr k = slice(m.ref(bound), 0, nw + 1);
     const Expr sum = m.wire(name + "_s", sw, "qn - the bound: its sign is qn < the bound");
-    m.assign(sum, ci ? cat({ex::sext(qn, nw + 2), lit(1, 1)}) + cat({m.ref(bound), lit(1, 1)})
-                     : ex::sext(qn, nw + 2) + m.ref(bound));
+    m.assign(sum, ci ? cat({ex::sext(qn, nw + 1), lit(1, 1)}) + cat({k, lit(1, 1)})
+                     : ex::sext(qn, nw + 1) + k);
     m.assign(m.wire("unused_" + name, 1, "the sum itself"), ex::red_xor(slice(sum, 0, sw - 1)));
     const Expr e = m.wire(name, 1, what);
     m.assign(e, bit(sum, sw - 1));
     return e;
   };
+  m.assign(m.wire("unused_bounds", 1, "the bounds' top bits (a sign extension)"),
+           ex::red_xor(cat({slice(m.ref("lox_i"), nw + 1, w.yw + 2 - nw),
+                            slice(m.ref("hip1_i"), nw + 1, w.yw + 2 - nw)})));
   const Expr bl1 = cmp("lt_lom1", "lox_i", true, "qn < lo - 1: below if + 1");
   const Expr bl0 = cmp("lt_lo", "lox_i", false, "qn < lo: below if + 0");
   const Expr ab1 = cmp("lt_hi", "hip1_i", true, "qn < hi: not above if + 1");

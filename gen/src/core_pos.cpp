@@ -57,7 +57,14 @@ Module build_step(const CoreConfig& c) {
   // (cs_q = 0, a register from ch_i; valid from the first iteration, a cycle after start_i) is
   // never reached (q <= L).
   const Expr q_wrap = m.wire("q_wrap", 1, "q_q == C - 1");
-  const Expr qp1 = zext(q, nb + 1) + lit(nb + 1, 1);
+  // q + 1 bit by bit (q_i ^ &q[i-1:0]): LUT logic, not an adder's carry chain (on the UP5K a
+  // chain into the equality was the --target ice40 core's worst set-up path)
+  std::vector<Expr> qb;
+  for (int i = nb; i >= 0; --i) {
+    const Expr below = i == 0 ? lit(1, 1) : ex::red_and(slice(q, 0, i));
+    qb.push_back(i == nb ? below : bit(q, i) ^ below);
+  }
+  const Expr qp1 = cat(std::move(qb));
   if (cw > nb + 1) {
     const Expr cs = m.reg("cs_q", 1, "C < 2^" + std::to_string(nb + 1));
     m.seq({assign(cs, ex::eq(slice(chs, nb + 1, cw - nb - 1), lit(cw - nb - 1, 0)))});

@@ -43,7 +43,7 @@ module normcore_l1_i8_step (
   always @(posedge clk_i) begin
     cs_q <= cs_d;
   end
-  assign q_wrap = cs_q & ({1'b0, q_q} + 2'd1 == ch_i[1:0]);
+  assign q_wrap = cs_q & ({&q_q, q_q ^ 1'b1} == ch_i[1:0]);
   reg [2:0] n2s_q;  // 2^(nb+1) - 2S (S's low bits)
   reg [2:0] n2s_d;
   always @* begin

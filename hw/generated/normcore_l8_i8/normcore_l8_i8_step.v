@@ -43,7 +43,9 @@ module normcore_l8_i8_step (
   always @(posedge clk_i) begin
     cs_q <= cs_d;
   end
-  assign q_wrap = cs_q & ({1'b0, q_q} + 5'd1 == ch_i[4:0]);
+  assign q_wrap = cs_q &
+      ({&q_q, q_q[3] ^ &q_q[2:0], q_q[2] ^ &q_q[1:0], q_q[1] ^ &q_q[0], q_q[0] ^ 1'b1} ==
+        ch_i[4:0]);
   reg [5:0] n2s_q;  // 2^(nb+1) - 2S (S's low bits)
   reg [5:0] n2s_d;
   always @* begin
