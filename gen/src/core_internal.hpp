@@ -117,6 +117,12 @@ void lane_job_consts(Module& m, const CoreConfig& c, const Variant& v);
 // ntq0 = ~tq0's low bits as a per-job constant: its width, 0 when not used.
 bool lane_chain_tests(const CoreConfig& c);
 int lane_ntq_bits(const CoreConfig& c, const Variant& v);
+// The integer lane zeroes its output register itself for an element with tkeep = 0 (keep_i, the
+// register's synchronous reset: no LUT), instead of a mask in front of the output buffer (one
+// LUT a bit); not --target ecp5 (its output buffer head) nor the float lanes.
+inline bool lane_keep(const CoreConfig& c) {
+  return !c.arith.is_float() && c.target != "ecp5";
+}
 
 Module build_step(const CoreConfig& c);
 Module build_chan(const CoreConfig& c);

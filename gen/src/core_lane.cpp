@@ -107,10 +107,8 @@ void lane_ports(Module& m, const CoreConfig& c, const Variant& v, const LaneWidt
   m.in("hi_i", w.yw);
   const std::string k = std::to_string(w.yw + 3) + "-bit two's complement";
   m.in("lox_i", w.yw + 3, "-lo, " + k);
-  // pipe_sat: the clamp compares q + inc itself with lo and hi (lane_clamp_sat): two bounds.
-  if (!c.pipe_sat()) m.in("lom1_i", w.yw + 3, "-(lo - 1), the same");
-  if (!c.pipe_sat()) m.in("hix_i", w.yw + 3, "-hi, the same");
   m.in("hip1_i", w.yw + 3, "-(hi + 1) = ~hi, the same");
+  if (lane_keep(c)) m.in("keep_i", 1, "the element's tkeep: y_o is 0 unless set (a stage early)");
   m.out("y_o", w.yw);
 }
 
@@ -393,7 +391,13 @@ std::vector<Expr> lane_round(Module& m, const CoreConfig& c, const LaneWidths& w
 // low bits carry inc), so rq < k is the sign of one (W+1)-bit add straight from registers:
 // rq < lo with -lo, rq < hi + 1 with -(hi + 1) = ~hi. Two chains instead of four, two per-job
 // constants, and the saturation / clamp logic after the register is narrower.
-void lane_clamp_sat(Module& m, const LaneWidths& w, const std::vector<Expr>& qi) {
+// The output register's input: y, or 0 for an element with tkeep = 0 (lane_keep).
+Expr lane_keep_mask(Module& m, const CoreConfig& c, const LaneWidths& w, const Expr& y) {
+  return lane_keep(c) ? mux(m.ref("keep_i"), y, lit(w.yw, 0)) : y;
+}
+
+void lane_clamp_sat(Module& m, const CoreConfig& c, const LaneWidths& w,
+                    const std::vector<Expr>& qi) {
   const Expr &qn = qi[0], &inc = qi[1];
   const int nw = w.nw, yw = w.yw, sw = nw + 2;
   m.section("Clamp decisions: rq = qn + inc against lo (= min(lo, hi)) and hi + 1, each the sign");
@@ -425,13 +429,14 @@ void lane_clamp_sat(Module& m, const LaneWidths& w, const std::vector<Expr>& qi)
   m.assign(abv, sat ? mux(fits, ~nab, ~neg) : ~nab);
   m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
   const Expr y = m.reg("y_q", yw);
-  m.seq({assign(y, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), rqs)))});
+  m.seq(
+      {assign(y, lane_keep_mask(m, c, w, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), rqs))))});
   m.assign(m.ref("y_o"), y);
 }
 
 // Clamp decisions beside the +1, and the clamp.
 void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const std::vector<Expr>& qi) {
-  if (c.pipe_sat()) return lane_clamp_sat(m, w, qi);
+  if (c.pipe_sat()) return lane_clamp_sat(m, c, w, qi);
   const Expr &qn = qi[0], &inc = qi[1];
   const int nw = w.nw, yw = w.yw;
   m.section("Clamp decisions beside the +1: rq = qn + inc against lo (= min(lo, hi)) and hi by");
@@ -442,18 +447,28 @@ void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const std::
   m.assign(rq, slice(qn, 0, yw) + zext(inc, yw));
   // The four compares, each a carry chain straight from the stage's registers; the +1 chooses
   // between them after the register (a mux in front of one shared chain was 15 ns on UP5K).
-  const auto cmp = [&](const std::string& name, const char* bound, const std::string& what) {
-    const Expr sum = m.wire(name + "_s", nw + 2, "qn - the bound: its sign is qn < the bound");
-    m.assign(sum, ex::sext(qn, nw + 2) + m.ref(bound));
-    m.assign(m.wire("unused_" + name, 1, "the sum itself"), ex::red_xor(slice(sum, 0, nw + 1)));
+  // Two per-job bounds: -(lo - 1) = -lo + 1 and -hi = -(hi + 1) + 1 carry a 1 in at the bottom.
+  // |qn - k| < 2^nw (k an output value): nw + 1 bits hold the difference, so a chain with the
+  // carry-in is no longer than the four chains of nw + 2 bits were.
+  const auto cmp = [&](const std::string& name, const char* bound, bool ci,
+                       const std::string& what) {
+    const int sw = nw + 1 + (ci ? 1 : 0);
+    const Expr k = slice(m.ref(bound), 0, nw + 1);
+    const Expr sum = m.wire(name + "_s", sw, "qn - the bound: its sign is qn < the bound");
+    m.assign(sum, ci ? cat({ex::sext(qn, nw + 1), lit(1, 1)}) + cat({k, lit(1, 1)})
+                     : ex::sext(qn, nw + 1) + k);
+    m.assign(m.wire("unused_" + name, 1, "the sum itself"), ex::red_xor(slice(sum, 0, sw - 1)));
     const Expr e = m.wire(name, 1, what);
-    m.assign(e, bit(sum, nw + 1));
+    m.assign(e, bit(sum, sw - 1));
     return e;
   };
-  const Expr bl1 = cmp("lt_lom1", "lom1_i", "qn < lo - 1: below if + 1");
-  const Expr bl0 = cmp("lt_lo", "lox_i", "qn < lo: below if + 0");
-  const Expr ab1 = cmp("lt_hi", "hix_i", "qn < hi: not above if + 1");
-  const Expr ab0 = cmp("lt_hip1", "hip1_i", "qn < hi + 1: not above if + 0");
+  m.assign(m.wire("unused_bounds", 1, "the bounds' top bits (a sign extension)"),
+           ex::red_xor(cat({slice(m.ref("lox_i"), nw + 1, w.yw + 2 - nw),
+                            slice(m.ref("hip1_i"), nw + 1, w.yw + 2 - nw)})));
+  const Expr bl1 = cmp("lt_lom1", "lox_i", true, "qn < lo - 1: below if + 1");
+  const Expr bl0 = cmp("lt_lo", "lox_i", false, "qn < lo: below if + 0");
+  const Expr ab1 = cmp("lt_hi", "hip1_i", true, "qn < hi: not above if + 1");
+  const Expr ab0 = cmp("lt_hip1", "hip1_i", false, "qn < hi + 1: not above if + 0");
   std::vector<Flop> ff;
   const bool pr = c.pipe_round();
   const Expr rqs = stage(m, ff, rq, pr), incs = stage(m, ff, inc, pr);
@@ -476,7 +491,8 @@ void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const std::
 
   m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
   const Expr y = m.reg("y_q", yw);
-  m.seq({assign(y, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), rqs)))});
+  m.seq(
+      {assign(y, lane_keep_mask(m, c, w, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), rqs))))});
   m.assign(m.ref("y_o"), y);
 }
 

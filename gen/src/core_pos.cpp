@@ -24,7 +24,6 @@ Module build_step(const CoreConfig& c) {
   const int hw = c.inner_bits;
   const int cw = c.chan_bits();
   const int sb = std::min(hw, nb);  // S only matters below 2^nb (r <= L < 2^nb)
-  const int qw = std::max(nb, cw);
   Module m;
   m.name = c.name + "_step";
   m.description = {
@@ -42,7 +41,7 @@ Module build_step(const CoreConfig& c) {
   const Expr start = m.in("start_i", 1, "begin; the inputs below hold from the next cycle on");
   const Expr stride = m.in("stride_i", sb, hw > nb ? "S, low bits" : "S >= 1");
   const Expr s_big = hw > nb ? m.in("s_big_i", 1, "S >= 2^" + std::to_string(nb)) : Expr{};
-  const Expr chm1 = m.in("chm1_i", cw, "C - 1");
+  const Expr chs = m.in("ch_i", cw, "C");
   const Expr ge0 = m.in("ge0_i", 1, "L >= S: the first compare");
   const Expr done = m.out("done_o", 1, "rem_o and quo_o are final");
   const Expr rem = m.out("rem_o", sb, "L mod S (< L)");
@@ -54,15 +53,24 @@ Module build_step(const CoreConfig& c) {
   const Expr rge = m.reg("rge_q", 1, "r_q >= S, computed a cycle early as r >= 2S");
   const Expr r_ge = m.wire("r_ge", 1, "r_q >= S");
   m.assign(r_ge, mux(first, ge0, rge));
-  // q_q == C - 1 on q's nb bits: C - 1 >= 2^nb (cs_q = 0, a register from chm1_i; valid from the
-  // first iteration, a cycle after start_i) is never reached (q <= L).
+  // q_q == C - 1 as q_q + 1 == C on nb + 1 bits (no C - 1 register in the top): C >= 2^(nb+1)
+  // (cs_q = 0, a register from ch_i; valid from the first iteration, a cycle after start_i) is
+  // never reached (q <= L).
   const Expr q_wrap = m.wire("q_wrap", 1, "q_q == C - 1");
-  if (cw > nb) {
-    const Expr cs = m.reg("cs_q", 1, "C - 1 < 2^" + std::to_string(nb));
-    m.seq({assign(cs, ex::eq(slice(chm1, nb, cw - nb), lit(cw - nb, 0)))});
-    m.assign(q_wrap, cs & ex::eq(q, slice(chm1, 0, nb)));
+  // q + 1 bit by bit (q_i ^ &q[i-1:0]): LUT logic, not an adder's carry chain (on the UP5K a
+  // chain into the equality was the --target ice40 core's worst set-up path)
+  std::vector<Expr> qb;
+  for (int i = nb; i >= 0; --i) {
+    const Expr below = i == 0 ? lit(1, 1) : ex::red_and(slice(q, 0, i));
+    qb.push_back(i == nb ? below : bit(q, i) ^ below);
+  }
+  const Expr qp1 = cat(std::move(qb));
+  if (cw > nb + 1) {
+    const Expr cs = m.reg("cs_q", 1, "C < 2^" + std::to_string(nb + 1));
+    m.seq({assign(cs, ex::eq(slice(chs, nb + 1, cw - nb - 1), lit(cw - nb - 1, 0)))});
+    m.assign(q_wrap, cs & ex::eq(qp1, slice(chs, 0, nb + 1)));
   } else {
-    m.assign(q_wrap, ex::eq(zext(q, qw), zext(chm1, qw)));
+    m.assign(q_wrap, ex::eq(qp1, zext(chs, nb + 1)));
   }
   // r >= 2S as the carry of r + (2^(nb+1) - 2S): n2s_q, a register from stride_i (valid from
   // start_i on); S >= 2^nb (s_big_i) is masked after the carry.

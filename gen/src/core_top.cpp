@@ -170,10 +170,10 @@ Expr staged_stride(Module& m, const CoreConfig& c) {
 
 // The job registers, loaded in the latch cycle (`if (lat_q)`) from the staged configuration:
 // the job's settings (fixed ones as constants), the clamp compare's operands and the set-up
-// values u_step and the walker read from the check cycle on (s_big_q, ge0_q, chm1_q; the walker's
+// values u_step and the walker read from the check cycle on (s_big_q, ge0_q; the walker's
 // nsm_q is core_top_pos.cpp's).
 Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
-  const int hw = c.inner_bits, nb = c.lane_count_bits(), yw = c.arith.yw, cw = c.chan_bits();
+  const int hw = c.inner_bits, nb = c.lane_count_bits(), yw = c.arith.yw;
   const bool pos = !fixed_nhwc(c);
   const Expr chs = m.ref("chs_q"), lo = m.ref("los_q"), hi = m.ref("his_q");
   Block latch{assign(m.ref("ch_q"), chs)};
@@ -195,7 +195,6 @@ Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
                                      ? lit(1, 1)
                                      : ex::le(stride, lit(hw, static_cast<U>(c.lanes)))));
     }
-    latch.push_back(assign(m.reg("chm1_q", cw, "C - 1"), chs - lit(cw, 1)));
   }
   latch.push_back(assign(m.ref("shift_q"), c.has_fixed_shift()
                                                ? lit(v.rw, static_cast<U>(c.fixed_shift))
@@ -205,13 +204,16 @@ Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
   latch.push_back(assign(m.ref("lo_q"), lo));
   latch.push_back(assign(m.ref("hi_q"), hi));
   // lo > hi as one carry chain from registers (top_lane_consts): lo + ~hi >= 2^yw, signed
-  // values with their sign bits flipped.
+  // values with their sign bits flipped. split_consts: from cmpa_q / cmpb_q, latched here (one
+  // stage earlier); else from lo_q and hip1_q = ~hi (area15: no operand registers).
   const auto flip = [&](const Expr& e) {
     return c.arith.y_signed ? e ^ lit(yw, U{1} << (yw - 1)) : e;
   };
   if (c.arith.is_float()) return latch;  // the float lanes take lo_q / hi_q as they are
-  latch.push_back(assign(m.reg("cmpa_q", yw, "lo (sign bit flipped if signed)"), flip(lo)));
-  latch.push_back(assign(m.reg("cmpb_q", yw, "~hi (sign bit flipped if signed)"), flip(~hi)));
+  if (split_consts(c) && yw >= 4) {
+    latch.push_back(assign(m.reg("cmpa_q", yw, "lo (sign bit flipped if signed)"), flip(lo)));
+    latch.push_back(assign(m.reg("cmpb_q", yw, "~hi (sign bit flipped if signed)"), flip(~hi)));
+  }
   if (v.dec) latch.push_back(assign(m.ref("k1_q"), m.ref("k1s_q")));
   return latch;
 }
@@ -462,10 +464,7 @@ void top_lane_conns(Module& m, const CoreConfig& c, const Variant& v, Conns& lc)
   lc.emplace_back("round_i", m.ref("round_q"));
   lc.emplace_back("lo_i", m.ref("loe_q"));
   lc.emplace_back("hi_i", m.ref("hi_q"));
-  for (const std::string n : {"lox", "lom1", "hix", "hip1"}) {
-    if (c.pipe_sat() && (n == "lom1" || n == "hix")) continue;  // lane_clamp_sat: two bounds
-    lc.emplace_back(n + "_i", m.ref(n + "_q"));
-  }
+  for (const std::string n : {"lox", "hip1"}) lc.emplace_back(n + "_i", m.ref(n + "_q"));
 }
 
 void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
@@ -475,6 +474,8 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
   const LaneShape sh = lane_shape(v);
   m.section("Lanes");
   const Expr keep = m.ref(idx("keep", ns) + "_q");
+  // lane_keep: the lanes' output registers take keep a stage before the output buffer does
+  const Expr keep_in = ns >= 2 ? m.ref(idx("keep", ns - 1) + "_q") : m.ref("s_axis_tkeep");
   std::vector<Expr> ycat;
   for (int i = 0; i < L; ++i) {
     const Expr y = m.wire(idx("y", i), yw);
@@ -494,11 +495,13 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
       lc.emplace_back("shift_i", m.ref("shift_q"));
     }
     if (!c.arith.is_float()) top_lane_conns(m, c, v, lc);
+    if (lane_keep(c)) lc.emplace_back("keep_i", bit(keep_in, i));
     lc.emplace_back("y_o", y);
     m.instance(Instance{c.name + "_lane", idx("u_lane", i), std::move(lc)});
-    ycat.insert(ycat.begin(), y & ex::repl(yw, bit(keep, i)));
+    ycat.insert(ycat.begin(), lane_keep(c) ? y : y & ex::repl(yw, bit(keep, i)));
   }
-  m.section("Output buffer (lanes with tkeep = 0 output 0)");
+  m.section(lane_keep(c) ? "Output buffer (the lanes output 0 where tkeep = 0)"
+                         : "Output buffer (lanes with tkeep = 0 output 0)");
   const Expr wdata = m.wire("fifo_wdata", fw);
   ycat.insert(ycat.begin(), keep);
   ycat.insert(ycat.begin(), m.ref(idx("last", ns) + "_q"));

@@ -56,8 +56,9 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
     return;
   }
   const Expr lo = m.ref("lo_q"), hi = m.ref("hi_q");
-  // lo > hi: the carry out of cmpa + cmpb = lo' + ~hi' (latched at start), one carry chain.
-  const Expr lgt = m.reg("lgt_q", 1, "lo > hi (set-up stage 1)");
+  // lo > hi: the carry out of lo' + ~hi' (split_consts: cmpa + cmpb, latched at start; else
+  // lo_q + hip1_q, a stage later), one carry chain.
+  const Expr lgt = m.reg("lgt_q", 1, "lo > hi (set-up stage 1, or 2 from hip1_q)");
   const Expr loe =
       m.reg("loe_q", yw, "min(lo, hi): the clamp's lower bound (hi wins if lo > hi; stage 2)");
   if (split_consts(c) && yw >= 4) {
@@ -65,8 +66,14 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
     const Expr nloe = m.reg("nloe_q", yw, "~loe_q (the negation's chain without inverters)");
     m.seq({assign(loe, mux(lgt, hi, lo)), assign(nloe, mux(lgt, ~hi, ~lo))});
   } else {
-    const Expr gsum = m.wire("lgt_sum", yw + 1, "cmpa_q + cmpb_q: bit yw is lo > hi");
-    m.assign(gsum, zext(m.ref("cmpa_q"), yw + 1) + zext(m.ref("cmpb_q"), yw + 1));
+    // lo' + (~hi)' from lo_q and hip1_q's low bits (= ~hi; a stage after hi_q), ' = the sign
+    // bit flipped if signed
+    const auto flip = [&](const Expr& e) {
+      return a.y_signed ? e ^ lit(yw, std::uint64_t{1} << (yw - 1)) : e;
+    };
+    const Expr hip1 = m.reg("hip1_q", yw + 3, std::to_string(yw + 3) + "-bit: -(hi + 1) = ~hi");
+    const Expr gsum = m.wire("lgt_sum", yw + 1, "lo' + (~hi)': bit yw is lo > hi");
+    m.assign(gsum, zext(flip(lo), yw + 1) + zext(flip(slice(hip1, 0, yw)), yw + 1));
     m.assign(m.wire("unused_lgt_sum", 1), ex::red_xor(slice(gsum, 0, yw)),
              "only the carry is used");
     m.seq({assign(lgt, bit(gsum, yw)), assign(loe, mux(lgt, hi, lo))});
@@ -78,25 +85,19 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   };
   // The lanes compare their signed quotient q with k by one add each: the sign of the
   // (xw2 + 1)-bit sum q + (-k) is q < k. So the constants are -k, (xw2 + 1)-bit two's complement,
-  // each one subtraction from a register (-(hi + 1) = ~hi: no adder). pipeline >= 8: only -lo
-  // and -(hi + 1) (the lanes compare q + inc itself).
+  // each one subtraction from a register (-(hi + 1) = ~hi: no adder). Only -lo and -(hi + 1):
+  // the lanes carry a 1 in for -(lo - 1) and -hi, or compare q + inc itself (pipeline >= 8).
   const std::string cw = std::to_string(xw2 + 1) + "-bit: -";
   const Expr lox = m.reg("lox_q", xw2 + 1, cw + "lo (lo = min(lo, hi); stage 3)");
-  const Expr hip1 = m.reg("hip1_q", xw2 + 1, cw + "(hi + 1) = ~hi");
   // -lo = ~ext(lo) + 1: with nloe_q the chain adds a constant to a register (no inverters).
   const bool sp = split_consts(c) && yw >= 4;
+  const Expr hip1 = sp ? m.reg("hip1_q", xw2 + 1, cw + "(hi + 1) = ~hi") : m.ref("hip1_q");
   const Expr nlx = !sp          ? Expr{}
                    : a.y_signed ? ex::sext(m.ref("nloe_q"), xw2 + 1)
                                 : cat({ex::ones(xw2 + 1 - yw), m.ref("nloe_q")});
-  Block b{assign(lox, sp ? nlx + lit(xw2 + 1, 1) : lit(xw2 + 1, 0) - ext(loe)),
-          assign(hip1, ~ext(hi))};
-  if (!c.pipe_sat()) {
-    const Expr lom1 = m.reg("lom1_q", xw2 + 1, cw + "(lo - 1) (stage 3)");
-    const Expr hix = m.reg("hix_q", xw2 + 1, cw + "hi");
-    b.push_back(assign(lom1, sp ? nlx + lit(xw2 + 1, 2) : lit(xw2 + 1, 1) - ext(loe)));
-    b.push_back(assign(hix, lit(xw2 + 1, 0) - ext(hi)));
-  }
-  m.seq(b);
+  // -(lo - 1) and -hi are these plus 1: the lanes carry the 1 in (core_lane.cpp lane_clamp).
+  m.seq({assign(lox, sp ? nlx + lit(xw2 + 1, 1) : lit(xw2 + 1, 0) - ext(loe)),
+         assign(hip1, ~ext(hi))});
 }
 
 }  // namespace normcore::gen::core

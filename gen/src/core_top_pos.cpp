@@ -172,7 +172,7 @@ void top_step(Module& m, const CoreConfig& c, const Expr& check) {
                  {"start_i", check},
                  {"stride_i", slice(m.ref("stride_q"), 0, std::min(hw, nb))}};
   if (hw > nb) conns.emplace_back("s_big_i", m.ref("s_big_q"));
-  conns.emplace_back("chm1_i", m.ref("chm1_q"));
+  conns.emplace_back("ch_i", m.ref("ch_q"));
   conns.emplace_back("ge0_i", m.ref("ge0_q"));
   conns.emplace_back("done_o", m.ref("step_done"));
   conns.emplace_back("rem_o", lstep_r);
@@ -259,10 +259,9 @@ void top_beat_consts(Module& m, const CoreConfig& c) {
              ex::red_xor(cat({lstep_r, lstep_c})));
   }
   kff.push_back(assign(kc0, kcs));
-  // --target ecp5 / ice40: kw0 from the register kc0_q (the select and the subtract in different
-  // cycles; kw0_q is first read by a beat, at arm + 3 or later).
-  const Expr kcw = lut_tracker(c) ? kc0 : kcs;
-  kff.push_back(assign(kw0, zext(kcw, cw + 1) - zext(m.ref("ch_q"), cw + 1)));
+  // kw0 from the register kc0_q (the select and the subtract in different cycles: no select LUT
+  // in front of the subtract's chain; kw0_q is first read by a beat, at arm + 3 or later).
+  kff.push_back(assign(kw0, zext(kc0, cw + 1) - zext(m.ref("ch_q"), cw + 1)));
   m.seq(kff);
 }
 

@@ -121,7 +121,7 @@ std::string lane_job_inputs(const CoreConfig& c, const core::Variant& v, std::st
       << "_e = " << ext(b, a.yw, a.y_signed, to_string(kw)) << ";\n";
   }
   conns += "    .round_i(mode), .lo_i(lo), .hi_i(hi), .lox_i(-lo_e), .hip1_i(~hi_e),\n";
-  if (!c.pipe_sat()) conns += "    .lom1_i(1 - lo_e), .hix_i(-hi_e),\n";
+  if (core::lane_keep(c)) conns += "    .keep_i(1'b1),\n";
   return o.str();
 }
 

@@ -96,3 +96,8 @@ expect_fail "bank-address fault" tab_l2_c3 --quick nc_ptable.v \
 expect_fail "fits-chain fault" x4s4b8y4_p3 --quick - \
   "s/+ {1'b0, tq0_i\\[3:0\\]} + 5'd1;/+ {1'b0, tq0_i[3:0]} + 5'd0;/" 'lane == contract +BMC' \
   ".*tq0_i\\[3:0\\]} + 5'd0;"
+# The clamp's bounds -(lo - 1) and -hi as -lo and -(hi + 1) with a 1 carried in (pipeline < 8,
+# area15): the upper compare's carry-in dropped (qn < hi + 1 for qn < hi) must fail the lane proof.
+expect_fail "clamp carry-in fault" x4s4b8y4_p3 --quick - \
+  "s/+ {hip1_i\\[5:0\\], 1'b1};/+ {hip1_i[5:0], 1'b0};/" 'lane == contract +BMC' \
+  ".*{hip1_i\\[5:0\\], 1'b0};"

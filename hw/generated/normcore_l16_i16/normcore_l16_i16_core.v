@@ -140,9 +140,6 @@ module normcore_l16_i16_core (
   wire [23:0] stride_s;  // the staged S
   assign stride_s = lay_q ? 24'd1 : ins_q;
   reg s_big_q;  // S >= 2^5 (u_step compares only the low bits)
-  reg [11:0] chm1_q;  // C - 1
-  reg [7:0] cmpa_q;  // lo (sign bit flipped if signed)
-  reg [7:0] cmpb_q;  // ~hi (sign bit flipped if signed)
   reg ist_d;
   reg wait_d;
   reg sdone_d;
@@ -150,25 +147,19 @@ module normcore_l16_i16_core (
   reg [23:0] stride_d;
   reg s_big_d;
   reg ge0_d;
-  reg [11:0] chm1_d;
   reg [5:0] shift_d;
   reg [1:0] round_d;
   reg [7:0] lo_d;
   reg [7:0] hi_d;
-  reg [7:0] cmpa_d;
-  reg [7:0] cmpb_d;
   always @* begin
     ch_d = ch_q;
     stride_d = stride_q;
     s_big_d = s_big_q;
     ge0_d = ge0_q;
-    chm1_d = chm1_q;
     shift_d = shift_q;
     round_d = round_q;
     lo_d = lo_q;
     hi_d = hi_q;
-    cmpa_d = cmpa_q;
-    cmpb_d = cmpb_q;
     ist_d = (ist_q & ~start_fire) | (chk_q & ~ok_q) | reb_q;
     wait_d = (chk_q & ok_q) | (wait_q & ~(sdone_q & step_done));
     sdone_d = ~chk_q & (sdone_q | wsave_q[15]);
@@ -177,13 +168,10 @@ module normcore_l16_i16_core (
       stride_d = stride_s;
       s_big_d = ~lay_q & |inz_q;
       ge0_d = lay_q | (~(|inz_q) & lle_q);
-      chm1_d = chs_q - 12'd1;
       shift_d = shs_q;
       round_d = rds_q;
       lo_d = los_q;
       hi_d = his_q;
-      cmpa_d = los_q ^ 8'd128;
-      cmpb_d = ~his_q ^ 8'd128;
     end
   end
   always @(posedge clk_i) begin
@@ -213,13 +201,10 @@ module normcore_l16_i16_core (
     stride_q <= stride_d;
     s_big_q <= s_big_d;
     ge0_q <= ge0_d;
-    chm1_q <= chm1_d;
     shift_q <= shift_d;
     round_q <= round_d;
     lo_q <= lo_d;
     hi_q <= hi_d;
-    cmpa_q <= cmpa_d;
-    cmpb_q <= cmpb_d;
   end
   reg ok_d;
   always @* begin
@@ -233,10 +218,11 @@ module normcore_l16_i16_core (
 
   // Per-job lane constants, in set-up register stages from the latched configuration
   // (valid long before the first beat)
-  reg lgt_q;  // lo > hi (set-up stage 1)
+  reg lgt_q;  // lo > hi (set-up stage 1, or 2 from hip1_q)
   reg [7:0] loe_q;  // min(lo, hi): the clamp's lower bound (hi wins if lo > hi; stage 2)
-  wire [8:0] lgt_sum;  // cmpa_q + cmpb_q: bit yw is lo > hi
-  assign lgt_sum = {1'b0, cmpa_q} + {1'b0, cmpb_q};
+  reg [10:0] hip1_q;  // 11-bit: -(hi + 1) = ~hi
+  wire [8:0] lgt_sum;  // lo' + (~hi)': bit yw is lo > hi
+  assign lgt_sum = {1'b0, lo_q ^ 8'd128} + {1'b0, hip1_q[7:0] ^ 8'd128};
   wire unused_lgt_sum;
   assign unused_lgt_sum = ^lgt_sum[7:0];  // only the carry is used
   reg lgt_d;
@@ -270,24 +256,15 @@ module normcore_l16_i16_core (
     tq0_q <= tq0_d;
   end
   reg [10:0] lox_q;  // 11-bit: -lo (lo = min(lo, hi); stage 3)
-  reg [10:0] hip1_q;  // 11-bit: -(hi + 1) = ~hi
-  reg [10:0] lom1_q;  // 11-bit: -(lo - 1) (stage 3)
-  reg [10:0] hix_q;  // 11-bit: -hi
   reg [10:0] lox_d;
   reg [10:0] hip1_d;
-  reg [10:0] lom1_d;
-  reg [10:0] hix_d;
   always @* begin
     lox_d = 11'd0 - {{3{loe_q[7]}}, loe_q};
     hip1_d = ~{{3{hi_q[7]}}, hi_q};
-    lom1_d = 11'd1 - {{3{loe_q[7]}}, loe_q};
-    hix_d = 11'd0 - {{3{hi_q[7]}}, hi_q};
   end
   always @(posedge clk_i) begin
     lox_q <= lox_d;
     hip1_q <= hip1_d;
-    lom1_q <= lom1_d;
-    hix_q <= hix_d;
   end
 
   // Lane positions: S = HW (nchw) or 1 (nhwc)
@@ -299,7 +276,7 @@ module normcore_l16_i16_core (
     .start_i(chk_q),
     .stride_i(stride_q[4:0]),
     .s_big_i(s_big_q),
-    .chm1_i(chm1_q),
+    .ch_i(ch_q),
     .ge0_i(ge0_q),
     .done_o(step_done),
     .rem_o(lstep_r),
@@ -480,7 +457,7 @@ module normcore_l16_i16_core (
     nsk2_d = ~{sk_q, 1'b0};
     krsk_d = {2'd0, kr_q} - {2'd0, sk_q};
     nskr_d = krsk_q[6] ? krsk_q[5:0] - 6'd1 : {6{1'b1}};
-    kw0_d = {1'b0, kcs} - {1'b0, ch_q};
+    kw0_d = {1'b0, kc0_q} - {1'b0, ch_q};
   end
   always @(posedge clk_i) begin
     kr_q <= lstep_r;
@@ -663,9 +640,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[0]),
     .y_o(y_0)
   );
   wire [7:0] y_1;
@@ -680,9 +656,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[1]),
     .y_o(y_1)
   );
   wire [7:0] y_2;
@@ -697,9 +672,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[2]),
     .y_o(y_2)
   );
   wire [7:0] y_3;
@@ -714,9 +688,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[3]),
     .y_o(y_3)
   );
   wire [7:0] y_4;
@@ -731,9 +704,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[4]),
     .y_o(y_4)
   );
   wire [7:0] y_5;
@@ -748,9 +720,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[5]),
     .y_o(y_5)
   );
   wire [7:0] y_6;
@@ -765,9 +736,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[6]),
     .y_o(y_6)
   );
   wire [7:0] y_7;
@@ -782,9 +752,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[7]),
     .y_o(y_7)
   );
   wire [7:0] y_8;
@@ -799,9 +768,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[8]),
     .y_o(y_8)
   );
   wire [7:0] y_9;
@@ -816,9 +784,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[9]),
     .y_o(y_9)
   );
   wire [7:0] y_10;
@@ -833,9 +800,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[10]),
     .y_o(y_10)
   );
   wire [7:0] y_11;
@@ -850,9 +816,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[11]),
     .y_o(y_11)
   );
   wire [7:0] y_12;
@@ -867,9 +832,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[12]),
     .y_o(y_12)
   );
   wire [7:0] y_13;
@@ -884,9 +848,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[13]),
     .y_o(y_13)
   );
   wire [7:0] y_14;
@@ -901,9 +864,8 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[14]),
     .y_o(y_14)
   );
   wire [7:0] y_15;
@@ -918,20 +880,15 @@ module normcore_l16_i16_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_5_q[15]),
     .y_o(y_15)
   );
 
-  // Output buffer (lanes with tkeep = 0 output 0)
+  // Output buffer (the lanes output 0 where tkeep = 0)
   wire [144:0] fifo_wdata;
-  assign fifo_wdata = {last_6_q, keep_6_q, y_15 & {8{keep_6_q[15]}}, y_14 & {8{keep_6_q[14]}},
-      y_13 & {8{keep_6_q[13]}}, y_12 & {8{keep_6_q[12]}}, y_11 & {8{keep_6_q[11]}},
-      y_10 & {8{keep_6_q[10]}}, y_9 & {8{keep_6_q[9]}}, y_8 & {8{keep_6_q[8]}},
-      y_7 & {8{keep_6_q[7]}}, y_6 & {8{keep_6_q[6]}}, y_5 & {8{keep_6_q[5]}},
-      y_4 & {8{keep_6_q[4]}}, y_3 & {8{keep_6_q[3]}}, y_2 & {8{keep_6_q[2]}},
-      y_1 & {8{keep_6_q[1]}}, y_0 & {8{keep_6_q[0]}}};
+  assign fifo_wdata = {last_6_q, keep_6_q, y_15, y_14, y_13, y_12, y_11, y_10, y_9, y_8, y_7, y_6,
+      y_5, y_4, y_3, y_2, y_1, y_0};
   wire [144:0] fifo_rdata;
   normcore_l16_i16_fifo u_fifo (
     .clk_i(clk_i),

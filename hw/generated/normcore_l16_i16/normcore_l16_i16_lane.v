@@ -29,9 +29,8 @@ module normcore_l16_i16_lane (
   input  wire [7:0]  lo_i,  // min(lo, hi)
   input  wire [7:0]  hi_i,
   input  wire [10:0] lox_i,  // -lo, 11-bit two's complement
-  input  wire [10:0] lom1_i,  // -(lo - 1), the same
-  input  wire [10:0] hix_i,  // -hi, the same
   input  wire [10:0] hip1_i,  // -(hi + 1) = ~hi, the same
+  input  wire        keep_i,  // the element's tkeep: y_o is 0 unless set (a stage early)
   output wire [7:0]  y_o
 );
 
@@ -166,30 +165,32 @@ module normcore_l16_i16_lane (
   // qn < k is the sign of the 11-bit sum qn + (-k): one carry chain, no LUT in front of it
   wire [7:0] rq;  // qn + inc, low bits: the result when inside [lo, hi]
   assign rq = qn[7:0] + {7'd0, inc};
+  wire unused_bounds;  // the bounds' top bits (a sign extension)
+  assign unused_bounds = ^{lox_i[10], hip1_i[10]};
   wire [10:0] lt_lom1_s;  // qn - the bound: its sign is qn < the bound
-  assign lt_lom1_s = {{2{qn[8]}}, qn} + lom1_i;
+  assign lt_lom1_s = {{qn[8], qn}, 1'b1} + {lox_i[9:0], 1'b1};
   wire unused_lt_lom1;  // the sum itself
   assign unused_lt_lom1 = ^lt_lom1_s[9:0];
   wire lt_lom1;  // qn < lo - 1: below if + 1
   assign lt_lom1 = lt_lom1_s[10];
-  wire [10:0] lt_lo_s;  // qn - the bound: its sign is qn < the bound
-  assign lt_lo_s = {{2{qn[8]}}, qn} + lox_i;
+  wire [9:0] lt_lo_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_lo_s = {qn[8], qn} + lox_i[9:0];
   wire unused_lt_lo;  // the sum itself
-  assign unused_lt_lo = ^lt_lo_s[9:0];
+  assign unused_lt_lo = ^lt_lo_s[8:0];
   wire lt_lo;  // qn < lo: below if + 0
-  assign lt_lo = lt_lo_s[10];
+  assign lt_lo = lt_lo_s[9];
   wire [10:0] lt_hi_s;  // qn - the bound: its sign is qn < the bound
-  assign lt_hi_s = {{2{qn[8]}}, qn} + hix_i;
+  assign lt_hi_s = {{qn[8], qn}, 1'b1} + {hip1_i[9:0], 1'b1};
   wire unused_lt_hi;  // the sum itself
   assign unused_lt_hi = ^lt_hi_s[9:0];
   wire lt_hi;  // qn < hi: not above if + 1
   assign lt_hi = lt_hi_s[10];
-  wire [10:0] lt_hip1_s;  // qn - the bound: its sign is qn < the bound
-  assign lt_hip1_s = {{2{qn[8]}}, qn} + hip1_i;
+  wire [9:0] lt_hip1_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_hip1_s = {qn[8], qn} + hip1_i[9:0];
   wire unused_lt_hip1;  // the sum itself
-  assign unused_lt_hip1 = ^lt_hip1_s[9:0];
+  assign unused_lt_hip1 = ^lt_hip1_s[8:0];
   wire lt_hip1;  // qn < hi + 1: not above if + 0
-  assign lt_hip1 = lt_hip1_s[10];
+  assign lt_hip1 = lt_hip1_s[9];
   wire below;  // qn + inc < lo (or q does not fit and acc < 0)
   wire above;  // qn + inc > hi (or q does not fit and acc >= 0)
   assign below = fits_q ? (inc ? lt_lom1 : lt_lo) : neg;
@@ -199,7 +200,7 @@ module normcore_l16_i16_lane (
   reg [7:0] y_q;
   reg [7:0] y_d;
   always @* begin
-    y_d = below ? lo_i : above ? hi_i : rq;
+    y_d = keep_i ? (below ? lo_i : above ? hi_i : rq) : 8'd0;
   end
   always @(posedge clk_i) begin
     y_q <= y_d;

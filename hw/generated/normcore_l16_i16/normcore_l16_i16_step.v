@@ -21,7 +21,7 @@ module normcore_l16_i16_step (
   input  wire        start_i,  // begin; the inputs below hold from the next cycle on
   input  wire [4:0]  stride_i,  // S, low bits
   input  wire        s_big_i,  // S >= 2^5
-  input  wire [11:0] chm1_i,  // C - 1
+  input  wire [11:0] ch_i,  // C
   input  wire        ge0_i,  // L >= S: the first compare
   output wire        done_o,  // rem_o and quo_o are final
   output wire [4:0]  rem_o,  // L mod S (< L)
@@ -35,15 +35,17 @@ module normcore_l16_i16_step (
   wire r_ge;  // r_q >= S
   assign r_ge = first_q ? ge0_i : rge_q;
   wire q_wrap;  // q_q == C - 1
-  reg cs_q;  // C - 1 < 2^5
+  reg cs_q;  // C < 2^6
   reg cs_d;
   always @* begin
-    cs_d = chm1_i[11:5] == 7'd0;
+    cs_d = ch_i[11:6] == 6'd0;
   end
   always @(posedge clk_i) begin
     cs_q <= cs_d;
   end
-  assign q_wrap = cs_q & (q_q == chm1_i[4:0]);
+  assign q_wrap = cs_q &
+      ({&q_q, q_q[4] ^ &q_q[3:0], q_q[3] ^ &q_q[2:0], q_q[2] ^ &q_q[1:0], q_q[1] ^ &q_q[0],
+        q_q[0] ^ 1'b1} == ch_i[5:0]);
   reg [6:0] n2s_q;  // 2^(nb+1) - 2S (S's low bits)
   reg [6:0] n2s_d;
   always @* begin

@@ -136,9 +136,6 @@ module normcore_l1_i8_core (
   wire [15:0] stride_s;  // the staged S
   assign stride_s = lay_q ? 16'd1 : ins_q;
   reg s_big_q;  // S >= 2^1 (u_step compares only the low bits)
-  reg [9:0] chm1_q;  // C - 1
-  reg [7:0] cmpa_q;  // lo (sign bit flipped if signed)
-  reg [7:0] cmpb_q;  // ~hi (sign bit flipped if signed)
   reg ist_d;
   reg wait_d;
   reg sdone_d;
@@ -146,25 +143,19 @@ module normcore_l1_i8_core (
   reg [15:0] stride_d;
   reg s_big_d;
   reg ge0_d;
-  reg [9:0] chm1_d;
   reg [5:0] shift_d;
   reg [1:0] round_d;
   reg [7:0] lo_d;
   reg [7:0] hi_d;
-  reg [7:0] cmpa_d;
-  reg [7:0] cmpb_d;
   always @* begin
     ch_d = ch_q;
     stride_d = stride_q;
     s_big_d = s_big_q;
     ge0_d = ge0_q;
-    chm1_d = chm1_q;
     shift_d = shift_q;
     round_d = round_q;
     lo_d = lo_q;
     hi_d = hi_q;
-    cmpa_d = cmpa_q;
-    cmpb_d = cmpb_q;
     ist_d = (ist_q & ~start_fire) | (chk_q & ~ok_q) | reb_q;
     wait_d = (chk_q & ok_q) | (wait_q & ~(sdone_q & step_done));
     sdone_d = ~chk_q & (sdone_q | wsave_q);
@@ -173,13 +164,10 @@ module normcore_l1_i8_core (
       stride_d = stride_s;
       s_big_d = ~lay_q & |inz_q;
       ge0_d = lay_q | (~(|inz_q) & 1'b1);
-      chm1_d = chs_q - 10'd1;
       shift_d = shs_q;
       round_d = rds_q;
       lo_d = los_q;
       hi_d = his_q;
-      cmpa_d = los_q ^ 8'd128;
-      cmpb_d = ~his_q ^ 8'd128;
     end
   end
   always @(posedge clk_i) begin
@@ -209,13 +197,10 @@ module normcore_l1_i8_core (
     stride_q <= stride_d;
     s_big_q <= s_big_d;
     ge0_q <= ge0_d;
-    chm1_q <= chm1_d;
     shift_q <= shift_d;
     round_q <= round_d;
     lo_q <= lo_d;
     hi_q <= hi_d;
-    cmpa_q <= cmpa_d;
-    cmpb_q <= cmpb_d;
   end
   reg ok_d;
   always @* begin
@@ -229,10 +214,11 @@ module normcore_l1_i8_core (
 
   // Per-job lane constants, in set-up register stages from the latched configuration
   // (valid long before the first beat)
-  reg lgt_q;  // lo > hi (set-up stage 1)
+  reg lgt_q;  // lo > hi (set-up stage 1, or 2 from hip1_q)
   reg [7:0] loe_q;  // min(lo, hi): the clamp's lower bound (hi wins if lo > hi; stage 2)
-  wire [8:0] lgt_sum;  // cmpa_q + cmpb_q: bit yw is lo > hi
-  assign lgt_sum = {1'b0, cmpa_q} + {1'b0, cmpb_q};
+  reg [10:0] hip1_q;  // 11-bit: -(hi + 1) = ~hi
+  wire [8:0] lgt_sum;  // lo' + (~hi)': bit yw is lo > hi
+  assign lgt_sum = {1'b0, lo_q ^ 8'd128} + {1'b0, hip1_q[7:0] ^ 8'd128};
   wire unused_lgt_sum;
   assign unused_lgt_sum = ^lgt_sum[7:0];  // only the carry is used
   reg lgt_d;
@@ -279,24 +265,15 @@ module normcore_l1_i8_core (
     tq0_q <= tq0_d;
   end
   reg [10:0] lox_q;  // 11-bit: -lo (lo = min(lo, hi); stage 3)
-  reg [10:0] hip1_q;  // 11-bit: -(hi + 1) = ~hi
-  reg [10:0] lom1_q;  // 11-bit: -(lo - 1) (stage 3)
-  reg [10:0] hix_q;  // 11-bit: -hi
   reg [10:0] lox_d;
   reg [10:0] hip1_d;
-  reg [10:0] lom1_d;
-  reg [10:0] hix_d;
   always @* begin
     lox_d = 11'd0 - {{3{loe_q[7]}}, loe_q};
     hip1_d = ~{{3{hi_q[7]}}, hi_q};
-    lom1_d = 11'd1 - {{3{loe_q[7]}}, loe_q};
-    hix_d = 11'd0 - {{3{hi_q[7]}}, hi_q};
   end
   always @(posedge clk_i) begin
     lox_q <= lox_d;
     hip1_q <= hip1_d;
-    lom1_q <= lom1_d;
-    hix_q <= hix_d;
   end
 
   // Lane positions: S = HW (nchw) or 1 (nhwc)
@@ -308,7 +285,7 @@ module normcore_l1_i8_core (
     .start_i(chk_q),
     .stride_i(stride_q[0]),
     .s_big_i(s_big_q),
-    .chm1_i(chm1_q),
+    .ch_i(ch_q),
     .ge0_i(ge0_q),
     .done_o(step_done),
     .rem_o(lstep_r),
@@ -449,7 +426,7 @@ module normcore_l1_i8_core (
   assign unused_lstep = ^{lstep_r, lstep_c};
   reg [10:0] kw0_d;
   always @* begin
-    kw0_d = {1'b0, kcs} - {1'b0, ch_q};
+    kw0_d = {1'b0, kc0_q} - {1'b0, ch_q};
   end
   always @(posedge clk_i) begin
     kc0_q <= kcs;
@@ -600,15 +577,14 @@ module normcore_l1_i8_core (
     .lo_i(loe_q),
     .hi_i(hi_q),
     .lox_i(lox_q),
-    .lom1_i(lom1_q),
-    .hix_i(hix_q),
     .hip1_i(hip1_q),
+    .keep_i(keep_3_q),
     .y_o(y_0)
   );
 
-  // Output buffer (lanes with tkeep = 0 output 0)
+  // Output buffer (the lanes output 0 where tkeep = 0)
   wire [9:0] fifo_wdata;
-  assign fifo_wdata = {last_4_q, keep_4_q, y_0 & {8{keep_4_q}}};
+  assign fifo_wdata = {last_4_q, keep_4_q, y_0};
   wire [9:0] fifo_rdata;
   normcore_l1_i8_fifo u_fifo (
     .clk_i(clk_i),

@@ -21,7 +21,7 @@ module normcore_l1_i8_step (
   input  wire       start_i,  // begin; the inputs below hold from the next cycle on
   input  wire       stride_i,  // S, low bits
   input  wire       s_big_i,  // S >= 2^1
-  input  wire [9:0] chm1_i,  // C - 1
+  input  wire [9:0] ch_i,  // C
   input  wire       ge0_i,  // L >= S: the first compare
   output wire       done_o,  // rem_o and quo_o are final
   output wire       rem_o,  // L mod S (< L)
@@ -35,15 +35,15 @@ module normcore_l1_i8_step (
   wire r_ge;  // r_q >= S
   assign r_ge = first_q ? ge0_i : rge_q;
   wire q_wrap;  // q_q == C - 1
-  reg cs_q;  // C - 1 < 2^1
+  reg cs_q;  // C < 2^2
   reg cs_d;
   always @* begin
-    cs_d = chm1_i[9:1] == 9'd0;
+    cs_d = ch_i[9:2] == 8'd0;
   end
   always @(posedge clk_i) begin
     cs_q <= cs_d;
   end
-  assign q_wrap = cs_q & (q_q == chm1_i[0]);
+  assign q_wrap = cs_q & ({&q_q, q_q ^ 1'b1} == ch_i[1:0]);
   reg [2:0] n2s_q;  // 2^(nb+1) - 2S (S's low bits)
   reg [2:0] n2s_d;
   always @* begin
