@@ -157,25 +157,44 @@ Expr fifo_body_therm(Module& m, int d, int fw, const Expr& wr, const Expr& wdata
 // whole is cycle for cycle the plain buffer of d words. wr writes the RAMs only; the flags,
 // pointers and head take `wrf`, the same strobe from a register of its own (~nwr_i: a fan-out
 // of the flags' LUTs alone, not of the RAMs' write enables too).
+// One head and its RAM buffer (fifo_head; each part of fifo_head_parts, named by `sfx`): `take`
+// when head<sfx>_q is free, the buffer written unless the word goes to the head, popped into it.
+struct HeadPart {
+  Expr take, bhead, bval;
+};
+HeadPart head_part(Module& m, int d, int w, const Expr& wr, const Expr& wrf, const Expr& wdata,
+                   const Expr& rd, const Expr& hv, const std::string& sfx) {
+  const std::string head = "head" + sfx + "_q";
+  const Expr take = m.wire("take" + sfx, 1, head + " is free this cycle (empty or read)");
+  m.assign(take, ~hv | rd);
+  const Expr bwr =
+      m.wire("bwr" + sfx, 1, "the RAM buffer writes (the word does not go to " + head + ")");
+  const Expr bpop = m.wire("bpop" + sfx, 1, "the RAM buffer's head moves to " + head);
+  // The RAM holds the rest, d - 1 words (17 beats at pipeline 11 leave 16: one DPR16X4 deep).
+  // The RAM is written on every wr_i (a register: its write enables need no logic); a word that
+  // goes to the head finds the RAM empty, so the slot at wptr_q it lands in is free.
+  const Expr bhead = fifo_body(m, std::max(2, d - 1), w, bwr, wdata, bpop, wr, true, sfx);
+  const Expr bval = m.ref("valid" + sfx + "_q");
+  m.assign(bwr, wrf & ~(take & ~bval));
+  m.assign(bpop, take & bval);
+  return {take, bhead, bval};
+}
+
+// --target ecp5: head_q / hv_q in front of the RAM buffer. The head is free when empty or read
+// (`take`); it then takes the buffer's head, or else the word written now (which then bypasses the
+// buffer). hv_q is low only while the buffer is empty, so valid_o is "at least one word" and the
+// whole is cycle for cycle the plain buffer of d words. wr writes the RAMs only; the flags,
+// pointers and head take `wrf`, the same strobe from a register of its own (~nwr_i: a fan-out
+// of the flags' LUTs alone, not of the RAMs' write enables too).
 void fifo_head(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, const Expr& rd) {
   const Expr wrf = m.wire("wrf", 1, "wr_i from its copy (~nwr_i): the flags' write strobe");
   m.assign(wrf, ~m.ref("nwr_i"));
   const Expr head = m.reg("head_q", fw, "the oldest word (rdata_o)");
   const Expr hv = m.reg("hv_q", 1, "head_q holds a word (valid_o)");
-  const Expr take = m.wire("take", 1, "head_q is free this cycle (empty or read)");
-  m.assign(take, ~hv | rd);
-  const Expr bwr = m.wire("bwr", 1, "the RAM buffer writes (the word does not go to head_q)");
-  const Expr bpop = m.wire("bpop", 1, "the RAM buffer's head moves to head_q");
-  // The RAM holds the rest, d - 1 words (17 beats at pipeline 11 leave 16: one DPR16X4 deep).
-  // The RAM is written on every wr_i (a register: its write enables need no logic); a word that
-  // goes to head_q finds the RAM empty, so the slot at wptr_q it lands in is free.
-  const Expr bhead = fifo_body(m, std::max(2, d - 1), fw, bwr, wdata, bpop, wr, true);
-  const Expr bval = m.ref("valid_q");
-  m.assign(bwr, wrf & ~(take & ~bval));
-  m.assign(bpop, take & bval);
+  const HeadPart h = head_part(m, d, fw, wr, wrf, wdata, rd, hv, "");
   m.seq({if_(ex::lnot(m.ref("rst_ni")), {assign(hv, lit(1, 0))},
-             {if_(take, {assign(hv, bval | wrf)})}),
-         if_(take, {assign(head, mux(bval, bhead, wdata))})});
+             {if_(h.take, {assign(hv, h.bval | wrf)})}),
+         if_(h.take, {assign(head, mux(h.bval, h.bhead, wdata))})});
   m.assign(m.ref("rdata_o"), head);
   m.assign(m.ref("valid_o"), hv);
 }
@@ -202,17 +221,10 @@ void fifo_head_parts(Module& m, int d, int fw, const Expr& wr, const Expr& wdata
     const Expr head =
         m.reg("head" + sfx + "_q", w, "bits " + std::to_string(lo) + ".. of the head");
     const Expr hvp = m.reg("hv" + sfx + "_q", 1, "head" + sfx + "_q holds a word (= hv_q)");
-    const Expr take = m.wire("take" + sfx, 1, "head" + sfx + "_q is free (empty or read)");
-    m.assign(take, ~hvp | rd);
-    const Expr bwr = m.wire("bwr" + sfx, 1, "this part's RAM buffer writes");
-    const Expr bpop = m.wire("bpop" + sfx, 1, "this part's RAM buffer's head moves to its head");
-    const Expr bhead = fifo_body(m, std::max(2, d - 1), w, bwr, wd, bpop, wr, true, sfx);
-    const Expr bval = m.ref("valid" + sfx + "_q");
-    m.assign(bwr, wrf & ~(take & ~bval));
-    m.assign(bpop, take & bval);
+    const HeadPart h = head_part(m, d, w, wr, wrf, wd, rd, hvp, sfx);
     reset.push_back(assign(hvp, lit(1, 0)));
-    run.push_back(assign(hvp, (hvp & ~rd) | bval | wrf));
-    data.push_back(if_(take, {assign(head, mux(bval, bhead, wd))}));
+    run.push_back(assign(hvp, (hvp & ~rd) | h.bval | wrf));
+    data.push_back(if_(h.take, {assign(head, mux(h.bval, h.bhead, wd))}));
     heads.insert(heads.begin(), head);
     lo += w;
   }
@@ -261,7 +273,7 @@ void top_flow_lagged(Module& m, int d, const Expr& occ) {
 
 Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   const int d = v.fifo_depth(c);
-  const int fw = c.lanes * c.arith.yw + c.lanes + 1;
+  const int fw = out_word_bits(c);
   const bool head = out_head(c);
   Module m;
   m.name = c.name + "_fifo";

@@ -70,12 +70,16 @@ inline bool reg_counts(const CoreConfig& c) {
 inline bool out_head(const CoreConfig& c) {
   return c.target == "ecp5";
 }
-// out_head with a buffer word (lanes x yw + keep + last) of at least 40 bits (LANES 8 at int8: 73):
+// The output buffer's word: the lanes' y, tkeep and tlast.
+inline int out_word_bits(const CoreConfig& c) {
+  return c.lanes * c.arith.yw + c.lanes + 1;
+}
+// out_head with a buffer word (out_word_bits) of at least 40 bits (LANES 8 at int8: 73):
 // the head in two parts, each with its own flag copies (core_fifo.cpp fifo_head_parts), and the
 // top's occupancy thermometer under one enable in_fire ^ out_fire (core_top.cpp top_flow).
 // Measured on ECP5: both help LANES 8; the thermometer's form alone cost LANES 4 (37 bits).
 inline bool out_head_parts(const CoreConfig& c) {
-  return out_head(c) && c.lanes * c.arith.yw + c.lanes + 1 >= 40;
+  return out_head(c) && out_word_bits(c) >= 40;
 }
 // The output buffer's rd_i is the reader's ready (not the pop) for these two.
 inline bool fifo_rd_ready(const CoreConfig& c) {
@@ -121,7 +125,7 @@ int lane_ntq_bits(const CoreConfig& c, const Variant& v);
 // register's synchronous reset: no LUT), instead of a mask in front of the output buffer (one
 // LUT a bit); not --target ecp5 (its output buffer head) nor the float lanes.
 inline bool lane_keep(const CoreConfig& c) {
-  return !c.arith.is_float() && c.target != "ecp5";
+  return !c.arith.is_float() && !out_head(c);
 }
 
 Module build_step(const CoreConfig& c);

@@ -470,7 +470,7 @@ void top_lane_conns(Module& m, const CoreConfig& c, const Variant& v, Conns& lc)
 void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
   const int L = c.lanes, xw = c.arith.xw, yw = c.arith.yw, ns = side_stages(c, v);
   const Expr xt = m.ref(idx("x", c.table_stages()) + "_q");
-  const int fw = L * yw + L + 1;
+  const int fw = out_word_bits(c);
   const LaneShape sh = lane_shape(v);
   m.section("Lanes");
   const Expr keep = m.ref(idx("keep", ns) + "_q");
