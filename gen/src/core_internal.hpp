@@ -121,6 +121,12 @@ void lane_job_consts(Module& m, const CoreConfig& c, const Variant& v);
 // ntq0 = ~tq0's low bits as a per-job constant: its width, 0 when not used.
 bool lane_chain_tests(const CoreConfig& c);
 int lane_ntq_bits(const CoreConfig& c, const Variant& v);
+// An output value (yw bits) with its sign bit flipped if y is signed: unsigned order of the
+// result = the signed order of the value (the clamp bounds' lo > hi compare as one carry chain).
+inline Expr sign_flipped(const CoreConfig& c, const Expr& e) {
+  const int yw = c.arith.yw;
+  return c.arith.y_signed ? e ^ ex::lit(yw, std::uint64_t{1} << (yw - 1)) : e;
+}
 // The integer lane zeroes its output register itself for an element with tkeep = 0 (keep_i, the
 // register's synchronous reset: no LUT), instead of a mask in front of the output buffer (one
 // LUT a bit); not --target ecp5 (its output buffer head) nor the float lanes.

@@ -206,13 +206,12 @@ Block config_latch(Module& m, const CoreConfig& c, const Variant& v) {
   // lo > hi as one carry chain from registers (top_lane_consts): lo + ~hi >= 2^yw, signed
   // values with their sign bits flipped. split_consts: from cmpa_q / cmpb_q, latched here (one
   // stage earlier); else from lo_q and hip1_q = ~hi (area15: no operand registers).
-  const auto flip = [&](const Expr& e) {
-    return c.arith.y_signed ? e ^ lit(yw, U{1} << (yw - 1)) : e;
-  };
   if (c.arith.is_float()) return latch;  // the float lanes take lo_q / hi_q as they are
   if (split_consts(c) && yw >= 4) {
-    latch.push_back(assign(m.reg("cmpa_q", yw, "lo (sign bit flipped if signed)"), flip(lo)));
-    latch.push_back(assign(m.reg("cmpb_q", yw, "~hi (sign bit flipped if signed)"), flip(~hi)));
+    latch.push_back(
+        assign(m.reg("cmpa_q", yw, "lo (sign bit flipped if signed)"), sign_flipped(c, lo)));
+    latch.push_back(
+        assign(m.reg("cmpb_q", yw, "~hi (sign bit flipped if signed)"), sign_flipped(c, ~hi)));
   }
   if (v.dec) latch.push_back(assign(m.ref("k1_q"), m.ref("k1s_q")));
   return latch;

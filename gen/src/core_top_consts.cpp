@@ -68,12 +68,10 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   } else {
     // lo' + (~hi)' from lo_q and hip1_q's low bits (= ~hi; a stage after hi_q), ' = the sign
     // bit flipped if signed
-    const auto flip = [&](const Expr& e) {
-      return a.y_signed ? e ^ lit(yw, std::uint64_t{1} << (yw - 1)) : e;
-    };
     const Expr hip1 = m.reg("hip1_q", yw + 3, std::to_string(yw + 3) + "-bit: -(hi + 1) = ~hi");
     const Expr gsum = m.wire("lgt_sum", yw + 1, "lo' + (~hi)': bit yw is lo > hi");
-    m.assign(gsum, zext(flip(lo), yw + 1) + zext(flip(slice(hip1, 0, yw)), yw + 1));
+    m.assign(gsum,
+             zext(sign_flipped(c, lo), yw + 1) + zext(sign_flipped(c, slice(hip1, 0, yw)), yw + 1));
     m.assign(m.wire("unused_lgt_sum", 1), ex::red_xor(slice(gsum, 0, yw)),
              "only the carry is used");
     m.seq({assign(lgt, bit(gsum, yw)), assign(loe, mux(lgt, hi, lo))});
