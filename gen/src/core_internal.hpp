@@ -56,6 +56,9 @@ bool pos_fixed_nhwc(const CoreConfig& c);
 inline bool lut_tracker(const CoreConfig& c) {
   return c.target == "ecp5" || c.target == "ice40";
 }
+// --target ice40: <n>_step's subtract operand, a copy of stride_i loaded at start_i (else stride;
+// core_pos_ice40.cpp)
+Expr step_operand(Module& m, const CoreConfig& c, const Expr& stride, const Expr& start);
 // --target ice40, banked table: bank j's read word (c0 + P - 1 - j) / P (P = 2^p, c0_i cw bits,
 // ab address bits), one carry chain from c0_i with a constant addend (core_table_addr.cpp).
 Expr table_read_word(Module& m, int cw, int p, int ab, int j);

@@ -85,10 +85,11 @@ Module build_step(const CoreConfig& c) {
   m.assign(ge2s, zext(r, nb + 2) + n2s);
   rtl::sink(m, "unused_ge2_s", {slice(ge2s, 0, nb + 1)});
   const Expr ge2 = bit(ge2s, nb + 1);
+  const Expr sub_s = step_operand(m, c, stride, start);
   m.seq({if_(ex::lnot(rst), {assign(run, lit(1, 0))},
              {if_(start, {assign(run, lit(1, 1))}, {if_(~r_ge, {assign(run, lit(1, 0))})})}),
          if_(start, {assign(r, lit(nb, static_cast<U>(c.lanes))), assign(q, lit(nb, 0))},
-             {if_(run & r_ge, {assign(r, r - zext(stride, nb)),
+             {if_(run & r_ge, {assign(r, r - zext(sub_s, nb)),
                                assign(q, mux(q_wrap, lit(nb, 0), q + lit(nb, 1)))})}),
          assign(first, start), assign(rge, hw > nb ? ~s_big & ge2 : ge2)});
   m.assign(done, ~run);

@@ -148,4 +148,15 @@ Module build_chan_nhwc_wrap(const CoreConfig& c) {
   return m;
 }
 
+// --target ice40: <n>_step's subtract reads a copy of S's low bits loaded at start_i (the core's
+// stride_q, valid from start_i on, has many readers: its route to r_q was a worst path of the
+// UP5K). The enable keeps synthesis from merging it with <n>_chan's copy (slo_q).
+Expr step_operand(Module& m, const CoreConfig& c, const Expr& stride, const Expr& start) {
+  if (c.target != "ice40") return stride;
+  const Expr sl =
+      m.reg("sl_q", stride.width(), "stride_i loaded at start_i (the subtract's operand)");
+  m.seq({if_(start, {assign(sl, stride)})});
+  return sl;
+}
+
 }  // namespace normcore::gen::core
