@@ -59,6 +59,11 @@ inline bool lut_tracker(const CoreConfig& c) {
 // --target ice40: <n>_step's subtract operand, a copy of stride_i loaded at start_i (else stride;
 // core_pos_ice40.cpp)
 Expr step_operand(Module& m, const CoreConfig& c, const Expr& stride, const Expr& start);
+// The default target at pipeline 3 (the lane sets its clock): c0's next value from one adder
+// whose addend c_sub's sign selects (core_pos.cpp), not two sums and a select.
+inline bool serial_c0(const CoreConfig& c) {
+  return c.target == "generic" && c.pipeline == 3;
+}
 // --target ice40, banked table: bank j's read word (c0 + P - 1 - j) / P (P = 2^p, c0_i cw bits,
 // ab address bits), one carry chain from c0_i with a constant addend (core_table_addr.cpp).
 Expr table_read_word(Module& m, int cw, int p, int ab, int j);

@@ -399,7 +399,7 @@ Expr lane_keep_mask(Module& m, const CoreConfig& c, const LaneWidths& w, const E
 void lane_clamp_sat(Module& m, const CoreConfig& c, const LaneWidths& w,
                     const std::vector<Expr>& qi) {
   const Expr &qn = qi[0], &inc = qi[1];
-  const int nw = w.nw, yw = w.yw, sw = nw + 2;
+  const int yw = w.yw, sw = yw + 3;  // the bounds' width: qn (nw <= yw + 1 bits) sign-extended
   m.section("Clamp decisions: rq = qn + inc against lo (= min(lo, hi)) and hi + 1, each the sign");
   m.section("of one " + std::to_string(sw + 1) +
             "-bit add {qn, inc} + {-k, inc} (per-job -k), the +1 carried in at the bottom");
@@ -438,33 +438,34 @@ void lane_clamp_sat(Module& m, const CoreConfig& c, const LaneWidths& w,
 void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const std::vector<Expr>& qi) {
   if (c.pipe_sat()) return lane_clamp_sat(m, c, w, qi);
   const Expr &qn = qi[0], &inc = qi[1];
-  const int nw = w.nw, yw = w.yw;
+  const int yw = w.yw;
   m.section("Clamp decisions beside the +1: rq = qn + inc against lo (= min(lo, hi)) and hi by");
   m.section("comparing qn with lo or lo - 1 and hi or hi + 1 (per-job constants), chosen by inc;");
-  m.section("qn < k is the sign of the " + std::to_string(nw + 2) +
+  m.section("qn < k is the sign of the " + std::to_string(yw + 3) +
             "-bit sum qn + (-k): one carry chain, no LUT in front of it");
   const Expr rq = m.wire("rq", yw, "qn + inc, low bits: the result when inside [lo, hi]");
   m.assign(rq, slice(qn, 0, yw) + zext(inc, yw));
   // The four compares, each a carry chain straight from the stage's registers; the +1 chooses
   // between them after the register (a mux in front of one shared chain was 15 ns on UP5K).
   // Two per-job bounds: -(lo - 1) = -lo + 1 and -hi = -(hi + 1) + 1 carry a 1 in at the bottom.
-  // |qn - k| < 2^nw (k an output value): nw + 1 bits hold the difference, so a chain with the
-  // carry-in is no longer than the four chains of nw + 2 bits were.
+  // |qn - k| < 2^(yw+1) (qn of nw <= yw + 1 bits, k an output value): kw = yw + 2 bits hold the
+  // difference and the difference + 1 (qn = 2^(yw-1) - 1, lo = -2^(yw-1) when nw = yw), so a
+  // chain with the carry-in is no longer than the four chains of kw + 1 bits were.
+  const int kw = yw + 2;
   const auto cmp = [&](const std::string& name, const char* bound, bool ci,
                        const std::string& what) {
-    const int sw = nw + 1 + (ci ? 1 : 0);
-    const Expr k = slice(m.ref(bound), 0, nw + 1);
+    const int sw = kw + (ci ? 1 : 0);
+    const Expr k = slice(m.ref(bound), 0, kw);
     const Expr sum = m.wire(name + "_s", sw, "qn - the bound: its sign is qn < the bound");
-    m.assign(sum, ci ? cat({ex::sext(qn, nw + 1), lit(1, 1)}) + cat({k, lit(1, 1)})
-                     : ex::sext(qn, nw + 1) + k);
+    m.assign(sum,
+             ci ? cat({ex::sext(qn, kw), lit(1, 1)}) + cat({k, lit(1, 1)}) : ex::sext(qn, kw) + k);
     m.assign(m.wire("unused_" + name, 1, "the sum itself"), ex::red_xor(slice(sum, 0, sw - 1)));
     const Expr e = m.wire(name, 1, what);
     m.assign(e, bit(sum, sw - 1));
     return e;
   };
   m.assign(m.wire("unused_bounds", 1, "the bounds' top bits (a sign extension)"),
-           ex::red_xor(cat({slice(m.ref("lox_i"), nw + 1, w.yw + 2 - nw),
-                            slice(m.ref("hip1_i"), nw + 1, w.yw + 2 - nw)})));
+           ex::red_xor(cat({slice(m.ref("lox_i"), kw, 1), slice(m.ref("hip1_i"), kw, 1)})));
   const Expr bl1 = cmp("lt_lom1", "lox_i", true, "qn < lo - 1: below if + 1");
   const Expr bl0 = cmp("lt_lo", "lox_i", false, "qn < lo: below if + 0");
   const Expr ab1 = cmp("lt_hi", "hip1_i", true, "qn < hi: not above if + 1");
@@ -478,7 +479,8 @@ void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const std::
   if (w.sat()) fits = stage(m, ff, qi[2], pr), neg = stage(m, ff, qi[3], pr);
   if (!ff.empty()) m.flops(ff, "end of rounding");
   // Saturation folded into the clamp: a quotient that does not fit nw bits is beyond both
-  // bounds (|q| >= 2^(nw-1) > |lo|, |hi|), so the result is lo or hi by its sign.
+  // bounds (q >= 2^(nw-1) > hi, or q + 1 <= -2^(nw-1) <= lo), so the result is lo or hi by its
+  // sign.
   const Expr blw = m.wire("below", 1, "qn + inc < lo (or q does not fit and acc < 0)");
   const Expr abv = m.wire("above", 1, "qn + inc > hi (or q does not fit and acc >= 0)");
   if (w.sat()) {

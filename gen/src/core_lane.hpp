@@ -8,6 +8,15 @@
 
 namespace normcore::gen::core {
 
+// The default target (generic) with a signed y keeps the floor quotient in yw signed bits: a q
+// that does not fit them is beyond lo and hi, and a q that fits with q + 1 = 2^(yw-1) is above hi
+// (the clamp compares q with hi before the +1), so the clamp is the same; 5 LUT4 less a lane on
+// iCE40 (a shifter output bit and the compares' LUTs). The other targets keep yw + 1 (their RTL
+// unchanged); an unsigned y needs yw + 1 (q up to 2^yw - 1, signed).
+inline bool narrow_quotient(const CoreConfig& c) {
+  return c.target == "generic" && c.arith.y_signed;
+}
+
 struct LaneWidths {
   int xw, sw, bw, yw, aw, rw;
   int ew;  // {acc, 0}: the shifter also brings out bit R-1
@@ -21,7 +30,7 @@ struct LaneWidths {
         aw(v.aw),
         rw(v.rw),
         ew(v.aw + 1),
-        nw(c.arith.yw + 1) {}
+        nw(c.arith.yw + (narrow_quotient(c) ? 0 : 1)) {}
 };
 
 // The shifter's input: ext ({acc, 0}, its top bits patched when the select's top bit is folded),

@@ -489,6 +489,27 @@ std::vector<Expr> chan_small(Module& md, const ChanWidths& w, Block& upd, Block&
   return dcat;
 }
 
+// c0's next value c_nx: c_add and c_sub (c0 + k_c + cy, the same less C), returned in that order.
+std::pair<Expr, Expr> chan_c0_next(Module& md, const CoreConfig& c, const ChanWidths& w,
+                                   const Expr& c_q, const Expr& kc, const Expr& kw) {
+  const Expr cy0w = ex::ref("cy0", 1);
+  const bool one = serial_c0(c);
+  const Expr add = md.wire("c_add", w.cw, one ? "c0 + (k_c - C or k_c) + cy" : "c0 + k_c + cy");
+  if (!one) md.assign(add, c_q + kc + zext(cy0w, w.cw));
+  const Expr sub = md.wire("c_sub", w.cw + 1, "c0 + k_c + cy - C: top bit set when negative");
+  md.assign(sub, zext(c_q, w.cw + 1) + kw + zext(cy0w, w.cw + 1));
+  if (one) {
+    // The default target at pipeline 3 (its clock set by the lane, about 40 ns on the UP5K):
+    // c_sub's sign chooses the addend of one adder (10 LUT4 less than two sums and a select).
+    md.assign(md.wire("unused_c_sub", 1, "the sum itself"), ex::red_xor(slice(sub, 0, w.cw)));
+    md.assign(add, c_q + mux(~bit(sub, w.cw), slice(kw, 0, w.cw), kc) + zext(cy0w, w.cw));
+    md.assign(md.wire("c_nx", w.cw), add);
+  } else {
+    md.assign(md.wire("c_nx", w.cw), mux(~bit(sub, w.cw), slice(sub, 0, w.cw), add));
+  }
+  return {add, sub};
+}
+
 }  // namespace
 
 Module build_chan(const CoreConfig& c) {
@@ -509,7 +530,10 @@ Module build_chan(const CoreConfig& c) {
       "  S <  L: every lane keeps q_i = (r0 + i) mod S and d_i (both narrow); a beat adds",
       "          k_r = L mod S to q_i with carry cy_i = (q_i >= S - k_r), d_i += cy_i - cy_0,",
       "          and c0 += (L div S) + cy_0.",
-      "c0: two adders off the register (c0 + k_c + cy, the same less C; cy a register), a select.",
+      serial_c0(c)
+          ? "c0: c0 + k_c + cy - C (cy a register), its sign choosing the addend of c0 + k + cy."
+          : "c0: two adders off the register (c0 + k_c + cy, the same less C; cy a register), a "
+            "select.",
       "A packet starts at element 0 (c0 = 0, rem = S, q_i and d_i saved from the core's walker)."};
   chan_ports(md, w);
   const Expr cy0w = ex::ref("cy0", 1);
@@ -542,11 +566,7 @@ Module build_chan(const CoreConfig& c) {
     save.push_back(assign(kc, md.ref("kc0_i")));
     save.push_back(assign(kw, md.ref("kw0_i")));
   }
-  const Expr add = md.wire("c_add", w.cw, "c0 + k_c + cy");
-  md.assign(add, c_q + kc + zext(cy0w, w.cw));
-  const Expr sub = md.wire("c_sub", w.cw + 1, "c0 + k_c + cy - C: top bit set when negative");
-  md.assign(sub, zext(c_q, w.cw + 1) + kw + zext(cy0w, w.cw + 1));
-  md.assign(md.wire("c_nx", w.cw), mux(~bit(sub, w.cw), slice(sub, 0, w.cw), add));
+  const auto [add, sub] = chan_c0_next(md, c, w, c_q, kc, kw);
   Expr c0_out = c_q;
   if (w.e5) {
     // --target ecp5: the table reads a copy (c_q stays beside its own adders). Its next value

@@ -13,7 +13,7 @@
 // x: 16-bit signed, s: 18-bit, b: 40-bit, acc: 41-bit, y: 8-bit signed.
 // Rounding without a wide adder: q = acc >>> R (floor), h = bit R-1 of acc, t = any bit
 // below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or
-// acc >= 0). Only q's low 9 bits are kept: a q that does not fit them is beyond lo and hi,
+// acc >= 0). Only q's low 8 bits are kept: a q that does not fit them is beyond lo and hi,
 // so the clamp picks lo or hi by the sign (the +1 and the compares are narrow).
 // Stages (each [] ends in a register), latency 4 cycles:
 //   [input regs] [x*s+b in the DSP] [>>> R] [round clamp]
@@ -103,27 +103,28 @@ module normcore_l16_i16_lane (
       (ext[35] & tq0_i[35]) | (ext[36] & tq0_i[36]) | (ext[37] & tq0_i[37]) |
       (ext[38] & tq0_i[38]) | (ext[39] & tq0_i[39]) | (ext[40] & tq0_i[40]) | (ext[41] & tq0_i[41]);
   wire fit_p0;  // this part drops only sign bits
-  assign fit_p0 = (~(ext[9] ^ ext[40]) | tq0_i[0]) & (~(ext[10] ^ ext[40]) | tq0_i[1]) &
-      (~(ext[11] ^ ext[40]) | tq0_i[2]) & (~(ext[12] ^ ext[40]) | tq0_i[3]) &
-      (~(ext[13] ^ ext[40]) | tq0_i[4]) & (~(ext[14] ^ ext[40]) | tq0_i[5]) &
-      (~(ext[15] ^ ext[40]) | tq0_i[6]) & (~(ext[16] ^ ext[40]) | tq0_i[7]) &
-      (~(ext[17] ^ ext[40]) | tq0_i[8]) & (~(ext[18] ^ ext[40]) | tq0_i[9]) &
-      (~(ext[19] ^ ext[40]) | tq0_i[10]) & (~(ext[20] ^ ext[40]) | tq0_i[11]) &
-      (~(ext[21] ^ ext[40]) | tq0_i[12]) & (~(ext[22] ^ ext[40]) | tq0_i[13]) &
-      (~(ext[23] ^ ext[40]) | tq0_i[14]) & (~(ext[24] ^ ext[40]) | tq0_i[15]) &
-      (~(ext[25] ^ ext[40]) | tq0_i[16]) & (~(ext[26] ^ ext[40]) | tq0_i[17]) &
-      (~(ext[27] ^ ext[40]) | tq0_i[18]) & (~(ext[28] ^ ext[40]) | tq0_i[19]) &
-      (~(ext[29] ^ ext[40]) | tq0_i[20]) & (~(ext[30] ^ ext[40]) | tq0_i[21]) &
-      (~(ext[31] ^ ext[40]) | tq0_i[22]) & (~(ext[32] ^ ext[40]) | tq0_i[23]) &
-      (~(ext[33] ^ ext[40]) | tq0_i[24]) & (~(ext[34] ^ ext[40]) | tq0_i[25]) &
-      (~(ext[35] ^ ext[40]) | tq0_i[26]) & (~(ext[36] ^ ext[40]) | tq0_i[27]) &
-      (~(ext[37] ^ ext[40]) | tq0_i[28]) & (~(ext[38] ^ ext[40]) | tq0_i[29]) &
-      (~(ext[39] ^ ext[40]) | tq0_i[30]) & (~(ext[40] ^ ext[41]) | tq0_i[31]);
+  assign fit_p0 = (~(ext[8] ^ ext[40]) | tq0_i[0]) & (~(ext[9] ^ ext[40]) | tq0_i[1]) &
+      (~(ext[10] ^ ext[40]) | tq0_i[2]) & (~(ext[11] ^ ext[40]) | tq0_i[3]) &
+      (~(ext[12] ^ ext[40]) | tq0_i[4]) & (~(ext[13] ^ ext[40]) | tq0_i[5]) &
+      (~(ext[14] ^ ext[40]) | tq0_i[6]) & (~(ext[15] ^ ext[40]) | tq0_i[7]) &
+      (~(ext[16] ^ ext[40]) | tq0_i[8]) & (~(ext[17] ^ ext[40]) | tq0_i[9]) &
+      (~(ext[18] ^ ext[40]) | tq0_i[10]) & (~(ext[19] ^ ext[40]) | tq0_i[11]) &
+      (~(ext[20] ^ ext[40]) | tq0_i[12]) & (~(ext[21] ^ ext[40]) | tq0_i[13]) &
+      (~(ext[22] ^ ext[40]) | tq0_i[14]) & (~(ext[23] ^ ext[40]) | tq0_i[15]) &
+      (~(ext[24] ^ ext[40]) | tq0_i[16]) & (~(ext[25] ^ ext[40]) | tq0_i[17]) &
+      (~(ext[26] ^ ext[40]) | tq0_i[18]) & (~(ext[27] ^ ext[40]) | tq0_i[19]) &
+      (~(ext[28] ^ ext[40]) | tq0_i[20]) & (~(ext[29] ^ ext[40]) | tq0_i[21]) &
+      (~(ext[30] ^ ext[40]) | tq0_i[22]) & (~(ext[31] ^ ext[40]) | tq0_i[23]) &
+      (~(ext[32] ^ ext[40]) | tq0_i[24]) & (~(ext[33] ^ ext[40]) | tq0_i[25]) &
+      (~(ext[34] ^ ext[40]) | tq0_i[26]) & (~(ext[35] ^ ext[40]) | tq0_i[27]) &
+      (~(ext[36] ^ ext[40]) | tq0_i[28]) & (~(ext[37] ^ ext[40]) | tq0_i[29]) &
+      (~(ext[38] ^ ext[40]) | tq0_i[30]) & (~(ext[39] ^ ext[40]) | tq0_i[31]) &
+      (~(ext[40] ^ ext[41]) | tq0_i[32]);
   wire unused_tq0;  // beyond the accumulator
   assign unused_tq0 = ^tq0_i[62:42];
   wire sticky;  // a bit below R-1 is set
   assign sticky = stk_p0;
-  wire fits;  // the quotient fits 9 signed bits
+  wire fits;  // the quotient fits 8 signed bits
   assign fits = fit_p0;
   reg signed [41:0] z_q;
   reg sticky_q;
@@ -135,17 +136,17 @@ module normcore_l16_i16_lane (
     fits_q <= fits;
   end
 
-  // Round: q = the floor quotient's low 9 bits, + 1 by the mode (half bit h, sticky t)
+  // Round: q = the floor quotient's low 8 bits, + 1 by the mode (half bit h, sticky t)
   wire [40:0] qf;  // floor(acc / 2^R)
   assign qf = z_q[41:1];
   wire h;  // bit R-1 of acc
   assign h = z_q[0];
   wire neg;  // acc < 0
   assign neg = z_q[41];
-  wire [8:0] qn;  // qf's low bits: qf itself when it fits (else the clamp saturates)
+  wire [7:0] qn;  // qf's low bits: qf itself when it fits (else the clamp saturates)
   wire unused_qf;  // above the saturated width: fits decides
-  assign unused_qf = ^qf[40:9];
-  assign qn = qf[8:0];
+  assign unused_qf = ^qf[40:8];
+  assign qn = qf[7:0];
   wire t_or_odd;  // half_even: above the half, or a tie with q odd
   assign t_or_odd = sticky_q | qf[0];
   wire t_or_pos;  // half_away: above the half, or a tie with acc >= 0
@@ -164,29 +165,29 @@ module normcore_l16_i16_lane (
   // comparing qn with lo or lo - 1 and hi or hi + 1 (per-job constants), chosen by inc;
   // qn < k is the sign of the 11-bit sum qn + (-k): one carry chain, no LUT in front of it
   wire [7:0] rq;  // qn + inc, low bits: the result when inside [lo, hi]
-  assign rq = qn[7:0] + {7'd0, inc};
+  assign rq = qn + {7'd0, inc};
   wire unused_bounds;  // the bounds' top bits (a sign extension)
   assign unused_bounds = ^{lox_i[10], hip1_i[10]};
   wire [10:0] lt_lom1_s;  // qn - the bound: its sign is qn < the bound
-  assign lt_lom1_s = {{qn[8], qn}, 1'b1} + {lox_i[9:0], 1'b1};
+  assign lt_lom1_s = {{{2{qn[7]}}, qn}, 1'b1} + {lox_i[9:0], 1'b1};
   wire unused_lt_lom1;  // the sum itself
   assign unused_lt_lom1 = ^lt_lom1_s[9:0];
   wire lt_lom1;  // qn < lo - 1: below if + 1
   assign lt_lom1 = lt_lom1_s[10];
   wire [9:0] lt_lo_s;  // qn - the bound: its sign is qn < the bound
-  assign lt_lo_s = {qn[8], qn} + lox_i[9:0];
+  assign lt_lo_s = {{2{qn[7]}}, qn} + lox_i[9:0];
   wire unused_lt_lo;  // the sum itself
   assign unused_lt_lo = ^lt_lo_s[8:0];
   wire lt_lo;  // qn < lo: below if + 0
   assign lt_lo = lt_lo_s[9];
   wire [10:0] lt_hi_s;  // qn - the bound: its sign is qn < the bound
-  assign lt_hi_s = {{qn[8], qn}, 1'b1} + {hip1_i[9:0], 1'b1};
+  assign lt_hi_s = {{{2{qn[7]}}, qn}, 1'b1} + {hip1_i[9:0], 1'b1};
   wire unused_lt_hi;  // the sum itself
   assign unused_lt_hi = ^lt_hi_s[9:0];
   wire lt_hi;  // qn < hi: not above if + 1
   assign lt_hi = lt_hi_s[10];
   wire [9:0] lt_hip1_s;  // qn - the bound: its sign is qn < the bound
-  assign lt_hip1_s = {qn[8], qn} + hip1_i[9:0];
+  assign lt_hip1_s = {{2{qn[7]}}, qn} + hip1_i[9:0];
   wire unused_lt_hip1;  // the sum itself
   assign unused_lt_hip1 = ^lt_hip1_s[8:0];
   wire lt_hip1;  // qn < hi + 1: not above if + 0

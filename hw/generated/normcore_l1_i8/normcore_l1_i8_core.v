@@ -244,15 +244,16 @@ module normcore_l1_i8_core (
     rmax_q <= rmax_d;
   end
   reg [30:0] tq0_q;  // bit i: i < the lanes' select[4:0]
-  reg [23:0] ntq0_q;  // ~tq0_q's low bits (the lanes' fits chains)
-  reg [23:0] ntq0_d;
+  reg [24:0] ntq0_q;  // ~tq0_q's low bits (the lanes' fits chains)
+  reg [24:0] ntq0_d;
   reg [30:0] tq0_d;
   always @* begin
-    ntq0_d = {~(5'd23 < lsh_q), ~(5'd22 < lsh_q), ~(5'd21 < lsh_q), ~(5'd20 < lsh_q),
-        ~(5'd19 < lsh_q), ~(5'd18 < lsh_q), ~(5'd17 < lsh_q), ~(5'd16 < lsh_q), ~(5'd15 < lsh_q),
-        ~(5'd14 < lsh_q), ~(5'd13 < lsh_q), ~(5'd12 < lsh_q), ~(5'd11 < lsh_q), ~(5'd10 < lsh_q),
-        ~(5'd9 < lsh_q), ~(5'd8 < lsh_q), ~(5'd7 < lsh_q), ~(5'd6 < lsh_q), ~(5'd5 < lsh_q),
-        ~(5'd4 < lsh_q), ~(5'd3 < lsh_q), ~(5'd2 < lsh_q), ~(5'd1 < lsh_q), ~(5'd0 < lsh_q)};
+    ntq0_d = {~(5'd24 < lsh_q), ~(5'd23 < lsh_q), ~(5'd22 < lsh_q), ~(5'd21 < lsh_q),
+        ~(5'd20 < lsh_q), ~(5'd19 < lsh_q), ~(5'd18 < lsh_q), ~(5'd17 < lsh_q), ~(5'd16 < lsh_q),
+        ~(5'd15 < lsh_q), ~(5'd14 < lsh_q), ~(5'd13 < lsh_q), ~(5'd12 < lsh_q), ~(5'd11 < lsh_q),
+        ~(5'd10 < lsh_q), ~(5'd9 < lsh_q), ~(5'd8 < lsh_q), ~(5'd7 < lsh_q), ~(5'd6 < lsh_q),
+        ~(5'd5 < lsh_q), ~(5'd4 < lsh_q), ~(5'd3 < lsh_q), ~(5'd2 < lsh_q), ~(5'd1 < lsh_q),
+        ~(5'd0 < lsh_q)};
     tq0_d = {5'd30 < lsh_q, 5'd29 < lsh_q, 5'd28 < lsh_q, 5'd27 < lsh_q, 5'd26 < lsh_q,
         5'd25 < lsh_q, 5'd24 < lsh_q, 5'd23 < lsh_q, 5'd22 < lsh_q, 5'd21 < lsh_q, 5'd20 < lsh_q,
         5'd19 < lsh_q, 5'd18 < lsh_q, 5'd17 < lsh_q, 5'd16 < lsh_q, 5'd15 < lsh_q, 5'd14 < lsh_q,

@@ -13,7 +13,7 @@
 // x: 8-bit signed, s: 16-bit, b: 32-bit, acc: 33-bit, y: 8-bit signed.
 // Rounding without a wide adder: q = acc >>> R (floor), h = bit R-1 of acc, t = any bit
 // below R-1; q + 1 when h and (half_up: always; half_even: t or q odd; half_away: t or
-// acc >= 0). Only q's low 9 bits are kept: a q that does not fit them is beyond lo and hi,
+// acc >= 0). Only q's low 8 bits are kept: a q that does not fit them is beyond lo and hi,
 // so the clamp picks lo or hi by the sign (the +1 and the compares are narrow).
 // Stages (each [] ends in a register), latency 2 cycles:
 //   [x*s+b in the DSP] [>>> R round clamp]
@@ -27,7 +27,7 @@ module normcore_l1_i8_lane (
   input  wire        rtop_i,  // R >= 32: q is the sign
   input  wire        rmax_i,  // R = 33
   input  wire [30:0] tq0_i,  // bit i: i < select[4:0] (job constant)
-  input  wire [23:0] ntq0_i,  // ~tq0_i's low bits (job constant; the fits chain)
+  input  wire [24:0] ntq0_i,  // ~tq0_i's low bits (job constant; the fits chain)
   input  wire [1:0]  round_i,  // 0 floor, 1 half_up, 2 half_even, 3 half_away
   input  wire [7:0]  lo_i,  // min(lo, hi)
   input  wire [7:0]  hi_i,
@@ -102,36 +102,36 @@ module normcore_l1_i8_lane (
   assign unused_stk_p0 = ^stk_p0_s[30:0];
   wire stk_p0;  // shifted out at the bottom (any in[j], j < sel)
   assign stk_p0 = stk_p0_s[31];
-  wire [24:0] fit_all1_s;  // the chain: its carry out is every checked bit is 1
-  assign fit_all1_s = {1'b0, ext0[32:9]} + {1'b0, tq0_i[23:0]} + 25'd1;
+  wire [25:0] fit_all1_s;  // the chain: its carry out is every checked bit is 1
+  assign fit_all1_s = {1'b0, ext0[32:8]} + {1'b0, tq0_i[24:0]} + 26'd1;
   wire unused_fit_all1;  // the sum itself
-  assign unused_fit_all1 = ^fit_all1_s[23:0];
+  assign unused_fit_all1 = ^fit_all1_s[24:0];
   wire fit_all1;  // every checked bit is 1
-  assign fit_all1 = fit_all1_s[24];
-  wire [24:0] fit_any1_s;  // the chain: its carry out is a checked bit is 1
-  assign fit_any1_s = {1'b0, ext0[32:9]} + {1'b0, ntq0_i};
+  assign fit_all1 = fit_all1_s[25];
+  wire [25:0] fit_any1_s;  // the chain: its carry out is a checked bit is 1
+  assign fit_any1_s = {1'b0, ext0[32:8]} + {1'b0, ntq0_i};
   wire unused_fit_any1;  // the sum itself
-  assign unused_fit_any1 = ^fit_any1_s[23:0];
+  assign unused_fit_any1 = ^fit_any1_s[24:0];
   wire fit_any1;  // a checked bit is 1
-  assign fit_any1 = fit_any1_s[24];
+  assign fit_any1 = fit_any1_s[25];
   wire fit_p0;  // this part drops only sign bits
   assign fit_p0 = ext0[33] ? fit_all1 : ~fit_any1;
   wire sticky;  // a bit below R-1 is set
   assign sticky = stk_p0 | stk_top;
-  wire fits;  // the quotient fits 9 signed bits
+  wire fits;  // the quotient fits 8 signed bits
   assign fits = fit_p0;
 
-  // Round: q = the floor quotient's low 9 bits, + 1 by the mode (half bit h, sticky t)
+  // Round: q = the floor quotient's low 8 bits, + 1 by the mode (half bit h, sticky t)
   wire [32:0] qf;  // floor(acc / 2^R)
   assign qf = z[33:1];
   wire h;  // bit R-1 of acc
   assign h = z[0];
   wire neg;  // acc < 0
   assign neg = z[33];
-  wire [8:0] qn;  // qf's low bits: qf itself when it fits (else the clamp saturates)
+  wire [7:0] qn;  // qf's low bits: qf itself when it fits (else the clamp saturates)
   wire unused_qf;  // above the saturated width: fits decides
-  assign unused_qf = ^qf[32:9];
-  assign qn = qf[8:0];
+  assign unused_qf = ^qf[32:8];
+  assign qn = qf[7:0];
   wire t_or_odd;  // half_even: above the half, or a tie with q odd
   assign t_or_odd = sticky | qf[0];
   wire t_or_pos;  // half_away: above the half, or a tie with acc >= 0
@@ -150,29 +150,29 @@ module normcore_l1_i8_lane (
   // comparing qn with lo or lo - 1 and hi or hi + 1 (per-job constants), chosen by inc;
   // qn < k is the sign of the 11-bit sum qn + (-k): one carry chain, no LUT in front of it
   wire [7:0] rq;  // qn + inc, low bits: the result when inside [lo, hi]
-  assign rq = qn[7:0] + {7'd0, inc};
+  assign rq = qn + {7'd0, inc};
   wire unused_bounds;  // the bounds' top bits (a sign extension)
   assign unused_bounds = ^{lox_i[10], hip1_i[10]};
   wire [10:0] lt_lom1_s;  // qn - the bound: its sign is qn < the bound
-  assign lt_lom1_s = {{qn[8], qn}, 1'b1} + {lox_i[9:0], 1'b1};
+  assign lt_lom1_s = {{{2{qn[7]}}, qn}, 1'b1} + {lox_i[9:0], 1'b1};
   wire unused_lt_lom1;  // the sum itself
   assign unused_lt_lom1 = ^lt_lom1_s[9:0];
   wire lt_lom1;  // qn < lo - 1: below if + 1
   assign lt_lom1 = lt_lom1_s[10];
   wire [9:0] lt_lo_s;  // qn - the bound: its sign is qn < the bound
-  assign lt_lo_s = {qn[8], qn} + lox_i[9:0];
+  assign lt_lo_s = {{2{qn[7]}}, qn} + lox_i[9:0];
   wire unused_lt_lo;  // the sum itself
   assign unused_lt_lo = ^lt_lo_s[8:0];
   wire lt_lo;  // qn < lo: below if + 0
   assign lt_lo = lt_lo_s[9];
   wire [10:0] lt_hi_s;  // qn - the bound: its sign is qn < the bound
-  assign lt_hi_s = {{qn[8], qn}, 1'b1} + {hip1_i[9:0], 1'b1};
+  assign lt_hi_s = {{{2{qn[7]}}, qn}, 1'b1} + {hip1_i[9:0], 1'b1};
   wire unused_lt_hi;  // the sum itself
   assign unused_lt_hi = ^lt_hi_s[9:0];
   wire lt_hi;  // qn < hi: not above if + 1
   assign lt_hi = lt_hi_s[10];
   wire [9:0] lt_hip1_s;  // qn - the bound: its sign is qn < the bound
-  assign lt_hip1_s = {qn[8], qn} + hip1_i[9:0];
+  assign lt_hip1_s = {{2{qn[7]}}, qn} + hip1_i[9:0];
   wire unused_lt_hip1;  // the sum itself
   assign unused_lt_hip1 = ^lt_hip1_s[8:0];
   wire lt_hip1;  // qn < hi + 1: not above if + 0

@@ -19,7 +19,7 @@
 //   S <  L: every lane keeps q_i = (r0 + i) mod S and d_i (both narrow); a beat adds
 //           k_r = L mod S to q_i with carry cy_i = (q_i >= S - k_r), d_i += cy_i - cy_0,
 //           and c0 += (L div S) + cy_0.
-// c0: two adders off the register (c0 + k_c + cy, the same less C; cy a register), a select.
+// c0: c0 + k_c + cy - C (cy a register), its sign choosing the addend of c0 + k + cy.
 // A packet starts at element 0 (c0 = 0, rem = S, q_i and d_i saved from the core's walker).
 module normcore_l8_i8_chan (
   input  wire        clk_i,
@@ -551,12 +551,14 @@ module normcore_l8_i8_chan (
   reg [10:0] c_q;
   wire cy0;  // c0 takes the step with a carry (a register either way)
   assign cy0 = cyc_q;
-  wire [10:0] c_add;  // c0 + k_c + cy
-  assign c_add = c_q + kc0_i + {10'd0, cy0};
+  wire [10:0] c_add;  // c0 + (k_c - C or k_c) + cy
   wire [11:0] c_sub;  // c0 + k_c + cy - C: top bit set when negative
   assign c_sub = {1'b0, c_q} + kw0_i + {11'd0, cy0};
+  wire unused_c_sub;  // the sum itself
+  assign unused_c_sub = ^c_sub[10:0];
+  assign c_add = c_q + (~c_sub[11] ? kw0_i[10:0] : kc0_i) + {10'd0, cy0};
   wire [10:0] c_nx;
-  assign c_nx = ~c_sub[11] ? c_sub[10:0] : c_add;
+  assign c_nx = c_add;
   reg [4:0] lo_d;
   reg [4:0] nlo_d;
   reg pb_d;
