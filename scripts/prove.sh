@@ -180,31 +180,42 @@ open_rows=(
 # the others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
 # each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
-close_split() {  # $1 above / below, $2 k, $3 the default width: "<width> <points>"
+# $1 above / below, $2 k, $3 the default width: "<width> <points> <x split>": sub-bands of
+# <width>, then the last <points> exponents as single points, of which the last <x split> are
+# split once more by x's exponent field, x normal (_xe2_30) and x subnormal or e = 1 (_xe1_1):
+# a subnormal x makes hb(xsig), and with it the product's shift, vary inside a point.
+close_split() {
   case $1:$2 in
-    above:8 | below:8) echo "4 0" ;;
-    above:7) echo "4 7" ;;
-    below:7) echo "4 5" ;;
-    *) echo "$3 0" ;;
+    above:8 | below:8) echo "4 0 0" ;;
+    above:7) echo "4 7 4" ;;
+    below:7) echo "4 5 0" ;;
+    *) echo "$3 0 0" ;;
   esac
 }
 # $1 above / below, $2 far / close, $3 the sub-band width of the bands close_split does not
 # name: one row name per line.
 mid_bands() {
-  local k lo hi w pts d o far0 near0 near1
+  local k lo hi w pts xs d o far0 near0 near1
   for ((k = -3; k <= 8; k++)); do
     if [ "$1" = above ]; then d=pl o=bl far0=$((k - 44)) near0=$((k - 43)) near1=$((k - 5))
     else [ $k -ge -2 ] || continue; d=bl o=pl far0=$((k - 30)) near0=$((k - 29)) near1=$((k - 5))
     fi
     local pre="fp16_int8_case_$1_${d}$(nm $k)_$(nm $k)_$o"
     if [ "$2" = far ]; then echo "${pre}m200_$(nm $far0)_cut"; continue; fi
-    read -r w pts <<< "$(close_split "$1" $k "$3")"
+    read -r w pts xs <<< "$(close_split "$1" $k "$3")"
     for ((lo = near0; lo <= near1 - pts; lo += w)); do
       hi=$((lo + w - 1))
       [ $hi -le $((near1 - pts)) ] || hi=$((near1 - pts))
       echo "${pre}$(nm $lo)_$(nm $hi)_cut"
     done
-    for ((lo = near1 - pts + 1; lo <= near1; lo++)); do echo "${pre}$(nm $lo)_$(nm $lo)_cut"; done
+    for ((lo = near1 - pts + 1; lo <= near1; lo++)); do
+      if [ $lo -gt $((near1 - xs)) ]; then
+        echo "${pre}$(nm $lo)_$(nm $lo)_xe2_30_cut"
+        echo "${pre}$(nm $lo)_$(nm $lo)_xe1_1_cut"
+      else
+        echo "${pre}$(nm $lo)_$(nm $lo)_cut"
+      fi
+    done
   done
 }
 band_rows=()
