@@ -78,7 +78,9 @@ std::string ports(const CoreConfig& c, int yw) {
   if (a.y_type == NumType::integer)
     o << "  input  wire [1:0] round_i,  // 0 floor, 1 half_up, 2 half_even, 3 half_away\n";
   o << "  input  wire [" << yw - 1 << ":0] lo_i,\n  input  wire [" << yw - 1 << ":0] hi_i,\n"
-    << "  output wire [" << yw - 1 << ":0] y_o\n);\n";
+    << "  output wire [" << yw - 1 << ":0] y_o,\n"
+    << "  output wire [9:0] psh_o,  // the product's and b's shifts, for the harness's shift "
+       "lemma\n  output wire [9:0] bsh_o\n);\n";
   return o.str();
 }
 
@@ -109,6 +111,7 @@ std::string exact_sum(const CoreConfig& c, const Window& w) {
     << "  wire [MW-1:0] bv = {{(MW-24){1'b0}}, bsig} << bsh;  // < 2^" << w.bbits << "\n"
     << "  wire [MW:0] ps = psign ? -{1'b0, pv} : {1'b0, pv};\n"
     << "  wire [MW:0] bsv = bs ? -{1'b0, bv} : {1'b0, bv};\n"
+    << "  assign psh_o = psh, bsh_o = bsh;\n"
     << "  wire [MW:0] v = ps + bsv;  // two's complement, |v| < 2^MW\n"
     << "  wire neg = v[MW];\n"
     << "  wire [MW:0] vabs = neg ? -v : v;\n"
@@ -215,12 +218,15 @@ std::string flane_ref(const CoreConfig& c) {
 // leading bit is at pl = xl + sl or pl + 1. hb: the index of the highest 1 of a 24-bit value.
 std::string leads(const FloatFormat& fx) {
   const int m = fx.man_bits;
+  // n's leading exponent: max(e, 1) - off + h, h = hb(sig) (the wire h_<v>, also read by the
+  // shift lemma).
   auto lead = [](const std::string& n, const std::string& v, int top, int mb, int off) {
     const std::string e = v + "[" + to_string(top - 1) + ":" + to_string(mb) + "]";
-    return "  wire signed [11:0] " + n + " = (|" + e + " ? $signed({4'd0, " + e +
-           "}) : 12'sd1) - 12'sd" + to_string(off) + " + $signed({7'd0, hb({" +
+    return "  wire [4:0] h_" + v + " = hb({" +
            (mb < 23 ? to_string(23 - mb) + "'d0, " : std::string()) + "|" + e + ", " + v + "[" +
-           to_string(mb - 1) + ":0]})});\n";
+           to_string(mb - 1) + ":0]});  // hb of " + v + "'s significand\n" +
+           "  wire signed [11:0] " + n + " = (|" + e + " ? $signed({4'd0, " + e +
+           "}) : 12'sd1) - 12'sd" + to_string(off) + " + $signed({7'd0, h_" + v + "});\n";
   };
   std::ostringstream o;
   o << "  function [4:0] hb(input [23:0] v);  // the index of the highest 1 (0 for 0)\n"
@@ -344,6 +350,37 @@ std::string cases(const CoreConfig& c, int lat) {
   return o.str();
 }
 
+// The shift lemma (scripts/prove.sh: its own row per band row, NORMCORE_FV_SHIFT_PROVE, BMC of
+// step 0 over free x, s, b; assumed with NORMCORE_FV_SHIFT_LEMMA): for finite non-zero x, s, b
+// the reference's product shift psh = xpos + spos is pl - EMIN - hb(xsig) - hb(ssig) and b's
+// shift bsh = bpos + XOFF is bl - EMIN - hb(bsig). So a band that fixes pl and bl fixes both
+// shifts once the significands' leading bits are known (a normal operand's is its hidden bit),
+// without a split by x's exponent field.
+std::string shift_lemma(const CoreConfig& c) {
+  const FloatFormat fx = float_format(c.arith.x_type);
+  const int emin = float_window(fx).emin, xe = fx.exp_bits;
+  auto lsb_exp = [](const std::string& v, int e, int mb, int off) {
+    const int top = v == "x" ? 15 : 31;
+    const std::string f = v + "[" + to_string(top - 1) + ":" + to_string(mb) + "]";
+    return "  wire [11:0] " + v + "_exp_l = {" + to_string(12 - e) + "'d0, ~|" + f + " ? " +
+           to_string(e) + "'d1 : " + f + "} + 12'd" + to_string(4096 - off) + ";\n";
+  };
+  std::ostringstream o;
+  o << "  // The shift lemma: the reference's shifts from the leading exponents pl, bl.\n"
+    << "  wire signed [11:0] psh_l = pl + 12'sd" << -emin << " - $signed({7'd0, h_x}) - "
+    << "$signed({7'd0, h_s});\n"
+    << "  wire signed [11:0] bsh_l = bl + 12'sd" << -emin << " - $signed({7'd0, h_b});\n"
+    << "  // The lane's exponents of the significands' LSBs, in its form (max(e, 1) - bias - man\n"
+    << "  // bits, 12 bits; Yosys opt_merge shares them with the lane's): from pl and bl too.\n"
+    << lsb_exp("x", xe, fx.man_bits, fx.bias() + fx.man_bits) << lsb_exp("s", 8, 23, 150)
+    << lsb_exp("b", 8, 23, 150) << "  wire [11:0] pexp_l = x_exp_l + s_exp_l;\n"
+    << "  wire shift_ok = {2'b00, psh_r} == psh_l && {2'b00, bsh_r} == bsh_l\n"
+    << "      && pexp_l == pl - $signed({7'd0, h_x}) - $signed({7'd0, h_s})\n"
+    << "      && b_exp_l == bl - $signed({7'd0, h_b});\n"
+    << "`ifdef NORMCORE_FV_SHIFT_LEMMA\n  always @* if (c_fin) assume (shift_ok);\n`endif\n";
+  return o.str();
+}
+
 std::string flane_fv(const CoreConfig& c) {
   const auto& a = c.arith;
   const bool iy = a.y_type == NumType::integer;
@@ -377,8 +414,10 @@ std::string flane_fv(const CoreConfig& c) {
   o << "  wire [" << yw - 1 << ":0] y_lane, y_ref;\n";
   o << "  " << c.name << "_lane u_dut (\n    .clk_i(clk_i), .x_i(x), .s_i(s), .b_i(b), " << rnd
     << ".lo_i(lo), .hi_i(hi), .y_o(y_lane)\n  );\n";
+  o << "  wire [9:0] psh_r, bsh_r;  // the reference's shifts of the product and of b\n";
   o << "  " << c.name << "_lane_ref u_ref (\n    .x_i(x), .s_i(s), .b_i(b), " << rnd
-    << ".lo_i(lo), .hi_i(hi), .y_o(y_ref)\n  );\n";
+    << ".lo_i(lo), .hi_i(hi), .y_o(y_ref),\n    .psh_o(psh_r), .bsh_o(bsh_r)\n  );\n";
+  o << shift_lemma(c);
   o << "  localparam integer L = " << lat << ";\n"
     << "  reg [L*" << yw << "-1:0] d;  // the reference, delayed: d[" << yw << "*k +: " << yw
     << "] is k + 1 cycles old\n"
@@ -390,7 +429,8 @@ std::string flane_fv(const CoreConfig& c) {
   // The coverage check of a case split into bands (scripts/prove.sh): every element of the case
   // is in one of the rows' restrictions, written by prove.sh as `covered` in nc_fv_cover.vh.
   o << "`ifdef NORMCORE_FV_COVER\n  wire covered;\n`include \"nc_fv_cover.vh\"\n"
-    << "  always @* if (in_case) assert (covered);\n`else\n";
+    << "  always @* if (in_case) assert (covered);\n"
+    << "`elsif NORMCORE_FV_SHIFT_PROVE\n  always @* if (c_fin) assert (shift_ok);\n`else\n";
   o << "`ifdef NORMCORE_FV_CLASS_TINY\n`define NORMCORE_FV_CLOSED\n`endif\n"
     << "`ifdef NORMCORE_FV_CLASS_SAT\n`define NORMCORE_FV_CLOSED\n`endif\n"
     << "`ifdef NORMCORE_FV_CLOSED\n"
