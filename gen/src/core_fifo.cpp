@@ -244,7 +244,7 @@ void fifo_head_parts(Module& m, int d, int fw, const Expr& wr, const Expr& wdata
 // differ when it moves) are one LUT each. Admission assumes a beat is taken now: held + 1 < d,
 // ~occ_q[d-3] | (~in_q & ~occ_q[d-2]), registers only. Unstalled, pipeline + 2 beats are held, as
 // with top_flow's rule (which also admits at d - 1 held when no beat is taken now).
-void top_flow_lagged(Module& m, int d, const Expr& occ, bool copies) {
+void top_flow_lagged(Module& m, int d, const Expr& occ) {
   const Expr tready = m.ref("tready_q"), out_fire = m.ref("out_fire"), in_fire = m.ref("in_fire");
   const Expr inq = m.reg("in_q", 1, "in_fire of the previous cycle (not yet in occ_q)");
   const auto th = [&](int k) { return k < 0 ? lit(1, 1) : k >= d ? lit(1, 0) : bit(occ, k); };
@@ -258,23 +258,16 @@ void top_flow_lagged(Module& m, int d, const Expr& occ, bool copies) {
   const Expr ready = m.ref("ready_q");
   const Expr tready_d = m.wire("trdy_nx", 1, "s_axis_tready's next value");
   m.assign(tready_d, m.ref("run_nx") & room & m.ref("ld_done"));
+  const Expr ntr = m.ref("ntr_q");  // declared with the positions' enable (chan_control)
   const Expr ready_d = m.wire("ready_nx", 1, "ready_o's next value");
   m.assign(ready_d, m.ref("ist_q") & ~th(0) & ~inq & ~m.ref("ld_busy") & ~in_fire & ~prm_fire &
                         ~m.ref("start_fire"));
-  Block rst{assign(occ, lit(d, 0)), assign(inq, lit(1, 0)), assign(tready, lit(1, 0))};
-  Block go{if_(mv, {assign(occ, mux(inq, up, dn))}), assign(inq, in_fire),
-           assign(tready, tready_d)};
-  if (copies) {  // declared with the positions' enable (chan_control) and err_q (err_nx)
-    rst.push_back(assign(m.ref("ntr_q"), lit(1, 1)));
-    go.push_back(assign(m.ref("ntr_q"), ~tready_d));
-  }
-  rst.push_back(assign(ready, lit(1, 0)));
-  go.push_back(assign(ready, ready_d));
-  if (copies) {
-    rst.push_back(assign(m.ref("nrdy_q"), lit(1, 1)));
-    go.push_back(assign(m.ref("nrdy_q"), ~ready_d));
-  }
-  m.seq({if_(ex::lnot(m.ref("rst_ni")), std::move(rst), std::move(go))});
+  m.seq({if_(
+      ex::lnot(m.ref("rst_ni")),
+      {assign(occ, lit(d, 0)), assign(inq, lit(1, 0)), assign(tready, lit(1, 0)),
+       assign(ntr, lit(1, 1)), assign(ready, lit(1, 0)), assign(m.ref("nrdy_q"), lit(1, 1))},
+      {if_(mv, {assign(occ, mux(inq, up, dn))}), assign(inq, in_fire), assign(tready, tready_d),
+       assign(ntr, ~tready_d), assign(ready, ready_d), assign(m.ref("nrdy_q"), ~ready_d)})});
   m.assign(m.ref("s_axis_tready"), tready);
 }
 

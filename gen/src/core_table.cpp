@@ -23,7 +23,7 @@ struct TableWidths {
   bool staged;  // --target ecp5 / ice40: the per-job k registers in two stages (difference, clamp)
   bool e5_table;  // --target ecp5: the loader's left - 1 a chain of left alone; copies' t1 address
   bool radd;      // --target ice40: read_word
-  bool nrd;       // --target ice40 (split_consts), not no_flow_copies: counter from ld_nrd_q
+  bool nrd;       // --target ice40 (split_consts): the word counter's enable from ld_nrd_q
   TableWidths(const CoreConfig& c, const Variant& v)
       : L(c.lanes),
         P(c.table_copies() ? 1 : c.banks()),
@@ -41,7 +41,7 @@ struct TableWidths {
         staged(lut_tracker(c)),
         e5_table(c.target == "ecp5"),
         radd(c.target == "ice40"),
-        nrd(split_consts(c) && !spec::no_flow_copies(c)) {}
+        nrd(split_consts(c)) {}
   // The loader writes the wrap-around copies T[u] (C <= u < C + L - 1).
   [[nodiscard]] bool wraps() const { return L > 1 && !direct && !copies; }
 };

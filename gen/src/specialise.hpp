@@ -19,23 +19,6 @@ inline std::uint64_t layout_code(const CoreConfig& c) {
   return static_cast<std::uint64_t>(parse_layout(c.fixed_layout));
 }
 
-// A specialised core: some job setting fixed at generation time (CoreConfig::fixed_*,
-// lanes_divide_channels).
-inline bool specialised(const CoreConfig& c) {
-  return c.has_fixed_shift() || c.has_fixed_rounding() || c.has_fixed_layout() ||
-         c.lanes_divide_channels;
-}
-// The specialised core on --target ice40 (issue 14, spec17): no inverted register copies of the
-// flow control (ntr_q = ~tready_q, nrdy_q = ~ready_q, the loader's ld_nrd_q = ~ld_ready_q); their
-// readers take tready_q / ready_q / ld_ready_q. A copy's next value is the complement of its
-// original's, one node with both polarities: ABC then maps the complement as one more LUT (an
-// inverter) after it, three levels, and relaxes every other cone of the core to that depth in its
-// area recovery (start_fire -> run_nx -> trdy_nx, ld_ready_d -> ld_nrd_d). Without them every
-// register's next value maps at most two LUT4 levels deep.
-inline bool no_flow_copies(const CoreConfig& c) {
-  return specialised(c) && c.target == "ice40";
-}
-
 // 1 when the unsigned v is a multiple of the constant k >= 1, without a divider: k = 2^a * o
 // (o odd), so v's low a bits are 0 and q = v >> a (n bits) is a multiple of o, which holds
 // exactly when q * o^-1 mod 2^n <= (2^n - 1) / o (o^-1 the inverse of o modulo 2^n: the
