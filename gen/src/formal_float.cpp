@@ -234,7 +234,7 @@ std::string leads(const FloatFormat& fx) {
     << "      for (i = 0; i < 24; i = i + 1) if (v[i]) hb = i[4:0];\n    end\n  endfunction\n"
     << "  // True leading-bit exponents (unbiased; subnormals included): x * s's leading bit is\n"
     << "  // at pl or pl + 1, b's at bl.\n"
-    << lead("xl", "x", 15, m, fx.bias() + m) << lead("sl", "s", 31, 23, 150)
+    << lead("xl", "x", fx.bits - 1, m, fx.bias() + m) << lead("sl", "s", 31, 23, 150)
     << lead("bl", "b", 31, 23, 150) << "  wire signed [11:0] pl = xl + sl;\n";
   return o.str();
 }
@@ -359,8 +359,7 @@ std::string cases(const CoreConfig& c, int lat) {
 std::string shift_lemma(const CoreConfig& c) {
   const FloatFormat fx = float_format(c.arith.x_type);
   const int emin = float_window(fx).emin, xe = fx.exp_bits;
-  auto lsb_exp = [](const std::string& v, int e, int mb, int off) {
-    const int top = v == "x" ? 15 : 31;
+  auto lsb_exp = [](const std::string& v, int top, int e, int mb, int off) {
     const std::string f = v + "[" + to_string(top - 1) + ":" + to_string(mb) + "]";
     return "  wire [11:0] " + v + "_exp_l = {" + to_string(12 - e) + "'d0, ~|" + f + " ? " +
            to_string(e) + "'d1 : " + f + "} + 12'd" + to_string(4096 - off) + ";\n";
@@ -372,8 +371,9 @@ std::string shift_lemma(const CoreConfig& c) {
     << "  wire signed [11:0] bsh_l = bl + 12'sd" << -emin << " - $signed({7'd0, h_b});\n"
     << "  // The lane's exponents of the significands' LSBs, in its form (max(e, 1) - bias - man\n"
     << "  // bits, 12 bits; Yosys opt_merge shares them with the lane's): from pl and bl too.\n"
-    << lsb_exp("x", xe, fx.man_bits, fx.bias() + fx.man_bits) << lsb_exp("s", 8, 23, 150)
-    << lsb_exp("b", 8, 23, 150) << "  wire [11:0] pexp_l = x_exp_l + s_exp_l;\n"
+    << lsb_exp("x", fx.bits - 1, xe, fx.man_bits, fx.bias() + fx.man_bits)
+    << lsb_exp("s", 31, 8, 23, 150) << lsb_exp("b", 31, 8, 23, 150)
+    << "  wire [11:0] pexp_l = x_exp_l + s_exp_l;\n"
     << "  wire shift_ok = {2'b00, psh_r} == psh_l && {2'b00, bsh_r} == bsh_l\n"
     << "      && pexp_l == pl - $signed({7'd0, h_x}) - $signed({7'd0, h_s})\n"
     << "      && b_exp_l == bl - $signed({7'd0, h_b});\n"
