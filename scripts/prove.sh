@@ -501,9 +501,8 @@ cut_harness() {
     assume (dy == 0 || dy[YW-1] == (da[AW-1] ^ db[BW-1]));"
   fi
   local lead="" shl=""
-  # float_cut's shift lemma (proven there) on a band row
-  if [ "$sg" = 00 ] && [[ $name == *_pl* ]]; then shl=-DNORMCORE_FV_SHIFT_LEMMA; fi
-  if [ "$sg" = 00 ] && [[ $name == *_pl* ]]; then  # float_cut's leading-bit lemma
+  if [ "$sg" = 00 ] && [[ $name == *_pl* ]]; then  # float_cut's shift and leading-bit lemmas
+    shl=-DNORMCORE_FV_SHIFT_LEMMA
     lead="genvar li, lj;
   for (li = 0; li < AW; li = li + 1) begin : LA
     for (lj = 0; lj < BW; lj = lj + 1) begin : LB
