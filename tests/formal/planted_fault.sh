@@ -99,8 +99,8 @@ expect_fail "bank-address fault" tab_l2_c3 --quick nc_ptable.v \
 # The fits test as carry chains (pipeline 3-4, R per job): the AND chain's carry-in 0 instead of
 # 1 (an exempt bit then passes its own value instead of the 1) must fail the lane proof.
 expect_fail "fits-chain fault" x4s4b8y4_p3 --quick - \
-  "s/+ {1'b0, tq0_i\\[3:0\\]} + 5'd1;/+ {1'b0, tq0_i[3:0]} + 5'd0;/" 'lane == contract +BMC' \
-  ".*tq0_i\\[3:0\\]} + 5'd0;"
+  "s/+ {1'b0, tq0_i\\[4:0\\]} + 6'd1;/+ {1'b0, tq0_i[4:0]} + 6'd0;/" 'lane == contract +BMC' \
+  ".*tq0_i\\[4:0\\]} + 6'd0;"
 # The clamp's bounds -(lo - 1) and -hi as -lo and -(hi + 1) with a 1 carried in (pipeline < 8,
 # area15): the upper compare's carry-in dropped (qn < hi + 1 for qn < hi) must fail the lane proof.
 expect_fail "clamp carry-in fault" x4s4b8y4_p3 --quick - \
