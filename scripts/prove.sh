@@ -171,38 +171,44 @@ open_rows=(
 # bl <= k - 44 (b wholly below the product's LSB, which is at k - 34 or above), close bl in
 # [k - 43, k - 5]. BELOW bl = k: far pl <= k - 30 (|x * s| < 2^(k - 28), below b's LSB at
 # k - 23), close pl in [k - 29, k - 5]. The far rows are in the full list (proven: the product
-# cut's leading-bit lemma makes them quick), and so are the close rows of ABOVE pl = 8 and
-# BELOW bl = 8 (proven whole, seconds each); the other close rows only with --bands (each smtbmc
-# run stopped after PROVE_TIMEOUT seconds, UNDECIDED), split as close_split says: the bands
-# pl = 7 / bl = 7 in sub-bands of 4 exponents (proven) and the last 7 / 5 exponents, the closest
-# to the product / b, as single (pl, bl) points (with the shift lemma a point fixes every
-# exponent sum: several proven in seconds where their sub-band of 4 was undecided after 600 s),
-# the others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
+# cut's leading-bit lemma makes them quick), and so are the close rows of ABOVE pl = 8, 7 and
+# BELOW bl = 8, 7 (proven whole; pl = 7 / bl = 7 since branch fp23, seconds to 2 minutes a row);
+# the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
+# UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
+# and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
+# the shift lemma a point fixes every exponent sum: several proven in seconds where their
+# sub-band of 4 was undecided after 600 s), the last 4 of them split by x and hb(xsig), the
+# others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
 # each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
-# $1 above / below, $2 k, $3 the default width: "<width> <points> <x split>": sub-bands of
-# <width>, then the last <points> exponents as single points, of which the last <x split> are
-# split once more by x's exponent field, x normal (_xe2_30) and x subnormal or e = 1 (_xe1_1):
-# a subnormal x makes hb(xsig), and with it the product's shift, vary inside a point.
+# $1 above / below, $2 k, $3 the default width: "<width> <points> <x split> <hx split>":
+# sub-bands of <width>, then the last <points> exponents as single points, of which the last
+# <x split> are split once more by x's exponent field, x normal (_xe2_30) and x subnormal or
+# e = 1 (_xe1_1): a subnormal x makes hb(xsig), and with it the product's shift, vary inside a
+# point. Of those, the last <hx split> have their _xe1_1 half split once more by hb(xsig), x's
+# significand's leading 1 (the harness's h_x): _hx0_0 .. _hx9_9 (x subnormal) and _hx10_10
+# (e = 1, the hidden bit), every value of h_x with x's field 0 or 1 (x finite non-zero), so the
+# 11 rows together are the _xe1_1 half; each fixes the product's normalisation (its leading 1 at
+# hb(xsig) + 23 or + 24) and, with pl, s's exponent.
 close_split() {
   case $1:$2 in
-    above:8 | below:8) echo "4 0 0" ;;
-    above:7) echo "4 7 4" ;;
-    below:7) echo "4 5 0" ;;
-    *) echo "$3 0 0" ;;
+    above:8 | below:8) echo "4 0 0 0" ;;
+    above:7) echo "4 7 4 4" ;;
+    below:7) echo "4 5 4 4" ;;
+    *) echo "$3 0 0 0" ;;
   esac
 }
 # $1 above / below, $2 far / close, $3 the sub-band width of the bands close_split does not
 # name: one row name per line.
 mid_bands() {
-  local k lo hi w pts xs d o far0 near0 near1
+  local k lo hi w pts xs hs h d o far0 near0 near1
   for ((k = -3; k <= 8; k++)); do
     if [ "$1" = above ]; then d=pl o=bl far0=$((k - 44)) near0=$((k - 43)) near1=$((k - 5))
     else [ $k -ge -2 ] || continue; d=bl o=pl far0=$((k - 30)) near0=$((k - 29)) near1=$((k - 5))
     fi
     local pre="fp16_int8_case_$1_${d}$(nm $k)_$(nm $k)_$o"
     if [ "$2" = far ]; then echo "${pre}m200_$(nm $far0)_cut"; continue; fi
-    read -r w pts xs <<< "$(close_split "$1" $k "$3")"
+    read -r w pts xs hs <<< "$(close_split "$1" $k "$3")"
     for ((lo = near0; lo <= near1 - pts; lo += w)); do
       hi=$((lo + w - 1))
       [ $hi -le $((near1 - pts)) ] || hi=$((near1 - pts))
@@ -211,7 +217,11 @@ mid_bands() {
     for ((lo = near1 - pts + 1; lo <= near1; lo++)); do
       if [ $lo -gt $((near1 - xs)) ]; then
         echo "${pre}$(nm $lo)_$(nm $lo)_xe2_30_cut"
-        echo "${pre}$(nm $lo)_$(nm $lo)_xe1_1_cut"
+        if [ $lo -gt $((near1 - hs)) ]; then
+          for ((h = 0; h <= 10; h++)); do echo "${pre}$(nm $lo)_$(nm $lo)_xe1_1_hx${h}_${h}_cut"; done
+        else
+          echo "${pre}$(nm $lo)_$(nm $lo)_xe1_1_cut"
+        fi
       else
         echo "${pre}$(nm $lo)_$(nm $lo)_cut"
       fi
@@ -222,8 +232,8 @@ band_rows=()
 for c in above below; do
   while IFS= read -r r; do full+=("$r|$i8"); done < <(mid_bands $c far 1)
   while IFS= read -r r; do
-    case $r in  # the bands whose close rows are proven too
-      *_above_pl8_8_* | *_below_bl8_8_*) full+=("$r|$i8") ;;
+    case $r in  # the bands whose close rows are proven too (pl = 7 / bl = 7: branch fp23)
+      *_above_pl8_8_* | *_below_bl8_8_* | *_above_pl7_7_* | *_below_bl7_7_*) full+=("$r|$i8") ;;
       *) band_rows+=("$r|$i8") ;;
     esac
   done < <(mid_bands $c close "${PROVE_BAND_W:-1}")
@@ -572,13 +582,14 @@ V
 # (NORMCORE_FV_CASE_<C>: special, zero, near, above, below; gen/src/formal_float.cpp).
 # A band inside the case: *_be<lo>_<hi>_* (b's exponent, max(e, 1)), *_pe<lo>_<hi>_* (the
 # product's, max(xe, 1) + max(se, 1)), *_pl<lo>_<hi>_* / *_bl<lo>_<hi>_* (the true leading
-# exponents of x * s and b, subnormals included; m<n> is -<n>). Above / below: *_cls_tiny /
+# exponents of x * s and b, subnormals included; m<n> is -<n>), *_xe<lo>_<hi>_* (x's field,
+# max(e, 1)), *_hx<lo>_<hi>_* (hb(xsig), the harness's h_x). Above / below: *_cls_tiny /
 # *_cls_sat, the class with a closed form (integer y |v| < 1/2 or |v| >= 2^YW; float y a signed
 # zero or Inf), proven as lane == closed form and reference == closed form.
 fv_case() {
   [[ $1 =~ _case_([a-z]+) ]] || return 0
   local o="-DNORMCORE_FV_CASE_${BASH_REMATCH[1]^^}" k
-  for k in be pe pl bl xe; do
+  for k in be pe pl bl xe hx; do
     [[ $1 =~ _${k}(m?[0-9]+)_(m?[0-9]+) ]] \
       && o+=" -DNORMCORE_FV_${k^^}_LO=${BASH_REMATCH[1]/m/-} -DNORMCORE_FV_${k^^}_HI=${BASH_REMATCH[2]/m/-}"
   done
@@ -640,8 +651,8 @@ prove_lane() {
 # The coverage of a case split into rows (configurations named <prefix>_<case>_cover, e.g.
 # fp16_int8_above_cover): every element of case <case> (the harness's in_case, its own case
 # logic) is in the restriction of one of the rows named <prefix>_case_<case>_* in the full list
-# and the generated band rows (their bands, pl / bl / be / pe in [lo, hi], and classes, as
-# fv_case reads them from the names). The harness with NORMCORE_FV_COVER asserts
+# and the generated band rows (their bands, pl / bl / be / pe / xe / hx in [lo, hi], and
+# classes, as fv_case reads them from the names). The harness with NORMCORE_FV_COVER asserts
 # in_case -> covered, `covered` the disjunction written to formal/nc_fv_cover.vh; combinational,
 # so BMC of step 0 over free x, s, b proves it. A missing band fails it (planted_fault.sh).
 prove_cover() {
@@ -655,7 +666,7 @@ prove_cover() {
     r=${e%%|*}
     [[ $r == "${pre}_case_${cs}_"* ]] || continue
     conj=""
-    for k in PL BL BE PE XE; do
+    for k in PL BL BE PE XE HX; do
       v=$(fv_case "$r" | grep -o "NORMCORE_FV_${k}_LO=-\?[0-9]*" || true)
       [ -n "$v" ] || continue
       lo=${v#*=}
@@ -663,6 +674,7 @@ prove_cover() {
       hi=${hi#*=}
       t=${k,,}
       [[ $k == [BPX]E ]] && t+=1
+      [ $k != HX ] || t=h_x
       conj+="${conj:+ && }$t >= $lo && $t <= $hi"
     done
     v=$(fv_case "$r" | grep -o "NORMCORE_FV_CLASS_[A-Z]*" || true)

@@ -338,15 +338,16 @@ std::string cases(const CoreConfig& c, int lat) {
     << "`else\n  wire in_case = 1'b1;\n`endif\n"
     << "  // Bands (optional, inside a case): b's exponent field, max(e, 1), in [BE_LO, BE_HI];\n"
     << "  // the product's, max(xe, 1) + max(se, 1), in [PE_LO, PE_HI]; the true leading\n"
-    << "  // exponents pl in [PL_LO, PL_HI], bl in [BL_LO, BL_HI]; x's field in [XE_LO, XE_HI].\n"
+    << "  // exponents pl in [PL_LO, PL_HI], bl in [BL_LO, BL_HI]; x's field in [XE_LO, XE_HI];\n"
+    << "  // hb(xsig), x's significand's leading 1 (h_x), in [HX_LO, HX_HI].\n"
     << "  wire signed [11:0] be1 = " << emax1("b", 31, 23) << ";\n"
     << "  wire signed [11:0] pe1 = " << emax1("x", 15, m) << " + " << emax1("s", 31, 23) << ";\n"
     << "  wire signed [11:0] xe1 = " << emax1("x", 15, m) << ";  // x's field, max(e, 1)\n"
     << band("BE", "be1") << band("PE", "pe1") << band("PL", "pl") << band("BL", "bl")
-    << band("XE", "xe1") << closed_forms(c) << "  reg [" << lat - 1
-    << ":0] cd;  // in_case, delayed with the element\n"
+    << band("XE", "xe1") << band("HX", "$signed({7'd0, h_x})") << closed_forms(c) << "  reg ["
+    << lat - 1 << ":0] cd;  // in_case, delayed with the element\n"
     << "  always @(posedge clk_i) cd <= {cd[" << lat - 2
-    << ":0], in_case && in_BE && in_PE && in_PL && in_BL && in_XE && in_cls};\n";
+    << ":0], in_case && in_BE && in_PE && in_PL && in_BL && in_XE && in_HX && in_cls};\n";
   return o.str();
 }
 

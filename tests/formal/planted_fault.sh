@@ -6,7 +6,9 @@
 # int8 float lane floor rounding without the sticky bit (case ABOVE, class TINY) and in the
 # fp16 -> fp16 one an overflow with the wrong sign (case ABOVE, class SAT), in the fp16 -> int8
 # one the alignment's jam bit dropped (case ABOVE, band pl = 3, b far below), one band left out
-# of the ABOVE coverage check, the band rows' shift lemma off by one, in the channel
+# of the ABOVE coverage check, the band rows' shift lemma off by one, a subnormal x's exponent
+# off by one (a row of the hb(xsig) split) and one of that split's rows left out of the
+# coverage check, in the channel
 # tracker lane 1's channel offset with its two candidates swapped (bounded stream proof) and an
 # off-by-one in the channel wrap (unbounded position proof), lane 0's bank address off by one
 # in the parameter table (unbounded table proof) and the carry-in of the lane's fits chain
@@ -85,6 +87,16 @@ expect_fail "shift-lemma fault" fp16_int8_case_above_pl8_8_blm35_m32_cut - forma
 # of ABOVE's band pl = 3 left out of the disjunction must fail it.
 expect_fail "band-coverage fault" fp16_int8_above_cover - formal/nc_fv_cover.vh \
   '/(pl >= 3 && pl <= 3 && bl >= -10 && bl <= -10)/d' 'case ABOVE covered.* +BMC'
+# The subnormal-x rows of ABOVE pl = 7 (branch fp23: the _xe1_1 half of a point split by
+# hb(xsig), _hx<k>_<k>): a subnormal x's exponent off by one in the lane (max(e, 1) read as 2)
+# must fail one of them (x normal rows do not see it), and one of the 11 rows left out of the
+# coverage check must fail that.
+expect_fail "subnormal-x exponent fault" fp16_int8_case_above_pl7_7_bl0_0_xe1_1_hx5_5_cut - - \
+  "s/assign x_exp = {7'd0, x_e0 ? 5'd1 :/assign x_exp = {7'd0, x_e0 ? 5'd2 :/" \
+  'lane == contract.* +BMC' ".*x_e0 ? 5'd2 :"
+expect_fail "hb(xsig)-split coverage fault" fp16_int8_above_cover - formal/nc_fv_cover.vh \
+  '/bl >= 0 && bl <= 0 && xe1 >= 1 && xe1 <= 1 && h_x >= 5 && h_x <= 5)/d' \
+  'case ABOVE covered.* +BMC'
 # The stream proof: lane 1's channel offset with its two candidates swapped in <n>_chan.
 expect_fail "tracker fault" pos_l2_c3_hw3 --quick nc_chan.v \
   's/assign d_1 = g_1_q ? dp_1_q : db_1_q;/assign d_1 = g_1_q ? db_1_q : dp_1_q;/' 'stream'
