@@ -6,6 +6,7 @@
 
 #include "core_mac.hpp"
 #include "ref_internal.hpp"
+#include "specialise.hpp"
 
 namespace normcore::gen::core {
 
@@ -52,6 +53,8 @@ std::vector<std::string> lane_description(const CoreConfig& c, const Variant& v,
     stages += "round clamp]";
   else if (!c.pipe_round())
     stages += "[round clamp]";
+  else if (spec::early_round(c))  // the +1 decision in the shifter's last part
+    stages.insert(stages.size() - 2, ", +1?"), stages += "[q + inc] [compare] [clamp]";
   else
     stages += c.pipe_sat() ? "[+1?] [compare] [clamp]" : "[round compare] [clamp]";
   return {
@@ -593,7 +596,11 @@ Module build_lane(const CoreConfig& c, const Variant& v) {
     lane_mac_acc(m, c, v);
   }
   const auto zsf = lane_shift(m, c, v, w);
-  lane_clamp(m, c, w, lane_round(m, c, w, zsf));
+  if (spec::early_round(c)) {
+    lane_round_early(m, c, w, zsf);
+  } else {
+    lane_clamp(m, c, w, lane_round(m, c, w, zsf));
+  }
   return m;
 }
 

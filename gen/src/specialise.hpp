@@ -34,6 +34,15 @@ inline bool specialised(const CoreConfig& c) {
 inline bool same_copies(const CoreConfig& c) {
   return specialised(c) && c.target == "ice40";
 }
+// The +1 before the clamp compares (issue 14, spec16; core_shift.cpp lane_round_early): R and a
+// rounding that reads sticky fixed, the shifter in three parts and the saturation stage, iCE40.
+// The +1 decision is registered beside the shifter's last part (its stages are wires when R is
+// fixed) and q + inc is one chain of its own, so the compares read one registered value.
+inline bool early_round(const CoreConfig& c) {
+  const auto r = c.has_fixed_rounding() ? rounding_code(c) : 0;
+  return c.has_fixed_shift() && (r == 2 || r == 3) && c.pipe_shift3() && c.pipe_sat() &&
+         c.target == "ice40";
+}
 
 // 1 when the unsigned v is a multiple of the constant k >= 1, without a divider: k = 2^a * o
 // (o odd), so v's low a bits are 0 and q = v >> a (n bits) is a multiple of o, which holds
