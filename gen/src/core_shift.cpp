@@ -361,7 +361,7 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
   return {cur, stk, fit};
 }
 
-void lane_round_early(Module& m, const CoreConfig& /*c*/, const LaneWidths& w,
+void lane_round_early(Module& m, const CoreConfig& c, const LaneWidths& w,
                       const std::vector<Expr>& zsf) {
   const Expr &z = zsf[0], &inc = zsf[3];
   const int aw = w.aw, nw = w.nw, yw = w.yw, sw = nw + 2;
@@ -415,7 +415,9 @@ void lane_round_early(Module& m, const CoreConfig& /*c*/, const LaneWidths& w,
   m.assign(abv, sat ? mux(fq, ~nab, ~nq) : ~nab);
   m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
   const Expr y = m.reg("y_q", yw);
-  m.seq({assign(y, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), rqs)))});
+  const Expr yd = mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), rqs));
+  // 0 for an element with tkeep = 0 (lane_keep, as core_lane.cpp's lane_keep_mask).
+  m.seq({assign(y, lane_keep(c) ? mux(m.ref("keep_i"), yd, lit(yw, 0)) : yd)});
   m.assign(m.ref("y_o"), y);
 }
 
