@@ -9,6 +9,7 @@
 #include "normcore/gen/core.hpp"
 #include "normcore/gen/ir.hpp"
 #include "primitives.hpp"
+#include "specialise.hpp"
 
 namespace normcore::gen::core {
 
@@ -93,8 +94,9 @@ inline bool out_head_parts(const CoreConfig& c) {
 inline bool fifo_rd_ready(const CoreConfig& c) {
   return reg_counts(c) || out_head(c);
 }
-// The flow control of reg_counts (core_fifo.cpp): occ_q (d bits), in_q, tready_q, ntr_q, ready_q.
-void top_flow_lagged(Module& m, int d, const Expr& occ);
+// The flow control of reg_counts (core_fifo.cpp): occ_q (d bits), in_q, tready_q, ready_q and their
+// copies ntr_q, nrdy_q (or, spec::same_copies, trc_q, rdyc_q).
+void top_flow_lagged(Module& m, int d, const Expr& occ, bool same);
 // --target ice40: the per-job clamp constants' set-up chains without inverters or long carries
 // (lo > hi over two stages, -lo from a register holding ~lo; core_top_consts.cpp).
 inline bool split_consts(const CoreConfig& c) {
