@@ -68,6 +68,8 @@ inline bool serial_c0(const CoreConfig& c) {
 // --target ice40, banked table: bank j's read word (c0 + P - 1 - j) / P (P = 2^p, c0_i cw bits,
 // ab address bits), one carry chain from c0_i with a constant addend (core_table_addr.cpp).
 Expr table_read_word(Module& m, int cw, int p, int ab, int j);
+// The loader's ld_ready_q copy for its word counter; s = {abort, load, ready, valid, lastw}.
+Expr loader_ready_copy(Module& m, bool same, const std::vector<Expr>& s, Block& rst, Block& go);
 // --target ice40: the flow control counts the accepted beats a cycle late (from in_q, a register)
 // and the output buffer holds its count as a thermometer read by m_axis_tready directly, so that
 // no port handshake is more than one LUT from a flip-flop (core_top.cpp top_flow, core_fifo.cpp).

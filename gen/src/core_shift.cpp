@@ -4,7 +4,6 @@
 #include <string>
 
 #include "core_lane.hpp"
-#include "specialise.hpp"
 
 namespace normcore::gen::core {
 
@@ -361,6 +360,10 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
   return {cur, stk, fit};
 }
 
+Expr lane_keep_mask(Module& m, const CoreConfig& c, const LaneWidths& w, const Expr& y) {
+  return lane_keep(c) ? mux(m.ref("keep_i"), y, lit(w.yw, 0)) : y;
+}
+
 void lane_round_early(Module& m, const CoreConfig& c, const LaneWidths& w,
                       const std::vector<Expr>& zsf) {
   const Expr &z = zsf[0], &inc = zsf[3];
@@ -415,9 +418,8 @@ void lane_round_early(Module& m, const CoreConfig& c, const LaneWidths& w,
   m.assign(abv, sat ? mux(fq, ~nab, ~nq) : ~nab);
   m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
   const Expr y = m.reg("y_q", yw);
-  const Expr yd = mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), rqs));
-  // 0 for an element with tkeep = 0 (lane_keep, as core_lane.cpp's lane_keep_mask).
-  m.seq({assign(y, lane_keep(c) ? mux(m.ref("keep_i"), yd, lit(yw, 0)) : yd)});
+  m.seq(
+      {assign(y, lane_keep_mask(m, c, w, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), rqs))))});
   m.assign(m.ref("y_o"), y);
 }
 
