@@ -244,7 +244,7 @@ void fifo_head_parts(Module& m, int d, int fw, const Expr& wr, const Expr& wdata
 // differ when it moves) are one LUT each. Admission assumes a beat is taken now: held + 1 < d,
 // ~occ_q[d-3] | (~in_q & ~occ_q[d-2]), registers only. Unstalled, pipeline + 2 beats are held, as
 // with top_flow's rule (which also admits at d - 1 held when no beat is taken now).
-void top_flow_lagged(Module& m, int d, const Expr& occ) {
+void top_flow_lagged(Module& m, int d, const Expr& occ, bool same) {
   const Expr tready = m.ref("tready_q"), out_fire = m.ref("out_fire"), in_fire = m.ref("in_fire");
   const Expr inq = m.reg("in_q", 1, "in_fire of the previous cycle (not yet in occ_q)");
   const auto th = [&](int k) { return k < 0 ? lit(1, 1) : k >= d ? lit(1, 0) : bit(occ, k); };
@@ -258,16 +258,24 @@ void top_flow_lagged(Module& m, int d, const Expr& occ) {
   const Expr ready = m.ref("ready_q");
   const Expr tready_d = m.wire("trdy_nx", 1, "s_axis_tready's next value");
   m.assign(tready_d, m.ref("run_nx") & room & m.ref("ld_done"));
-  const Expr ntr = m.ref("ntr_q");  // declared with the positions' enable (chan_control)
   const Expr ready_d = m.wire("ready_nx", 1, "ready_o's next value");
   m.assign(ready_d, m.ref("ist_q") & ~th(0) & ~inq & ~m.ref("ld_busy") & ~in_fire & ~prm_fire &
                         ~m.ref("start_fire"));
+  // The copies (declared with their readers: chan_control, err_nx). spec::same_copies: trc_q =
+  // tready_q and rdyc_q = ready_q, their next values in De Morgan form (another shape of the same
+  // function, so that synthesis keeps the flip-flops apart); else ntr_q / nrdy_q, the complements.
+  const Expr ntr = m.ref(same ? "trc_q" : "ntr_q"), nrdy = m.ref(same ? "rdyc_q" : "nrdy_q");
+  const Expr ntr_d = same ? ~(~m.ref("run_nx") | ~room | ~m.ref("ld_done")) : ~tready_d;
+  const Expr nrdy_d = same ? ~(~m.ref("ist_q") | th(0) | inq | m.ref("ld_busy") | in_fire |
+                               prm_fire | m.ref("start_fire"))
+                           : ~ready_d;
   m.seq({if_(
       ex::lnot(m.ref("rst_ni")),
       {assign(occ, lit(d, 0)), assign(inq, lit(1, 0)), assign(tready, lit(1, 0)),
-       assign(ntr, lit(1, 1)), assign(ready, lit(1, 0)), assign(m.ref("nrdy_q"), lit(1, 1))},
+       assign(ntr, lit(1, same ? 0 : 1)), assign(ready, lit(1, 0)),
+       assign(nrdy, lit(1, same ? 0 : 1))},
       {if_(mv, {assign(occ, mux(inq, up, dn))}), assign(inq, in_fire), assign(tready, tready_d),
-       assign(ntr, ~tready_d), assign(ready, ready_d), assign(m.ref("nrdy_q"), ~ready_d)})});
+       assign(ntr, ntr_d), assign(ready, ready_d), assign(nrdy, nrdy_d)})});
   m.assign(m.ref("s_axis_tready"), tready);
 }
 

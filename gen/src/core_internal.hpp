@@ -9,6 +9,7 @@
 #include "normcore/gen/core.hpp"
 #include "normcore/gen/ir.hpp"
 #include "primitives.hpp"
+#include "specialise.hpp"
 
 namespace normcore::gen::core {
 
@@ -67,6 +68,8 @@ inline bool serial_c0(const CoreConfig& c) {
 // --target ice40, banked table: bank j's read word (c0 + P - 1 - j) / P (P = 2^p, c0_i cw bits,
 // ab address bits), one carry chain from c0_i with a constant addend (core_table_addr.cpp).
 Expr table_read_word(Module& m, int cw, int p, int ab, int j);
+// The loader's ld_ready_q copy for its word counter; s = {abort, load, ready, valid, lastw}.
+Expr loader_ready_copy(Module& m, bool same, const std::vector<Expr>& s, Block& rst, Block& go);
 // --target ice40: the flow control counts the accepted beats a cycle late (from in_q, a register)
 // and the output buffer holds its count as a thermometer read by m_axis_tready directly, so that
 // no port handshake is more than one LUT from a flip-flop (core_top.cpp top_flow, core_fifo.cpp).
@@ -93,8 +96,9 @@ inline bool out_head_parts(const CoreConfig& c) {
 inline bool fifo_rd_ready(const CoreConfig& c) {
   return reg_counts(c) || out_head(c);
 }
-// The flow control of reg_counts (core_fifo.cpp): occ_q (d bits), in_q, tready_q, ntr_q, ready_q.
-void top_flow_lagged(Module& m, int d, const Expr& occ);
+// The flow control of reg_counts (core_fifo.cpp): occ_q (d bits), in_q, tready_q, ready_q and their
+// copies ntr_q, nrdy_q (or, spec::same_copies, trc_q, rdyc_q).
+void top_flow_lagged(Module& m, int d, const Expr& occ, bool same);
 // --target ice40: the per-job clamp constants' set-up chains without inverters or long carries
 // (lo > hi over two stages, -lo from a register holding ~lo; core_top_consts.cpp).
 inline bool split_consts(const CoreConfig& c) {

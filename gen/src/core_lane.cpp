@@ -52,6 +52,8 @@ std::vector<std::string> lane_description(const CoreConfig& c, const Variant& v,
     stages += "round clamp]";
   else if (!c.pipe_round())
     stages += "[round clamp]";
+  else if (spec::early_round(c))  // the +1 decision in the shifter's last part
+    stages.insert(stages.size() - 2, ", +1?"), stages += "[q + inc] [compare] [clamp]";
   else
     stages += c.pipe_sat() ? "[+1?] [compare] [clamp]" : "[round compare] [clamp]";
   return {
@@ -391,10 +393,6 @@ std::vector<Expr> lane_round(Module& m, const CoreConfig& c, const LaneWidths& w
 // low bits carry inc), so rq < k is the sign of one (W+1)-bit add straight from registers:
 // rq < lo with -lo, rq < hi + 1 with -(hi + 1) = ~hi. Two chains instead of four, two per-job
 // constants, and the saturation / clamp logic after the register is narrower.
-// The output register's input: y, or 0 for an element with tkeep = 0 (lane_keep).
-Expr lane_keep_mask(Module& m, const CoreConfig& c, const LaneWidths& w, const Expr& y) {
-  return lane_keep(c) ? mux(m.ref("keep_i"), y, lit(w.yw, 0)) : y;
-}
 
 void lane_clamp_sat(Module& m, const CoreConfig& c, const LaneWidths& w,
                     const std::vector<Expr>& qi) {
@@ -593,7 +591,8 @@ Module build_lane(const CoreConfig& c, const Variant& v) {
     lane_mac_acc(m, c, v);
   }
   const auto zsf = lane_shift(m, c, v, w);
-  lane_clamp(m, c, w, lane_round(m, c, w, zsf));
+  spec::early_round(c) ? lane_round_early(m, c, w, zsf)
+                       : lane_clamp(m, c, w, lane_round(m, c, w, zsf));
   return m;
 }
 

@@ -52,4 +52,12 @@ void shift_stages(Module& m, const LaneWidths& w, const Expr& sel, const Expr& s
 std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, const LaneWidths& w,
                               const ShiftIn& in);
 
+// The output register's input: y, or 0 for an element with tkeep = 0 (lane_keep).
+Expr lane_keep_mask(Module& m, const CoreConfig& c, const LaneWidths& w, const Expr& y);
+// spec::early_round: the shifter's last part also registers the +1 decision (inc_q, the fourth
+// element of lane_shift3's result); then rqx_q = q + inc (one chain), the two compares on it, and
+// the clamp. zsf: lane_shift3's result.
+void lane_round_early(Module& m, const CoreConfig& c, const LaneWidths& w,
+                      const std::vector<Expr>& zsf);
+
 }  // namespace normcore::gen::core

@@ -211,6 +211,28 @@ Expr carry_terms(Module& m, std::vector<Flop>& ff, const std::string& name, cons
   return q;
 }
 
+// spec::early_round: the +1 decision from the last shifter part's output z (h = z[0], q's low
+// bit z[1], the sign) and the sticky groups carried to it, in lane_inc's form (the keep groups of
+// round_i, which the top still drives from round_q: its set-up logic stays as synthesis maps it
+// for the other cores; folding the fixed mode in removed round_q and ABC then mapped the top's
+// start / ready logic three LUTs deep).
+Expr early_inc(Module& m, const LaneWidths& w, const Expr& z, const Expr& stk) {
+  const Expr t = !stk.valid() ? lit(1, 0) : stk.width() == 1 ? stk : ex::red_or(stk);
+  const Expr h = bit(z, 0), q0 = bit(z, 1), neg = bit(z, w.ew - 1), r = m.ref("round_i");
+  const Expr ia = m.wire("inc_a", 1, "half_up, or half_even with q odd");
+  m.attr_last("keep");
+  m.assign(ia, h & (ex::eq(r, lit(2, 1)) | (ex::eq(r, lit(2, 2)) & q0)));
+  const Expr ib = m.wire("inc_b", 1, "half_away with acc >= 0");
+  m.attr_last("keep");
+  m.assign(ib, h & ex::eq(r, lit(2, 3)) & ~neg);
+  const Expr ic = m.wire("inc_c", 1, "half_even or half_away: + 1 when above the half");
+  m.attr_last("keep");
+  m.assign(ic, h & bit(r, 1));
+  const Expr inc = m.wire("inc", 1, "the +1 decision");
+  m.assign(inc, ia | ib | (ic & t));
+  return inc;
+}
+
 }  // namespace
 
 ShiftIn shift_input(Module& m, const CoreConfig& c, const Variant& v, const LaneWidths& w) {
@@ -269,7 +291,7 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
   const auto parts = sh.parts(3);
   const Expr sel = m.ref(sh.fold_top ? "lsh_i" : "shift_i");
   const bool fx = c.has_fixed_shift();
-  Expr cur = in.ext, tin = in.ext0, stk, fit, fxp_q;
+  Expr cur = in.ext, tin = in.ext0, stk, fit, fxp_q, inc_q;
   bool tested = false;  // the first non-empty part's tests read ext0 (unpatched)
   const bool same = in.ext0.str() == in.ext.str();
   for (int k = 0; k < 3; ++k) {
@@ -302,7 +324,14 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
     std::vector<Flop> ff;
     const Expr zq = m.reg((last ? "z" : "z" + n) + "_q", w.ew, "", true);
     ff.push_back(Flop{zq, z, {}});
-    stk = carry_terms(m, ff, "stk" + n, stk, pack(m, "stk" + n, si, false, 4), false);
+    if (last && spec::early_round(c)) {
+      const Expr inc = early_inc(m, w, z, stk);  // reads stk: no sticky register after it
+      inc_q = m.reg("inc_q", 1, "the +1 decision (R and the rounding fixed)");
+      ff.push_back(Flop{inc_q, inc, {}});
+      stk = Expr{};
+    } else {
+      stk = carry_terms(m, ff, "stk" + n, stk, pack(m, "stk" + n, si, false, 4), false);
+    }
     if (w.sat()) {
       std::vector<Expr> now = pack(m, "fit" + n, fi, true, 3);
       if (ffit.valid()) now.push_back(ffit);
@@ -327,7 +356,71 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
     cur = zq;
     if (!tested && same) tin = zq;
   }
+  if (inc_q.valid()) return {cur, stk, fit, inc_q};
   return {cur, stk, fit};
+}
+
+Expr lane_keep_mask(Module& m, const CoreConfig& c, const LaneWidths& w, const Expr& y) {
+  return lane_keep(c) ? mux(m.ref("keep_i"), y, lit(w.yw, 0)) : y;
+}
+
+void lane_round_early(Module& m, const CoreConfig& c, const LaneWidths& w,
+                      const std::vector<Expr>& zsf) {
+  const Expr &z = zsf[0], &inc = zsf[3];
+  const int aw = w.aw, nw = w.nw, yw = w.yw, sw = nw + 2;
+  m.section("Round: rqx = q + inc (q: the floor quotient's low " + std::to_string(nw) +
+            " bits; inc registered beside the shifter's last part), one chain");
+  const Expr qf = m.wire("qf", aw, "floor(acc / 2^R)");
+  m.assign(qf, slice(z, 1, aw));
+  m.assign(m.wire("unused_qf", 1, "above the saturated width, and h: fits and inc decide"),
+           ex::red_xor(cat({slice(qf, nw, aw - nw), bit(z, 0)})));
+  const Expr rqx = m.wire("rqx", nw + 1, "q + inc: the rounded quotient when q fits");
+  const Expr qn = m.wire("qn", nw, "qf's low bits: qf itself when it fits");
+  m.assign(qn, slice(qf, 0, nw));
+  m.assign(rqx, ex::sext(qn, nw + 1) + ex::zext(inc, nw + 1));
+  const bool sat = w.sat();
+  std::vector<Flop> ff;
+  const Expr rqq = m.reg("rqx_q", nw + 1);
+  ff.push_back(Flop{rqq, rqx, {}});
+  Expr fits, neg;
+  const auto reg = [&](const std::string& name, const Expr& d) {
+    const Expr q = m.reg(name, 1);
+    ff.push_back(Flop{q, d, {}});
+    return q;
+  };
+  if (sat) {
+    fits = reg("fits_q", zsf[2].width() == 1 ? zsf[2] : ex::red_and(zsf[2]));
+    neg = reg("neg_q", bit(z, aw));
+  }
+  m.flops(ff, "the rounded quotient");
+  m.section("Clamp decisions: rqx against lo (= min(lo, hi)) and hi + 1, each the sign of one " +
+            std::to_string(sw) + "-bit add rqx + (-k) (per-job -k)");
+  const auto cmp = [&](const std::string& name, const char* bound, const std::string& what) {
+    const Expr sum = m.wire(name + "_s", sw, "rqx - the bound: its sign is rqx < it");
+    m.assign(sum, ex::sext(rqq, sw) + m.ref(bound));
+    m.assign(m.wire("unused_" + name, 1, "the sum itself"), ex::red_xor(slice(sum, 0, sw - 1)));
+    const Expr e = m.wire(name, 1, what);
+    m.assign(e, bit(sum, sw - 1));
+    return e;
+  };
+  const Expr blo = cmp("lt_lo", "lox_i", "rqx < lo");
+  const Expr bhi = cmp("lt_hip1", "hip1_i", "rqx < hi + 1: not above");
+  ff.clear();
+  const Expr rqs = m.reg("rq_q", yw);
+  ff.push_back(Flop{rqs, slice(rqq, 0, yw), {}});
+  const Expr bl = reg("lt_lo_q", blo), nab = reg("lt_hip1_q", bhi);
+  Expr fq, nq;
+  if (sat) fq = reg("fits_q_q", fits), nq = reg("neg_q_q", neg);
+  m.flops(ff, "end of rounding");
+  const Expr blw = m.wire("below", 1, "rqx < lo (or q does not fit and acc < 0)");
+  const Expr abv = m.wire("above", 1, "rqx > hi (or q does not fit and acc >= 0)");
+  m.assign(blw, sat ? mux(fq, bl, nq) : bl);
+  m.assign(abv, sat ? mux(fq, ~nab, ~nq) : ~nab);
+  m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
+  const Expr y = m.reg("y_q", yw);
+  m.seq(
+      {assign(y, lane_keep_mask(m, c, w, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), rqs))))});
+  m.assign(m.ref("y_o"), y);
 }
 
 }  // namespace normcore::gen::core

@@ -23,7 +23,7 @@ struct TableWidths {
   bool staged;  // --target ecp5 / ice40: the per-job k registers in two stages (difference, clamp)
   bool e5_table;  // --target ecp5: the loader's left - 1 a chain of left alone; copies' t1 address
   bool radd;      // --target ice40: read_word
-  bool nrd;       // --target ice40 (split_consts): the word counter's enable from ld_nrd_q
+  int nrd;        // --target ice40: the word counter's enable from ld_nrd_q (1) or ld_rdc_q (2)
   TableWidths(const CoreConfig& c, const Variant& v)
       : L(c.lanes),
         P(c.table_copies() ? 1 : c.banks()),
@@ -41,7 +41,9 @@ struct TableWidths {
         staged(lut_tracker(c)),
         e5_table(c.target == "ecp5"),
         radd(c.target == "ice40"),
-        nrd(split_consts(c)) {}
+        nrd(!split_consts(c)       ? 0
+            : spec::same_copies(c) ? 2
+                                   : 1) {}
   // The loader writes the wrap-around copies T[u] (C <= u < C + L - 1).
   [[nodiscard]] bool wraps() const { return L > 1 && !direct && !copies; }
 };
@@ -255,16 +257,13 @@ void table_loader(Module& m, const TableWidths& w, const Variant& v) {
           assign(l.cpy, mux(l.ready, l.valid & l.small, l.cpy & l.more))};
   }
   bank_write_enables(m, w, l, rst, go, on_accept, on_load, always);
-  // --target ice40, no copies: the counters' accept from a copy of ~ld_ready_q (ld_nrd_q): an
-  // AND of their own, so their enable is one LUT of load_i, prm_valid_i and ld_nrd_q, not a LUT
-  // after the shared ld_accept LUT (as ntr_q for the positions' enable).
-  Expr cnt_accept = l.accept;
-  if (!cp && w.nrd) {
-    const Expr nrd = m.reg("ld_nrd_q", 1, "~ld_ready_q (the word counter's copy)");
-    rst.push_back(assign(nrd, lit(1, 1)));
-    go.push_back(assign(nrd, ~(~abort & (l.load | (l.ready & ~(l.valid & lastw))))));
-    cnt_accept = l.valid & ~nrd;
-  }
+  // --target ice40, no copies: the counters' accept from a copy of ld_ready_q (ld_nrd_q or
+  // ld_rdc_q, loader_ready_copy): an AND of their own, so their enable is one LUT of load_i,
+  // prm_valid_i and the copy, not a LUT after the shared ld_accept LUT (as ntr_q for pos_en).
+  const Expr cnt_accept =
+      !cp && w.nrd > 0
+          ? loader_ready_copy(m, w.nrd == 2, {abort, l.load, l.ready, l.valid, lastw}, rst, go)
+          : l.accept;
   Block body{if_(ex::lnot(m.ref("rst_ni")), std::move(rst), std::move(go))};
   if (!on_accept.empty() || !on_load.empty()) {
     body.push_back(if_(l.load, std::move(on_load), {if_(cnt_accept, std::move(on_accept))}));

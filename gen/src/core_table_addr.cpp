@@ -25,4 +25,18 @@ Expr table_read_word(Module& m, int cw, int p, int ab, int j) {
   return hw < ab ? zext(slice(s, p, hw), ab) : slice(s, p, hw);
 }
 
+// The loader's copy of ld_ready_q for its word counter (core_table.cpp table_loader): ld_nrd_q =
+// ~ld_ready_q, or (same: spec::same_copies) ld_rdc_q = ld_ready_q, its next value in De Morgan
+// form (another shape of the same function, so that synthesis keeps the two flip-flops apart).
+// s = {abort_i, load_i, ld_ready_q, prm_valid_i, ld_lastw}. Returns the counters' accept.
+Expr loader_ready_copy(Module& m, bool same, const std::vector<Expr>& s, Block& rst, Block& go) {
+  const Expr &abort = s[0], &load = s[1], &ready = s[2], &valid = s[3], &lastw = s[4];
+  const Expr r = m.reg(same ? "ld_rdc_q" : "ld_nrd_q", 1,
+                       std::string(same ? "" : "~") + "ld_ready_q (the word counter's copy)");
+  rst.push_back(assign(r, lit(1, same ? 0 : 1)));
+  go.push_back(assign(r, same ? ~(abort | ~(load | ~(~ready | (valid & lastw))))
+                              : ~(~abort & (load | (ready & ~(valid & lastw))))));
+  return valid & (same ? r : ~r);
+}
+
 }  // namespace normcore::gen::core

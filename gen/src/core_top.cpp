@@ -251,8 +251,12 @@ void job_settings(Module& m, const CoreConfig& c, const Variant& v) {
 // chk_q are never both set, so the latch state needs no term).
 Expr err_nx(Module& m, const CoreConfig& c) {
   if (!split_consts(c)) return {};
-  const Expr sf = m.wire("start_err", 1, "start_fire for err_q (from nrdy_q)");
-  m.assign(sf, m.ref("start_i") & ~m.reg("nrdy_q", 1, "~ready_q (err_q's copy)"));
+  const bool same = spec::same_copies(c);
+  const Expr sf =
+      m.wire("start_err", 1,
+             same ? "start_fire for err_q (from rdyc_q)" : "start_fire for err_q (from nrdy_q)");
+  m.assign(sf, m.ref("start_i") & (same ? m.reg("rdyc_q", 1, "ready_q (err_q's copy)")
+                                        : ~m.reg("nrdy_q", 1, "~ready_q (err_q's copy)")));
   // The reset in the next value itself, in ANDs and ORs (no select: synthesis then infers neither
   // an enable nor a synchronous reset, each of which needs rst_ni's LUT in front of another).
   const Expr chk = m.ref("chk_q");
@@ -375,7 +379,7 @@ void top_flow(Module& m, const CoreConfig& c, const Variant& v) {
   const Expr occ = m.reg("occ_q", d, "thermometer: bit k = more than k beats held");
   const auto th = [&](int k) { return k < 0 ? lit(1, 1) : k >= d ? lit(1, 0) : bit(occ, k); };
   if (reg_counts(c)) {
-    top_flow_lagged(m, d, occ);
+    top_flow_lagged(m, d, occ, spec::same_copies(c));
     return;
   }
   std::vector<Expr> occ_bits;

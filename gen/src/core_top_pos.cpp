@@ -268,16 +268,21 @@ void top_beat_consts(Module& m, const CoreConfig& c) {
 // <n>_chan's en_i (a beat or the set-up load) and ld_i (with en_i: load the packet start). A beat
 // is taken only in S_RUN (tready_q is registered from st_d == S_RUN), so ld_i needs no state: it
 // is tlast | reb_q, two registers (the set-up load reb_q never meets a beat).
-Conns chan_control(Module& m) {
+Conns chan_control(Module& m, const CoreConfig& c) {
   m.wire("in_fire", 1);
   // The enable's beat from its own register ntr_q = ~tready_q (top_flow): an AND of its own, so
   // that synthesis makes en_i one LUT of s_axis_tvalid, ntr_q and reb_q rather than a LUT after
   // the in_fire LUT that the other readers share (two LUTs and two long routes on the UP5K).
-  const Expr ntr = m.reg("ntr_q", 1, "~tready_q (the position enable's copy)");
-  const Expr pos_en = m.wire("pos_en", 1, "a beat (from ntr_q), or the set-up load");
+  // spec::same_copies: the copy trc_q = tready_q (top_flow_lagged).
+  const bool same = spec::same_copies(c);
+  const Expr ntr = same ? m.reg("trc_q", 1, "tready_q (the position enable's copy)")
+                        : ~m.reg("ntr_q", 1, "~tready_q (the position enable's copy)");
+  const Expr pos_en = m.wire(
+      "pos_en", 1,
+      same ? "a beat (from trc_q), or the set-up load" : "a beat (from ntr_q), or the set-up load");
   const Expr restart = m.wire("pos_restart", 1, "with en_i: restore the packet start");
   const Expr reb = m.ref("reb_q");
-  m.assign(pos_en, (m.ref("s_axis_tvalid") & ~ntr) | reb);
+  m.assign(pos_en, (m.ref("s_axis_tvalid") & ntr) | reb);
   m.assign(restart, m.ref("s_axis_tlast") | reb);
   return {{"clk_i", m.ref("clk_i")}, {"en_i", pos_en}, {"ld_i", restart}};
 }
@@ -285,7 +290,7 @@ Conns chan_control(Module& m) {
 void top_chan(Module& m, const CoreConfig& c) {
   const int L = c.lanes, p = c.bank_sel_bits();
   const Expr c0 = m.wire("pos_c0", c.chan_bits());
-  Conns cc = chan_control(m);
+  Conns cc = chan_control(m, c);
   Expr pos_d;
   if (L > 1) {
     pos_d = m.wire("pos_d", (L - 1) * p);
@@ -335,7 +340,7 @@ void top_nhwc(Module& m, const CoreConfig& c, const Expr& check) {
   } else {
     m.seq({assign(kc0, kc), assign(kw0, zext(kc0, gw + 1) - zext(chg, gw + 1))});
   }
-  Conns cc = chan_control(m);
+  Conns cc = chan_control(m, c);
   cc.emplace_back("kc0_i", kc0);
   cc.emplace_back("kw0_i", kw0);
   cc.emplace_back("c0_o", m.wire("pos_c0", cw));

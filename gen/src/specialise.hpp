@@ -19,6 +19,31 @@ inline std::uint64_t layout_code(const CoreConfig& c) {
   return static_cast<std::uint64_t>(parse_layout(c.fixed_layout));
 }
 
+// A specialised core: some job setting fixed at generation time (CoreConfig::fixed_*,
+// lanes_divide_channels).
+inline bool specialised(const CoreConfig& c) {
+  return c.has_fixed_shift() || c.has_fixed_rounding() || c.has_fixed_layout() ||
+         c.lanes_divide_channels;
+}
+// The specialised core on --target ice40 (issue 14, spec18): the flow control's private register
+// copies (the positions' enable, err_q's start, the loader's word counter) hold the polarity of the
+// register they copy (trc_q = tready_q, rdyc_q = ready_q, ld_rdc_q = ld_ready_q), their next value
+// the original's written in De Morgan form (so that synthesis does not merge the two flip-flops),
+// not its complement (ntr_q, nrdy_q, ld_nrd_q: ABC can map a complement as an inverter LUT after
+// the shared node).
+inline bool same_copies(const CoreConfig& c) {
+  return specialised(c) && c.target == "ice40";
+}
+// The +1 before the clamp compares (issue 14, spec16; core_shift.cpp lane_round_early): R and a
+// rounding that reads sticky fixed, the shifter in three parts and the saturation stage, iCE40.
+// The +1 decision is registered beside the shifter's last part (its stages are wires when R is
+// fixed) and q + inc is one chain of its own, so the compares read one registered value.
+inline bool early_round(const CoreConfig& c) {
+  const auto r = c.has_fixed_rounding() ? rounding_code(c) : 0;
+  return c.has_fixed_shift() && (r == 2 || r == 3) && c.pipe_shift3() && c.pipe_sat() &&
+         c.target == "ice40";
+}
+
 // 1 when the unsigned v is a multiple of the constant k >= 1, without a divider: k = 2^a * o
 // (o odd), so v's low a bits are 0 and q = v >> a (n bits) is a multiple of o, which holds
 // exactly when q * o^-1 mod 2^n <= (2^n - 1) / o (o^-1 the inverse of o modulo 2^n: the
