@@ -60,6 +60,15 @@ inline bool lut_tracker(const CoreConfig& c) {
 // --target ice40: <n>_step's subtract operand, a copy of stride_i loaded at start_i (else stride;
 // core_pos_ice40.cpp)
 Expr step_operand(Module& m, const CoreConfig& c, const Expr& stride, const Expr& start);
+// --target ice40, not specialised: <n>_chan's c0 register and adders on bits_for(C_max - 1)
+// bits (c0 <= C - 1; one carry less when C_max is a power of two), else chan_bits()
+// (core_pos_ice40.cpp)
+int chan_c0_width(const CoreConfig& c);
+// Input `name` (have bits) read as its low `want` bits; the rest to an unused-bit sink.
+Expr c0_operand(Module& md, const std::string& name, int have, int want);
+// --target ice40: c0's carry copy (ccy_q) from a next-rem <= L of its own (le 2L read from
+// nlo_q, not lo_q: synthesis cannot share it with neg_nx's 20 readers); returns ccy_q.
+Expr chan_cyc_copy_ice40(Module& md, int lanes, Block& upd);
 // The default target at pipeline 3 (the lane sets its clock): c0's next value from one adder
 // whose addend c_sub's sign selects (core_pos.cpp), not two sums and a select.
 inline bool serial_c0(const CoreConfig& c) {

@@ -104,6 +104,7 @@ namespace {
 // Widths of <n>_chan.
 struct ChanWidths {
   int L, hw, cw, nb;
+  int cn;  // c_q: --target ice40 c0's width (c0 <= C - 1, chan_c0_width), else cw
   int ml;  // q (offset inside a channel when S < L), k_r, S - k_r
   int p;   // d (channel offset of a lane from lane 0), < L
   int lw;  // low part of rem: holds 2L
@@ -121,6 +122,7 @@ struct ChanWidths {
         hw(c.inner_bits),
         cw(c.chan_bits()),
         nb(c.lane_count_bits()),
+        cn(chan_c0_width(c)),
         ml(c.chan_low_bits()),
         p(c.bank_sel_bits()),
         lw(nb + 1),
@@ -356,18 +358,18 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always, Block& beat) {
   md.assign(lo_bw, w.lut_cmp ? le_bits(lo, static_cast<U>(w.L) - 1) : ~bit(lo_sum, lw));
   const Expr lo_nx = slice(lo_sum, 0, lw);
   const Expr s_lo = hw >= lw ? slice(stride, 0, lw) : zext(stride, lw);
-  const Expr c_q = ex::ref("c_q", w.cw);
+  const Expr c_q = ex::ref("c_q", w.cn);
   const Expr nlo = md.reg("nlo_q", lw, "~lo (its compares are carries of ~lo + x)");
   Block ld{assign(lo, s_lo), assign(nlo, ~s_lo)};
   Block wrap{assign(lo, lo_nx), assign(nlo, ~lo_nx)};
   Block dec{assign(lo, lo_nx), assign(nlo, ~lo_nx)};
   if (w.lut_cmp) {
     beat.push_back(assign(pb, ~(md.ref("ld_i") | neg) & lo_bw));
-    beat.push_back(assign(c_q, ex::ref("c_nx", w.cw) & ex::repl(w.cw, ~md.ref("ld_i"))));
+    beat.push_back(assign(c_q, ex::ref("c_nx", w.cn) & ex::repl(w.cn, ~md.ref("ld_i"))));
     ld.insert(ld.end(), {assign(neg, md.ref("sle_i")), assign(op, op0)});
   } else {
     ld.insert(ld.end(), {assign(pb, lit(1, 0)), assign(neg, md.ref("sle_i")),
-                         assign(c_q, lit(w.cw, 0)), assign(op, op0)});
+                         assign(c_q, lit(w.cn, 0)), assign(op, op0)});
     wrap.push_back(assign(pb, lit(1, 0)));
     dec.push_back(assign(pb, lo_bw));
   }
@@ -379,7 +381,7 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always, Block& beat) {
   md.assign(neg_nx, mux(neg, md.ref("nle_q"), hi_zero & le2));
   Block step{if_(neg, std::move(wrap), std::move(dec)), assign(neg, neg_nx),
              assign(op, mux(neg_nx, op_w, op_s))};
-  if (!w.lut_cmp) step.push_back(assign(c_q, ex::ref("c_nx", w.cw)));
+  if (!w.lut_cmp) step.push_back(assign(c_q, ex::ref("c_nx", w.cn)));
   if (w.lut_cmp) step.push_back(assign(tp, mux(neg_nx, md.ref("t4p_i"), md.ref("t2lp_i"))));
   return if_(md.ref("ld_i"), std::move(ld), std::move(step));
 }
@@ -494,18 +496,18 @@ std::pair<Expr, Expr> chan_c0_next(Module& md, const CoreConfig& c, const ChanWi
                                    const Expr& c_q, const Expr& kc, const Expr& kw) {
   const Expr cy0w = ex::ref("cy0", 1);
   const bool one = serial_c0(c);
-  const Expr add = md.wire("c_add", w.cw, one ? "c0 + (k_c - C or k_c) + cy" : "c0 + k_c + cy");
-  if (!one) md.assign(add, c_q + kc + zext(cy0w, w.cw));
-  const Expr sub = md.wire("c_sub", w.cw + 1, "c0 + k_c + cy - C: top bit set when negative");
-  md.assign(sub, zext(c_q, w.cw + 1) + kw + zext(cy0w, w.cw + 1));
+  const Expr add = md.wire("c_add", w.cn, one ? "c0 + (k_c - C or k_c) + cy" : "c0 + k_c + cy");
+  if (!one) md.assign(add, c_q + kc + zext(cy0w, w.cn));
+  const Expr sub = md.wire("c_sub", w.cn + 1, "c0 + k_c + cy - C: top bit set when negative");
+  md.assign(sub, zext(c_q, w.cn + 1) + kw + zext(cy0w, w.cn + 1));
   if (one) {
     // The default target at pipeline 3 (its clock set by the lane, about 40 ns on the UP5K):
     // c_sub's sign chooses the addend of one adder (10 LUT4 less than two sums and a select).
-    md.assign(md.wire("unused_c_sub", 1, "the sum itself"), ex::red_xor(slice(sub, 0, w.cw)));
-    md.assign(add, c_q + mux(~bit(sub, w.cw), slice(kw, 0, w.cw), kc) + zext(cy0w, w.cw));
-    md.assign(md.wire("c_nx", w.cw), add);
+    md.assign(md.wire("unused_c_sub", 1, "the sum itself"), ex::red_xor(slice(sub, 0, w.cn)));
+    md.assign(add, c_q + mux(~bit(sub, w.cn), slice(kw, 0, w.cn), kc) + zext(cy0w, w.cn));
+    md.assign(md.wire("c_nx", w.cn), add);
   } else {
-    md.assign(md.wire("c_nx", w.cw), mux(~bit(sub, w.cw), slice(sub, 0, w.cw), add));
+    md.assign(md.wire("c_nx", w.cn), mux(~bit(sub, w.cn), slice(sub, 0, w.cn), add));
   }
   return {add, sub};
 }
@@ -553,18 +555,19 @@ Module build_chan(const CoreConfig& c) {
     cy0 = cyc;
     // ecp16 (ECP5), ice15 (iCE40): a copy placed beside c0's chains (cyc_q's route to their
     // carry-in was 1.4 ns on ECP5, 3.0-3.6 ns on the UP5K).
-    if (w.lut_cmp) cy0 = chan_cyc_copy(md, upd);
+    if (w.lut_cmp)
+      cy0 = c.target == "ice40" ? chan_cyc_copy_ice40(md, w.L, upd) : chan_cyc_copy(md, upd);
   }
   md.section("c0");
-  const Expr c_q = md.reg("c_q", w.cw);
+  const Expr c_q = md.reg("c_q", w.cn, w.cn < w.cw ? "c0 (<= C - 1)" : "");
   md.wire("cy0", 1, "c0 takes the step with a carry (a register either way)");
   md.assign(cy0w, cy0);
   Expr kc = md.ref("kc0_i"), kw = md.ref("kw0_i");
   if (w.lut_cmp) {  // --target ecp5: copies beside c0's adders, valid at arm + 3 (first beat)
-    kc = md.reg("kcc_q", w.cw, "kc0_i a cycle late");
-    kw = md.reg("kwc_q", w.cw + 1, "kw0_i a cycle late");
-    save.push_back(assign(kc, md.ref("kc0_i")));
-    save.push_back(assign(kw, md.ref("kw0_i")));
+    kc = md.reg("kcc_q", w.cn, "kc0_i a cycle late");
+    kw = md.reg("kwc_q", w.cn + 1, "kw0_i a cycle late");
+    save.push_back(assign(kc, c0_operand(md, "kc0_i", w.cw, w.cn)));
+    save.push_back(assign(kw, c0_operand(md, "kw0_i", w.cw + 1, w.cn + 1)));
   }
   const auto [add, sub] = chan_c0_next(md, c, w, c_q, kc, kw);
   Expr c0_out = c_q;
@@ -581,7 +584,7 @@ Module build_chan(const CoreConfig& c) {
   Block ff{if_(md.ref("en_i"), std::move(upd))};
   for (auto& s : save) ff.push_back(std::move(s));
   md.seq(ff);
-  md.assign(md.ref("c0_o"), c0_out);
+  md.assign(md.ref("c0_o"), w.cn < w.cw ? zext(c0_out, w.cw) : c0_out);
   if (w.L > 1) md.assign(md.ref("d_o"), cat(dcat));
   return md;
 }

@@ -159,4 +159,40 @@ Expr step_operand(Module& m, const CoreConfig& c, const Expr& stride, const Expr
   return sl;
 }
 
+int chan_c0_width(const CoreConfig& c) {
+  if (c.target != "ice40" || !lut_tracker(c) || c.specialised()) return c.chan_bits();
+  return std::max(1, bits_for(c.max_channels - 1));
+}
+
+Expr c0_operand(Module& md, const std::string& name, int have, int want) {
+  const Expr v = md.ref(name);
+  if (want >= have) return v;
+  rtl::sink(md, "unused_" + name, {slice(v, want, have - want)});
+  return slice(v, 0, want);
+}
+
+// c0's carry: at the load S >= L and S <= L (sle_i); then cy0_nx (S < L) or the next rem <= L,
+// neg_q ? nle_q : h - pb == 0 and lo <= 2L, here with lo's compare on nlo_q = ~lo.
+Expr chan_cyc_copy_ice40(Module& md, int lanes, Block& upd) {
+  const Expr small = md.ref("small_i"), ld = md.ref("ld_i");
+  const Expr ccy = md.reg("ccy_q", 1, "cyc_q's copy for c0's adders (from nlo_q)");
+  const Expr nlo = md.ref("nlo_q");
+  const U k = 2ULL * static_cast<U>(lanes);  // lo <= k as le_bits does, ~lo's bits nlo's
+  Expr le2;
+  for (int i = 0; i < nlo.width(); ++i) {
+    const Expr nb = bit(nlo, i);
+    if (((k >> i) & 1) != 0) {
+      if (le2.valid()) le2 = nb | le2;
+    } else {
+      le2 = le2.valid() ? nb & le2 : nb;
+    }
+  }
+  if (!le2.valid() || (nlo.width() < 64 && k >= (U{1} << nlo.width()) - 1)) le2 = lit(1, 1);
+  const Expr nn = md.wire("ccy_neg_nx", 1, "neg_nx's copy for ccy_q: lo <= 2L from nlo_q");
+  md.assign(nn, mux(md.ref("neg_q"), md.ref("nle_q"), md.ref("hi_zero") & le2));
+  upd.push_back(assign(
+      ccy, (ld & ~small & md.ref("sle_i")) | (~ld & ((small & md.ref("cy0_nx")) | (~small & nn)))));
+  return ccy;
+}
+
 }  // namespace normcore::gen::core
