@@ -421,15 +421,7 @@ void lane_clamp_sat(Module& m, const CoreConfig& c, const LaneWidths& w,
   Expr fits, neg;
   if (sat) fits = stage(m, ff, qi[2], true), neg = stage(m, ff, qi[3], true);
   m.flops(ff, "end of rounding");
-  const Expr blw = m.wire("below", 1, "rq < lo (or q does not fit and acc < 0)");
-  const Expr abv = m.wire("above", 1, "rq > hi (or q does not fit and acc >= 0)");
-  m.assign(blw, sat ? mux(fits, bl, neg) : bl);
-  m.assign(abv, sat ? mux(fits, ~nab, ~neg) : ~nab);
-  m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
-  const Expr y = m.reg("y_q", yw);
-  m.seq(
-      {assign(y, lane_keep_mask(m, c, w, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), rqs))))});
-  m.assign(m.ref("y_o"), y);
+  lane_clamp_out(m, c, w, {rqs, bl, nab, fits, neg}, "rq");
 }
 
 // Clamp decisions beside the +1, and the clamp.

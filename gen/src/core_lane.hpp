@@ -54,6 +54,15 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
 
 // The output register's input: y, or 0 for an element with tkeep = 0 (lane_keep).
 Expr lane_keep_mask(Module& m, const CoreConfig& c, const LaneWidths& w, const Expr& y);
+
+// The lane's clamp registers (the result's low bits, rq < lo, rq < hi + 1 and, with saturation
+// folded in, q fits / acc < 0; fits invalid without it) and the clamp after them: below / above
+// and y_q = keep mask of the clamp (one form for every lane that clamps from these registers).
+struct ClampRegs {
+  Expr rq, below, not_above, fits, neg;
+};
+void lane_clamp_out(Module& m, const CoreConfig& c, const LaneWidths& w, const ClampRegs& r,
+                    const std::string& rq);
 // spec::early_round: the shifter's last part also registers the +1 decision (inc_q, the fourth
 // element of lane_shift3's result); then rqx_q = q + inc (one chain), the two compares on it, and
 // the clamp. zsf: lane_shift3's result.

@@ -412,14 +412,20 @@ void lane_round_early(Module& m, const CoreConfig& c, const LaneWidths& w,
   Expr fq, nq;
   if (sat) fq = reg("fits_q_q", fits), nq = reg("neg_q_q", neg);
   m.flops(ff, "end of rounding");
-  const Expr blw = m.wire("below", 1, "rqx < lo (or q does not fit and acc < 0)");
-  const Expr abv = m.wire("above", 1, "rqx > hi (or q does not fit and acc >= 0)");
-  m.assign(blw, sat ? mux(fq, bl, nq) : bl);
-  m.assign(abv, sat ? mux(fq, ~nab, ~nq) : ~nab);
+  lane_clamp_out(m, c, w, {rqs, bl, nab, fq, nq}, "rqx");
+}
+
+void lane_clamp_out(Module& m, const CoreConfig& c, const LaneWidths& w, const ClampRegs& r,
+                    const std::string& rq) {
+  const bool sat = r.fits.valid();
+  const Expr blw = m.wire("below", 1, rq + " < lo (or q does not fit and acc < 0)");
+  const Expr abv = m.wire("above", 1, rq + " > hi (or q does not fit and acc >= 0)");
+  m.assign(blw, sat ? mux(r.fits, r.below, r.neg) : r.below);
+  m.assign(abv, sat ? mux(r.fits, ~r.not_above, ~r.neg) : ~r.not_above);
   m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
-  const Expr y = m.reg("y_q", yw);
+  const Expr y = m.reg("y_q", w.yw);
   m.seq(
-      {assign(y, lane_keep_mask(m, c, w, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), rqs))))});
+      {assign(y, lane_keep_mask(m, c, w, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), r.rq))))});
   m.assign(m.ref("y_o"), y);
 }
 
