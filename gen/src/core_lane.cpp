@@ -316,18 +316,9 @@ Expr lane_inc(Module& m, const CoreConfig& c, const Expr& h, const Expr& q0, con
   if (c.pipe_shift3()) {
     // Two LUT levels from registers: h & (mode 1, or mode 2 and q odd), h & mode 3 & acc >= 0,
     // h & (mode 2 or 3), and sticky (one LUT of the groups) in the second level.
-    const Expr r = m.ref("round_i");
-    const Expr ia = m.wire("inc_a", 1, "half_up, or half_even with q odd");
-    m.attr_last("keep");
-    m.assign(ia, h & (ex::eq(r, lit(2, 1)) | (ex::eq(r, lit(2, 2)) & q0)));
-    const Expr ib = m.wire("inc_b", 1, "half_away with acc >= 0");
-    m.attr_last("keep");
-    m.assign(ib, h & ex::eq(r, lit(2, 3)) & ~neg);
-    const Expr ic = m.wire("inc_c", 1, "half_even or half_away: + 1 when above the half");
-    m.attr_last("keep");
-    m.assign(ic, h & bit(r, 1));
+    const IncGroups g = inc_groups(m, h, q0, neg);
     inc = m.reg("inc", 1);
-    m.always_comb({assign(inc, ia | ib | (ic & sticky))});
+    m.always_comb({assign(inc, g.a | g.b | (g.c & sticky))});
   } else {
     const Expr t_or_odd = m.wire("t_or_odd", 1, "half_even: above the half, or a tie with q odd");
     m.assign(t_or_odd, sticky | q0);

@@ -58,6 +58,13 @@ Expr lane_keep_mask(Module& m, const CoreConfig& c, const LaneWidths& w, const E
 // The lane's clamp registers (the result's low bits, rq < lo, rq < hi + 1 and, with saturation
 // folded in, q fits / acc < 0; fits invalid without it) and the clamp after them: below / above
 // and y_q = keep mask of the clamp (one form for every lane that clamps from these registers).
+// lane_inc's keep groups of round_i (two LUT levels from registers): h & (mode 1, or mode 2 and
+// q odd), h & mode 3 & acc >= 0, h & (mode 2 or 3); the +1 is a | b | (c & sticky).
+struct IncGroups {
+  Expr a, b, c;
+};
+IncGroups inc_groups(Module& m, const Expr& h, const Expr& q0, const Expr& neg);
+
 struct ClampRegs {
   Expr rq, below, not_above, fits, neg;
 };

@@ -218,18 +218,9 @@ Expr carry_terms(Module& m, std::vector<Flop>& ff, const std::string& name, cons
 // start / ready logic three LUTs deep).
 Expr early_inc(Module& m, const LaneWidths& w, const Expr& z, const Expr& stk) {
   const Expr t = !stk.valid() ? lit(1, 0) : stk.width() == 1 ? stk : ex::red_or(stk);
-  const Expr h = bit(z, 0), q0 = bit(z, 1), neg = bit(z, w.ew - 1), r = m.ref("round_i");
-  const Expr ia = m.wire("inc_a", 1, "half_up, or half_even with q odd");
-  m.attr_last("keep");
-  m.assign(ia, h & (ex::eq(r, lit(2, 1)) | (ex::eq(r, lit(2, 2)) & q0)));
-  const Expr ib = m.wire("inc_b", 1, "half_away with acc >= 0");
-  m.attr_last("keep");
-  m.assign(ib, h & ex::eq(r, lit(2, 3)) & ~neg);
-  const Expr ic = m.wire("inc_c", 1, "half_even or half_away: + 1 when above the half");
-  m.attr_last("keep");
-  m.assign(ic, h & bit(r, 1));
+  const IncGroups g = inc_groups(m, bit(z, 0), bit(z, 1), bit(z, w.ew - 1));
   const Expr inc = m.wire("inc", 1, "the +1 decision");
-  m.assign(inc, ia | ib | (ic & t));
+  m.assign(inc, g.a | g.b | (g.c & t));
   return inc;
 }
 
@@ -429,4 +420,17 @@ void lane_clamp_out(Module& m, const CoreConfig& c, const LaneWidths& w, const C
   m.assign(m.ref("y_o"), y);
 }
 
+IncGroups inc_groups(Module& m, const Expr& h, const Expr& q0, const Expr& neg) {
+  const Expr r = m.ref("round_i");
+  const Expr ia = m.wire("inc_a", 1, "half_up, or half_even with q odd");
+  m.attr_last("keep");
+  m.assign(ia, h & (ex::eq(r, lit(2, 1)) | (ex::eq(r, lit(2, 2)) & q0)));
+  const Expr ib = m.wire("inc_b", 1, "half_away with acc >= 0");
+  m.attr_last("keep");
+  m.assign(ib, h & ex::eq(r, lit(2, 3)) & ~neg);
+  const Expr ic = m.wire("inc_c", 1, "half_even or half_away: + 1 when above the half");
+  m.attr_last("keep");
+  m.assign(ic, h & bit(r, 1));
+  return {ia, ib, ic};
+}
 }  // namespace normcore::gen::core
