@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core_internal.hpp"
+#include "core_pos_lut.hpp"
 #include "rtl_util.hpp"
 #include "specialise.hpp"
 
@@ -177,17 +178,7 @@ Expr chan_cyc_copy_ice40(Module& md, int lanes, Block& upd) {
   const Expr small = md.ref("small_i"), ld = md.ref("ld_i");
   const Expr ccy = md.reg("ccy_q", 1, "cyc_q's copy for c0's adders (from nlo_q)");
   const Expr nlo = md.ref("nlo_q");
-  const U k = 2ULL * static_cast<U>(lanes);  // lo <= k as le_bits does, ~lo's bits nlo's
-  Expr le2;
-  for (int i = 0; i < nlo.width(); ++i) {
-    const Expr nb = bit(nlo, i);
-    if (((k >> i) & 1) != 0) {
-      if (le2.valid()) le2 = nb | le2;
-    } else {
-      le2 = le2.valid() ? nb & le2 : nb;
-    }
-  }
-  if (!le2.valid() || (nlo.width() < 64 && k >= (U{1} << nlo.width()) - 1)) le2 = lit(1, 1);
+  const Expr le2 = le_bits_inv(nlo, 2ULL * static_cast<U>(lanes));  // lo <= 2L
   const Expr nn = md.wire("ccy_neg_nx", 1, "neg_nx's copy for ccy_q: lo <= 2L from nlo_q");
   md.assign(nn, mux(md.ref("neg_q"), md.ref("nle_q"), md.ref("hi_zero") & le2));
   upd.push_back(assign(

@@ -17,19 +17,30 @@ using ex::slice;
 using ex::zext;
 using U = std::uint64_t;
 
-Expr le_bits(const Expr& v, U k) {
-  const int n = v.width();
+namespace {
+// v <= k from v's complemented bits (nbit(i) = ~v[i]).
+template <class NotBit>
+Expr le_from(int n, U k, NotBit nbit) {
   if (n < 64 && k >= (U{1} << n) - 1) return lit(1, 1);
   Expr e;  // v's bits below the current one compare <= k's (empty, or k's low bits all 1: true)
   for (int i = 0; i < n; ++i) {
-    const Expr b = bit(v, i);
+    const Expr b = nbit(i);
     if (((k >> i) & 1) != 0) {
-      if (e.valid()) e = ~b | e;
+      if (e.valid()) e = b | e;
     } else {
-      e = e.valid() ? ~b & e : ~b;
+      e = e.valid() ? b & e : b;
     }
   }
   return e.valid() ? e : lit(1, 1);
+}
+}  // namespace
+
+Expr le_bits(const Expr& v, U k) {
+  return le_from(v.width(), k, [&](int i) { return ~bit(v, i); });
+}
+
+Expr le_bits_inv(const Expr& nv, U k) {
+  return le_from(nv.width(), k, [&](int i) { return bit(nv, i); });
 }
 
 Expr le_lo(Module& md, int lw, const std::string& name, const Expr& tp) {

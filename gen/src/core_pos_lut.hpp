@@ -12,6 +12,8 @@ namespace normcore::gen::core {
 // v <= k (k a constant) as and / or terms of v's bits: LUT logic that synthesis cannot map to a
 // carry chain (Yosys maps a compare, even with a constant, to CCU2C on ECP5).
 Expr le_bits(const Expr& v, std::uint64_t k);
+// The same compare read from nv = ~v (a register holding the complement).
+Expr le_bits_inv(const Expr& nv, std::uint64_t k);
 
 // Bit idx of t (names; t.width() == 2^idx.width()): a tree of 2:1 selects, LUTs and ECP5's PFUMX /
 // L6MUX, no carry chain.

@@ -19,12 +19,6 @@ inline std::uint64_t layout_code(const CoreConfig& c) {
   return static_cast<std::uint64_t>(parse_layout(c.fixed_layout));
 }
 
-// A specialised core: some job setting fixed at generation time (CoreConfig::fixed_*,
-// lanes_divide_channels).
-inline bool specialised(const CoreConfig& c) {
-  return c.has_fixed_shift() || c.has_fixed_rounding() || c.has_fixed_layout() ||
-         c.lanes_divide_channels;
-}
 // The specialised core on --target ice40 (issue 14, spec18): the flow control's private register
 // copies (the positions' enable, err_q's start, the loader's word counter) hold the polarity of the
 // register they copy (trc_q = tready_q, rdyc_q = ready_q, ld_rdc_q = ld_ready_q), their next value
@@ -32,7 +26,7 @@ inline bool specialised(const CoreConfig& c) {
 // not its complement (ntr_q, nrdy_q, ld_nrd_q: ABC can map a complement as an inverter LUT after
 // the shared node).
 inline bool same_copies(const CoreConfig& c) {
-  return specialised(c) && c.target == "ice40";
+  return c.specialised() && c.target == "ice40";
 }
 // The +1 before the clamp compares (issue 14, spec16; core_shift.cpp lane_round_early): R and a
 // rounding that reads sticky fixed, the shifter in three parts and the saturation stage, iCE40.
