@@ -67,6 +67,20 @@ inline bool serial_c0(const CoreConfig& c) {
 // --target ice40, banked table: bank j's read word (c0 + P - 1 - j) / P (P = 2^p, c0_i cw bits,
 // ab address bits), one carry chain from c0_i with a constant addend (core_table_addr.cpp).
 Expr table_read_word(Module& m, int cw, int p, int ab, int j);
+// core::e5_wide, per-lane copies with ab > nb address bits (core_table_addr.cpp): t0 registers
+// c0's high part + 1 (ch1_q, returned; its update added to ff) and each lane's c0 + d_i low nb
+// bits with their carry (lo_i_q), so that t1's c0 + d_i is a select of registers, not a chain
+// from c0_q (whose route fans out to every lane's adder).
+Expr copies_high_inc(Module& m, const Expr& c0, int nb, int ab, std::vector<Flop>& ff);
+struct CopiesSum {
+  Expr c0, c0q, ch1, d;  // c0_i, c0_q (t0, ab bits), ch1_q, lane i's d_i input
+};
+Expr copies_low_sum(Module& m, const CopiesSum& s, int nb, int i, std::vector<Flop>& ff);
+// DP16KD's pins <base><lo> .. <base><lo + n - 1> from bits from .. from + n - 1 of the net e
+// (core_table_addr.cpp; build_table_ram).
+void ram_pins(Instance& in, const std::string& base, int lo, const Expr& e, int n, int from = 0);
+// The same pins tied to the bits of the constant v.
+void ram_consts(Instance& in, const std::string& base, int lo, std::uint64_t v, int n);
 // --target ice40: the flow control counts the accepted beats a cycle late (from in_q, a register)
 // and the output buffer holds its count as a thermometer read by m_axis_tready directly, so that
 // no port handshake is more than one LUT from a flip-flop (core_top.cpp top_flow, core_fifo.cpp).
@@ -88,6 +102,13 @@ inline int out_word_bits(const CoreConfig& c) {
 // Measured on ECP5: both help LANES 8; the thermometer's form alone cost LANES 4 (37 bits).
 inline bool out_head_parts(const CoreConfig& c) {
   return out_head(c) && out_word_bits(c) >= 40;
+}
+// --target ecp5 with out_head_parts (LANES 8 at int8), ECP5 round 9 (ecp20): c0's registers at
+// bits_for(max - 1) bits, the table copy ct_q's select from a sign of its own and lo <= 2L a
+// register (core_pos.cpp); the copies' t1 address a select of t0 registers (core_table.cpp).
+// Measured: LANES 8 198.45 -> 207.30 MHz; LANES 4 213.90 -> 204.33 (without le2_q), so not there.
+inline bool e5_wide(const CoreConfig& c) {
+  return out_head_parts(c);
 }
 // The output buffer's rd_i is the reader's ready (not the pop) for these two.
 inline bool fifo_rd_ready(const CoreConfig& c) {

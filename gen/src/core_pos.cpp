@@ -116,6 +116,11 @@ struct ChanWidths {
   bool e5;  // --target ecp5 only (costs flip-flops): c0's copy for the table
   // --target ecp5 / ice40 (costs flip-flops): h's segment decrements precomputed (hd_k_q)
   bool hd;
+  // e5_wide (ecp20): ct_q's sign of its own (ct_sub), lo <= 2L a register (le2_q)
+  bool w5;
+  // c0's registers and adders: c0 < C <= max_channels, so e5_wide keeps bits_for(max - 1) bits
+  // (one less than cw at a power of two: 9 at 512 channels); cw elsewhere
+  int c0w;
   explicit ChanWidths(const CoreConfig& c)
       : L(c.lanes),
         hw(c.inner_bits),
@@ -128,7 +133,9 @@ struct ChanWidths {
         hb(W - lw),
         lut_cmp(lut_tracker(c)),
         e5(lut_cmp && c.target == "ecp5"),
-        hd(lut_cmp) {}
+        hd(lut_cmp),
+        w5(e5 && e5_wide(c)),
+        c0w(w5 ? std::max(1, bits_for(c.max_channels - 1)) : cw) {}
 };
 
 void chan_ports(Module& md, const ChanWidths& w) {
@@ -356,14 +363,14 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always, Block& beat) {
   md.assign(lo_bw, w.lut_cmp ? le_bits(lo, static_cast<U>(w.L) - 1) : ~bit(lo_sum, lw));
   const Expr lo_nx = slice(lo_sum, 0, lw);
   const Expr s_lo = hw >= lw ? slice(stride, 0, lw) : zext(stride, lw);
-  const Expr c_q = ex::ref("c_q", w.cw);
+  const Expr c_q = ex::ref("c_q", w.c0w);
   const Expr nlo = md.reg("nlo_q", lw, "~lo (its compares are carries of ~lo + x)");
   Block ld{assign(lo, s_lo), assign(nlo, ~s_lo)};
   Block wrap{assign(lo, lo_nx), assign(nlo, ~lo_nx)};
   Block dec{assign(lo, lo_nx), assign(nlo, ~lo_nx)};
   if (w.lut_cmp) {
     beat.push_back(assign(pb, ~(md.ref("ld_i") | neg) & lo_bw));
-    beat.push_back(assign(c_q, ex::ref("c_nx", w.cw) & ex::repl(w.cw, ~md.ref("ld_i"))));
+    beat.push_back(assign(c_q, ex::ref("c_nx", w.c0w) & ex::repl(w.c0w, ~md.ref("ld_i"))));
     ld.insert(ld.end(), {assign(neg, md.ref("sle_i")), assign(op, op0)});
   } else {
     ld.insert(ld.end(), {assign(pb, lit(1, 0)), assign(neg, md.ref("sle_i")),
@@ -374,8 +381,10 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always, Block& beat) {
   const Expr hi_zero = rem_high(md, w, lo_sum, ld, wrap, dec, beat, always);
   const Expr tp = rem_nle(md, w, ld, wrap, dec);
   const Expr neg_nx = md.wire("neg_nx", 1, "the next rem <= L");
-  const Expr le2 = w.lut_cmp ? le_bits(lo, 2ULL * static_cast<U>(w.L))
-                             : le_lo(md, lw, "le_2l", lit(lw + 1, 2ULL * static_cast<U>(w.L) + 1));
+  const U twol = 2ULL * static_cast<U>(w.L);
+  const Expr le2 = w.w5        ? le2_reg(md, lw, twol, s_lo, lo_nx, ld, wrap, dec)
+                   : w.lut_cmp ? le_bits(lo, twol)
+                               : le_lo(md, lw, "le_2l", lit(lw + 1, twol + 1));
   md.assign(neg_nx, mux(neg, md.ref("nle_q"), hi_zero & le2));
   Block step{if_(neg, std::move(wrap), std::move(dec)), assign(neg, neg_nx),
              assign(op, mux(neg_nx, op_w, op_s))};
@@ -494,18 +503,18 @@ std::pair<Expr, Expr> chan_c0_next(Module& md, const CoreConfig& c, const ChanWi
                                    const Expr& c_q, const Expr& kc, const Expr& kw) {
   const Expr cy0w = ex::ref("cy0", 1);
   const bool one = serial_c0(c);
-  const Expr add = md.wire("c_add", w.cw, one ? "c0 + (k_c - C or k_c) + cy" : "c0 + k_c + cy");
-  if (!one) md.assign(add, c_q + kc + zext(cy0w, w.cw));
-  const Expr sub = md.wire("c_sub", w.cw + 1, "c0 + k_c + cy - C: top bit set when negative");
-  md.assign(sub, zext(c_q, w.cw + 1) + kw + zext(cy0w, w.cw + 1));
+  const Expr add = md.wire("c_add", w.c0w, one ? "c0 + (k_c - C or k_c) + cy" : "c0 + k_c + cy");
+  if (!one) md.assign(add, c_q + kc + zext(cy0w, w.c0w));
+  const Expr sub = md.wire("c_sub", w.c0w + 1, "c0 + k_c + cy - C: top bit set when negative");
+  md.assign(sub, zext(c_q, w.c0w + 1) + kw + zext(cy0w, w.c0w + 1));
   if (one) {
     // The default target at pipeline 3 (its clock set by the lane, about 40 ns on the UP5K):
     // c_sub's sign chooses the addend of one adder (10 LUT4 less than two sums and a select).
-    md.assign(md.wire("unused_c_sub", 1, "the sum itself"), ex::red_xor(slice(sub, 0, w.cw)));
-    md.assign(add, c_q + mux(~bit(sub, w.cw), slice(kw, 0, w.cw), kc) + zext(cy0w, w.cw));
-    md.assign(md.wire("c_nx", w.cw), add);
+    md.assign(md.wire("unused_c_sub", 1, "the sum itself"), ex::red_xor(slice(sub, 0, w.c0w)));
+    md.assign(add, c_q + mux(~bit(sub, w.c0w), slice(kw, 0, w.c0w), kc) + zext(cy0w, w.c0w));
+    md.assign(md.wire("c_nx", w.c0w), add);
   } else {
-    md.assign(md.wire("c_nx", w.cw), mux(~bit(sub, w.cw), slice(sub, 0, w.cw), add));
+    md.assign(md.wire("c_nx", w.c0w), mux(~bit(sub, w.c0w), slice(sub, 0, w.c0w), add));
   }
   return {add, sub};
 }
@@ -556,26 +565,26 @@ Module build_chan(const CoreConfig& c) {
     if (w.lut_cmp) cy0 = chan_cyc_copy(md, upd);
   }
   md.section("c0");
-  const Expr c_q = md.reg("c_q", w.cw);
+  const Expr c_q = md.reg("c_q", w.c0w);
   md.wire("cy0", 1, "c0 takes the step with a carry (a register either way)");
   md.assign(cy0w, cy0);
   Expr kc = md.ref("kc0_i"), kw = md.ref("kw0_i");
   if (w.lut_cmp) {  // --target ecp5: copies beside c0's adders, valid at arm + 3 (first beat)
-    kc = md.reg("kcc_q", w.cw, "kc0_i a cycle late");
-    kw = md.reg("kwc_q", w.cw + 1, "kw0_i a cycle late");
-    save.push_back(assign(kc, md.ref("kc0_i")));
-    save.push_back(assign(kw, md.ref("kw0_i")));
+    kc = md.reg("kcc_q", w.c0w, "kc0_i a cycle late");
+    kw = md.reg("kwc_q", w.c0w + 1, "kw0_i a cycle late");
+    const bool nar = w.c0w < w.cw;  // --target ecp5 at a power-of-two max_channels
+    save.push_back(assign(kc, nar ? slice(md.ref("kc0_i"), 0, w.c0w) : md.ref("kc0_i")));
+    save.push_back(assign(kw, nar ? slice(md.ref("kw0_i"), 0, w.c0w + 1) : md.ref("kw0_i")));
+    if (nar)
+      rtl::sink(md, "unused_kc0",
+                {slice(md.ref("kc0_i"), w.c0w, w.cw - w.c0w),
+                 slice(md.ref("kw0_i"), w.c0w + 1, w.cw - w.c0w)});
   }
   const auto [add, sub] = chan_c0_next(md, c, w, c_q, kc, kw);
   Expr c0_out = c_q;
   if (w.e5) {
-    // --target ecp5: the table reads a copy (c_q stays beside its own adders). Its next value
-    // in ANDs and ORs (c_nx is a select): synthesis would merge a register of the same cell.
-    const Expr ct = md.reg("ct_q", w.cw, "c_q's copy for the table (c0_o)");
-    const Expr sg = ex::repl(w.cw, bit(sub, w.cw));
-    beat.push_back(
-        assign(ct, ((slice(sub, 0, w.cw) & ~sg) | (add & sg)) & ex::repl(w.cw, ~md.ref("ld_i"))));
-    c0_out = ct;
+    // --target ecp5: the table reads a copy (c_q stays beside its own adders).
+    c0_out = chan_c0_copy(md, w.c0w, w.cw, w.w5, {add, sub, kw}, beat);
   }
   for (auto& s : beat) upd.push_back(std::move(s));
   Block ff{if_(md.ref("en_i"), std::move(upd))};
