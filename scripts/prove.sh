@@ -251,6 +251,8 @@ small=(
 # Stream bookkeeping (formal/<n>_pos_fv.v, the whole core): name | BMC depth | gen options.
 # Small tables, HW and widths (b[c] = c tags the channel: offset / out bits > chan bits).
 posw="--in-bits 2 --scale-bits 2 --offset-bits 5 --out-bits 5"
+# The same at 19 output bits: 2 lanes make a 41-bit output word (core::e5_wide on --target ecp5)
+posw19="--in-bits 2 --scale-bits 2 --offset-bits 20 --out-bits 19"
 pos_full=(
   "pos_l2_c3_hw3|24|--lanes 2 --max-channels 3 --inner-bits 2 $posw"
   "pos_l3_c5_hw3|23|--lanes 3 --max-channels 5 --inner-bits 2 $posw"
@@ -276,6 +278,8 @@ trk_full=(
   "trk_l4_c8_nhwc_div|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels $posw"
   "trk_l4_c8_nhwc_div_i40|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels --target ice40 --pipeline 3 $posw"
   "trk_l2_c3_hw3_ecp5|--lanes 2 --max-channels 3 --inner-bits 2 --target ecp5 --pipeline 8 $posw"
+  # e5_wide (a 41-bit output word): c0 at 2 bits for MAX_CHANNELS 4, ct_q's own sign, le2_q
+  "trk_l2_c4_hw3_ecp5w|--lanes 2 --max-channels 4 --inner-bits 2 --target ecp5 --pipeline 8 $posw19"
   "trk_l1_c2_hw3|--lanes 1 --max-channels 2 --inner-bits 2 $posw"
   "trk_l3_c5_hw7|--lanes 3 --max-channels 5 --inner-bits 3 $posw"
   "trk_l2_c4_hw7_i40|--lanes 2 --max-channels 4 --inner-bits 3 --target ice40 $posw"
@@ -293,6 +297,8 @@ tab_full=(
   "tab_l2_c3_i40|--lanes 2 --max-channels 3 --inner-bits 2 --target ice40 $posw"
   "tab_l2_c3_ecp5|--lanes 2 --max-channels 3 --inner-bits 2 --target ecp5 --pipeline 8 $posw"
   "tab_l4_c6_ecp5|--lanes 4 --max-channels 6 --inner-bits 2 --target ecp5 --pipeline 8 $posw"
+  # e5_wide: the copies' t1 address from t0's low sums (3 address bits, nb = 2)
+  "tab_l2_c8_ecp5w|--lanes 2 --max-channels 8 --inner-bits 2 --target ecp5 --pipeline 8 $posw19"
 )
 trk_small=(
   "trk_l2_c3_hw3|--lanes 2 --max-channels 3 --inner-bits 2 $posw"

@@ -76,6 +76,13 @@ normcore_cosim(l3_x8_y6_e5p4 LANES 3  XW 8  YW 6  SW 12 BW 20 MAXC 30   HWW 10 P
 # borrow enables as registers pbz_k) at 5 lanes and a 20-bit HW (four high-part segments).
 normcore_cosim(l5_x8_y8_e5p6 LANES 5  XW 8  YW 8  SW 16 BW 32 MAXC 100  HWW 20 PIPE 6 SEED 43
                TARGET ecp5)
+# --target ecp5 at 8 int8 lanes (core::e5_wide: c0 on bits_for(MAXC - 1) bits, ct_q's own sign,
+# le2_q, the copies' t1 address from t0's low sums lo_i_q / ch1_q): a power-of-two MAXC (c0 one
+# bit narrower than the channel count) and one that is not.
+normcore_cosim(l8_x8_y8_e5w LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 16 PIPE 11 SEED 50
+               TARGET ecp5)
+normcore_cosim(l8_x8_y8_e5w200 LANES 8 XW 8 YW 8 SW 16 BW 32 MAXC 200 HWW 14 PIPE 11 SEED 51
+               TARGET ecp5)
 foreach(_e5 l4_x8_y8_e5 l2_x17_e5)
   add_test(NAME rtl.ecp5_dsp.${_e5}
            COMMAND ${BASH_EXE} ${PROJECT_SOURCE_DIR}/tests/gen/ecp5_dsp.sh

@@ -60,9 +60,9 @@ inline bool lut_tracker(const CoreConfig& c) {
 // --target ice40: <n>_step's subtract operand, a copy of stride_i loaded at start_i (else stride;
 // core_pos_ice40.cpp)
 Expr step_operand(Module& m, const CoreConfig& c, const Expr& stride, const Expr& start);
-// --target ice40, not specialised: <n>_chan's c0 register and adders on bits_for(C_max - 1)
-// bits (c0 <= C - 1; one carry less when C_max is a power of two), else chan_bits()
-// (core_pos_ice40.cpp)
+// <n>_chan's c0 register and adders on bits_for(C_max - 1) bits (c0 <= C - 1; one carry less
+// when C_max is a power of two) for --target ice40 not specialised (ice18) and --target ecp5 with
+// e5_wide (ecp20); else chan_bits() (core_pos_ice40.cpp)
 int chan_c0_width(const CoreConfig& c);
 // Input `name` (have bits) read as its low `want` bits; the rest to an unused-bit sink.
 Expr c0_operand(Module& md, const std::string& name, int have, int want);
@@ -79,6 +79,20 @@ inline bool serial_c0(const CoreConfig& c) {
 Expr table_read_word(Module& m, int cw, int p, int ab, int j);
 // The loader's ld_ready_q copy for its word counter; s = {abort, load, ready, valid, lastw}.
 Expr loader_ready_copy(Module& m, bool same, const std::vector<Expr>& s, Block& rst, Block& go);
+// core::e5_wide, per-lane copies with ab > nb address bits (core_table_addr.cpp): t0 registers
+// c0's high part + 1 (ch1_q, returned; its update added to ff) and each lane's c0 + d_i low nb
+// bits with their carry (lo_i_q), so that t1's c0 + d_i is a select of registers, not a chain
+// from c0_q (whose route fans out to every lane's adder).
+Expr copies_high_inc(Module& m, const Expr& c0, int nb, int ab, std::vector<Flop>& ff);
+struct CopiesSum {
+  Expr c0, c0q, ch1, d;  // c0_i, c0_q (t0, ab bits), ch1_q, lane i's d_i input
+};
+Expr copies_low_sum(Module& m, const CopiesSum& s, int nb, int i, std::vector<Flop>& ff);
+// DP16KD's pins <base><lo> .. <base><lo + n - 1> from bits from .. from + n - 1 of the net e
+// (core_table_addr.cpp; build_table_ram).
+void ram_pins(Instance& in, const std::string& base, int lo, const Expr& e, int n, int from = 0);
+// The same pins tied to the bits of the constant v.
+void ram_consts(Instance& in, const std::string& base, int lo, std::uint64_t v, int n);
 // --target ice40: the flow control counts the accepted beats a cycle late (from in_q, a register)
 // and the output buffer holds its count as a thermometer read by m_axis_tready directly, so that
 // no port handshake is more than one LUT from a flip-flop (core_top.cpp top_flow, core_fifo.cpp).
@@ -100,6 +114,13 @@ inline int out_word_bits(const CoreConfig& c) {
 // Measured on ECP5: both help LANES 8; the thermometer's form alone cost LANES 4 (37 bits).
 inline bool out_head_parts(const CoreConfig& c) {
   return out_head(c) && out_word_bits(c) >= 40;
+}
+// --target ecp5 with out_head_parts (LANES 8 at int8), ECP5 round 9 (ecp20): c0's registers at
+// bits_for(max - 1) bits, the table copy ct_q's select from a sign of its own and lo <= 2L a
+// register (core_pos.cpp); the copies' t1 address a select of t0 registers (core_table.cpp).
+// Measured: LANES 8 198.45 -> 207.30 MHz; LANES 4 213.90 -> 204.33 (without le2_q), so not there.
+inline bool e5_wide(const CoreConfig& c) {
+  return out_head_parts(c);
 }
 // The output buffer's rd_i is the reader's ready (not the pop) for these two.
 inline bool fifo_rd_ready(const CoreConfig& c) {

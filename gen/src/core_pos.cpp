@@ -104,7 +104,7 @@ namespace {
 // Widths of <n>_chan.
 struct ChanWidths {
   int L, hw, cw, nb;
-  int cn;  // c_q: --target ice40 c0's width (c0 <= C - 1, chan_c0_width), else cw
+  int cn;  // c_q: c0's width (c0 <= C - 1, chan_c0_width: --target ice40, e5_wide), else cw
   int ml;  // q (offset inside a channel when S < L), k_r, S - k_r
   int p;   // d (channel offset of a lane from lane 0), < L
   int lw;  // low part of rem: holds 2L
@@ -117,6 +117,8 @@ struct ChanWidths {
   bool e5;  // --target ecp5 only (costs flip-flops): c0's copy for the table
   // --target ecp5 / ice40 (costs flip-flops): h's segment decrements precomputed (hd_k_q)
   bool hd;
+  // e5_wide (ecp20): ct_q's sign of its own (ct_sub), lo <= 2L a register (le2_q)
+  bool w5;
   explicit ChanWidths(const CoreConfig& c)
       : L(c.lanes),
         hw(c.inner_bits),
@@ -130,7 +132,8 @@ struct ChanWidths {
         hb(W - lw),
         lut_cmp(lut_tracker(c)),
         e5(lut_cmp && c.target == "ecp5"),
-        hd(lut_cmp) {}
+        hd(lut_cmp),
+        w5(e5 && e5_wide(c)) {}
 };
 
 void chan_ports(Module& md, const ChanWidths& w) {
@@ -376,8 +379,10 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always, Block& beat) {
   const Expr hi_zero = rem_high(md, w, lo_sum, ld, wrap, dec, beat, always);
   const Expr tp = rem_nle(md, w, ld, wrap, dec);
   const Expr neg_nx = md.wire("neg_nx", 1, "the next rem <= L");
-  const Expr le2 = w.lut_cmp ? le_bits(lo, 2ULL * static_cast<U>(w.L))
-                             : le_lo(md, lw, "le_2l", lit(lw + 1, 2ULL * static_cast<U>(w.L) + 1));
+  const U twol = 2ULL * static_cast<U>(w.L);
+  const Expr le2 = w.w5        ? le2_reg(md, lw, twol, s_lo, lo_nx, ld, wrap, dec)
+                   : w.lut_cmp ? le_bits(lo, twol)
+                               : le_lo(md, lw, "le_2l", lit(lw + 1, twol + 1));
   md.assign(neg_nx, mux(neg, md.ref("nle_q"), hi_zero & le2));
   Block step{if_(neg, std::move(wrap), std::move(dec)), assign(neg, neg_nx),
              assign(op, mux(neg_nx, op_w, op_s))};
@@ -572,13 +577,8 @@ Module build_chan(const CoreConfig& c) {
   const auto [add, sub] = chan_c0_next(md, c, w, c_q, kc, kw);
   Expr c0_out = c_q;
   if (w.e5) {
-    // --target ecp5: the table reads a copy (c_q stays beside its own adders). Its next value
-    // in ANDs and ORs (c_nx is a select): synthesis would merge a register of the same cell.
-    const Expr ct = md.reg("ct_q", w.cw, "c_q's copy for the table (c0_o)");
-    const Expr sg = ex::repl(w.cw, bit(sub, w.cw));
-    beat.push_back(
-        assign(ct, ((slice(sub, 0, w.cw) & ~sg) | (add & sg)) & ex::repl(w.cw, ~md.ref("ld_i"))));
-    c0_out = ct;
+    // --target ecp5: the table reads a copy (c_q stays beside its own adders).
+    c0_out = chan_c0_copy(md, w.cn, w.w5, {add, sub, kw}, beat);
   }
   for (auto& s : beat) upd.push_back(std::move(s));
   Block ff{if_(md.ref("en_i"), std::move(upd))};

@@ -43,6 +43,33 @@ Expr le_bits_inv(const Expr& nv, U k) {
   return le_from(nv.width(), k, [&](int i) { return bit(nv, i); });
 }
 
+Expr le2_reg(Module& md, int lw, U twol, const Expr& s_lo, const Expr& lo_nx, Block& ld,
+             Block& wrap, Block& dec) {
+  const Expr le2 = md.reg("le2_q", 1, "lo_q <= 2L");
+  const Expr lv = md.wire("lo_ld", lw, "lo's load value"), ln = md.wire("lo_nx", lw);
+  md.assign(lv, s_lo);
+  md.assign(ln, lo_nx);
+  ld.push_back(assign(le2, le_bits(lv, twol)));
+  wrap.push_back(assign(le2, le_bits(ln, twol)));
+  dec.push_back(assign(le2, le_bits(ln, twol)));
+  return le2;
+}
+
+Expr chan_c0_copy(Module& md, int n, bool own_sign, const C0Sums& s, Block& beat) {
+  const Expr ct = md.reg("ct_q", n, "c_q's copy for the table (c0_o)");
+  Expr sgn = bit(s.sub, n);
+  if (own_sign) {
+    const Expr ts = md.wire("ct_sub", n + 1, "ct_q + k_c + cy - C: top bit set when negative");
+    md.assign(ts, zext(ct, n + 1) + s.kw + zext(md.ref("cy0"), n + 1));
+    rtl::sink(md, "unused_ct_sub", {slice(ts, 0, n)});
+    sgn = bit(ts, n);
+  }
+  const Expr sg = ex::repl(n, sgn);
+  beat.push_back(
+      assign(ct, ((slice(s.sub, 0, n) & ~sg) | (s.add & sg)) & ex::repl(n, ~md.ref("ld_i"))));
+  return ct;
+}
+
 Expr le_lo(Module& md, int lw, const std::string& name, const Expr& tp) {
   const Expr sum = md.wire(name, lw + 2, "top bit: lo <= the threshold");
   md.assign(sum, zext(cat({lit(1, 1), md.ref("nlo_q")}), lw + 2) + zext(tp, lw + 2));

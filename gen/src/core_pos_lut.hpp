@@ -30,6 +30,22 @@ Expr le_lo(Module& md, int lw, const std::string& name, const Expr& tp);
 Stmt load_or_zero(Module& md, const Expr& r, const std::string& name, const Expr& ld_lo, int have,
                   const Expr& nx);
 
+// e5_wide (ecp20): lo <= 2L as a register le2_q written in the branches that write lo (its load
+// value s_lo, its next value lo_nx, lw bits: wires lo_ld, lo_nx), so that neg_nx has no LUT of
+// lo_q in front. Returns le2_q.
+Expr le2_reg(Module& md, int lw, std::uint64_t twol, const Expr& s_lo, const Expr& lo_nx, Block& ld,
+             Block& wrap, Block& dec);
+
+// c0's adders' outputs and the addend k_c - C (kw), read by chan_c0_copy.
+struct C0Sums {
+  Expr add, sub, kw;
+};
+// --target ecp5: c0's copy for the table, ct_q (n bits; c0_o is cw bits): its next value in ANDs
+// and ORs (c_nx is a select: synthesis would merge a register of the same cell); with own_sign
+// (e5_wide) its select reads a sign of its own, ct_q + k_c + cy - C (ct_q = c_q), so each sign
+// drives n select LUTs, not 2n (ecp20). Adds its update to `beat`; returns ct_q (n bits).
+Expr chan_c0_copy(Module& md, int n, bool own_sign, const C0Sums& s, Block& beat);
+
 // f(v) for v = idx's `bits` low bits (idx a name, bits <= 6) as a tree of selects of constants
 // (`width` bits): one LUT4 an output bit for up to 4 index bits, no carry chain (a subtract of a
 // register from a constant is a carry chain and its routes in Yosys' mapping, shared between

@@ -22,6 +22,7 @@ struct TableWidths {
   bool copies;  // one whole table per lane, no crossbar, no wrap-around copies
   bool staged;  // --target ecp5 / ice40: the per-job k registers in two stages (difference, clamp)
   bool e5_table;  // --target ecp5: the loader's left - 1 a chain of left alone; copies' t1 address
+  bool e5_wide;   // core::e5_wide: the copies' t1 address from t0's low sums (lo_i_q, ch1_q)
   bool radd;      // --target ice40: read_word
   int nrd;        // --target ice40: the word counter's enable from ld_nrd_q (1) or ld_rdc_q (2)
   TableWidths(const CoreConfig& c, const Variant& v)
@@ -40,6 +41,7 @@ struct TableWidths {
         copies(c.table_copies()),
         staged(lut_tracker(c)),
         e5_table(c.target == "ecp5"),
+        e5_wide(core::e5_wide(c)),
         radd(c.target == "ice40"),
         nrd(!split_consts(c)       ? 0
             : spec::same_copies(c) ? 2
@@ -421,6 +423,9 @@ void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const 
   const Expr c0q = m.reg("c0_q", ab, "c0 (t0)"), eq = m.reg("e_q", nb, "(C - c0) mod 2^nb (t0)");
   const Expr esq = m.reg("es_q", 1, "C - c0 < 2^nb (t0)");
   std::vector<Flop> ff{{c0q, ex::fit(c0, ab), {}}, {eq, elo, {}}, {esq, esmall, {}}};
+  // e5_wide with a high part: t1's address from t0's low sums (core_table_addr.cpp)
+  const bool lsum = w.e5_wide && ab > nb;
+  const Expr ch1 = lsum ? copies_high_inc(m, c0, nb, ab, ff) : Expr{};
   for (int i = 0; i < L; ++i) {
     const Expr raddr = m.wire(idx("raddr", i), ab);
     const Expr sq = w.e5_table && i > 0 ? Expr{}
@@ -432,7 +437,11 @@ void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const 
     } else {
       const Expr d = m.reg(idx("d", i) + "_q", dp, "d_i (t0)");
       ff.push_back(Flop{d, slice(m.ref("lane_d_i"), (i - 1) * dp, dp), {}});
-      const Expr wrap = esq & ex::le(eq, zext(d, nb)), sum = c0q + ex::fit(d, ab);
+      const Expr wrap = esq & ex::le(eq, zext(d, nb));
+      Expr sum = c0q + ex::fit(d, ab);
+      if (lsum)
+        sum = copies_low_sum(m, {c0, c0q, ch1, slice(m.ref("lane_d_i"), (i - 1) * dp, dp)}, nb, i,
+                             ff);
       const Expr dif = ex::fit(d, k) - ex::fit(eq, k);
       if (w.e5_table) {  // --target ecp5: the address a register (t1), no LUT in front of DP16KD
         const Expr ra = m.reg(idx("ra", i) + "_q", ab, "(c0 + d_i) mod C (t1)");
@@ -457,17 +466,6 @@ void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const 
   }
   m.flops(ff);
   lane_fields_out(m, v, L);
-}
-
-// DP16KD's pins <base><lo> .. <base><lo + n - 1> from bits from .. from + n - 1 of the net e.
-void ram_pins(Instance& in, const std::string& base, int lo, const Expr& e, int n, int from = 0) {
-  for (int k = 0; k < n; ++k)
-    in.connections.emplace_back(base + std::to_string(lo + k), bit(e, from + k));
-}
-// The same pins tied to the bits of the constant v.
-void ram_consts(Instance& in, const std::string& base, int lo, U v, int n) {
-  for (int k = 0; k < n; ++k)
-    in.connections.emplace_back(base + std::to_string(lo + k), lit(1, (v >> k) & 1));
 }
 
 // One DP16KD in its pseudo dual-port 512 x 36 mode (as Yosys maps $__ECP5_PDPW16KD_: port A

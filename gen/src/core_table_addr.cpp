@@ -1,4 +1,5 @@
-// --target ice40: the banked table's read address of bank j (core_table.cpp, table_banks).
+// Table read addresses: --target ice40's banked table (bank j), core::e5_wide's copies (t0
+// sums); DP16KD's pin lists.
 #include <algorithm>
 #include <vector>
 
@@ -7,7 +8,10 @@
 
 namespace normcore::gen::core {
 
+using ex::bit;
+using ex::cat;
 using ex::lit;
+using ex::mux;
 using ex::slice;
 using ex::zext;
 
@@ -37,6 +41,30 @@ Expr loader_ready_copy(Module& m, bool same, const std::vector<Expr>& s, Block& 
   go.push_back(assign(r, same ? ~(abort | ~(load | ~(~ready | (valid & lastw))))
                               : ~(~abort & (load | (ready & ~(valid & lastw))))));
   return valid & (same ? r : ~r);
+}
+
+Expr copies_high_inc(Module& m, const Expr& c0, int nb, int ab, std::vector<Flop>& ff) {
+  const Expr ch1 = m.reg("ch1_q", ab - nb, "c0's high part + 1 (t0)");
+  ff.push_back(Flop{ch1, slice(c0, nb, ab - nb) + lit(ab - nb, 1), {}});
+  return ch1;
+}
+
+// c0 + d_i < C <= 2^ab when read (no wrap): the high part is ch1_q after a carry, and ch1_q's
+// overflow (high part all ones) is a wrap.
+Expr copies_low_sum(Module& m, const CopiesSum& s, int nb, int i, std::vector<Flop>& ff) {
+  const int ab = s.c0q.width();
+  const Expr lo = m.reg(idx("lo", i) + "_q", nb + 1, "c0's low part + d_i, its carry (t0)");
+  ff.push_back(Flop{lo, zext(slice(s.c0, 0, nb), nb + 1) + zext(s.d, nb + 1), {}});
+  return cat({mux(bit(lo, nb), s.ch1, slice(s.c0q, nb, ab - nb)), slice(lo, 0, nb)});
+}
+
+void ram_pins(Instance& in, const std::string& base, int lo, const Expr& e, int n, int from) {
+  for (int k = 0; k < n; ++k)
+    in.connections.emplace_back(base + std::to_string(lo + k), bit(e, from + k));
+}
+void ram_consts(Instance& in, const std::string& base, int lo, std::uint64_t v, int n) {
+  for (int k = 0; k < n; ++k)
+    in.connections.emplace_back(base + std::to_string(lo + k), lit(1, (v >> k) & 1));
 }
 
 }  // namespace normcore::gen::core
