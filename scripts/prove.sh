@@ -177,7 +177,9 @@ open_rows=(
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
 # the shift lemma a point fixes every exponent sum: several proven in seconds where their
-# sub-band of 4 was undecided after 600 s), the last 4 of them split by x and hb(xsig), the
+# sub-band of 4 was undecided after 600 s), the last 4 of them split by x and hb(xsig); ABOVE
+# pl = 6 (branch fp24) likewise but with the last 27 as points (its sub-band bl in [-25, -22]
+# was undecided after 180 s; the point bl = -25 proven in 90 s + 44 s); the
 # others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
 # each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
@@ -194,6 +196,7 @@ close_split() {
   case $1:$2 in
     above:8 | below:8) echo "4 0 0 0" ;;
     above:7) echo "4 7 4 4" ;;
+    above:6) echo "4 27 4 4" ;;
     below:7) echo "4 5 4 4" ;;
     *) echo "$3 0 0 0" ;;
   esac
@@ -234,6 +237,9 @@ for c in above below; do
   while IFS= read -r r; do
     case $r in  # the bands whose close rows are proven too (pl = 7 / bl = 7: branch fp23)
       *_above_pl8_8_* | *_below_bl8_8_* | *_above_pl7_7_* | *_below_bl7_7_*) full+=("$r|$i8") ;;
+      # ABOVE pl = 6 (branch fp24): its close rows proven so far; the others are --bands rows.
+      *_above_pl6_6_blm37_m34_cut | *_above_pl6_6_blm33_m30_cut | *_above_pl6_6_blm29_m26_cut \
+        | *_above_pl6_6_blm25_m25_cut) full+=("$r|$i8") ;;
       *) band_rows+=("$r|$i8") ;;
     esac
   done < <(mid_bands $c close "${PROVE_BAND_W:-1}")
