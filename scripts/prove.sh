@@ -179,7 +179,7 @@ open_rows=(
 # the shift lemma a point fixes every exponent sum: several proven in seconds where their
 # sub-band of 4 was undecided after 600 s), the last 4 of them split by x and hb(xsig); ABOVE
 # pl = 6 (branch fp24) likewise but with the last 27 as points (its sub-band bl in [-25, -22]
-# was undecided after 180 s; the point bl = -25 proven in 90 s + 44 s); the
+# was undecided after 180 s; its 4 points proven in 1.5-2.5 minutes each); the
 # others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
 # each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
@@ -239,7 +239,7 @@ for c in above below; do
       *_above_pl8_8_* | *_below_bl8_8_* | *_above_pl7_7_* | *_below_bl7_7_*) full+=("$r|$i8") ;;
       # ABOVE pl = 6 (branch fp24): its close rows proven so far; the others are --bands rows.
       *_above_pl6_6_blm37_m34_cut | *_above_pl6_6_blm33_m30_cut | *_above_pl6_6_blm29_m26_cut \
-        | *_above_pl6_6_blm25_m25_cut) full+=("$r|$i8") ;;
+        | *_above_pl6_6_blm2[2-5]_m2[2-5]_cut) full+=("$r|$i8") ;;
       *) band_rows+=("$r|$i8") ;;
     esac
   done < <(mid_bands $c close "${PROVE_BAND_W:-1}")
