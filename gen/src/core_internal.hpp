@@ -62,7 +62,7 @@ inline bool lut_tracker(const CoreConfig& c) {
 Expr step_operand(Module& m, const CoreConfig& c, const Expr& stride, const Expr& start);
 // <n>_chan's c0 register and adders on bits_for(C_max - 1) bits (c0 <= C - 1; one carry less
 // when C_max is a power of two) for --target ice40 not specialised (ice18) and --target ecp5 with
-// e5_wide (ecp20); else chan_bits() (core_pos_ice40.cpp)
+// e5_wide (ecp20); else chan_bits() (core_pos.cpp)
 int chan_c0_width(const CoreConfig& c);
 // Input `name` (have bits) read as its low `want` bits; the rest to an unused-bit sink.
 Expr c0_operand(Module& md, const std::string& name, int have, int want);

@@ -17,6 +17,14 @@ using ex::zext;
 
 using U = std::uint64_t;
 
+// c0's width: c0 <= C - 1 needs only bits_for(MAX_CHANNELS - 1) bits where the tracker adds c0
+// to c_q (--target ice40 not specialised, --target ecp5 with e5_wide); else chan_bits().
+int chan_c0_width(const CoreConfig& c) {
+  const bool narrow =
+      (c.target == "ice40" && !c.specialised()) || (c.target == "ecp5" && e5_wide(c));
+  return narrow ? std::max(1, bits_for(c.max_channels - 1)) : c.chan_bits();
+}
+
 // ---------------------------------------------------------------------------------------------
 Module build_step(const CoreConfig& c) {
   if (pos_fixed_nhwc(c)) return build_step_nhwc(c);

@@ -160,12 +160,6 @@ Expr step_operand(Module& m, const CoreConfig& c, const Expr& stride, const Expr
   return sl;
 }
 
-int chan_c0_width(const CoreConfig& c) {
-  const bool narrow =
-      (c.target == "ice40" && !c.specialised()) || (c.target == "ecp5" && e5_wide(c));
-  return narrow ? std::max(1, bits_for(c.max_channels - 1)) : c.chan_bits();
-}
-
 Expr c0_operand(Module& md, const std::string& name, int have, int want) {
   const Expr v = md.ref(name);
   if (want >= have) return v;
