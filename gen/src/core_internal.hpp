@@ -175,6 +175,13 @@ inline Expr sign_flipped(const CoreConfig& c, const Expr& e) {
 inline bool lane_keep(const CoreConfig& c) {
   return !c.arith.is_float() && !out_head(c);
 }
+// --target ice40, integer lanes (not the specialised core): the lanes' clamp select is not
+// registered in the lane; it writes the output buffer's RAM a cycle early (we_i, the side
+// registers' stage ns - 1), whose registered read then has the word when the flags (wr_i at stage
+// ns) count it: no y_q, and no bypass register and select in the buffer (core_fifo.cpp).
+inline bool early_write(const CoreConfig& c) {
+  return reg_counts(c) && !c.arith.is_float() && !c.specialised();
+}
 
 Module build_step(const CoreConfig& c);
 Module build_chan(const CoreConfig& c);

@@ -436,10 +436,11 @@ void top_side(Module& m, const CoreConfig& c, const Variant& v) {
   Block reset, run, side;
   for (int k = 1; k <= ns; ++k) {
     const Expr vq = m.reg(idx("v", k) + "_q", 1);
-    const Expr keep = m.reg(idx("keep", k) + "_q", L);
-    const Expr last = m.reg(idx("last", k) + "_q", 1);
     reset.push_back(assign(vq, lit(1, 0)));
     run.push_back(assign(vq, k == 1 ? m.ref("in_fire") : m.ref(idx("v", k - 1) + "_q")));
+    if (k == ns && early_write(c)) break;  // the buffer's RAM takes keep / last a stage early
+    const Expr keep = m.reg(idx("keep", k) + "_q", L);
+    const Expr last = m.reg(idx("last", k) + "_q", 1);
     side.push_back(assign(keep, k == 1 ? m.ref("s_axis_tkeep") : m.ref(idx("keep", k - 1) + "_q")));
     side.push_back(assign(last, k == 1 ? m.ref("s_axis_tlast") : m.ref(idx("last", k - 1) + "_q")));
   }
@@ -476,7 +477,9 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
   const int fw = out_word_bits(c);
   const LaneShape sh = lane_shape(v);
   m.section("Lanes");
-  const Expr keep = m.ref(idx("keep", ns) + "_q");
+  // early_write: the word (and we_i) at stage ns - 1, the flags' wr_i at ns
+  const int ws = early_write(c) ? ns - 1 : ns;
+  const Expr keep = m.ref(idx("keep", ws) + "_q");
   // lane_keep: the lanes' output registers take keep a stage before the output buffer does
   const Expr keep_in = ns >= 2 ? m.ref(idx("keep", ns - 1) + "_q") : m.ref("s_axis_tkeep");
   std::vector<Expr> ycat;
@@ -507,7 +510,7 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
                          : "Output buffer (lanes with tkeep = 0 output 0)");
   const Expr wdata = m.wire("fifo_wdata", fw);
   ycat.insert(ycat.begin(), keep);
-  ycat.insert(ycat.begin(), m.ref(idx("last", ns) + "_q"));
+  ycat.insert(ycat.begin(), m.ref(idx("last", ws) + "_q"));
   m.assign(wdata, cat(std::move(ycat)));
   const Expr rdata = m.wire("fifo_rdata", fw);
   Conns fc{{"clk_i", m.ref("clk_i")},
@@ -518,6 +521,7 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
            {"rdata_o", rdata},
            {"valid_o", m.ref("m_axis_tvalid")}};
   if (out_head(c)) fc.insert(fc.begin() + 3, {"nwr_i", m.ref("nwc_q")});
+  if (early_write(c)) fc.insert(fc.begin() + 3, {"we_i", m.ref(idx("v", ws) + "_q")});
   m.instance(Instance{c.name + "_fifo", "u_fifo", std::move(fc)});
   m.assign(m.ref("m_axis_tdata"), slice(rdata, 0, L * yw));
   m.assign(m.ref("m_axis_tkeep"), slice(rdata, L * yw, L));
