@@ -84,6 +84,10 @@ Expr loader_ready_copy(Module& m, bool same, const std::vector<Expr>& s, Block& 
 // bits with their carry (lo_i_q), so that t1's c0 + d_i is a select of registers, not a chain
 // from c0_q (whose route fans out to every lane's adder).
 Expr copies_high_inc(Module& m, const Expr& c0, int nb, int ab, std::vector<Flop>& ff);
+// The copies' wrap test c0 >= max(0, C + 1 - 2^nb) from cmw = C + 1 - 2^nb (core_table_addr.cpp):
+// its per-job registers and the compare, per target (staged: lut_tracker; ice: --target ice40).
+Expr copies_small(Module& m, const Expr& c0, const Expr& cmw, int cw, int nb, bool staged,
+                  bool ice);
 struct CopiesSum {
   Expr c0, c0q, ch1, d;  // c0_i, c0_q (t0, ab bits), ch1_q, lane i's d_i input
 };

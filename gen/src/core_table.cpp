@@ -405,19 +405,7 @@ void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const 
   if (cw > nb) {
     const Expr cmw = m.wire("cm_w", cw + 1, "C + 1 - 2^" + std::to_string(nb));  // < 0: C < 2^nb
     m.assign(cmw, zext(chans, cw + 1) - lit(cw + 1, (U{1} << nb) - 1));
-    const Expr cm = m.reg("cm_q", cw, "max(0, C + 1 - 2^" + std::to_string(nb) + ") (per job)");
-    m.seq({assign(cm, mux(bit(cmw, cw), lit(cw, 0), slice(cmw, 0, cw)))});
-    esmall = m.wire("e_small", 1, "C - c0 < 2^" + std::to_string(nb));
-    if (w.staged) {  // --target ecp5 / ice40: the carry of c0 + (2^cw - cm), straight into es_q
-      const Expr ncm = m.reg("ncm_q", cw + 1, "2^cw - cm_q (per job)");
-      m.seq({assign(ncm, lit(cw + 1, U{1} << cw) - zext(cm, cw + 1))});
-      const Expr ges = m.wire("es_s", cw + 1, "c0 + 2^cw - cm: top bit c0 >= cm");
-      m.assign(ges, zext(c0, cw + 1) + ncm);
-      m.assign(esmall, bit(ges, cw));
-      rtl::sink(m, "unused_es_s", {slice(ges, 0, cw)});
-    } else {
-      m.assign(esmall, ex::ge(c0, cm));
-    }
+    esmall = copies_small(m, c0, cmw, cw, nb, w.staged, w.radd);
   }
   // t0: c0, e and d_i registered as they come (no adder after the tracker's outputs).
   const Expr c0q = m.reg("c0_q", ab, "c0 (t0)"), eq = m.reg("e_q", nb, "(C - c0) mod 2^nb (t0)");

@@ -67,4 +67,40 @@ void ram_consts(Instance& in, const std::string& base, int lo, std::uint64_t v, 
     in.connections.emplace_back(base + std::to_string(lo + k), lit(1, (v >> k) & 1));
 }
 
+// The copies' wrap test c0 >= cm, cm = max(0, C + 1 - 2^nb) from cmw = C + 1 - 2^nb (cw + 1 bits,
+// negative when C < 2^nb) (core_table.cpp table_copies_read): --target ecp5 (staged) the carry of
+// c0 + (2^cw - cm) from a register ncm_q; --target ice40 (staged, ice) the carry of c0 + ~cm + 1
+// with ~cm registered as it is made (its select inverted: no 2^cw - cm chain, no cm_q); else a
+// compare with cm_q.
+Expr copies_small(Module& m, const Expr& c0, const Expr& cmw, int cw, int nb, bool staged,
+                  bool ice) {
+  using U = std::uint64_t;
+  Expr esmall;
+  const std::string cmd = "max(0, C + 1 - 2^" + std::to_string(nb) + ") (per job)";
+  if (staged && ice) {
+    esmall = m.wire("e_small", 1, "C - c0 < 2^" + std::to_string(nb));
+    const Expr ncm = m.reg("ncm_q", cw, "~" + cmd);
+    m.seq({assign(ncm, mux(bit(cmw, cw), ex::ones(cw), ~slice(cmw, 0, cw)))});
+    const Expr ges = m.wire("es_s", cw + 2, "{c0, 1} + {~cm, 1}: top bit c0 >= cm");
+    m.assign(ges, zext(cat({c0, lit(1, 1)}), cw + 2) + zext(cat({ncm, lit(1, 1)}), cw + 2));
+    m.assign(esmall, bit(ges, cw + 1));
+    rtl::sink(m, "unused_es_s", {slice(ges, 0, cw + 1)});
+  } else {
+    const Expr cm = m.reg("cm_q", cw, cmd);
+    m.seq({assign(cm, mux(bit(cmw, cw), lit(cw, 0), slice(cmw, 0, cw)))});
+    esmall = m.wire("e_small", 1, "C - c0 < 2^" + std::to_string(nb));
+    if (staged) {  // --target ecp5: the carry of c0 + (2^cw - cm), straight into es_q
+      const Expr ncm = m.reg("ncm_q", cw + 1, "2^cw - cm_q (per job)");
+      m.seq({assign(ncm, lit(cw + 1, U{1} << cw) - zext(cm, cw + 1))});
+      const Expr ges = m.wire("es_s", cw + 1, "c0 + 2^cw - cm: top bit c0 >= cm");
+      m.assign(ges, zext(c0, cw + 1) + ncm);
+      m.assign(esmall, bit(ges, cw));
+      rtl::sink(m, "unused_es_s", {slice(ges, 0, cw)});
+    } else {
+      m.assign(esmall, ex::ge(c0, cm));
+    }
+  }
+  return esmall;
+}
+
 }  // namespace normcore::gen::core
