@@ -94,8 +94,15 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
                    : a.y_signed ? ex::sext(m.ref("nloe_q"), xw2 + 1)
                                 : cat({ex::ones(xw2 + 1 - yw), m.ref("nloe_q")});
   // -(lo - 1) and -hi are these plus 1: the lanes carry the 1 in (core_lane.cpp lane_clamp).
-  m.seq({assign(lox, sp ? nlx + lit(xw2 + 1, 1) : lit(xw2 + 1, 0) - ext(loe)),
-         assign(hip1, ~ext(hi))});
+  // split_consts (not the specialised core): ~ext(hi) from cmpb_q (~hi, its sign bit flipped if
+  // signed; latched with hi_q): the low bits are its bits (no inverter a bit), the sign one LUT.
+  Expr nhi = ~ext(hi);
+  if (sp && !c.specialised()) {
+    const Expr cb = m.ref("cmpb_q");
+    nhi = a.y_signed ? cat({ex::repl(xw2 + 2 - yw, ~bit(cb, yw - 1)), slice(cb, 0, yw - 1)})
+                     : cat({ex::ones(xw2 + 1 - yw), cb});
+  }
+  m.seq({assign(lox, sp ? nlx + lit(xw2 + 1, 1) : lit(xw2 + 1, 0) - ext(loe)), assign(hip1, nhi)});
 }
 
 }  // namespace normcore::gen::core
