@@ -186,6 +186,12 @@ inline bool lane_keep(const CoreConfig& c) {
 inline bool early_write(const CoreConfig& c) {
   return reg_counts(c) && !c.arith.is_float() && !c.specialised();
 }
+// With early_write and split_consts' nloe_q (yw >= 4): the lanes take the clamp's lower bound
+// inverted (nlo_i = nloe_q, the register the -lo chain reads) and invert it inside the clamp
+// select's LUT: no loe_q (one LUT a bit) in the top.
+inline bool lane_nlo(const CoreConfig& c) {
+  return early_write(c) && c.arith.yw >= 4;
+}
 
 Module build_step(const CoreConfig& c);
 Module build_chan(const CoreConfig& c);

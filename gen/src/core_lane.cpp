@@ -106,7 +106,10 @@ void lane_ports(Module& m, const CoreConfig& c, const Variant& v, const LaneWidt
   if (const int k = lane_ntq_bits(c, v); k > 0)
     m.in("ntq0_i", k, "~tq0_i's low bits (job constant; the fits chain)");
   m.in("round_i", 2, "0 floor, 1 half_up, 2 half_even, 3 half_away");
-  m.in("lo_i", w.yw, "min(lo, hi)");
+  if (lane_nlo(c))
+    m.in("nlo_i", w.yw, "~min(lo, hi)");
+  else
+    m.in("lo_i", w.yw, "min(lo, hi)");
   m.in("hi_i", w.yw);
   const std::string k = std::to_string(w.yw + 3) + "-bit two's complement";
   m.in("lox_i", w.yw + 3, "-lo, " + k);
@@ -478,7 +481,7 @@ void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const std::
   }
 
   m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
-  const Expr yd = lane_keep_mask(m, c, w, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), rqs)));
+  const Expr yd = lane_keep_mask(m, c, w, mux(blw, lane_lo(m, c), mux(abv, m.ref("hi_i"), rqs)));
   if (early_write(c)) {  // the output buffer's RAM registers it (written a cycle early)
     m.assign(m.ref("y_o"), yd);
     return;

@@ -52,6 +52,8 @@ void shift_stages(Module& m, const LaneWidths& w, const Expr& sel, const Expr& s
 std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, const LaneWidths& w,
                               const ShiftIn& in);
 
+// The clamp's lower bound min(lo, hi): lo_i, or ~nlo_i (lane_nlo).
+Expr lane_lo(Module& m, const CoreConfig& c);
 // The output register's input: y, or 0 for an element with tkeep = 0 (lane_keep).
 Expr lane_keep_mask(Module& m, const CoreConfig& c, const LaneWidths& w, const Expr& y);
 

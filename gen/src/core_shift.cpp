@@ -351,6 +351,10 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
   return {cur, stk, fit};
 }
 
+Expr lane_lo(Module& m, const CoreConfig& c) {
+  return lane_nlo(c) ? ~m.ref("nlo_i") : m.ref("lo_i");
+}
+
 Expr lane_keep_mask(Module& m, const CoreConfig& c, const LaneWidths& w, const Expr& y) {
   return lane_keep(c) ? mux(m.ref("keep_i"), y, lit(w.yw, 0)) : y;
 }
@@ -414,7 +418,7 @@ void lane_clamp_out(Module& m, const CoreConfig& c, const LaneWidths& w, const C
   m.assign(blw, sat ? mux(r.fits, r.below, r.neg) : r.below);
   m.assign(abv, sat ? mux(r.fits, ~r.not_above, ~r.neg) : ~r.not_above);
   m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
-  const Expr yd = lane_keep_mask(m, c, w, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), r.rq)));
+  const Expr yd = lane_keep_mask(m, c, w, mux(blw, lane_lo(m, c), mux(abv, m.ref("hi_i"), r.rq)));
   if (early_write(c)) {  // the output buffer's RAM registers it (written a cycle early)
     m.assign(m.ref("y_o"), yd);
     return;

@@ -466,7 +466,10 @@ void top_lane_conns(Module& m, const CoreConfig& c, const Variant& v, Conns& lc)
   }
   if (lane_ntq_bits(c, v) > 0) lc.emplace_back("ntq0_i", m.ref("ntq0_q"));
   lc.emplace_back("round_i", m.ref("round_q"));
-  lc.emplace_back("lo_i", m.ref("loe_q"));
+  if (lane_nlo(c))
+    lc.emplace_back("nlo_i", m.ref("nloe_q"));
+  else
+    lc.emplace_back("lo_i", m.ref("loe_q"));
   lc.emplace_back("hi_i", m.ref("hi_q"));
   for (const std::string n : {"lox", "hip1"}) lc.emplace_back(n + "_i", m.ref(n + "_q"));
 }

@@ -59,12 +59,21 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   // lo > hi: the carry out of lo' + ~hi' (split_consts: cmpa + cmpb, latched at start; else
   // lo_q + hip1_q, a stage later), one carry chain.
   const Expr lgt = m.reg("lgt_q", 1, "lo > hi (set-up stage 1, or 2 from hip1_q)");
-  const Expr loe =
-      m.reg("loe_q", yw, "min(lo, hi): the clamp's lower bound (hi wins if lo > hi; stage 2)");
+  // lane_nlo: only nloe_q (the lanes invert it in their clamp select)
+  const Expr loe = lane_nlo(c) ? Expr{}
+                               : m.reg("loe_q", yw,
+                                       "min(lo, hi): the clamp's lower bound (hi wins if lo > hi; "
+                                       "stage 2)");
   if (split_consts(c) && yw >= 4) {
     split_lgt(m, yw, lgt);
-    const Expr nloe = m.reg("nloe_q", yw, "~loe_q (the negation's chain without inverters)");
-    m.seq({assign(loe, mux(lgt, hi, lo)), assign(nloe, mux(lgt, ~hi, ~lo))});
+    const Expr nloe =
+        m.reg("nloe_q", yw,
+              lane_nlo(c) ? "~min(lo, hi): the lanes' clamp lower bound, inverted (stage 2)"
+                          : "~loe_q (the negation's chain without inverters)");
+    if (lane_nlo(c))
+      m.seq({assign(nloe, mux(lgt, ~hi, ~lo))});
+    else
+      m.seq({assign(loe, mux(lgt, hi, lo)), assign(nloe, mux(lgt, ~hi, ~lo))});
   } else {
     // lo' + (~hi)' from lo_q and hip1_q's low bits (= ~hi; a stage after hi_q), ' = the sign
     // bit flipped if signed
