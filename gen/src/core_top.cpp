@@ -471,7 +471,9 @@ void top_lane_conns(Module& m, const CoreConfig& c, const Variant& v, Conns& lc)
   else
     lc.emplace_back("lo_i", m.ref("loe_q"));
   lc.emplace_back("hi_i", m.ref("hi_q"));
-  for (const std::string n : {"lox", "hip1"}) lc.emplace_back(n + "_i", m.ref(n + "_q"));
+  // lane_nlo: lox_q has yw + 1 bits (core_top_consts.cpp), the port yw + 3
+  lc.emplace_back("lox_i", lane_nlo(c) ? ex::sext(m.ref("lox_q"), c.arith.yw + 3) : m.ref("lox_q"));
+  lc.emplace_back("hip1_i", m.ref("hip1_q"));
 }
 
 void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {

@@ -95,13 +95,15 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
   // each one subtraction from a register (-(hi + 1) = ~hi: no adder). Only -lo and -(hi + 1):
   // the lanes carry a 1 in for -(lo - 1) and -hi, or compare q + inc itself (pipeline >= 8).
   const std::string cw = std::to_string(xw2 + 1) + "-bit: -";
-  const Expr lox = m.reg("lox_q", xw2 + 1, cw + "lo (lo = min(lo, hi); stage 3)");
+  // lane_nlo: -lo in yw + 1 bits (it fits; the lanes' port sign-extends it): a shorter chain
+  const int lw = lane_nlo(c) ? yw + 1 : xw2 + 1;
+  const Expr lox = m.reg("lox_q", lw, std::to_string(lw) + "-bit: -lo (lo = min(lo, hi); stage 3)");
   // -lo = ~ext(lo) + 1: with nloe_q the chain adds a constant to a register (no inverters).
   const bool sp = split_consts(c) && yw >= 4;
   const Expr hip1 = sp ? m.reg("hip1_q", xw2 + 1, cw + "(hi + 1) = ~hi") : m.ref("hip1_q");
   const Expr nlx = !sp          ? Expr{}
-                   : a.y_signed ? ex::sext(m.ref("nloe_q"), xw2 + 1)
-                                : cat({ex::ones(xw2 + 1 - yw), m.ref("nloe_q")});
+                   : a.y_signed ? ex::sext(m.ref("nloe_q"), lw)
+                                : cat({ex::ones(lw - yw), m.ref("nloe_q")});
   // -(lo - 1) and -hi are these plus 1: the lanes carry the 1 in (core_lane.cpp lane_clamp).
   // split_consts (not the specialised core): ~ext(hi) from cmpb_q (~hi, its sign bit flipped if
   // signed; latched with hi_q): the low bits are its bits (no inverter a bit), the sign one LUT.
@@ -111,7 +113,7 @@ void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v) {
     nhi = a.y_signed ? cat({ex::repl(xw2 + 2 - yw, ~bit(cb, yw - 1)), slice(cb, 0, yw - 1)})
                      : cat({ex::ones(xw2 + 1 - yw), cb});
   }
-  m.seq({assign(lox, sp ? nlx + lit(xw2 + 1, 1) : lit(xw2 + 1, 0) - ext(loe)), assign(hip1, nhi)});
+  m.seq({assign(lox, sp ? nlx + lit(lw, 1) : lit(xw2 + 1, 0) - ext(loe)), assign(hip1, nhi)});
 }
 
 }  // namespace normcore::gen::core
