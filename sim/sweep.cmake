@@ -117,6 +117,9 @@ normcore_cosim(l4_tbl_cp    LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 16 PI
                TABLE copies SYNTH)
 normcore_cosim(l3_tbl_i40   LANES 3  XW 8  YW 8  SW 16 BW 32 MAXC 100  HWW 12 PIPE 8 SEED 30
                TARGET ice40 TABLE copies)
+# --target ice40 copies with C below L and above 2^nb (the loader's per-job k tables, k_table)
+normcore_cosim(l5_tbl_i40c12 LANES 5 XW 6  YW 10 SW 8  BW 16 MAXC 12   HWW 6  PIPE 8 SEED 38
+               TARGET ice40 TABLE copies)
 normcore_cosim(l5_tbl_cp7   LANES 5  XW 6  YW 10 SW 8  BW 16 MAXC 7    HWW 6  PIPE 4 SEED 31
                TABLE copies)
 normcore_cosim(l8_tbl_cp7   LANES 8  XW 8  YW 8  SW 16 BW 32 MAXC 7    HWW 8  PIPE 5 SEED 32

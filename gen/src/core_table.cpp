@@ -24,6 +24,7 @@ struct TableWidths {
   bool e5_table;  // --target ecp5: the loader's left - 1 a chain of left alone; copies' t1 address
   bool e5_wide;   // core::e5_wide: the copies' t1 address from t0's low sums (lo_i_q, ch1_q)
   bool radd;      // --target ice40: read_word
+  bool ktab;      // core::early_write: k_reg as a table of C's low bits (no chains)
   int nrd;        // --target ice40: the word counter's enable from ld_nrd_q (1) or ld_rdc_q (2)
   TableWidths(const CoreConfig& c, const Variant& v)
       : L(c.lanes),
@@ -43,6 +44,7 @@ struct TableWidths {
         e5_table(c.target == "ecp5"),
         e5_wide(core::e5_wide(c)),
         radd(c.target == "ice40"),
+        ktab(early_write(c)),
         nrd(!split_consts(c)       ? 0
             : spec::same_copies(c) ? 2
                                    : 1) {}
@@ -83,6 +85,7 @@ Expr k_reg(Module& m, const TableWidths& w, Block& consts, const std::string& na
   const std::string tc = (times > 1 ? std::to_string(times) : "") + "C";
   const std::string bs = std::to_string(base);
   const Expr kq = m.reg(name + "_q", nb, bs + " - " + tc + " when >= 0, else 0 (per job)");
+  if (w.ktab) return k_table(m, w.nb, w.cw, consts, name, times, base, kq);
   const Expr kw = m.wire(name + "w", kw_bits, bs + " - " + tc + " (C < 2^nb)");
   Expr sub = lit(kw_bits, static_cast<U>(base));
   for (int t = 0; t < times; ++t) sub = sub - zext(ex::fit(chans, nb), kw_bits);

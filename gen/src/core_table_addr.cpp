@@ -103,4 +103,31 @@ Expr copies_small(Module& m, const Expr& c0, const Expr& cmw, int cw, int nb, bo
   return esmall;
 }
 
+// TableWidths::ktab (core_table.cpp k_reg): max(0, base - times * C) for C < 2^nb as a table of C's
+// low nb bits (one LUT a bit for nb <= 3; Yosys made each difference a carry chain and the clamp a
+// LUT a bit), registered (set-up stage 1) beside C >= 2^nb, whose register then clears it: the same
+// stages as k_reg's.
+Expr k_table(Module& m, int nb, int cw, Block& consts, const std::string& name, int times, int base,
+             const Expr& kq) {
+  using U = std::uint64_t;
+  const Expr chans = m.ref("chans_i"), lc = ex::fit(chans, nb);
+  Expr t = lit(nb, 0);
+  for (int j = (1 << nb) - 1; j >= 0; --j) {
+    const long long v = base - static_cast<long long>(times) * j;
+    if (v > 0) t = mux(ex::eq(lc, lit(nb, static_cast<U>(j))), lit(nb, static_cast<U>(v)), t);
+  }
+  const std::string what = "max(0, " + std::to_string(base) + " - " +
+                           (times > 1 ? std::to_string(times) : "") + "C) for C < 2^nb";
+  const Expr ks = m.reg(name + "s_q", nb, what + " (set-up stage 1)");
+  consts.push_back(assign(ks, t));
+  Expr k = ks;
+  if (cw > nb) {
+    const Expr hz = m.reg(name + "h_q", 1, "C >= 2^nb (set-up stage 1)");
+    consts.push_back(assign(hz, ex::ne(slice(chans, nb, cw - nb), lit(cw - nb, 0))));
+    k = mux(hz, lit(nb, 0), ks);
+  }
+  consts.push_back(assign(kq, k));
+  return kq;
+}
+
 }  // namespace normcore::gen::core

@@ -78,33 +78,6 @@ std::vector<Expr> nonzero_chunks(const Expr& e, int lo, int hi) {
   return out;
 }
 
-// The checks that must all hold (C != 0 and HW != 0 apart: chunked, see config_latch).
-std::vector<Expr> config_checks(const Module& m, const CoreConfig& c, const Variant& v) {
-  const int cw = c.chan_bits(), rw = v.rw;
-  std::vector<Expr> ok;
-  if (c.max_channels != (1LL << cw) - 1)
-    ok.push_back(ex::le(m.ref("cfg_channels_i"), lit(cw, static_cast<U>(c.max_channels))));
-  if (v.dec) {
-    const auto w = decomposed_widths(c);
-    const int k1max = w.dw + w.iw - 1;
-    if (k1max != (1 << v.k1w) - 1)
-      ok.push_back(ex::le(m.ref("cfg_k1_i"), lit(v.k1w, static_cast<U>(k1max))));
-  }
-  if (c.has_fixed_shift()) {
-    ok.push_back(ex::eq(m.ref("cfg_shift_i"), lit(rw, static_cast<U>(c.fixed_shift))));
-  } else if (v.aw != (1 << rw) - 1) {
-    ok.push_back(ex::le(m.ref("cfg_shift_i"), lit(rw, static_cast<U>(v.aw))));
-  }
-  if (c.has_fixed_rounding())
-    ok.push_back(ex::eq(m.ref("cfg_round_i"), lit(2, spec::rounding_code(c))));
-  if (c.has_fixed_layout())
-    ok.push_back(ex::eq(m.ref("cfg_layout_i"), lit(1, spec::layout_code(c))));
-  // C % L == 0: for a power of two the low bits (one LUT) here, otherwise from ch_q (ok_q).
-  if (c.lanes_divide_channels && c.lanes > 1 && (c.lanes & (c.lanes - 1)) == 0)
-    ok.push_back(spec::multiple_of(m.ref("cfg_channels_i"), c.lanes));
-  return ok;
-}
-
 Expr flag_reg(Module& m, const std::string& name, const std::vector<Expr>& bits,
               std::string comment) {
   return m.reg(name, static_cast<int>(bits.size()), std::move(comment));

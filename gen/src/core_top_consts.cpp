@@ -1,6 +1,9 @@
 // The core top's per-job lane constants (<n>_core): set-up register stages from the latched
 // clamp bounds (and the lanes' shift constants, core_lane.cpp's lane_job_consts).
 #include "core_internal.hpp"
+#include "core_pos_lut.hpp"
+#include "normcore/gen/ref_designs.hpp"
+#include "specialise.hpp"
 
 namespace normcore::gen::core {
 
@@ -34,6 +37,38 @@ void split_lgt(Module& m, int yw, const Expr& lgt) {
 }
 
 }  // namespace
+
+// The checks that must all hold (C != 0 and HW != 0 apart: chunked, see config_latch).
+std::vector<Expr> config_checks(const Module& m, const CoreConfig& c, const Variant& v) {
+  const int cw = c.chan_bits(), rw = v.rw;
+  // early_write (--target ice40): the bounds as and / or terms (le_bits: 6 LUT4 at 512 channels
+  // and R <= 33, where Yosys makes 11 and 4 carries of the two compares)
+  const auto le = [&](const Expr& x, int w, std::uint64_t k) {
+    return early_write(c) ? le_bits(x, k) : ex::le(x, lit(w, k));
+  };
+  std::vector<Expr> ok;
+  if (c.max_channels != (1LL << cw) - 1)
+    ok.push_back(le(m.ref("cfg_channels_i"), cw, static_cast<std::uint64_t>(c.max_channels)));
+  if (v.dec) {
+    const auto w = decomposed_widths(c);
+    const int k1max = w.dw + w.iw - 1;
+    if (k1max != (1 << v.k1w) - 1)
+      ok.push_back(ex::le(m.ref("cfg_k1_i"), lit(v.k1w, static_cast<std::uint64_t>(k1max))));
+  }
+  if (c.has_fixed_shift()) {
+    ok.push_back(ex::eq(m.ref("cfg_shift_i"), lit(rw, static_cast<std::uint64_t>(c.fixed_shift))));
+  } else if (v.aw != (1 << rw) - 1) {
+    ok.push_back(le(m.ref("cfg_shift_i"), rw, static_cast<std::uint64_t>(v.aw)));
+  }
+  if (c.has_fixed_rounding())
+    ok.push_back(ex::eq(m.ref("cfg_round_i"), lit(2, spec::rounding_code(c))));
+  if (c.has_fixed_layout())
+    ok.push_back(ex::eq(m.ref("cfg_layout_i"), lit(1, spec::layout_code(c))));
+  // C % L == 0: for a power of two the low bits (one LUT) here, otherwise from ch_q (ok_q).
+  if (c.lanes_divide_channels && c.lanes > 1 && (c.lanes & (c.lanes - 1)) == 0)
+    ok.push_back(spec::multiple_of(m.ref("cfg_channels_i"), c.lanes));
+  return ok;
+}
 
 // Per-job lane constants in set-up register stages from the latched lo_q / hi_q, so that no
 // set-up path is longer than a beat path: lgt_q (one compare carry chain), then loe_q (one LUT per
