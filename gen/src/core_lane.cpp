@@ -414,6 +414,7 @@ void lane_clamp_sat(Module& m, const CoreConfig& c, const LaneWidths& w,
   const Expr bhi = cmp("lt_hip1", "hip1_i", "rq < hi + 1: not above");
   std::vector<Flop> ff;
   const Expr rqs = stage(m, ff, rq, true);
+  if (early_write(c)) return lane_clamp_early(m, c, w, qi, blo, bhi, rqs, ff);
   const Expr bl = stage(m, ff, blo, true), nab = stage(m, ff, bhi, true);
   // Saturation folded into the clamp as in lane_clamp.
   const bool sat = qi[2].valid();

@@ -70,6 +70,9 @@ IncGroups inc_groups(Module& m, const Expr& h, const Expr& q0, const Expr& neg);
 struct ClampRegs {
   Expr rq, below, not_above, fits, neg;
 };
+void lane_clamp_early(Module& m, const CoreConfig& c, const LaneWidths& w,
+                      const std::vector<Expr>& qi, const Expr& blo, const Expr& bhi,
+                      const Expr& rqs, std::vector<Flop>& ff);
 void lane_clamp_out(Module& m, const CoreConfig& c, const LaneWidths& w, const ClampRegs& r,
                     const std::string& rq);
 // spec::early_round: the shifter's last part also registers the +1 decision (inc_q, the fourth

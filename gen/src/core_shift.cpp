@@ -410,6 +410,23 @@ void lane_round_early(Module& m, const CoreConfig& c, const LaneWidths& w,
   lane_clamp_out(m, c, w, {rqs, bl, nab, fq, nq}, "rqx");
 }
 
+// early_write: y_o goes to the output buffer's RAM unregistered, so below / above are registered
+// (one LUT after the compares' sign) and the clamp with the keep mask is two LUT levels, not
+// three (above -> the hi select -> the lo select and keep), into the RAM's write data.
+void lane_clamp_early(Module& m, const CoreConfig& c, const LaneWidths& w,
+                      const std::vector<Expr>& qi, const Expr& blo, const Expr& bhi,
+                      const Expr& rqs, std::vector<Flop>& ff) {
+  const bool sat = qi[2].valid();
+  const Expr blw = m.reg("below_q", 1, "rq < lo (or q does not fit and acc < 0)");
+  const Expr abv = m.reg("above_q", 1, "rq > hi (or q does not fit and acc >= 0)");
+  ff.push_back(Flop{blw, sat ? mux(qi[2], blo, qi[3]) : blo, {}});
+  ff.push_back(Flop{abv, sat ? mux(qi[2], ~bhi, ~qi[3]) : ~bhi, {}});
+  m.flops(ff, "end of rounding");
+  m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
+  m.assign(m.ref("y_o"),
+           lane_keep_mask(m, c, w, mux(blw, lane_lo(m, c), mux(abv, m.ref("hi_i"), rqs))));
+}
+
 void lane_clamp_out(Module& m, const CoreConfig& c, const LaneWidths& w, const ClampRegs& r,
                     const std::string& rq) {
   const bool sat = r.fits.valid();
