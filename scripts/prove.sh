@@ -301,6 +301,8 @@ tab_full=(
   "tab_l4_c8_nhwc_div|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels $posw"
   "tab_l4_c8_nhwc_div_i40|--lanes 4 --max-channels 8 --inner-bits 2 --fixed-layout nhwc --lanes-divide-channels --target ice40 --pipeline 3 $posw"
   "tab_l2_c3_i40|--lanes 2 --max-channels 3 --inner-bits 2 --target ice40 $posw"
+  # --target ice40 copies: the loader's per-job k as tables of C's low bits (C >= 2^nb too)
+  "tab_l4_c9_copies_i40|--lanes 4 --max-channels 9 --inner-bits 2 --table copies --target ice40 $posw"
   "tab_l2_c3_ecp5|--lanes 2 --max-channels 3 --inner-bits 2 --target ecp5 --pipeline 8 $posw"
   "tab_l4_c6_ecp5|--lanes 4 --max-channels 6 --inner-bits 2 --target ecp5 --pipeline 8 $posw"
   # e5_wide: the copies' t1 address from t0's low sums (3 address bits, nb = 2)

@@ -98,6 +98,10 @@ normcore_cosim(l3_x12_y6_u9 LANES 3  XW 12 YW 6  SW 14 BW 20 MAXC 45   HWW 10 PI
                IN_UNSIGNED)
 normcore_cosim(l4_x8_y8_i40 LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 24 PIPE 10 SEED 33
                TARGET ice40 COVERAGE)
+# --target ice40 with an unsigned output (the lanes' clamp select written into the output buffer's
+# RAM a cycle early, as in l4_x8_y8_i40, with the unsigned bounds).
+normcore_cosim(l3_x8_u8_i40 LANES 3  XW 8  YW 8  SW 16 BW 32 MAXC 60   HWW 12 PIPE 10 SEED 37
+               OUT_UNSIGNED TARGET ice40)
 normcore_cosim(l3_x5_y4_p11 LANES 3  XW 5  YW 4  SW 6  BW 12 MAXC 20   HWW 8  PIPE 11 SEED 34)
 normcore_cosim(l5_x16_y8_p10 LANES 5 XW 16 YW 8  SW 18 BW 44 MAXC 64   HWW 12 PIPE 10 SEED 36
                OUT_UNSIGNED)
@@ -112,6 +116,9 @@ normcore_cosim(l4_spec_ice40 LANES 4 XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 16 PI
 normcore_cosim(l4_tbl_cp    LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 16 PIPE 3 SEED 29
                TABLE copies SYNTH)
 normcore_cosim(l3_tbl_i40   LANES 3  XW 8  YW 8  SW 16 BW 32 MAXC 100  HWW 12 PIPE 8 SEED 30
+               TARGET ice40 TABLE copies)
+# --target ice40 copies with C below L and above 2^nb (the loader's per-job k tables, k_table)
+normcore_cosim(l5_tbl_i40c12 LANES 5 XW 6  YW 10 SW 8  BW 16 MAXC 12   HWW 6  PIPE 8 SEED 38
                TARGET ice40 TABLE copies)
 normcore_cosim(l5_tbl_cp7   LANES 5  XW 6  YW 10 SW 8  BW 16 MAXC 7    HWW 6  PIPE 4 SEED 31
                TABLE copies)

@@ -109,8 +109,13 @@ Expr fifo_body(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, cons
 // wr's side (then rd is ~wr: one LUT of rst, wr and two neighbours); the read address reads a
 // copy of ~valid (`nvl_q`, so that its AND with rd_i is not the shared rd LUT), and byp_q needs
 // no reset (wr_i is low in reset, so it is 0 a cycle later). Cycle for cycle fifo_body.
-Expr fifo_body_therm(Module& m, int d, int fw, const Expr& wr, const Expr& wdata,
-                     const Expr& rd_en) {
+// `we` (early_write): the word comes a cycle before wr_i counts it, on we; the RAM is written
+// then (at its own pointer wptr_q, moved by we), so that the registered read of the cycle in
+// which wr_i counts it already sees it: rdata_o is the RAM's read register (no bypass). The
+// slot is free a cycle early too: with d words held and one read, raddr is rnx_q, not the slot.
+Expr fifo_body_therm(Module& m, int d, int fw, const Expr& wr, const Expr& wdata, const Expr& rd_en,
+                     const Expr& we = {}) {
+  const bool early = we.valid();
   using U = std::uint64_t;
   const int pt = clog2(d);
   const Expr mem = m.memory("mem_q", fw, d);
@@ -120,8 +125,10 @@ Expr fifo_body_therm(Module& m, int d, int fw, const Expr& wr, const Expr& wdata
   const Expr occ = m.reg("occ_q", d, "thermometer: bit k = more than k words held");
   const Expr nvl = m.reg("nvl_q", 1, "~occ_q[0] (the read address's copy)");
   const Expr ram = m.reg("ram_q", fw, "mem_q[raddr] (the word before this cycle's write)");
-  const Expr byp = m.reg("byp_q", 1, "the head is the word written in the previous cycle");
-  const Expr wd = m.reg("wd_q", fw, "wdata_i of the previous cycle");
+  const Expr byp =
+      early ? Expr{} : m.reg("byp_q", 1, "the head is the word written in the previous cycle");
+  const Expr wd = early ? Expr{} : m.reg("wd_q", fw, "wdata_i of the previous cycle");
+  const Expr wmv = early ? we : wr;  // moves the write pointer
   const Expr valid = bit(occ, 0), ge2 = d > 1 ? bit(occ, 1) : lit(1, 0);
   const Expr rd = m.wire("rd", 1, "a word leaves");
   m.assign(rd, valid & rd_en);
@@ -134,15 +141,20 @@ Expr fifo_body_therm(Module& m, int d, int fw, const Expr& wr, const Expr& wdata
   const Expr dn = d > 1 ? cat({lit(1, 0), slice(occ, 1, d - 1)}) : lit(1, 0);
   const Expr raddr = m.wire("raddr", pt, "the next cycle's head (rptr_q after this cycle)");
   m.assign(raddr, mux(rd_en & ~nvl, rnx, rptr));
-  m.seq({if_(ex::lnot(m.ref("rst_ni")),
-             {assign(wptr, lit(pt, 0)), assign(wnx, lit(pt, 1)), assign(rptr, lit(pt, 0)),
-              assign(rnx, lit(pt, 1)), assign(occ, lit(d, 0)), assign(nvl, lit(1, 1))},
-             {if_(wr, {assign(wptr, wnx), assign(wnx, next(wnx))}),
-              if_(rd, {assign(rptr, rnx), assign(rnx, next(rnx))}),
-              if_(mv, {assign(occ, mux(wr, up, dn)), assign(nvl, ~(wr | ge2))})}),
-         assign(byp, wr & (~valid | (~ge2 & rd_en))), assign(wd, wdata)});
-  m.always_ff({if_(wr, {assign(ex::index(mem, wptr), wdata)}), assign(ram, ex::index(mem, raddr))});
-  m.assign(m.ref("rdata_o"), mux(byp, wd, ram));
+  Block seq{if_(ex::lnot(m.ref("rst_ni")),
+                {assign(wptr, lit(pt, 0)), assign(wnx, lit(pt, 1)), assign(rptr, lit(pt, 0)),
+                 assign(rnx, lit(pt, 1)), assign(occ, lit(d, 0)), assign(nvl, lit(1, 1))},
+                {if_(wmv, {assign(wptr, wnx), assign(wnx, next(wnx))}),
+                 if_(rd, {assign(rptr, rnx), assign(rnx, next(rnx))}),
+                 if_(mv, {assign(occ, mux(wr, up, dn)), assign(nvl, ~(wr | ge2))})})};
+  if (!early) {
+    seq.push_back(assign(byp, wr & (~valid | (~ge2 & rd_en))));
+    seq.push_back(assign(wd, wdata));
+  }
+  m.seq(std::move(seq));
+  m.always_ff(
+      {if_(wmv, {assign(ex::index(mem, wptr), wdata)}), assign(ram, ex::index(mem, raddr))});
+  m.assign(m.ref("rdata_o"), early ? ram : mux(byp, wd, ram));
   m.assign(m.ref("valid_o"), valid);
   // The words held (for the formal channel's count): the thermometer's ones.
   const int cn = bits_for(d);
@@ -299,6 +311,7 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
   m.in("rst_ni", 1);
   const Expr wr = m.in("wr_i", 1);
   if (head) m.in("nwr_i", 1, "~wr_i from a register of its own (the flags' copy)");
+  const Expr we = early_write(c) ? m.in("we_i", 1, "wdata_i is valid: wr_i a cycle early") : Expr{};
   const Expr wdata = m.in("wdata_i", fw);
   const Expr rd = m.in("rd_i", 1,
                        fifo_rd_ready(c) ? "the reader's ready (a word leaves when valid_o too)"
@@ -315,8 +328,8 @@ Module build_out_fifo(const CoreConfig& c, const Variant& v) {
     return m;
   }
   if (reg_counts(c)) {
-    const Expr held = fifo_body_therm(m, d, fw, wr, wdata, rd);
-    fifo_formal_ready(m, d, held, m.ref("rd"));
+    const Expr held = fifo_body_therm(m, d, fw, wr, wdata, rd, we);
+    fifo_formal_ready(m, d, held, m.ref("rd"), {}, we.valid());
     return m;
   }
   m.assign(rdata, fifo_body(m, d, fw, wr, wdata, rd, wr));

@@ -84,6 +84,14 @@ Expr loader_ready_copy(Module& m, bool same, const std::vector<Expr>& s, Block& 
 // bits with their carry (lo_i_q), so that t1's c0 + d_i is a select of registers, not a chain
 // from c0_q (whose route fans out to every lane's adder).
 Expr copies_high_inc(Module& m, const Expr& c0, int nb, int ab, std::vector<Flop>& ff);
+// The loader's per-job max(0, base - times * C) as a table of C's low nb bits
+// (core_table_addr.cpp).
+Expr k_table(Module& m, int nb, int cw, Block& consts, const std::string& name, int times, int base,
+             const Expr& kq);
+// The copies' wrap test c0 >= max(0, C + 1 - 2^nb) from cmw = C + 1 - 2^nb (core_table_addr.cpp):
+// its per-job registers and the compare, per target (staged: lut_tracker; ice: --target ice40).
+Expr copies_small(Module& m, const Expr& c0, const Expr& cmw, int cw, int nb, bool staged,
+                  bool ice);
 struct CopiesSum {
   Expr c0, c0q, ch1, d;  // c0_i, c0_q (t0, ab bits), ch1_q, lane i's d_i input
 };
@@ -134,6 +142,9 @@ void top_flow_lagged(Module& m, int d, const Expr& occ, bool same);
 inline bool split_consts(const CoreConfig& c) {
   return c.target == "ice40";
 }
+// The checks of the job's configuration that must all hold (C != 0 and HW != 0 apart: chunked,
+// core_top.cpp config_latch; core_top_consts.cpp).
+std::vector<Expr> config_checks(const Module& m, const CoreConfig& c, const Variant& v);
 // The per-job lane constants from lo_q / hi_q / shift_q (core_top_consts.cpp).
 void top_lane_consts(Module& m, const CoreConfig& c, const Variant& v);
 int pos_group_bits(const CoreConfig& c);
@@ -174,6 +185,19 @@ inline Expr sign_flipped(const CoreConfig& c, const Expr& e) {
 // LUT a bit); not --target ecp5 (its output buffer head) nor the float lanes.
 inline bool lane_keep(const CoreConfig& c) {
   return !c.arith.is_float() && !out_head(c);
+}
+// --target ice40, integer lanes (not the specialised core): the lanes' clamp select is not
+// registered in the lane; it writes the output buffer's RAM a cycle early (we_i, the side
+// registers' stage ns - 1), whose registered read then has the word when the flags (wr_i at stage
+// ns) count it: no y_q, and no bypass register and select in the buffer (core_fifo.cpp).
+inline bool early_write(const CoreConfig& c) {
+  return reg_counts(c) && !c.arith.is_float() && !c.specialised();
+}
+// With early_write and split_consts' nloe_q (yw >= 4): the lanes take the clamp's lower bound
+// inverted (nlo_i = nloe_q, the register the -lo chain reads) and invert it inside the clamp
+// select's LUT: no loe_q (one LUT a bit) in the top.
+inline bool lane_nlo(const CoreConfig& c) {
+  return early_write(c) && c.arith.yw >= 4;
 }
 
 Module build_step(const CoreConfig& c);

@@ -73,8 +73,9 @@ std::vector<std::string> lane_description(const CoreConfig& c, const Variant& v,
       "acc >= 0). Only q's low " + std::to_string(w.nw) +
           " bits are kept: a q that does not fit them is beyond lo and hi,",
       "so the clamp picks lo or hi by the sign (the +1 and the compares are narrow).",
-      "Stages (each [] ends in a register), latency " + std::to_string(v.ns(c) - 1) + " cycles:",
-      "  " + stages,
+      "Stages (each [] ends in a register), latency " +
+          std::to_string(v.ns(c) - (early_write(c) ? 2 : 1)) + " cycles:",
+      "  " + stages + (early_write(c) ? " (the last [] is the output buffer's RAM)" : ""),
       "No reset (pure datapath)."};
 }
 
@@ -105,13 +106,20 @@ void lane_ports(Module& m, const CoreConfig& c, const Variant& v, const LaneWidt
   if (const int k = lane_ntq_bits(c, v); k > 0)
     m.in("ntq0_i", k, "~tq0_i's low bits (job constant; the fits chain)");
   m.in("round_i", 2, "0 floor, 1 half_up, 2 half_even, 3 half_away");
-  m.in("lo_i", w.yw, "min(lo, hi)");
+  if (lane_nlo(c))
+    m.in("nlo_i", w.yw, "~min(lo, hi)");
+  else
+    m.in("lo_i", w.yw, "min(lo, hi)");
   m.in("hi_i", w.yw);
   const std::string k = std::to_string(w.yw + 3) + "-bit two's complement";
   m.in("lox_i", w.yw + 3, "-lo, " + k);
   m.in("hip1_i", w.yw + 3, "-(hi + 1) = ~hi, the same");
-  if (lane_keep(c)) m.in("keep_i", 1, "the element's tkeep: y_o is 0 unless set (a stage early)");
-  m.out("y_o", w.yw);
+  if (lane_keep(c))
+    m.in("keep_i", 1,
+         early_write(c) ? "the element's tkeep: y_o is 0 unless set"
+                        : "the element's tkeep: y_o is 0 unless set (a stage early)");
+  m.out("y_o", w.yw,
+        early_write(c) ? "the clamp select (the output buffer's RAM registers it)" : "");
 }
 
 struct Tests {
@@ -406,6 +414,7 @@ void lane_clamp_sat(Module& m, const CoreConfig& c, const LaneWidths& w,
   const Expr bhi = cmp("lt_hip1", "hip1_i", "rq < hi + 1: not above");
   std::vector<Flop> ff;
   const Expr rqs = stage(m, ff, rq, true);
+  if (early_write(c)) return lane_clamp_early(m, c, w, qi, blo, bhi, rqs, ff);
   const Expr bl = stage(m, ff, blo, true), nab = stage(m, ff, bhi, true);
   // Saturation folded into the clamp as in lane_clamp.
   const bool sat = qi[2].valid();
@@ -473,9 +482,13 @@ void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const std::
   }
 
   m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
+  const Expr yd = lane_keep_mask(m, c, w, mux(blw, lane_lo(m, c), mux(abv, m.ref("hi_i"), rqs)));
+  if (early_write(c)) {  // the output buffer's RAM registers it (written a cycle early)
+    m.assign(m.ref("y_o"), yd);
+    return;
+  }
   const Expr y = m.reg("y_q", yw);
-  m.seq(
-      {assign(y, lane_keep_mask(m, c, w, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), rqs))))});
+  m.seq({assign(y, yd)});
   m.assign(m.ref("y_o"), y);
 }
 

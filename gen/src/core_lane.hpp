@@ -52,6 +52,8 @@ void shift_stages(Module& m, const LaneWidths& w, const Expr& sel, const Expr& s
 std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, const LaneWidths& w,
                               const ShiftIn& in);
 
+// The clamp's lower bound min(lo, hi): lo_i, or ~nlo_i (lane_nlo).
+Expr lane_lo(Module& m, const CoreConfig& c);
 // The output register's input: y, or 0 for an element with tkeep = 0 (lane_keep).
 Expr lane_keep_mask(Module& m, const CoreConfig& c, const LaneWidths& w, const Expr& y);
 
@@ -68,6 +70,9 @@ IncGroups inc_groups(Module& m, const Expr& h, const Expr& q0, const Expr& neg);
 struct ClampRegs {
   Expr rq, below, not_above, fits, neg;
 };
+void lane_clamp_early(Module& m, const CoreConfig& c, const LaneWidths& w,
+                      const std::vector<Expr>& qi, const Expr& blo, const Expr& bhi,
+                      const Expr& rqs, std::vector<Flop>& ff);
 void lane_clamp_out(Module& m, const CoreConfig& c, const LaneWidths& w, const ClampRegs& r,
                     const std::string& rq);
 // spec::early_round: the shifter's last part also registers the +1 decision (inc_q, the fourth

@@ -351,6 +351,10 @@ std::vector<Expr> lane_shift3(Module& m, const CoreConfig& c, const Variant& v, 
   return {cur, stk, fit};
 }
 
+Expr lane_lo(Module& m, const CoreConfig& c) {
+  return lane_nlo(c) ? ~m.ref("nlo_i") : m.ref("lo_i");
+}
+
 Expr lane_keep_mask(Module& m, const CoreConfig& c, const LaneWidths& w, const Expr& y) {
   return lane_keep(c) ? mux(m.ref("keep_i"), y, lit(w.yw, 0)) : y;
 }
@@ -406,6 +410,23 @@ void lane_round_early(Module& m, const CoreConfig& c, const LaneWidths& w,
   lane_clamp_out(m, c, w, {rqs, bl, nab, fq, nq}, "rqx");
 }
 
+// early_write: y_o goes to the output buffer's RAM unregistered, so below / above are registered
+// (one LUT after the compares' sign) and the clamp with the keep mask is two LUT levels, not
+// three (above -> the hi select -> the lo select and keep), into the RAM's write data.
+void lane_clamp_early(Module& m, const CoreConfig& c, const LaneWidths& w,
+                      const std::vector<Expr>& qi, const Expr& blo, const Expr& bhi,
+                      const Expr& rqs, std::vector<Flop>& ff) {
+  const bool sat = qi[2].valid();
+  const Expr blw = m.reg("below_q", 1, "rq < lo (or q does not fit and acc < 0)");
+  const Expr abv = m.reg("above_q", 1, "rq > hi (or q does not fit and acc >= 0)");
+  ff.push_back(Flop{blw, sat ? mux(qi[2], blo, qi[3]) : blo, {}});
+  ff.push_back(Flop{abv, sat ? mux(qi[2], ~bhi, ~qi[3]) : ~bhi, {}});
+  m.flops(ff, "end of rounding");
+  m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
+  m.assign(m.ref("y_o"),
+           lane_keep_mask(m, c, w, mux(blw, lane_lo(m, c), mux(abv, m.ref("hi_i"), rqs))));
+}
+
 void lane_clamp_out(Module& m, const CoreConfig& c, const LaneWidths& w, const ClampRegs& r,
                     const std::string& rq) {
   const bool sat = r.fits.valid();
@@ -414,9 +435,13 @@ void lane_clamp_out(Module& m, const CoreConfig& c, const LaneWidths& w, const C
   m.assign(blw, sat ? mux(r.fits, r.below, r.neg) : r.below);
   m.assign(abv, sat ? mux(r.fits, ~r.not_above, ~r.neg) : ~r.not_above);
   m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
+  const Expr yd = lane_keep_mask(m, c, w, mux(blw, lane_lo(m, c), mux(abv, m.ref("hi_i"), r.rq)));
+  if (early_write(c)) {  // the output buffer's RAM registers it (written a cycle early)
+    m.assign(m.ref("y_o"), yd);
+    return;
+  }
   const Expr y = m.reg("y_q", w.yw);
-  m.seq(
-      {assign(y, lane_keep_mask(m, c, w, mux(blw, m.ref("lo_i"), mux(abv, m.ref("hi_i"), r.rq))))});
+  m.seq({assign(y, yd)});
   m.assign(m.ref("y_o"), y);
 }
 

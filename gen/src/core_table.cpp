@@ -24,6 +24,7 @@ struct TableWidths {
   bool e5_table;  // --target ecp5: the loader's left - 1 a chain of left alone; copies' t1 address
   bool e5_wide;   // core::e5_wide: the copies' t1 address from t0's low sums (lo_i_q, ch1_q)
   bool radd;      // --target ice40: read_word
+  bool ktab;      // core::early_write: k_reg as a table of C's low bits (no chains)
   int nrd;        // --target ice40: the word counter's enable from ld_nrd_q (1) or ld_rdc_q (2)
   TableWidths(const CoreConfig& c, const Variant& v)
       : L(c.lanes),
@@ -43,6 +44,7 @@ struct TableWidths {
         e5_table(c.target == "ecp5"),
         e5_wide(core::e5_wide(c)),
         radd(c.target == "ice40"),
+        ktab(early_write(c)),
         nrd(!split_consts(c)       ? 0
             : spec::same_copies(c) ? 2
                                    : 1) {}
@@ -83,6 +85,7 @@ Expr k_reg(Module& m, const TableWidths& w, Block& consts, const std::string& na
   const std::string tc = (times > 1 ? std::to_string(times) : "") + "C";
   const std::string bs = std::to_string(base);
   const Expr kq = m.reg(name + "_q", nb, bs + " - " + tc + " when >= 0, else 0 (per job)");
+  if (w.ktab) return k_table(m, w.nb, w.cw, consts, name, times, base, kq);
   const Expr kw = m.wire(name + "w", kw_bits, bs + " - " + tc + " (C < 2^nb)");
   Expr sub = lit(kw_bits, static_cast<U>(base));
   for (int t = 0; t < times; ++t) sub = sub - zext(ex::fit(chans, nb), kw_bits);
@@ -405,19 +408,7 @@ void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const 
   if (cw > nb) {
     const Expr cmw = m.wire("cm_w", cw + 1, "C + 1 - 2^" + std::to_string(nb));  // < 0: C < 2^nb
     m.assign(cmw, zext(chans, cw + 1) - lit(cw + 1, (U{1} << nb) - 1));
-    const Expr cm = m.reg("cm_q", cw, "max(0, C + 1 - 2^" + std::to_string(nb) + ") (per job)");
-    m.seq({assign(cm, mux(bit(cmw, cw), lit(cw, 0), slice(cmw, 0, cw)))});
-    esmall = m.wire("e_small", 1, "C - c0 < 2^" + std::to_string(nb));
-    if (w.staged) {  // --target ecp5 / ice40: the carry of c0 + (2^cw - cm), straight into es_q
-      const Expr ncm = m.reg("ncm_q", cw + 1, "2^cw - cm_q (per job)");
-      m.seq({assign(ncm, lit(cw + 1, U{1} << cw) - zext(cm, cw + 1))});
-      const Expr ges = m.wire("es_s", cw + 1, "c0 + 2^cw - cm: top bit c0 >= cm");
-      m.assign(ges, zext(c0, cw + 1) + ncm);
-      m.assign(esmall, bit(ges, cw));
-      rtl::sink(m, "unused_es_s", {slice(ges, 0, cw)});
-    } else {
-      m.assign(esmall, ex::ge(c0, cm));
-    }
+    esmall = copies_small(m, c0, cmw, cw, nb, w.staged, w.radd);
   }
   // t0: c0, e and d_i registered as they come (no adder after the tracker's outputs).
   const Expr c0q = m.reg("c0_q", ab, "c0 (t0)"), eq = m.reg("e_q", nb, "(C - c0) mod 2^nb (t0)");

@@ -78,33 +78,6 @@ std::vector<Expr> nonzero_chunks(const Expr& e, int lo, int hi) {
   return out;
 }
 
-// The checks that must all hold (C != 0 and HW != 0 apart: chunked, see config_latch).
-std::vector<Expr> config_checks(const Module& m, const CoreConfig& c, const Variant& v) {
-  const int cw = c.chan_bits(), rw = v.rw;
-  std::vector<Expr> ok;
-  if (c.max_channels != (1LL << cw) - 1)
-    ok.push_back(ex::le(m.ref("cfg_channels_i"), lit(cw, static_cast<U>(c.max_channels))));
-  if (v.dec) {
-    const auto w = decomposed_widths(c);
-    const int k1max = w.dw + w.iw - 1;
-    if (k1max != (1 << v.k1w) - 1)
-      ok.push_back(ex::le(m.ref("cfg_k1_i"), lit(v.k1w, static_cast<U>(k1max))));
-  }
-  if (c.has_fixed_shift()) {
-    ok.push_back(ex::eq(m.ref("cfg_shift_i"), lit(rw, static_cast<U>(c.fixed_shift))));
-  } else if (v.aw != (1 << rw) - 1) {
-    ok.push_back(ex::le(m.ref("cfg_shift_i"), lit(rw, static_cast<U>(v.aw))));
-  }
-  if (c.has_fixed_rounding())
-    ok.push_back(ex::eq(m.ref("cfg_round_i"), lit(2, spec::rounding_code(c))));
-  if (c.has_fixed_layout())
-    ok.push_back(ex::eq(m.ref("cfg_layout_i"), lit(1, spec::layout_code(c))));
-  // C % L == 0: for a power of two the low bits (one LUT) here, otherwise from ch_q (ok_q).
-  if (c.lanes_divide_channels && c.lanes > 1 && (c.lanes & (c.lanes - 1)) == 0)
-    ok.push_back(spec::multiple_of(m.ref("cfg_channels_i"), c.lanes));
-  return ok;
-}
-
 Expr flag_reg(Module& m, const std::string& name, const std::vector<Expr>& bits,
               std::string comment) {
   return m.reg(name, static_cast<int>(bits.size()), std::move(comment));
@@ -436,10 +409,11 @@ void top_side(Module& m, const CoreConfig& c, const Variant& v) {
   Block reset, run, side;
   for (int k = 1; k <= ns; ++k) {
     const Expr vq = m.reg(idx("v", k) + "_q", 1);
-    const Expr keep = m.reg(idx("keep", k) + "_q", L);
-    const Expr last = m.reg(idx("last", k) + "_q", 1);
     reset.push_back(assign(vq, lit(1, 0)));
     run.push_back(assign(vq, k == 1 ? m.ref("in_fire") : m.ref(idx("v", k - 1) + "_q")));
+    if (k == ns && early_write(c)) break;  // the buffer's RAM takes keep / last a stage early
+    const Expr keep = m.reg(idx("keep", k) + "_q", L);
+    const Expr last = m.reg(idx("last", k) + "_q", 1);
     side.push_back(assign(keep, k == 1 ? m.ref("s_axis_tkeep") : m.ref(idx("keep", k - 1) + "_q")));
     side.push_back(assign(last, k == 1 ? m.ref("s_axis_tlast") : m.ref(idx("last", k - 1) + "_q")));
   }
@@ -465,9 +439,14 @@ void top_lane_conns(Module& m, const CoreConfig& c, const Variant& v, Conns& lc)
   }
   if (lane_ntq_bits(c, v) > 0) lc.emplace_back("ntq0_i", m.ref("ntq0_q"));
   lc.emplace_back("round_i", m.ref("round_q"));
-  lc.emplace_back("lo_i", m.ref("loe_q"));
+  if (lane_nlo(c))
+    lc.emplace_back("nlo_i", m.ref("nloe_q"));
+  else
+    lc.emplace_back("lo_i", m.ref("loe_q"));
   lc.emplace_back("hi_i", m.ref("hi_q"));
-  for (const std::string n : {"lox", "hip1"}) lc.emplace_back(n + "_i", m.ref(n + "_q"));
+  // lane_nlo: lox_q has yw + 1 bits (core_top_consts.cpp), the port yw + 3
+  lc.emplace_back("lox_i", lane_nlo(c) ? ex::sext(m.ref("lox_q"), c.arith.yw + 3) : m.ref("lox_q"));
+  lc.emplace_back("hip1_i", m.ref("hip1_q"));
 }
 
 void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
@@ -476,7 +455,9 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
   const int fw = out_word_bits(c);
   const LaneShape sh = lane_shape(v);
   m.section("Lanes");
-  const Expr keep = m.ref(idx("keep", ns) + "_q");
+  // early_write: the word (and we_i) at stage ns - 1, the flags' wr_i at ns
+  const int ws = early_write(c) ? ns - 1 : ns;
+  const Expr keep = m.ref(idx("keep", ws) + "_q");
   // lane_keep: the lanes' output registers take keep a stage before the output buffer does
   const Expr keep_in = ns >= 2 ? m.ref(idx("keep", ns - 1) + "_q") : m.ref("s_axis_tkeep");
   std::vector<Expr> ycat;
@@ -507,7 +488,7 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
                          : "Output buffer (lanes with tkeep = 0 output 0)");
   const Expr wdata = m.wire("fifo_wdata", fw);
   ycat.insert(ycat.begin(), keep);
-  ycat.insert(ycat.begin(), m.ref(idx("last", ns) + "_q"));
+  ycat.insert(ycat.begin(), m.ref(idx("last", ws) + "_q"));
   m.assign(wdata, cat(std::move(ycat)));
   const Expr rdata = m.wire("fifo_rdata", fw);
   Conns fc{{"clk_i", m.ref("clk_i")},
@@ -518,6 +499,7 @@ void top_lanes(Module& m, const CoreConfig& c, const Variant& v) {
            {"rdata_o", rdata},
            {"valid_o", m.ref("m_axis_tvalid")}};
   if (out_head(c)) fc.insert(fc.begin() + 3, {"nwr_i", m.ref("nwc_q")});
+  if (early_write(c)) fc.insert(fc.begin() + 3, {"we_i", m.ref(idx("v", ws) + "_q")});
   m.instance(Instance{c.name + "_fifo", "u_fifo", std::move(fc)});
   m.assign(m.ref("m_axis_tdata"), slice(rdata, 0, L * yw));
   m.assign(m.ref("m_axis_tkeep"), slice(rdata, L * yw, L));

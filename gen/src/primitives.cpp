@@ -123,15 +123,24 @@ Module fifo_module(const FifoSpec& spec) {
 // until popped; the FIFO itself neither loses, duplicates nor reorders words.
 namespace {
 void fifo_formal_body(Module& m, int cap, const Expr& held, bool eager_valid, const Expr& rd,
-                      bool rd_only_valid, const Expr& also = {}) {
+                      bool rd_only_valid, const Expr& also = {}, bool early = false) {
   fv::Formal f(m);
   const Expr wr = m.ref("wr_i"), valid = m.ref("valid_o");
   if (also.valid()) f.add(assume(also));
+  Expr wdata = m.ref("wdata_i");
+  if (early) {  // the word written a cycle before wr_i counts it
+    const Expr weq = f.reg("we", 1, "we_i of the previous cycle");
+    const Expr wdq = f.reg("wd", wdata.width(), "wdata_i of the previous cycle");
+    f.next(weq, m.ref("we_i"), ex::lit(1, 0));  // no word of the first (reset) cycle
+    f.next(wdq, wdata);
+    f.add(assume(ex::eq(wr, weq)));
+    wdata = wdq;
+  }
   if (rd_only_valid) f.add(if_(rd, {assume(valid)}));
   fv::stream_rules(f, {"head", valid, rd_only_valid ? rd : m.ref("rd_i"), {m.ref("rdata_o")}},
                    false);
-  const Expr cnt = fv::channel(f, {"q", wr, m.ref("wdata_i"), rd, m.ref("rdata_o"), cap, held,
-                                   eager_valid ? valid : Expr{}});
+  const Expr cnt = fv::channel(
+      f, {"q", wr, wdata, rd, m.ref("rdata_o"), cap, held, eager_valid ? valid : Expr{}});
   f.add(if_(wr, {assume(ex::lt(cnt, lit(cnt.width(), static_cast<std::uint64_t>(cap))))}));
   f.done();
 }
@@ -141,8 +150,9 @@ void fifo_formal(Module& m, int cap, const Expr& held, bool eager_valid, const E
   fifo_formal_body(m, cap, held, eager_valid, m.ref("rd_i"), true, also);
 }
 
-void fifo_formal_ready(Module& m, int cap, const Expr& held, const Expr& pop, const Expr& also) {
-  fifo_formal_body(m, cap, held, true, pop, false, also);
+void fifo_formal_ready(Module& m, int cap, const Expr& held, const Expr& pop, const Expr& also,
+                       bool early) {
+  fifo_formal_body(m, cap, held, true, pop, false, also, early);
 }
 
 // out_q is the output register, skid_q catches the beat accepted while the output stalls (the

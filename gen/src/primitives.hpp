@@ -53,9 +53,10 @@ Module fifo_module(const FifoSpec& spec);
 void fifo_formal(Module& m, int capacity, const Expr& held, bool eager_valid,
                  const Expr& also = {});
 // The same for a buffer whose rd_i is the reader's ready and whose pop is `pop` (valid_o & rd_i):
-// rd_i is not assumed to come only with valid_o.
+// rd_i is not assumed to come only with valid_o. `early`: wdata_i comes with we_i a cycle before
+// wr_i counts the word (wr_i is we_i of the previous cycle, assumed; the word is wdata_i then).
 void fifo_formal_ready(Module& m, int capacity, const Expr& held, const Expr& pop,
-                       const Expr& also = {});
+                       const Expr& also = {}, bool early = false);
 
 struct SkidSpec {
   std::string name;
