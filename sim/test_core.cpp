@@ -355,6 +355,13 @@ TEST(Cosim, InvalidConfigurationIsFlaggedThenRecovers) {
     b.channels = drv.shape().max_channels + 1;
     bad.push_back(b);
   }
+  // Above the maximum by whole beats (C a multiple of L on a --lanes-divide-channels core, which
+  // rejects max + 1 by that test alone): the C <= max check itself.
+  if (drv.shape().max_channels + drv.shape().lanes <= (1 << cw) - 1) {
+    b = good.job;
+    b.channels = drv.shape().max_channels + drv.shape().lanes;
+    bad.push_back(b);
+  }
   const int aw = drv.shape().arith().acc_bits();
   const int rw = [&] {
     int w = 1;
