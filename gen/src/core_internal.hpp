@@ -88,10 +88,6 @@ struct CopiesSum {
   Expr c0, c0q, ch1, d;  // c0_i, c0_q (t0, ab bits), ch1_q, lane i's d_i input
 };
 Expr copies_low_sum(Module& m, const CopiesSum& s, int nb, int i, std::vector<Flop>& ff);
-// ecp25, with copies_low_sum: t1's next address (c0 + d_i) mod C with the wrap's zero high bits
-// as ANDs with ~wrap (a select of 0 became the flip-flops' synchronous reset: es_q / e_q / d_i ->
-// the compare -> LSR, the worst path of one seed of main, 4.97-4.99 ns with the LSR's set-up).
-Expr copies_wrap_addr(Module& m, int i, const Expr& wrap, const Expr& dif, const Expr& sum);
 // DP16KD's pins <base><lo> .. <base><lo + n - 1> from bits from .. from + n - 1 of the net e
 // (core_table_addr.cpp; build_table_ram).
 void ram_pins(Instance& in, const std::string& base, int lo, const Expr& e, int n, int from = 0);

@@ -372,8 +372,8 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always, Block& beat) {
   const Expr c_q = ex::ref("c_q", w.cn);
   const Expr nlo = md.reg("nlo_q", lw, "~lo (its compares are carries of ~lo + x)");
   Block ld{assign(lo, s_lo), assign(nlo, ~s_lo)};
-  const Expr nlo_nx = w.w5 ? nlo_addend(md, lw, static_cast<U>(w.L), op_w, always, beat) : ~lo_nx;
-  Block wrap{assign(lo, lo_nx), assign(nlo, nlo_nx)}, dec = wrap;  // both: lo + op
+  Block wrap{assign(lo, lo_nx), assign(nlo, ~lo_nx)};
+  Block dec{assign(lo, lo_nx), assign(nlo, ~lo_nx)};
   if (w.lut_cmp) {
     beat.push_back(assign(pb, ~(md.ref("ld_i") | neg) & lo_bw));
     beat.push_back(assign(c_q, ex::ref("c_nx", w.cn) & ex::repl(w.cn, ~md.ref("ld_i"))));
@@ -388,7 +388,7 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always, Block& beat) {
   const Expr tp = rem_nle(md, w, ld, wrap, dec);
   const Expr neg_nx = md.wire("neg_nx", 1, "the next rem <= L");
   const U twol = 2ULL * static_cast<U>(w.L);
-  const Expr le2 = w.w5 ? le2_reg(md, {lw, w.nb, twol / 2, s_lo, lo, op_w}, ld, wrap, dec, always)
+  const Expr le2 = w.w5        ? le2_reg(md, lw, twol, s_lo, lo_nx, ld, wrap, dec)
                    : w.lut_cmp ? le_bits(lo, twol)
                                : le_lo(md, lw, "le_2l", lit(lw + 1, twol + 1));
   md.assign(neg_nx, mux(neg, md.ref("nle_q"), hi_zero & le2));

@@ -43,47 +43,16 @@ Expr le_bits_inv(const Expr& nv, U k) {
   return le_from(nv.width(), k, [&](int i) { return bit(nv, i); });
 }
 
-Expr le2_reg(Module& md, const Le2Args& a, Block& ld, Block& wrap, Block& dec, Block& always) {
-  const int lw = a.lw, nb = a.nb;
-  const U twol = 2 * a.lanes;
+Expr le2_reg(Module& md, int lw, U twol, const Expr& s_lo, const Expr& lo_nx, Block& ld,
+             Block& wrap, Block& dec) {
   const Expr le2 = md.reg("le2_q", 1, "lo_q <= 2L");
-  const Expr lv = md.wire("lo_ld", lw, "lo's load value");
-  md.assign(lv, a.s_lo);
+  const Expr lv = md.wire("lo_ld", lw, "lo's load value"), ln = md.wire("lo_nx", lw);
+  md.assign(lv, s_lo);
+  md.assign(ln, lo_nx);
   ld.push_back(assign(le2, le_bits(lv, twol)));
-  // A wrap (neg_q) adds op_w to lo = rem <= L: bit v of the per-job table le2w_q is (v + op_w
-  // mod 2^lw) <= 2L for v <= L (entries above L are never read: 0).
-  const Expr ow = md.wire("le2w_ow", lw, "op_w, the wrap's addend (per job)");
-  md.assign(ow, a.op_w);
-  const int n = 1 << nb;
-  const U mask = (U{1} << lw) - 1;
-  const Expr tw = md.reg("le2w_q", n, "bit v: lo = v after a wrap's lo + op_w is <= 2L (per job)");
-  always.push_back(assign(tw, const_table(ow, lw, n, [&](U o) {
-                            U t = 0;
-                            for (U v = 0; v <= a.lanes && v < static_cast<U>(n); ++v)
-                              if (((v + o) & mask) <= twol) t |= U{1} << v;
-                            return t;
-                          })));
-  const Expr ix = md.wire("le2_ix", nb, "lo_q's low bits (lo <= L at a wrap)");
-  md.assign(ix, slice(a.lo, 0, nb));
-  wrap.push_back(assign(le2, pick_bit(tw, ix)));
-  // A step subtracts L (mod 2^lw): a constant table of lo_q.
-  dec.push_back(assign(le2, const_table(a.lo, lw, 1, [&](U v) {
-                         return ((v + mask + 1 - a.lanes) & mask) <= twol ? U{1} : U{0};
-                       })));
+  wrap.push_back(assign(le2, le_bits(ln, twol)));
+  dec.push_back(assign(le2, le_bits(ln, twol)));
   return le2;
-}
-
-Expr nlo_addend(Module& md, int lw, U lanes, const Expr& op_w, Block& always, Block& beat) {
-  const Expr nop = md.reg("nop_q", lw, "-op_q (mod 2^lw): ~lo's addend");
-  const Expr nop0 = md.reg("nop0_q", lw, "nop_q at the packet start (per job)");
-  const Expr nopw = md.reg("nopw_q", lw, "-(S - L)_low (per job)");
-  always.push_back(assign(nopw, lit(lw, 0) - op_w));
-  beat.push_back(
-      assign(nop, mux(md.ref("ld_i"), nop0, mux(ex::ref("neg_nx", 1), nopw, lit(lw, lanes)))));
-  always.push_back(assign(nop0, mux(md.ref("sle_i"), lit(lw, 0) - op_w, lit(lw, lanes))));
-  const Expr sum = md.wire("nlo_sum", lw, "~lo + nop = ~(lo + op) (mod 2^lw)");
-  md.assign(sum, md.ref("nlo_q") + nop);
-  return sum;
 }
 
 Expr chan_c0_copy(Module& md, int n, bool own_sign, const C0Sums& s, Block& beat) {

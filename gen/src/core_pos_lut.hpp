@@ -30,26 +30,11 @@ Expr le_lo(Module& md, int lw, const std::string& name, const Expr& tp);
 Stmt load_or_zero(Module& md, const Expr& r, const std::string& name, const Expr& ld_lo, int have,
                   const Expr& nx);
 
-// e5_wide (ecp20): lo <= 2L as a register le2_q written in the branches that write lo, so that
-// neg_nx has no LUT of lo_q in front. ecp25: its next value from registers only (the load's
-// from s_lo, a wrap's a bit of the per-job table le2w_q picked by lo_q, a step's a constant
-// table of lo_q), not from lo's sum: the chain lo + op -> two LUTs (shared by ABC with nlo_q's
-// and lo_q's select) -> le2_q / nlo_q was the worst path of two seeds of three. Adds the table's
-// update to `always`; returns le2_q.
-struct Le2Args {
-  int lw, nb;  // lo's width, the bits of lo <= L
-  std::uint64_t lanes;
-  Expr s_lo, lo, op_w;  // lo's load value, lo_q (a name), a wrap's addend (S - L)_low
-};
-Expr le2_reg(Module& md, const Le2Args& a, Block& ld, Block& wrap, Block& dec, Block& always);
-
-// e5_wide (ecp25): ~lo's next value from a chain of its own, nlo_sum = ~lo + nop = ~(lo + op)
-// (nop_q = -op, chosen with op: nop0_q at the load, nopw_q = -(S - L)_low before a wrap, L before
-// a step); as ~(lo + op), ABC made lo_q's next value a LUT after nlo_q's (two LUT levels after
-// lo's chain). Adds the per-job registers to `always`, nop_q's load or step (by the wire neg_nx)
-// to `beat`; returns nlo_sum.
-Expr nlo_addend(Module& md, int lw, std::uint64_t lanes, const Expr& op_w, Block& always,
-                Block& beat);
+// e5_wide (ecp20): lo <= 2L as a register le2_q written in the branches that write lo (its load
+// value s_lo, its next value lo_nx, lw bits: wires lo_ld, lo_nx), so that neg_nx has no LUT of
+// lo_q in front. Returns le2_q.
+Expr le2_reg(Module& md, int lw, std::uint64_t twol, const Expr& s_lo, const Expr& lo_nx, Block& ld,
+             Block& wrap, Block& dec);
 
 // c0's adders' outputs and the addend k_c - C (kw), read by chan_c0_copy.
 struct C0Sums {

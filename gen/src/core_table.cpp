@@ -445,9 +445,7 @@ void table_copies_read(Module& m, const TableWidths& w, const Variant& v, const 
       const Expr dif = ex::fit(d, k) - ex::fit(eq, k);
       if (w.e5_table) {  // --target ecp5: the address a register (t1), no LUT in front of DP16KD
         const Expr ra = m.reg(idx("ra", i) + "_q", ab, "(c0 + d_i) mod C (t1)");
-        const Expr nx =
-            lsum ? copies_wrap_addr(m, i, wrap, dif, sum) : mux(wrap, zext(dif, ab), sum);
-        ff.push_back(Flop{ra, nx, {}});
+        ff.push_back(Flop{ra, mux(wrap, zext(dif, ab), sum), {}});
         m.assign(raddr, ra);
       } else {
         const Expr wq = m.reg(idx("wrap", i) + "_q", 1, "c0 + d_i >= C (t1)");

@@ -58,15 +58,6 @@ Expr copies_low_sum(Module& m, const CopiesSum& s, int nb, int i, std::vector<Fl
   return cat({mux(bit(lo, nb), s.ch1, slice(s.c0q, nb, ab - nb)), slice(lo, 0, nb)});
 }
 
-Expr copies_wrap_addr(Module& m, int i, const Expr& wrap, const Expr& dif, const Expr& sum) {
-  const int ab = sum.width(), k = dif.width();
-  const Expr wr = m.wire(idx("wrap", i), 1, "c0 + d_i >= C (t1's select)");
-  m.assign(wr, wrap);
-  const Expr sw = m.wire(idx("sum", i), ab, "c0 + d_i from t0's low sum (t1)");
-  m.assign(sw, sum);
-  return ex::cat({slice(sw, k, ab - k) & ex::repl(ab - k, ~wr), mux(wr, dif, slice(sw, 0, k))});
-}
-
 void ram_pins(Instance& in, const std::string& base, int lo, const Expr& e, int n, int from) {
   for (int k = 0; k < n; ++k)
     in.connections.emplace_back(base + std::to_string(lo + k), bit(e, from + k));
