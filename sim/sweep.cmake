@@ -102,6 +102,12 @@ normcore_cosim(l4_x8_y8_i40 LANES 4  XW 8  YW 8  SW 16 BW 32 MAXC 512  HWW 24 PI
 # RAM a cycle early, as in l4_x8_y8_i40, with the unsigned bounds).
 normcore_cosim(l3_x8_u8_i40 LANES 3  XW 8  YW 8  SW 16 BW 32 MAXC 60   HWW 12 PIPE 10 SEED 37
                OUT_UNSIGNED TARGET ice40)
+# --target ice40 below pipeline 8 (the early write from lane_clamp, not lane_clamp_sat), at 3
+# output bits (no nlo_i: loe_q) and at 8 (nlo_i)
+normcore_cosim(l3_x6_y3_i40p3 LANES 3 XW 6  YW 3  SW 8  BW 16 MAXC 20   HWW 8  PIPE 3 SEED 39
+               TARGET ice40)
+normcore_cosim(l4_x8_y8_i40p6 LANES 4 XW 8  YW 8  SW 16 BW 32 MAXC 64   HWW 10 PIPE 6 SEED 40
+               TARGET ice40)
 normcore_cosim(l3_x5_y4_p11 LANES 3  XW 5  YW 4  SW 6  BW 12 MAXC 20   HWW 8  PIPE 11 SEED 34)
 normcore_cosim(l5_x16_y8_p10 LANES 5 XW 16 YW 8  SW 18 BW 44 MAXC 64   HWW 12 PIPE 10 SEED 36
                OUT_UNSIGNED)

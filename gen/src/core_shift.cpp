@@ -435,13 +435,10 @@ void lane_clamp_out(Module& m, const CoreConfig& c, const LaneWidths& w, const C
   m.assign(blw, sat ? mux(r.fits, r.below, r.neg) : r.below);
   m.assign(abv, sat ? mux(r.fits, ~r.not_above, ~r.neg) : ~r.not_above);
   m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
-  const Expr yd = lane_keep_mask(m, c, w, mux(blw, lane_lo(m, c), mux(abv, m.ref("hi_i"), r.rq)));
-  if (early_write(c)) {  // the output buffer's RAM registers it (written a cycle early)
-    m.assign(m.ref("y_o"), yd);
-    return;
-  }
+  // (early_write cores use lane_clamp_early: never the specialised core's early_round)
   const Expr y = m.reg("y_q", w.yw);
-  m.seq({assign(y, yd)});
+  m.seq(
+      {assign(y, lane_keep_mask(m, c, w, mux(blw, lane_lo(m, c), mux(abv, m.ref("hi_i"), r.rq))))});
   m.assign(m.ref("y_o"), y);
 }
 
