@@ -591,6 +591,9 @@ def main():
     prog.add_argument("--no-progress", dest="progress", action="store_false",
                       help="no per-job progress, even on a terminal")
     ap.add_argument("--no-ecp5", action="store_true", help="no ECP5 place and route (no venv needed)")
+    ap.add_argument("--pnr-freq", default="",
+                    help="nextpnr --freq per family, e.g. 'ecp5=250,ice40=120' (default: "
+                         + ", ".join(f"{k} {v}" for k, v in NEXTPNR_FREQ.items()) + " MHz)")
     ap.add_argument("--sweep", action="store_true",
                     help="design-space sweep instead of the default page: --lanes x --pipelines x --targets x "
                          "--spec; writes docs/ppa_sweep.md, .json and docs/ppa_sweep_pareto.png")
@@ -601,6 +604,11 @@ def main():
                     help="sweep: specialisation, none and/or full (the flags in SPEC_FLAGS, where the generator "
                          "has them)")
     args = ap.parse_args()
+    for item in filter(None, args.pnr_freq.split(",")):
+        fam, _, mhz = item.partition("=")
+        if fam not in NEXTPNR_FREQ or not mhz.isdigit() or int(mhz) <= 0:
+            ap.error(f"--pnr-freq: '{item}' is not <ice40|ecp5>=<MHz>")
+        NEXTPNR_FREQ[fam] = int(mhz)
     args.common = COMMON
     args.argv = sys.argv[1:]
     if args.docs_only:
