@@ -236,8 +236,8 @@ mid_bands() {
 }
 # ABOVE pl = 6's close points proven (branch fv30, far to near): every row of the points bl <=
 # pl6_done, and the rows named in pl6_more (a point begun).
-pl6_done=-6
-pl6_more=" m5_m5_xe2_30_cut m5_m5_xe1_1_hx4_4_cut m5_m5_xe1_1_hx10_10_cut "
+pl6_done=-5
+pl6_more=" "
 pl6_proven() {
   [[ $1 =~ _bl(m?[0-9]+)_ ]] || return 1
   local b=${BASH_REMATCH[1]/m/-}
