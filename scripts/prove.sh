@@ -179,7 +179,10 @@ open_rows=(
 # the shift lemma a point fixes every exponent sum: several proven in seconds where their
 # sub-band of 4 was undecided after 600 s), the last 4 of them split by x and hb(xsig); ABOVE
 # pl = 6 (branch fp24) likewise but with the last 27 as points (its sub-band bl in [-25, -22]
-# was undecided after 180 s; its 4 points proven in 1.5-2.5 minutes each); the
+# was undecided after 180 s; its 4 points proven in 1.5-2.5 minutes each), of which (branch
+# fv30) the last 23 (bl = -21..1) are split by x (the x-normal half 4-25 s BMC, its x-free point
+# 75-104 s) and the last 19 (bl = -17..1) of those by hb(xsig) too (the unsplit _xe1_1 half
+# 62-105 s BMC at bl = -21..-18, undecided at 120 s from bl = -17; an hx row 1.6-16 s); the
 # others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
 # each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
@@ -196,7 +199,7 @@ close_split() {
   case $1:$2 in
     above:8 | below:8) echo "4 0 0 0" ;;
     above:7) echo "4 7 4 4" ;;
-    above:6) echo "4 27 4 4" ;;
+    above:6) echo "4 27 23 19" ;;
     below:7) echo "4 5 4 4" ;;
     *) echo "$3 0 0 0" ;;
   esac
@@ -231,15 +234,28 @@ mid_bands() {
     done
   done
 }
+# ABOVE pl = 6's close points proven (branch fv30, far to near): every row of the points bl <=
+# pl6_done, and the rows named in pl6_more (a point begun).
+pl6_done=-5
+pl6_more=" "
+pl6_proven() {
+  [[ $1 =~ _bl(m?[0-9]+)_ ]] || return 1
+  local b=${BASH_REMATCH[1]/m/-}
+  [ "$b" -le $pl6_done ] || [[ $pl6_more == *" ${1#fp16_int8_case_above_pl6_6_bl} "* ]]
+}
 band_rows=()
 for c in above below; do
   while IFS= read -r r; do full+=("$r|$i8"); done < <(mid_bands $c far 1)
   while IFS= read -r r; do
     case $r in  # the bands whose close rows are proven too (pl = 7 / bl = 7: branch fp23)
       *_above_pl8_8_* | *_below_bl8_8_* | *_above_pl7_7_* | *_below_bl7_7_*) full+=("$r|$i8") ;;
-      # ABOVE pl = 6 (branch fp24): its close rows proven so far; the others are --bands rows.
+      # ABOVE pl = 6: its close rows proven so far (branch fp24: bl in [-37, -22]; fv30: the
+      # points bl >= -21 up to pl6_done, the x and hx rows, and pl6_more); the others are
+      # --bands rows.
       *_above_pl6_6_blm37_m34_cut | *_above_pl6_6_blm33_m30_cut | *_above_pl6_6_blm29_m26_cut \
         | *_above_pl6_6_blm2[2-5]_m2[2-5]_cut) full+=("$r|$i8") ;;
+      *_above_pl6_6_bl*)
+        if pl6_proven "$r"; then full+=("$r|$i8"); else band_rows+=("$r|$i8"); fi ;;
       *) band_rows+=("$r|$i8") ;;
     esac
   done < <(mid_bands $c close "${PROVE_BAND_W:-1}")
