@@ -236,7 +236,7 @@ mid_bands() {
 }
 # ABOVE pl = 6's close points proven (branch fv30, far to near): every row of the points bl <=
 # pl6_done, and the rows named in pl6_more (a point begun).
-pl6_done=-5
+pl6_done=0
 pl6_more=" "
 pl6_proven() {
   [[ $1 =~ _bl(m?[0-9]+)_ ]] || return 1
