@@ -42,7 +42,7 @@ from pathlib import Path
 import ppa_hard
 import ppa_jobs
 import ppa_report
-from ppa_jobs import run, yosys_modules, yosys_stat
+from ppa_jobs import NEXTPNR_FREQ, run, yosys_modules, yosys_stat
 from ppa_report import DCORE_OF, fmt, hard_table, pareto_plot, pareto_table, plot, write_docs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,8 +115,6 @@ EXTRA_CONFIGS = [
                                    "--out-bits", "16", "--scale-bits", "32", "--offset-bits", "32"]),
 ]
 UP5K_LCS = 5280  # a design with more iCE40 LUT4s than this cannot fit: no place and route
-# MHz target given to nextpnr (fmax is reported whatever the target)
-NEXTPNR_FREQ = {"ice40": 100, "ecp5": 150}
 
 
 def module_rows(mods, top):
@@ -379,7 +377,7 @@ def place_and_route(results, args, runner):
             for seed in range(1, args.seeds + 1):
                 tasks.append((size, (r["id"], tgt, seed), ppa_jobs.nextpnr,
                               (tools[tgt], PNR_DEVICE[tgt], wj, seed, str(Path(args.work) / r["id"]),
-                               NEXTPNR_FREQ[tgt], args.pnr_timeout)))
+                               args.nextpnr_freq[tgt], args.pnr_timeout)))
     done = runner.map("place and route", tasks)
     for r in results:
         wrapped = r.pop("_wrapped", {})
@@ -604,11 +602,12 @@ def main():
                     help="sweep: specialisation, none and/or full (the flags in SPEC_FLAGS, where the generator "
                          "has them)")
     args = ap.parse_args()
+    args.nextpnr_freq = dict(NEXTPNR_FREQ)
     for item in filter(None, args.pnr_freq.split(",")):
         fam, _, mhz = item.partition("=")
         if fam not in NEXTPNR_FREQ or not mhz.isdigit() or int(mhz) <= 0:
             ap.error(f"--pnr-freq: '{item}' is not <ice40|ecp5>=<MHz>")
-        NEXTPNR_FREQ[fam] = int(mhz)
+        args.nextpnr_freq[fam] = int(mhz)
     args.common = COMMON
     args.argv = sys.argv[1:]
     if args.docs_only:
@@ -685,7 +684,9 @@ def main():
                 + f"), i.e. {sum(cpu.values()) / 120:.1f} minutes on two quiet cores.")
     write_docs(results, sim, args, elapsed, extra_md={"@GEN_FEATURES@": features_note(targets, have, missing),
                                                            "@SPEC_FLAGS@": " ".join(SPEC_FLAGS),
-                                                           "@CPU_NOTE@": cpu_note})
+                                                           "@CPU_NOTE@": cpu_note,
+                                                           "@FREQ_ICE40@": str(args.nextpnr_freq["ice40"]),
+                                                           "@FREQ_ECP5@": str(args.nextpnr_freq["ecp5"])})
     plot(results)
     pareto_plot(results, ROOT / "docs" / "ppa_pareto.png", PARETO_TITLE)
     print(f"[ppa] done in {time.time() - t0:.0f} s: docs/ppa.md, docs/ppa.json, docs/ppa_lanes.png, "

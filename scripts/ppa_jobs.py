@@ -16,6 +16,11 @@ import time
 from pathlib import Path
 
 
+# MHz target given to nextpnr per family (fmax is reported whatever the target; ppa.py
+# --pnr-freq overrides it)
+NEXTPNR_FREQ = {"ice40": 100, "ecp5": 150}
+
+
 def run(cmd, cwd=None, timeout=None):
     t0 = time.time()
     p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -5,7 +5,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ppa_jobs import run
+from ppa_jobs import NEXTPNR_FREQ, run
 
 ROOT = Path(__file__).resolve().parent.parent
 # Core id -> the decomposed-core measured with the same options.
@@ -233,6 +233,8 @@ def write_docs(results, sim, args, elapsed, tools=None, extra_md=None):
         md += ("\n## Place-and-route runs without a result\n\nThe medians above are over the "
                "other seeds of these designs:\n\n" + "\n".join(f[:300] for f in fails) + "\n")
     md = md.replace("@CPU_NOTE@ ", "")  # a ppa.json from before the CPU accounting
+    for fam, mhz in NEXTPNR_FREQ.items():  # a ppa.json from before --pnr-freq: the defaults
+        md = md.replace(f"@FREQ_{fam.upper()}@", str(mhz))
     (ROOT / "docs" / "ppa.md").write_text(md)
     print("\n" + hard + "\n\n" + target_table(targets) + "\n\n" + t_ice + "\n\n" + t_other + "\n\n" + t_wrap + "\n\n" + t_ratio + "\n\n" + t_sim)
 

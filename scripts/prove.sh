@@ -204,6 +204,23 @@ close_split() {
     *) echo "$3 0 0 0" ;;
   esac
 }
+# $1 above / below, $2 k: the close rows proven so far, far to near: every row whose own
+# exponent (bl for ABOVE, pl for BELOW; a sub-band's low end) is at most the number echoed.
+# The bands pl / bl = 8 and 7 whole (branch fp23); ABOVE pl = 6 up to bl = 0 (fp24: bl in
+# [-37, -22]; fv30 and after: the x and hx rows up to 0); no row of the others.
+close_done() {
+  case $1:$2 in
+    above:8 | below:8 | above:7 | below:7) echo 99 ;;
+    above:6) echo 0 ;;
+    *) echo -999 ;;
+  esac
+}
+# $1 a close row's name: is it proven (close_done)?
+close_proven() {
+  [[ $1 =~ _(above|below)_[pb]l(m?[0-9]+)_[^_]+_[pb]l(m?[0-9]+)_ ]] || return 1
+  local k=${BASH_REMATCH[2]/m/-} v=${BASH_REMATCH[3]/m/-}
+  [ "$v" -le "$(close_done "${BASH_REMATCH[1]}" "$k")" ]
+}
 # $1 above / below, $2 far / close, $3 the sub-band width of the bands close_split does not
 # name: one row name per line.
 mid_bands() {
@@ -234,30 +251,11 @@ mid_bands() {
     done
   done
 }
-# ABOVE pl = 6's close points proven (branch fv30, far to near): every row of the points bl <=
-# pl6_done, and the rows named in pl6_more (a point begun).
-pl6_done=0
-pl6_more=" "
-pl6_proven() {
-  [[ $1 =~ _bl(m?[0-9]+)_ ]] || return 1
-  local b=${BASH_REMATCH[1]/m/-}
-  [ "$b" -le $pl6_done ] || [[ $pl6_more == *" ${1#fp16_int8_case_above_pl6_6_bl} "* ]]
-}
 band_rows=()
 for c in above below; do
   while IFS= read -r r; do full+=("$r|$i8"); done < <(mid_bands $c far 1)
   while IFS= read -r r; do
-    case $r in  # the bands whose close rows are proven too (pl = 7 / bl = 7: branch fp23)
-      *_above_pl8_8_* | *_below_bl8_8_* | *_above_pl7_7_* | *_below_bl7_7_*) full+=("$r|$i8") ;;
-      # ABOVE pl = 6: its close rows proven so far (branch fp24: bl in [-37, -22]; fv30: the
-      # points bl >= -21 up to pl6_done, the x and hx rows, and pl6_more); the others are
-      # --bands rows.
-      *_above_pl6_6_blm37_m34_cut | *_above_pl6_6_blm33_m30_cut | *_above_pl6_6_blm29_m26_cut \
-        | *_above_pl6_6_blm2[2-5]_m2[2-5]_cut) full+=("$r|$i8") ;;
-      *_above_pl6_6_bl*)
-        if pl6_proven "$r"; then full+=("$r|$i8"); else band_rows+=("$r|$i8"); fi ;;
-      *) band_rows+=("$r|$i8") ;;
-    esac
+    if close_proven "$r"; then full+=("$r|$i8"); else band_rows+=("$r|$i8"); fi
   done < <(mid_bands $c close "${PROVE_BAND_W:-1}")
 done
 small=(
