@@ -171,6 +171,7 @@ add_dependencies(sim_device_tests sim_fake_abi_plugin)
 target_link_libraries(sim_device_tests PRIVATE normcore::runtime nlohmann_json::nlohmann_json
                                                GTest::gtest_main normcore_warnings)
 list(JOIN NORMCORE_DEVICES "," _sim_devices)
+target_include_directories(sim_device_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # test_errors.hpp
 target_compile_definitions(sim_device_tests PRIVATE NC_DEVICES_DIR="${NORMCORE_DEVICES_DIR}"
                                                     NC_SIM_DEVICES="${_sim_devices}"
                                                     NC_FAKE_ABI_PLUGIN="$<TARGET_FILE:sim_fake_abi_plugin>")

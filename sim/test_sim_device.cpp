@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "device_jobs.hpp"
 #include "normcore/contract.hpp"
 #include "normcore/device.hpp"
 #include "normcore/manifest.hpp"
@@ -27,10 +28,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using namespace device_jobs;
 
-std::string manifest_of(const std::string& device) {
-  return std::string(NC_DEVICES_DIR) + "/" + device + "/rtl/manifest.json";
-}
 std::string sim(const std::string& device, const std::string& options = "") {
   return "sim:" + manifest_of(device) + options;
 }
@@ -59,215 +58,6 @@ struct TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   fs::path path;
-};
-
-// The DeviceError message of f(), or "" if it did not throw one.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const DeviceError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::uint64_t mask(int w) {
-  return w >= 64 ? ~0ULL : (1ULL << w) - 1;
-}
-std::uint64_t bytes_for_bits(std::uint64_t bits) {
-  return (bits + 7) / 8;
-}
-
-// LSB-first bit packing, as the manifest's tensor_packing and param_entry describe.
-void put_bits(std::span<std::uint8_t> out, std::uint64_t bit, std::uint64_t v, int w) {
-  for (int i = 0; i < w; ++i, ++bit) {
-    if (((v >> i) & 1U) != 0) out[bit / 8] |= static_cast<std::uint8_t>(1U << (bit % 8));
-  }
-}
-std::int64_t get_bits(std::span<const std::uint8_t> in, std::uint64_t bit, int w, bool is_signed) {
-  std::uint64_t u = 0;
-  for (int i = 0; i < w; ++i, ++bit) {
-    if (((in[bit / 8] >> (bit % 8)) & 1U) != 0) u |= 1ULL << i;
-  }
-  if (is_signed && ((u >> (w - 1)) & 1U) != 0) u |= ~0ULL << w;
-  return static_cast<std::int64_t>(u);
-}
-
-struct Job {
-  int channels = 1;
-  std::uint64_t inner = 1, outer = 1;
-  Layout layout = Layout::nchw;
-  JobSettings settings;
-  std::vector<std::int64_t> scale, shift, x;
-  [[nodiscard]] std::uint64_t elements() const {
-    return static_cast<std::uint64_t>(channels) * inner * outer;
-  }
-  [[nodiscard]] std::vector<std::int64_t> golden() const {
-    std::vector<std::int64_t> y(x.size());
-    apply_tensor(x, y, scale, shift, static_cast<std::int64_t>(inner), layout, settings);
-    return y;
-  }
-};
-
-Job random_job(std::mt19937_64& rng, const DeviceConfig& c, std::uint64_t max_elements) {
-  const ArithSpec a = c.arith();
-  auto uni = [&rng](auto lo, auto hi) {
-    return std::uniform_int_distribution<decltype(lo)>(lo, hi)(rng);
-  };
-  Job j;
-  j.channels = uni(1, std::min(c.max_channels, 3 * c.lanes + 5));
-  j.inner = uni(std::uint64_t{1}, std::min<std::uint64_t>(c.max_inner(), 60));
-  j.outer = uni(std::uint64_t{1}, std::uint64_t{40});
-  while (j.outer > 1 && j.elements() > max_elements) --j.outer;
-  j.layout = uni(0, 1) != 0 ? Layout::nhwc : Layout::nchw;
-  const int r_hi = std::clamp(a.sw + a.xw - a.yw + 2, 0, a.acc_bits());
-  const int r_lo = std::clamp(a.sw + a.xw - a.yw - 4, 0, r_hi);
-  j.settings.shift = uni(r_lo, r_hi);
-  j.settings.rounding = static_cast<Rounding>(uni(0, 3));
-  j.settings.lo = a.y_min();
-  j.settings.hi = a.y_max();
-  // A specialised device (nc_spec): a job it runs (its fixed settings, C a multiple of lanes).
-  const CoreConfig& k = c.accel.core;
-  if (k.has_fixed_shift()) j.settings.shift = k.fixed_shift;
-  if (k.has_fixed_rounding()) j.settings.rounding = parse_rounding(k.fixed_rounding);
-  if (k.has_fixed_layout()) j.layout = parse_layout(k.fixed_layout);
-  if (k.lanes_divide_channels) j.channels = std::max(1, j.channels / k.lanes) * k.lanes;
-  while (j.outer > 1 && j.elements() > max_elements) --j.outer;
-  const int bbits = std::min(a.bw, a.sw + a.xw);
-  for (int ch = 0; ch < j.channels; ++ch) {
-    j.scale.push_back(uni(a.s_min(), a.s_max()));
-    j.shift.push_back(uni(-(std::int64_t{1} << (bbits - 1)), (std::int64_t{1} << (bbits - 1)) - 1));
-  }
-  for (std::uint64_t i = 0; i < j.elements(); ++i) j.x.push_back(uni(a.x_min(), a.x_max()));
-  return j;
-}
-
-struct Outcome {
-  bool irq = false;
-  std::uint32_t status = 0, irq_status = 0, err_code = 0;
-  std::uint64_t err_addr = 0;
-  std::vector<std::int64_t> y;
-};
-
-// Programs jobs by register name from the manifest, with its buffers allocated on the device.
-class Runner {
- public:
-  explicit Runner(Device& d) : d_(d), m_(d.manifest()), c_(m_.config) {}
-
-  // Allocates and fills the buffers of `j` (kept until the next stage()).
-  void stage(const Job& j) {
-    const ArithSpec a = c_.arith();
-    const auto eb = static_cast<std::size_t>(c_.param_entry_bytes());
-    prm_ = d_.alloc(static_cast<std::size_t>(j.channels) * eb);
-    src_ = d_.alloc(bytes_for_bits(j.elements() * static_cast<std::uint64_t>(a.xw)));
-    dst_ = d_.alloc(bytes_for_bits(j.elements() * static_cast<std::uint64_t>(a.yw)));
-    auto p = prm_->map();
-    std::fill(p.begin(), p.end(), std::uint8_t{0});
-    for (std::size_t ch = 0; ch < j.scale.size(); ++ch) {
-      const std::uint64_t bit = ch * eb * 8;
-      put_bits(p, bit, static_cast<std::uint64_t>(j.scale[ch]) & mask(a.sw), a.sw);
-      put_bits(p, bit + static_cast<std::uint64_t>(a.sw),
-               static_cast<std::uint64_t>(j.shift[ch]) & mask(a.bw), a.bw);
-    }
-    auto s = src_->map();
-    std::fill(s.begin(), s.end(), std::uint8_t{0});
-    for (std::size_t i = 0; i < j.x.size(); ++i) {
-      put_bits(s, i * static_cast<std::uint64_t>(a.xw),
-               static_cast<std::uint64_t>(j.x[i]) & mask(a.xw), a.xw);
-    }
-    auto o = dst_->map();
-    std::fill(o.begin(), o.end(), std::uint8_t{0x5A});
-    prm_->sync_to_device();
-    src_->sync_to_device();
-    dst_->sync_to_device();
-  }
-
-  void wr(const char* reg, std::uint64_t v) {
-    d_.write32(m_.offset(reg), static_cast<std::uint32_t>(v));
-  }
-  std::uint32_t rd(const char* reg) { return d_.read32(m_.offset(reg)); }
-  std::uint32_t field(const char* reg, const char* f) { return m_.field(reg, f).get(rd(reg)); }
-
-  void program(const Job& j) {
-    wr("CHANNELS", static_cast<std::uint64_t>(j.channels));
-    wr("INNER", j.inner);
-    wr("OUTER", j.outer);
-    std::uint32_t mode = 0;
-    mode = m_.field("MODE", "layout").put(mode, j.layout == Layout::nhwc ? 1 : 0);
-    mode = m_.field("MODE", "rounding").put(mode, static_cast<std::uint64_t>(j.settings.rounding));
-    mode = m_.field("MODE", "shift").put(mode, static_cast<std::uint64_t>(j.settings.shift));
-    wr("MODE", mode);
-    wr("CLAMP_LO", static_cast<std::uint64_t>(j.settings.lo) & mask(c_.out_bits));
-    wr("CLAMP_HI", static_cast<std::uint64_t>(j.settings.hi) & mask(c_.out_bits));
-    wr64("SRC", src_->device_address());
-    wr64("DST", dst_->device_address());
-    wr64("PARAM", prm_->device_address());
-  }
-
-  void start() {
-    std::uint32_t ctrl = 0;
-    ctrl = m_.field("CTRL", "start").put(ctrl, 1);
-    ctrl = m_.field("CTRL", "irq_en_done").put(ctrl, 1);
-    ctrl = m_.field("CTRL", "irq_en_error").put(ctrl, 1);
-    wr("CTRL", ctrl);
-  }
-
-  Outcome finish(const Job& j, std::chrono::milliseconds timeout = 20s) {
-    Outcome o;
-    o.irq = d_.wait_irq(timeout);
-    o.status = rd("STATUS");
-    o.irq_status = rd("IRQ_STATUS");
-    wr("IRQ_STATUS", o.irq_status);  // W1C
-    o.err_code = field("ERR_CODE", "code");
-    o.err_addr = rd("ERR_ADDR_LO") | (std::uint64_t{rd("ERR_ADDR_HI")} << 32);
-    dst_->sync_from_device();
-    const ArithSpec a = c_.arith();
-    const auto out = dst_->map();
-    for (std::uint64_t i = 0; i < j.elements(); ++i) {
-      o.y.push_back(get_bits(out, i * static_cast<std::uint64_t>(a.yw), a.yw, a.y_signed));
-    }
-    return o;
-  }
-
-  Outcome run(const Job& j) {
-    stage(j);
-    program(j);
-    start();
-    return finish(j);
-  }
-
-  // A job that must complete without error, bit-exact.
-  void run_good(const Job& j, const std::string& what) {
-    const Outcome o = run(j);
-    ASSERT_TRUE(o.irq) << what;
-    EXPECT_EQ(m_.field("STATUS", "done").get(o.status), 1U) << what;
-    EXPECT_EQ(m_.field("STATUS", "error").get(o.status), 0U) << what;
-    EXPECT_EQ(o.err_code, 0U) << what;
-    const auto want = j.golden();
-    ASSERT_EQ(o.y.size(), want.size());
-    std::size_t bad = 0;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      if (o.y[i] != want[i] && bad++ < 5) {
-        ADD_FAILURE() << what << ": element " << i << " is " << o.y[i] << ", golden " << want[i];
-      }
-    }
-    EXPECT_EQ(bad, 0U) << what;
-  }
-
-  DmaBuffer& src() { return *src_; }
-  DmaBuffer& dst() { return *dst_; }
-
- private:
-  void wr64(const std::string& base, std::uint64_t v) {
-    wr((base + "_LO").c_str(), v & 0xFFFFFFFFu);
-    wr((base + "_HI").c_str(), v >> 32);
-  }
-
-  Device& d_;
-  const Manifest& m_;
-  const DeviceConfig& c_;
-  std::unique_ptr<DmaBuffer> prm_, src_, dst_;
 };
 
 TEST(SimDevice, IdentificationMatchesTheManifest) {

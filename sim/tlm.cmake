@@ -183,6 +183,7 @@ add_executable(tlm_tests ${CMAKE_CURRENT_SOURCE_DIR}/test_tlm.cpp)
 target_link_libraries(tlm_tests PRIVATE normcore::runtime nlohmann_json::nlohmann_json
                                         GTest::gtest_main normcore_warnings)
 list(JOIN NORMCORE_TLM_DEVICES "," _tlm_devices)
+target_include_directories(tlm_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # test_errors.hpp
 target_compile_definitions(tlm_tests PRIVATE NC_DEVICES_DIR="${NORMCORE_DEVICES_DIR}"
                                              NC_TLM_DEVICES="${_tlm_devices}")
 foreach(_dev ${NORMCORE_TLM_DEVICES})
@@ -200,6 +201,7 @@ if("normcore" IN_LIST NORMCORE_TLM_DEVICES)
   add_executable(tlm_bridge_tests ${CMAKE_CURRENT_SOURCE_DIR}/test_tlm.cpp)
   target_link_libraries(tlm_bridge_tests PRIVATE normcore_tlm_model_normcore normcore::runtime
                                                  GTest::gtest normcore_warnings)
+  target_include_directories(tlm_bridge_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)  # test_errors.hpp
   target_compile_definitions(tlm_bridge_tests PRIVATE NC_TLM_BRIDGE_TESTS=1
                                                       NC_DEVICES_DIR="${NORMCORE_DEVICES_DIR}")
   set_target_properties(tlm_bridge_tests PROPERTIES
