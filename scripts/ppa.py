@@ -77,6 +77,7 @@ CONFIGS = [
     # the default pipeline and for iCE40 (pipeline 10), next to core_l4 and core_l4_ice40.
     ("dcore_l4", "decomposed-core", 4, []),
     ("dcore_l4_ice40", "decomposed-core", 4, ["--target", "ice40"]),
+    ("dcore_l4_ice40_cp", "decomposed-core", 4, ["--target", "ice40", "--table", "copies"]),
 ]
 # The specialisation flags of `normcore gen` (issue 14, item 3): a core with fixed R, one rounding
 # mode, one layout, C a multiple of LANES. Passed only when `normcore gen --help` has them.
@@ -88,7 +89,7 @@ XILINX_AREA = {"core_l1", "core_l2", "core_l4", "core_l8", "core_l4_ice40", "cor
                "bare_mac_l4", "decomposed_l4", "dcore_l4"}
 # Area-only designs: no place and route (the decomposed cores take ~110 s per nextpnr seed; their
 # fmax is not a target).
-NO_PNR = {"dcore_l4", "dcore_l4_ice40"}
+NO_PNR = {"dcore_l4", "dcore_l4_ice40", "dcore_l4_ice40_cp"}
 # The --target ecp5 cores are placed and routed on their own family only (their iCE40 synthesis
 # area is still reported): nextpnr-ice40's router did not finish core_l4_ecp5 in 30 minutes
 # (seed 1, 2026-12-03), and an ECP5-tuned core on the UP5K answers no question of issue 14.

@@ -9,7 +9,8 @@ from ppa_jobs import NEXTPNR_FREQ, run
 
 ROOT = Path(__file__).resolve().parent.parent
 # Core id -> the decomposed-core measured with the same options.
-DCORE_OF = {"core_l4": "dcore_l4", "core_l4_ice40": "dcore_l4_ice40"}
+DCORE_OF = {"core_l4": "dcore_l4", "core_l4_ice40": "dcore_l4_ice40",
+            "core_l4_ice40_cp": "dcore_l4_ice40_cp"}
 # Issue 14's targets (the numbers are the issue's; every measured value is computed from the run).
 T_ICE40_RATIO, T_ECP5_RATIO, T_LUT4, T_SPEC_LUT4, T_SPEC_MHZ, T_AREA = 0.8, 0.6, 1300, 470, 3 * 34.9, 0.5
 Z_ICE = {"lut4": None, "carry": None, "mac16": None, "ram40": None, "ff": None}
@@ -416,7 +417,7 @@ def target_rows(results, ratios):
     rows.append({"target": "one DSP per lane (SB_MAC16 / LANES, every core configuration)",
                  "config": "all cores", "value": ", ".join(f"{k}: {v:g}" for k, v in dpl.items()),
                  "met": met(all(v == 1 for v in dpl.values()) if dpl else None), "detail": None})
-    for cid, did in (("core_l4_ice40", "dcore_l4_ice40"), ("core_l4", "dcore_l4")):
+    for cid, did in DCORE_OF.items():
         v = ratios.get(f"lut_plus_dsp_{cid}_over_{did}_ice40")
         rows.append({"target": f"whole design LUT+DSP <= {T_AREA} x decomposed-core (iCE40, same options)",
                      "config": f"{cid} / {did}", "value": v, "met": met(None if v is None else v <= T_AREA),
