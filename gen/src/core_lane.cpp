@@ -424,9 +424,48 @@ void lane_clamp_sat(Module& m, const CoreConfig& c, const LaneWidths& w,
   lane_clamp_out(m, c, w, {rqs, bl, nab, fits, neg}, "rq");
 }
 
-// Clamp decisions beside the +1, and the clamp.
-void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const std::vector<Expr>& qi) {
+// No register between the +1 and the clamp (pipeline 3..5, LUT4 families): as lane_clamp_sat,
+// rq = qn + inc against lo and hi + 1 as the signs of two (W+1)-bit adds {qn, inc} + {-k, inc}
+// (the +1 carried in at the bottom: two chains, not four, and below / above are one LUT each),
+// then the clamp into y_q.
+void lane_clamp_two(Module& m, const CoreConfig& c, const LaneWidths& w,
+                    const std::vector<Expr>& qi) {
+  const Expr &qn = qi[0], &inc = qi[1];
+  const int yw = w.yw, sw = yw + 3;  // the bounds' width: qn (nw <= yw + 1 bits) sign-extended
+  m.section("Clamp decisions: rq = qn + inc against lo (= min(lo, hi)) and hi + 1, each the sign");
+  m.section("of one " + std::to_string(sw + 1) +
+            "-bit add {qn, inc} + {-k, inc} (per-job -k), the +1 carried in at the bottom");
+  const Expr rq = m.wire("rq", yw, "qn + inc, low bits: the result when inside [lo, hi]");
+  m.assign(rq, slice(qn, 0, yw) + zext(inc, yw));
+  const auto cmp = [&](const std::string& name, const char* bound, const std::string& what) {
+    const Expr sum = m.wire(name + "_s", sw + 1, "{rq - the bound, inc}: its sign is rq < it");
+    m.assign(sum, cat({ex::sext(qn, sw), inc}) + cat({m.ref(bound), inc}));
+    m.assign(m.wire("unused_" + name, 1, "the sum itself"), ex::red_xor(slice(sum, 0, sw)));
+    const Expr e = m.wire(name, 1, what);
+    m.assign(e, bit(sum, sw));
+    return e;
+  };
+  const Expr blo = cmp("lt_lo", "lox_i", "rq < lo");
+  const Expr bhi = cmp("lt_hip1", "hip1_i", "rq < hi + 1: not above");
+  const Expr blw = m.wire("below", 1, "rq < lo (or q does not fit and acc < 0)");
+  const Expr abv = m.wire("above", 1, "rq > hi (or q does not fit and acc >= 0)");
+  const bool sat = qi[2].valid();
+  m.assign(blw, sat ? mux(qi[2], blo, qi[3]) : blo);
+  m.assign(abv, sat ? mux(qi[2], ~bhi, ~qi[3]) : ~bhi);
+  m.section("Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)");
+  const Expr y = m.reg("y_q", yw);
+  m.seq({assign(y, lane_keep_mask(m, c, w, mux(blw, lane_lo(m, c), mux(abv, m.ref("hi_i"), rq))))});
+  m.assign(m.ref("y_o"), y);
+}
+
+// Clamp decisions beside the +1, and the clamp. two: lane_clamp_two where it applies (the
+// normcore lane; the decomposed reference keeps the four compares, which map smaller there:
+// its lane 378 LUT4 with them, 391 with two).
+void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const std::vector<Expr>& qi,
+                bool two) {
   if (c.pipe_sat()) return lane_clamp_sat(m, c, w, qi);
+  if (two && !c.pipe_round() && !early_write(c) && !c.xilinx_attrs())
+    return lane_clamp_two(m, c, w, qi);
   const Expr &qn = qi[0], &inc = qi[1];
   const int yw = w.yw;
   m.section("Clamp decisions beside the +1: rq = qn + inc against lo (= min(lo, hi)) and hi by");
@@ -588,7 +627,7 @@ Module build_lane(const CoreConfig& c, const Variant& v) {
   }
   const auto zsf = lane_shift(m, c, v, w);
   spec::early_round(c) ? lane_round_early(m, c, w, zsf)
-                       : lane_clamp(m, c, w, lane_round(m, c, w, zsf));
+                       : lane_clamp(m, c, w, lane_round(m, c, w, zsf), !v.dec);
   return m;
 }
 
