@@ -424,7 +424,8 @@ void lane_clamp_sat(Module& m, const CoreConfig& c, const LaneWidths& w,
   lane_clamp_out(m, c, w, {rqs, bl, nab, fits, neg}, "rq");
 }
 
-// No register between the +1 and the clamp (pipeline 3..5, LUT4 families): as lane_clamp_sat,
+// Pipeline 5 (sticky and q registered after the shifter, no register between the +1 and the
+// clamp; LUT4 families): as lane_clamp_sat,
 // rq = qn + inc against lo and hi + 1 as the signs of two (W+1)-bit adds {qn, inc} + {-k, inc}
 // (the +1 carried in at the bottom: two chains, not four, and below / above are one LUT each),
 // then the clamp into y_q.
@@ -460,11 +461,13 @@ void lane_clamp_two(Module& m, const CoreConfig& c, const LaneWidths& w,
 
 // Clamp decisions beside the +1, and the clamp. two: lane_clamp_two where it applies (the
 // normcore lane; the decomposed reference keeps the four compares, which map smaller there:
-// its lane 378 LUT4 with them, 391 with two).
+// its pipeline-3 lane 378 LUT4 with them, 391 with two). Not at pipeline 3 / 4: there the +1
+// decision waits for the 31-bit sticky chain in the same stage, and carrying it through the
+// compares' chains made that the core's worst path (core_l4 25.51 -> 23.88 MHz, 3 seeds).
 void lane_clamp(Module& m, const CoreConfig& c, const LaneWidths& w, const std::vector<Expr>& qi,
                 bool two) {
   if (c.pipe_sat()) return lane_clamp_sat(m, c, w, qi);
-  if (two && !c.pipe_round() && !early_write(c) && !c.xilinx_attrs())
+  if (two && c.pipe_shift() && !c.pipe_round() && !early_write(c) && !c.xilinx_attrs())
     return lane_clamp_two(m, c, w, qi);
   const Expr &qn = qi[0], &inc = qi[1];
   const int yw = w.yw;

@@ -146,26 +146,41 @@ module normcore_l8_i8_lane (
     endcase
   end
 
-  // Clamp decisions: rq = qn + inc against lo (= min(lo, hi)) and hi + 1, each the sign
-  // of one 12-bit add {qn, inc} + {-k, inc} (per-job -k), the +1 carried in at the bottom
+  // Clamp decisions beside the +1: rq = qn + inc against lo (= min(lo, hi)) and hi by
+  // comparing qn with lo or lo - 1 and hi or hi + 1 (per-job constants), chosen by inc;
+  // qn < k is the sign of the 11-bit sum qn + (-k): one carry chain, no LUT in front of it
   wire [7:0] rq;  // qn + inc, low bits: the result when inside [lo, hi]
   assign rq = qn + {7'd0, inc};
-  wire [11:0] lt_lo_s;  // {rq - the bound, inc}: its sign is rq < it
-  assign lt_lo_s = {{{3{qn[7]}}, qn}, inc} + {lox_i, inc};
+  wire unused_bounds;  // the bounds' top bits (a sign extension)
+  assign unused_bounds = ^{lox_i[10], hip1_i[10]};
+  wire [10:0] lt_lom1_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_lom1_s = {{{2{qn[7]}}, qn}, 1'b1} + {lox_i[9:0], 1'b1};
+  wire unused_lt_lom1;  // the sum itself
+  assign unused_lt_lom1 = ^lt_lom1_s[9:0];
+  wire lt_lom1;  // qn < lo - 1: below if + 1
+  assign lt_lom1 = lt_lom1_s[10];
+  wire [9:0] lt_lo_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_lo_s = {{2{qn[7]}}, qn} + lox_i[9:0];
   wire unused_lt_lo;  // the sum itself
-  assign unused_lt_lo = ^lt_lo_s[10:0];
-  wire lt_lo;  // rq < lo
-  assign lt_lo = lt_lo_s[11];
-  wire [11:0] lt_hip1_s;  // {rq - the bound, inc}: its sign is rq < it
-  assign lt_hip1_s = {{{3{qn[7]}}, qn}, inc} + {hip1_i, inc};
+  assign unused_lt_lo = ^lt_lo_s[8:0];
+  wire lt_lo;  // qn < lo: below if + 0
+  assign lt_lo = lt_lo_s[9];
+  wire [10:0] lt_hi_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_hi_s = {{{2{qn[7]}}, qn}, 1'b1} + {hip1_i[9:0], 1'b1};
+  wire unused_lt_hi;  // the sum itself
+  assign unused_lt_hi = ^lt_hi_s[9:0];
+  wire lt_hi;  // qn < hi: not above if + 1
+  assign lt_hi = lt_hi_s[10];
+  wire [9:0] lt_hip1_s;  // qn - the bound: its sign is qn < the bound
+  assign lt_hip1_s = {{2{qn[7]}}, qn} + hip1_i[9:0];
   wire unused_lt_hip1;  // the sum itself
-  assign unused_lt_hip1 = ^lt_hip1_s[10:0];
-  wire lt_hip1;  // rq < hi + 1: not above
-  assign lt_hip1 = lt_hip1_s[11];
-  wire below;  // rq < lo (or q does not fit and acc < 0)
-  wire above;  // rq > hi (or q does not fit and acc >= 0)
-  assign below = fits ? lt_lo : neg;
-  assign above = fits ? ~lt_hip1 : ~neg;
+  assign unused_lt_hip1 = ^lt_hip1_s[8:0];
+  wire lt_hip1;  // qn < hi + 1: not above if + 0
+  assign lt_hip1 = lt_hip1_s[9];
+  wire below;  // qn + inc < lo (or q does not fit and acc < 0)
+  wire above;  // qn + inc > hi (or q does not fit and acc >= 0)
+  assign below = fits ? (inc ? lt_lom1 : lt_lo) : neg;
+  assign above = fits ? ~(inc ? lt_hi : lt_hip1) : ~neg;
 
   // Clamp to [lo, hi] (lo_i = min(lo, hi): hi wins if lo > hi)
   reg [7:0] y_q;
