@@ -206,12 +206,12 @@ close_split() {
 }
 # $1 above / below, $2 k: the close rows proven so far, far to near: every row whose own
 # exponent (bl for ABOVE, pl for BELOW; a sub-band's low end) is at most the number echoed.
-# The bands pl / bl = 8 and 7 whole (branch fp23); ABOVE pl = 6 up to bl = 0 (fp24: bl in
-# [-37, -22]; fv30 and after: the x and hx rows up to 0); no row of the others.
+# The bands pl / bl = 8 and 7 whole (branch fp23); ABOVE pl = 6 whole (fp24: bl in [-37, -22];
+# fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); no row of
+# the others.
 close_done() {
   case $1:$2 in
-    above:8 | below:8 | above:7 | below:7) echo 99 ;;
-    above:6) echo 0 ;;
+    above:8 | below:8 | above:7 | below:7 | above:6) echo 99 ;;
     *) echo -999 ;;
   esac
 }
