@@ -36,7 +36,9 @@
 #      PROVE_MUTATE (a sed expression applied to the generated PROVE_MUTATE_FILE, default
 #      nc_lane.v, of every configuration before proving: a planted fault; the script exits 2 if
 #      it changes nothing. ctest formal.planted_fault).
-# Exit: 0 every proof passed, 1 a proof failed, 2 usage / tool errors, 77 the solver is missing.
+# Exit: 0 every proof passed, 1 a proof failed or a solver run was interrupted (the table says
+# FAIL for a counterexample, INTERRUPTED for a run killed by a signal or whose solver died: no
+# verdict), 2 usage / tool errors, 77 the solver is missing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 quick=0 only="" keep="" hooks=1 open=0 bands=0
@@ -346,21 +348,32 @@ rows=() failed=0
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
-# One smtbmc run: prints PASS / FAIL; the log goes to $3.
+# One smtbmc run: prints PASS, FAIL (smtbmc's "Status: FAILED": a counterexample, or
+# PREUNSAT: the assumptions contradict each other), UNDECIDED (the timeout stopped it) or
+# INTERRUPTED (no verdict: smtbmc or its solver was killed by a signal, e.g. "<SIGTERM>" or
+# "Unexpected EOF response from solver" in the log; not a counterexample, and not a proof, so
+# the run still fails: exit 1); anything else without a verdict is FAIL (no verdict, exit <rc>).
+# The model is $1, the log goes to $2.
 smtbmc() {
   local model=$1 log=$2
   shift 2
-  local rc=0
+  local rc=0 sig
   if [ -n "${tmo:-}" ]; then
     timeout "$tmo" yosys-smtbmc -s yices "$@" "$model" > "$log" 2>&1 || rc=$?
   else
     yosys-smtbmc -s yices "$@" "$model" > "$log" 2>&1 || rc=$?
   fi
-  case $rc in
-    0) echo PASS ;;
-    124) echo "UNDECIDED (stopped after $tmo s)" ;;
-    *) echo FAIL ;;
-  esac
+  if [ $rc = 0 ]; then echo PASS
+  elif [ -n "${tmo:-}" ] && [ $rc = 124 ]; then echo "UNDECIDED (stopped after $tmo s)"
+  elif grep -q "Status: FAILED" "$log"; then echo FAIL
+  elif grep -q "Status: PREUNSAT" "$log"; then echo "FAIL (assumptions unsatisfiable)"
+  elif sig=$(grep -o -m 1 "<SIG[A-Z]*>" "$log"); then
+    echo "INTERRUPTED (smtbmc got ${sig//[<>]/})"
+  elif grep -q "Unexpected EOF response from solver" "$log"; then
+    echo "INTERRUPTED (the solver ended: EOF)"
+  elif [ $rc -gt 128 ]; then echo "INTERRUPTED (signal $((rc - 128)))"
+  else echo "FAIL (no verdict, exit $rc)"
+  fi
 }
 
 # PROVE_MUTATE: the planted fault, in PROVE_MUTATE_FILE (default nc_lane.v) of the output $2.
@@ -484,6 +497,7 @@ lemma_row() {
   r=$(yices-smt2 "$d.lemma.smt2" 2>&1 || true)
   t1=$(now)
   [ "$r" = unsat ] && r=PASS || r="FAIL ($r)"
+  [ -n "${r#FAIL ()}" ] || r="INTERRUPTED (yices gave no answer)"
   rows+=("$name|$what|yices (QF_NIA)|all operands|$(secs "$t0" "$t1")|$r")
   [ "$r" = PASS ] || failed=1
 }
@@ -665,7 +679,9 @@ prove_lane() {
     *) failed=1; grep -m 3 "Assert failed\|BMC failed\|Induction failed" "$d.bmc.log" | sed 's/^/  /' >&2 || true ;;
   esac
   t0=$(now)
-  if [[ $r == UNDECIDED* ]]; then  # the BMC ran out of time: the induction (harder) is not run
+  # The BMC ran out of time (the induction, harder, is not run) or was interrupted (the run is
+  # being stopped).
+  if [[ $r == UNDECIDED* || $r == INTERRUPTED* ]]; then
     r="not run" t1=$t0
   else
     r=$(smtbmc "$d.smt2" "$d.ind.log" -i -t $((lat + 1)))
