@@ -203,17 +203,19 @@ close_split() {
     above:7) echo "4 7 4 4" ;;
     above:6) echo "4 27 23 19" ;;
     below:7) echo "4 5 4 4" ;;
+    below:6) echo "1 25 0 0" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
 # $1 above / below, $2 k: the close rows proven so far, far to near: every row whose own
 # exponent (bl for ABOVE, pl for BELOW; a sub-band's low end) is at most the number echoed.
 # The bands pl / bl = 8 and 7 whole (branch fp23); ABOVE pl = 6 whole (fp24: bl in [-37, -22];
-# fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); no row of
-# the others.
+# fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); BELOW
+# bl = 6 up to pl = -8 (fv31: points, unsplit); no row of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6) echo 99 ;;
+    below:6) echo -8 ;;
     *) echo -999 ;;
   esac
 }
