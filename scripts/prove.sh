@@ -211,11 +211,11 @@ close_split() {
 # exponent (bl for ABOVE, pl for BELOW; a sub-band's low end) is at most the number echoed.
 # The bands pl / bl = 8 and 7 whole (branch fp23); ABOVE pl = 6 whole (fp24: bl in [-37, -22];
 # fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); BELOW
-# bl = 6 up to pl = -8 (fv31: points, unsplit); no row of the others.
+# bl = 6 up to pl = -5 (fv31: points, unsplit); no row of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6) echo 99 ;;
-    below:6) echo -8 ;;
+    below:6) echo -5 ;;
     *) echo -999 ;;
   esac
 }
