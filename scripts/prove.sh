@@ -173,8 +173,9 @@ open_rows=(
 # bl <= k - 44 (b wholly below the product's LSB, which is at k - 34 or above), close bl in
 # [k - 43, k - 5]. BELOW bl = k: far pl <= k - 30 (|x * s| < 2^(k - 28), below b's LSB at
 # k - 23), close pl in [k - 29, k - 5]. The far rows are in the full list (proven: the product
-# cut's leading-bit lemma makes them quick), and so are the close rows of ABOVE pl = 8, 7 and
-# BELOW bl = 8, 7 (proven whole; pl = 7 / bl = 7 since branch fp23, seconds to 2 minutes a row);
+# cut's leading-bit lemma makes them quick), and so are the close rows close_done names proven:
+# ABOVE pl = 8, 7, 6 and BELOW bl = 8, 7 whole (pl = 7 / bl = 7 since branch fp23, pl = 6 since
+# fv31; seconds to 2 minutes a row), BELOW bl = 6 in part (fv31, points far to near);
 # the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
@@ -184,8 +185,10 @@ open_rows=(
 # was undecided after 180 s; its 4 points proven in 1.5-2.5 minutes each), of which (branch
 # fv30) the last 23 (bl = -21..1) are split by x (the x-normal half 4-25 s BMC, its x-free point
 # 75-104 s) and the last 19 (bl = -17..1) of those by hb(xsig) too (the unsplit _xe1_1 half
-# 62-105 s BMC at bl = -21..-18, undecided at 120 s from bl = -17; an hx row 1.6-16 s); the
-# others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
+# 62-105 s BMC at bl = -21..-18, undecided at 120 s from bl = -17; an hx row 1.6-16 s); BELOW
+# bl = 6 (branch fv31) as 25 points whatever PROVE_BAND_W, the last 4 (pl = -2..1) split by x
+# and hb(xsig) as bl = 7's (unsplit points proven far to near, 1-183 s BMC a point up to pl = -3;
+# pl = -2 undecided at 300 s, its 12 split rows 8-19 s BMC each); the others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
 # each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
 # $1 above / below, $2 k, $3 the default width: "<width> <points> <x split> <hx split>":
@@ -203,7 +206,7 @@ close_split() {
     above:7) echo "4 7 4 4" ;;
     above:6) echo "4 27 23 19" ;;
     below:7) echo "4 5 4 4" ;;
-    below:6) echo "1 25 0 0" ;;
+    below:6) echo "1 25 4 4" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -211,11 +214,12 @@ close_split() {
 # exponent (bl for ABOVE, pl for BELOW; a sub-band's low end) is at most the number echoed.
 # The bands pl / bl = 8 and 7 whole (branch fp23); ABOVE pl = 6 whole (fp24: bl in [-37, -22];
 # fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); BELOW
-# bl = 6 up to pl = -5 (fv31: points, unsplit); no row of the others.
+# bl = 6 up to pl = -2 (fv31: pl <= -3 unsplit points, -2 split by x and hb(xsig)); no row of
+# the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6) echo 99 ;;
-    below:6) echo -5 ;;
+    below:6) echo -2 ;;
     *) echo -999 ;;
   esac
 }
