@@ -36,7 +36,9 @@
 #      PROVE_MUTATE (a sed expression applied to the generated PROVE_MUTATE_FILE, default
 #      nc_lane.v, of every configuration before proving: a planted fault; the script exits 2 if
 #      it changes nothing. ctest formal.planted_fault).
-# Exit: 0 every proof passed, 1 a proof failed, 2 usage / tool errors, 77 the solver is missing.
+# Exit: 0 every proof passed, 1 a proof failed or a solver run was interrupted (the table says
+# FAIL for a counterexample, INTERRUPTED for a run killed by a signal or whose solver died: no
+# verdict), 2 usage / tool errors, 77 the solver is missing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 quick=0 only="" keep="" hooks=1 open=0 bands=0
@@ -171,8 +173,9 @@ open_rows=(
 # bl <= k - 44 (b wholly below the product's LSB, which is at k - 34 or above), close bl in
 # [k - 43, k - 5]. BELOW bl = k: far pl <= k - 30 (|x * s| < 2^(k - 28), below b's LSB at
 # k - 23), close pl in [k - 29, k - 5]. The far rows are in the full list (proven: the product
-# cut's leading-bit lemma makes them quick), and so are the close rows of ABOVE pl = 8, 7 and
-# BELOW bl = 8, 7 (proven whole; pl = 7 / bl = 7 since branch fp23, seconds to 2 minutes a row);
+# cut's leading-bit lemma makes them quick), and so are the close rows close_done names proven:
+# ABOVE pl = 8, 7, 6 and BELOW bl = 8, 7 whole (pl = 7 / bl = 7 since branch fp23, pl = 6 since
+# fv31; seconds to 2 minutes a row), BELOW bl = 6 whole too (fv31);
 # the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
@@ -182,8 +185,10 @@ open_rows=(
 # was undecided after 180 s; its 4 points proven in 1.5-2.5 minutes each), of which (branch
 # fv30) the last 23 (bl = -21..1) are split by x (the x-normal half 4-25 s BMC, its x-free point
 # 75-104 s) and the last 19 (bl = -17..1) of those by hb(xsig) too (the unsplit _xe1_1 half
-# 62-105 s BMC at bl = -21..-18, undecided at 120 s from bl = -17; an hx row 1.6-16 s); the
-# others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
+# 62-105 s BMC at bl = -21..-18, undecided at 120 s from bl = -17; an hx row 1.6-16 s); BELOW
+# bl = 6 (branch fv31) as 25 points whatever PROVE_BAND_W, the last 4 (pl = -2..1) split by x
+# and hb(xsig) as bl = 7's (unsplit points proven far to near, 1-183 s BMC a point up to pl = -3;
+# pl = -2 undecided at 300 s, its 12 split rows 8-19 s BMC each, pl = -1..1's 12-39 s); the others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
 # each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
 # $1 above / below, $2 k, $3 the default width: "<width> <points> <x split> <hx split>":
@@ -201,17 +206,19 @@ close_split() {
     above:7) echo "4 7 4 4" ;;
     above:6) echo "4 27 23 19" ;;
     below:7) echo "4 5 4 4" ;;
+    below:6) echo "1 25 4 4" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
 # $1 above / below, $2 k: the close rows proven so far, far to near: every row whose own
 # exponent (bl for ABOVE, pl for BELOW; a sub-band's low end) is at most the number echoed.
-# The bands pl / bl = 8 and 7 whole (branch fp23); ABOVE pl = 6 up to bl = 0 (fp24: bl in
-# [-37, -22]; fv30 and after: the x and hx rows up to 0); no row of the others.
+# The bands pl / bl = 8 and 7 whole (branch fp23); ABOVE pl = 6 whole (fp24: bl in [-37, -22];
+# fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); BELOW
+# bl = 6 whole (fv31: pl <= -3 unsplit points, -2..1 split by x and hb(xsig)); no row of
+# the others.
 close_done() {
   case $1:$2 in
-    above:8 | below:8 | above:7 | below:7) echo 99 ;;
-    above:6) echo 0 ;;
+    above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
     *) echo -999 ;;
   esac
 }
@@ -346,21 +353,32 @@ rows=() failed=0
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
-# One smtbmc run: prints PASS / FAIL; the log goes to $3.
+# One smtbmc run: prints PASS, FAIL (smtbmc's "Status: FAILED": a counterexample, or
+# PREUNSAT: the assumptions contradict each other), UNDECIDED (the timeout stopped it) or
+# INTERRUPTED (no verdict: smtbmc or its solver was killed by a signal, e.g. "<SIGTERM>" or
+# "Unexpected EOF response from solver" in the log; not a counterexample, and not a proof, so
+# the run still fails: exit 1); anything else without a verdict is FAIL (no verdict, exit <rc>).
+# The model is $1, the log goes to $2.
 smtbmc() {
   local model=$1 log=$2
   shift 2
-  local rc=0
+  local rc=0 sig
   if [ -n "${tmo:-}" ]; then
     timeout "$tmo" yosys-smtbmc -s yices "$@" "$model" > "$log" 2>&1 || rc=$?
   else
     yosys-smtbmc -s yices "$@" "$model" > "$log" 2>&1 || rc=$?
   fi
-  case $rc in
-    0) echo PASS ;;
-    124) echo "UNDECIDED (stopped after $tmo s)" ;;
-    *) echo FAIL ;;
-  esac
+  if [ $rc = 0 ]; then echo PASS
+  elif [ -n "${tmo:-}" ] && [ $rc = 124 ]; then echo "UNDECIDED (stopped after $tmo s)"
+  elif grep -q "Status: FAILED" "$log"; then echo FAIL
+  elif grep -q "Status: PREUNSAT" "$log"; then echo "FAIL (assumptions unsatisfiable)"
+  elif sig=$(grep -o -m 1 "<SIG[A-Z]*>" "$log"); then
+    echo "INTERRUPTED (smtbmc got ${sig//[<>]/})"
+  elif grep -q "Unexpected EOF response from solver" "$log"; then
+    echo "INTERRUPTED (the solver ended: EOF)"
+  elif [ $rc -gt 128 ]; then echo "INTERRUPTED (signal $((rc - 128)))"
+  else echo "FAIL (no verdict, exit $rc)"
+  fi
 }
 
 # PROVE_MUTATE: the planted fault, in PROVE_MUTATE_FILE (default nc_lane.v) of the output $2.
@@ -484,6 +502,7 @@ lemma_row() {
   r=$(yices-smt2 "$d.lemma.smt2" 2>&1 || true)
   t1=$(now)
   [ "$r" = unsat ] && r=PASS || r="FAIL ($r)"
+  [ -n "${r#FAIL ()}" ] || r="INTERRUPTED (yices gave no answer)"
   rows+=("$name|$what|yices (QF_NIA)|all operands|$(secs "$t0" "$t1")|$r")
   [ "$r" = PASS ] || failed=1
 }
@@ -665,7 +684,9 @@ prove_lane() {
     *) failed=1; grep -m 3 "Assert failed\|BMC failed\|Induction failed" "$d.bmc.log" | sed 's/^/  /' >&2 || true ;;
   esac
   t0=$(now)
-  if [[ $r == UNDECIDED* ]]; then  # the BMC ran out of time: the induction (harder) is not run
+  # The BMC ran out of time (the induction, harder, is not run) or was interrupted (the run is
+  # being stopped).
+  if [[ $r == UNDECIDED* || $r == INTERRUPTED* ]]; then
     r="not run" t1=$t0
   else
     r=$(smtbmc "$d.smt2" "$d.ind.log" -i -t $((lat + 1)))
