@@ -188,7 +188,8 @@ open_rows=(
 # 62-105 s BMC at bl = -21..-18, undecided at 120 s from bl = -17; an hx row 1.6-16 s); BELOW
 # bl = 6 (branch fv31) as 25 points whatever PROVE_BAND_W, the last 4 (pl = -2..1) split by x
 # and hb(xsig) as bl = 7's (unsplit points proven far to near, 1-183 s BMC a point up to pl = -3;
-# pl = -2 undecided at 300 s, its 12 split rows 8-19 s BMC each, pl = -1..1's 12-39 s); the others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
+# pl = -2 undecided at 300 s, its 12 split rows 8-19 s BMC each, pl = -1..1's 12-39 s); the
+# others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
 # each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
 # $1 above / below, $2 k, $3 the default width: "<width> <points> <x split> <hx split>":
