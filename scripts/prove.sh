@@ -208,6 +208,7 @@ close_split() {
     above:6) echo "4 27 23 19" ;;
     below:7) echo "4 5 4 4" ;;
     below:6) echo "1 25 4 4" ;;
+    above:5) echo "1 39 0 0" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
