@@ -384,7 +384,7 @@ def place_and_route(results, args, runner):
         wrapped = r.pop("_wrapped", {})
         for tgt in ("ice40", "ecp5"):
             key = "fmax_mhz" if tgt == "ice40" else "ecp5_fmax_mhz"
-            fmax, secs, util = [], 0.0, None
+            fmax, secs, util, paths = [], 0.0, None, []
             for seed in range(1, args.seeds + 1):
                 if (r["id"], tgt, seed) not in done:
                     continue
@@ -397,7 +397,13 @@ def place_and_route(results, args, runner):
                 else:
                     fmax.append(round(f, 2))
                     util = u
+                    rep = Path(args.work) / r["id"] / f"nextpnr_{tgt}_s{seed}.json"
+                    cp = ppa_jobs.critical_path(rep)
+                    if cp:  # where the seed's clock period goes (ppa_report.path_table)
+                        paths.append({"seed": seed, "mhz": round(f, 2), **cp})
             r[key + "_seeds"] = fmax
+            if paths:
+                r[key + "_paths"] = paths
             r[key] = round(statistics.median(fmax), 2) if fmax else None
             if tgt in wrapped and util:
                 r["up5k_utilization_wrapped" if tgt == "ice40" else "ecp5_utilization_wrapped"] = util

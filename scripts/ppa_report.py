@@ -33,6 +33,34 @@ def area_sum(counts, lut, dsp):
     return counts[lut] + counts[dsp]
 
 
+def pool_note(cmd):
+    """How the run of `cmd` (a ppa.py command line) ran its tool jobs, from its --jobs /
+    --ray-address options (without them: a local pool of two processes, ppa.py's default)."""
+    words, opt = cmd.split(), {}
+    for k, w in enumerate(words):
+        name, eq, val = w.partition("=")
+        if name in ("--jobs", "--ray-address"):
+            opt[name] = val if eq else (words[k + 1] if k + 1 < len(words) else "")
+    if "--ray-address" in opt:
+        return f"as Ray tasks (`--ray-address {opt['--ray-address']}`)"
+    n = int(opt["--jobs"]) if opt.get("--jobs", "").isdigit() else 2
+    return f"in a local pool of {n} process{'es' if n != 1 else ''}"
+
+
+def path_table(results):
+    """One row per placed design, family and seed: its worst path (ppa_jobs.critical_path)."""
+    L = ["| design | family | seed | MHz | path ns | logic ns | routing ns | steps | from | to |",
+         "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        for fam, key in (("UP5K", "fmax_mhz_paths"), ("ECP5", "ecp5_fmax_mhz_paths")):
+            for p in r.get(key, []):
+                L.append(f"| `{r['id']}` | {fam} | {p['seed']} | {p['mhz']} | {p['ns']} | {p['logic_ns']} | "
+                         f"{p['route_ns']} | {p['cells']} | `{p['from']}` | `{p['to']}` |")
+    if len(L) == 2:
+        return "(not recorded in this run's docs/ppa.json: it predates the path record)"
+    return "\n".join(L)
+
+
 def write_docs(results, sim, args, elapsed, tools=None, extra_md=None):
     for r in results:  # designs measured in one family only (hard-mac) show "-" elsewhere
         r.setdefault("ice40", dict(Z_ICE))
@@ -224,7 +252,8 @@ def write_docs(results, sim, args, elapsed, tools=None, extra_md=None):
             .replace("@RATIO_TABLE@", t_ratio).replace("@HARD_TABLE@", hard_table(results))
             .replace("@HEADLINE_TABLE@", hard).replace("@TARGET_TABLE@", target_table(targets))
             .replace("@ECP5_TABLE@", ecp5_table(results)).replace("@PARETO_TABLE@", pareto_table(results)).replace("@PIPE_TABLE@", t_pipe).replace("@SIM_TABLE@", t_sim)
-            .replace("@RUN_CMD@", doc["generated_by"]).replace("@SECONDS@", str(round(elapsed))).replace("@SEEDS@", str(args.seeds))
+            .replace("@PATH_TABLE@", path_table(results))
+            .replace("@RUN_CMD@", doc["generated_by"]).replace("@POOL@", pool_note(doc["generated_by"])).replace("@SECONDS@", str(round(elapsed))).replace("@SEEDS@", str(args.seeds))
             .replace("@TOOLS@", ", ".join(f"{k} {v}" for k, v in doc["tools"].items())))
     for k, v in (extra_md or {}).items():
         md = md.replace(k, v)
