@@ -209,7 +209,7 @@ close_split() {
     below:7) echo "4 5 4 4" ;;
     below:6) echo "1 25 4 4" ;;
     above:5) echo "1 39 0 0" ;;
-    below:5) echo "1 25 0 0" ;;
+    below:5) echo "1 25 6 6" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
