@@ -209,7 +209,7 @@ close_split() {
     below:7) echo "4 5 4 4" ;;
     below:6) echo "1 25 4 4" ;;
     above:5) echo "1 39 0 0" ;;
-    below:5) echo "1 25 6 6" ;;
+    below:5) echo "1 25 5 5" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -219,12 +219,12 @@ close_split() {
 # fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); BELOW
 # bl = 6 whole (fv31: pl <= -3 unsplit points, -2..1 split by x and hb(xsig)); ABOVE pl = 5
 # up to bl = -20 (fv32: unsplit points, far to near); BELOW bl = 5 up to
-# pl = -6 (fv34: unsplit points, far to near); no row of the others.
+# pl = -5 (fv34: unsplit points, far to near); no row of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
     above:5) echo -20 ;;
-    below:5) echo -6 ;;
+    below:5) echo -5 ;;
     *) echo -999 ;;
   esac
 }
