@@ -219,13 +219,13 @@ close_split() {
 # fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); BELOW
 # bl = 6 whole (fv31: pl <= -3 unsplit points, -2..1 split by x and hb(xsig)); ABOVE pl = 5
 # up to bl = -20 (fv32: unsplit points, far to near); BELOW bl = 5 up to
-# pl = -2 (fv34: pl <= -5 unsplit points, far to near; then split by x and hb(xsig)); no row
+# pl = -1 (fv34: pl <= -5 unsplit points, far to near; then split by x and hb(xsig)); no row
 # of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
     above:5) echo -20 ;;
-    below:5) echo -2 ;;
+    below:5) echo -1 ;;
     *) echo -999 ;;
   esac
 }
