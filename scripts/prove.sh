@@ -175,7 +175,7 @@ open_rows=(
 # k - 23), close pl in [k - 29, k - 5]. The far rows are in the full list (proven: the product
 # cut's leading-bit lemma makes them quick), and so are the close rows close_done names proven:
 # ABOVE pl = 8, 7, 6 and BELOW bl = 8, 7 whole (pl = 7 / bl = 7 since branch fp23, pl = 6 since
-# fv31; seconds to 2 minutes a row), BELOW bl = 6 whole too (fv31);
+# fv31; seconds to 2 minutes a row), BELOW bl = 6 and 5 whole too (fv31, fv34);
 # the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
@@ -188,7 +188,9 @@ open_rows=(
 # 62-105 s BMC at bl = -21..-18, undecided at 120 s from bl = -17; an hx row 1.6-16 s); BELOW
 # bl = 6 (branch fv31) as 25 points whatever PROVE_BAND_W, the last 4 (pl = -2..1) split by x
 # and hb(xsig) as bl = 7's (unsplit points proven far to near, 1-183 s BMC a point up to pl = -3;
-# pl = -2 undecided at 300 s, its 12 split rows 8-19 s BMC each, pl = -1..1's 12-39 s); the
+# pl = -2 undecided at 300 s, its 12 split rows 8-19 s BMC each, pl = -1..1's 12-39 s); BELOW
+# bl = 5 (branch fv34) likewise with the last 5 (pl = -4..0) split (unsplit points 2-294 s BMC
+# up to pl = -5, which was undecided at 300 s once; split rows 9-27 s BMC each); the
 # others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
 # each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
@@ -209,6 +211,7 @@ close_split() {
     below:7) echo "4 5 4 4" ;;
     below:6) echo "1 25 4 4" ;;
     above:5) echo "1 39 0 0" ;;
+    below:5) echo "1 25 5 5" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -217,10 +220,11 @@ close_split() {
 # The bands pl / bl = 8 and 7 whole (branch fp23); ABOVE pl = 6 whole (fp24: bl in [-37, -22];
 # fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); BELOW
 # bl = 6 whole (fv31: pl <= -3 unsplit points, -2..1 split by x and hb(xsig)); ABOVE pl = 5
-# up to bl = -20 (fv32: unsplit points, far to near); no row of the others.
+# up to bl = -20 (fv32: unsplit points, far to near); BELOW bl = 5 whole (fv34: pl <= -5
+# unsplit points, -4..0 split by x and hb(xsig)); no row of the others.
 close_done() {
   case $1:$2 in
-    above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
+    above:8 | below:8 | above:7 | below:7 | above:6 | below:6 | below:5) echo 99 ;;
     above:5) echo -20 ;;
     *) echo -999 ;;
   esac
