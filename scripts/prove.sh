@@ -188,9 +188,12 @@ open_rows=(
 # 62-105 s BMC at bl = -21..-18, undecided at 120 s from bl = -17; an hx row 1.6-16 s); BELOW
 # bl = 6 (branch fv31) as 25 points whatever PROVE_BAND_W, the last 4 (pl = -2..1) split by x
 # and hb(xsig) as bl = 7's (unsplit points proven far to near, 1-183 s BMC a point up to pl = -3;
-# pl = -2 undecided at 300 s, its 12 split rows 8-19 s BMC each, pl = -1..1's 12-39 s); the
-# others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
-# each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
+# pl = -2 undecided at 300 s, its 12 split rows 8-19 s BMC each, pl = -1..1's 12-39 s); ABOVE
+# pl = 5 (branch fv32) as 39 points (bl = -38..0) whatever PROVE_BAND_W, of which (fv33) the
+# last 19 (bl = -18..0) are split by x and hb(xsig) (unsplit points proven far to near to bl =
+# -19, 289 s BMC there at load 3); the others in sub-bands of PROVE_BAND_W exponents (default 1:
+# points). That the rows cover each case is checked by fp16_int8_above_cover / _below_cover
+# (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
 # $1 above / below, $2 k, $3 the default width: "<width> <points> <x split> <hx split>":
 # sub-bands of <width>, then the last <points> exponents as single points, of which the last
@@ -208,7 +211,7 @@ close_split() {
     above:6) echo "4 27 23 19" ;;
     below:7) echo "4 5 4 4" ;;
     below:6) echo "1 25 4 4" ;;
-    above:5) echo "1 39 0 0" ;;
+    above:5) echo "1 39 19 19" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
