@@ -220,12 +220,12 @@ close_split() {
 # The bands pl / bl = 8 and 7 whole (branch fp23); ABOVE pl = 6 whole (fp24: bl in [-37, -22];
 # fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); BELOW
 # bl = 6 whole (fv31: pl <= -3 unsplit points, -2..1 split by x and hb(xsig)); ABOVE pl = 5
-# up to bl = -7 (fv32: unsplit points, far to near, to -20; fv33: -19 unsplit, then split by x
-# and hb(xsig) from -18 to -7); no row of the others.
+# up to bl = -6 (fv32: unsplit points, far to near, to -20; fv33: -19 unsplit, then split by x
+# and hb(xsig) from -18 to -6); no row of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
-    above:5) echo -7 ;;
+    above:5) echo -6 ;;
     *) echo -999 ;;
   esac
 }
