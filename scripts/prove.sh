@@ -190,9 +190,11 @@ open_rows=(
 # and hb(xsig) as bl = 7's (unsplit points proven far to near, 1-183 s BMC a point up to pl = -3;
 # pl = -2 undecided at 300 s, its 12 split rows 8-19 s BMC each, pl = -1..1's 12-39 s); BELOW
 # bl = 5 (branch fv34) likewise with the last 5 (pl = -4..0) split (unsplit points 2-294 s BMC
-# up to pl = -5, which was undecided at 300 s once; split rows 9-27 s BMC each); the
-# others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
-# each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
+# up to pl = -5, which was undecided at 300 s once; split rows 9-27 s BMC each); ABOVE pl = 5
+# (branch fv32) as 39 points (bl = -38..0) whatever PROVE_BAND_W, of which (fv33) the last 19
+# (bl = -18..0) are split by x and hb(xsig) (unsplit points proven far to near to bl = -19, 289 s
+# BMC there at load 3); the others in sub-bands of PROVE_BAND_W exponents (default 1: points).
+# That the rows cover each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
 # $1 above / below, $2 k, $3 the default width: "<width> <points> <x split> <hx split>":
 # sub-bands of <width>, then the last <points> exponents as single points, of which the last
@@ -210,7 +212,7 @@ close_split() {
     above:6) echo "4 27 23 19" ;;
     below:7) echo "4 5 4 4" ;;
     below:6) echo "1 25 4 4" ;;
-    above:5) echo "1 39 0 0" ;;
+    above:5) echo "1 39 19 19" ;;
     below:5) echo "1 25 5 5" ;;
     *) echo "$3 0 0 0" ;;
   esac
@@ -220,12 +222,13 @@ close_split() {
 # The bands pl / bl = 8 and 7 whole (branch fp23); ABOVE pl = 6 whole (fp24: bl in [-37, -22];
 # fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); BELOW
 # bl = 6 whole (fv31: pl <= -3 unsplit points, -2..1 split by x and hb(xsig)); ABOVE pl = 5
-# up to bl = -20 (fv32: unsplit points, far to near); BELOW bl = 5 whole (fv34: pl <= -5
-# unsplit points, -4..0 split by x and hb(xsig)); no row of the others.
+# up to bl = -6 (fv32: unsplit points, far to near, to -20; fv33: -19 unsplit, then split by x
+# and hb(xsig) from -18 to -6); BELOW bl = 5 whole (fv34: pl <= -5 unsplit points, -4..0 split
+# by x and hb(xsig)); no row of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6 | below:5) echo 99 ;;
-    above:5) echo -20 ;;
+    above:5) echo -6 ;;
     *) echo -999 ;;
   esac
 }
