@@ -176,7 +176,7 @@ open_rows=(
 # cut's leading-bit lemma makes them quick), and so are the close rows close_done names proven:
 # ABOVE pl = 8, 7, 6 and BELOW bl = 8, 7 whole (pl = 7 / bl = 7 since branch fp23, pl = 6 since
 # fv31; seconds to 2 minutes a row), BELOW bl = 6 and 5 whole too (fv31, fv34), BELOW bl = 4
-# up to pl = -5 (fv35);
+# up to pl = -4 (fv35);
 # the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
@@ -192,9 +192,9 @@ open_rows=(
 # pl = -2 undecided at 300 s, its 12 split rows 8-19 s BMC each, pl = -1..1's 12-39 s); BELOW
 # bl = 5 (branch fv34) likewise with the last 5 (pl = -4..0) split (unsplit points 2-294 s BMC
 # up to pl = -5, which was undecided at 300 s once; split rows 9-27 s BMC each); BELOW bl = 4
-# (branch fv35) as 25 points too, unsplit so far (1.3-164.6 s BMC a point up to pl = -5); the
-# others in sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover
-# each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
+# (branch fv35) likewise with the last 3 (pl = -3..-1) split (unsplit points 1-196 s BMC up
+# to pl = -4); the others in sub-bands of PROVE_BAND_W exponents (default 1: points). That
+# the rows cover each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
 # $1 above / below, $2 k, $3 the default width: "<width> <points> <x split> <hx split>":
 # sub-bands of <width>, then the last <points> exponents as single points, of which the last
@@ -224,7 +224,7 @@ close_split() {
 # fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); BELOW
 # bl = 6 whole (fv31: pl <= -3 unsplit points, -2..1 split by x and hb(xsig)); ABOVE pl = 5
 # up to bl = -20 (fv32: unsplit points, far to near); BELOW bl = 5 whole (fv34: pl <= -5
-# unsplit points, -4..0 split by x and hb(xsig)); BELOW bl = 4 up to pl = -5 (fv35: unsplit
+# unsplit points, -4..0 split by x and hb(xsig)); BELOW bl = 4 up to pl = -4 (fv35: unsplit
 # points, far to near); no row of the others.
 close_done() {
   case $1:$2 in
