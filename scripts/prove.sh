@@ -176,7 +176,7 @@ open_rows=(
 # cut's leading-bit lemma makes them quick), and so are the close rows close_done names proven:
 # ABOVE pl = 8, 7, 6 and BELOW bl = 8, 7 whole (pl = 7 / bl = 7 since branch fp23, pl = 6 since
 # fv31; seconds to 2 minutes a row), BELOW bl = 6 and 5 whole too (fv31, fv34), BELOW bl = 4
-# up to pl = -4 (fv35);
+# up to pl = -3 (fv35);
 # the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
@@ -224,13 +224,13 @@ close_split() {
 # fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); BELOW
 # bl = 6 whole (fv31: pl <= -3 unsplit points, -2..1 split by x and hb(xsig)); ABOVE pl = 5
 # up to bl = -20 (fv32: unsplit points, far to near); BELOW bl = 5 whole (fv34: pl <= -5
-# unsplit points, -4..0 split by x and hb(xsig)); BELOW bl = 4 up to pl = -4 (fv35: unsplit
-# points, far to near); no row of the others.
+# unsplit points, -4..0 split by x and hb(xsig)); BELOW bl = 4 up to pl = -3 (fv35: pl <= -4
+# unsplit points, -3 split by x and hb(xsig)); no row of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6 | below:5) echo 99 ;;
     above:5) echo -20 ;;
-    below:4) echo -4 ;;
+    below:4) echo -3 ;;
     *) echo -999 ;;
   esac
 }
