@@ -175,7 +175,8 @@ open_rows=(
 # k - 23), close pl in [k - 29, k - 5]. The far rows are in the full list (proven: the product
 # cut's leading-bit lemma makes them quick), and so are the close rows close_done names proven:
 # ABOVE pl = 8, 7, 6 and BELOW bl = 8, 7 whole (pl = 7 / bl = 7 since branch fp23, pl = 6 since
-# fv31; seconds to 2 minutes a row), BELOW bl = 6 and 5 whole too (fv31, fv34);
+# fv31; seconds to 2 minutes a row), BELOW bl = 6 and 5 whole too (fv31, fv34), BELOW bl = 4
+# up to pl = -3 (fv35);
 # the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
@@ -190,11 +191,13 @@ open_rows=(
 # and hb(xsig) as bl = 7's (unsplit points proven far to near, 1-183 s BMC a point up to pl = -3;
 # pl = -2 undecided at 300 s, its 12 split rows 8-19 s BMC each, pl = -1..1's 12-39 s); BELOW
 # bl = 5 (branch fv34) likewise with the last 5 (pl = -4..0) split (unsplit points 2-294 s BMC
-# up to pl = -5, which was undecided at 300 s once; split rows 9-27 s BMC each); ABOVE pl = 5
-# (branch fv32) as 39 points (bl = -38..0) whatever PROVE_BAND_W, of which (fv33) the last 19
-# (bl = -18..0) are split by x and hb(xsig) (unsplit points proven far to near to bl = -19, 289 s
-# BMC there at load 3); the others in sub-bands of PROVE_BAND_W exponents (default 1: points).
-# That the rows cover each case is checked by fp16_int8_above_cover / _below_cover (prove_cover).
+# up to pl = -5, which was undecided at 300 s once; split rows 9-27 s BMC each); BELOW bl = 4
+# (branch fv35) likewise with the last 3 (pl = -3..-1) split (unsplit points 1-196 s BMC up
+# to pl = -4); ABOVE pl = 5 (branch fv32) as 39 points (bl = -38..0) whatever PROVE_BAND_W, of
+# which (fv33) the last 19 (bl = -18..0) are split by x and hb(xsig) (unsplit points proven far
+# to near to bl = -19, 289 s BMC there at load 3); the others in sub-bands of PROVE_BAND_W
+# exponents (default 1: points). That the rows cover each case is checked by
+# fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
 # $1 above / below, $2 k, $3 the default width: "<width> <points> <x split> <hx split>":
 # sub-bands of <width>, then the last <points> exponents as single points, of which the last
@@ -214,6 +217,7 @@ close_split() {
     below:6) echo "1 25 4 4" ;;
     above:5) echo "1 39 19 19" ;;
     below:5) echo "1 25 5 5" ;;
+    below:4) echo "1 25 3 3" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -224,11 +228,13 @@ close_split() {
 # bl = 6 whole (fv31: pl <= -3 unsplit points, -2..1 split by x and hb(xsig)); ABOVE pl = 5
 # up to bl = -6 (fv32: unsplit points, far to near, to -20; fv33: -19 unsplit, then split by x
 # and hb(xsig) from -18 to -6); BELOW bl = 5 whole (fv34: pl <= -5 unsplit points, -4..0 split
-# by x and hb(xsig)); no row of the others.
+# by x and hb(xsig)); BELOW bl = 4 up to pl = -3 (fv35: pl <= -4 unsplit points, -3 split by x
+# and hb(xsig)); no row of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6 | below:5) echo 99 ;;
     above:5) echo -6 ;;
+    below:4) echo -3 ;;
     *) echo -999 ;;
   esac
 }
