@@ -226,15 +226,14 @@ close_split() {
 # The bands pl / bl = 8 and 7 whole (branch fp23); ABOVE pl = 6 whole (fp24: bl in [-37, -22];
 # fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); BELOW
 # bl = 6 whole (fv31: pl <= -3 unsplit points, -2..1 split by x and hb(xsig)); ABOVE pl = 5
-# up to bl = -6 (fv32: unsplit points, far to near, to -20; fv33: -19 unsplit, then split by x
-# and hb(xsig) from -18 to -6); BELOW bl = 5 whole (fv34: pl <= -5 unsplit points, -4..0 split
-# by x and hb(xsig)); BELOW bl = 4 up to pl = -3 (fv35: pl <= -4 unsplit points, -3 split by x
-# and hb(xsig)); no row of the others.
+# up to bl = -4 (fv32: unsplit points, far to near, to -20; fv33: -19 unsplit, then split by x
+# and hb(xsig) from -18 to -6; round 16 on main: -5, -4); BELOW bl = 5 whole (fv34: pl <= -5
+# unsplit points, -4..0 split by x and hb(xsig)); BELOW bl = 4 whole (fv35: pl <= -4 unsplit
+# points, -3 split by x and hb(xsig); round 16: -2, -1 split); no row of the others.
 close_done() {
   case $1:$2 in
-    above:8 | below:8 | above:7 | below:7 | above:6 | below:6 | below:5) echo 99 ;;
-    above:5) echo -6 ;;
-    below:4) echo -3 ;;
+    above:8 | below:8 | above:7 | below:7 | above:6 | below:6 | below:5 | below:4) echo 99 ;;
+    above:5) echo -4 ;;
     *) echo -999 ;;
   esac
 }
