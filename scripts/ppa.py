@@ -570,7 +570,8 @@ def sweep_configs(args, targets, have, missing):
     return configs + refs, spec
 
 
-def main():
+def parser():
+    """ppa.py's command line (--docs-only also reads the recorded run's options back with it)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.environ.get("BUILD_DIR", str(ROOT / "build")),
                     help="build directory with cli/normcore (and, for the simulation speed, the co-simulation)")
@@ -608,6 +609,11 @@ def main():
     ap.add_argument("--spec", default="none,full",
                     help="sweep: specialisation, none and/or full (the flags in SPEC_FLAGS, where the generator "
                          "has them)")
+    return ap
+
+
+def main():
+    ap = parser()
     args = ap.parse_args()
     args.nextpnr_freq = dict(NEXTPNR_FREQ)
     for item in filter(None, args.pnr_freq.split(",")):
@@ -621,6 +627,8 @@ def main():
         doc = json.loads((ROOT / "docs" / "ppa.json").read_text())
         args.seeds = doc["seeds"]
         args.argv = doc.get("generated_by", "python3 scripts/ppa.py").split()[2:]
+        run = ap.parse_args(args.argv)  # the measuring run's pool, for the page's note
+        args.jobs, args.ray_address = run.jobs, run.ray_address
         write_docs(doc["results"], doc["sim_speed"], args, doc["seconds"], doc.get("tools"), doc.get("extra_md"))
         plot(doc["results"])
         pareto_plot(doc["results"], ROOT / "docs" / "ppa_pareto.png", PARETO_TITLE)

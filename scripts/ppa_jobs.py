@@ -139,29 +139,24 @@ def rtl_name(cell):
 def critical_path(report):
     """The worst register-to-register path of the clock whose fmax nextpnr reports, from its
     --report JSON (the file path `report`): {"ns", "logic_ns", "route_ns", "from", "to", "cells"}
-    ("from" / "to" the RTL names of the start and end cells, "cells" the cells passed through),
-    or None when the report has none. nextpnr-ice40 0.4 gives a clk-to-q step's cells the wrong
-    way round (its "from" is the clock pin), so the start is whichever end is not a CLK pin."""
+    ("from" / "to" the RTL names of the start and end cells, "cells" how many cells the path
+    passes, its start included), or None when the report has none. nextpnr-ice40 0.4 gives a
+    clk-to-q step's cells the wrong way round (its "from" is the clock pin), so the start is
+    whichever end is not a CLK pin."""
     try:
         rep = json.loads(Path(report).read_text())
     except (OSError, ValueError):
         return None
     clocks = set(rep.get("fmax", {}))
     same = [c for c in rep.get("critical_paths", []) if c.get("from") == c.get("to")
-            and any(c["from"].endswith(k) or k in c["from"] for k in clocks) and c.get("path")]
+            and any(k in c["from"] for k in clocks) and c.get("path")]
     if not same:
         return None
     steps = same[0]["path"]
     first = steps[0]
     start = first["to"] if first["from"].get("port") == "CLK" else first["from"]
-    delay = {t: sum(s["delay"] for s in steps if s["type"] == t) for t in ("routing", "logic",
-                                                                             "clk-to-q", "setup")}
-    cells = []
-    for s in steps:
-        for end in ("from", "to"):
-            n = rtl_name(s[end]["cell"])
-            if n not in cells and not s[end]["cell"].endswith("sb_io"):
-                cells.append(n)
+    delay = {t: sum(s["delay"] for s in steps if s["type"] == t)
+             for t in ("routing", "logic", "clk-to-q", "setup")}
     return {"ns": round(sum(delay.values()), 2), "route_ns": round(delay["routing"], 2),
             "logic_ns": round(delay["logic"] + delay["clk-to-q"] + delay["setup"], 2),
             "from": rtl_name(start["cell"]), "to": rtl_name(steps[-1]["to"]["cell"]),

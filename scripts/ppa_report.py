@@ -33,18 +33,12 @@ def area_sum(counts, lut, dsp):
     return counts[lut] + counts[dsp]
 
 
-def pool_note(cmd):
-    """How the run of `cmd` (a ppa.py command line) ran its tool jobs, from its --jobs /
-    --ray-address options (without them: a local pool of two processes, ppa.py's default)."""
-    words, opt = cmd.split(), {}
-    for k, w in enumerate(words):
-        name, eq, val = w.partition("=")
-        if name in ("--jobs", "--ray-address"):
-            opt[name] = val if eq else (words[k + 1] if k + 1 < len(words) else "")
-    if "--ray-address" in opt:
-        return f"as Ray tasks (`--ray-address {opt['--ray-address']}`)"
-    n = int(opt["--jobs"]) if opt.get("--jobs", "").isdigit() else 2
-    return f"in a local pool of {n} process{'es' if n != 1 else ''}"
+def pool_note(args):
+    """How the run ran its tool jobs (its --jobs / --ray-address; for --docs-only ppa.py puts the
+    recorded run's options there)."""
+    if getattr(args, "ray_address", None):
+        return f"as Ray tasks (`--ray-address {args.ray_address}`)"
+    return f"in a local pool of {args.jobs} process{'es' if args.jobs != 1 else ''}"
 
 
 def path_table(results):
@@ -253,7 +247,7 @@ def write_docs(results, sim, args, elapsed, tools=None, extra_md=None):
             .replace("@HEADLINE_TABLE@", hard).replace("@TARGET_TABLE@", target_table(targets))
             .replace("@ECP5_TABLE@", ecp5_table(results)).replace("@PARETO_TABLE@", pareto_table(results)).replace("@PIPE_TABLE@", t_pipe).replace("@SIM_TABLE@", t_sim)
             .replace("@PATH_TABLE@", path_table(results))
-            .replace("@RUN_CMD@", doc["generated_by"]).replace("@POOL@", pool_note(doc["generated_by"])).replace("@SECONDS@", str(round(elapsed))).replace("@SEEDS@", str(args.seeds))
+            .replace("@RUN_CMD@", doc["generated_by"]).replace("@POOL@", pool_note(args)).replace("@SECONDS@", str(round(elapsed))).replace("@SEEDS@", str(args.seeds))
             .replace("@TOOLS@", ", ".join(f"{k} {v}" for k, v in doc["tools"].items())))
     for k, v in (extra_md or {}).items():
         md = md.replace(k, v)

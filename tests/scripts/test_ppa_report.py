@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """docs/ppa.md's run facts (scripts/ppa_report.py, scripts/ppa_jobs.py):
-* pool_note: how the run ran its tool jobs, read from its own command line (--jobs N / --jobs=N,
-  --ray-address, or ppa.py's default of two local processes); the page template names no fixed
-  pool size;
+* pool_note: how the run ran its tool jobs, from its options as ppa.py's parser reads them back
+  from the recorded command line (--jobs N / --jobs=N, --ray-address, or the default of two local
+  processes); the page template names no fixed pool size;
 * critical_path: the worst path of the reported clock from a nextpnr --report JSON, in the two
   layouts met here (nextpnr-ice40 0.4 gives the clk-to-q step's cells the wrong way round,
   nextpnr-ecp5 0.11 the right way), a cross-domain path ignored, an unreadable report None;
@@ -15,6 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
+import ppa  # noqa: E402
 import ppa_jobs  # noqa: E402
 import ppa_report  # noqa: E402
 
@@ -27,6 +28,8 @@ def check(what, got, want):
         print(f"FAIL: {what}: {got!r}, expected {want!r}")
 
 
+# The page's pool note: from the run's options, read back from its recorded command line by
+# ppa.py's own parser (as --docs-only does).
 POOL = {
     "python3 scripts/ppa.py --build build": "in a local pool of 2 processes",
     "python3 scripts/ppa.py --build build --jobs 1 --progress": "in a local pool of 1 process",
@@ -36,7 +39,8 @@ POOL = {
         "as Ray tasks (`--ray-address ray://h:10001`)",
 }
 for cmd, want in POOL.items():
-    check(f"pool_note({cmd!r})", ppa_report.pool_note(cmd), want)
+    run = ppa.parser().parse_args(cmd.split()[2:])
+    check(f"pool_note({cmd!r})", ppa_report.pool_note(run), want)
 tmpl = (ROOT / "docs" / "ppa.md.in").read_text()
 check("ppa.md.in names the pool through @POOL@", "@POOL@" in tmpl and "pool of two" not in tmpl,
       True)
