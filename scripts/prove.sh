@@ -218,6 +218,7 @@ close_split() {
     above:5) echo "1 39 19 19" ;;
     below:5) echo "1 25 5 5" ;;
     below:4) echo "1 25 3 3" ;;
+    below:3) echo "1 25 0 0" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
