@@ -218,7 +218,7 @@ close_split() {
     above:5) echo "1 39 19 19" ;;
     below:5) echo "1 25 5 5" ;;
     below:4) echo "1 25 3 3" ;;
-    below:3) echo "1 25 0 0" ;;
+    below:3) echo "1 25 5 5" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -235,7 +235,7 @@ close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6 | below:5 | below:4) echo 99 ;;
     above:5) echo -4 ;;
-    below:3) echo -12 ;;
+    below:3) echo -7 ;;
     *) echo -999 ;;
   esac
 }
