@@ -220,6 +220,7 @@ close_split() {
     below:5) echo "1 25 5 5" ;;
     below:4) echo "1 25 3 3" ;;
     below:3) echo "1 25 5 5" ;;
+    below:2) echo "1 25 0 0" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -237,7 +238,7 @@ close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6 | below:5 | below:4) echo 99 ;;
     above:5) echo -4 ;;
-    below:3) echo -3 ;;
+    below:3) echo 99 ;;
     *) echo -999 ;;
   esac
 }
