@@ -240,7 +240,7 @@ close_done() {
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6 | below:5 | below:4) echo 99 ;;
     above:5) echo -4 ;;
     below:3) echo 99 ;;
-    below:2) echo -5 ;;
+    below:2) echo -4 ;;
     *) echo -999 ;;
   esac
 }
