@@ -177,7 +177,8 @@ open_rows=(
 # cut's leading-bit lemma makes them quick), and so are the close rows close_done names proven:
 # ABOVE pl = 8, 7, 6 and BELOW bl = 8, 7 whole (pl = 7 / bl = 7 since branch fp23, pl = 6 since
 # fv31; seconds to 2 minutes a row), BELOW bl = 6 and 5 whole too (fv31, fv34), BELOW bl = 4
-# up to pl = -3 (fv35);
+# up to pl = -3 (fv35; whole since round 16), BELOW bl = 3 whole and bl = 2 up to pl = -4
+# (fv38);
 # the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
@@ -194,7 +195,11 @@ open_rows=(
 # bl = 5 (branch fv34) likewise with the last 5 (pl = -4..0) split (unsplit points 2-294 s BMC
 # up to pl = -5, which was undecided at 300 s once; split rows 9-27 s BMC each); BELOW bl = 4
 # (branch fv35) likewise with the last 3 (pl = -3..-1) split (unsplit points 1-196 s BMC up
-# to pl = -4); ABOVE pl = 5 (branch fv32) as 39 points (bl = -38..0) whatever PROVE_BAND_W, of
+# to pl = -4); BELOW bl = 3 (branch fv38) likewise with the last 5 (pl = -6..-2) split
+# (unsplit points 0.7-205 s BMC up to pl = -7; split rows 4.5-26 s BMC each); BELOW bl = 2
+# (fv38) likewise with the last 5 (pl = -7..-3) split (unsplit points 1-296 s BMC up to pl =
+# -8; split rows 6-21 s BMC each); ABOVE pl = 5
+# (branch fv32) as 39 points (bl = -38..0) whatever PROVE_BAND_W, of
 # which (fv33) the last 19 (bl = -18..0) are split by x and hb(xsig) (unsplit points proven far
 # to near to bl = -19, 289 s BMC there at load 3); the others in sub-bands of PROVE_BAND_W
 # exponents (default 1: points). That the rows cover each case is checked by
@@ -219,6 +224,8 @@ close_split() {
     above:5) echo "1 39 19 19" ;;
     below:5) echo "1 25 5 5" ;;
     below:4) echo "1 25 3 3" ;;
+    below:3) echo "1 25 5 5" ;;
+    below:2) echo "1 25 5 5" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -230,11 +237,16 @@ close_split() {
 # up to bl = -4 (fv32: unsplit points, far to near, to -20; fv33: -19 unsplit, then split by x
 # and hb(xsig) from -18 to -6; round 16 on main: -5, -4); BELOW bl = 5 whole (fv34: pl <= -5
 # unsplit points, -4..0 split by x and hb(xsig)); BELOW bl = 4 whole (fv35: pl <= -4 unsplit
-# points, -3 split by x and hb(xsig); round 16: -2, -1 split); no row of the others.
+# points, -3 split by x and hb(xsig); round 16: -2, -1 split); BELOW bl = 3 whole (fv38:
+# pl <= -7 unsplit points, -6..-2 split by x and hb(xsig)); BELOW bl = 2 up to pl = -4 (fv38:
+# pl <= -8 unsplit points, -7..-4 split; pl = -3 open, 3 of its 12 rows not run); no row of
+# the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6 | below:5 | below:4) echo 99 ;;
     above:5) echo -4 ;;
+    below:3) echo 99 ;;
+    below:2) echo -4 ;;
     *) echo -999 ;;
   esac
 }
