@@ -216,6 +216,7 @@ close_split() {
     below:7) echo "4 5 4 4" ;;
     below:6) echo "1 25 4 4" ;;
     above:5) echo "1 39 19 19" ;;
+    above:4) echo "1 39 0 0" ;;
     below:5) echo "1 25 5 5" ;;
     below:4) echo "1 25 3 3" ;;
     *) echo "$3 0 0 0" ;;
