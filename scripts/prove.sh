@@ -175,8 +175,8 @@ open_rows=(
 # k - 23), close pl in [k - 29, k - 5]. The far rows are in the full list (proven: the product
 # cut's leading-bit lemma makes them quick), and so are the close rows close_done names proven:
 # ABOVE pl = 8, 7, 6 and BELOW bl = 8, 7 whole (pl = 7 / bl = 7 since branch fp23, pl = 6 since
-# fv31; seconds to 2 minutes a row), BELOW bl = 6 and 5 whole too (fv31, fv34), BELOW bl = 4
-# up to pl = -3 (fv35);
+# fv31; seconds to 2 minutes a row), BELOW bl = 6, 5 and 4 whole too (fv31, fv34, round 16),
+# ABOVE pl = 5 whole (fv32, fv33, round 16, fv37);
 # the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
@@ -227,14 +227,14 @@ close_split() {
 # The bands pl / bl = 8 and 7 whole (branch fp23); ABOVE pl = 6 whole (fp24: bl in [-37, -22];
 # fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); BELOW
 # bl = 6 whole (fv31: pl <= -3 unsplit points, -2..1 split by x and hb(xsig)); ABOVE pl = 5
-# up to bl = -4 (fv32: unsplit points, far to near, to -20; fv33: -19 unsplit, then split by x
-# and hb(xsig) from -18 to -6; round 16 on main: -5, -4); BELOW bl = 5 whole (fv34: pl <= -5
-# unsplit points, -4..0 split by x and hb(xsig)); BELOW bl = 4 whole (fv35: pl <= -4 unsplit
-# points, -3 split by x and hb(xsig); round 16: -2, -1 split); no row of the others.
+# whole (fv32: unsplit points, far to near, to -20; fv33: -19 unsplit, then split by x and
+# hb(xsig) from -18 to -6; round 16 on main: -5, -4; fv37: -3..0); BELOW bl = 5 whole (fv34:
+# pl <= -5 unsplit points, -4..0 split by x and hb(xsig)); BELOW bl = 4 whole (fv35: pl <= -4
+# unsplit points, -3 split by x and hb(xsig); round 16: -2, -1 split); no row of the others.
 close_done() {
   case $1:$2 in
-    above:8 | below:8 | above:7 | below:7 | above:6 | below:6 | below:5 | below:4) echo 99 ;;
-    above:5) echo -1 ;;
+    above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
+    above:5 | below:5 | below:4) echo 99 ;;
     *) echo -999 ;;
   esac
 }
