@@ -235,7 +235,7 @@ close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
     above:5 | below:5 | below:4) echo 99 ;;
-    above:4) echo -20 ;;
+    above:4) echo -19 ;;
     *) echo -999 ;;
   esac
 }
