@@ -216,7 +216,7 @@ close_split() {
     below:7) echo "4 5 4 4" ;;
     below:6) echo "1 25 4 4" ;;
     above:5) echo "1 39 19 19" ;;
-    above:4) echo "1 39 0 0" ;;
+    above:4) echo "1 39 17 17" ;;
     below:5) echo "1 25 5 5" ;;
     below:4) echo "1 25 3 3" ;;
     *) echo "$3 0 0 0" ;;
@@ -235,7 +235,7 @@ close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
     above:5 | below:5 | below:4) echo 99 ;;
-    above:4) echo -19 ;;
+    above:4) echo -18 ;;
     *) echo -999 ;;
   esac
 }
