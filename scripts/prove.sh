@@ -176,9 +176,9 @@ open_rows=(
 # k - 23), close pl in [k - 29, k - 5]. The far rows are in the full list (proven: the product
 # cut's leading-bit lemma makes them quick), and so are the close rows close_done names proven:
 # ABOVE pl = 8, 7, 6 and BELOW bl = 8, 7 whole (pl = 7 / bl = 7 since branch fp23, pl = 6 since
-# fv31; seconds to 2 minutes a row), BELOW bl = 6 and 5 whole too (fv31, fv34), BELOW bl = 4
-# up to pl = -3 (fv35; whole since round 16), BELOW bl = 3 whole and bl = 2 up to pl = -4
-# (fv38);
+# fv31; seconds to 2 minutes a row), BELOW bl = 6, 5, 4 and 3 whole too (fv31, fv34, round 16,
+# fv38), BELOW bl = 2 up to pl = -4 (fv38), ABOVE pl = 5 whole (fv32, fv33, round 16, fv37),
+# ABOVE pl = 4 up to bl = -18 (fv37);
 # the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
@@ -201,8 +201,10 @@ open_rows=(
 # -8; split rows 6-21 s BMC each); ABOVE pl = 5
 # (branch fv32) as 39 points (bl = -38..0) whatever PROVE_BAND_W, of
 # which (fv33) the last 19 (bl = -18..0) are split by x and hb(xsig) (unsplit points proven far
-# to near to bl = -19, 289 s BMC there at load 3); the others in sub-bands of PROVE_BAND_W
-# exponents (default 1: points). That the rows cover each case is checked by
+# to near to bl = -19, 289 s BMC there at load 3); ABOVE pl = 4 (branch fv37) likewise as 39
+# points (bl = -39..-1), of which the last 17 (bl = -17..-1) are split by x and hb(xsig)
+# (unsplit points proven far to near to bl = -18, 223 s BMC there at load 3); the others in
+# sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover each case is checked by
 # fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
 # $1 above / below, $2 k, $3 the default width: "<width> <points> <x split> <hx split>":
@@ -222,6 +224,7 @@ close_split() {
     below:7) echo "4 5 4 4" ;;
     below:6) echo "1 25 4 4" ;;
     above:5) echo "1 39 19 19" ;;
+    above:4) echo "1 39 17 17" ;;
     below:5) echo "1 25 5 5" ;;
     below:4) echo "1 25 3 3" ;;
     below:3) echo "1 25 5 5" ;;
@@ -234,18 +237,19 @@ close_split() {
 # The bands pl / bl = 8 and 7 whole (branch fp23); ABOVE pl = 6 whole (fp24: bl in [-37, -22];
 # fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); BELOW
 # bl = 6 whole (fv31: pl <= -3 unsplit points, -2..1 split by x and hb(xsig)); ABOVE pl = 5
-# up to bl = -4 (fv32: unsplit points, far to near, to -20; fv33: -19 unsplit, then split by x
-# and hb(xsig) from -18 to -6; round 16 on main: -5, -4); BELOW bl = 5 whole (fv34: pl <= -5
-# unsplit points, -4..0 split by x and hb(xsig)); BELOW bl = 4 whole (fv35: pl <= -4 unsplit
-# points, -3 split by x and hb(xsig); round 16: -2, -1 split); BELOW bl = 3 whole (fv38:
+# whole (fv32: unsplit points, far to near, to -20; fv33: -19 unsplit, then split by x and
+# hb(xsig) from -18 to -6; round 16 on main: -5, -4; fv37: -3..0); BELOW bl = 5 whole (fv34:
+# pl <= -5 unsplit points, -4..0 split by x and hb(xsig)); BELOW bl = 4 whole (fv35: pl <= -4
+# unsplit points, -3 split by x and hb(xsig); round 16: -2, -1 split); BELOW bl = 3 whole (fv38:
 # pl <= -7 unsplit points, -6..-2 split by x and hb(xsig)); BELOW bl = 2 up to pl = -4 (fv38:
-# pl <= -8 unsplit points, -7..-4 split; pl = -3 open, 3 of its 12 rows not run); no row of
-# the others.
+# pl <= -8 unsplit points, -7..-4 split; pl = -3 open, 3 of its 12 rows not run); ABOVE pl = 4
+# up to bl = -18 (fv37: unsplit points, far to near; -17..-1 split by x and hb(xsig), not
+# proven); no row of the others.
 close_done() {
   case $1:$2 in
-    above:8 | below:8 | above:7 | below:7 | above:6 | below:6 | below:5 | below:4) echo 99 ;;
-    above:5) echo -4 ;;
-    below:3) echo 99 ;;
+    above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
+    above:5 | below:5 | below:4 | below:3) echo 99 ;;
+    above:4) echo -18 ;;
     below:2) echo -4 ;;
     *) echo -999 ;;
   esac
