@@ -178,7 +178,7 @@ open_rows=(
 # ABOVE pl = 8, 7, 6 and BELOW bl = 8, 7 whole (pl = 7 / bl = 7 since branch fp23, pl = 6 since
 # fv31; seconds to 2 minutes a row), BELOW bl = 6, 5, 4 and 3 whole too (fv31, fv34, round 16,
 # fv38), BELOW bl = 2 up to pl = -4 (fv38), ABOVE pl = 5 whole (fv32, fv33, round 16, fv37),
-# ABOVE pl = 4 up to bl = -18 (fv37);
+# ABOVE pl = 4 up to bl = -18 (fv37), ABOVE pl = 3 up to bl = -16 (round 17c);
 # the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
@@ -203,7 +203,9 @@ open_rows=(
 # which (fv33) the last 19 (bl = -18..0) are split by x and hb(xsig) (unsplit points proven far
 # to near to bl = -19, 289 s BMC there at load 3); ABOVE pl = 4 (branch fv37) likewise as 39
 # points (bl = -39..-1), of which the last 17 (bl = -17..-1) are split by x and hb(xsig)
-# (unsplit points proven far to near to bl = -18, 223 s BMC there at load 3); the others in
+# (unsplit points proven far to near to bl = -18, 223 s BMC there at load 3); ABOVE pl = 3
+# (round 17c) likewise with the last 14 (bl = -15..-2) split (unsplit points proven far to near
+# to bl = -16, 228-279 s BMC at -17, -16 with the faster BMC / induction); the others in
 # sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover each case is checked by
 # fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
@@ -225,6 +227,7 @@ close_split() {
     below:6) echo "1 25 4 4" ;;
     above:5) echo "1 39 19 19" ;;
     above:4) echo "1 39 17 17" ;;
+    above:3) echo "1 39 14 14" ;;
     below:5) echo "1 25 5 5" ;;
     below:4) echo "1 25 3 3" ;;
     below:3) echo "1 25 5 5" ;;
@@ -244,12 +247,14 @@ close_split() {
 # pl <= -7 unsplit points, -6..-2 split by x and hb(xsig)); BELOW bl = 2 up to pl = -4 (fv38:
 # pl <= -8 unsplit points, -7..-4 split; pl = -3 open, 3 of its 12 rows not run); ABOVE pl = 4
 # up to bl = -18 (fv37: unsplit points, far to near; -17..-1 split by x and hb(xsig), not
-# proven); no row of the others.
+# proven); ABOVE pl = 3 up to bl = -16 (round 17c on main: unsplit points, far to near;
+# -15..-2 split by x and hb(xsig), not run); no row of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
     above:5 | below:5 | below:4 | below:3) echo 99 ;;
     above:4) echo -18 ;;
+    above:3) echo -16 ;;
     below:2) echo -4 ;;
     *) echo -999 ;;
   esac
