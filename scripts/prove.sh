@@ -379,11 +379,16 @@ fi
 # PROVE_EXTRA: more float rows, by name (fp16 -> int8; e.g. a band of another split to measure),
 # space-separated; run with the timeout, as the band rows. A name already in this run's lists
 # runs once, as listed.
+# in_rows NAME ROW...: whether one of the "name|options" rows is named NAME.
+in_rows() {
+  local n=$1 e
+  shift
+  for e in "$@"; do [ "${e%%|*}" != "$n" ] || return 0; done
+  return 1
+}
 extra_rows=()
 for r in ${PROVE_EXTRA:-}; do
-  listed=0
-  for e in "${configs[@]}"; do [ "${e%%|*}" != "$r" ] || listed=1; done
-  [ $listed = 1 ] || extra_rows+=("$r|$i8")
+  in_rows "$r" "${configs[@]}" || extra_rows+=("$r|$i8")
 done
 configs+=("${extra_rows[@]}")
 
@@ -685,11 +690,7 @@ fv_case() {
   echo "$o"
 }
 
-is_open() {
-  local e
-  for e in "${open_rows[@]}" "${band_rows[@]}" "${extra_rows[@]}"; do [ "${e%%|*}" != "$1" ] || return 0; done
-  return 1
-}
+is_open() { in_rows "$1" "${open_rows[@]}" "${band_rows[@]}" "${extra_rows[@]}"; }
 
 # $1 a passed induction's log (yosys-smtbmc -i -t $2), $2 its N: the BMC depth (-t) its base
 # case needs. smtbmc tries the windows s_j .. s_N for j = N, N - 1, .., 0 (the assertions assumed
