@@ -178,7 +178,8 @@ open_rows=(
 # ABOVE pl = 8, 7, 6 and BELOW bl = 8, 7 whole (pl = 7 / bl = 7 since branch fp23, pl = 6 since
 # fv31; seconds to 2 minutes a row), BELOW bl = 6, 5, 4 and 3 whole too (fv31, fv34, round 16,
 # fv38), BELOW bl = 2 whole (fv38, round 17d), ABOVE pl = 5 whole (fv32, fv33, round 16,
-# fv37), ABOVE pl = 4 up to bl = -14 (fv37, round 17d), ABOVE pl = 3 up to bl = -16 (round 17c);
+# fv37), ABOVE pl = 4 up to bl = -14 (fv37, round 17d), ABOVE pl = 3 up to bl = -16 (round 17c),
+# ABOVE pl = 2 up to bl = -20 and BELOW bl = 1 up to pl = -24 (round 18c);
 # the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
@@ -205,7 +206,9 @@ open_rows=(
 # points (bl = -39..-1), of which the last 17 (bl = -17..-1) are split by x and hb(xsig)
 # (unsplit points proven far to near to bl = -18, 223 s BMC there at load 3); ABOVE pl = 3
 # (round 17c) likewise with the last 14 (bl = -15..-2) split (unsplit points proven far to near
-# to bl = -16, 228-279 s BMC at -17, -16 with the faster BMC / induction); the others in
+# to bl = -16, 228-279 s BMC at -17, -16 with the faster BMC / induction); ABOVE pl = 2
+# (round 18c) likewise with the last 17 (bl = -19..-3) split (unsplit points proven far to
+# near to bl = -20, 61.7-120.5 s BMC from -23 at load 4.7-6.3; -19 undecided at 300 s); the others in
 # sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover each case is checked by
 # fp16_int8_above_cover / _below_cover (prove_cover).
 nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
@@ -228,6 +231,7 @@ close_split() {
     above:5) echo "1 39 19 19" ;;
     above:4) echo "1 39 17 17" ;;
     above:3) echo "1 39 14 14" ;;
+    above:2) echo "1 39 17 17" ;;
     below:5) echo "1 25 5 5" ;;
     below:4) echo "1 25 3 3" ;;
     below:3) echo "1 25 5 5" ;;
@@ -248,13 +252,17 @@ close_split() {
 # pl <= -8 unsplit points, -7..-4 split; round 17d on main: -3); ABOVE pl = 4 up to bl = -14
 # (fv37: unsplit points, far to near, to -18; -17..-1 split by x and hb(xsig); round 17d:
 # -17..-14); ABOVE pl = 3 up to bl = -16 (round 17c on main: unsplit points, far to near;
-# -15..-2 split by x and hb(xsig), not run); no row of the others.
+# -15..-2 split by x and hb(xsig), not run); ABOVE pl = 2 up to bl = -20 (round 18c on main:
+# unsplit points, far to near; -19..-3 split by x and hb(xsig), not run); BELOW bl = 1 up to
+# pl = -24 (round 18c: unsplit points, far to near); no row of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
     above:5 | below:5 | below:4 | below:3 | below:2) echo 99 ;;
     above:4) echo -14 ;;
     above:3) echo -16 ;;
+    above:2) echo -20 ;;
+    below:1) echo -24 ;;
     *) echo -999 ;;
   esac
 }
