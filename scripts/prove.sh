@@ -312,6 +312,8 @@ zerob_split() {
 # xlo.
 zero_done() {
   case $1 in
+    zerop) echo "999 999 999" ;;
+    zerob) echo "-15 16 -8" ;;
     *) echo "-999 999 -999" ;;
   esac
 }
