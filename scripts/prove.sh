@@ -148,20 +148,19 @@ full=(
   # (classes, bands, the generated band rows) cover the case.
   "fp16_int8_above_cover|$i8"
   "fp16_int8_below_cover|$i8"
+  # ZEROP and ZEROB of fp16 -> fp16: generated below (zero_rows); the rows cover the cases.
+  "fp16_fp16_zerop_cover|$f16"
+  "fp16_fp16_zerob_cover|$f16"
 )
 # Float lanes, the rest of the case split and the whole harness (no case): not proven yet, each
 # smtbmc run stopped after PROVE_TIMEOUT seconds (default 600) and reported UNDECIDED (not a
 # failure); only with --open. A planted fault fails them quickly (tests/formal/planted_fault.sh).
 open_rows=(
   "fp16_fp16_cut|$f16"
-  "fp16_fp16_case_zerop_cut|$f16"
-  "fp16_fp16_case_zerob_cut|$f16"
   "fp16_fp16_case_near_cut|$f16"
   "fp16_fp16_case_above_cut|$f16"
   "fp16_fp16_case_below_cut|$f16"
   "bf16_bf16_cut|$b16"
-  "fp16_fp16_case_zerop_be112_119_cut|$f16"
-  "fp16_fp16_case_zerop_be120_120_cut|$f16"
   "fp16_int8_case_near_cut|--in-type fp16 --out-type int --out-bits 8"
   "fp16_int8_case_above_cut|--in-type fp16 --out-type int --out-bits 8"
   "fp16_int8_case_below_cut|--in-type fp16 --out-type int --out-bits 8"
@@ -302,7 +301,60 @@ mid_bands() {
     done
   done
 }
+# ZEROP and ZEROB for fp16 -> fp16 (a float y, whose rounding position moves with the value's
+# exponent), generated: ZEROP (x or s a zero, b not: v = b) by b's exponent field max(e, 1),
+# `be`: [1, 101] (|b| < 2^-25: y a signed zero), the points 102 .. 142, [143, 254] (|b| >=
+# 2^16: y an infinity, then clamped); ZEROB (b a zero: v = x * s) by the product's leading
+# exponent pl (its leading 1 at pl or pl + 1; the cut's leading-bit lemma holds it): [-200,
+# -26] (|v| < 2^-24), the points -25 .. 15, [16, 200] (|v| >= 2^16), each point split as
+# zerob_split says. A row is in the full list when zero_done says it is proven, else in
+# --bands. fp16_fp16_zerop_cover / _zerob_cover prove that the rows cover the two cases.
+# $1 pl: "point" (one row), "x" (x normal `_xe2_30` and x's field 0 or 1 `_xe1_1`) or "hx"
+# (x normal and the _xe1_1 half split by hb(xsig) into `_hx0_0` .. `_hx10_10`, as
+# close_split's).
+zerob_split() {
+  if [ "$1" -ge -14 ]; then echo x; else echo point; fi
+}
+# $1 zerop / zerob: the rows proven so far, "<lo> <hi> <xlo>": every row whose own exponent
+# (be, pl; a band's low end) is at most lo or at least hi, and the x-normal rows (_xe2_30) up to
+# xlo.
+zero_done() {
+  case $1 in
+    zerop) echo "999 999 999" ;;
+    zerob) echo "-15 16 -8" ;;
+    *) echo "-999 999 -999" ;;
+  esac
+}
+zero_rows() {
+  local p=fp16_fp16_case k h
+  echo "${p}_zerop_be1_101_cut"
+  for ((k = 102; k <= 142; k++)); do echo "${p}_zerop_be${k}_${k}_cut"; done
+  echo "${p}_zerop_be143_254_cut"
+  echo "${p}_zerob_plm200_m26_cut"
+  for ((k = -25; k <= 15; k++)); do
+    local q="${p}_zerob_pl$(nm $k)_$(nm $k)"
+    case $(zerob_split $k) in
+      point) echo "${q}_cut" ;;
+      x) echo "${q}_xe2_30_cut"; echo "${q}_xe1_1_cut" ;;
+      hx)
+        echo "${q}_xe2_30_cut"
+        for ((h = 0; h <= 10; h++)); do echo "${q}_xe1_1_hx${h}_${h}_cut"; done
+        ;;
+    esac
+  done
+  echo "${p}_zerob_pl16_200_cut"
+}
 band_rows=()
+while IFS= read -r r; do
+  [[ $r =~ _(zerop|zerob)_[bp][el](m?[0-9]+)_ ]]
+  v=${BASH_REMATCH[2]/m/-}
+  read -r zlo zhi zx <<< "$(zero_done "${BASH_REMATCH[1]}")"
+  if [ "$v" -le "$zlo" ] || [ "$v" -ge "$zhi" ] || { [[ $r == *_xe2_30_cut ]] && [ "$v" -le "$zx" ]; }; then
+    full+=("$r|$f16")
+  else
+    band_rows+=("$r|$f16")
+  fi
+done < <(zero_rows)
 for c in above below; do
   while IFS= read -r r; do full+=("$r|$i8"); done < <(mid_bands $c far 1)
   while IFS= read -r r; do

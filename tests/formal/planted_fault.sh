@@ -8,7 +8,8 @@
 # one the alignment's jam bit dropped (case ABOVE, band pl = 3, b far below), one band left out
 # of the ABOVE coverage check, the band rows' shift lemma off by one, a subnormal x's exponent
 # off by one (a row of the hb(xsig) split) and one of that split's rows left out of the
-# coverage check, in the channel
+# coverage check, in the fp16 -> fp16 one ties to odd on a ZEROP row and a point of ZEROB left
+# out of its coverage check, in the channel
 # tracker lane 1's channel offset with its two candidates swapped (bounded stream proof) and an
 # off-by-one in the channel wrap (unbounded position proof), lane 0's bank address off by one
 # in the parameter table (unbounded table proof) and the carry-in of the lane's fits chain
@@ -98,6 +99,15 @@ expect_fail "subnormal-x exponent fault" fp16_int8_case_above_pl7_7_bl0_0_xe1_1_
 expect_fail "hb(xsig)-split coverage fault" fp16_int8_above_cover - formal/nc_fv_cover.vh \
   '/bl >= 0 && bl <= 0 && xe1 >= 1 && xe1 <= 1 && h_x >= 5 && h_x <= 5)/d' \
   'case ABOVE covered.* +BMC'
+# ZEROP / ZEROB of fp16 -> fp16 (zero_rows in prove.sh, --bands until proven): ties to odd
+# must fail a ZEROP row (b's exponent field 120: y = b rounded to fp16, normal), and the point
+# pl = 0 of ZEROB (its x-normal and x-subnormal rows) left out of the coverage check must fail
+# that.
+expect_fail "float rounding fault (ties to odd), ZEROP" fp16_fp16_case_zerop_be120_120_cut \
+  --bands - 's/assign inc = g & (st | q\[0\]);/assign inc = g \& (st | ~q[0]);/' \
+  'lane == contract.* +BMC' 'assign inc = g & (st | ~q\[0\]);'
+expect_fail "ZEROB coverage fault" fp16_fp16_zerob_cover - formal/nc_fv_cover.vh \
+  '/(pl >= 0 && pl <= 0 /d' 'case ZEROB covered.* +BMC'
 # The stream proof: lane 1's channel offset with its two candidates swapped in <n>_chan.
 expect_fail "tracker fault" pos_l2_c3_hw3 --quick nc_chan.v \
   's/assign d_1 = g_1_q ? dp_1_q : db_1_q;/assign d_1 = g_1_q ? db_1_q : dp_1_q;/' 'stream'
