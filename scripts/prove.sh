@@ -309,12 +309,9 @@ mid_bands() {
 # -26] (|v| < 2^-24), the points -25 .. 15, [16, 200] (|v| >= 2^16), each point split as
 # zerob_split says. A row is in the full list when zero_done says it is proven, else in
 # --bands. fp16_fp16_zerop_cover / _zerob_cover prove that the rows cover the two cases.
-# $1 pl: "point" (one row), "x" (x normal `_xe2_30` and x's field 0 or 1 `_xe1_1`) or "hx"
-# (x normal and the _xe1_1 half split by hb(xsig) into `_hx0_0` .. `_hx10_10`, as
-# close_split's).
-zerob_split() {
-  if [ "$1" -ge -14 ]; then echo x; else echo point; fi
-}
+# $1 pl: whether ZEROB's point pl = $1 is split by x (x normal `_xe2_30`, x's field 0 or 1
+# `_xe1_1`), as from pl = -14 (y normal; unsplit -14 and 0 were undecided at 300 s), or one row.
+zerob_split() { [ "$1" -ge -14 ]; }
 # $1 zerop / zerob: the rows proven so far, "<lo> <hi> <xlo>": every row whose own exponent
 # (be, pl; a band's low end) is at most lo or at least hi, and the x-normal rows (_xe2_30) up to
 # xlo. Round 18d: ZEROP whole; ZEROB the two wide bands, the points pl = -25 .. -15, every
@@ -327,35 +324,28 @@ zero_done() {
     *) echo "-999 999 -999" ;;
   esac
 }
+# $1 a ZEROP / ZEROB row's name: is it proven (zero_done)?
+zero_proven() {
+  [[ $1 =~ _(zerop|zerob)_[bp][el](m?[0-9]+)_ ]] || return 1
+  local v=${BASH_REMATCH[2]/m/-} lo hi xlo
+  read -r lo hi xlo <<< "$(zero_done "${BASH_REMATCH[1]}")"
+  [ "$v" -le "$lo" ] || [ "$v" -ge "$hi" ] || { [[ $1 == *_xe2_30_cut ]] && [ "$v" -le "$xlo" ]; }
+}
 zero_rows() {
-  local p=fp16_fp16_case k h
+  local p=fp16_fp16_case k
   echo "${p}_zerop_be1_101_cut"
   for ((k = 102; k <= 142; k++)); do echo "${p}_zerop_be${k}_${k}_cut"; done
   echo "${p}_zerop_be143_254_cut"
   echo "${p}_zerob_plm200_m26_cut"
   for ((k = -25; k <= 15; k++)); do
     local q="${p}_zerob_pl$(nm $k)_$(nm $k)"
-    case $(zerob_split $k) in
-      point) echo "${q}_cut" ;;
-      x) echo "${q}_xe2_30_cut"; echo "${q}_xe1_1_cut" ;;
-      hx)
-        echo "${q}_xe2_30_cut"
-        for ((h = 0; h <= 10; h++)); do echo "${q}_xe1_1_hx${h}_${h}_cut"; done
-        ;;
-    esac
+    if zerob_split $k; then echo "${q}_xe2_30_cut"; echo "${q}_xe1_1_cut"; else echo "${q}_cut"; fi
   done
   echo "${p}_zerob_pl16_200_cut"
 }
 band_rows=()
 while IFS= read -r r; do
-  [[ $r =~ _(zerop|zerob)_[bp][el](m?[0-9]+)_ ]]
-  v=${BASH_REMATCH[2]/m/-}
-  read -r zlo zhi zx <<< "$(zero_done "${BASH_REMATCH[1]}")"
-  if [ "$v" -le "$zlo" ] || [ "$v" -ge "$zhi" ] || { [[ $r == *_xe2_30_cut ]] && [ "$v" -le "$zx" ]; }; then
-    full+=("$r|$f16")
-  else
-    band_rows+=("$r|$f16")
-  fi
+  if zero_proven "$r"; then full+=("$r|$f16"); else band_rows+=("$r|$f16"); fi
 done < <(zero_rows)
 for c in above below; do
   while IFS= read -r r; do full+=("$r|$i8"); done < <(mid_bands $c far 1)

@@ -99,12 +99,11 @@ expect_fail "subnormal-x exponent fault" fp16_int8_case_above_pl7_7_bl0_0_xe1_1_
 expect_fail "hb(xsig)-split coverage fault" fp16_int8_above_cover - formal/nc_fv_cover.vh \
   '/bl >= 0 && bl <= 0 && xe1 >= 1 && xe1 <= 1 && h_x >= 5 && h_x <= 5)/d' \
   'case ABOVE covered.* +BMC'
-# ZEROP / ZEROB of fp16 -> fp16 (zero_rows in prove.sh, --bands until proven): ties to odd
-# must fail a ZEROP row (b's exponent field 120: y = b rounded to fp16, normal), and the point
-# pl = 0 of ZEROB (its x-normal and x-subnormal rows) left out of the coverage check must fail
-# that.
+# ZEROP / ZEROB of fp16 -> fp16 (zero_rows in prove.sh): ties to odd must fail a ZEROP row
+# (b's exponent field 120: y = b rounded to fp16, normal), and the point pl = 0 of ZEROB (its
+# x-normal and x-subnormal rows) left out of the coverage check must fail that.
 expect_fail "float rounding fault (ties to odd), ZEROP" fp16_fp16_case_zerop_be120_120_cut \
-  --bands - 's/assign inc = g & (st | q\[0\]);/assign inc = g \& (st | ~q[0]);/' \
+  - - 's/assign inc = g & (st | q\[0\]);/assign inc = g \& (st | ~q[0]);/' \
   'lane == contract.* +BMC' 'assign inc = g & (st | ~q\[0\]);'
 expect_fail "ZEROB coverage fault" fp16_fp16_zerob_cover - formal/nc_fv_cover.vh \
   '/(pl >= 0 && pl <= 0 /d' 'case ZEROB covered.* +BMC'
