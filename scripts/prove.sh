@@ -20,7 +20,7 @@
 #
 # Usage: scripts/prove.sh [--quick] [--only REGEX] [--keep DIR] [--no-hooks]
 #   --quick     the small configurations of ctest `formal.quick`
-#   --only RE   only the configurations whose name matches RE (grep -E)
+#   --only RE   only the configurations whose name matches RE (an extended RE, as grep -E)
 #   --keep DIR  keep the generated designs, SMT-LIB and logs in DIR
 #   --no-hooks  skip scripts/prove_*.sh
 #   --open      also the float lane proofs that do not finish (open_rows: UNDECIDED after
@@ -55,6 +55,18 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+# --only's RE is matched by bash's [[ =~ ]] (POSIX extended, as grep -E), not a grep per row:
+# the full list has about 2000 rows, and a process each was half of a split row's wall time
+# (1660 greps, 9 s of 31 at load 5). A RE that does not compile is an error, not "no row".
+if [ -n "$only" ]; then
+  rc=0
+  [[ "" =~ $only ]] || rc=$?
+  if [ $rc -eq 2 ]; then
+    echo "prove.sh: --only '$only' is not an extended regular expression" >&2
+    exit 2
+  fi
+fi
+selected() { [ -z "$only" ] || [[ $1 =~ $only ]]; }
 bin=${NORMCORE:-${BUILD_DIR:-$root/build}/cli/normcore}
 [ -x "$bin" ] || { echo "prove.sh: no normcore CLI at $bin (set NORMCORE or build it)" >&2; exit 2; }
 venv=${NORMCORE_VENV:-$root/.venv}
@@ -210,7 +222,8 @@ open_rows=(
 # near to bl = -20, 61.7-120.5 s BMC from -23 at load 4.7-6.3; -19 undecided at 300 s); the others in
 # sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover each case is checked by
 # fp16_int8_above_cover / _below_cover (prove_cover).
-nm() { if [ "$1" -lt 0 ]; then echo "m$((-$1))"; else echo "$1"; fi; }
+# An exponent in a row's name: m for minus (-19 -> m19), as ${k/#-/m} where the rows are made
+# (no subshell per row: the lists have about 2000 rows, and list building ran before each row).
 # $1 above / below, $2 k, $3 the default width: "<width> <points> <x split> <hx split>":
 # sub-bands of <width>, then the last <points> exponents as single points, of which the last
 # <x split> are split once more by x's exponent field, x normal (_xe2_30) and x subnormal or
@@ -266,10 +279,12 @@ close_done() {
   esac
 }
 # $1 a close row's name: is it proven (close_done)?
+declare -A done_of  # close_done / zero_done's answers, one subshell per band, not per row
 close_proven() {
   [[ $1 =~ _(above|below)_[pb]l(m?[0-9]+)_[^_]+_[pb]l(m?[0-9]+)_ ]] || return 1
-  local k=${BASH_REMATCH[2]/m/-} v=${BASH_REMATCH[3]/m/-}
-  [ "$v" -le "$(close_done "${BASH_REMATCH[1]}" "$k")" ]
+  local c=${BASH_REMATCH[1]} k=${BASH_REMATCH[2]/m/-} v=${BASH_REMATCH[3]/m/-}
+  [ -n "${done_of[$c:$k]:-}" ] || done_of[$c:$k]=$(close_done "$c" "$k")
+  [ "$v" -le "${done_of[$c:$k]}" ]
 }
 # $1 above / below, $2 far / close, $3 the sub-band width of the bands close_split does not
 # name: one row name per line.
@@ -279,24 +294,24 @@ mid_bands() {
     if [ "$1" = above ]; then d=pl o=bl far0=$((k - 44)) near0=$((k - 43)) near1=$((k - 5))
     else [ $k -ge -2 ] || continue; d=bl o=pl far0=$((k - 30)) near0=$((k - 29)) near1=$((k - 5))
     fi
-    local pre="fp16_int8_case_$1_${d}$(nm $k)_$(nm $k)_$o"
-    if [ "$2" = far ]; then echo "${pre}m200_$(nm $far0)_cut"; continue; fi
+    local pre="fp16_int8_case_$1_${d}${k/#-/m}_${k/#-/m}_$o"
+    if [ "$2" = far ]; then echo "${pre}m200_${far0/#-/m}_cut"; continue; fi
     read -r w pts xs hs <<< "$(close_split "$1" $k "$3")"
     for ((lo = near0; lo <= near1 - pts; lo += w)); do
       hi=$((lo + w - 1))
       [ $hi -le $((near1 - pts)) ] || hi=$((near1 - pts))
-      echo "${pre}$(nm $lo)_$(nm $hi)_cut"
+      echo "${pre}${lo/#-/m}_${hi/#-/m}_cut"
     done
     for ((lo = near1 - pts + 1; lo <= near1; lo++)); do
       if [ $lo -gt $((near1 - xs)) ]; then
-        echo "${pre}$(nm $lo)_$(nm $lo)_xe2_30_cut"
+        echo "${pre}${lo/#-/m}_${lo/#-/m}_xe2_30_cut"
         if [ $lo -gt $((near1 - hs)) ]; then
-          for ((h = 0; h <= 10; h++)); do echo "${pre}$(nm $lo)_$(nm $lo)_xe1_1_hx${h}_${h}_cut"; done
+          for ((h = 0; h <= 10; h++)); do echo "${pre}${lo/#-/m}_${lo/#-/m}_xe1_1_hx${h}_${h}_cut"; done
         else
-          echo "${pre}$(nm $lo)_$(nm $lo)_xe1_1_cut"
+          echo "${pre}${lo/#-/m}_${lo/#-/m}_xe1_1_cut"
         fi
       else
-        echo "${pre}$(nm $lo)_$(nm $lo)_cut"
+        echo "${pre}${lo/#-/m}_${lo/#-/m}_cut"
       fi
     done
   done
@@ -328,8 +343,9 @@ zero_done() {
 # $1 a ZEROP / ZEROB row's name: is it proven (zero_done)?
 zero_proven() {
   [[ $1 =~ _(zerop|zerob)_[bp][el](m?[0-9]+)_ ]] || return 1
-  local v=${BASH_REMATCH[2]/m/-} lo hi xlo
-  read -r lo hi xlo <<< "$(zero_done "${BASH_REMATCH[1]}")"
+  local c=${BASH_REMATCH[1]} v=${BASH_REMATCH[2]/m/-} lo hi xlo
+  [ -n "${done_of[$c]:-}" ] || done_of[$c]=$(zero_done "$c")
+  read -r lo hi xlo <<< "${done_of[$c]}"
   [ "$v" -le "$lo" ] || [ "$v" -ge "$hi" ] || { [[ $1 == *_xe2_30_cut ]] && [ "$v" -le "$xlo" ]; }
 }
 zero_rows() {
@@ -339,7 +355,7 @@ zero_rows() {
   echo "${p}_zerop_be143_254_cut"
   echo "${p}_zerob_plm200_m26_cut"
   for ((k = -25; k <= 15; k++)); do
-    local q="${p}_zerob_pl$(nm $k)_$(nm $k)"
+    local q="${p}_zerob_pl${k/#-/m}_${k/#-/m}"
     if zerob_split $k; then echo "${q}_xe2_30_cut"; echo "${q}_xe1_1_cut"; else echo "${q}_cut"; fi
   done
   echo "${p}_zerob_pl16_200_cut"
@@ -880,7 +896,7 @@ prove_cover() {
 
 for entry in "${configs[@]}"; do
   name=${entry%%|*} opts=${entry#*|}
-  if [ -n "$only" ] && ! grep -Eq -- "$only" <<< "$name"; then continue; fi
+  selected "$name" || continue
   if [[ $name == *_cover ]]; then prove_cover "$name" "$opts"; else prove_lane "$name" "$opts"; fi
 done
 
@@ -953,7 +969,7 @@ prove_pos() {
 for entry in "${pconfigs[@]}"; do
   name=${entry%%|*} rest=${entry#*|}
   depth=${rest%%|*} opts=${rest#*|}
-  if [ -n "$only" ] && ! grep -Eq -- "$only" <<< "$name"; then continue; fi
+  selected "$name" || continue
   prove_pos "$name" "$depth" "$opts"
 done
 
@@ -1025,7 +1041,7 @@ prove_unb() {
 }
 for entry in "${tconfigs[@]}"; do
   name=${entry%%|*} opts=${entry#*|}
-  if [ -n "$only" ] && ! grep -Eq -- "$only" <<< "$name"; then continue; fi
+  selected "$name" || continue
   prove_unb "$name" "$opts" "${name%%_*}"
 done
 

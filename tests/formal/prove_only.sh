@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# scripts/prove.sh --only RE: an extended regular expression matched in bash (no process per
+# row), as grep -E: an alternation selects the rows it names and no other (two cover rows, a
+# second each), a RE that matches no row is "no configuration selected" (exit 2), and one that
+# does not compile is an error naming it (exit 2), not an empty selection. Skips (77) when the
+# solver's venv cannot be made.
+# Usage: prove_only.sh <normcore> <source root>
+set -uo pipefail
+export NORMCORE=$1
+root=$2
+bad=0
+out=$(bash "$root/scripts/prove.sh" --no-hooks --only '^fp16_fp16_zero(p|b)_cover$' 2>&1)
+rc=$?
+[ $rc -ne 77 ] || exit 77
+echo "$out"
+rows=$(grep -cE '^fp16_fp16_zero[pb]_cover +case ZERO[PB] covered by the [0-9]+ rows .* PASS$' \
+  <<< "$out")
+others=$(grep -cE "^[a-z0-9_]+ " <<< "$out")
+if [ $rc -ne 0 ] || [ "$rows" -ne 2 ] || [ "$others" -ne 3 ]; then  # 3: the header and the rows
+  echo "FAIL: --only with an alternation: exit $rc, $rows cover rows, $others table lines"
+  bad=1
+fi
+out=$(bash "$root/scripts/prove.sh" --no-hooks --only '^no_such_row$' 2>&1)
+rc=$?
+if [ $rc -ne 2 ] || ! grep -q "no configuration selected" <<< "$out"; then
+  echo "FAIL: --only matching nothing: exit $rc: $out"
+  bad=1
+fi
+out=$(bash "$root/scripts/prove.sh" --no-hooks --only '^fp16_(' 2>&1)
+rc=$?
+if [ $rc -ne 2 ] || ! grep -q "prove.sh: --only '\^fp16_(' is not an extended regular expression" \
+  <<< "$out"; then
+  echo "FAIL: --only with a RE that does not compile: exit $rc: $out"
+  bad=1
+fi
+[ $bad = 0 ] && echo "prove_only: ok"
+exit $bad
