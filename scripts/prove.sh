@@ -219,7 +219,9 @@ open_rows=(
 # (round 17c) likewise with the last 14 (bl = -15..-2) split (unsplit points proven far to near
 # to bl = -16, 228-279 s BMC at -17, -16 with the faster BMC / induction); ABOVE pl = 2
 # (round 18c) likewise with the last 17 (bl = -19..-3) split (unsplit points proven far to
-# near to bl = -20, 61.7-120.5 s BMC from -23 at load 4.7-6.3; -19 undecided at 300 s); the others in
+# near to bl = -20, 61.7-120.5 s BMC from -23 at load 4.7-6.3; -19 undecided at 300 s); ABOVE
+# pl = 1 (round 19) likewise with the last 15 (bl = -18..-4) split (unsplit points proven far to
+# near to bl = -19, 148.4 / 225.2 s BMC at -20 / -19, load 3.4-5.4); the others in
 # sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover each case is checked by
 # fp16_int8_above_cover / _below_cover (prove_cover).
 # An exponent in a row's name: m for minus (-19 -> m19), as ${k/#-/m} where the rows are made
@@ -244,6 +246,7 @@ close_split() {
     above:4) echo "1 39 17 17" ;;
     above:3) echo "1 39 14 14" ;;
     above:2) echo "1 39 17 17" ;;
+    above:1) echo "1 39 15 15" ;;
     below:5) echo "1 25 5 5" ;;
     below:4) echo "1 25 3 3" ;;
     below:3) echo "1 25 5 5" ;;
@@ -267,7 +270,9 @@ close_split() {
 # unsplit points, far to near, to -16; fv42: -15..-3 split by x and hb(xsig); round 18e: -2);
 # ABOVE pl = 2 up to bl = -20 (round
 # 18c on main: unsplit points, far to near; -19..-3 split by x and hb(xsig), not run); BELOW
-# bl = 1 up to pl = -24 (round 18c: unsplit points, far to near); no row of the others.
+# bl = 1 up to pl = -24 (round 18c: unsplit points, far to near); ABOVE pl = 1 up to bl = -19
+# (round 19 on main: unsplit points, far to near; -18..-4 split by x and hb(xsig)); no row of
+# the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
@@ -275,6 +280,7 @@ close_done() {
     above:4 | above:3) echo 99 ;;
     above:2) echo -20 ;;
     below:1) echo -24 ;;
+    above:1) echo -19 ;;
     *) echo -999 ;;
   esac
 }
