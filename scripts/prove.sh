@@ -317,11 +317,11 @@ zerob_split() { [ "$1" -ge -14 ]; }
 # xlo. Round 18d: ZEROP whole; ZEROB the two wide bands, the points pl = -25 .. -15, every
 # x-normal row (pl = -14 .. 15) and the x-subnormal rows (_xe1_1) of pl = -14 .. -11; later
 # sessions the x-subnormal rows up to pl = -3;
-# round 18g (fv52) up to pl = 4 and from pl = 10.
+# round 18g (fv52) up to pl = 4 and from pl = 8.
 zero_done() {
   case $1 in
     zerop) echo "999 999 999" ;;
-    zerob) echo "4 10 15" ;;
+    zerob) echo "4 8 15" ;;
     *) echo "-999 999 -999" ;;
   esac
 }
