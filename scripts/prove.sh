@@ -178,8 +178,8 @@ open_rows=(
 # fv31; seconds to 2 minutes a row), BELOW bl = 6, 5, 4 and 3 whole too (fv31, fv34, round 16,
 # fv38), BELOW bl = 2 whole (fv38, round 17d), ABOVE pl = 5 whole (fv32, fv33, round 16,
 # fv37), ABOVE pl = 4 whole (fv37, round 17d, fv41, round 18e), ABOVE pl = 3 whole (round
-# 17c, fv42, round 18e), ABOVE pl = 2 up to bl = -20 and BELOW bl = 1 up to pl = -24 (round 18c);
-# the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
+# 17c, fv42, round 18e), ABOVE pl = 2 up to bl = -20 and BELOW bl = 1 up to pl = -18 (round 18c,
+# fv52); the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
 # the shift lemma a point fixes every exponent sum: several proven in seconds where their
@@ -254,14 +254,15 @@ close_split() {
 # unsplit points, far to near, to -16; fv42: -15..-3 split by x and hb(xsig); round 18e: -2);
 # ABOVE pl = 2 up to bl = -20 (round
 # 18c on main: unsplit points, far to near; -19..-3 split by x and hb(xsig), not run); BELOW
-# bl = 1 up to pl = -24 (round 18c: unsplit points, far to near); no row of the others.
+# bl = 1 up to pl = -18 (unsplit points, far to near: round 18c to -24, fv52 to -18); no row
+# of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
     above:5 | below:5 | below:4 | below:3 | below:2) echo 99 ;;
     above:4 | above:3) echo 99 ;;
     above:2) echo -20 ;;
-    below:1) echo -24 ;;
+    below:1) echo -18 ;;
     *) echo -999 ;;
   esac
 }
