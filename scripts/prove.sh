@@ -178,7 +178,7 @@ open_rows=(
 # fv31; seconds to 2 minutes a row), BELOW bl = 6, 5, 4 and 3 whole too (fv31, fv34, round 16,
 # fv38), BELOW bl = 2 whole (fv38, round 17d), ABOVE pl = 5 whole (fv32, fv33, round 16,
 # fv37), ABOVE pl = 4 whole (fv37, round 17d, fv41, round 18e), ABOVE pl = 3 whole (round
-# 17c, fv42, round 18e), ABOVE pl = 2 up to bl = -20 and BELOW bl = 1 up to pl = -8 (round 18c,
+# 17c, fv42, round 18e), ABOVE pl = 2 up to bl = -20 and BELOW bl = 1 up to pl = -7 (round 18c,
 # fv52); the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
@@ -254,7 +254,7 @@ close_split() {
 # unsplit points, far to near, to -16; fv42: -15..-3 split by x and hb(xsig); round 18e: -2);
 # ABOVE pl = 2 up to bl = -20 (round
 # 18c on main: unsplit points, far to near; -19..-3 split by x and hb(xsig), not run); BELOW
-# bl = 1 up to pl = -8 (unsplit points, far to near: round 18c to -24, fv52 to -8); no row
+# bl = 1 up to pl = -7 (unsplit points, far to near: round 18c to -24, fv52 to -7); no row
 # of the others.
 close_done() {
   case $1:$2 in
@@ -262,7 +262,7 @@ close_done() {
     above:5 | below:5 | below:4 | below:3 | below:2) echo 99 ;;
     above:4 | above:3) echo 99 ;;
     above:2) echo -20 ;;
-    below:1) echo -8 ;;
+    below:1) echo -7 ;;
     *) echo -999 ;;
   esac
 }
