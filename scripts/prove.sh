@@ -190,8 +190,8 @@ open_rows=(
 # fv31; seconds to 2 minutes a row), BELOW bl = 6, 5, 4 and 3 whole too (fv31, fv34, round 16,
 # fv38), BELOW bl = 2 whole (fv38, round 17d), ABOVE pl = 5 whole (fv32, fv33, round 16,
 # fv37), ABOVE pl = 4 whole (fv37, round 17d, fv41, round 18e), ABOVE pl = 3 whole (round
-# 17c, fv42, round 18e), ABOVE pl = 2 whole (round 18c, fv51), BELOW bl = 1 up to pl = -24
-# (round 18c) and ABOVE pl = 1 up to bl = -19 (round 19);
+# 17c, fv42, round 18e), ABOVE pl = 2 whole (round 18c, fv51), BELOW bl = 1 up to pl = -7
+# (round 18c, fv52) and ABOVE pl = 1 up to bl = -19 (round 19);
 # the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
@@ -270,15 +270,15 @@ close_split() {
 # -17..-14; fv41: -13..-4; round 18e on main: -3..-1); ABOVE pl = 3 whole (round 17c on main:
 # unsplit points, far to near, to -16; fv42: -15..-3 split by x and hb(xsig); round 18e: -2);
 # ABOVE pl = 2 whole (round 18c on main: unsplit points, far to near, to -20; fv51: -19..-3
-# split by x and hb(xsig)); BELOW bl = 1 up to pl = -24 (round 18c: unsplit points, far to
-# near); ABOVE pl = 1 up to bl = -19 (round 19 on main: unsplit points, far to near; -18..-4
-# split by x and hb(xsig)); no row of the others.
+# split by x and hb(xsig)); BELOW bl = 1 up to pl = -7 (unsplit points, far to near: round 18c
+# to -24, fv52 to -7); ABOVE pl = 1 up to bl = -19 (round 19 on main: unsplit points, far to
+# near; -18..-4 split by x and hb(xsig)); no row of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
     above:5 | below:5 | below:4 | below:3 | below:2) echo 99 ;;
     above:4 | above:3 | above:2) echo 99 ;;
-    below:1) echo -24 ;;
+    below:1) echo -7 ;;
     above:1) echo -19 ;;
     *) echo -999 ;;
   esac
@@ -337,11 +337,11 @@ zerob_split() { [ "$1" -ge -14 ]; }
 # xlo. Round 18d: ZEROP whole; ZEROB the two wide bands, the points pl = -25 .. -15, every
 # x-normal row (pl = -14 .. 15) and the x-subnormal rows (_xe1_1) of pl = -14 .. -11; after
 # it (same rows, the next session's start): -10 .. -3 (-9, -7, -5, -3 in round 18d, the others
-# after its stop); pl = 0 passed once too but stays listed.
+# after its stop); round 18g (fv52): up to pl = 4 and from pl = 8 (5, 6, 7 undecided at 300 s).
 zero_done() {
   case $1 in
     zerop) echo "999 999 999" ;;
-    zerob) echo "-3 16 15" ;;
+    zerob) echo "4 8 15" ;;
     *) echo "-999 999 -999" ;;
   esac
 }
