@@ -58,13 +58,10 @@ done
 # --only's RE is matched by bash's [[ =~ ]] (POSIX extended, as grep -E), not a grep per row:
 # the full list has about 2000 rows, and a process each was half of a split row's wall time
 # (1660 greps, 9 s of 31 at load 5). A RE that does not compile is an error, not "no row".
-if [ -n "$only" ]; then
-  rc=0
-  [[ "" =~ $only ]] || rc=$?
-  if [ $rc -eq 2 ]; then
-    echo "prove.sh: --only '$only' is not an extended regular expression" >&2
-    exit 2
-  fi
+compiles() { local rc=0; [[ "" =~ $1 ]] || rc=$?; [ $rc -ne 2 ]; }  # [[ =~ ]] is 2 for a bad RE
+if [ -n "$only" ] && ! compiles "$only"; then
+  echo "prove.sh: --only '$only' is not an extended regular expression" >&2
+  exit 2
 fi
 selected() { [ -z "$only" ] || [[ $1 =~ $only ]]; }
 bin=${NORMCORE:-${BUILD_DIR:-$root/build}/cli/normcore}
@@ -285,12 +282,20 @@ close_done() {
   esac
 }
 # $1 a close row's name: is it proven (close_done)?
-declare -A done_of  # close_done / zero_done's answers, one subshell per band, not per row
+# asked_once KEY CMD...: CMD's output in REPLY, run once per KEY (close_done / zero_done: one
+# subshell per band, not per row).
+declare -A answer_of
+asked_once() {
+  local key=$1
+  shift
+  [ -n "${answer_of[$key]:-}" ] || answer_of[$key]=$("$@")
+  REPLY=${answer_of[$key]}
+}
 close_proven() {
   [[ $1 =~ _(above|below)_[pb]l(m?[0-9]+)_[^_]+_[pb]l(m?[0-9]+)_ ]] || return 1
   local c=${BASH_REMATCH[1]} k=${BASH_REMATCH[2]/m/-} v=${BASH_REMATCH[3]/m/-}
-  [ -n "${done_of[$c:$k]:-}" ] || done_of[$c:$k]=$(close_done "$c" "$k")
-  [ "$v" -le "${done_of[$c:$k]}" ]
+  asked_once "$c:$k" close_done "$c" "$k"
+  [ "$v" -le "$REPLY" ]
 }
 # $1 above / below, $2 far / close, $3 the sub-band width of the bands close_split does not
 # name: one row name per line.
@@ -350,8 +355,8 @@ zero_done() {
 zero_proven() {
   [[ $1 =~ _(zerop|zerob)_[bp][el](m?[0-9]+)_ ]] || return 1
   local c=${BASH_REMATCH[1]} v=${BASH_REMATCH[2]/m/-} lo hi xlo
-  [ -n "${done_of[$c]:-}" ] || done_of[$c]=$(zero_done "$c")
-  read -r lo hi xlo <<< "${done_of[$c]}"
+  asked_once "$c" zero_done "$c"
+  read -r lo hi xlo <<< "$REPLY"
   [ "$v" -le "$lo" ] || [ "$v" -ge "$hi" ] || { [[ $1 == *_xe2_30_cut ]] && [ "$v" -le "$xlo" ]; }
 }
 zero_rows() {
