@@ -338,36 +338,47 @@ mid_bands() {
 # $1 pl: whether ZEROB's point pl = $1 is split by x (x normal `_xe2_30`, x's field 0 or 1
 # `_xe1_1`), as from pl = -14 (y normal; unsplit -14 and 0 were undecided at 300 s), or one row.
 zerob_split() { [ "$1" -ge -14 ]; }
-# $1 zerop / zerob: the rows proven so far, "<lo> <hi> <xlo>": every row whose own exponent
-# (be, pl; a band's low end) is at most lo or at least hi, and the x-normal rows (_xe2_30) up to
-# xlo. Round 18d: ZEROP whole; ZEROB the two wide bands, the points pl = -25 .. -15, every
+# $1 pl: whether the x-subnormal half (`_xe1_1`) of ZEROB's point pl = $1 is split once more by
+# hb(xsig) (`_hx0_0` .. `_hx10_10`, as fp16 -> int8's close points): pl = 5, 6, 7, whose
+# unsplit halves were undecided at 300 s (round 18g: BMC or k-induction).
+zerob_hx() { [ "$1" -ge 5 ] && [ "$1" -le 7 ]; }
+# $1 zerop / zerob: the rows proven so far, "<lo> <hi> <xlo> <hlo>": every row whose own exponent
+# (be, pl; a band's low end) is at most lo or at least hi, the x-normal rows (_xe2_30) up to
+# xlo and the hb(xsig) rows (_hx, zerob_hx) up to hlo. Round 18d: ZEROP whole; ZEROB the two wide bands, the points pl = -25 .. -15, every
 # x-normal row (pl = -14 .. 15) and the x-subnormal rows (_xe1_1) of pl = -14 .. -11; after
 # it (same rows, the next session's start): -10 .. -3 (-9, -7, -5, -3 in round 18d, the others
 # after its stop); round 18g (fv52): up to pl = 4 and from pl = 8 (5, 6, 7 undecided at 300 s).
 zero_done() {
   case $1 in
-    zerop) echo "999 999 999" ;;
-    zerob) echo "4 8 15" ;;
-    *) echo "-999 999 -999" ;;
+    zerop) echo "999 999 999 999" ;;
+    zerob) echo "4 8 15 4" ;;
+    *) echo "-999 999 -999 -999" ;;
   esac
 }
 # $1 a ZEROP / ZEROB row's name: is it proven (zero_done)?
 zero_proven() {
   [[ $1 =~ _(zerop|zerob)_[bp][el](m?[0-9]+)_ ]] || return 1
-  local c=${BASH_REMATCH[1]} v=${BASH_REMATCH[2]/m/-} lo hi xlo
+  local c=${BASH_REMATCH[1]} v=${BASH_REMATCH[2]/m/-} lo hi xlo hlo
   asked_once "$c" zero_done "$c"
-  read -r lo hi xlo <<< "$REPLY"
-  [ "$v" -le "$lo" ] || [ "$v" -ge "$hi" ] || { [[ $1 == *_xe2_30_cut ]] && [ "$v" -le "$xlo" ]; }
+  read -r lo hi xlo hlo <<< "$REPLY"
+  [ "$v" -le "$lo" ] || [ "$v" -ge "$hi" ] || { [[ $1 == *_xe2_30_cut ]] && [ "$v" -le "$xlo" ]; } \
+    || { [[ $1 == *_hx*_cut ]] && [ "$v" -le "$hlo" ]; }
 }
 zero_rows() {
-  local p=fp16_fp16_case k
+  local p=fp16_fp16_case k h
   echo "${p}_zerop_be1_101_cut"
   for ((k = 102; k <= 142; k++)); do echo "${p}_zerop_be${k}_${k}_cut"; done
   echo "${p}_zerop_be143_254_cut"
   echo "${p}_zerob_plm200_m26_cut"
   for ((k = -25; k <= 15; k++)); do
     local q="${p}_zerob_pl${k/#-/m}_${k/#-/m}"
-    if zerob_split $k; then echo "${q}_xe2_30_cut"; echo "${q}_xe1_1_cut"; else echo "${q}_cut"; fi
+    if ! zerob_split $k; then echo "${q}_cut"; continue; fi
+    echo "${q}_xe2_30_cut"
+    if zerob_hx $k; then
+      for ((h = 0; h <= 10; h++)); do echo "${q}_xe1_1_hx${h}_${h}_cut"; done
+    else
+      echo "${q}_xe1_1_cut"
+    fi
   done
   echo "${p}_zerob_pl16_200_cut"
 }
