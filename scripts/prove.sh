@@ -347,11 +347,12 @@ zerob_hx() { [ "$1" -ge 5 ] && [ "$1" -le 7 ]; }
 # xlo and the hb(xsig) rows (_hx, zerob_hx) up to hlo. Round 18d: ZEROP whole; ZEROB the two wide bands, the points pl = -25 .. -15, every
 # x-normal row (pl = -14 .. 15) and the x-subnormal rows (_xe1_1) of pl = -14 .. -11; after
 # it (same rows, the next session's start): -10 .. -3 (-9, -7, -5, -3 in round 18d, the others
-# after its stop); round 18g (fv52): up to pl = 4 and from pl = 8 (5, 6, 7 undecided at 300 s).
+# after its stop); round 18g (fv52): up to pl = 4 and from pl = 8 (5, 6, 7 undecided at 300 s);
+# round 20 (lead): pl = 5, 6, 7's hb(xsig) rows (zerob_hx), so ZEROB whole.
 zero_done() {
   case $1 in
     zerop) echo "999 999 999 999" ;;
-    zerob) echo "4 8 15 4" ;;
+    zerob) echo "999 999 999 999" ;;
     *) echo "-999 999 -999 -999" ;;
   esac
 }
