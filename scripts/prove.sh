@@ -182,45 +182,15 @@ open_rows=(
 # bl <= k - 44 (b wholly below the product's LSB, which is at k - 34 or above), close bl in
 # [k - 43, k - 5]. BELOW bl = k: far pl <= k - 30 (|x * s| < 2^(k - 28), below b's LSB at
 # k - 23), close pl in [k - 29, k - 5]. The far rows are in the full list (proven: the product
-# cut's leading-bit lemma makes them quick), and so are the close rows close_done names proven:
-# ABOVE pl = 8, 7, 6 and BELOW bl = 8, 7 whole (pl = 7 / bl = 7 since branch fp23, pl = 6 since
-# fv31; seconds to 2 minutes a row), BELOW bl = 6, 5, 4 and 3 whole too (fv31, fv34, round 16,
-# fv38), BELOW bl = 2 whole (fv38, round 17d), ABOVE pl = 5 whole (fv32, fv33, round 16,
-# fv37), ABOVE pl = 4 whole (fv37, round 17d, fv41, round 18e), ABOVE pl = 3 whole (round
-# 17c, fv42, round 18e), ABOVE pl = 2 whole (round 18c, fv51), BELOW bl = 1 up to pl = -7
-# (round 18c, fv52) and ABOVE pl = 1 whole (round 19);
+# cut's leading-bit lemma makes them quick), and so are the close rows close_done names proven;
 # the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
-# UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
-# and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
-# the shift lemma a point fixes every exponent sum: several proven in seconds where their
-# sub-band of 4 was undecided after 600 s), the last 4 of them split by x and hb(xsig); ABOVE
-# pl = 6 (branch fp24) likewise but with the last 27 as points (its sub-band bl in [-25, -22]
-# was undecided after 180 s; its 4 points proven in 1.5-2.5 minutes each), of which (branch
-# fv30) the last 23 (bl = -21..1) are split by x (the x-normal half 4-25 s BMC, its x-free point
-# 75-104 s) and the last 19 (bl = -17..1) of those by hb(xsig) too (the unsplit _xe1_1 half
-# 62-105 s BMC at bl = -21..-18, undecided at 120 s from bl = -17; an hx row 1.6-16 s); BELOW
-# bl = 6 (branch fv31) as 25 points whatever PROVE_BAND_W, the last 4 (pl = -2..1) split by x
-# and hb(xsig) as bl = 7's (unsplit points proven far to near, 1-183 s BMC a point up to pl = -3;
-# pl = -2 undecided at 300 s, its 12 split rows 8-19 s BMC each, pl = -1..1's 12-39 s); BELOW
-# bl = 5 (branch fv34) likewise with the last 5 (pl = -4..0) split (unsplit points 2-294 s BMC
-# up to pl = -5, which was undecided at 300 s once; split rows 9-27 s BMC each); BELOW bl = 4
-# (branch fv35) likewise with the last 3 (pl = -3..-1) split (unsplit points 1-196 s BMC up
-# to pl = -4); BELOW bl = 3 (branch fv38) likewise with the last 5 (pl = -6..-2) split
-# (unsplit points 0.7-205 s BMC up to pl = -7; split rows 4.5-26 s BMC each); BELOW bl = 2
-# (fv38) likewise with the last 5 (pl = -7..-3) split (unsplit points 1-296 s BMC up to pl =
-# -8; split rows 6-21 s BMC each); ABOVE pl = 5
-# (branch fv32) as 39 points (bl = -38..0) whatever PROVE_BAND_W, of
-# which (fv33) the last 19 (bl = -18..0) are split by x and hb(xsig) (unsplit points proven far
-# to near to bl = -19, 289 s BMC there at load 3); ABOVE pl = 4 (branch fv37) likewise as 39
-# points (bl = -39..-1), of which the last 17 (bl = -17..-1) are split by x and hb(xsig)
-# (unsplit points proven far to near to bl = -18, 223 s BMC there at load 3); ABOVE pl = 3
-# (round 17c) likewise with the last 14 (bl = -15..-2) split (unsplit points proven far to near
-# to bl = -16, 228-279 s BMC at -17, -16 with the faster BMC / induction); ABOVE pl = 2
-# (round 18c) likewise with the last 17 (bl = -19..-3) split (unsplit points proven far to
-# near to bl = -20, 61.7-120.5 s BMC from -23 at load 4.7-6.3; -19 undecided at 300 s); ABOVE
-# pl = 1 (round 19) likewise with the last 15 (bl = -18..-4) split (unsplit points proven far to
-# near to bl = -19, 148.4 / 225.2 s BMC at -20 / -19, load 3.4-5.4); the others in
-# sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover each case is checked by
+# UNDECIDED). A close part is split as close_split says: sub-bands, then single (pl, bl) points
+# (with the shift lemma a point fixes every exponent sum: points are proven in seconds where
+# their sub-band of 4 was undecided after 600 s), the nearest of them split by x and hb(xsig)
+# (an unsplit point's BMC grows to minutes towards the near end; a split row takes seconds).
+# Bands close_split does not name: sub-bands of PROVE_BAND_W exponents (default 1: points).
+# Which rounds proved what, band by band, and the times: docs/architecture.md, "The middle
+# bands of fp16 -> int8, band by band". That the rows cover each case is checked by
 # fp16_int8_above_cover / _below_cover (prove_cover).
 # An exponent in a row's name: m for minus (-19 -> m19), as ${k/#-/m} where the rows are made
 # (no subshell per row: the lists have about 2000 rows, and list building ran before each row).
@@ -253,24 +223,9 @@ close_split() {
   esac
 }
 # $1 above / below, $2 k: the close rows proven so far, far to near: every row whose own
-# exponent (bl for ABOVE, pl for BELOW; a sub-band's low end) is at most the number echoed.
-# The bands pl / bl = 8 and 7 whole (branch fp23); ABOVE pl = 6 whole (fp24: bl in [-37, -22];
-# fv30 and after: the x and hx rows up to bl = 0; fv31: the point bl = 1, the last); BELOW
-# bl = 6 whole (fv31: pl <= -3 unsplit points, -2..1 split by x and hb(xsig)); ABOVE pl = 5
-# whole (fv32: unsplit points, far to near, to -20; fv33: -19 unsplit, then split by x and
-# hb(xsig) from -18 to -6; round 16 on main: -5, -4; fv37: -3..0); BELOW bl = 5 whole (fv34:
-# pl <= -5 unsplit points, -4..0 split by x and hb(xsig)); BELOW bl = 4 whole (fv35: pl <= -4
-# unsplit points, -3 split by x and hb(xsig); round 16: -2, -1 split); BELOW bl = 3 whole (fv38:
-# pl <= -7 unsplit points, -6..-2 split by x and hb(xsig)); BELOW bl = 2 up to pl = -4 (fv38:
-# pl <= -8 unsplit points, -7..-4 split; round 17d on main: -3); ABOVE pl = 4 whole
-# (fv37: unsplit points, far to near, to -18; -17..-1 split by x and hb(xsig); round 17d:
-# -17..-14; fv41: -13..-4; round 18e on main: -3..-1); ABOVE pl = 3 whole (round 17c on main:
-# unsplit points, far to near, to -16; fv42: -15..-3 split by x and hb(xsig); round 18e: -2);
-# ABOVE pl = 2 whole (round 18c on main: unsplit points, far to near, to -20; fv51: -19..-3
-# split by x and hb(xsig)); BELOW bl = 1 up to pl = -7 (unsplit points, far to near: round 18c
-# to -24, fv52 to -7); ABOVE pl = 1 whole (round 19 on main: unsplit points, far to near, to
-# -19; -18..-4 split by x and hb(xsig)); ABOVE pl = 0 up to bl = -17 (round 19b on main:
-# unsplit points, far to near; not split yet); no row of the others.
+# exponent (bl for ABOVE, pl for BELOW; a sub-band's low end) is at most the number echoed
+# (99: the band whole; -999: none). The table in docs/architecture.md ("band by band") says
+# which round proved which rows.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
