@@ -208,7 +208,8 @@ open_rows=(
 # to pl = -4); BELOW bl = 3 (branch fv38) likewise with the last 5 (pl = -6..-2) split
 # (unsplit points 0.7-205 s BMC up to pl = -7; split rows 4.5-26 s BMC each); BELOW bl = 2
 # (fv38) likewise with the last 5 (pl = -7..-3) split (unsplit points 1-296 s BMC up to pl =
-# -8; split rows 6-21 s BMC each); ABOVE pl = 5
+# -8; split rows 6-21 s BMC each); BELOW bl = 1 (fv62) likewise with the last 3 (pl = -6..-4)
+# split (unsplit points 1-236 s BMC up to pl = -7); ABOVE pl = 5
 # (branch fv32) as 39 points (bl = -38..0) whatever PROVE_BAND_W, of
 # which (fv33) the last 19 (bl = -18..0) are split by x and hb(xsig) (unsplit points proven far
 # to near to bl = -19, 289 s BMC there at load 3); ABOVE pl = 4 (branch fv37) likewise as 39
@@ -249,6 +250,7 @@ close_split() {
     below:4) echo "1 25 3 3" ;;
     below:3) echo "1 25 5 5" ;;
     below:2) echo "1 25 5 5" ;;
+    below:1) echo "1 25 3 3" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
