@@ -187,8 +187,8 @@ open_rows=(
 # fv31; seconds to 2 minutes a row), BELOW bl = 6, 5, 4 and 3 whole too (fv31, fv34, round 16,
 # fv38), BELOW bl = 2 whole (fv38, round 17d), ABOVE pl = 5 whole (fv32, fv33, round 16,
 # fv37), ABOVE pl = 4 whole (fv37, round 17d, fv41, round 18e), ABOVE pl = 3 whole (round
-# 17c, fv42, round 18e), ABOVE pl = 2 whole (round 18c, fv51), BELOW bl = 1 up to pl = -7
-# (round 18c, fv52) and ABOVE pl = 1 whole (round 19);
+# 17c, fv42, round 18e), ABOVE pl = 2 whole (round 18c, fv51), BELOW bl = 1 whole
+# (round 18c, fv52, fv62) and ABOVE pl = 1 whole (round 19);
 # the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
@@ -269,16 +269,17 @@ close_split() {
 # -17..-14; fv41: -13..-4; round 18e on main: -3..-1); ABOVE pl = 3 whole (round 17c on main:
 # unsplit points, far to near, to -16; fv42: -15..-3 split by x and hb(xsig); round 18e: -2);
 # ABOVE pl = 2 whole (round 18c on main: unsplit points, far to near, to -20; fv51: -19..-3
-# split by x and hb(xsig)); BELOW bl = 1 up to pl = -7 (unsplit points, far to near: round 18c
-# to -24, fv52 to -7); ABOVE pl = 1 whole (round 19 on main: unsplit points, far to near, to
-# -19; -18..-4 split by x and hb(xsig)); ABOVE pl = 0 up to bl = -17 (round 19b on main:
+# split by x and hb(xsig)); BELOW bl = 1 whole (unsplit points, far to near: round 18c
+# to -24, fv52 to -7; fv62: -6..-4 split by x and hb(xsig)); ABOVE pl = 1 whole (round 19 on
+# main: unsplit points, far to near, to -19; -18..-4 split by x and hb(xsig)); ABOVE pl = 0 up
+# to bl = -17 (round 19b on main:
 # unsplit points, far to near; not split yet); no row of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
     above:5 | below:5 | below:4 | below:3 | below:2) echo 99 ;;
     above:4 | above:3 | above:2 | above:1) echo 99 ;;
-    below:1) echo -7 ;;
+    below:1) echo 99 ;;
     above:0) echo -17 ;;
     *) echo -999 ;;
   esac
