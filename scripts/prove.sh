@@ -209,7 +209,8 @@ open_rows=(
 # (unsplit points 0.7-205 s BMC up to pl = -7; split rows 4.5-26 s BMC each); BELOW bl = 2
 # (fv38) likewise with the last 5 (pl = -7..-3) split (unsplit points 1-296 s BMC up to pl =
 # -8; split rows 6-21 s BMC each); BELOW bl = 1 (fv62) likewise with the last 3 (pl = -6..-4)
-# split (unsplit points 1-236 s BMC up to pl = -7); ABOVE pl = 5
+# split (unsplit points 1-236 s BMC up to pl = -7); BELOW bl = 0 (fv62) likewise with the last 4
+# (pl = -8..-5) split (unsplit points 0.7-203 s BMC up to pl = -9); ABOVE pl = 5
 # (branch fv32) as 39 points (bl = -38..0) whatever PROVE_BAND_W, of
 # which (fv33) the last 19 (bl = -18..0) are split by x and hb(xsig) (unsplit points proven far
 # to near to bl = -19, 289 s BMC there at load 3); ABOVE pl = 4 (branch fv37) likewise as 39
@@ -251,6 +252,7 @@ close_split() {
     below:3) echo "1 25 5 5" ;;
     below:2) echo "1 25 5 5" ;;
     below:1) echo "1 25 3 3" ;;
+    below:0) echo "1 25 4 4" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -273,8 +275,8 @@ close_split() {
 # to -24, fv52 to -7; fv62: -6..-4 split by x and hb(xsig)); ABOVE pl = 1 whole (round 19 on
 # main: unsplit points, far to near, to -19; -18..-4 split by x and hb(xsig)); ABOVE pl = 0 up
 # to bl = -17 (round 19b on main:
-# unsplit points, far to near; not split yet); BELOW bl = 0 up to pl = -10 (fv62: unsplit
-# points, far to near; not split yet); no row of the others.
+# unsplit points, far to near; not split yet); BELOW bl = 0 up to pl = -9 (fv62: unsplit points,
+# far to near; -8..-5 split by x and hb(xsig)); no row of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
@@ -282,7 +284,7 @@ close_done() {
     above:4 | above:3 | above:2 | above:1) echo 99 ;;
     below:1) echo 99 ;;
     above:0) echo -17 ;;
-    below:0) echo -10 ;;
+    below:0) echo -9 ;;
     *) echo -999 ;;
   esac
 }
