@@ -275,8 +275,8 @@ close_split() {
 # to -24, fv52 to -7; fv62: -6..-4 split by x and hb(xsig)); ABOVE pl = 1 whole (round 19 on
 # main: unsplit points, far to near, to -19; -18..-4 split by x and hb(xsig)); ABOVE pl = 0 up
 # to bl = -17 (round 19b on main:
-# unsplit points, far to near; not split yet); BELOW bl = 0 up to pl = -9 (fv62: unsplit points,
-# far to near; -8..-5 split by x and hb(xsig)); no row of the others.
+# unsplit points, far to near; not split yet); BELOW bl = 0 up to pl = -8 (fv62: unsplit points,
+# far to near, to -9; -8..-5 split by x and hb(xsig)); no row of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
@@ -284,7 +284,7 @@ close_done() {
     above:4 | above:3 | above:2 | above:1) echo 99 ;;
     below:1) echo 99 ;;
     above:0) echo -17 ;;
-    below:0) echo -9 ;;
+    below:0) echo -8 ;;
     *) echo -999 ;;
   esac
 }
