@@ -188,7 +188,7 @@ open_rows=(
 # fv38), BELOW bl = 2 whole (fv38, round 17d), ABOVE pl = 5 whole (fv32, fv33, round 16,
 # fv37), ABOVE pl = 4 whole (fv37, round 17d, fv41, round 18e), ABOVE pl = 3 whole (round
 # 17c, fv42, round 18e), ABOVE pl = 2 whole (round 18c, fv51), BELOW bl = 1 whole
-# (round 18c, fv52, fv62) and ABOVE pl = 1 whole (round 19);
+# (round 18c, fv52, fv62), ABOVE pl = 1 whole (round 19) and BELOW bl = 0 whole (fv62);
 # the other close rows only with --bands (each smtbmc run stopped after PROVE_TIMEOUT seconds,
 # UNDECIDED). Close parts are split as close_split says: the bands pl = 7 / bl = 7 in sub-bands of 4 exponents
 # and the last 7 / 5 exponents, the closest to the product / b, as single (pl, bl) points (with
@@ -275,8 +275,8 @@ close_split() {
 # to -24, fv52 to -7; fv62: -6..-4 split by x and hb(xsig)); ABOVE pl = 1 whole (round 19 on
 # main: unsplit points, far to near, to -19; -18..-4 split by x and hb(xsig)); ABOVE pl = 0 up
 # to bl = -17 (round 19b on main:
-# unsplit points, far to near; not split yet); BELOW bl = 0 up to pl = -8 (fv62: unsplit points,
-# far to near, to -9; -8..-5 split by x and hb(xsig)); no row of the others.
+# unsplit points, far to near; not split yet); BELOW bl = 0 whole (fv62: unsplit points, far to
+# near, to -9; -8..-5 split by x and hb(xsig)); no row of the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
@@ -284,7 +284,7 @@ close_done() {
     above:4 | above:3 | above:2 | above:1) echo 99 ;;
     below:1) echo 99 ;;
     above:0) echo -17 ;;
-    below:0) echo -8 ;;
+    below:0) echo 99 ;;
     *) echo -999 ;;
   esac
 }
