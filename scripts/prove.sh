@@ -274,9 +274,9 @@ close_split() {
 # split by x and hb(xsig)); BELOW bl = 1 whole (unsplit points, far to near: round 18c
 # to -24, fv52 to -7; fv62: -6..-4 split by x and hb(xsig)); ABOVE pl = 1 whole (round 19 on
 # main: unsplit points, far to near, to -19; -18..-4 split by x and hb(xsig)); ABOVE pl = 0 up
-# to bl = -17 (round 19b on main:
-# unsplit points, far to near; not split yet); BELOW bl = 0 whole (fv62: unsplit points, far to
-# near, to -9; -8..-5 split by x and hb(xsig)); no row of the others.
+# to bl = -17 (round 19b on main: unsplit points, far to near; not split yet); BELOW bl = 0
+# whole (fv62: unsplit points, far to near, to -9; -8..-5 split by x and hb(xsig)); no row of
+# the others.
 close_done() {
   case $1:$2 in
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
