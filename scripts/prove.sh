@@ -222,6 +222,7 @@ close_split() {
     below:2) echo "1 25 5 5" ;;
     below:1) echo "1 25 3 3" ;;
     below:0) echo "1 25 4 4" ;;
+    below:-1) echo "1 25 5 5" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -237,6 +238,7 @@ close_done() {
     below:1) echo 99 ;;
     above:0) echo -17 ;;
     below:0) echo 99 ;;
+    below:-1) echo 99 ;;
     *) echo -999 ;;
   esac
 }
