@@ -219,7 +219,9 @@ open_rows=(
 # (round 18c) likewise with the last 17 (bl = -19..-3) split (unsplit points proven far to
 # near to bl = -20, 61.7-120.5 s BMC from -23 at load 4.7-6.3; -19 undecided at 300 s); ABOVE
 # pl = 1 (round 19) likewise with the last 15 (bl = -18..-4) split (unsplit points proven far to
-# near to bl = -19, 148.4 / 225.2 s BMC at -20 / -19, load 3.4-5.4); the others in
+# near to bl = -19, 148.4 / 225.2 s BMC at -20 / -19, load 3.4-5.4); ABOVE pl = 0 (fv61)
+# likewise with the last 12 (bl = -16..-5) split (unsplit points proven far to near to bl =
+# -17, 125.7 s BMC there at load 1, round 19b); the others in
 # sub-bands of PROVE_BAND_W exponents (default 1: points). That the rows cover each case is checked by
 # fp16_int8_above_cover / _below_cover (prove_cover).
 # An exponent in a row's name: m for minus (-19 -> m19), as ${k/#-/m} where the rows are made
@@ -245,6 +247,7 @@ close_split() {
     above:3) echo "1 39 14 14" ;;
     above:2) echo "1 39 17 17" ;;
     above:1) echo "1 39 15 15" ;;
+    above:0) echo "1 39 12 12" ;;
     below:5) echo "1 25 5 5" ;;
     below:4) echo "1 25 3 3" ;;
     below:3) echo "1 25 5 5" ;;
