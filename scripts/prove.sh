@@ -273,7 +273,7 @@ close_split() {
 # split by x and hb(xsig)); BELOW bl = 1 up to pl = -7 (unsplit points, far to near: round 18c
 # to -24, fv52 to -7); ABOVE pl = 1 whole (round 19 on main: unsplit points, far to near, to
 # -19; -18..-4 split by x and hb(xsig)); ABOVE pl = 0 up to bl = -17 (round 19b on main:
-# unsplit points, far to near; not split yet; fv61: -16..-8 split by x and
+# unsplit points, far to near; not split yet; fv61: -16..-5 split by x and
 # hb(xsig)); no row of the others.
 close_done() {
   case $1:$2 in
@@ -281,7 +281,7 @@ close_done() {
     above:5 | below:5 | below:4 | below:3 | below:2) echo 99 ;;
     above:4 | above:3 | above:2 | above:1) echo 99 ;;
     below:1) echo -7 ;;
-    above:0) echo -8 ;;
+    above:0) echo 99 ;;
     *) echo -999 ;;
   esac
 }
