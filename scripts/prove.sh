@@ -274,7 +274,7 @@ close_split() {
 # to -24, fv52 to -7); ABOVE pl = 1 whole (round 19 on main: unsplit points, far to near, to
 # -19; -18..-4 split by x and hb(xsig)); ABOVE pl = 0 up to bl = -17 (round 19b on main:
 # unsplit points, far to near; not split yet; fv61: -16..-5 split by x and
-# hb(xsig), so whole); ABOVE pl = -1 up to bl = -18 (fv61: unsplit points, far to
+# hb(xsig), so whole); ABOVE pl = -1 up to bl = -17 (fv61: unsplit points, far to
 # near); no row of the others.
 close_done() {
   case $1:$2 in
@@ -283,7 +283,7 @@ close_done() {
     above:4 | above:3 | above:2 | above:1) echo 99 ;;
     below:1) echo -7 ;;
     above:0) echo 99 ;;
-    above:-1) echo -18 ;;
+    above:-1) echo -17 ;;
     *) echo -999 ;;
   esac
 }
