@@ -224,6 +224,7 @@ close_split() {
     below:1) echo "1 25 3 3" ;;
     below:0) echo "1 25 4 4" ;;
     below:-1) echo "1 25 5 5" ;;
+    below:-2) echo "1 25 3 3" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -236,7 +237,7 @@ close_done() {
     above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
     above:5 | below:5 | below:4 | below:3 | below:2) echo 99 ;;
     above:4 | above:3 | above:2 | above:1) echo 99 ;;
-    below:1 | below:0 | below:-1 | above:0) echo 99 ;;
+    below:1 | below:0 | below:-1 | below:-2 | above:0) echo 99 ;;
     above:-1) echo -17 ;;
     *) echo -999 ;;
   esac
