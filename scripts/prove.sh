@@ -140,6 +140,7 @@ full=(
   "bf16_uint8_case_special_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_uint8_case_zeros_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_uint8_case_zerop_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
+  "bf16_uint8_case_zerob_cut|$u8"
   "bf16_int16_case_special_cut|--in-type bf16 --out-type int --out-bits 16"
   # ABOVE / BELOW: the classes with a closed form (no product cut: the multipliers are
   # bit-blasted, the reference's and the lane's each against the closed form).
