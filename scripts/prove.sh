@@ -224,6 +224,7 @@ close_split() {
     below:4) echo "1 25 3 3" ;;
     below:3) echo "1 25 5 5" ;;
     below:2) echo "1 25 5 5" ;;
+    bf16_uint8:above:*) echo "39 0 0 0" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -238,6 +239,7 @@ close_done() {
     above:4 | above:3 | above:2 | above:1) echo 99 ;;
     below:1) echo -7 ;;
     above:0) echo -17 ;;
+    bf16_uint8:above:3) echo 99 ;;
     *) echo -999 ;;
   esac
 }
