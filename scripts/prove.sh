@@ -85,6 +85,7 @@ done
 # not finish in 5 minutes); the others prove the lane's multiplier against the W-bit product.
 f16="--in-type fp16 --out-type fp16" b16="--in-type bf16 --out-type bf16"
 i8="--in-type fp16 --out-type int --out-bits 8"
+u8="--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
 full=(
   "generic_p3|--target generic"
   "p4|--pipeline 4"
@@ -139,6 +140,7 @@ full=(
   "bf16_uint8_case_special_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_uint8_case_zeros_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
   "bf16_uint8_case_zerop_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
+  "bf16_uint8_case_zerob_cut|$u8"
   "bf16_int16_case_special_cut|--in-type bf16 --out-type int --out-bits 16"
   # ABOVE / BELOW: the classes with a closed form (no product cut: the multipliers are
   # bit-blasted, the reference's and the lane's each against the closed form).
@@ -154,10 +156,12 @@ full=(
   "fp16_fp16_case_above_cls_tiny|$f16"
   "fp16_fp16_case_below_cls_sat|$f16"
   "fp16_fp16_case_below_cls_tiny|$f16"
-  # The middle bands' far parts: generated below (mid_bands). The rows of ABOVE and of BELOW
-  # (classes, bands, the generated band rows) cover the case.
+  # The middle bands' far parts: generated below (mid_bands; fp16 -> int8 and bf16 -> uint8).
+  # The rows of ABOVE and of BELOW (classes, bands, the generated band rows) cover the case.
   "fp16_int8_above_cover|$i8"
   "fp16_int8_below_cover|$i8"
+  "bf16_uint8_above_cover|$u8"
+  "bf16_uint8_below_cover|$u8"
   # ZEROP and ZEROB of fp16 -> fp16: generated below (zero_rows); the rows cover the cases.
   "fp16_fp16_zerop_cover|$f16"
   "fp16_fp16_zerob_cover|$f16"
@@ -225,6 +229,7 @@ close_split() {
     below:0) echo "1 25 4 4" ;;
     below:-1) echo "1 25 5 5" ;;
     below:-2) echo "1 25 3 3" ;;
+    bf16_uint8:above:*) echo "39 0 0 0" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -239,6 +244,8 @@ close_done() {
     above:4 | above:3 | above:2 | above:1) echo 99 ;;
     below:1 | below:0 | below:-1 | below:-2 | above:0) echo 99 ;;
     above:-1) echo -17 ;;
+    bf16_uint8:above:8 | bf16_uint8:above:7 | bf16_uint8:above:6) echo 99 ;;
+    bf16_uint8:above:4 | bf16_uint8:above:3 | bf16_uint8:above:2) echo 99 ;;
     *) echo -999 ;;
   esac
 }
@@ -253,22 +260,29 @@ asked_once() {
   REPLY=${answer_of[$key]}
 }
 close_proven() {
-  [[ $1 =~ _(above|below)_[pb]l(m?[0-9]+)_[^_]+_[pb]l(m?[0-9]+)_ ]] || return 1
-  local c=${BASH_REMATCH[1]} k=${BASH_REMATCH[2]/m/-} v=${BASH_REMATCH[3]/m/-}
+  [[ $1 =~ ^([a-z0-9]+_[a-z0-9]+)_case_(above|below)_[pb]l(m?[0-9]+)_[^_]+_[pb]l(m?[0-9]+)_ ]] \
+    || return 1
+  local c=${BASH_REMATCH[2]} k=${BASH_REMATCH[3]/m/-} v=${BASH_REMATCH[4]/m/-}
+  [ "${BASH_REMATCH[1]}" = fp16_int8 ] || c=${BASH_REMATCH[1]}:$c
   asked_once "$c:$k" close_done "$c" "$k"
   [ "$v" -le "$REPLY" ]
 }
 # $1 above / below, $2 far / close, $3 the sub-band width of the bands close_split does not
-# name: one row name per line.
+# name, $4 the lane (fp16_int8, bf16_uint8; default fp16_int8): one row name per line. A
+# bf16 x: its field's normal range [2, 254] (`_xe2_254`), hb(xsig) 0 .. 7, pl down to -282
+# (x * s both subnormal; the far parts' low end -300 instead of -200); close_split /
+# close_done are asked for "bf16_uint8:above" etc. (fp16 -> int8: "above", "below").
 mid_bands() {
-  local k lo hi w pts xs hs h d o far0 near0 near1
+  local k lo hi w pts xs hs h d o far0 near0 near1 ln=${4:-fp16_int8} key=$1 xn=30 hm=10 fl=200
+  [ "$ln" = fp16_int8 ] || key=$ln:$1
+  [ "$ln" != bf16_uint8 ] || xn=254 hm=7 fl=300
   for ((k = -3; k <= 8; k++)); do
     if [ "$1" = above ]; then d=pl o=bl far0=$((k - 44)) near0=$((k - 43)) near1=$((k - 5))
     else [ $k -ge -2 ] || continue; d=bl o=pl far0=$((k - 30)) near0=$((k - 29)) near1=$((k - 5))
     fi
-    local pre="fp16_int8_case_$1_${d}${k/#-/m}_${k/#-/m}_$o"
-    if [ "$2" = far ]; then echo "${pre}m200_${far0/#-/m}_cut"; continue; fi
-    read -r w pts xs hs <<< "$(close_split "$1" $k "$3")"
+    local pre="${ln}_case_$1_${d}${k/#-/m}_${k/#-/m}_$o"
+    if [ "$2" = far ]; then echo "${pre}m${fl}_${far0/#-/m}_cut"; continue; fi
+    read -r w pts xs hs <<< "$(close_split "$key" $k "$3")"
     for ((lo = near0; lo <= near1 - pts; lo += w)); do
       hi=$((lo + w - 1))
       [ $hi -le $((near1 - pts)) ] || hi=$((near1 - pts))
@@ -276,9 +290,9 @@ mid_bands() {
     done
     for ((lo = near1 - pts + 1; lo <= near1; lo++)); do
       if [ $lo -gt $((near1 - xs)) ]; then
-        echo "${pre}${lo/#-/m}_${lo/#-/m}_xe2_30_cut"
+        echo "${pre}${lo/#-/m}_${lo/#-/m}_xe2_${xn}_cut"
         if [ $lo -gt $((near1 - hs)) ]; then
-          for ((h = 0; h <= 10; h++)); do echo "${pre}${lo/#-/m}_${lo/#-/m}_xe1_1_hx${h}_${h}_cut"; done
+          for ((h = 0; h <= hm; h++)); do echo "${pre}${lo/#-/m}_${lo/#-/m}_xe1_1_hx${h}_${h}_cut"; done
         else
           echo "${pre}${lo/#-/m}_${lo/#-/m}_xe1_1_cut"
         fi
@@ -353,6 +367,11 @@ for c in above below; do
   while IFS= read -r r; do
     if close_proven "$r"; then full+=("$r|$i8"); else band_rows+=("$r|$i8"); fi
   done < <(mid_bands $c close "${PROVE_BAND_W:-1}")
+  # The same bands for bf16 -> uint8 (8-bit y as int8's: the same SAT / TINY classes).
+  while IFS= read -r r; do full+=("$r|$u8"); done < <(mid_bands $c far 1 bf16_uint8)
+  while IFS= read -r r; do
+    if close_proven "$r"; then full+=("$r|$u8"); else band_rows+=("$r|$u8"); fi
+  done < <(mid_bands $c close "${PROVE_BAND_W:-1}" bf16_uint8)
 done
 small=(
   "b31_fold_normax_p3|--offset-bits 31"
