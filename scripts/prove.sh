@@ -216,6 +216,7 @@ close_split() {
     above:3) echo "1 39 14 14" ;;
     above:2) echo "1 39 17 17" ;;
     above:1) echo "1 39 15 15" ;;
+    above:-2) echo "1 39 14 14" ;;
     below:5) echo "1 25 5 5" ;;
     below:4) echo "1 25 3 3" ;;
     below:3) echo "1 25 5 5" ;;
