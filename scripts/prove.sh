@@ -235,7 +235,7 @@ close_done() {
     above:4 | above:3 | above:2 | above:1) echo 99 ;;
     below:1) echo -7 ;;
     above:0) echo -17 ;;
-    above:-2) echo -13 ;;
+    above:-2) echo -12 ;;
     *) echo -999 ;;
   esac
 }
