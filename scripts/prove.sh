@@ -245,7 +245,7 @@ close_done() {
     above:4 | above:3 | above:2 | above:1) echo 99 ;;
     below:1 | below:0 | below:-1 | below:-2 | above:0) echo 99 ;;
     above:-1) echo -17 ;;
-    above:-2) echo -12 ;;
+    above:-2) echo 99 ;;
     bf16_uint8:above:8 | bf16_uint8:above:7 | bf16_uint8:above:6) echo 99 ;;
     bf16_uint8:above:4 | bf16_uint8:above:3 | bf16_uint8:above:2 | bf16_uint8:above:1) echo 99 ;;
     *) echo -999 ;;
