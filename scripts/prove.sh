@@ -221,6 +221,7 @@ close_split() {
     above:2) echo "1 39 17 17" ;;
     above:1) echo "1 39 15 15" ;;
     above:0) echo "1 39 12 12" ;;
+    above:-1) echo "1 39 11 11" ;;
     above:-2) echo "1 39 14 14" ;;
     below:5) echo "1 25 5 5" ;;
     below:4) echo "1 25 3 3" ;;
@@ -244,7 +245,7 @@ close_done() {
     above:5 | below:5 | below:4 | below:3 | below:2) echo 99 ;;
     above:4 | above:3 | above:2 | above:1) echo 99 ;;
     below:1 | below:0 | below:-1 | below:-2 | above:0) echo 99 ;;
-    above:-1) echo -17 ;;
+    above:-1) echo -8 ;;
     above:-2) echo 99 ;;
     bf16_uint8:above:8 | bf16_uint8:above:7 | bf16_uint8:above:6) echo 99 ;;
     bf16_uint8:above:4 | bf16_uint8:above:3 | bf16_uint8:above:2 | bf16_uint8:above:1) echo 99 ;;
