@@ -30,8 +30,9 @@
 #               UNDECIDED after PROVE_TIMEOUT as --open)
 # Env: NORMCORE (the CLI; default $BUILD_DIR/cli/normcore, else build/cli/normcore),
 #      NORMCORE_VENV (the venv with yices-smt2; default .venv in the repository),
-#      PROVE_EXTRA (more fp16 -> int8 float rows by name, space-separated, e.g. a band of
-#      another split: fp16_int8_case_above_pl3_3_xe15_15_be117_117_cut; with the timeout),
+#      PROVE_EXTRA (more float rows by name, space-separated, options by the name's lane, e.g.
+#      a band of another split: fp16_int8_case_above_pl3_3_xe15_15_be117_117_cut; with the
+#      timeout),
 #      PROVE_PDR=1 (also try ABC pdr on each stream harness, PROVE_PDR_TIMEOUT seconds, default 300),
 #      PROVE_TRK_TIMEOUT (seconds for ABC pdr on each trk_* / tab_* row, default 600),
 #      PROVE_LEMMA_CACHE (a directory: product lemmas proven once are not solved again),
@@ -57,7 +58,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 # --only's RE is matched by bash's [[ =~ ]] (POSIX extended, as grep -E), not a grep per row:
-# the full list has about 2000 rows, and a process each was half of a split row's wall time
+# the full list has about 3000 rows, and a process each was half of a split row's wall time
 # (1660 greps, 9 s of 31 at load 5). A RE that does not compile is an error, not "no row".
 compiles() { local rc=0; [[ "" =~ $1 ]] || rc=$?; [ $rc -ne 2 ]; }  # [[ =~ ]] is 2 for a bad RE
 if [ -n "$only" ] && ! compiles "$only"; then
@@ -198,7 +199,7 @@ open_rows=(
 # bands of fp16 -> int8, band by band". That the rows cover each case is checked by
 # fp16_int8_above_cover / _below_cover (prove_cover).
 # An exponent in a row's name: m for minus (-19 -> m19), as ${k/#-/m} where the rows are made
-# (no subshell per row: the lists have about 2000 rows, and list building ran before each row).
+# (no subshell per row: the lists have about 3000 rows, and list building ran before each row).
 # $1 above / below, $2 k, $3 the default width: "<width> <points> <x split> <hx split>":
 # sub-bands of <width>, then the last <points> exponents as single points, of which the last
 # <x split> are split once more by x's exponent field, x normal (_xe2_30) and x subnormal or
@@ -223,6 +224,7 @@ close_split() {
     above:0) echo "1 39 12 12" ;;
     above:-1) echo "1 39 11 11" ;;
     above:-2) echo "1 39 14 14" ;;
+    above:-3) echo "1 39 16 16" ;;
     below:5) echo "1 25 5 5" ;;
     below:4) echo "1 25 3 3" ;;
     below:3) echo "1 25 5 5" ;;
@@ -232,6 +234,7 @@ close_split() {
     below:-1) echo "1 25 5 5" ;;
     below:-2) echo "1 25 3 3" ;;
     bf16_uint8:above:*) echo "39 0 0 0" ;;
+    bf16_uint8:below:*) echo "25 0 0 0" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -245,10 +248,10 @@ close_done() {
     above:5 | below:5 | below:4 | below:3 | below:2) echo 99 ;;
     above:4 | above:3 | above:2 | above:1) echo 99 ;;
     below:1 | below:0 | below:-1 | below:-2 | above:0) echo 99 ;;
-    above:-1) echo -8 ;;
-    above:-2) echo 99 ;;
+    above:-1 | above:-2 | above:-3) echo 99 ;;
     bf16_uint8:above:8 | bf16_uint8:above:7 | bf16_uint8:above:6) echo 99 ;;
     bf16_uint8:above:4 | bf16_uint8:above:3 | bf16_uint8:above:2 | bf16_uint8:above:1) echo 99 ;;
+    bf16_uint8:below:8) echo 99 ;;
     *) echo -999 ;;
   esac
 }
@@ -451,9 +454,9 @@ else
 fi
 [ $open = 0 ] || configs+=("${open_rows[@]}")
 [ $bands = 0 ] || configs+=("${band_rows[@]}")
-# PROVE_EXTRA: more float rows, by name (fp16 -> int8; e.g. a band of another split to measure),
-# space-separated; run with the timeout, as the band rows. A name already in this run's lists
-# runs once, as listed.
+# PROVE_EXTRA: more float rows, by name (e.g. a band of another split to measure), space-separated;
+# the options by the name's lane (bf16_uint8_*, fp16_fp16_*, bf16_bf16_*; else fp16 -> int8); run
+# with the timeout, as the band rows. A name already in this run's lists runs once, as listed.
 # in_rows NAME ROW...: whether one of the "name|options" rows is named NAME.
 in_rows() {
   local n=$1 e
@@ -463,7 +466,8 @@ in_rows() {
 }
 extra_rows=()
 for r in ${PROVE_EXTRA:-}; do
-  in_rows "$r" "${configs[@]}" || extra_rows+=("$r|$i8")
+  case $r in bf16_uint8_*) eo=$u8 ;; fp16_fp16_*) eo=$f16 ;; bf16_bf16_*) eo=$b16 ;; *) eo=$i8 ;; esac
+  in_rows "$r" "${configs[@]}" || extra_rows+=("$r|$eo")
 done
 configs+=("${extra_rows[@]}")
 

@@ -2,8 +2,8 @@
 # scripts/prove.sh --only RE: an extended regular expression matched in bash (no process per
 # row), as grep -E: an alternation selects the rows it names and no other (two cover rows, a
 # second each), a RE that matches no row is "no configuration selected" (exit 2), and one that
-# does not compile is an error naming it (exit 2), not an empty selection. Skips (77) when the
-# solver's venv cannot be made.
+# does not compile is an error naming it (exit 2), not an empty selection; a PROVE_EXTRA row is
+# generated with its own lane's options. Skips (77) when the solver's venv cannot be made.
 # Usage: prove_only.sh <normcore> <source root>
 set -uo pipefail
 export NORMCORE=$1
@@ -33,5 +33,20 @@ if [ $rc -ne 2 ] || ! grep -q "prove.sh: --only '\^fp16_(' is not an extended re
   echo "FAIL: --only with a RE that does not compile: exit $rc: $out"
   bad=1
 fi
+# PROVE_EXTRA: a row of another lane than fp16 -> int8 gets its lane's options (here bf16 ->
+# uint8: one far point of a band proven whole, seconds) and is proven as such.
+keep=$(mktemp -d)
+r=bf16_uint8_case_above_pl8_8_blm35_m35_cut
+out=$(PROVE_EXTRA=$r bash "$root/scripts/prove.sh" --no-hooks --keep "$keep" --only "^$r\$" 2>&1)
+rc=$?
+lane=$(grep -cE "^$r +lane == contract, case ABOVE, PL 8..8, BL -35..-35 .* PASS$" <<< "$out")
+cfg=$(python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["config"]
+print(c["in_type"], c["out_type"], c["out_bits"], c["out_signed"])' \
+  "$keep/$r/rtl/manifest.json" 2>&1)
+if [ $rc -ne 0 ] || [ "$lane" -ne 2 ] || [ "$cfg" != "bf16 int 8 False" ]; then
+  echo "FAIL: PROVE_EXTRA=$r: exit $rc, $lane lane rows passed, config: $cfg"
+  bad=1
+fi
+rm -rf "$keep"
 [ $bad = 0 ] && echo "prove_only: ok"
 exit $bad
