@@ -233,6 +233,7 @@ close_split() {
     below:0) echo "1 25 4 4" ;;
     below:-1) echo "1 25 5 5" ;;
     below:-2) echo "1 25 3 3" ;;
+    bf16_uint8:above:5 | bf16_uint8:above:0 | bf16_uint8:above:-[123]) echo "24 0 0 0" ;;
     bf16_uint8:above:*) echo "39 0 0 0" ;;
     bf16_uint8:below:*) echo "25 0 0 0" ;;
     *) echo "$3 0 0 0" ;;
@@ -251,7 +252,12 @@ close_done() {
     above:-1 | above:-2 | above:-3) echo 99 ;;
     bf16_uint8:above:8 | bf16_uint8:above:7 | bf16_uint8:above:6) echo 99 ;;
     bf16_uint8:above:4 | bf16_uint8:above:3 | bf16_uint8:above:2 | bf16_uint8:above:1) echo 99 ;;
-    bf16_uint8:below:8) echo 99 ;;
+    bf16_uint8:below:8 | bf16_uint8:below:7) echo 99 ;;
+    bf16_uint8:above:5) echo -38 ;;
+    bf16_uint8:above:0) echo -43 ;;
+    bf16_uint8:above:-1) echo -44 ;;
+    bf16_uint8:above:-2) echo -45 ;;
+    bf16_uint8:above:-3) echo -46 ;;
     *) echo -999 ;;
   esac
 }
