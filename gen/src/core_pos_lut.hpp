@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 
 #include "core_internal.hpp"
 
@@ -36,9 +37,26 @@ Stmt load_or_zero(Module& md, const Expr& r, const std::string& name, const Expr
 Expr le2_reg(Module& md, int lw, std::uint64_t twol, const Expr& s_lo, const Expr& lo_nx, Block& ld,
              Block& wrap, Block& dec);
 
+// e5_wide with a high part of more than 2 bits (ECP5 LANES 8, ecp22): lo_q, nlo_q and le2_q
+// written without lo's adder (its chain and the two LUTs behind it were the worst paths). A
+// step's lo - L is LUT logic of lo_q (const_table). A wrap adds (S - L)_low to lo = rem, which is
+// 1..L there: per-job tables of the 2^k results (2^k >= L; lo mod 2^k is distinct on 1..L)
+// registered from remw_i every cycle (wl<b>_q, wle_q; remw_i holds for the job), a bit picked
+// by lo_q's k low bits (pick_bit). Adds the updates to ld / wrap / dec / always (s_lo: the load
+// value, lw bits); returns le2_q.
+Expr lo_tables(Module& md, int lanes, int lw, const Expr& s_lo, Block& ld, Block& wrap, Block& dec,
+               Block& always);
+
+// <n>_chan's c0 next value c_nx (cn bits): c_add and c_sub (c0 + k_c + cy, the same less C),
+// returned in that order (core_pos.cpp build_chan).
+// cys: c_sub's carry-in (empty: the wire cy0, c_add's).
+std::pair<Expr, Expr> chan_c0_next(Module& md, const CoreConfig& c, int cn, const Expr& c_q,
+                                   const Expr& kc, const Expr& kw, const Expr& cys = Expr{});
+
 // c0's adders' outputs and the addend k_c - C (kw), read by chan_c0_copy.
 struct C0Sums {
   Expr add, sub, kw;
+  Expr cy;  // ct_sub's carry-in (empty: the wire cy0)
 };
 // --target ecp5: c0's copy for the table, ct_q (n bits; c0_o is cw bits): its next value in ANDs
 // and ORs (c_nx is a select: synthesis would merge a register of the same cell); with own_sign
@@ -81,5 +99,10 @@ std::vector<Expr> chan_small_lut(Module& md, const SmallWidths& w, Block& upd, B
 // beside the chains; its next value in ANDs and ORs, not cyc_q's select, so that synthesis does
 // not merge the two). Adds its update to `upd`; returns it.
 Expr chan_cyc_copy(Module& md, Block& upd);
+// e5_wide (ecp22): two more copies of cyc_q, `ccs_q` for c_sub's chain and `cct_q` for ct_sub's
+// (ccy_q then feeds c_add's alone: its route to three carry-ins was 1.5 ns), each next value
+// written in a form of its own (Yosys merges registers whose next values are the same cells).
+// Adds their updates to `upd`; returns {ccs_q, cct_q}.
+std::pair<Expr, Expr> chan_cyc_more(Module& md, Block& upd);
 
 }  // namespace normcore::gen::core
