@@ -1,6 +1,5 @@
 // The core's position modules: <n>_step (set-up divider) and <n>_chan (the lanes' channels).
 #include <algorithm>
-#include <tuple>
 
 #include "core_internal.hpp"
 #include "core_pos_lut.hpp"
@@ -540,7 +539,7 @@ Module build_chan(const CoreConfig& c) {
   const Expr cy0w = ex::ref("cy0", 1);
   Block save, beat;
   Block upd{chan_rem(md, w, save, beat)};
-  Expr cy0 = md.ref("neg_q"), cys, cyt;  // cys, cyt: e5_wide's c_sub / ct_sub carry-ins
+  Expr cy0 = md.ref("neg_q");
   std::vector<Expr> dcat;
   if (w.L > 1) {
     // c0's carry as a register of its own (no select in front of c0's adders): cy_0 or neg.
@@ -556,7 +555,6 @@ Module build_chan(const CoreConfig& c) {
     // carry-in was 1.4 ns on ECP5, 3.0-3.6 ns on the UP5K).
     if (w.lut_cmp)
       cy0 = c.target == "ice40" ? chan_cyc_copy_ice40(md, w.L, upd) : chan_cyc_copy(md, upd);
-    if (w.w5) std::tie(cys, cyt) = chan_cyc_more(md, upd);
   }
   md.section("c0");
   const Expr c_q = md.reg("c_q", w.cn, w.cn < w.cw ? "c0 (<= C - 1)" : "");
@@ -569,11 +567,11 @@ Module build_chan(const CoreConfig& c) {
     save.push_back(assign(kc, c0_operand(md, "kc0_i", w.cw, w.cn)));
     save.push_back(assign(kw, c0_operand(md, "kw0_i", w.cw + 1, w.cn + 1)));
   }
-  const auto [add, sub] = chan_c0_next(md, c, w.cn, c_q, kc, kw, cys);
+  const auto [add, sub] = chan_c0_next(md, c, w.cn, c_q, kc, kw);
   Expr c0_out = c_q;
   if (w.e5) {
     // --target ecp5: the table reads a copy (c_q stays beside its own adders).
-    c0_out = chan_c0_copy(md, w.cn, w.w5, {add, sub, kw, cyt}, beat);
+    c0_out = chan_c0_copy(md, w.cn, w.w5, {add, sub, kw}, beat);
   }
   for (auto& s : beat) upd.push_back(std::move(s));
   Block ff{if_(md.ref("en_i"), std::move(upd))};

@@ -59,7 +59,7 @@ Expr lo_tables(Module& md, int lanes, int lw, const Expr& s_lo, Block& ld, Block
                Block& always) {
   const int k = u_index_bits(lanes), n = 1 << k;
   const U L = static_cast<U>(lanes), m = (U{1} << lw) - 1;
-  const Expr lo = md.ref("lo_q"), remw = md.ref("remw_i");
+  const Expr lo = md.ref("lo_q"), rwl = slice(md.ref("remw_i"), 0, lw);
   const Expr ix = md.wire("lo_ix", k, "lo_q's low bits: the wrap tables' index (lo is 1..L there)");
   md.assign(ix, slice(lo, 0, k));
   std::vector<std::vector<Expr>> bits(static_cast<std::size_t>(lw));  // entry n - 1 first
@@ -67,7 +67,7 @@ Expr lo_tables(Module& md, int lanes, int lw, const Expr& s_lo, Block& ld, Block
   for (int j = n - 1; j >= 0; --j) {
     const U v = j == 0 ? static_cast<U>(n) : static_cast<U>(j);
     const Expr s = md.wire(idx("wsum", j), lw, "(S - L)_low + " + std::to_string(v));
-    md.assign(s, const_table(remw, lw, lw, [v, m](U r) { return (r + v) & m; }));  // no chain
+    md.assign(s, rwl + lit(lw, v & m));
     for (int b = 0; b < lw; ++b) bits[static_cast<std::size_t>(b)].push_back(bit(s, b));
     le.push_back(le_bits(s, 2 * L));
   }
@@ -95,13 +95,13 @@ Expr lo_tables(Module& md, int lanes, int lw, const Expr& s_lo, Block& ld, Block
 }
 
 std::pair<Expr, Expr> chan_c0_next(Module& md, const CoreConfig& c, int cn, const Expr& c_q,
-                                   const Expr& kc, const Expr& kw, const Expr& cys) {
+                                   const Expr& kc, const Expr& kw) {
   const Expr cy0w = ex::ref("cy0", 1);
   const bool one = serial_c0(c);
   const Expr add = md.wire("c_add", cn, one ? "c0 + (k_c - C or k_c) + cy" : "c0 + k_c + cy");
   if (!one) md.assign(add, c_q + kc + zext(cy0w, cn));
   const Expr sub = md.wire("c_sub", cn + 1, "c0 + k_c + cy - C: top bit set when negative");
-  md.assign(sub, zext(c_q, cn + 1) + kw + zext(cys.valid() ? cys : cy0w, cn + 1));
+  md.assign(sub, zext(c_q, cn + 1) + kw + zext(cy0w, cn + 1));
   if (one) {
     // The default target at pipeline 3 (its clock set by the lane, about 40 ns on the UP5K):
     // c_sub's sign chooses the addend of one adder (10 LUT4 less than two sums and a select).
@@ -119,7 +119,7 @@ Expr chan_c0_copy(Module& md, int n, bool own_sign, const C0Sums& s, Block& beat
   Expr sgn = bit(s.sub, n);
   if (own_sign) {
     const Expr ts = md.wire("ct_sub", n + 1, "ct_q + k_c + cy - C: top bit set when negative");
-    md.assign(ts, zext(ct, n + 1) + s.kw + zext(s.cy.valid() ? s.cy : md.ref("cy0"), n + 1));
+    md.assign(ts, zext(ct, n + 1) + s.kw + zext(md.ref("cy0"), n + 1));
     rtl::sink(md, "unused_ct_sub", {slice(ts, 0, n)});
     sgn = bit(ts, n);
   }
@@ -321,16 +321,6 @@ std::vector<Expr> chan_small_lut(Module& md, const SmallWidths& w, Block& upd, B
   for (auto& st : beat) upd.push_back(std::move(st));
   md.seq(consts);
   return dcat;
-}
-
-std::pair<Expr, Expr> chan_cyc_more(Module& md, Block& upd) {
-  const Expr small = md.ref("small_i"), ld = md.ref("ld_i"), sle = md.ref("sle_i");
-  const Expr cy = md.ref("cy0_nx"), ng = md.ref("neg_nx");
-  const Expr cs = md.reg("ccs_q", 1, "cyc_q's copy for c_sub's chain");
-  upd.push_back(assign(cs, ~((ld & (small | ~sle)) | (~ld & ((small & ~cy) | (~small & ~ng))))));
-  const Expr ct = md.reg("cct_q", 1, "cyc_q's copy for ct_sub's chain");
-  upd.push_back(assign(ct, (small & ~ld & cy) | (~small & mux(ld, sle, ng))));
-  return {cs, ct};
 }
 
 Expr chan_cyc_copy(Module& md, Block& upd) {

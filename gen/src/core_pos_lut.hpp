@@ -49,14 +49,12 @@ Expr lo_tables(Module& md, int lanes, int lw, const Expr& s_lo, Block& ld, Block
 
 // <n>_chan's c0 next value c_nx (cn bits): c_add and c_sub (c0 + k_c + cy, the same less C),
 // returned in that order (core_pos.cpp build_chan).
-// cys: c_sub's carry-in (empty: the wire cy0, c_add's).
 std::pair<Expr, Expr> chan_c0_next(Module& md, const CoreConfig& c, int cn, const Expr& c_q,
-                                   const Expr& kc, const Expr& kw, const Expr& cys = Expr{});
+                                   const Expr& kc, const Expr& kw);
 
 // c0's adders' outputs and the addend k_c - C (kw), read by chan_c0_copy.
 struct C0Sums {
   Expr add, sub, kw;
-  Expr cy;  // ct_sub's carry-in (empty: the wire cy0)
 };
 // --target ecp5: c0's copy for the table, ct_q (n bits; c0_o is cw bits): its next value in ANDs
 // and ORs (c_nx is a select: synthesis would merge a register of the same cell); with own_sign
@@ -99,10 +97,5 @@ std::vector<Expr> chan_small_lut(Module& md, const SmallWidths& w, Block& upd, B
 // beside the chains; its next value in ANDs and ORs, not cyc_q's select, so that synthesis does
 // not merge the two). Adds its update to `upd`; returns it.
 Expr chan_cyc_copy(Module& md, Block& upd);
-// e5_wide (ecp22): two more copies of cyc_q, `ccs_q` for c_sub's chain and `cct_q` for ct_sub's
-// (ccy_q then feeds c_add's alone: its route to three carry-ins was 1.5 ns), each next value
-// written in a form of its own (Yosys merges registers whose next values are the same cells).
-// Adds their updates to `upd`; returns {ccs_q, cct_q}.
-std::pair<Expr, Expr> chan_cyc_more(Module& md, Block& upd);
 
 }  // namespace normcore::gen::core
