@@ -127,6 +127,7 @@ struct ChanWidths {
   bool hd;
   // e5_wide (ecp20): ct_q's sign of its own (ct_sub), lo <= 2L a register (le2_q)
   bool w5;
+  bool tl;  // w5 with hb > 2 (ecp22): lo's next values without its adder (lo_tables)
   explicit ChanWidths(const CoreConfig& c)
       : L(c.lanes),
         hw(c.inner_bits),
@@ -141,7 +142,8 @@ struct ChanWidths {
         lut_cmp(lut_tracker(c)),
         e5(lut_cmp && c.target == "ecp5"),
         hd(lut_cmp),
-        w5(e5 && e5_wide(c)) {}
+        w5(e5 && e5_wide(c)),
+        tl(w5 && hb > 2) {}
 };
 
 void chan_ports(Module& md, const ChanWidths& w) {
@@ -356,28 +358,31 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always, Block& beat) {
   // One adder: lo + op, op_q = (S - L)_low before a wrap, 2^lw - L before a step (a register
   // chosen a beat ahead with neg), so lo's next value is one LUT after the sum. Its carry: the
   // wrap's carry into h (hb <= 2) or, on a step, no borrow.
-  const Expr op = md.reg("op_q", lw, "lo's addend: (S - L)_low when neg_q, else 2^lw - L");
-  const Expr op0 = md.reg("op0_q", lw, "op_q at the packet start (per job)");
+  const bool tl = w.tl, sum_cy = !w.lut_cmp || hb <= 2;  // sum_cy: lo_sum's carry is read
+  const Expr op =
+      tl ? Expr{} : md.reg("op_q", lw, "lo's addend: (S - L)_low when neg_q, else 2^lw - L");
+  const Expr op0 = tl ? Expr{} : md.reg("op0_q", lw, "op_q at the packet start (per job)");
   const Expr op_w = slice(remw, 0, lw), op_s = lit(lw, (1ULL << lw) - static_cast<U>(w.L));
-  always.push_back(assign(op0, mux(md.ref("sle_i"), op_w, op_s)));
-  const bool sum_cy = !w.lut_cmp || hb <= 2;  // lo_sum's carry is read (lo_bw or the wrap's)
-  const Expr lo_sum = md.wire("lo_sum", sum_cy ? lw + 1 : lw,
-                              sum_cy ? "lo + op: top bit the carry" : "lo + op (mod 2^lw)");
-  md.assign(lo_sum, sum_cy ? zext(lo, lw + 1) + zext(op, lw + 1) : lo + op);
+  if (!tl) always.push_back(assign(op0, mux(md.ref("sle_i"), op_w, op_s)));
+  const Expr lo_sum = tl ? Expr{}
+                         : md.wire("lo_sum", sum_cy ? lw + 1 : lw,
+                                   sum_cy ? "lo + op: top bit the carry" : "lo + op (mod 2^lw)");
+  if (!tl) md.assign(lo_sum, sum_cy ? zext(lo, lw + 1) + zext(op, lw + 1) : lo + op);
   // --target ecp5: a step's op_q is 2^lw - L (op_q follows neg_q): its borrow is lo < L, LUT logic
   const Expr lo_bw = md.wire("lo_bw", 1, "a step's lo - L borrows");
   md.assign(lo_bw, w.lut_cmp ? le_bits(lo, static_cast<U>(w.L) - 1) : ~bit(lo_sum, lw));
-  const Expr lo_nx = slice(lo_sum, 0, lw);
+  const Expr lo_nx = tl ? Expr{} : slice(lo_sum, 0, lw);
   const Expr s_lo = hw >= lw ? slice(stride, 0, lw) : zext(stride, lw);
   const Expr c_q = ex::ref("c_q", w.cn);
   const Expr nlo = md.reg("nlo_q", lw, "~lo (its compares are carries of ~lo + x)");
   Block ld{assign(lo, s_lo), assign(nlo, ~s_lo)};
-  Block wrap{assign(lo, lo_nx), assign(nlo, ~lo_nx)};
-  Block dec{assign(lo, lo_nx), assign(nlo, ~lo_nx)};
+  Block wrap = tl ? Block{} : Block{assign(lo, lo_nx), assign(nlo, ~lo_nx)};
+  Block dec = tl ? Block{} : Block{assign(lo, lo_nx), assign(nlo, ~lo_nx)};
   if (w.lut_cmp) {
     beat.push_back(assign(pb, ~(md.ref("ld_i") | neg) & lo_bw));
     beat.push_back(assign(c_q, ex::ref("c_nx", w.cn) & ex::repl(w.cn, ~md.ref("ld_i"))));
-    ld.insert(ld.end(), {assign(neg, md.ref("sle_i")), assign(op, op0)});
+    ld.push_back(assign(neg, md.ref("sle_i")));
+    if (!tl) ld.push_back(assign(op, op0));
   } else {
     ld.insert(ld.end(), {assign(pb, lit(1, 0)), assign(neg, md.ref("sle_i")),
                          assign(c_q, lit(w.cn, 0)), assign(op, op0)});
@@ -388,12 +393,13 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always, Block& beat) {
   const Expr tp = rem_nle(md, w, ld, wrap, dec);
   const Expr neg_nx = md.wire("neg_nx", 1, "the next rem <= L");
   const U twol = 2ULL * static_cast<U>(w.L);
-  const Expr le2 = w.w5        ? le2_reg(md, lw, twol, s_lo, lo_nx, ld, wrap, dec)
+  const Expr le2 = tl          ? lo_tables(md, w.L, lw, s_lo, ld, wrap, dec, always)
+                   : w.w5      ? le2_reg(md, lw, twol, s_lo, lo_nx, ld, wrap, dec)
                    : w.lut_cmp ? le_bits(lo, twol)
                                : le_lo(md, lw, "le_2l", lit(lw + 1, twol + 1));
   md.assign(neg_nx, mux(neg, md.ref("nle_q"), hi_zero & le2));
-  Block step{if_(neg, std::move(wrap), std::move(dec)), assign(neg, neg_nx),
-             assign(op, mux(neg_nx, op_w, op_s))};
+  Block step{if_(neg, std::move(wrap), std::move(dec)), assign(neg, neg_nx)};
+  if (!tl) step.push_back(assign(op, mux(neg_nx, op_w, op_s)));
   if (!w.lut_cmp) step.push_back(assign(c_q, ex::ref("c_nx", w.cn)));
   if (w.lut_cmp) step.push_back(assign(tp, mux(neg_nx, md.ref("t4p_i"), md.ref("t2lp_i"))));
   return if_(md.ref("ld_i"), std::move(ld), std::move(step));
@@ -504,27 +510,6 @@ std::vector<Expr> chan_small(Module& md, const ChanWidths& w, Block& upd, Block&
   return dcat;
 }
 
-// c0's next value c_nx: c_add and c_sub (c0 + k_c + cy, the same less C), returned in that order.
-std::pair<Expr, Expr> chan_c0_next(Module& md, const CoreConfig& c, const ChanWidths& w,
-                                   const Expr& c_q, const Expr& kc, const Expr& kw) {
-  const Expr cy0w = ex::ref("cy0", 1);
-  const bool one = serial_c0(c);
-  const Expr add = md.wire("c_add", w.cn, one ? "c0 + (k_c - C or k_c) + cy" : "c0 + k_c + cy");
-  if (!one) md.assign(add, c_q + kc + zext(cy0w, w.cn));
-  const Expr sub = md.wire("c_sub", w.cn + 1, "c0 + k_c + cy - C: top bit set when negative");
-  md.assign(sub, zext(c_q, w.cn + 1) + kw + zext(cy0w, w.cn + 1));
-  if (one) {
-    // The default target at pipeline 3 (its clock set by the lane, about 40 ns on the UP5K):
-    // c_sub's sign chooses the addend of one adder (10 LUT4 less than two sums and a select).
-    md.assign(md.wire("unused_c_sub", 1, "the sum itself"), ex::red_xor(slice(sub, 0, w.cn)));
-    md.assign(add, c_q + mux(~bit(sub, w.cn), slice(kw, 0, w.cn), kc) + zext(cy0w, w.cn));
-    md.assign(md.wire("c_nx", w.cn), add);
-  } else {
-    md.assign(md.wire("c_nx", w.cn), mux(~bit(sub, w.cn), slice(sub, 0, w.cn), add));
-  }
-  return {add, sub};
-}
-
 }  // namespace
 
 Module build_chan(const CoreConfig& c) {
@@ -582,7 +567,7 @@ Module build_chan(const CoreConfig& c) {
     save.push_back(assign(kc, c0_operand(md, "kc0_i", w.cw, w.cn)));
     save.push_back(assign(kw, c0_operand(md, "kw0_i", w.cw + 1, w.cn + 1)));
   }
-  const auto [add, sub] = chan_c0_next(md, c, w, c_q, kc, kw);
+  const auto [add, sub] = chan_c0_next(md, c, w.cn, c_q, kc, kw);
   Expr c0_out = c_q;
   if (w.e5) {
     // --target ecp5: the table reads a copy (c_q stays beside its own adders).

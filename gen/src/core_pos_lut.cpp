@@ -55,6 +55,65 @@ Expr le2_reg(Module& md, int lw, U twol, const Expr& s_lo, const Expr& lo_nx, Bl
   return le2;
 }
 
+Expr lo_tables(Module& md, int lanes, int lw, const Expr& s_lo, Block& ld, Block& wrap, Block& dec,
+               Block& always) {
+  const int k = u_index_bits(lanes), n = 1 << k;
+  const U L = static_cast<U>(lanes), m = (U{1} << lw) - 1;
+  const Expr lo = md.ref("lo_q"), rwl = slice(md.ref("remw_i"), 0, lw);
+  const Expr ix = md.wire("lo_ix", k, "lo_q's low bits: the wrap tables' index (lo is 1..L there)");
+  md.assign(ix, slice(lo, 0, k));
+  std::vector<std::vector<Expr>> bits(static_cast<std::size_t>(lw));  // entry n - 1 first
+  std::vector<Expr> le;
+  for (int j = n - 1; j >= 0; --j) {
+    const U v = j == 0 ? static_cast<U>(n) : static_cast<U>(j);
+    const Expr s = md.wire(idx("wsum", j), lw, "(S - L)_low + " + std::to_string(v));
+    md.assign(s, rwl + lit(lw, v & m));
+    for (int b = 0; b < lw; ++b) bits[static_cast<std::size_t>(b)].push_back(bit(s, b));
+    le.push_back(le_bits(s, 2 * L));
+  }
+  std::vector<Expr> wv;  // the wrap's lo, its high bit first
+  for (int b = lw - 1; b >= 0; --b) {
+    const Expr t =
+        md.reg(idx("wl", b) + "_q", n,
+               "bit j: bit " + std::to_string(b) + " of a wrap's lo from lo = j mod 2^k");
+    always.push_back(assign(t, cat(bits[static_cast<std::size_t>(b)])));
+    wv.push_back(pick_bit(t, ix));
+  }
+  const Expr wle = md.reg("wle_q", n, "bit j: a wrap's lo <= 2L from lo = j mod 2^k");
+  always.push_back(assign(wle, cat(le)));
+  const Expr lwr = md.wire("lo_wr", lw, "lo after a wrap (the tables)");
+  md.assign(lwr, cat(wv));
+  const Expr lst = md.wire("lo_st", lw, "lo after a step: lo - L (LUT logic of lo_q)");
+  md.assign(lst, const_table(lo, lw, lw, [L, m](U v) { return (v - L) & m; }));
+  const Expr nlo = md.ref("nlo_q"), le2 = md.reg("le2_q", 1, "lo_q <= 2L");
+  const Expr lv = md.wire("lo_ld", lw, "lo's load value");
+  md.assign(lv, s_lo);
+  ld.push_back(assign(le2, le_bits(lv, 2 * L)));  // lo_q, nlo_q: chan_rem's load
+  wrap.insert(wrap.end(), {assign(lo, lwr), assign(nlo, ~lwr), assign(le2, pick_bit(wle, ix))});
+  dec.insert(dec.end(), {assign(lo, lst), assign(nlo, ~lst), assign(le2, le_bits(lst, 2 * L))});
+  return le2;
+}
+
+std::pair<Expr, Expr> chan_c0_next(Module& md, const CoreConfig& c, int cn, const Expr& c_q,
+                                   const Expr& kc, const Expr& kw) {
+  const Expr cy0w = ex::ref("cy0", 1);
+  const bool one = serial_c0(c);
+  const Expr add = md.wire("c_add", cn, one ? "c0 + (k_c - C or k_c) + cy" : "c0 + k_c + cy");
+  if (!one) md.assign(add, c_q + kc + zext(cy0w, cn));
+  const Expr sub = md.wire("c_sub", cn + 1, "c0 + k_c + cy - C: top bit set when negative");
+  md.assign(sub, zext(c_q, cn + 1) + kw + zext(cy0w, cn + 1));
+  if (one) {
+    // The default target at pipeline 3 (its clock set by the lane, about 40 ns on the UP5K):
+    // c_sub's sign chooses the addend of one adder (10 LUT4 less than two sums and a select).
+    md.assign(md.wire("unused_c_sub", 1, "the sum itself"), ex::red_xor(slice(sub, 0, cn)));
+    md.assign(add, c_q + mux(~bit(sub, cn), slice(kw, 0, cn), kc) + zext(cy0w, cn));
+    md.assign(md.wire("c_nx", cn), add);
+  } else {
+    md.assign(md.wire("c_nx", cn), mux(~bit(sub, cn), slice(sub, 0, cn), add));
+  }
+  return {add, sub};
+}
+
 Expr chan_c0_copy(Module& md, int n, bool own_sign, const C0Sums& s, Block& beat) {
   const Expr ct = md.reg("ct_q", n, "c_q's copy for the table (c0_o)");
   Expr sgn = bit(s.sub, n);

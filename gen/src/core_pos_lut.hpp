@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 
 #include "core_internal.hpp"
 
@@ -35,6 +36,21 @@ Stmt load_or_zero(Module& md, const Expr& r, const std::string& name, const Expr
 // lo_q in front. Returns le2_q.
 Expr le2_reg(Module& md, int lw, std::uint64_t twol, const Expr& s_lo, const Expr& lo_nx, Block& ld,
              Block& wrap, Block& dec);
+
+// e5_wide with a high part of more than 2 bits (ECP5 LANES 8, ecp22): lo_q, nlo_q and le2_q
+// written without lo's adder (its chain and the two LUTs behind it were the worst paths). A
+// step's lo - L is LUT logic of lo_q (const_table). A wrap adds (S - L)_low to lo = rem, which is
+// 1..L there: per-job tables of the 2^k results (2^k >= L; lo mod 2^k is distinct on 1..L)
+// registered from remw_i every cycle (wl<b>_q, wle_q; remw_i holds for the job), a bit picked
+// by lo_q's k low bits (pick_bit). Adds the updates to ld / wrap / dec / always (s_lo: the load
+// value, lw bits); returns le2_q.
+Expr lo_tables(Module& md, int lanes, int lw, const Expr& s_lo, Block& ld, Block& wrap, Block& dec,
+               Block& always);
+
+// <n>_chan's c0 next value c_nx (cn bits): c_add and c_sub (c0 + k_c + cy, the same less C),
+// returned in that order (core_pos.cpp build_chan).
+std::pair<Expr, Expr> chan_c0_next(Module& md, const CoreConfig& c, int cn, const Expr& c_q,
+                                   const Expr& kc, const Expr& kw);
 
 // c0's adders' outputs and the addend k_c - C (kw), read by chan_c0_copy.
 struct C0Sums {
