@@ -252,7 +252,7 @@ close_done() {
     above:-1 | above:-2 | above:-3) echo 99 ;;
     bf16_uint8:above:8 | bf16_uint8:above:7 | bf16_uint8:above:6) echo 99 ;;
     bf16_uint8:above:4 | bf16_uint8:above:3 | bf16_uint8:above:2 | bf16_uint8:above:1) echo 99 ;;
-    bf16_uint8:below:8 | bf16_uint8:below:7) echo 99 ;;
+    bf16_uint8:below:8 | bf16_uint8:below:7 | bf16_uint8:below:6) echo 99 ;;
     bf16_uint8:above:5) echo -38 ;;
     bf16_uint8:above:0) echo -43 ;;
     bf16_uint8:above:-1) echo -44 ;;
