@@ -87,6 +87,15 @@ done
 f16="--in-type fp16 --out-type fp16" b16="--in-type bf16 --out-type bf16"
 i8="--in-type fp16 --out-type int --out-bits 8"
 u8="--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
+# $1 a float row's name (or its lane and "_"): the gen options of its lane, in REPLY.
+lane_opts() {
+  case $1 in
+    bf16_uint8_*) REPLY=$u8 ;;
+    fp16_fp16_*) REPLY=$f16 ;;
+    bf16_bf16_*) REPLY=$b16 ;;
+    *) REPLY=$i8 ;;
+  esac
+}
 full=(
   "generic_p3|--target generic"
   "p4|--pipeline 4"
@@ -200,7 +209,8 @@ open_rows=(
 # fp16_int8_above_cover / _below_cover (prove_cover).
 # An exponent in a row's name: m for minus (-19 -> m19), as ${k/#-/m} where the rows are made
 # (no subshell per row: the lists have about 3000 rows, and list building ran before each row).
-# $1 above / below, $2 k, $3 the default width: "<width> <points> <x split> <hx split>":
+# $1 the lane and case (fp16_int8:above, bf16_uint8:below, ...), $2 k, $3 the default width:
+# "<width> <points> <x split> <hx split>":
 # sub-bands of <width>, then the last <points> exponents as single points, of which the last
 # <x split> are split once more by x's exponent field, x normal (_xe2_30) and x subnormal or
 # e = 1 (_xe1_1): a subnormal x makes hb(xsig), and with it the product's shift, vary inside a
@@ -211,45 +221,41 @@ open_rows=(
 # hb(xsig) + 23 or + 24) and, with pl, s's exponent.
 close_split() {
   case $1:$2 in
-    above:8 | below:8) echo "4 0 0 0" ;;
-    above:7) echo "4 7 4 4" ;;
-    above:6) echo "4 27 23 19" ;;
-    below:7) echo "4 5 4 4" ;;
-    below:6) echo "1 25 4 4" ;;
-    above:5) echo "1 39 19 19" ;;
-    above:4) echo "1 39 17 17" ;;
-    above:3) echo "1 39 14 14" ;;
-    above:2) echo "1 39 17 17" ;;
-    above:1) echo "1 39 15 15" ;;
-    above:0) echo "1 39 12 12" ;;
-    above:-1) echo "1 39 11 11" ;;
-    above:-2) echo "1 39 14 14" ;;
-    above:-3) echo "1 39 16 16" ;;
-    below:5) echo "1 25 5 5" ;;
-    below:4) echo "1 25 3 3" ;;
-    below:3) echo "1 25 5 5" ;;
-    below:2) echo "1 25 5 5" ;;
-    below:1) echo "1 25 3 3" ;;
-    below:0) echo "1 25 4 4" ;;
-    below:-1) echo "1 25 5 5" ;;
-    below:-2) echo "1 25 3 3" ;;
+    fp16_int8:above:8 | fp16_int8:below:8) echo "4 0 0 0" ;;
+    fp16_int8:above:7) echo "4 7 4 4" ;;
+    fp16_int8:above:6) echo "4 27 23 19" ;;
+    fp16_int8:below:7) echo "4 5 4 4" ;;
+    fp16_int8:below:6) echo "1 25 4 4" ;;
+    fp16_int8:above:5) echo "1 39 19 19" ;;
+    fp16_int8:above:4) echo "1 39 17 17" ;;
+    fp16_int8:above:3) echo "1 39 14 14" ;;
+    fp16_int8:above:2) echo "1 39 17 17" ;;
+    fp16_int8:above:1) echo "1 39 15 15" ;;
+    fp16_int8:above:0) echo "1 39 12 12" ;;
+    fp16_int8:above:-1) echo "1 39 11 11" ;;
+    fp16_int8:above:-2) echo "1 39 14 14" ;;
+    fp16_int8:above:-3) echo "1 39 16 16" ;;
+    fp16_int8:below:5) echo "1 25 5 5" ;;
+    fp16_int8:below:4) echo "1 25 3 3" ;;
+    fp16_int8:below:3) echo "1 25 5 5" ;;
+    fp16_int8:below:2) echo "1 25 5 5" ;;
+    fp16_int8:below:1) echo "1 25 3 3" ;;
+    fp16_int8:below:0) echo "1 25 4 4" ;;
+    fp16_int8:below:-1) echo "1 25 5 5" ;;
+    fp16_int8:below:-2) echo "1 25 3 3" ;;
     bf16_uint8:above:5 | bf16_uint8:above:0 | bf16_uint8:above:-[123]) echo "24 0 0 0" ;;
     bf16_uint8:above:*) echo "39 0 0 0" ;;
     bf16_uint8:below:*) echo "25 0 0 0" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
-# $1 above / below, $2 k: the close rows proven so far, far to near: every row whose own
+# $1 the lane and case (as close_split), $2 k: the close rows proven so far, far to near: every row whose own
 # exponent (bl for ABOVE, pl for BELOW; a sub-band's low end) is at most the number echoed
 # (99: the band whole; -999: none). The table in docs/architecture.md ("band by band") says
 # which round proved which rows.
 close_done() {
   case $1:$2 in
-    above:8 | below:8 | above:7 | below:7 | above:6 | below:6) echo 99 ;;
-    above:5 | below:5 | below:4 | below:3 | below:2) echo 99 ;;
-    above:4 | above:3 | above:2 | above:1) echo 99 ;;
-    below:1 | below:0 | below:-1 | below:-2 | above:0) echo 99 ;;
-    above:-1 | above:-2 | above:-3) echo 99 ;;
+    fp16_int8:*) echo 99 ;; # every middle band, ABOVE and BELOW (rounds 14 .. 20i)
     bf16_uint8:above:8 | bf16_uint8:above:7 | bf16_uint8:above:6) echo 99 ;;
     bf16_uint8:above:4 | bf16_uint8:above:3 | bf16_uint8:above:2 | bf16_uint8:above:1) echo 99 ;;
     bf16_uint8:below:8 | bf16_uint8:below:7 | bf16_uint8:below:6) echo 99 ;;
@@ -275,7 +281,7 @@ close_proven() {
   [[ $1 =~ ^([a-z0-9]+_[a-z0-9]+)_case_(above|below)_[pb]l(m?[0-9]+)_[^_]+_[pb]l(m?[0-9]+)_ ]] \
     || return 1
   local c=${BASH_REMATCH[2]} k=${BASH_REMATCH[3]/m/-} v=${BASH_REMATCH[4]/m/-}
-  [ "${BASH_REMATCH[1]}" = fp16_int8 ] || c=${BASH_REMATCH[1]}:$c
+  c=${BASH_REMATCH[1]}:$c
   asked_once "$c:$k" close_done "$c" "$k"
   [ "$v" -le "$REPLY" ]
 }
@@ -283,10 +289,10 @@ close_proven() {
 # name, $4 the lane (fp16_int8, bf16_uint8; default fp16_int8): one row name per line. A
 # bf16 x: its field's normal range [2, 254] (`_xe2_254`), hb(xsig) 0 .. 7, pl down to -282
 # (x * s both subnormal; the far parts' low end -300 instead of -200); close_split /
-# close_done are asked for "bf16_uint8:above" etc. (fp16 -> int8: "above", "below").
+# close_done are asked for "<lane>:<case>" (fp16_int8:above, bf16_uint8:below, ...).
 mid_bands() {
-  local k lo hi w pts xs hs h d o far0 near0 near1 ln=${4:-fp16_int8} key=$1 xn=30 hm=10 fl=200
-  [ "$ln" = fp16_int8 ] || key=$ln:$1
+  local k lo hi w pts xs hs h d o far0 near0 near1 ln=${4:-fp16_int8} xn=30 hm=10 fl=200
+  local key=$ln:$1
   [ "$ln" != bf16_uint8 ] || xn=254 hm=7 fl=300
   for ((k = -3; k <= 8; k++)); do
     if [ "$1" = above ]; then d=pl o=bl far0=$((k - 44)) near0=$((k - 43)) near1=$((k - 5))
@@ -375,15 +381,15 @@ while IFS= read -r r; do
   if zero_proven "$r"; then full+=("$r|$f16"); else band_rows+=("$r|$f16"); fi
 done < <(zero_rows)
 for c in above below; do
-  while IFS= read -r r; do full+=("$r|$i8"); done < <(mid_bands $c far 1)
-  while IFS= read -r r; do
-    if close_proven "$r"; then full+=("$r|$i8"); else band_rows+=("$r|$i8"); fi
-  done < <(mid_bands $c close "${PROVE_BAND_W:-1}")
   # The same bands for bf16 -> uint8 (8-bit y as int8's: the same SAT / TINY classes).
-  while IFS= read -r r; do full+=("$r|$u8"); done < <(mid_bands $c far 1 bf16_uint8)
-  while IFS= read -r r; do
-    if close_proven "$r"; then full+=("$r|$u8"); else band_rows+=("$r|$u8"); fi
-  done < <(mid_bands $c close "${PROVE_BAND_W:-1}" bf16_uint8)
+  for ln in fp16_int8 bf16_uint8; do
+    lane_opts "${ln}_"
+    o=$REPLY
+    while IFS= read -r r; do full+=("$r|$o"); done < <(mid_bands $c far 1 $ln)
+    while IFS= read -r r; do
+      if close_proven "$r"; then full+=("$r|$o"); else band_rows+=("$r|$o"); fi
+    done < <(mid_bands $c close "${PROVE_BAND_W:-1}" $ln)
+  done
 done
 small=(
   "b31_fold_normax_p3|--offset-bits 31"
@@ -472,8 +478,8 @@ in_rows() {
 }
 extra_rows=()
 for r in ${PROVE_EXTRA:-}; do
-  case $r in bf16_uint8_*) eo=$u8 ;; fp16_fp16_*) eo=$f16 ;; bf16_bf16_*) eo=$b16 ;; *) eo=$i8 ;; esac
-  in_rows "$r" "${configs[@]}" || extra_rows+=("$r|$eo")
+  lane_opts "$r"
+  in_rows "$r" "${configs[@]}" || extra_rows+=("$r|$REPLY")
 done
 configs+=("${extra_rows[@]}")
 

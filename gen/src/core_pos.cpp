@@ -358,26 +358,30 @@ Stmt chan_rem(Module& md, const ChanWidths& w, Block& always, Block& beat) {
   // One adder: lo + op, op_q = (S - L)_low before a wrap, 2^lw - L before a step (a register
   // chosen a beat ahead with neg), so lo's next value is one LUT after the sum. Its carry: the
   // wrap's carry into h (hb <= 2) or, on a step, no borrow.
+  // tl (--target ecp5, lo_tables): lo moves by per-job tables, no adder, no op_q.
   const bool tl = w.tl, sum_cy = !w.lut_cmp || hb <= 2;  // sum_cy: lo_sum's carry is read
-  const Expr op =
-      tl ? Expr{} : md.reg("op_q", lw, "lo's addend: (S - L)_low when neg_q, else 2^lw - L");
-  const Expr op0 = tl ? Expr{} : md.reg("op0_q", lw, "op_q at the packet start (per job)");
   const Expr op_w = slice(remw, 0, lw), op_s = lit(lw, (1ULL << lw) - static_cast<U>(w.L));
-  if (!tl) always.push_back(assign(op0, mux(md.ref("sle_i"), op_w, op_s)));
-  const Expr lo_sum = tl ? Expr{}
-                         : md.wire("lo_sum", sum_cy ? lw + 1 : lw,
-                                   sum_cy ? "lo + op: top bit the carry" : "lo + op (mod 2^lw)");
-  if (!tl) md.assign(lo_sum, sum_cy ? zext(lo, lw + 1) + zext(op, lw + 1) : lo + op);
+  Expr op, op0, lo_sum, lo_nx;
+  if (!tl) {
+    op = md.reg("op_q", lw, "lo's addend: (S - L)_low when neg_q, else 2^lw - L");
+    op0 = md.reg("op0_q", lw, "op_q at the packet start (per job)");
+    always.push_back(assign(op0, mux(md.ref("sle_i"), op_w, op_s)));
+    lo_sum = md.wire("lo_sum", sum_cy ? lw + 1 : lw,
+                     sum_cy ? "lo + op: top bit the carry" : "lo + op (mod 2^lw)");
+    md.assign(lo_sum, sum_cy ? zext(lo, lw + 1) + zext(op, lw + 1) : lo + op);
+    lo_nx = slice(lo_sum, 0, lw);
+  }
   // --target ecp5: a step's op_q is 2^lw - L (op_q follows neg_q): its borrow is lo < L, LUT logic
   const Expr lo_bw = md.wire("lo_bw", 1, "a step's lo - L borrows");
   md.assign(lo_bw, w.lut_cmp ? le_bits(lo, static_cast<U>(w.L) - 1) : ~bit(lo_sum, lw));
-  const Expr lo_nx = tl ? Expr{} : slice(lo_sum, 0, lw);
   const Expr s_lo = hw >= lw ? slice(stride, 0, lw) : zext(stride, lw);
   const Expr c_q = ex::ref("c_q", w.cn);
   const Expr nlo = md.reg("nlo_q", lw, "~lo (its compares are carries of ~lo + x)");
-  Block ld{assign(lo, s_lo), assign(nlo, ~s_lo)};
-  Block wrap = tl ? Block{} : Block{assign(lo, lo_nx), assign(nlo, ~lo_nx)};
-  Block dec = tl ? Block{} : Block{assign(lo, lo_nx), assign(nlo, ~lo_nx)};
+  Block ld{assign(lo, s_lo), assign(nlo, ~s_lo)}, wrap, dec;
+  if (!tl) {
+    wrap = {assign(lo, lo_nx), assign(nlo, ~lo_nx)};
+    dec = {assign(lo, lo_nx), assign(nlo, ~lo_nx)};
+  }
   if (w.lut_cmp) {
     beat.push_back(assign(pb, ~(md.ref("ld_i") | neg) & lo_bw));
     beat.push_back(assign(c_q, ex::ref("c_nx", w.cn) & ex::repl(w.cn, ~md.ref("ld_i"))));

@@ -33,6 +33,16 @@ Expr le_from(int n, U k, NotBit nbit) {
   }
   return e.valid() ? e : lit(1, 1);
 }
+
+// le2_q (lo_q <= 2L) and its load from lo's load value s_lo (lo_q, nlo_q: chan_rem's load).
+Expr le2_loaded(Module& md, int lw, U twol, const Expr& s_lo, Block& ld) {
+  const Expr le2 = md.reg("le2_q", 1, "lo_q <= 2L");
+  const Expr lv = md.wire("lo_ld", lw, "lo's load value");
+  md.assign(lv, s_lo);
+  ld.push_back(assign(le2, le_bits(lv, twol)));
+  return le2;
+}
+
 }  // namespace
 
 Expr le_bits(const Expr& v, U k) {
@@ -45,11 +55,8 @@ Expr le_bits_inv(const Expr& nv, U k) {
 
 Expr le2_reg(Module& md, int lw, U twol, const Expr& s_lo, const Expr& lo_nx, Block& ld,
              Block& wrap, Block& dec) {
-  const Expr le2 = md.reg("le2_q", 1, "lo_q <= 2L");
-  const Expr lv = md.wire("lo_ld", lw, "lo's load value"), ln = md.wire("lo_nx", lw);
-  md.assign(lv, s_lo);
+  const Expr le2 = le2_loaded(md, lw, twol, s_lo, ld), ln = md.wire("lo_nx", lw);
   md.assign(ln, lo_nx);
-  ld.push_back(assign(le2, le_bits(lv, twol)));
   wrap.push_back(assign(le2, le_bits(ln, twol)));
   dec.push_back(assign(le2, le_bits(ln, twol)));
   return le2;
@@ -85,10 +92,7 @@ Expr lo_tables(Module& md, int lanes, int lw, const Expr& s_lo, Block& ld, Block
   md.assign(lwr, cat(wv));
   const Expr lst = md.wire("lo_st", lw, "lo after a step: lo - L (LUT logic of lo_q)");
   md.assign(lst, const_table(lo, lw, lw, [L, m](U v) { return (v - L) & m; }));
-  const Expr nlo = md.ref("nlo_q"), le2 = md.reg("le2_q", 1, "lo_q <= 2L");
-  const Expr lv = md.wire("lo_ld", lw, "lo's load value");
-  md.assign(lv, s_lo);
-  ld.push_back(assign(le2, le_bits(lv, 2 * L)));  // lo_q, nlo_q: chan_rem's load
+  const Expr nlo = md.ref("nlo_q"), le2 = le2_loaded(md, lw, 2 * L, s_lo, ld);
   wrap.insert(wrap.end(), {assign(lo, lwr), assign(nlo, ~lwr), assign(le2, pick_bit(wle, ix))});
   dec.insert(dec.end(), {assign(lo, lst), assign(nlo, ~lst), assign(le2, le_bits(lst, 2 * L))});
   return le2;
