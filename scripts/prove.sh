@@ -172,9 +172,12 @@ full=(
   "fp16_int8_below_cover|$i8"
   "bf16_uint8_above_cover|$u8"
   "bf16_uint8_below_cover|$u8"
-  # ZEROP and ZEROB of fp16 -> fp16: generated below (zero_rows); the rows cover the cases.
+  # ZEROP and ZEROB of fp16 -> fp16 and bf16 -> bf16: generated below (zero_rows); the rows
+  # cover the cases.
   "fp16_fp16_zerop_cover|$f16"
   "fp16_fp16_zerob_cover|$f16"
+  "bf16_bf16_zerop_cover|$b16"
+  "bf16_bf16_zerob_cover|$b16"
 )
 # Float lanes, the rest of the case split and the whole harness (no case): not proven yet, each
 # smtbmc run stopped after PROVE_TIMEOUT seconds (default 600) and reported UNDECIDED (not a
@@ -326,8 +329,14 @@ mid_bands() {
 # 2^16: y an infinity, then clamped); ZEROB (b a zero: v = x * s) by the product's leading
 # exponent pl (its leading 1 at pl or pl + 1; the cut's leading-bit lemma holds it): [-200,
 # -26] (|v| < 2^-24), the points -25 .. 15, [16, 200] (|v| >= 2^16), each point split as
-# zerob_split says. A row is in the full list when zero_done says it is proven, else in
-# --bands. fp16_fp16_zerop_cover / _zerob_cover prove that the rows cover the two cases.
+# zerob_split says. bf16 -> bf16 (y with fp32's exponent range, 8 significand bits; v = b or
+# x * s rounded at a position that moves with v's exponent): ZEROP by be in sub-bands of 32
+# ([1, 32] .. [225, 254]; one row [1, 254] was undecided at 900 s, be = 127 alone took 2.5 +
+# 3.2 s, [100, 115] 20.7 + 21.7 s), ZEROB [-300, -137] (|v| < 2^-135: y a signed zero), sub-bands
+# of 16 from -136 up to 127, [128, 300] (|v| >= 2^128: y an infinity, then clamped); one row
+# was undecided at 900 s, [0, 15] took 102.1 + 60.7 s. A row is in the full list when
+# zero_done says it is proven, else in --bands. <lane>_zerop_cover / _zerob_cover prove that the
+# rows cover the two cases.
 # $1 pl: whether ZEROB's point pl = $1 is split by x (x normal `_xe2_30`, x's field 0 or 1
 # `_xe1_1`), as from pl = -14 (y normal; unsplit -14 and 0 were undecided at 300 s), or one row.
 zerob_split() { [ "$1" -ge -14 ]; }
@@ -342,24 +351,38 @@ zerob_hx() { [ "$1" -ge 5 ] && [ "$1" -le 7 ]; }
 # it (same rows, the next session's start): -10 .. -3 (-9, -7, -5, -3 in round 18d, the others
 # after its stop); round 18g (fv52): up to pl = 4 and from pl = 8 (5, 6, 7 undecided at 300 s);
 # round 20 (lead): pl = 5, 6, 7's hb(xsig) rows (zerob_hx), so ZEROB whole.
+# $1 "<lane>:zerop" / "<lane>:zerob".
 zero_done() {
   case $1 in
-    zerop) echo "999 999 999 999" ;;
-    zerob) echo "999 999 999 999" ;;
+    fp16_fp16:zerop | fp16_fp16:zerob) echo "999 999 999 999" ;;
     *) echo "-999 999 -999 -999" ;;
   esac
 }
 # $1 a ZEROP / ZEROB row's name: is it proven (zero_done)?
 zero_proven() {
-  [[ $1 =~ _(zerop|zerob)_[bp][el](m?[0-9]+)_ ]] || return 1
-  local c=${BASH_REMATCH[1]} v=${BASH_REMATCH[2]/m/-} lo hi xlo hlo
+  [[ $1 =~ ^([a-z0-9]+_[a-z0-9]+)_case_(zerop|zerob)_[bp][el](m?[0-9]+)_ ]] || return 1
+  local c=${BASH_REMATCH[1]}:${BASH_REMATCH[2]} v=${BASH_REMATCH[3]/m/-} lo hi xlo hlo
   asked_once "$c" zero_done "$c"
   read -r lo hi xlo hlo <<< "$REPLY"
   [ "$v" -le "$lo" ] || [ "$v" -ge "$hi" ] || { [[ $1 == *_xe2_30_cut ]] && [ "$v" -le "$xlo" ]; } \
     || { [[ $1 == *_hx*_cut ]] && [ "$v" -le "$hlo" ]; }
 }
+# $1 the lane (fp16_fp16, bf16_bf16): its ZEROP and ZEROB rows, one name per line.
 zero_rows() {
-  local p=fp16_fp16_case k h
+  local p=$1_case k h
+  if [ "$1" = bf16_bf16 ]; then
+    for ((k = 1; k <= 254; k += 32)); do
+      h=$((k + 31 > 254 ? 254 : k + 31))
+      echo "${p}_zerop_be${k}_${h}_cut"
+    done
+    echo "${p}_zerob_plm300_m137_cut"
+    for ((k = -136; k <= 127; k += 16)); do
+      h=$((k + 15 > 127 ? 127 : k + 15))
+      echo "${p}_zerob_pl${k/#-/m}_${h/#-/m}_cut"
+    done
+    echo "${p}_zerob_pl128_300_cut"
+    return
+  fi
   echo "${p}_zerop_be1_101_cut"
   for ((k = 102; k <= 142; k++)); do echo "${p}_zerop_be${k}_${k}_cut"; done
   echo "${p}_zerop_be143_254_cut"
@@ -377,9 +400,13 @@ zero_rows() {
   echo "${p}_zerob_pl16_200_cut"
 }
 band_rows=()
-while IFS= read -r r; do
-  if zero_proven "$r"; then full+=("$r|$f16"); else band_rows+=("$r|$f16"); fi
-done < <(zero_rows)
+for ln in fp16_fp16 bf16_bf16; do
+  lane_opts "${ln}_"
+  o=$REPLY
+  while IFS= read -r r; do
+    if zero_proven "$r"; then full+=("$r|$o"); else band_rows+=("$r|$o"); fi
+  done < <(zero_rows $ln)
+done
 for c in above below; do
   # The same bands for bf16 -> uint8 (8-bit y as int8's: the same SAT / TINY classes).
   for ln in fp16_int8 bf16_uint8; do
