@@ -87,13 +87,18 @@ done
 f16="--in-type fp16 --out-type fp16" b16="--in-type bf16 --out-type bf16"
 i8="--in-type fp16 --out-type int --out-bits 8"
 u8="--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
-# $1 a float row's name (or its lane and "_"): the gen options of its lane, in REPLY.
+# $1 a float row's name (or its lane and "_"): the gen options of its lane, in REPLY; 1 when
+# the name starts with no float lane's prefix.
 lane_opts() {
   case $1 in
+    fp16_int8_*) REPLY=$i8 ;;
     bf16_uint8_*) REPLY=$u8 ;;
     fp16_fp16_*) REPLY=$f16 ;;
     bf16_bf16_*) REPLY=$b16 ;;
-    *) REPLY=$i8 ;;
+    fp16_fp32_*) REPLY="--in-type fp16 --out-type fp32" ;;
+    bf16_fp16_flush_*) REPLY="--in-type bf16 --out-type fp16 --flush-subnormals" ;;
+    bf16_int16_*) REPLY="--in-type bf16 --out-type int --out-bits 16" ;;
+    *) return 1 ;;
   esac
 }
 full=(
@@ -505,7 +510,11 @@ in_rows() {
 }
 extra_rows=()
 for r in ${PROVE_EXTRA:-}; do
-  lane_opts "$r"
+  if ! lane_opts "$r"; then
+    echo "prove.sh: PROVE_EXTRA: '$r' does not start with a float lane's name (fp16_int8_," \
+      "bf16_uint8_, fp16_fp16_, bf16_bf16_, fp16_fp32_, bf16_fp16_flush_, bf16_int16_)" >&2
+    exit 2
+  fi
   in_rows "$r" "${configs[@]}" || extra_rows+=("$r|$REPLY")
 done
 configs+=("${extra_rows[@]}")

@@ -3,7 +3,8 @@
 # row), as grep -E: an alternation selects the rows it names and no other (two cover rows, a
 # second each), a RE that matches no row is "no configuration selected" (exit 2), and one that
 # does not compile is an error naming it (exit 2), not an empty selection; a PROVE_EXTRA row is
-# generated with its own lane's options. Skips (77) when the solver's venv cannot be made.
+# generated with its own lane's options, and one of no lane is an error (exit 2). Skips (77)
+# when the solver's venv cannot be made.
 # Usage: prove_only.sh <normcore> <source root>
 set -uo pipefail
 export NORMCORE=$1
@@ -48,5 +49,13 @@ if [ $rc -ne 0 ] || [ "$lane" -ne 2 ] || [ "$cfg" != "bf16 int 8 False" ]; then
   bad=1
 fi
 rm -rf "$keep"
+# PROVE_EXTRA: a name of no float lane is an error naming it (exit 2), not fp16 -> int8's options.
+r=fp16_fp8_case_zerop_cut
+out=$(PROVE_EXTRA=$r bash "$root/scripts/prove.sh" --no-hooks --only "^$r\$" 2>&1)
+rc=$?
+if [ $rc -ne 2 ] || ! grep -q "PROVE_EXTRA: '$r' does not start with" <<< "$out"; then
+  echo "FAIL: PROVE_EXTRA with no float lane's name: exit $rc: $out"
+  bad=1
+fi
 [ $bad = 0 ] && echo "prove_only: ok"
 exit $bad
