@@ -264,14 +264,11 @@ close_split() {
 close_done() {
   case $1:$2 in
     fp16_int8:*) echo 99 ;; # every middle band, ABOVE and BELOW (rounds 14 .. 20i)
-    bf16_uint8:above:8 | bf16_uint8:above:7 | bf16_uint8:above:6) echo 99 ;;
-    bf16_uint8:above:4 | bf16_uint8:above:3 | bf16_uint8:above:2 | bf16_uint8:above:1) echo 99 ;;
-    bf16_uint8:below:8 | bf16_uint8:below:7 | bf16_uint8:below:6) echo 99 ;;
-    bf16_uint8:above:5) echo -38 ;;
+    bf16_uint8:above:[1-8] | bf16_uint8:above:-3) echo 99 ;;
+    bf16_uint8:below:[4-8]) echo 99 ;;
     bf16_uint8:above:0) echo -43 ;;
     bf16_uint8:above:-1) echo -44 ;;
     bf16_uint8:above:-2) echo -45 ;;
-    bf16_uint8:above:-3) echo -46 ;;
     *) echo -999 ;;
   esac
 }
@@ -356,21 +353,24 @@ zerob_hx() { [ "$1" -ge 5 ] && [ "$1" -le 7 ]; }
 # it (same rows, the next session's start): -10 .. -3 (-9, -7, -5, -3 in round 18d, the others
 # after its stop); round 18g (fv52): up to pl = 4 and from pl = 8 (5, 6, 7 undecided at 300 s);
 # round 20 (lead): pl = 5, 6, 7's hb(xsig) rows (zerob_hx), so ZEROB whole.
-# $1 "<lane>:zerop" / "<lane>:zerob".
+# $1 "<lane>:zerop" / "<lane>:zerob"; after the four numbers, the low ends of other proven rows
+# (sub-bands proven out of order). Round 20j (lead): bf16 -> bf16's ZEROP whole, ZEROB's
+# [-300, -137] and the sub-bands listed.
 zero_done() {
   case $1 in
-    fp16_fp16:zerop | fp16_fp16:zerob) echo "999 999 999 999" ;;
+    fp16_fp16:zerop | fp16_fp16:zerob | bf16_bf16:zerop) echo "999 999 999 999" ;;
+    bf16_bf16:zerob) echo "-137 999 -999 -999" ;;
     *) echo "-999 999 -999 -999" ;;
   esac
 }
 # $1 a ZEROP / ZEROB row's name: is it proven (zero_done)?
 zero_proven() {
   [[ $1 =~ ^([a-z0-9]+_[a-z0-9]+)_case_(zerop|zerob)_[bp][el](m?[0-9]+)_ ]] || return 1
-  local c=${BASH_REMATCH[1]}:${BASH_REMATCH[2]} v=${BASH_REMATCH[3]/m/-} lo hi xlo hlo
+  local c=${BASH_REMATCH[1]}:${BASH_REMATCH[2]} v=${BASH_REMATCH[3]/m/-} lo hi xlo hlo more
   asked_once "$c" zero_done "$c"
-  read -r lo hi xlo hlo <<< "$REPLY"
+  read -r lo hi xlo hlo more <<< "$REPLY"
   [ "$v" -le "$lo" ] || [ "$v" -ge "$hi" ] || { [[ $1 == *_xe2_30_cut ]] && [ "$v" -le "$xlo" ]; } \
-    || { [[ $1 == *_hx*_cut ]] && [ "$v" -le "$hlo" ]; }
+    || { [[ $1 == *_hx*_cut ]] && [ "$v" -le "$hlo" ]; } || [[ " $more " == *" $v "* ]]
 }
 # $1 the lane (fp16_fp16, bf16_bf16): its ZEROP and ZEROB rows, one name per line.
 zero_rows() {
