@@ -265,7 +265,7 @@ close_done() {
   case $1:$2 in
     fp16_int8:*) echo 99 ;; # every middle band, ABOVE and BELOW (rounds 14 .. 20i)
     bf16_uint8:above:[1-8] | bf16_uint8:above:-3) echo 99 ;;
-    bf16_uint8:below:[4-8]) echo 99 ;;
+    bf16_uint8:below:[3-8]) echo 99 ;;
     bf16_uint8:above:0) echo -43 ;;
     bf16_uint8:above:-1) echo -44 ;;
     bf16_uint8:above:-2) echo -45 ;;
@@ -355,11 +355,11 @@ zerob_hx() { [ "$1" -ge 5 ] && [ "$1" -le 7 ]; }
 # round 20 (lead): pl = 5, 6, 7's hb(xsig) rows (zerob_hx), so ZEROB whole.
 # $1 "<lane>:zerop" / "<lane>:zerob"; after the four numbers, the low ends of other proven rows
 # (sub-bands proven out of order). Round 20j (lead): bf16 -> bf16's ZEROP whole, ZEROB's
-# [-300, -137] and the sub-bands listed.
+# [-300, -137] and every row from -8 up.
 zero_done() {
   case $1 in
     fp16_fp16:zerop | fp16_fp16:zerob | bf16_bf16:zerop) echo "999 999 999 999" ;;
-    bf16_bf16:zerob) echo "-137 999 -999 -999" ;;
+    bf16_bf16:zerob) echo "-137 -8 -999 -999" ;;
     *) echo "-999 999 -999 -999" ;;
   esac
 }
