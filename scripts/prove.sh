@@ -87,19 +87,19 @@ done
 f16="--in-type fp16 --out-type fp16" b16="--in-type bf16 --out-type bf16"
 i8="--in-type fp16 --out-type int --out-bits 8"
 u8="--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
+f32="--in-type fp16 --out-type fp32" bfl="--in-type bf16 --out-type fp16 --flush-subnormals"
+bi16="--in-type bf16 --out-type int --out-bits 16"
+# The float lanes: a row's name starts with its lane and "_".
+declare -A lane_of=([fp16_int8]=$i8 [bf16_uint8]=$u8 [fp16_fp16]=$f16 [bf16_bf16]=$b16
+  [fp16_fp32]=$f32 [bf16_fp16_flush]=$bfl [bf16_int16]=$bi16)
 # $1 a float row's name (or its lane and "_"): the gen options of its lane, in REPLY; 1 when
-# the name starts with no float lane's prefix.
+# the name starts with no float lane's name.
 lane_opts() {
-  case $1 in
-    fp16_int8_*) REPLY=$i8 ;;
-    bf16_uint8_*) REPLY=$u8 ;;
-    fp16_fp16_*) REPLY=$f16 ;;
-    bf16_bf16_*) REPLY=$b16 ;;
-    fp16_fp32_*) REPLY="--in-type fp16 --out-type fp32" ;;
-    bf16_fp16_flush_*) REPLY="--in-type bf16 --out-type fp16 --flush-subnormals" ;;
-    bf16_int16_*) REPLY="--in-type bf16 --out-type int --out-bits 16" ;;
-    *) return 1 ;;
-  esac
+  local l
+  for l in "${!lane_of[@]}"; do
+    [[ $1 != "${l}"_* ]] || { REPLY=${lane_of[$l]}; return 0; }
+  done
+  return 1
 }
 full=(
   "generic_p3|--target generic"
@@ -144,29 +144,29 @@ full=(
   "fp16_fp16_case_zeros_cut|$f16"
   "bf16_bf16_case_special_cut|$b16"
   "bf16_bf16_case_zeros_cut|$b16"
-  "fp16_fp32_case_special_cut|--in-type fp16 --out-type fp32"
-  "fp16_fp32_case_zeros_cut|--in-type fp16 --out-type fp32"
-  "bf16_fp16_flush_case_special_cut|--in-type bf16 --out-type fp16 --flush-subnormals"
-  "bf16_fp16_flush_case_zeros_cut|--in-type bf16 --out-type fp16 --flush-subnormals"
-  "fp16_int8_case_special_cut|--in-type fp16 --out-type int --out-bits 8"
-  "fp16_int8_case_zeros_cut|--in-type fp16 --out-type int --out-bits 8"
-  "fp16_int8_case_zerop_cut|--in-type fp16 --out-type int --out-bits 8"
-  "fp16_int8_case_zerob_cut|--in-type fp16 --out-type int --out-bits 8"
-  "bf16_uint8_case_special_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
-  "bf16_uint8_case_zeros_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
-  "bf16_uint8_case_zerop_cut|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
+  "fp16_fp32_case_special_cut|$f32"
+  "fp16_fp32_case_zeros_cut|$f32"
+  "bf16_fp16_flush_case_special_cut|$bfl"
+  "bf16_fp16_flush_case_zeros_cut|$bfl"
+  "fp16_int8_case_special_cut|$i8"
+  "fp16_int8_case_zeros_cut|$i8"
+  "fp16_int8_case_zerop_cut|$i8"
+  "fp16_int8_case_zerob_cut|$i8"
+  "bf16_uint8_case_special_cut|$u8"
+  "bf16_uint8_case_zeros_cut|$u8"
+  "bf16_uint8_case_zerop_cut|$u8"
   "bf16_uint8_case_zerob_cut|$u8"
-  "bf16_int16_case_special_cut|--in-type bf16 --out-type int --out-bits 16"
+  "bf16_int16_case_special_cut|$bi16"
   # ABOVE / BELOW: the classes with a closed form (no product cut: the multipliers are
   # bit-blasted, the reference's and the lane's each against the closed form).
   "fp16_int8_case_above_cls_sat|$i8"
   "fp16_int8_case_above_cls_tiny|$i8"
   "fp16_int8_case_below_cls_sat|$i8"
   "fp16_int8_case_below_cls_tiny|$i8"
-  "bf16_uint8_case_above_cls_sat|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
-  "bf16_uint8_case_above_cls_tiny|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
-  "bf16_uint8_case_below_cls_sat|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
-  "bf16_uint8_case_below_cls_tiny|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
+  "bf16_uint8_case_above_cls_sat|$u8"
+  "bf16_uint8_case_above_cls_tiny|$u8"
+  "bf16_uint8_case_below_cls_sat|$u8"
+  "bf16_uint8_case_below_cls_tiny|$u8"
   "fp16_fp16_case_above_cls_sat|$f16"
   "fp16_fp16_case_above_cls_tiny|$f16"
   "fp16_fp16_case_below_cls_sat|$f16"
@@ -193,9 +193,9 @@ open_rows=(
   "fp16_fp16_case_above_cut|$f16"
   "fp16_fp16_case_below_cut|$f16"
   "bf16_bf16_cut|$b16"
-  "fp16_int8_case_near_cut|--in-type fp16 --out-type int --out-bits 8"
-  "fp16_int8_case_above_cut|--in-type fp16 --out-type int --out-bits 8"
-  "fp16_int8_case_below_cut|--in-type fp16 --out-type int --out-bits 8"
+  "fp16_int8_case_near_cut|$i8"
+  "fp16_int8_case_above_cut|$i8"
+  "fp16_int8_case_below_cut|$i8"
   "fp16_int8_case_above_pl3_3_cut|$i8"
   "fp16_int8_case_above_pl3_3_blm40_m2_cut|$i8"
 )
@@ -228,37 +228,24 @@ open_rows=(
 # 11 rows together are the _xe1_1 half; each fixes the product's normalisation (its leading 1 at
 # hb(xsig) + 23 or + 24) and, with pl, s's exponent.
 close_split() {
+  local n
   case $1:$2 in
     fp16_int8:above:8 | fp16_int8:below:8) echo "4 0 0 0" ;;
     fp16_int8:above:7) echo "4 7 4 4" ;;
     fp16_int8:above:6) echo "4 27 23 19" ;;
     fp16_int8:below:7) echo "4 5 4 4" ;;
     fp16_int8:below:6) echo "1 25 4 4" ;;
-    fp16_int8:above:5) echo "1 39 19 19" ;;
-    fp16_int8:above:4) echo "1 39 17 17" ;;
-    fp16_int8:above:3) echo "1 39 14 14" ;;
-    fp16_int8:above:2) echo "1 39 17 17" ;;
-    fp16_int8:above:1) echo "1 39 15 15" ;;
-    fp16_int8:above:0) echo "1 39 12 12" ;;
-    fp16_int8:above:-1) echo "1 39 11 11" ;;
-    fp16_int8:above:-2) echo "1 39 14 14" ;;
-    fp16_int8:above:-3) echo "1 39 16 16" ;;
-    fp16_int8:below:5) echo "1 25 5 5" ;;
-    fp16_int8:below:4) echo "1 25 3 3" ;;
-    fp16_int8:below:3) echo "1 25 5 5" ;;
-    fp16_int8:below:2) echo "1 25 5 5" ;;
-    fp16_int8:below:1) echo "1 25 3 3" ;;
-    fp16_int8:below:0) echo "1 25 4 4" ;;
-    fp16_int8:below:-1) echo "1 25 5 5" ;;
-    fp16_int8:below:-2) echo "1 25 3 3" ;;
+    # pl = -3 .. 5 (bl = -2 .. 5): every point, the last n split by x and hb(xsig), n by k.
+    fp16_int8:above:*) n=(16 14 11 12 15 17 14 17 19) && echo "1 39 ${n[$2 + 3]} ${n[$2 + 3]}" ;;
+    fp16_int8:below:*) n=(3 5 4 3 5 5 3 5) && echo "1 25 ${n[$2 + 2]} ${n[$2 + 2]}" ;;
     bf16_uint8:above:5 | bf16_uint8:above:0 | bf16_uint8:above:-[123]) echo "24 0 0 0" ;;
     bf16_uint8:above:*) echo "39 0 0 0" ;;
     bf16_uint8:below:*) echo "25 0 0 0" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
-# $1 the lane and case (as close_split), $2 k: the close rows proven so far, far to near: every row whose own
-# exponent (bl for ABOVE, pl for BELOW; a sub-band's low end) is at most the number echoed
+# $1 the lane and case (as close_split), $2 k: the close rows proven so far, far to near:
+# every row whose own exponent (bl for ABOVE, pl for BELOW; a sub-band's low end) is at most the number echoed
 # (99: the band whole; -999: none). The table in docs/architecture.md ("band by band") says
 # which round proved which rows.
 close_done() {
@@ -353,8 +340,7 @@ zerob_hx() { [ "$1" -ge 5 ] && [ "$1" -le 7 ]; }
 # it (same rows, the next session's start): -10 .. -3 (-9, -7, -5, -3 in round 18d, the others
 # after its stop); round 18g (fv52): up to pl = 4 and from pl = 8 (5, 6, 7 undecided at 300 s);
 # round 20 (lead): pl = 5, 6, 7's hb(xsig) rows (zerob_hx), so ZEROB whole.
-# $1 "<lane>:zerop" / "<lane>:zerob"; after the four numbers, the low ends of other proven rows
-# (sub-bands proven out of order). Round 20j (lead): bf16 -> bf16's ZEROP whole, ZEROB's
+# $1 "<lane>:zerop" / "<lane>:zerob". Round 20j (lead): bf16 -> bf16's ZEROP whole, ZEROB's
 # [-300, -137] and every row from -8 up.
 zero_done() {
   case $1 in
@@ -366,25 +352,28 @@ zero_done() {
 # $1 a ZEROP / ZEROB row's name: is it proven (zero_done)?
 zero_proven() {
   [[ $1 =~ ^([a-z0-9]+_[a-z0-9]+)_case_(zerop|zerob)_[bp][el](m?[0-9]+)_ ]] || return 1
-  local c=${BASH_REMATCH[1]}:${BASH_REMATCH[2]} v=${BASH_REMATCH[3]/m/-} lo hi xlo hlo more
+  local c=${BASH_REMATCH[1]}:${BASH_REMATCH[2]} v=${BASH_REMATCH[3]/m/-} lo hi xlo hlo
   asked_once "$c" zero_done "$c"
-  read -r lo hi xlo hlo more <<< "$REPLY"
+  read -r lo hi xlo hlo <<< "$REPLY"
   [ "$v" -le "$lo" ] || [ "$v" -ge "$hi" ] || { [[ $1 == *_xe2_30_cut ]] && [ "$v" -le "$xlo" ]; } \
-    || { [[ $1 == *_hx*_cut ]] && [ "$v" -le "$hlo" ]; } || [[ " $more " == *" $v "* ]]
+    || { [[ $1 == *_hx*_cut ]] && [ "$v" -le "$hlo" ]; }
+}
+# $1 a row's name up to its band, $2 lo, $3 hi, $4 w: the sub-bands of w exponents of [lo, hi]
+# (the last one shorter), one row name per line.
+sub_bands() {
+  local k h
+  for ((k = $2; k <= $3; k += $4)); do
+    h=$((k + $4 - 1 > $3 ? $3 : k + $4 - 1))
+    echo "${1}${k/#-/m}_${h/#-/m}_cut"
+  done
 }
 # $1 the lane (fp16_fp16, bf16_bf16): its ZEROP and ZEROB rows, one name per line.
 zero_rows() {
   local p=$1_case k h
   if [ "$1" = bf16_bf16 ]; then
-    for ((k = 1; k <= 254; k += 32)); do
-      h=$((k + 31 > 254 ? 254 : k + 31))
-      echo "${p}_zerop_be${k}_${h}_cut"
-    done
+    sub_bands "${p}_zerop_be" 1 254 32
     echo "${p}_zerob_plm300_m137_cut"
-    for ((k = -136; k <= 127; k += 16)); do
-      h=$((k + 15 > 127 ? 127 : k + 15))
-      echo "${p}_zerob_pl${k/#-/m}_${h/#-/m}_cut"
-    done
+    sub_bands "${p}_zerob_pl" -136 127 16
     echo "${p}_zerob_pl128_300_cut"
     return
   fi
@@ -431,7 +420,7 @@ small=(
   "x4s4b8y4_fixR3_p10|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4 --fixed-shift 3 --pipeline 10"
   "x4s4b8y4_p3_cut|--in-bits 4 --scale-bits 4 --offset-bits 8 --out-bits 4"
   "fp16_fp16_case_special_cut|$f16"
-  "bf16_uint8_case_above_cls_tiny|--in-type bf16 --out-type int --out-bits 8 --out-unsigned"
+  "bf16_uint8_case_above_cls_tiny|$u8"
 )
 # Stream bookkeeping (formal/<n>_pos_fv.v, the whole core): name | BMC depth | gen options.
 # Small tables, HW and widths (b[c] = c tags the channel: offset / out bits > chan bits).
@@ -511,8 +500,8 @@ in_rows() {
 extra_rows=()
 for r in ${PROVE_EXTRA:-}; do
   if ! lane_opts "$r"; then
-    echo "prove.sh: PROVE_EXTRA: '$r' does not start with a float lane's name (fp16_int8_," \
-      "bf16_uint8_, fp16_fp16_, bf16_bf16_, fp16_fp32_, bf16_fp16_flush_, bf16_int16_)" >&2
+    echo "prove.sh: PROVE_EXTRA: '$r' does not start with a float lane's name and _" \
+      "(${!lane_of[*]})" >&2
     exit 2
   fi
   in_rows "$r" "${configs[@]}" || extra_rows+=("$r|$REPLY")
