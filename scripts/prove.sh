@@ -238,9 +238,12 @@ close_split() {
     # pl = -3 .. 5 (bl = -2 .. 5): every point, the last n split by x and hb(xsig), n by k.
     fp16_int8:above:*) n=(16 14 11 12 15 17 14 17 19) && echo "1 39 ${n[$2 + 3]} ${n[$2 + 3]}" ;;
     fp16_int8:below:*) n=(3 5 4 3 5 5 3 5) && echo "1 25 ${n[$2 + 2]} ${n[$2 + 2]}" ;;
-    bf16_uint8:above:5 | bf16_uint8:above:0 | bf16_uint8:above:-[123]) echo "24 0 0 0" ;;
+    bf16_uint8:above:5 | bf16_uint8:above:-3) echo "24 0 0 0" ;;
+    # pl = 0, -1, -2: the far half one row, the near half (bl in [k - 19, k - 5]) points.
+    bf16_uint8:above:0 | bf16_uint8:above:-[12]) echo "24 15 0 0" ;;
     bf16_uint8:above:*) echo "39 0 0 0" ;;
-    bf16_uint8:below:*) echo "25 0 0 0" ;;
+    bf16_uint8:below:[3-8]) echo "25 0 0 0" ;;
+    bf16_uint8:below:*) echo "1 25 0 0" ;; # bl = 2 .. -2: every point
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -345,7 +348,7 @@ zerob_hx() { [ "$1" -ge 5 ] && [ "$1" -le 7 ]; }
 zero_done() {
   case $1 in
     fp16_fp16:zerop | fp16_fp16:zerob | bf16_bf16:zerop) echo "999 999 999 999" ;;
-    bf16_bf16:zerob) echo "-137 -8 -999 -999" ;;
+    bf16_bf16:zerob) echo "-137 -9 -999 -999" ;;
     *) echo "-999 999 -999 -999" ;;
   esac
 }
@@ -373,7 +376,8 @@ zero_rows() {
   if [ "$1" = bf16_bf16 ]; then
     sub_bands "${p}_zerop_be" 1 254 32
     echo "${p}_zerob_plm300_m137_cut"
-    sub_bands "${p}_zerob_pl" -136 127 16
+    sub_bands "${p}_zerob_pl" -136 -9 1
+    sub_bands "${p}_zerob_pl" -8 127 16
     echo "${p}_zerob_pl128_300_cut"
     return
   fi
