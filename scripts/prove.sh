@@ -243,7 +243,13 @@ close_split() {
     bf16_uint8:above:0 | bf16_uint8:above:-[12]) echo "24 15 0 0" ;;
     bf16_uint8:above:*) echo "39 0 0 0" ;;
     bf16_uint8:below:[3-8]) echo "25 0 0 0" ;;
-    bf16_uint8:below:*) echo "1 25 0 0" ;; # bl = 2 .. -2: every point
+    # bl = 2 .. -2: every point; bl = 1's last 11, bl = -1's last 6 and bl = -2's last 8 split
+    # by x (unsplit, bl = 1's pl = -14 was undecided at 600 s (k-induction), bl = -2's (BMC);
+    # bl = 1's two halves took 45 s).
+    bf16_uint8:below:1) echo "1 25 11 0" ;;
+    bf16_uint8:below:-1) echo "1 25 6 0" ;;
+    bf16_uint8:below:-2) echo "1 25 8 0" ;;
+    bf16_uint8:below:*) echo "1 25 0 0" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -254,11 +260,7 @@ close_split() {
 close_done() {
   case $1:$2 in
     fp16_int8:*) echo 99 ;; # every middle band, ABOVE and BELOW (rounds 14 .. 20i)
-    bf16_uint8:above:[1-8] | bf16_uint8:above:-3) echo 99 ;;
-    bf16_uint8:below:[3-8]) echo 99 ;;
-    bf16_uint8:above:0) echo -43 ;;
-    bf16_uint8:above:-1) echo -44 ;;
-    bf16_uint8:above:-2) echo -45 ;;
+    bf16_uint8:*) echo 99 ;; # every middle band, ABOVE and BELOW (rounds 20, 20i .. 20k)
     *) echo -999 ;;
   esac
 }
@@ -324,9 +326,11 @@ mid_bands() {
 # zerob_split says. bf16 -> bf16 (y with fp32's exponent range, 8 significand bits; v = b or
 # x * s rounded at a position that moves with v's exponent): ZEROP by be in sub-bands of 32
 # ([1, 32] .. [225, 254]; one row [1, 254] was undecided at 900 s, be = 127 alone took 2.5 +
-# 3.2 s, [100, 115] 20.7 + 21.7 s), ZEROB [-300, -137] (|v| < 2^-135: y a signed zero), sub-bands
-# of 16 from -136 up to 127, [128, 300] (|v| >= 2^128: y an infinity, then clamped); one row
-# was undecided at 900 s, [0, 15] took 102.1 + 60.7 s. A row is in the full list when
+# 3.2 s, [100, 115] 20.7 + 21.7 s), ZEROB [-300, -137] (|v| < 2^-135: y a signed zero), the
+# points -136 .. -9 (sub-bands of 16 there were undecided at 600-900 s, [-28, -25] at 300 s;
+# points take 2-184 s), sub-bands of 16 from -8 up to 127, [128, 300] (|v| >= 2^128: y an
+# infinity, then clamped); one row was undecided at 900 s, [0, 15] took 102.1 + 60.7 s. A row
+# is in the full list when
 # zero_done says it is proven, else in --bands. <lane>_zerop_cover / _zerob_cover prove that the
 # rows cover the two cases.
 # $1 pl: whether ZEROB's point pl = $1 is split by x (x normal `_xe2_30`, x's field 0 or 1
@@ -344,11 +348,11 @@ zerob_hx() { [ "$1" -ge 5 ] && [ "$1" -le 7 ]; }
 # after its stop); round 18g (fv52): up to pl = 4 and from pl = 8 (5, 6, 7 undecided at 300 s);
 # round 20 (lead): pl = 5, 6, 7's hb(xsig) rows (zerob_hx), so ZEROB whole.
 # $1 "<lane>:zerop" / "<lane>:zerob". Round 20j (lead): bf16 -> bf16's ZEROP whole, ZEROB's
-# [-300, -137] and every row from -8 up.
+# [-300, -137] and every row from -8 up; round 20k: ZEROB's points -136 .. -127 and -13 .. -9.
 zero_done() {
   case $1 in
     fp16_fp16:zerop | fp16_fp16:zerob | bf16_bf16:zerop) echo "999 999 999 999" ;;
-    bf16_bf16:zerob) echo "-137 -9 -999 -999" ;;
+    bf16_bf16:zerob) echo "-127 -13 -999 -999" ;;
     *) echo "-999 999 -999 -999" ;;
   esac
 }
