@@ -243,13 +243,9 @@ close_split() {
     bf16_uint8:above:0 | bf16_uint8:above:-[12]) echo "24 15 0 0" ;;
     bf16_uint8:above:*) echo "39 0 0 0" ;;
     bf16_uint8:below:[3-8]) echo "25 0 0 0" ;;
-    # bl = 2 .. -2: every point; bl = 1's last 11, bl = -1's last 6 and bl = -2's last 8 split
-    # by x (unsplit, bl = 1's pl = -14 was undecided at 600 s (k-induction), bl = -2's (BMC);
-    # bl = 1's two halves took 45 s).
-    bf16_uint8:below:1) echo "1 25 11 0" ;;
-    bf16_uint8:below:-1) echo "1 25 6 0" ;;
-    bf16_uint8:below:-2) echo "1 25 8 0" ;;
-    bf16_uint8:below:*) echo "1 25 0 0" ;;
+    # bl = -2 .. 2: every point, the last n split by x, n by k (unsplit, bl = 1's pl = -14 was
+    # undecided at 600 s (k-induction), bl = -2's (BMC); bl = 1's two halves took 45 s).
+    bf16_uint8:below:*) n=(8 6 0 11 0) && echo "1 25 ${n[$2 + 2]} 0" ;;
     *) echo "$3 0 0 0" ;;
   esac
 }
@@ -259,8 +255,9 @@ close_split() {
 # which round proved which rows.
 close_done() {
   case $1:$2 in
-    fp16_int8:*) echo 99 ;; # every middle band, ABOVE and BELOW (rounds 14 .. 20i)
-    bf16_uint8:*) echo 99 ;; # every middle band, ABOVE and BELOW (rounds 20, 20i .. 20k)
+    # every middle band, ABOVE and BELOW (fp16 -> int8: rounds 14 .. 20i; bf16 -> uint8:
+    # rounds 20, 20i .. 20k)
+    fp16_int8:* | bf16_uint8:*) echo 99 ;;
     *) echo -999 ;;
   esac
 }
