@@ -177,12 +177,13 @@ full=(
   "fp16_int8_below_cover|$i8"
   "bf16_uint8_above_cover|$u8"
   "bf16_uint8_below_cover|$u8"
-  # ZEROP and ZEROB of fp16 -> fp16 and bf16 -> bf16: generated below (zero_rows); the rows
-  # cover the cases.
+  # ZEROP and ZEROB of fp16 -> fp16 and bf16 -> bf16, fp16 -> fp32's ZEROP: generated below
+  # (zero_rows); the rows cover the cases.
   "fp16_fp16_zerop_cover|$f16"
   "fp16_fp16_zerob_cover|$f16"
   "bf16_bf16_zerop_cover|$b16"
   "bf16_bf16_zerob_cover|$b16"
+  "fp16_fp32_zerop_cover|$f32"
 )
 # Float lanes, the rest of the case split and the whole harness (no case): not proven yet, each
 # smtbmc run stopped after PROVE_TIMEOUT seconds (default 600) and reported UNDECIDED (not a
@@ -326,7 +327,11 @@ mid_bands() {
 # 3.2 s, [100, 115] 20.7 + 21.7 s), ZEROB [-300, -137] (|v| < 2^-135: y a signed zero), the
 # points -136 .. -9 (sub-bands of 16 there were undecided at 600-900 s, [-28, -25] at 300 s;
 # points take 2-184 s), sub-bands of 16 from -8 up to 127, [128, 300] (|v| >= 2^128: y an
-# infinity, then clamped); one row was undecided at 900 s, [0, 15] took 102.1 + 60.7 s. A row
+# infinity, then clamped); one row was undecided at 900 s, [0, 15] took 102.1 + 60.7 s.
+# fp16 -> fp32 (y = b exactly for ZEROP: fp32 b, fp32 y): ZEROP by be as 254 points (the
+# sub-bands [97, 128] and [120, 127] were undecided at 600 / 300 s, be = 127 alone took 8.8 +
+# 9.9 s, [44, 47] 55.2 + 42.7 s; be = 1, b subnormal, 316.2 + 413.8 s); its ZEROB not listed
+# yet (the point pl = 0 was undecided at 300 s, its x-normal half took 58.2 + 41.1 s). A row
 # is in the full list when
 # zero_done says it is proven, else in --bands. <lane>_zerop_cover / _zerob_cover prove that the
 # rows cover the two cases.
@@ -345,11 +350,15 @@ zerob_hx() { [ "$1" -ge 5 ] && [ "$1" -le 7 ]; }
 # after its stop); round 18g (fv52): up to pl = 4 and from pl = 8 (5, 6, 7 undecided at 300 s);
 # round 20 (lead): pl = 5, 6, 7's hb(xsig) rows (zerob_hx), so ZEROB whole.
 # $1 "<lane>:zerop" / "<lane>:zerob". Round 20j (lead): bf16 -> bf16's ZEROP whole, ZEROB's
-# [-300, -137] and every row from -8 up; round 20k: ZEROB's points -136 .. -127 and -13 .. -9.
+# [-300, -137] and every row from -8 up; round 20k: ZEROB's points -136 .. -127 and -13 .. -9;
+# round 20l: ZEROB's points up to -92 and down to -33; fp16 -> fp32's ZEROP whole (254
+# points).
 zero_done() {
   case $1 in
-    fp16_fp16:zerop | fp16_fp16:zerob | bf16_bf16:zerop) echo "999 999 999 999" ;;
-    bf16_bf16:zerob) echo "-127 -13 -999 -999" ;;
+    fp16_fp16:zerop | fp16_fp16:zerob | bf16_bf16:zerop | fp16_fp32:zerop)
+      echo "999 999 999 999"
+      ;;
+    bf16_bf16:zerob) echo "-92 -33 -999 -999" ;;
     *) echo "-999 999 -999 -999" ;;
   esac
 }
@@ -371,9 +380,13 @@ sub_bands() {
     echo "${1}${k/#-/m}_${h/#-/m}_cut"
   done
 }
-# $1 the lane (fp16_fp16, bf16_bf16): its ZEROP and ZEROB rows, one name per line.
+# $1 the lane (fp16_fp16, bf16_bf16, fp16_fp32): its ZEROP and ZEROB rows, one name per line.
 zero_rows() {
   local p=$1_case k h
+  if [ "$1" = fp16_fp32 ]; then
+    sub_bands "${p}_zerop_be" 1 254 1
+    return
+  fi
   if [ "$1" = bf16_bf16 ]; then
     sub_bands "${p}_zerop_be" 1 254 32
     echo "${p}_zerob_plm300_m137_cut"
@@ -399,7 +412,7 @@ zero_rows() {
   echo "${p}_zerob_pl16_200_cut"
 }
 band_rows=()
-for ln in fp16_fp16 bf16_bf16; do
+for ln in fp16_fp16 bf16_bf16 fp16_fp32; do
   lane_opts "${ln}_"
   o=$REPLY
   while IFS= read -r r; do
