@@ -184,6 +184,7 @@ full=(
   "bf16_bf16_zerop_cover|$b16"
   "bf16_bf16_zerob_cover|$b16"
   "fp16_fp32_zerop_cover|$f32"
+  "fp16_fp32_zerob_cover|$f32"
 )
 # Float lanes, the rest of the case split and the whole harness (no case): not proven yet, each
 # smtbmc run stopped after PROVE_TIMEOUT seconds (default 600) and reported UNDECIDED (not a
@@ -330,18 +331,28 @@ mid_bands() {
 # infinity, then clamped); one row was undecided at 900 s, [0, 15] took 102.1 + 60.7 s.
 # fp16 -> fp32 (y = b exactly for ZEROP: fp32 b, fp32 y): ZEROP by be as 254 points (the
 # sub-bands [97, 128] and [120, 127] were undecided at 600 / 300 s, be = 127 alone took 8.8 +
-# 9.9 s, [44, 47] 55.2 + 42.7 s; be = 1, b subnormal, 316.2 + 413.8 s); its ZEROB not listed
-# yet (the point pl = 0 was undecided at 300 s, its x-normal half took 58.2 + 41.1 s). A row
-# is in the full list when
+# 9.9 s, [44, 47] 55.2 + 42.7 s; be = 1, b subnormal, 316.2 + 413.8 s); ZEROB as fp16 ->
+# fp16's with fp32's range: [-300, -152] (|v| < 2^-150: y a signed zero), the points -151 ..
+# 127, each split by x, its x-subnormal half by hb(xsig) and, for pl <= -101, its x-normal half
+# by x's exponent (zerob_split, zerob_hx, zerob_xs), [128, 300] (|v| >= 2^128: y an infinity,
+# then clamped). A row is in the full list when
 # zero_done says it is proven, else in --bands. <lane>_zerop_cover / _zerob_cover prove that the
 # rows cover the two cases.
-# $1 pl: whether ZEROB's point pl = $1 is split by x (x normal `_xe2_30`, x's field 0 or 1
-# `_xe1_1`), as from pl = -14 (y normal; unsplit -14 and 0 were undecided at 300 s), or one row.
-zerob_split() { [ "$1" -ge -14 ]; }
-# $1 pl: whether the x-subnormal half (`_xe1_1`) of ZEROB's point pl = $1 is split once more by
-# hb(xsig) (`_hx0_0` .. `_hx10_10`, as fp16 -> int8's close points): pl = 5, 6, 7, whose
-# unsplit halves were undecided at 300 s (round 18g: BMC or k-induction).
-zerob_hx() { [ "$1" -ge 5 ] && [ "$1" -le 7 ]; }
+# $1 the lane, $2 pl: whether ZEROB's point pl = $2 is split by x (x normal `_xe2_30`, x's field
+# 0 or 1 `_xe1_1`) or one row. fp16 -> fp16: from pl = -14 (y normal; unsplit -14 and 0 were
+# undecided at 300 s); fp16 -> fp32: every point (unsplit -140 and 0 undecided at 300 s, the
+# x-normal halves of -100, -60, 0, 100 take 17.5-58.2 s BMC + 33.2-62.5 s k-induction).
+zerob_split() { [ "$1" = fp16_fp32 ] || [ "$2" -ge -14 ]; }
+# $1 the lane, $2 pl: whether the x-subnormal half (`_xe1_1`) of ZEROB's point pl = $2 is split
+# once more by hb(xsig) (`_hx0_0` .. `_hx10_10`, as fp16 -> int8's close points). fp16 -> fp16:
+# pl = 5, 6, 7, whose unsplit halves were undecided at 300 s (round 18g: BMC or k-induction);
+# fp16 -> fp32: every point (the half of pl = 0 was undecided at 300 s).
+zerob_hx() { [ "$1" = fp16_fp32 ] || { [ "$2" -ge 5 ] && [ "$2" -le 7 ]; }; }
+# $1 the lane, $2 pl: whether the x-normal half (`_xe2_30`) of ZEROB's point pl = $2 is split
+# once more by x's exponent field (`_xe2_2` .. `_xe30_30`): fp16 -> fp32's pl = -151 .. -101,
+# where s may be subnormal or y is (-140's half was undecided at 300 s, its xe = 2, 15, 30 rows
+# took 0.9-4.5 s each; -120's and -105's halves undecided at 150 s, -100's 50.0 + 62.5 s).
+zerob_xs() { [ "$1" = fp16_fp32 ] && [ "$2" -le -101 ]; }
 # $1 zerop / zerob: the rows proven so far, "<lo> <hi> <xlo> <hlo>": every row whose own exponent
 # (be, pl; a band's low end) is at most lo or at least hi, the x-normal rows (_xe2_30) up to
 # xlo and the hb(xsig) rows (_hx, zerob_hx) up to hlo. Round 18d: ZEROP whole; ZEROB the two wide bands, the points pl = -25 .. -15, every
@@ -352,12 +363,14 @@ zerob_hx() { [ "$1" -ge 5 ] && [ "$1" -le 7 ]; }
 # $1 "<lane>:zerop" / "<lane>:zerob". Round 20j (lead): bf16 -> bf16's ZEROP whole, ZEROB's
 # [-300, -137] and every row from -8 up; round 20k: ZEROB's points -136 .. -127 and -13 .. -9;
 # round 20l: ZEROB's points up to -92 and down to -33; fp16 -> fp32's ZEROP whole (254
-# points); round 20m: bf16 -> bf16's ZEROB points -91 .. -34, so its ZEROB whole.
+# points); round 20m: bf16 -> bf16's ZEROB points -91 .. -34, so its ZEROB whole; fp16 ->
+# fp32's ZEROB wide bands [-300, -152] and [128, 300].
 zero_done() {
   case $1 in
     fp16_fp16:zerop | fp16_fp16:zerob | bf16_bf16:zerop | bf16_bf16:zerob | fp16_fp32:zerop)
       echo "999 999 999 999"
       ;;
+    fp16_fp32:zerob) echo "-152 128 -999 -999" ;;
     *) echo "-999 999 -999 -999" ;;
   esac
 }
@@ -379,14 +392,9 @@ sub_bands() {
     echo "${1}${k/#-/m}_${h/#-/m}_cut"
   done
 }
-# $1 the lane (fp16_fp16, bf16_bf16, fp16_fp32): its ZEROP and ZEROB rows (fp16 -> fp32: ZEROP
-# only so far), one name per line.
+# $1 the lane (fp16_fp16, bf16_bf16, fp16_fp32): its ZEROP and ZEROB rows, one name per line.
 zero_rows() {
-  local p=$1_case k h
-  if [ "$1" = fp16_fp32 ]; then
-    sub_bands "${p}_zerop_be" 1 254 1
-    return
-  fi
+  local p=$1_case k h lo hi top
   if [ "$1" = bf16_bf16 ]; then
     sub_bands "${p}_zerop_be" 1 254 32
     echo "${p}_zerob_plm300_m137_cut"
@@ -395,21 +403,31 @@ zero_rows() {
     echo "${p}_zerob_pl128_300_cut"
     return
   fi
-  echo "${p}_zerop_be1_101_cut"
-  for ((k = 102; k <= 142; k++)); do echo "${p}_zerop_be${k}_${k}_cut"; done
-  echo "${p}_zerop_be143_254_cut"
-  echo "${p}_zerob_plm200_m26_cut"
-  for ((k = -25; k <= 15; k++)); do
+  if [ "$1" = fp16_fp32 ]; then
+    sub_bands "${p}_zerop_be" 1 254 1
+    lo=-151 hi=127 top=300
+  else
+    echo "${p}_zerop_be1_101_cut"
+    for ((k = 102; k <= 142; k++)); do echo "${p}_zerop_be${k}_${k}_cut"; done
+    echo "${p}_zerop_be143_254_cut"
+    lo=-25 hi=15 top=200
+  fi
+  echo "${p}_zerob_plm${top}_m$((1 - lo))_cut"
+  for ((k = lo; k <= hi; k++)); do
     local q="${p}_zerob_pl${k/#-/m}_${k/#-/m}"
-    if ! zerob_split $k; then echo "${q}_cut"; continue; fi
-    echo "${q}_xe2_30_cut"
-    if zerob_hx $k; then
+    if ! zerob_split "$1" $k; then echo "${q}_cut"; continue; fi
+    if zerob_xs "$1" $k; then
+      for ((h = 2; h <= 30; h++)); do echo "${q}_xe${h}_${h}_cut"; done
+    else
+      echo "${q}_xe2_30_cut"
+    fi
+    if zerob_hx "$1" $k; then
       for ((h = 0; h <= 10; h++)); do echo "${q}_xe1_1_hx${h}_${h}_cut"; done
     else
       echo "${q}_xe1_1_cut"
     fi
   done
-  echo "${p}_zerob_pl16_200_cut"
+  echo "${p}_zerob_pl$((hi + 1))_${top}_cut"
 }
 band_rows=()
 for ln in fp16_fp16 bf16_bf16 fp16_fp32; do
@@ -827,7 +845,9 @@ V
 # max(e, 1)), *_hx<lo>_<hi>_* (hb(xsig), the harness's h_x). Above / below: *_cls_tiny /
 # *_cls_sat, the class with a closed form (integer y |v| < 1/2 or |v| >= 2^YW; float y a signed
 # zero or Inf), proven as lane == closed form and reference == closed form.
-fv_case() {
+# fv_case_r: the same in REPLY (no subshell; prove_cover reads thousands of rows).
+fv_case_r() {
+  REPLY=""
   [[ $1 =~ _case_([a-z]+) ]] || return 0
   local o="-DNORMCORE_FV_CASE_${BASH_REMATCH[1]^^}" k
   for k in be pe pl bl xe hx; do
@@ -835,7 +855,11 @@ fv_case() {
       && o+=" -DNORMCORE_FV_${k^^}_LO=${BASH_REMATCH[1]/m/-} -DNORMCORE_FV_${k^^}_HI=${BASH_REMATCH[2]/m/-}"
   done
   [[ $1 =~ _cls_([a-z]+) ]] && o+=" -DNORMCORE_FV_CLASS_${BASH_REMATCH[1]^^}"
-  echo "$o"
+  REPLY=$o
+}
+fv_case() {
+  fv_case_r "$1"
+  echo "$REPLY"
 }
 
 is_open() { in_rows "$1" "${open_rows[@]}" "${band_rows[@]}" "${extra_rows[@]}"; }
@@ -939,24 +963,24 @@ prove_cover() {
     r=${e%%|*}
     [[ $r == "${pre}_case_${cs}_"* ]] || continue
     conj=""
+    fv_case_r "$r"
+    v=$REPLY
     for k in PL BL BE PE XE HX; do
-      v=$(fv_case "$r" | grep -o "NORMCORE_FV_${k}_LO=-\?[0-9]*" || true)
-      [ -n "$v" ] || continue
-      lo=${v#*=}
-      hi=$(fv_case "$r" | grep -o "NORMCORE_FV_${k}_HI=-\?[0-9]*")
-      hi=${hi#*=}
+      [[ $v =~ NORMCORE_FV_${k}_LO=(-?[0-9]+)\ -DNORMCORE_FV_${k}_HI=(-?[0-9]+) ]] || continue
+      lo=${BASH_REMATCH[1]} hi=${BASH_REMATCH[2]}
       t=${k,,}
       [[ $k == [BPX]E ]] && t+=1
       [ $k != HX ] || t=h_x
       conj+="${conj:+ && }$t >= $lo && $t <= $hi"
     done
-    v=$(fv_case "$r" | grep -o "NORMCORE_FV_CLASS_[A-Z]*" || true)
-    [ -z "$v" ] || conj+="${conj:+ && }c_$(tr 'A-Z' 'a-z' <<< "${v#NORMCORE_FV_CLASS_}")"
+    if [[ $v =~ NORMCORE_FV_CLASS_([A-Z]+) ]]; then conj+="${conj:+ && }c_${BASH_REMATCH[1],,}"; fi
     terms+=("(${conj:-$one})")
     n=$((n + 1))
   done
   [ $n -gt 0 ] || { echo "prove.sh: $name: no rows of ${pre}_case_${cs}" >&2; exit 2; }
-  { echo "  assign covered = 1'b0"; printf '      || %s\n' "${terms[@]}"; echo '      ;'; } \
+  # One flat OR-reduction, a term per line (a left-deep || chain of 3350 terms took Yosys 148 s,
+  # this 10 s); planted_fault.sh deletes a term's line.
+  { echo "  assign covered = |{1'b0"; printf '      , %s\n' "${terms[@]}"; echo '      };'; } \
     > "$d/rtl/formal/nc_fv_cover.vh"
   mutate "$name" "$d"
   yosys -q -l "$d.yosys.log" -p "read_verilog -formal -I$d/rtl/formal -DNORMCORE_FV_COVER \
