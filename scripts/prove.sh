@@ -35,7 +35,7 @@
 #      timeout),
 #      PROVE_PDR=1 (also try ABC pdr on each stream harness, PROVE_PDR_TIMEOUT seconds, default 300),
 #      PROVE_TRK_TIMEOUT (seconds for ABC pdr on each trk_* / tab_* row, default 600),
-#      PROVE_LEMMA_CACHE (a directory: product lemmas proven once are not solved again),
+#      PROVE_LEMMA_CACHE (a directory: product and shift lemmas proven once are not solved again),
 #      PROVE_MUTATE (a sed expression applied to the generated PROVE_MUTATE_FILE, default
 #      nc_lane.v, of every configuration before proving: a planted fault; the script exits 2 if
 #      it changes nothing. ctest formal.planted_fault).
@@ -177,7 +177,7 @@ full=(
   "fp16_int8_below_cover|$i8"
   "bf16_uint8_above_cover|$u8"
   "bf16_uint8_below_cover|$u8"
-  # ZEROP and ZEROB of fp16 -> fp16 and bf16 -> bf16, fp16 -> fp32's ZEROP: generated below
+  # ZEROP and ZEROB of fp16 -> fp16, bf16 -> bf16 and fp16 -> fp32: generated below
   # (zero_rows); the rows cover the cases.
   "fp16_fp16_zerop_cover|$f16"
   "fp16_fp16_zerob_cover|$f16"
@@ -592,6 +592,14 @@ mutate() {
   diff "$2/orig.v" "$f" | sed 's/^/  planted: /' >&2 || true
 }
 
+# $1 a text (a Yosys script, versions), $2.. files: a 16-digit key of the text, Yosys' version
+# and the files' contents (cut_model's memo, shift_lemma's cache).
+rtl_key() {
+  local t=$1
+  shift
+  { printf '%s\n' "$t"; yosys -V; cat "$@"; } | sha256sum | cut -c1-16
+}
+
 # The product cut (configurations named *_cut, e.g. 16-bit x: a multiplier miter that wide does
 # not finish bit-blasted). Three proofs, which together give lane == contract:
 #  1. cec: the reference with x * s written at its exact width XW + SW, as the lane writes it
@@ -613,10 +621,22 @@ cut_model() {
   local sel_d='nc_lane_fv/t:$mul nc_lane_fv/c:*u_dut* %i' sel_r='nc_lane_fv/t:$mul nc_lane_fv/c:*u_ref* %i'
   local rd="read_verilog -formal -DNORMCORE_FV_SHARED_MUL $g/formal/nc_lane_ref.v \
       $g/formal/nc_lane_fv.v $g/nc_lane.v; prep -top nc_lane_fv; flatten"
-  yosys -q -l "$d.mul.log" -p "$rd; select -assert-count 2 t:\$mul; \
+  local ys="select -assert-count 2 t:\$mul; \
       select -assert-count 1 $sel_d; select -assert-count 1 $sel_r; \
-      tee -q -o $d.dmul.txt dump $sel_d; tee -q -o $d.rmul.txt dump $sel_r" > /dev/null 2>&1 \
-    || { tail -n 20 "$d.mul.log" >&2; echo "prove.sh: $name: not one \$mul in the lane and one in the reference" >&2; exit 2; }
+      tee -q -o $d.dmul.txt dump $sel_d; tee -q -o $d.rmul.txt dump $sel_r"
+  # The rows of one configuration have the same RTL (a band's rows differ in the harness's
+  # defines only): the two cells' dumps are kept in $work/memo by the hash of the files (formal/
+  # and the lane, after PROVE_MUTATE) and the script; a row whose inputs hash the same takes
+  # them from there (Yosys' 1.4 s a row).
+  local m
+  m=$work/memo/mul_$(rtl_key "${rd//"$d"/D}; ${ys//"$d"/D}" "$g"/formal/* "$g/nc_lane.v")
+  if [ -e "$m.rmul.txt" ]; then
+    cp "$m.dmul.txt" "$d.dmul.txt" && cp "$m.rmul.txt" "$d.rmul.txt"
+  else
+    yosys -q -l "$d.mul.log" -p "$rd; $ys" > /dev/null 2>&1 \
+      || { tail -n 20 "$d.mul.log" >&2; echo "prove.sh: $name: not one \$mul in the lane and one in the reference" >&2; exit 2; }
+    mkdir -p "$work/memo" && cp "$d.dmul.txt" "$m.dmul.txt" && cp "$d.rmul.txt" "$m.rmul.txt"
+  fi
   local prm
   prm() { grep -E "^ *parameter" "$1" | sort; }
   cmp -s <(prm "$d.dmul.txt") <(prm "$d.rmul.txt") \
@@ -680,16 +700,31 @@ SMT
 # - hb(ssig) and b's is bl - EMIN - hb(bsig): combinational, so BMC of step 0 over free x, s, b
 # proves it; cut_harness assumes it (NORMCORE_FV_SHIFT_LEMMA). With pl and bl fixed by a band
 # both shifts are then fixed for normal operands, with no split by x's exponent field.
+# PROVE_LEMMA_CACHE: the lemma depends on the lane's RTL only (not on the row's band), so a pass
+# is kept by the hash of the files (formal/ and the lane), the Yosys script and the tools'
+# versions; a row whose inputs hash the same says "cached" (Yosys and the check skipped: 1.8 s).
 shift_lemma() {
-  local name=$1 d=$2 g=$2/rtl t0 t1 r
-  yosys -q -l "$d.shl.log" -p "read_verilog -formal -DNORMCORE_FV_SHIFT_PROVE $g/formal/nc_lane_ref.v \
+  local name=$1 d=$2 g=$2/rtl t0 t1 r c=${PROVE_LEMMA_CACHE:-} key="" how="BMC (smtbmc, yices)"
+  local what="shift lemma: reference's psh = pl - EMIN - hb(xsig) - hb(ssig), bsh = bl - EMIN - hb(bsig)"
+  local ys="read_verilog -formal -DNORMCORE_FV_SHIFT_PROVE $g/formal/nc_lane_ref.v \
       $g/formal/nc_lane_fv.v $g/nc_lane.v; prep -top nc_lane_fv; flatten; async2sync; dffunmap; \
-      opt_clean; write_smt2 -wires $d.shl.smt2" > /dev/null 2>&1 \
+      opt_clean; write_smt2 -wires $d.shl.smt2"
+  if [ -n "$c" ]; then
+    key=shl_$(rtl_key "${ys//"$d"/D} -t 1 $(yices-smt2 --version)" "$g"/formal/* "$g/nc_lane.v")
+    if [ "$(cat "$c/$key" 2> /dev/null)" = pass ]; then
+      rows+=("$name|$what|$how, combinational, cached (${key#shl_})|unbounded|0.0|PASS")
+      return 0
+    fi
+  fi
+  yosys -q -l "$d.shl.log" -p "$ys" > /dev/null 2>&1 \
     || { tail -n 20 "$d.shl.log" >&2; echo "prove.sh: yosys (shift lemma) failed for $name" >&2; exit 2; }
   t0=$(now)
   r=$(tmo="" smtbmc "$d.shl.smt2" "$d.shl.bmc.log" -t 1)
   t1=$(now)
-  rows+=("$name|shift lemma: reference's psh = pl - EMIN - hb(xsig) - hb(ssig), bsh = bl - EMIN - hb(bsig)|BMC (smtbmc, yices), combinational|unbounded|$(secs "$t0" "$t1")|$r")
+  if [ -n "$key" ] && [ "$r" = PASS ]; then
+    mkdir -p "$c" && echo pass > "$c/$key.$$" && mv "$c/$key.$$" "$c/$key"
+  fi
+  rows+=("$name|$what|$how, combinational|unbounded|$(secs "$t0" "$t1")|$r")
   [ "$r" = PASS ] || failed=1
 }
 
