@@ -593,12 +593,29 @@ mutate() {
   diff "$2/orig.v" "$f" | sed 's/^/  planted: /' >&2 || true
 }
 
-# $1 a text (a Yosys script, versions), $2.. files: a 16-digit key of the text, Yosys' version
-# and the files' contents (cut_model's memo, shift_lemma's cache).
+# $1 a text (a script, tools' versions), $2.. files: a 16-digit key of the text and the files'
+# contents (lemma_row's cache).
+text_key() {
+  local t=$1
+  shift
+  { printf '%s\n' "$t"; cat "$@"; } | sha256sum | cut -c1-16
+}
+# The same with Yosys' version after the text (cut_model's memo, shift_lemma's cache).
 rtl_key() {
   local t=$1
   shift
-  { printf '%s\n' "$t"; yosys -V; cat "$@"; } | sha256sum | cut -c1-16
+  text_key "$t"$'\n'"$(yosys -V)" "$@"
+}
+# PROVE_LEMMA_CACHE (a directory; unset: nothing kept): cache_has KEY VALUE says whether KEY was
+# kept with VALUE (an entry with another value is not trusted); cache_put KEY VALUE keeps it
+# (written to a temporary file and renamed: a reader never sees half an entry).
+cache_has() {
+  [ -n "${PROVE_LEMMA_CACHE:-}" ] && [ "$(cat "$PROVE_LEMMA_CACHE/$1" 2> /dev/null)" = "$2" ]
+}
+cache_put() {
+  local c=${PROVE_LEMMA_CACHE:-}
+  [ -n "$c" ] || return 0
+  mkdir -p "$c" && echo "$2" > "$c/$1.$$" && mv "$c/$1.$$" "$c/$1"
 }
 
 # The product cut (configurations named *_cut, e.g. 16-bit x: a multiplier miter that wide does
@@ -705,14 +722,14 @@ SMT
 # is kept by the hash of the files (formal/ and the lane), the Yosys script and the tools'
 # versions; a row whose inputs hash the same says "cached" (Yosys and the check skipped: 1.8 s).
 shift_lemma() {
-  local name=$1 d=$2 g=$2/rtl t0 t1 r c=${PROVE_LEMMA_CACHE:-} key="" how="BMC (smtbmc, yices)"
+  local name=$1 d=$2 g=$2/rtl t0 t1 r key="" how="BMC (smtbmc, yices)"
   local what="shift lemma: reference's psh = pl - EMIN - hb(xsig) - hb(ssig), bsh = bl - EMIN - hb(bsig)"
   local ys="read_verilog -formal -DNORMCORE_FV_SHIFT_PROVE $g/formal/nc_lane_ref.v \
       $g/formal/nc_lane_fv.v $g/nc_lane.v; prep -top nc_lane_fv; flatten; async2sync; dffunmap; \
       opt_clean; write_smt2 -wires $d.shl.smt2"
-  if [ -n "$c" ]; then
+  if [ -n "${PROVE_LEMMA_CACHE:-}" ]; then
     key=shl_$(rtl_key "${ys//"$d"/D} -t 1 $(yices-smt2 --version)" "$g"/formal/* "$g/nc_lane.v")
-    if [ "$(cat "$c/$key" 2> /dev/null)" = pass ]; then
+    if cache_has "$key" pass; then
       rows+=("$name|$what|$how, combinational, cached (${key#shl_})|unbounded|0.0|PASS")
       return 0
     fi
@@ -722,9 +739,7 @@ shift_lemma() {
   t0=$(now)
   r=$(tmo="" smtbmc "$d.shl.smt2" "$d.shl.bmc.log" -t 1)
   t1=$(now)
-  if [ -n "$key" ] && [ "$r" = PASS ]; then
-    mkdir -p "$c" && echo pass > "$c/$key.$$" && mv "$c/$key.$$" "$c/$key"
-  fi
+  [ -z "$key" ] || [ "$r" != PASS ] || cache_put "$key" pass
   rows+=("$name|$what|$how, combinational|unbounded|$(secs "$t0" "$t1")|$r")
   [ "$r" = PASS ] || failed=1
 }
@@ -735,10 +750,10 @@ shift_lemma() {
 # on the product's widths, so every float row of a configuration repeats them (the leading-bit
 # lemma: 1-2.4 s of a 20-26 s split row). Only unsat answers are kept.
 lemma_row() {
-  local name=$1 d=$2 what=$3 t0 t1 r how="yices (QF_NIA)" key="" c=${PROVE_LEMMA_CACHE:-}
-  if [ -n "$c" ]; then
-    key=$({ yices-smt2 --version; cat "$d.lemma.smt2"; } | sha256sum | cut -c1-16)
-    if [ "$(cat "$c/$key" 2> /dev/null)" = unsat ]; then
+  local name=$1 d=$2 what=$3 t0 t1 r how="yices (QF_NIA)" key=""
+  if [ -n "${PROVE_LEMMA_CACHE:-}" ]; then
+    key=$(text_key "$(yices-smt2 --version)" "$d.lemma.smt2")
+    if cache_has "$key" unsat; then
       rows+=("$name|$what|$how, cached ($key)|all operands|0.0|PASS")
       return 0
     fi
@@ -746,9 +761,7 @@ lemma_row() {
   t0=$(now)
   r=$(yices-smt2 "$d.lemma.smt2" 2>&1 || true)
   t1=$(now)
-  if [ -n "$key" ] && [ "$r" = unsat ]; then
-    mkdir -p "$c" && echo unsat > "$c/$key.$$" && mv "$c/$key.$$" "$c/$key"
-  fi
+  [ -z "$key" ] || [ "$r" != unsat ] || cache_put "$key" unsat
   [ "$r" = unsat ] && r=PASS || r="FAIL ($r)"
   [ -n "${r#FAIL ()}" ] || r="INTERRUPTED (yices gave no answer)"
   rows+=("$name|$what|$how|all operands|$(secs "$t0" "$t1")|$r")

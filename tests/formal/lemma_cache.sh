@@ -4,8 +4,7 @@
 # lemma is solved again and the entry rewritten), and without the variable nothing is cached.
 # On the small integer row x4s4b8y4_p3_cut (one lemma, a few seconds); then the same for the
 # shift lemma of two fp16 -> fp32 ZEROB band rows, and cut_model's memo (one Yosys run for the
-# two rows' product cells). Skips (77) when the
-# solver's venv cannot be made.
+# two rows' product cells). Skips (77) when the solver's venv cannot be made.
 # Usage: lemma_cache.sh <normcore> <source root>
 set -uo pipefail
 export NORMCORE=$1
