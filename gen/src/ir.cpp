@@ -16,17 +16,17 @@ Expr Module::port(std::string pname, bool output, int width, std::string comment
 }
 Expr Module::wire(std::string n, int width, std::string comment, bool is_signed) {
   Expr r = ex::ref(n, width, is_signed);
-  items.emplace_back(Net{std::move(n), width, false, is_signed, 0, std::move(comment), {}});
+  items.emplace_back(Net{std::move(n), width, false, is_signed, 0, std::move(comment), {}, {}});
   return r;
 }
 Expr Module::reg(std::string n, int width, std::string comment, bool is_signed) {
   Expr r = ex::ref(n, width, is_signed);
-  items.emplace_back(Net{std::move(n), width, true, is_signed, 0, std::move(comment), {}});
+  items.emplace_back(Net{std::move(n), width, true, is_signed, 0, std::move(comment), {}, {}});
   return r;
 }
 Expr Module::memory(std::string n, int width, int depth, std::string comment) {
   Expr r = ex::mem(n, width, depth);
-  items.emplace_back(Net{std::move(n), width, true, false, depth, std::move(comment), {}});
+  items.emplace_back(Net{std::move(n), width, true, false, depth, std::move(comment), {}, {}});
   return r;
 }
 Expr Module::localparam(std::string n, int width, std::uint64_t value, std::string comment) {

@@ -103,7 +103,9 @@ TEST(AccelIr, StreamAndBusModulesCarryProperties) {
         ++seen;
       }
     }
-    if (m.name == c.core.name + "_lane" || m.name == c.core.name + "_ctrl") EXPECT_EQ(asserts, 0);
+    if (m.name == c.core.name + "_lane" || m.name == c.core.name + "_ctrl") {
+      EXPECT_EQ(asserts, 0);
+    }
   }
   EXPECT_EQ(seen, 13);
 }
