@@ -75,7 +75,7 @@ TEST(NpyFile, HeaderChecksAsParseNpy) {
   const std::vector<std::size_t> shape{8};
   std::vector<std::int64_t> v(8, 1);
   auto bytes = normcore::encode_npy(shape, "int32", v);
-  bytes.resize(bytes.size() - 4);
+  bytes.erase(bytes.end() - 4, bytes.end());
   {
     std::ofstream(d.path / "t.npy", std::ios::binary)
         .write(reinterpret_cast<const char*>(bytes.data()),
