@@ -353,16 +353,19 @@ zerob_hx() { [ "$1" = fp16_fp32 ] || { [ "$2" -ge 5 ] && [ "$2" -le 7 ]; }; }
 # where s may be subnormal or y is (-140's half was undecided at 300 s, its xe = 2, 15, 30 rows
 # took 0.9-4.5 s each; -120's and -105's halves undecided at 150 s, -100's 50.0 + 62.5 s).
 zerob_xs() { [ "$1" = fp16_fp32 ] && [ "$2" -le -101 ]; }
-# $1 pl of a zerob_xs point: its x-normal rows `_xe<a>_<b>_cut`, one per line (after the name's
-# `..._xe`). Up to pl = -126 one row per x exponent field 2 .. 30 (proven so, rounds 20n-20o);
+# $1 a zerob_xs point's name up to `_xe`, $2 its pl: its x-normal rows `$1<a>_<b>_cut`, one name
+# per line (sub_bands). Up to pl = -126 one row per x exponent field 2 .. 30 (proven so, rounds 20n-20o);
 # from -125 the fields 2 .. 9 in one row (s normal for all of them: its exponent about pl + 6 ..
 # pl + 14) and one row per field 10 .. 30 (round 20p, -125: `_xe2_9` 81.3 + 83.7 s
 # where -126's eight single rows took 620.8 s together, -110's `_xe8_15` 29.2 + 118.8 s; but
 # -125's `_xe10_17`, across s's subnormal boundary, was undecided at 900 s).
 zerob_xrows() {
-  local e=2
-  [ "$1" -le -126 ] || { echo "2_9"; e=10; }
-  for (( ; e <= 30; e++)); do echo "${e}_${e}"; done
+  if [ "$2" -le -126 ]; then
+    sub_bands "$1" 2 30 1
+  else
+    sub_bands "$1" 2 9 8
+    sub_bands "$1" 10 30 1
+  fi
 }
 # $1 zerop / zerob: the rows proven so far, "<lo> <hi> <xlo> <hlo>": every row whose own exponent
 # (be, pl; a band's low end) is at most lo or at least hi, the x-normal rows (_xe2_30) up to
@@ -429,8 +432,7 @@ zero_rows() {
     local q="${p}_zerob_pl${k/#-/m}_${k/#-/m}"
     if ! zerob_split "$1" $k; then echo "${q}_cut"; continue; fi
     if zerob_xs "$1" $k; then
-      local xr
-      for xr in $(zerob_xrows $k); do echo "${q}_xe${xr}_cut"; done
+      zerob_xrows "${q}_xe" $k
     else
       echo "${q}_xe2_30_cut"
     fi
