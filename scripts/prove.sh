@@ -354,8 +354,8 @@ zerob_hx() { [ "$1" = fp16_fp32 ] || { [ "$2" -ge 5 ] && [ "$2" -le 7 ]; }; }
 # took 0.9-4.5 s each; -120's and -105's halves undecided at 150 s, -100's 50.0 + 62.5 s).
 zerob_xs() { [ "$1" = fp16_fp32 ] && [ "$2" -le -101 ]; }
 # $1 a zerob_xs point's name up to `_xe`, $2 its pl: its x-normal rows `$1<a>_<b>_cut`, one name
-# per line (sub_bands). Up to pl = -126 one row per x exponent field 2 .. 30 (proven so, rounds 20n-20o);
-# from -125 the fields 2 .. 9 in one row (s normal for all of them: its exponent about pl + 6 ..
+# per line (sub_bands). Up to pl = -126 one row per x exponent field 2 .. 30 (proven so, rounds
+# 20n-20o); from -125 the fields 2 .. 9 in one row (s normal for all of them: its exponent about pl + 6 ..
 # pl + 14) and one row per field 10 .. 30 (round 20p, -125: `_xe2_9` 81.3 + 83.7 s
 # where -126's eight single rows took 620.8 s together, -110's `_xe8_15` 29.2 + 118.8 s; but
 # -125's `_xe10_17`, across s's subnormal boundary, was undecided at 900 s).
