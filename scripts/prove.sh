@@ -349,22 +349,32 @@ zerob_split() { [ "$1" = fp16_fp32 ] || [ "$2" -ge -14 ]; }
 # fp16 -> fp32: every point (the half of pl = 0 was undecided at 300 s).
 zerob_hx() { [ "$1" = fp16_fp32 ] || { [ "$2" -ge 5 ] && [ "$2" -le 7 ]; }; }
 # $1 the lane, $2 pl: whether the x-normal half (`_xe2_30`) of ZEROB's point pl = $2 is split
-# once more by x's exponent field (`_xe2_2` .. `_xe30_30`): fp16 -> fp32's pl = -151 .. -101,
-# where s may be subnormal or y is (-140's half was undecided at 300 s, its xe = 2, 15, 30 rows
-# took 0.9-4.5 s each; -120's and -105's halves undecided at 150 s, -100's 50.0 + 62.5 s).
-zerob_xs() { [ "$1" = fp16_fp32 ] && [ "$2" -le -101 ]; }
+# once more by x's exponent field: fp16 -> fp32's pl = -151 .. -101, where s may be subnormal or
+# y is (-140's half was undecided at 300 s, its xe = 2, 15, 30 rows took 0.9-4.5 s each; -120's
+# and -105's halves undecided at 150 s, -100's 50.0 + 62.5 s), and since round 20r every point
+# up to 82 (82's, 81's and 77's halves undecided at 300 s, 82's and 81's at 2400 s).
+zerob_xs() { [ "$1" = fp16_fp32 ] && [ "$2" -le 82 ]; }
 # $1 a zerob_xs point's name up to `_xe`, $2 its pl: its x-normal rows `$1<a>_<b>_cut`, one name
 # per line (sub_bands). Up to pl = -126 one row per x exponent field 2 .. 30 (proven so, rounds
-# 20n-20o); from -125 the fields 2 .. 9 in one row (s normal for all of them: its exponent about pl + 6 ..
-# pl + 14) and one row per field 10 .. 30 (round 20p, -125: `_xe2_9` 81.3 + 83.7 s
-# where -126's eight single rows took 620.8 s together, -110's `_xe8_15` 29.2 + 118.8 s; but
-# -125's `_xe10_17`, across s's subnormal boundary, was undecided at 900 s).
+# 20n-20o); -125 .. -101 the fields 2 .. 9 in one row (s normal for all of them: its exponent
+# about pl + 6 .. pl + 14) and one row per field 10 .. 30 (round 20p, -125: `_xe2_9` 81.3 +
+# 83.7 s where -126's eight single rows took 620.8 s together, -110's `_xe8_15` 29.2 + 118.8 s;
+# but -125's `_xe10_17`, across s's subnormal boundary, was undecided at 900 s); -100 .. 81
+# three rows, fields 2 .. 9, 10 .. 16 and 17 .. 30, and 82 two, 2 .. 16 and 17 .. 30 (round
+# 20r: 81's `_xe2_16` was undecided at 600 s (BMC), its `_xe2_9` and `_xe10_16` took 23.0 +
+# 48.7 and 32.6 + 46.9 s; 82's `_xe2_16` 225.5 + 38.2 s, its `_xe2_9` undecided at 300 s).
 zerob_xrows() {
   if [ "$2" -le -126 ]; then
     sub_bands "$1" 2 30 1
-  else
+  elif [ "$2" -le -101 ]; then
     sub_bands "$1" 2 9 8
     sub_bands "$1" 10 30 1
+  elif [ "$2" -ge 82 ]; then
+    sub_bands "$1" 2 30 15
+  else
+    sub_bands "$1" 2 9 8
+    sub_bands "$1" 10 16 7
+    sub_bands "$1" 17 30 14
   fi
 }
 # $1 zerop / zerob: the rows proven so far, "<lo> <hi> <xlo> <hlo>": every row whose own exponent
@@ -380,13 +390,13 @@ zerob_xrows() {
 # points); round 20m: bf16 -> bf16's ZEROB points -91 .. -34, so its ZEROB whole; fp16 ->
 # fp32's ZEROB wide bands [-300, -152] and [128, 300]; round 20n: fp16 -> fp32's ZEROB points
 # -151 .. -129 (40 rows each); round 20o: -128 .. -126; round 20p: 101 .. 127 (12 rows each);
-# round 20q: 85 .. 100 (12 rows each).
+# round 20q: 85 .. 100 (12 rows each); round 20r: 81 .. 84 (82, 81: 13, 14 rows, zerob_xrows).
 zero_done() {
   case $1 in
     fp16_fp16:zerop | fp16_fp16:zerob | bf16_bf16:zerop | bf16_bf16:zerob | fp16_fp32:zerop)
       echo "999 999 999 999"
       ;;
-    fp16_fp32:zerob) echo "-126 85 -999 -999" ;;
+    fp16_fp32:zerob) echo "-126 81 -999 -999" ;;
     *) echo "-999 999 -999 -999" ;;
   esac
 }
