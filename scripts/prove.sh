@@ -354,6 +354,21 @@ zerob_hx() { [ "$1" = fp16_fp32 ] || { [ "$2" -ge 5 ] && [ "$2" -le 7 ]; }; }
 # and -105's halves undecided at 150 s, -100's 50.0 + 62.5 s), and since round 20r every point
 # up to 82 (82's, 81's and 77's halves undecided at 300 s, 82's and 81's at 2400 s).
 zerob_xs() { [ "$1" = fp16_fp32 ] && [ "$2" -le 82 ]; }
+# $1 pl (-100 .. 81): its zerob_xrows bands of x's exponent field, "<lo>:<hi>" each: 2:9 10:16
+# 17:30, or finer where such a band's row was undecided at 300 s and its parts passed (round
+# 20s: 80's `_xe17_30` (BMC), parts 237.6 + 12.7 and 38.3 + 53.5 s; 76's `_xe2_9` (BMC), 13.9 +
+# 27.8 and 30.2 + 18.7 s; 73's `_xe10_16` (k-induction), `_xe14_16` 255.2 + 22.6 s, `_xe10_13`
+# undecided at 300 s (k-induction), `_xe10_11` 33.8 + 29.6 s, `_xe12_13` 14.7 + 22.7 s; 67's
+# `_xe10_16` (BMC), `_xe10_13` 51.8 + 235.1 s, `_xe14_16` 29.5 + 87.2 s).
+zerob_xbands() {
+  case $1 in
+    80) echo 2:9 10:16 17:23 24:30 ;;
+    76) echo 2:5 6:9 10:16 17:30 ;;
+    73) echo 2:9 10:11 12:13 14:16 17:30 ;;
+    67) echo 2:9 10:13 14:16 17:30 ;;
+    *) echo 2:9 10:16 17:30 ;;
+  esac
+}
 # $1 a zerob_xs point's name up to `_xe`, $2 its pl: its x-normal rows `$1<a>_<b>_cut`, one name
 # per line (sub_bands). Up to pl = -126 one row per x exponent field 2 .. 30 (proven so, rounds
 # 20n-20o); -125 .. -101 the fields 2 .. 9 in one row (s normal for all of them: its exponent
@@ -363,6 +378,7 @@ zerob_xs() { [ "$1" = fp16_fp32 ] && [ "$2" -le 82 ]; }
 # three rows, fields 2 .. 9, 10 .. 16 and 17 .. 30, and 82 two, 2 .. 16 and 17 .. 30 (round
 # 20r: 81's `_xe2_16` was undecided at 600 s (BMC), its `_xe2_9` and `_xe10_16` took 23.0 +
 # 48.7 and 32.6 + 46.9 s; 82's `_xe2_16` 225.5 + 38.2 s, its `_xe2_9` undecided at 300 s).
+# Some points' bands of -100 .. 81 are finer (zerob_xbands).
 zerob_xrows() {
   if [ "$2" -le -126 ]; then
     sub_bands "$1" 2 30 1
@@ -372,9 +388,11 @@ zerob_xrows() {
   elif [ "$2" -ge 82 ]; then
     sub_bands "$1" 2 30 15
   else
-    sub_bands "$1" 2 9 8
-    sub_bands "$1" 10 16 7
-    sub_bands "$1" 17 30 14
+    local b lo hi
+    for b in $(zerob_xbands "$2"); do
+      lo=${b%:*} hi=${b#*:}
+      sub_bands "$1" "$lo" "$hi" $((hi - lo + 1))
+    done
   fi
 }
 # $1 zerop / zerob: the rows proven so far, "<lo> <hi> <xlo> <hlo>": every row whose own exponent
@@ -390,13 +408,14 @@ zerob_xrows() {
 # points); round 20m: bf16 -> bf16's ZEROB points -91 .. -34, so its ZEROB whole; fp16 ->
 # fp32's ZEROB wide bands [-300, -152] and [128, 300]; round 20n: fp16 -> fp32's ZEROB points
 # -151 .. -129 (40 rows each); round 20o: -128 .. -126; round 20p: 101 .. 127 (12 rows each);
-# round 20q: 85 .. 100 (12 rows each); round 20r: 81 .. 84 (82, 81: 13, 14 rows, zerob_xrows).
+# round 20q: 85 .. 100 (12 rows each); round 20r: 81 .. 84 (82, 81: 13, 14 rows, zerob_xrows);
+# round 20s: 67 .. 80 (14 rows each, 15 for 80, 76 and 67, 16 for 73: zerob_xbands).
 zero_done() {
   case $1 in
     fp16_fp16:zerop | fp16_fp16:zerob | bf16_bf16:zerop | bf16_bf16:zerob | fp16_fp32:zerop)
       echo "999 999 999 999"
       ;;
-    fp16_fp32:zerob) echo "-126 81 -999 -999" ;;
+    fp16_fp32:zerob) echo "-126 67 -999 -999" ;;
     *) echo "-999 999 -999 -999" ;;
   esac
 }
