@@ -354,8 +354,16 @@ zerob_hx() { [ "$1" = fp16_fp32 ] || { [ "$2" -ge 5 ] && [ "$2" -le 7 ]; }; }
 # and -105's halves undecided at 150 s, -100's 50.0 + 62.5 s), and since round 20r every point
 # up to 82 (82's, 81's and 77's halves undecided at 300 s, 82's and 81's at 2400 s).
 zerob_xs() { [ "$1" = fp16_fp32 ] && [ "$2" -le 82 ]; }
-# $1 pl (-100 .. 81): its zerob_xrows bands of x's exponent field, "<lo>:<hi>" each: 2:9 10:16
-# 17:30, or finer where such a band's row was undecided at 300 s and its parts passed (round
+# $1 pl (up to 82: zerob_xs): the bands of x's exponent field of its x-normal rows, "<lo>:<hi>"
+# each, the one table zerob_xrows reads. Up to pl = -126 one band per field 2 .. 30 (proven so,
+# rounds 20n-20o); -125 .. -101 the fields 2 .. 9 in one band (s normal for all of them: its
+# exponent about pl + 6 .. pl + 14) and one per field 10 .. 30 (round 20p, -125: `_xe2_9` 81.3 +
+# 83.7 s where -126's eight single rows took 620.8 s together, -110's `_xe8_15` 29.2 + 118.8 s;
+# but -125's `_xe10_17`, across s's subnormal boundary, was undecided at 900 s); 82 two bands,
+# 2 .. 16 and 17 .. 30 (round 20r: 82's `_xe2_16` 225.5 + 38.2 s, its `_xe2_9` undecided at
+# 300 s); -100 .. 81 three, 2 .. 9, 10 .. 16 and 17 .. 30 (round 20r: 81's `_xe2_16` was
+# undecided at 600 s (BMC), its `_xe2_9` and `_xe10_16` took 23.0 + 48.7 and 32.6 + 46.9 s), or
+# finer where such a band's row was undecided at 300 s and its parts passed (round
 # 20s: 80's `_xe17_30` (BMC), parts 237.6 + 12.7 and 38.3 + 53.5 s; 76's `_xe2_9` (BMC), 13.9 +
 # 27.8 and 30.2 + 18.7 s; 73's `_xe10_16` (k-induction), `_xe14_16` 255.2 + 22.6 s, `_xe10_13`
 # undecided at 300 s (k-induction), `_xe10_11` 33.8 + 29.6 s, `_xe12_13` 14.7 + 22.7 s; 67's
@@ -370,7 +378,18 @@ zerob_xs() { [ "$1" = fp16_fp32 ] && [ "$2" -le 82 ]; }
 # `_xe17_30` (k-induction), `_xe10_13` 25.7 + 17.8 s, `_xe14_16` 29.5 + 181.1 s, `_xe17_23` 15.9
 # + 25.6 s, `_xe24_30` 19.5 + 82.2 s).
 zerob_xbands() {
+  local k
+  if [ "$1" -le -101 ]; then
+    if [ "$1" -le -126 ]; then
+      for ((k = 2; k <= 9; k++)); do echo "$k:$k"; done
+    else
+      echo 2:9
+    fi
+    for ((k = 10; k <= 30; k++)); do echo "$k:$k"; done
+    return
+  fi
   case $1 in
+    82) echo 2:16 17:30 ;;
     80) echo 2:9 10:16 17:23 24:30 ;;
     76) echo 2:5 6:9 10:16 17:30 ;;
     73) echo 2:9 10:11 12:13 14:16 17:30 ;;
@@ -385,30 +404,13 @@ zerob_xbands() {
   esac
 }
 # $1 a zerob_xs point's name up to `_xe`, $2 its pl: its x-normal rows `$1<a>_<b>_cut`, one name
-# per line (sub_bands). Up to pl = -126 one row per x exponent field 2 .. 30 (proven so, rounds
-# 20n-20o); -125 .. -101 the fields 2 .. 9 in one row (s normal for all of them: its exponent
-# about pl + 6 .. pl + 14) and one row per field 10 .. 30 (round 20p, -125: `_xe2_9` 81.3 +
-# 83.7 s where -126's eight single rows took 620.8 s together, -110's `_xe8_15` 29.2 + 118.8 s;
-# but -125's `_xe10_17`, across s's subnormal boundary, was undecided at 900 s); -100 .. 81
-# three rows, fields 2 .. 9, 10 .. 16 and 17 .. 30, and 82 two, 2 .. 16 and 17 .. 30 (round
-# 20r: 81's `_xe2_16` was undecided at 600 s (BMC), its `_xe2_9` and `_xe10_16` took 23.0 +
-# 48.7 and 32.6 + 46.9 s; 82's `_xe2_16` 225.5 + 38.2 s, its `_xe2_9` undecided at 300 s).
-# Some points' bands of -100 .. 81 are finer (zerob_xbands).
+# per line, one per zerob_xbands band.
 zerob_xrows() {
-  if [ "$2" -le -126 ]; then
-    sub_bands "$1" 2 30 1
-  elif [ "$2" -le -101 ]; then
-    sub_bands "$1" 2 9 8
-    sub_bands "$1" 10 30 1
-  elif [ "$2" -ge 82 ]; then
-    sub_bands "$1" 2 30 15
-  else
-    local b lo hi
-    for b in $(zerob_xbands "$2"); do
-      lo=${b%:*} hi=${b#*:}
-      sub_bands "$1" "$lo" "$hi" $((hi - lo + 1))
-    done
-  fi
+  local b lo hi
+  for b in $(zerob_xbands "$2"); do
+    lo=${b%:*} hi=${b#*:}
+    sub_bands "$1" "$lo" "$hi" $((hi - lo + 1))
+  done
 }
 # $1 zerop / zerob: the rows proven so far, "<lo> <hi> <xlo> <hlo>": every row whose own exponent
 # (be, pl; a band's low end) is at most lo or at least hi, the x-normal rows (_xe2_30) up to
