@@ -355,31 +355,14 @@ zerob_hx() { [ "$1" = fp16_fp32 ] || { [ "$2" -ge 5 ] && [ "$2" -le 7 ]; }; }
 # up to 82 (82's, 81's and 77's halves undecided at 300 s, 82's and 81's at 2400 s).
 zerob_xs() { [ "$1" = fp16_fp32 ] && [ "$2" -le 82 ]; }
 # $1 pl (up to 82: zerob_xs): the bands of x's exponent field of its x-normal rows, "<lo>:<hi>"
-# each, the one table zerob_xrows reads. Up to pl = -126 one band per field 2 .. 30 (proven so,
-# rounds 20n-20o); -125 .. -101 the fields 2 .. 9 in one band (s normal for all of them: its
-# exponent about pl + 6 .. pl + 14) and one per field 10 .. 30 (round 20p, -125: `_xe2_9` 81.3 +
-# 83.7 s where -126's eight single rows took 620.8 s together, -110's `_xe8_15` 29.2 + 118.8 s;
-# but -125's `_xe10_17`, across s's subnormal boundary, was undecided at 900 s); 82 two bands,
-# 2 .. 16 and 17 .. 30 (round 20r: 82's `_xe2_16` 225.5 + 38.2 s, its `_xe2_9` undecided at
-# 300 s); -100 .. 81 three, 2 .. 9, 10 .. 16 and 17 .. 30 (round 20r: 81's `_xe2_16` was
-# undecided at 600 s (BMC), its `_xe2_9` and `_xe10_16` took 23.0 + 48.7 and 32.6 + 46.9 s), or
-# finer where such a band's row was undecided at 300 s and its parts passed (round
-# 20s: 80's `_xe17_30` (BMC), parts 237.6 + 12.7 and 38.3 + 53.5 s; 76's `_xe2_9` (BMC), 13.9 +
-# 27.8 and 30.2 + 18.7 s; 73's `_xe10_16` (k-induction), `_xe14_16` 255.2 + 22.6 s, `_xe10_13`
-# undecided at 300 s (k-induction), `_xe10_11` 33.8 + 29.6 s, `_xe12_13` 14.7 + 22.7 s; 67's
-# `_xe10_16` (BMC), `_xe10_13` 51.8 + 235.1 s, `_xe14_16` 29.5 + 87.2 s; round 20t: 66's
-# `_xe2_9` (BMC), `_xe2_5` 44.3 + 14.9 s, `_xe6_9` 22.3 + 33.8 s; 65's `_xe17_30` (k-induction),
-# `_xe17_23` 19.5 + 50.1 s, `_xe24_30` undecided at 300 s (BMC), `_xe24_27` 38.6 + 15.8 s,
-# `_xe28_30` 11.7 + 12.3 s; 61's `_xe17_30` (k-induction), `_xe17_23` 46.6 + 24.5 s, `_xe24_30`
-# 25.2 + 31.2 s; 59's `_xe10_16` (k-induction), `_xe14_16` 22.4 + 44.9 s, `_xe10_13` undecided
-# at 300 s (k-induction), `_xe10_11` 19.0 + 31.7 s, `_xe12_13` 78.0 + 47.9 s; 57's `_xe17_30`
-# (k-induction), `_xe17_23` 45.1 + 34.9 s, `_xe24_30` 210.8 + 227.5 s; 56's `_xe10_16`
-# (k-induction), `_xe10_13` 26.0 + 24.1 s, `_xe14_16` 41.9 + 16.5 s; 55's `_xe10_16` (BMC) and
-# `_xe17_30` (k-induction), `_xe10_13` 25.7 + 17.8 s, `_xe14_16` 29.5 + 181.1 s, `_xe17_23` 15.9
-# + 25.6 s, `_xe24_30` 19.5 + 82.2 s; round 20u: 45's `_xe17_30` (k-induction), `_xe17_23` 21.3 +
-# 91.2 s, `_xe24_30` 41.5 + 27.2 s; 43's `_xe10_16` (k-induction), `_xe10_13` 20.1 + 17.2 s,
-# `_xe14_16` 24.9 + 41.7 s; 41's `_xe10_16` (BMC), `_xe10_13` 109.1 + 25.7 s, `_xe14_16` 79.2 +
-# 75.5 s; 40's `_xe2_9` (k-induction), `_xe2_5` 31.1 + 34.1 s, `_xe6_9` 38.7 + 58.5 s).
+# each, the one table zerob_xrows reads. Up to -126 one band per field 2 .. 30 (rounds 20n-20o);
+# -125 .. -101 the fields 2 .. 9 in one band (s normal for all of them) and one per field
+# 10 .. 30 (round 20p: -125's `_xe10_17`, across s's subnormal boundary, was undecided at
+# 900 s); 82 two, 2 .. 16 and 17 .. 30, and -100 .. 81 three, 2 .. 9, 10 .. 16 and 17 .. 30
+# (round 20r: 82's, 81's and 77's `_xe2_30` were undecided at 300 s); or finer where such a
+# band's row was undecided at 300 s and its parts passed (rounds 20s-20u). The rows' solver
+# times, and which band was undecided in BMC or k-induction, are in docs/architecture.md's
+# round 20p-20u paragraphs.
 zerob_xbands() {
   local k
   if [ "$1" -le -101 ]; then
@@ -393,15 +376,11 @@ zerob_xbands() {
   fi
   case $1 in
     82) echo 2:16 17:30 ;;
-    80) echo 2:9 10:16 17:23 24:30 ;;
-    76) echo 2:5 6:9 10:16 17:30 ;;
-    73) echo 2:9 10:11 12:13 14:16 17:30 ;;
-    67) echo 2:9 10:13 14:16 17:30 ;;
-    66 | 40) echo 2:5 6:9 10:16 17:30 ;;
+    80 | 61 | 57 | 45) echo 2:9 10:16 17:23 24:30 ;;
+    76 | 66 | 40) echo 2:5 6:9 10:16 17:30 ;;
+    73 | 59) echo 2:9 10:11 12:13 14:16 17:30 ;;
+    67 | 56 | 43 | 41) echo 2:9 10:13 14:16 17:30 ;;
     65) echo 2:9 10:16 17:23 24:27 28:30 ;;
-    61 | 57 | 45) echo 2:9 10:16 17:23 24:30 ;;
-    59) echo 2:9 10:11 12:13 14:16 17:30 ;;
-    56 | 43 | 41) echo 2:9 10:13 14:16 17:30 ;;
     55) echo 2:9 10:13 14:16 17:23 24:30 ;;
     *) echo 2:9 10:16 17:30 ;;
   esac
