@@ -382,18 +382,12 @@ zerob_xbands() {
     73 | 59) echo 2:9 10:11 12:13 14:16 17:30 ;;
     67 | 56 | 43 | 41) echo 2:9 10:13 14:16 17:30 ;;
     65) echo 2:9 10:16 17:23 24:27 28:30 ;;
-    55) echo 2:9 10:13 14:16 17:23 24:30 ;;
+    55 | 30 | 29 | 27 | 25) echo 2:9 10:13 14:16 17:23 24:30 ;;
     35) echo 2:9 10:16 17:20 21:23 24:30 ;;
     32) echo 2:9 10:13 14:14 15:15 16:16 17:20 21:23 24:30 ;;
     28) echo 2:9 10:13 14:16 17:23 24:27 28:30 ;;
     26) echo 2:9 10:13 14:16 17:23 24:25 26:27 28:30 ;;
-    *)
-      if [ "$1" -le 30 ] && [ "$1" -ge 25 ]; then
-        echo 2:9 10:13 14:16 17:23 24:30
-      else
-        echo 2:9 10:16 17:30
-      fi
-      ;;
+    *) echo 2:9 10:16 17:30 ;;
   esac
 }
 # $1 a zerob_xs point's name up to `_xe`, $2 its pl: its x-normal rows `$1<a>_<b>_cut`, one name
@@ -420,9 +414,8 @@ zerob_xrows() {
 # -151 .. -129 (40 rows each); round 20o: -128 .. -126; round 20p: 101 .. 127 (12 rows each);
 # round 20q: 85 .. 100 (12 rows each); round 20r: 81 .. 84 (82, 81: 13, 14 rows, zerob_xrows);
 # round 20s: 67 .. 80 (14 rows each, 15 for 80, 76 and 67, 16 for 73: zerob_xbands); round
-# 20t: 52 .. 66 (14 rows each, 15 for 66, 61, 57, 56, 16 for 65, 59, 55: zerob_xbands); round
-# 20u: 37 .. 51 (14 rows each, 15 for 45, 43, 41, 40: zerob_xbands); round 20v: 25 .. 36 (14
-# rows for 34, 33, 31, 15 for 36, 16 for 35, 30, 29, 27, 25, 17 for 28, 18 for 26, 19 for 32).
+# 20t: 52 .. 66 (14 rows each, 15 for 66, 61, 57, 56, 16 for 65, 59, 55: zerob_xbands); rounds
+# 20u, 20v: 37 .. 51, 25 .. 36 (a point's rows: one per zerob_xbands band, and 11 hb(xsig) rows).
 zero_done() {
   case $1 in
     fp16_fp16:zerop | fp16_fp16:zerob | bf16_bf16:zerop | bf16_bf16:zerob | fp16_fp32:zerop)
