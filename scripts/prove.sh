@@ -358,12 +358,14 @@ zerob_xs() { [ "$1" = fp16_fp32 ] && [ "$2" -le 82 ]; }
 # each, the one table zerob_xrows reads. Up to -126 one band per field 2 .. 30 (rounds 20n-20o);
 # -125 .. -101 the fields 2 .. 9 in one band (s normal for all of them) and one per field
 # 10 .. 30 (round 20p: -125's `_xe10_17`, across s's subnormal boundary, was undecided at
-# 900 s); 82 two, 2 .. 16 and 17 .. 30, and -100 .. 81 three, 2 .. 9, 10 .. 16 and 17 .. 30
-# (round 20r: 82's, 81's and 77's `_xe2_30` were undecided at 300 s); 30 .. 25 five, 2 .. 9,
-# 10 .. 13, 14 .. 16, 17 .. 23 and 24 .. 30 (round 20v, after three of 36 .. 31 had undecided
-# bands); or finer where such a band's row was undecided at 300 s and its parts passed (rounds
-# 20s-20v). The rows' solver times, and which band was undecided in BMC or k-induction, are in
-# docs/architecture.md's round 20p-20v paragraphs.
+# 900 s); 82 two, 2 .. 16 and 17 .. 30, and 18 .. 81 three, 2 .. 9, 10 .. 16 and 17 .. 30
+# (round 20r: 82's, 81's and 77's `_xe2_30` were undecided at 300 s); 30 .. 25 and 22 five,
+# 2 .. 9, 10 .. 13, 14 .. 16, 17 .. 23 and 24 .. 30 (round 20v, after three of 36 .. 31 had
+# undecided bands); -100 .. 17 nine, 2 .. 9, 10 .. 11, 12 .. 13, 14, 15, 16, 17 .. 23, 24 .. 27
+# and 28 .. 30 (round 20w, after five of 24 .. 19 had undecided bands; 18 ran with these but
+# 10 .. 13 one band); or finer where such a band's row was undecided at 300 s and its parts
+# passed (rounds 20s-20w). The rows' solver times, and which band was undecided in BMC or
+# k-induction, are in docs/architecture.md's round 20p-20w paragraphs.
 zerob_xbands() {
   local k
   if [ "$1" -le -101 ]; then
@@ -375,6 +377,10 @@ zerob_xbands() {
     for ((k = 10; k <= 30; k++)); do echo "$k:$k"; done
     return
   fi
+  if [ "$1" -le 17 ]; then
+    echo 2:9 10:11 12:13 14:14 15:15 16:16 17:23 24:27 28:30
+    return
+  fi
   case $1 in
     82) echo 2:16 17:30 ;;
     80 | 61 | 57 | 45 | 36) echo 2:9 10:16 17:23 24:30 ;;
@@ -382,7 +388,10 @@ zerob_xbands() {
     73 | 59) echo 2:9 10:11 12:13 14:16 17:30 ;;
     67 | 56 | 43 | 41) echo 2:9 10:13 14:16 17:30 ;;
     65) echo 2:9 10:16 17:23 24:27 28:30 ;;
-    55 | 30 | 29 | 27 | 25) echo 2:9 10:13 14:16 17:23 24:30 ;;
+    55 | 30 | 29 | 27 | 25 | 22) echo 2:9 10:13 14:16 17:23 24:30 ;;
+    24) echo 2:5 6:9 10:13 14:16 17:23 24:30 ;;
+    23 | 20 | 18) echo 2:9 10:13 14:14 15:15 16:16 17:23 24:27 28:30 ;;
+    21 | 19) echo 2:9 10:11 12:13 14:16 17:23 24:30 ;;
     35) echo 2:9 10:16 17:20 21:23 24:30 ;;
     32) echo 2:9 10:13 14:14 15:15 16:16 17:20 21:23 24:30 ;;
     28) echo 2:9 10:13 14:16 17:23 24:27 28:30 ;;
@@ -415,13 +424,14 @@ zerob_xrows() {
 # round 20q: 85 .. 100 (12 rows each); round 20r: 81 .. 84 (82, 81: 13, 14 rows, zerob_xrows);
 # round 20s: 67 .. 80 (14 rows each, 15 for 80, 76 and 67, 16 for 73: zerob_xbands); round
 # 20t: 52 .. 66 (14 rows each, 15 for 66, 61, 57, 56, 16 for 65, 59, 55: zerob_xbands); rounds
-# 20u, 20v: 37 .. 51, 25 .. 36 (a point's rows: one per zerob_xbands band, and 11 hb(xsig) rows).
+# 20u-20w: 37 .. 51, 25 .. 36, 15 .. 24 (a point's rows: one per zerob_xbands band, and 11
+# hb(xsig) rows).
 zero_done() {
   case $1 in
     fp16_fp16:zerop | fp16_fp16:zerob | bf16_bf16:zerop | bf16_bf16:zerob | fp16_fp32:zerop)
       echo "999 999 999 999"
       ;;
-    fp16_fp32:zerob) echo "-126 25 -999 -999" ;;
+    fp16_fp32:zerob) echo "-126 15 -999 -999" ;;
     *) echo "-999 999 -999 -999" ;;
   esac
 }
