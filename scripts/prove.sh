@@ -422,10 +422,8 @@ zerob_xrows() {
 # fp32's ZEROB wide bands [-300, -152] and [128, 300]; round 20n: fp16 -> fp32's ZEROB points
 # -151 .. -129 (40 rows each); round 20o: -128 .. -126; round 20p: 101 .. 127 (12 rows each);
 # round 20q: 85 .. 100 (12 rows each); round 20r: 81 .. 84 (82, 81: 13, 14 rows, zerob_xrows);
-# round 20s: 67 .. 80 (14 rows each, 15 for 80, 76 and 67, 16 for 73: zerob_xbands); round
-# 20t: 52 .. 66 (14 rows each, 15 for 66, 61, 57, 56, 16 for 65, 59, 55: zerob_xbands); rounds
-# 20u-20w: 37 .. 51, 25 .. 36, 13 .. 24 (a point's rows: one per zerob_xbands band, and 11
-# hb(xsig) rows).
+# rounds 20s-20w: 67 .. 80, 52 .. 66, 37 .. 51, 25 .. 36, 13 .. 24 (a point's rows: one per
+# zerob_xbands band, and 11 hb(xsig) rows).
 zero_done() {
   case $1 in
     fp16_fp16:zerop | fp16_fp16:zerob | bf16_bf16:zerop | bf16_bf16:zerob | fp16_fp32:zerop)
