@@ -363,9 +363,11 @@ zerob_xs() { [ "$1" = fp16_fp32 ] && [ "$2" -le 82 ]; }
 # 2 .. 9, 10 .. 13, 14 .. 16, 17 .. 23 and 24 .. 30 (round 20v, after three of 36 .. 31 had
 # undecided bands); -100 .. 17 nine, 2 .. 9, 10 .. 11, 12 .. 13, 14, 15, 16, 17 .. 23, 24 .. 27
 # and 28 .. 30 (round 20w, after five of 24 .. 19 had undecided bands; 18 ran with these but
-# 10 .. 13 one band); or finer where such a band's row was undecided at 300 s and its parts
-# passed (rounds 20s-20w). The rows' solver times, and which band was undecided in BMC or
-# k-induction, are in docs/architecture.md's round 20p-20w paragraphs.
+# 10 .. 13 one band), of which -100 .. 10 give 2 .. 9 as 2, 3, 4, 5 and 6 .. 9 (round 20x: 10's
+# and 9's `_xe2_9` were undecided, and 10's `_xe2_5`); or finer where such a band's row was
+# undecided at 300 s and its parts passed (rounds 20s-20x). The rows' solver times, and which
+# band was undecided in BMC or k-induction, are in docs/architecture.md's round 20p-20x
+# paragraphs.
 zerob_xbands() {
   local k
   if [ "$1" -le -101 ]; then
@@ -375,10 +377,6 @@ zerob_xbands() {
       echo 2:9
     fi
     for ((k = 10; k <= 30; k++)); do echo "$k:$k"; done
-    return
-  fi
-  if [ "$1" -le 17 ]; then
-    echo 2:9 10:11 12:13 14:14 15:15 16:16 17:23 24:27 28:30
     return
   fi
   case $1 in
@@ -396,7 +394,16 @@ zerob_xbands() {
     32) echo 2:9 10:13 14:14 15:15 16:16 17:20 21:23 24:30 ;;
     28) echo 2:9 10:13 14:16 17:23 24:27 28:30 ;;
     26) echo 2:9 10:13 14:16 17:23 24:25 26:27 28:30 ;;
-    *) echo 2:9 10:16 17:30 ;;
+    11) echo 2:9 10:11 12:13 14:14 15:15 16:16 17:23 24:27 28:28 29:29 30:30 ;;
+    *)
+      if [ "$1" -le 10 ]; then
+        echo 2:2 3:3 4:4 5:5 6:9 10:11 12:13 14:14 15:15 16:16 17:23 24:27 28:30
+      elif [ "$1" -le 17 ]; then
+        echo 2:9 10:11 12:13 14:14 15:15 16:16 17:23 24:27 28:30
+      else
+        echo 2:9 10:16 17:30
+      fi
+      ;;
   esac
 }
 # $1 a zerob_xs point's name up to `_xe`, $2 its pl: its x-normal rows `$1<a>_<b>_cut`, one name
@@ -422,14 +429,14 @@ zerob_xrows() {
 # fp32's ZEROB wide bands [-300, -152] and [128, 300]; round 20n: fp16 -> fp32's ZEROB points
 # -151 .. -129 (40 rows each); round 20o: -128 .. -126; round 20p: 101 .. 127 (12 rows each);
 # round 20q: 85 .. 100 (12 rows each); round 20r: 81 .. 84 (82, 81: 13, 14 rows, zerob_xrows);
-# rounds 20s-20w: 67 .. 80, 52 .. 66, 37 .. 51, 25 .. 36, 13 .. 24 (a point's rows: one per
+# rounds 20s-20x: 67 .. 80, 52 .. 66, 37 .. 51, 25 .. 36, 13 .. 24, 5 .. 12 (a point's rows: one per
 # zerob_xbands band, and 11 hb(xsig) rows).
 zero_done() {
   case $1 in
     fp16_fp16:zerop | fp16_fp16:zerob | bf16_bf16:zerop | bf16_bf16:zerob | fp16_fp32:zerop)
       echo "999 999 999 999"
       ;;
-    fp16_fp32:zerob) echo "-126 13 -999 -999" ;;
+    fp16_fp32:zerob) echo "-126 5 -999 -999" ;;
     *) echo "-999 999 -999 -999" ;;
   esac
 }
