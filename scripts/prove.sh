@@ -365,9 +365,12 @@ zerob_xs() { [ "$1" = fp16_fp32 ] && [ "$2" -le 82 ]; }
 # and 28 .. 30 (round 20w, after five of 24 .. 19 had undecided bands; 18 ran with these but
 # 10 .. 13 one band), of which -100 .. 10 give 2 .. 9 as 2, 3, 4, 5 and 6 .. 9 (round 20x: 10's
 # and 9's `_xe2_9` were undecided, and 10's `_xe2_5`); or finer where such a band's row was
-# undecided at 300 s and its parts passed (rounds 20s-20x). The rows' solver times, and which
-# band was undecided in BMC or k-induction, are in docs/architecture.md's round 20p-20x
-# paragraphs.
+# undecided at 300 s and its parts passed (rounds 20s-20x: case arms; rounds 20x-20y below 18:
+# zerob_single). The rows' solver times, and which band was undecided in BMC or k-induction, are
+# in docs/architecture.md's round 20p-20y paragraphs.
+# "<pl>:<lo>:<hi>" each: a default-arm band of zerob_xbands given field by field at point pl,
+# its row undecided at 300 s and its single fields' rows passed (rounds 20x-20y).
+zerob_single="11:28:30 2:24:27 1:12:13 -1:6:9 -1:24:27"
 zerob_xbands() {
   local k
   if [ "$1" -le -101 ]; then
@@ -395,16 +398,21 @@ zerob_xbands() {
     28) echo 2:9 10:13 14:16 17:23 24:27 28:30 ;;
     26) echo 2:9 10:13 14:16 17:23 24:25 26:27 28:30 ;;
     *)
-      local mid="10:11 12:13 14:14 15:15 16:16 17:23 24:27"  # round 20w's, -100 .. 17
+      local mid="10:11 12:13 14:14 15:15 16:16 17:23 24:27" l b  # round 20w's, -100 .. 17
       if [ "$1" -le 10 ]; then
-        echo 2:2 3:3 4:4 5:5 6:9 $mid 28:30
-      elif [ "$1" = 11 ]; then
-        echo 2:9 $mid 28:28 29:29 30:30
+        l="2:2 3:3 4:4 5:5 6:9 $mid 28:30"
       elif [ "$1" -le 17 ]; then
-        echo 2:9 $mid 28:30
+        l="2:9 $mid 28:30"
       else
-        echo 2:9 10:16 17:30
+        l="2:9 10:16 17:30"
       fi
+      for b in $l; do
+        if [[ " $zerob_single " == *" $1:$b "* ]]; then
+          for ((k = ${b%:*}; k <= ${b#*:}; k++)); do echo "$k:$k"; done
+        else
+          echo "$b"
+        fi
+      done
       ;;
   esac
 }
@@ -431,14 +439,14 @@ zerob_xrows() {
 # fp32's ZEROB wide bands [-300, -152] and [128, 300]; round 20n: fp16 -> fp32's ZEROB points
 # -151 .. -129 (40 rows each); round 20o: -128 .. -126; round 20p: 101 .. 127 (12 rows each);
 # round 20q: 85 .. 100 (12 rows each); round 20r: 81 .. 84 (82, 81: 13, 14 rows, zerob_xrows);
-# rounds 20s-20x: 67 .. 80, 52 .. 66, 37 .. 51, 25 .. 36, 13 .. 24, 5 .. 12 (a point's rows: one per
-# zerob_xbands band, and 11 hb(xsig) rows).
+# rounds 20s-20y: 67 .. 80, 52 .. 66, 37 .. 51, 25 .. 36, 13 .. 24, 5 .. 12, -3 .. 4 (a point's
+# rows: one per zerob_xbands band, and 11 hb(xsig) rows).
 zero_done() {
   case $1 in
     fp16_fp16:zerop | fp16_fp16:zerob | bf16_bf16:zerop | bf16_bf16:zerob | fp16_fp32:zerop)
       echo "999 999 999 999"
       ;;
-    fp16_fp32:zerob) echo "-126 5 -999 -999" ;;
+    fp16_fp32:zerob) echo "-126 -3 -999 -999" ;;
     *) echo "-999 999 -999 -999" ;;
   esac
 }
